@@ -1,0 +1,178 @@
+"""Crash-safe file primitives: atomic replace, whole-line appends, torn-tail repair, tail reads.
+
+Why: several processes (MCP server, scripts, hooks, supervisor) write one task.
+Appends happen under the task lock as a single ``write`` of a complete line;
+a process killed mid-append can at worst leave an unterminated fragment at the
+end, which readers ignore and the next writer trims before appending.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from filelock import FileLock, Timeout
+
+from .errors import LoopError
+
+LOCK_TIMEOUT_S = 120.0
+
+
+def dumps_line(record: Any) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def dumps_doc(record: Any) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode()
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temp file beside ``path``, fsync it, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one complete line; the caller holds the task lock.
+
+    A fragment left by a killed writer (no trailing newline) is cut off first,
+    so the new line never fuses with garbage.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.ftruncate(fd, _last_newline_end(fd, size))
+        _write_all(fd, line)
+        os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _last_newline_end(fd: int, size: int) -> int:
+    """Offset just past the last newline in the file (0 if none)."""
+    pos = size
+    chunk = 8192
+    while pos > 0:
+        start = max(0, pos - chunk)
+        block = os.pread(fd, pos - start, start)
+        idx = block.rfind(b"\n")
+        if idx >= 0:
+            return start + idx + 1
+        pos = start
+    return 0
+
+
+def has_torn_tail(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+def tail_lines(path: Path, count: int) -> list[str]:
+    """The last ``count`` complete lines, read from the end (cost independent of file length)."""
+    if count <= 0:
+        return []
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return []
+    try:
+        size = os.fstat(fd).st_size
+        end = _last_newline_end(fd, size)  # ignore an unterminated fragment
+        pos, buf = end, b""
+        while pos > 0 and buf.count(b"\n") <= count:
+            start = max(0, pos - 65536)
+            buf = os.pread(fd, pos - start, start) + buf
+            pos = start
+    finally:
+        os.close(fd)
+    lines = buf.decode("utf-8", errors="replace").split("\n")[:-1]
+    if pos > 0:
+        lines = lines[1:]  # the first piece may be a partial line
+    return [ln for ln in lines if ln.strip()][-count:]
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every complete, non-blank line."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.endswith(b"\n"):
+                return  # torn tail
+            text = raw.decode("utf-8", errors="replace").strip()
+            if text:
+                yield number, text
+
+
+def last_json(path: Path) -> dict[str, Any] | None:
+    """The last parseable JSON object of a ledger, or None."""
+    for line in reversed(tail_lines(path, 5)):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+@contextmanager
+def file_lock(path: Path, what: str, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Exclusive cross-process lock on ``path``; a clear error if it stays busy."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LoopError(
+            "lock", f"{what} stayed locked for {timeout:.0f}s", f"another process is writing it; retry, or remove {path} if no process is alive"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,133 @@
+"""Where everything lives under ``<workspace>/.agent-loop/`` (and the legacy ``.codex-loop/``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .models import check_task_id
+
+MANAGER_DIR = ".agent-loop"
+LEGACY_MANAGER_DIR = ".codex-loop"
+
+
+@dataclass(frozen=True)
+class TaskPaths:
+    """Every file of one task; nothing outside ``root`` is written for it."""
+
+    root: Path
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def iterations(self) -> Path:
+        return self.root / "iterations.jsonl"
+
+    @property
+    def status_history(self) -> Path:
+        return self.root / "status-history.jsonl"
+
+    @property
+    def latest_status(self) -> Path:
+        return self.root / "latest-status.txt"
+
+    @property
+    def stop_report(self) -> Path:
+        return self.root / "latest-stop-report.json"
+
+    @property
+    def run_summary(self) -> Path:
+        return self.root / "run-summary.md"
+
+    @property
+    def rounds(self) -> Path:
+        return self.root / "rounds"
+
+    @property
+    def supervisor(self) -> Path:
+        return self.root / "supervisor"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".lock"
+
+    def round_file(self, iteration: int) -> Path:
+        return self.rounds / f"iteration-{iteration:04d}.md"
+
+    def as_dict(self) -> dict[str, str]:
+        names = ("state", "events", "iterations", "status_history", "latest_status", "stop_report", "run_summary", "rounds", "supervisor")
+        return {name: str(getattr(self, name)) for name in names}
+
+
+@dataclass(frozen=True)
+class Layout:
+    workspace: Path
+
+    @property
+    def manager(self) -> Path:
+        return self.workspace / MANAGER_DIR
+
+    @property
+    def registry(self) -> Path:
+        return self.manager / "registry.json"
+
+    @property
+    def registry_lock(self) -> Path:
+        return self.manager / ".registry.lock"
+
+    @property
+    def tasks(self) -> Path:
+        return self.manager / "tasks"
+
+    @property
+    def trash(self) -> Path:
+        return self.manager / "replaced"
+
+    @property
+    def legacy_tasks(self) -> Path:
+        return self.workspace / LEGACY_MANAGER_DIR / "tasks"
+
+    def task(self, task_id: str) -> TaskPaths:
+        check_task_id(task_id)
+        return TaskPaths(self.tasks / task_id)
+
+    def legacy_task(self, task_id: str) -> TaskPaths:
+        check_task_id(task_id)
+        return TaskPaths(self.legacy_tasks / task_id)
+
+    def task_ids(self) -> list[str]:
+        return _slug_dirs(self.tasks)
+
+    def legacy_task_ids(self) -> list[str]:
+        return _slug_dirs(self.legacy_tasks)
+
+
+def _slug_dirs(parent: Path) -> list[str]:
+    try:
+        entries = sorted(parent.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    out = []
+    for entry in entries:
+        try:
+            check_task_id(entry.name)
+        except ValueError:
+            continue
+        if (entry / "state.json").is_file():
+            out.append(entry.name)
+    return out
+
+
+def slug_from_goal(goal: str, max_len: int = 48) -> str:
+    """'Fix the parser's crash on empty input!' -> 'fix-the-parser-s-crash-on-empty-input'."""
+    slug = re.sub(r"[^a-z0-9]+", "-", goal.lower()).strip("-")
+    if len(slug) > max_len:
+        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
+    return slug.strip("-") or "task"

@@ -1,0 +1,206 @@
+"""Reading tasks of the original skill's ``.codex-loop/`` layout, and converting them.
+
+Users switching over keep their history: ``list_tasks``/``show_task`` read a
+legacy task in place (read-only), and the first write to it migrates it into
+``.agent-loop/`` with its rounds and events; the legacy files are left untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import rounds
+from .errors import StateDamaged
+from .fsio import iter_lines
+from .layout import TaskPaths
+from .models import IterationRecord, Limits, LoopContract, StopChecks, TaskState, UnattendedSettings
+from .timefmt import now_iso
+
+PLACEHOLDER = "(round recorded by the original skill; missing from its iterations.jsonl)"
+
+
+def _text(value: Any, cap: int) -> str:
+    return " ".join(str(value or "").split())[:cap]
+
+
+def _texts(values: Any, items: int, cap: int) -> list[str]:
+    if not isinstance(values, list):
+        return []
+    return [t for t in (_text(v, cap) for v in values) if t][:items]
+
+
+def _stop_checks(raw: dict[str, Any]) -> StopChecks:
+    def field(entries: Any, key: str) -> list[str]:
+        out = []
+        for entry in entries if isinstance(entries, list) else []:
+            value = entry.get(key) if isinstance(entry, dict) else entry
+            if isinstance(value, str) and value.strip():
+                out.append(value.strip())
+        return out
+
+    commands = field(raw.get("commands"), "command")[:20]
+    timeouts = [e.get("timeout_seconds") for e in raw.get("commands") or [] if isinstance(e, dict)]
+    timeouts = [t for t in timeouts if isinstance(t, (int, float)) and t > 0]
+    patterns = []
+    for entry in raw.get("text_patterns") or []:
+        if isinstance(entry, dict) and entry.get("path") and entry.get("pattern"):
+            patterns.append(f"{entry['path']}::{entry['pattern']}")
+        elif isinstance(entry, str) and "::" in entry:
+            patterns.append(entry)
+    return StopChecks(
+        commands=commands,
+        paths_exist=field(raw.get("paths_exist"), "path")[:50],
+        text_patterns=patterns[:50],
+        command_timeout_s=min(max(timeouts), 86400) if timeouts else 900.0,
+    )
+
+
+def _contract(raw: dict[str, Any]) -> LoopContract:
+    lim = raw.get("limits") or {}
+    sup = raw.get("supervisor") or {}
+    checks = _stop_checks(raw.get("stop_checks") or {})
+    mode = raw.get("operating_mode") if raw.get("operating_mode") in ("interactive", "unattended") else "interactive"
+    if mode == "unattended" and not checks.count():
+        mode = "interactive"
+    return LoopContract(
+        goal=_text(raw.get("goal"), 4000) or "(goal not recorded)",
+        global_stop_condition=_text(raw.get("global_stop_condition"), 4000) or "(stop condition not recorded)",
+        success_evidence=_texts(raw.get("success_evidence"), 20, 500),
+        blocker_definition=_text(raw.get("blocker_definition"), 2000) or LoopContract.model_fields["blocker_definition"].default,
+        operating_mode=mode,
+        stop_checks=checks,
+        limits=Limits(
+            max_iterations=_int(lim.get("max_iterations"), 100, 1, 1_000_000),
+            max_no_progress_rounds=_int(lim.get("max_no_progress_rounds"), 3, 1, 1000),
+            max_context_chars=_int(lim.get("max_context_chars"), 8000, 200, 20000),
+        ),
+        unattended=UnattendedSettings(
+            max_rounds_per_invocation=_int(sup.get("max_rounds_per_invocation"), 5, 1, 1000),
+            max_consecutive_failures=_int(sup.get("max_consecutive_failures"), 3, 1, 100),
+        ),
+    )
+
+
+def _int(value: Any, default: int, lo: int, hi: int) -> int:
+    return min(max(value, lo), hi) if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _status(value: Any) -> str:
+    return value if value in ("running", "completed", "blocked", "failed") else "running"
+
+
+def _record(entry: dict[str, Any]) -> IterationRecord | None:
+    try:
+        iteration = int(entry.get("iteration"))
+    except (TypeError, ValueError):
+        return None
+    if iteration < 1:
+        return None
+    made = entry.get("progress_made")
+    elapsed = entry.get("elapsed_since_previous_seconds")
+    return IterationRecord(
+        iteration=iteration,
+        recorded_at=str(entry.get("timestamp") or now_iso()),
+        duration_s=float(elapsed) if isinstance(elapsed, (int, float)) and elapsed >= 0 else None,
+        task=_text(entry.get("task"), 2000) or "(task not recorded)",
+        local_done_condition=_text(entry.get("local_done_condition"), 2000),
+        result_summary=str(entry.get("result_summary") or "(not recorded)")[:20000],
+        verification_summary=str(entry.get("verification_summary") or "(not recorded)")[:20000],
+        progress="none" if made is False else "made",
+        status=_status(entry.get("status")),
+        stop_reason=_text(entry.get("stop_reason"), 2000),
+        needs_human_input=bool(entry.get("needs_human_input")),
+        evidence=_texts(entry.get("evidence"), 50, 1000),
+        artifacts=_texts(entry.get("artifacts"), 50, 1000),
+        next_task=_text(entry.get("next_task"), 2000) or None,
+    )
+
+
+def _raw_state(state_path: Path) -> dict[str, Any]:
+    fix = "fix or remove that .codex-loop task; the original files are never modified by strict-loop"
+    try:
+        raw = json.loads(state_path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise StateDamaged(str(state_path), f"cannot be read as JSON ({exc})", fix) from None
+    if not isinstance(raw, dict):
+        raise StateDamaged(str(state_path), "is not a JSON object", fix)
+    return raw
+
+
+def _records(paths: TaskPaths, raw: dict[str, Any]) -> list[IterationRecord]:
+    by_iteration: dict[int, IterationRecord] = {}
+    sources = [json.loads(line) for _, line in iter_lines(paths.iterations) if _is_json(line)]
+    sources += [h for h in raw.get("history") or [] if isinstance(h, dict)]
+    for entry in sources:
+        if isinstance(entry, dict):
+            try:
+                rec = _record(entry)
+            except ValidationError:
+                rec = None
+            if rec is not None:
+                by_iteration.setdefault(rec.iteration, rec)
+    total = max([_int((raw.get("counters") or {}).get("iteration"), 0, 0, 10**9)] + list(by_iteration))
+    return [
+        by_iteration.get(i)
+        or IterationRecord(iteration=i, recorded_at=now_iso(), task=PLACEHOLDER, result_summary=PLACEHOLDER,
+                           verification_summary="(imported)", progress="made", status="running")
+        for i in range(1, total + 1)
+    ]
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+        return True
+    except ValueError:
+        return False
+
+
+def _state(raw: dict[str, Any], root: Path, task_id: str, records: list[IterationRecord], source: Path) -> TaskState:
+    created = str(raw.get("created_at") or now_iso())
+    state = TaskState(
+        task_id=task_id, workspace_root=str(root), created_at=created, updated_at=str(raw.get("updated_at") or created),
+        contract=_contract(raw), next_task=_text(raw.get("next_task"), 2000), imported_from=str(source),
+    )
+    for rec in records:
+        rounds.fold(state, rec)
+    state.status = _status(raw.get("status"))
+    blocker = raw.get("blocker") or {}
+    state.needs_human_input = bool(blocker.get("needs_human_input"))
+    state.stop_reason = _text(blocker.get("reason"), 2000) if state.status != "running" else ""
+    state.next_task = _text(raw.get("next_task"), 2000) or state.next_task
+    state.context_snapshot = str(raw.get("context_snapshot") or "")[: state.contract.limits.max_context_chars]
+    rounds.fit(state)
+    return state
+
+
+def load(state_path: Path, root: Path) -> TaskState:
+    """A read-only view of a legacy task as a TaskState."""
+    paths = TaskPaths(state_path.parent)
+    raw = _raw_state(state_path)
+    return _state(raw, root, paths.root.name, _records(paths, raw), paths.root)
+
+
+def convert(paths: TaskPaths, root: Path) -> tuple[TaskState, list[IterationRecord], list[dict[str, Any]]]:
+    """State, full round records and events (as message/data) for migrating a legacy task."""
+    raw = _raw_state(paths.state)
+    records = _records(paths, raw)
+    events = []
+    for number, line in iter_lines(paths.events):
+        try:
+            original = json.loads(line)
+        except ValueError:
+            original = {"raw": line[:4000]}
+        if not isinstance(original, dict):
+            original = {"value": original}
+        message = ""
+        for key in ("message", "announcement", "summary", "event_type", "kind", "type"):
+            if isinstance(original.get(key), str) and original[key].strip():
+                message = original[key].strip()
+                break
+        events.append({"message": (message or f"legacy event line {number}")[:8000], "data": {"legacy": original, "line": number}})
+    return _state(raw, root, paths.root.name, records, paths.root), records, events

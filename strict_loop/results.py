@@ -1,0 +1,73 @@
+"""What each operation returns; adapters render these as text, JSON or MCP structured content."""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, Field
+
+from .models import OperatingMode, Progress, Status, StatusRecord, StopReport, TaskState
+
+
+class InitResult(BaseModel):
+    task_id: str
+    task_dir: str
+    created_at: str
+    replaced: Optional[str] = Field(None, description="Where the previous task's files were moved (force)")
+
+
+class EventResult(BaseModel):
+    task_id: str
+    seq: int
+    kind: str
+    ts: str
+
+
+class RoundResult(BaseModel):
+    task_id: str
+    iteration: int
+    status: Status
+    progress: Progress
+    consecutive_no_progress: int
+    duration_s: Optional[float]
+    round_file: str
+    warnings: list[str] = Field(default_factory=list)
+
+
+class StatusReport(BaseModel):
+    text: str
+    record: StatusRecord
+
+
+class CompactResult(BaseModel):
+    task_id: str
+    kept: int
+    archived: int
+    state_bytes: int
+
+
+class TaskSummary(BaseModel):
+    task_id: str
+    goal: str = ""
+    status: Optional[Status] = None
+    operating_mode: Optional[OperatingMode] = None
+    iteration: int = 0
+    max_iterations: Optional[int] = None
+    updated_at: Optional[str] = None
+    needs_human_input: bool = False
+    source: Literal["agent-loop", "codex-loop"] = "agent-loop"
+    problem: Optional[str] = Field(None, description="Why the task's state could not be read, if it could not")
+
+
+class TaskView(BaseModel):
+    summary: TaskSummary
+    state: TaskState
+    paths: dict[str, str]
+    last_stop_report: Optional[StopReport] = None
+
+
+class RebuildResult(BaseModel):
+    task_id: str
+    iteration: int
+    events: int
+    repaired: list[str] = Field(default_factory=list, description="What was wrong and has been fixed")

@@ -1,0 +1,96 @@
+"""Pure folding of recorded rounds into the bounded state.
+
+``update_state`` folds one new record; ``rebuild_state`` folds the whole
+ledger through the same function, so the counters it derives are the ones a
+clean run would have produced.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .models import MAX_STATE_BYTES, ArchiveDigest, IterationRecord, RoundBrief, TaskState
+
+HEADLINES = 10
+
+
+def _clip(text: str, cap: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= cap else text[: cap - 3] + "..."
+
+
+def brief(rec: IterationRecord) -> RoundBrief:
+    return RoundBrief(
+        iteration=rec.iteration,
+        recorded_at=rec.recorded_at,
+        duration_s=rec.duration_s,
+        task=_clip(rec.task, 300),
+        result=_clip(rec.result_summary, 500),
+        verification=_clip(rec.verification_summary, 300),
+        progress=rec.progress,
+        status=rec.status,
+    )
+
+
+def archive_round(archive: ArchiveDigest, r: RoundBrief) -> ArchiveDigest:
+    return ArchiveDigest(
+        rounds=archive.rounds + 1,
+        first_iteration=archive.first_iteration or r.iteration,
+        last_iteration=r.iteration,
+        progress_rounds=archive.progress_rounds + (r.progress == "made"),
+        no_progress_rounds=archive.no_progress_rounds + (r.progress == "none"),
+        total_round_seconds=archive.total_round_seconds + (r.duration_s or 0.0),
+        headlines=(archive.headlines + [_clip(f"#{r.iteration} {r.task}", 120)])[-HEADLINES:],
+    )
+
+
+def shrink_window(state: TaskState, keep: int) -> int:
+    """Move the oldest window rounds into the archive until ``keep`` remain; returns how many moved."""
+    moved = 0
+    while len(state.recent_rounds) > keep:
+        state.archive = archive_round(state.archive, state.recent_rounds.pop(0))
+        moved += 1
+    return moved
+
+
+def fold(state: TaskState, rec: IterationRecord) -> None:
+    """Apply one verified round to ``state`` in place."""
+    c = state.counters
+    c.iteration = rec.iteration
+    if rec.progress == "made":
+        c.progress_rounds += 1
+        c.consecutive_no_progress = 0
+    else:
+        c.no_progress_rounds += 1
+        c.consecutive_no_progress += 1
+    if rec.duration_s is not None:
+        c.timed_rounds += 1
+        c.total_round_seconds = round(c.total_round_seconds + rec.duration_s, 3)
+    state.status = rec.status
+    state.stop_reason = rec.stop_reason
+    state.needs_human_input = rec.needs_human_input
+    if rec.next_task is not None:
+        state.next_task = rec.next_task
+    if rec.context_snapshot is not None:
+        state.context_snapshot = rec.context_snapshot[: state.contract.limits.max_context_chars]
+    if state.current_round and state.current_round.iteration <= rec.iteration:
+        state.current_round = None
+    state.recent_rounds.append(brief(rec))
+    shrink_window(state, state.contract.limits.history_window)
+    state.updated_at = rec.recorded_at
+
+
+def serialize(state: TaskState) -> bytes:
+    return (json.dumps(state.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n").encode()
+
+
+def fit(state: TaskState) -> bytes:
+    """Serialize, archiving window rounds (then trimming the snapshot) until under 64 KiB."""
+    data = serialize(state)
+    while len(data) > MAX_STATE_BYTES and state.recent_rounds:
+        shrink_window(state, len(state.recent_rounds) - 1)
+        data = serialize(state)
+    while len(data) > MAX_STATE_BYTES and state.context_snapshot:
+        state.context_snapshot = state.context_snapshot[: len(state.context_snapshot) // 2]
+        data = serialize(state)
+    return data
