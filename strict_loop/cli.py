@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from pydantic import BaseModel
 
-from . import __version__, schemas
+from . import __version__, demo, schemas
 from .errors import LoopError
 from .models import parse_text_pattern
 from .results import CompactResult, EventResult, InitResult, RebuildResult, RoundResult, StatusReport, TaskSummary, TaskView
@@ -28,8 +28,15 @@ EXIT_ERROR = 2
 EXIT_CONTINUE = 3
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes print one line (not the whole usage block) and exit 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def _common() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+    p = _Parser(add_help=False)
     g = p.add_argument_group("common options")
     g.add_argument("--workspace", "--workspace-root", dest="workspace", default=".", metavar="DIR",
                    help="workspace root holding .agent-loop/ (default: current directory)")
@@ -63,7 +70,7 @@ def _text_pattern(text: str) -> str:
 
 def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     common = _common()
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog=prog or "strict-loop", allow_abbrev=False,
         description="Strict agent loop: one verified task per round, durable state under <workspace>/.agent-loop/.",
         epilog="Round lifecycle: append_event --kind round.started -> do one task -> verify -> update_state -> check_stop -> report_status.",
@@ -159,6 +166,12 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
             "Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; prints what was fixed.")
     _task_id(p)
 
+    p = sub.add_parser("demo", help="run a complete first loop in a scratch workspace",
+                       description="Run a real strict loop (hailstone sequence, one number per round) and print each round's status.")
+    p.add_argument("--start", type=int, default=6, help="start number (default 6)")
+    p.add_argument("--workspace", help="folder to run in (default: a new temporary folder)")
+    parsers["demo"] = p
+
     p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
                        description="Generate the JSON Schemas from the pydantic models.")
     p.add_argument("--write", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="write them into DIR")
@@ -250,6 +263,9 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
     try:
         if ns.command == "schemas":
             return _run_schemas(ns)
+        if ns.command == "demo":
+            demo.run(ns.start, Path(ns.workspace) if ns.workspace else None)
+            return 0
         result, render, code = _run(ns)
     except LoopError as exc:
         print(f"error: {exc}", file=sys.stderr)

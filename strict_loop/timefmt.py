@@ -29,6 +29,8 @@ def human_duration(seconds: float | None) -> str:
     """``3725`` -> ``1h02m``; short and stable for status lines."""
     if seconds is None:
         return "n/a"
+    if seconds < 10:
+        return f"{seconds:.1f}s"
     seconds = int(round(seconds))
     if seconds < 60:
         return f"{seconds}s"

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from . import legacy, rounds, schemas, stopchecks
+from . import __version__, legacy, rounds, schemas, stopchecks
 from .errors import LoopError, StateDamaged, TaskNotFound, validate_input
 from .fsio import (
     LOCK_TIMEOUT_S,
@@ -75,6 +75,10 @@ class Workspace:
         self.root = root.resolve()
         self.layout = Layout(self.root)
         self.lock_timeout = lock_timeout
+        # state.json bytes this instance wrote or already schema-checked: re-reading the same
+        # bytes needs only the (fast) pydantic pass; anything else written meanwhile gets the
+        # full JSON Schema check again.
+        self._checked: dict[Path, bytes] = {}
 
     # ------------------------------------------------------------------ operations
 
@@ -108,7 +112,8 @@ class Workspace:
             for directory in (paths.rounds, paths.supervisor):
                 directory.mkdir(parents=True, exist_ok=True)
             self._append_event(paths, "task.initialized", f"loop initialized: {req.goal[:200]}",
-                               {"task_id": task_id, "created_at": ts, "contract": contract.model_dump(mode="json")})
+                               {"task_id": task_id, "created_at": ts, "written_by": f"strict-agent-loop {__version__}",
+                                "contract": contract.model_dump(mode="json")})
             self._save(paths, state)
             self._write_status(paths, state, None, record=False)
         self._register(state)
@@ -135,11 +140,12 @@ class Workspace:
         """Record one verified round (refused without verification, or 'completed' while checks fail)."""
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
         task_id, paths = self._task(req.task_id, write=True)
-        state = self._load(paths, task_id)
-        self._check_round_input(state, req)
         report = None
-        if req.status == "completed" and state.contract.stop_checks.count():
-            report = self._stop_report(state)
+        if req.status == "completed":  # run the checks before taking the lock: they may take minutes
+            state = self._load(paths, task_id)
+            self._check_round_input(state, req)
+            report = self._stop_report(state) if state.contract.stop_checks.count() else None
+        if report is not None:
             failing = [c for c in report.checks if not c.passed]
             if failing:
                 detail = "; ".join(f"{c.kind} {c.target[:60]!r}: {c.detail}" for c in failing[:3])
@@ -251,13 +257,7 @@ class Workspace:
             state = legacy.load(paths.state, self.root)
             return TaskView(summary=_summarize(state).model_copy(update={"source": "codex-loop"}), state=state, paths=paths.as_dict())
         state = self._load(paths, task_id)
-        report = None
-        if paths.stop_report.exists():
-            try:
-                report = schemas.load_document(StopReport, paths.stop_report.read_bytes(), paths.stop_report, "run check_stop again")
-            except StateDamaged:
-                report = None
-        return TaskView(summary=_summarize(state), state=state, paths=paths.as_dict(), last_stop_report=report)
+        return TaskView(summary=_summarize(state), state=state, paths=paths.as_dict(), last_stop_report=_last_stop_report(paths))
 
     def rebuild_state(self, request: RebuildStateInput | None = None, /, **params: Any) -> RebuildResult:
         """Reconstruct state.json from the ledgers, trimming torn lines; reports what it fixed."""
@@ -348,7 +348,11 @@ class Workspace:
             data = paths.state.read_bytes()
         except FileNotFoundError:
             raise StateDamaged(str(paths.state), "is missing", fix) from None
-        return schemas.load_document(TaskState, data, paths.state, fix)
+        if self._checked.get(paths.state) == data:
+            return TaskState.model_validate_json(data)
+        state = schemas.load_document(TaskState, data, paths.state, fix)
+        self._checked[paths.state] = data
+        return state
 
     def _load_current(self, paths: TaskPaths, task_id: str) -> TaskState:
         """Load under the lock, rolling forward if the ledger is ahead of state.json (after a crash)."""
@@ -361,6 +365,7 @@ class Workspace:
     def _save(self, paths: TaskPaths, state: TaskState) -> int:
         data = rounds.fit(state)
         atomic_write(paths.state, data)
+        self._checked[paths.state] = data
         return len(data)
 
     def _append_event(self, paths: TaskPaths, kind: str, message: str, data: dict[str, Any]) -> EventRecord:
@@ -400,13 +405,7 @@ class Workspace:
         atomic_write(paths.latest_status, text.encode())
         if record:
             append_line(paths.status_history, dumps_line(rec.model_dump(mode="json")))
-        report = None
-        if paths.stop_report.exists():
-            try:
-                report = schemas.load_document(StopReport, paths.stop_report.read_bytes(), paths.stop_report, "")
-            except StateDamaged:
-                report = None
-        atomic_write(paths.run_summary, run_summary(state, text, report).encode())
+        atomic_write(paths.run_summary, run_summary(state, text, _last_stop_report(paths)).encode())
         return StatusReport(text=text, record=rec)
 
     def _rebuilt(self, paths: TaskPaths, task_id: str) -> tuple[TaskState, list[str]]:
@@ -527,6 +526,14 @@ class Workspace:
                 registry.tasks[task_id] = RegistryEntry(task_id=task_id, goal=s.contract.goal[:500], operating_mode=s.contract.operating_mode,
                                                         status=s.status, created_at=s.created_at, updated_at=s.updated_at)
             return registry
+
+
+def _last_stop_report(paths: TaskPaths) -> Optional[StopReport]:
+    """The last stop report if there is a readable one (it is only a report; check_stop rewrites it)."""
+    try:
+        return schemas.load_document(StopReport, paths.stop_report.read_bytes(), paths.stop_report, "")
+    except (FileNotFoundError, StateDamaged):
+        return None
 
 
 def _previous_end(state: TaskState) -> Optional[str]:

@@ -1,0 +1,52 @@
+"""Shared fixtures: a fresh workspace folder and runners for the real scripts and CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = REPO / "scripts"
+
+
+@pytest.fixture
+def ws_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "ws"
+    d.mkdir()
+    return d
+
+
+def run_script(name: str, *args: str, cwd: Path, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run ``scripts/<name>.py`` as a real subprocess, the way a person or an agent would."""
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / f"{name}.py"), *args],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=_env(),
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{name} {args} exited {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}")
+    return proc
+
+
+def run_json(name: str, *args: str, cwd: Path):
+    return json.loads(run_script(name, *args, "--json", cwd=cwd).stdout)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("STRICT_LOOP_DEBUG", None)
+    return env
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def init_basic(ws: Path, task_id: str = "demo", *extra: str) -> None:
+    run_script("init_state", "--task-id", task_id, "--goal", "Write notes.md", "--global-stop-condition",
+               "notes.md says done", "--require-text", "notes.md::done", *extra, cwd=ws)
