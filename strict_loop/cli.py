@@ -16,12 +16,9 @@ from typing import Any, Callable, Optional, Sequence
 
 from pydantic import BaseModel
 
-from . import __version__, demo, schemas
+from . import __version__, demo, schemas, summaries
 from .errors import LoopError
 from .models import parse_text_pattern
-from .results import CompactResult, EventResult, InitResult, RebuildResult, RoundResult, StatusReport, TaskSummary, TaskView
-from .models import StopReport
-from .timefmt import human_duration
 from .workspace import Workspace
 
 EXIT_ERROR = 2
@@ -102,6 +99,7 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     g.add_argument("--require-text", action="append", default=[], metavar="PATH::TEXT", type=_text_pattern,
                    help="file must contain TEXT, or match PATH::re:REGEX (repeatable)")
     g.add_argument("--command-timeout", type=float, metavar="SECONDS", help="kill a stop command after this long (default 600)")
+    g.add_argument("--output-tail-chars", type=int, metavar="N", help="keep this much of each stop command's output (default 4000)")
     g = p.add_argument_group("limits")
     for flag, help_text in (("--max-iterations", "most rounds (default 100)"),
                             ("--max-no-progress-rounds", "rounds in a row without progress before stopping (default 3)"),
@@ -184,6 +182,8 @@ def _init_params(a: argparse.Namespace) -> dict[str, Any]:
     stop_checks: dict[str, Any] = {"commands": a.stop_command, "paths_exist": a.require_path, "text_patterns": a.require_text}
     if a.command_timeout is not None:
         stop_checks["command_timeout_s"] = a.command_timeout
+    if a.output_tail_chars is not None:
+        stop_checks["output_tail_chars"] = a.output_tail_chars
     limits = {k: getattr(a, k) for k in ("max_iterations", "max_no_progress_rounds", "history_window", "max_context_chars") if getattr(a, k) is not None}
     unattended = {k: getattr(a, k) for k in ("max_rounds_per_invocation", "max_consecutive_failures") if getattr(a, k) is not None}
     params = dict(goal=a.goal, global_stop_condition=a.global_stop_condition, task_id=a.task_id,
@@ -202,27 +202,27 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
     ws = Workspace(a.workspace)
     cmd = a.command.replace("-", "_")
     if cmd == "init_state":
-        return ws.init_state(**_init_params(a)), _text_init, 0
+        return ws.init_state(**_init_params(a)), summaries.init, 0
     if cmd == "append_event":
-        return ws.append_event(**_pick(a, "task_id", "kind", "message", "data")), _text_event, 0
+        return ws.append_event(**_pick(a, "task_id", "kind", "message", "data")), summaries.event, 0
     if cmd == "update_state":
         params = _pick(a, "task_id", "task", "local_done_condition", "result_summary", "verification_summary", "progress",
                        "status", "stop_reason", "needs_human_input", "evidence", "artifacts", "next_task", "context_snapshot")
-        return ws.update_state(**params), _text_round, 0
+        return ws.update_state(**params), summaries.round_result, 0
     if cmd == "check_stop":
         report = ws.check_stop(task_id=a.task_id)
         code = (0 if report.should_stop else EXIT_CONTINUE) if a.exit_status else 0
-        return report, _text_stop, code
+        return report, summaries.stop_report, code
     if cmd == "report_status":
         return ws.report_status(**_pick(a, "task_id", "label")), lambda r: r.text.rstrip(), 0
     if cmd == "compact_state":
-        return ws.compact_state(**_pick(a, "task_id", "keep")), _text_compact, 0
+        return ws.compact_state(**_pick(a, "task_id", "keep")), summaries.compact, 0
     if cmd == "list_tasks":
-        return ws.list_tasks(), _text_list, 0
+        return ws.list_tasks(), summaries.task_list, 0
     if cmd == "show_task":
-        return ws.show_task(task_id=a.task_id), _text_show, 0
+        return ws.show_task(task_id=a.task_id), summaries.task_view, 0
     if cmd == "rebuild_state":
-        return ws.rebuild_state(task_id=a.task_id), _text_rebuild, 0
+        return ws.rebuild_state(task_id=a.task_id), summaries.rebuild, 0
     raise AssertionError(cmd)
 
 
@@ -278,72 +278,11 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
             raise
         print(f"error: unexpected {type(exc).__name__}: {exc} (set STRICT_LOOP_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
-    print(_dump(result) if ns.json else render(result))
+    try:
+        print(_dump(result) if ns.json else render(result), flush=True)
+    except BrokenPipeError:  # e.g. `strict-loop list_tasks | head -1`: the reader left, the work is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return code
-
-
-# ---------------------------------------------------------------------- text renderers
-
-
-def _text_init(r: InitResult) -> str:
-    out = f"initialized task '{r.task_id}' in {r.task_dir}"
-    return out + (f"\nprevious task files moved to {r.replaced}" if r.replaced else "")
-
-
-def _text_event(r: EventResult) -> str:
-    return f"event #{r.seq} {r.kind} recorded for '{r.task_id}' at {r.ts}"
-
-
-def _text_round(r: RoundResult) -> str:
-    lines = [f"recorded round {r.iteration} of '{r.task_id}': progress {r.progress}, status {r.status}, "
-             f"took {human_duration(r.duration_s)}; notes in {r.round_file}"]
-    lines += [f"warning: {w}" for w in r.warnings]
-    return "\n".join(lines)
-
-
-def _text_stop(r: StopReport) -> str:
-    lines = [f"{r.task_id}: {r.verdict} ({'stop' if r.should_stop else 'continue'}) -- {r.reason}"]
-    for c in r.checks:
-        lines.append(f"  [{'pass' if c.passed else 'FAIL'}] {c.kind} {c.target}: {c.detail}")
-    for lim in r.limits:
-        lines.append(f"  [{'HIT ' if lim.hit else 'ok  '}] {lim.name}: {lim.value}/{lim.limit}")
-    return "\n".join(lines)
-
-
-def _text_compact(r: CompactResult) -> str:
-    return f"'{r.task_id}': kept {r.kept} rounds in state.json, archived {r.archived}; state.json is {r.state_bytes} bytes"
-
-
-def _text_list(tasks: list[TaskSummary]) -> str:
-    if not tasks:
-        return "no tasks (create one with init_state)"
-    lines = []
-    for t in tasks:
-        if t.problem:
-            lines.append(f"{t.task_id:<32} DAMAGED   {t.problem}")
-            continue
-        src = " [.codex-loop]" if t.source == "codex-loop" else ""
-        flag = " NEEDS HUMAN INPUT" if t.needs_human_input else ""
-        lines.append(f"{t.task_id:<32} {t.status:<9} {t.iteration:>5}/{t.max_iterations:<6} {t.goal[:60]}{src}{flag}")
-    return "\n".join(lines)
-
-
-def _text_show(v: TaskView) -> str:
-    s = v.state
-    lines = [f"task {s.task_id} ({v.summary.source}): {s.status}, {s.counters.iteration}/{s.contract.limits.max_iterations} rounds",
-             f"goal: {s.contract.goal}", f"stop when: {s.contract.global_stop_condition}", f"next task: {s.next_task or '(not set)'}"]
-    for r in s.recent_rounds:
-        lines.append(f"  #{r.iteration} [{r.progress}, {r.status}] {r.task}")
-    if s.last_stop:
-        lines.append(f"last stop check: {s.last_stop.verdict} -- {s.last_stop.reason}")
-    lines.append(f"files: {v.paths['state']}")
-    return "\n".join(lines)
-
-
-def _text_rebuild(r: RebuildResult) -> str:
-    lines = [f"rebuilt '{r.task_id}': {r.iteration} rounds, {r.events} events"]
-    lines += [f"  fixed: {note}" for note in r.repaired] or ["  nothing needed fixing"]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -98,6 +98,23 @@ def _last_newline_end(fd: int, size: int) -> int:
     return 0
 
 
+def trim_torn_tail(path: Path) -> bool:
+    """Cut an unterminated last line (caller holds the lock); True if there was one."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        if not size or os.pread(fd, 1, size - 1) == b"\n":
+            return False
+        os.ftruncate(fd, _last_newline_end(fd, size))
+        os.fsync(fd)
+        return True
+    finally:
+        os.close(fd)
+
+
 def has_torn_tail(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:

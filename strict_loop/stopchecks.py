@@ -130,6 +130,8 @@ def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult
     failed = [c for c in checks if not c.passed]
     if state.status in ("blocked", "failed"):
         return state.status, state.stop_reason or f"task is {state.status}"
+    if state.status == "completed" and failed:
+        return "completed", f"recorded as completed, but {len(failed)} stop check(s) fail now; start a new task to fix the regression"
     if checks and not failed:
         return "goal_met", f"all {len(checks)} stop checks pass"
     hit = [lim for lim in limits if lim.hit]

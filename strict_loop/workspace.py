@@ -27,6 +27,7 @@ from .fsio import (
     has_torn_tail,
     iter_lines,
     last_json,
+    trim_torn_tail,
 )
 from .layout import Layout, TaskPaths, slug_from_goal
 from .models import (
@@ -59,6 +60,7 @@ from .results import (
     RebuildResult,
     RoundResult,
     StatusReport,
+    Supervisor,
     TaskSummary,
     TaskView,
 )
@@ -268,11 +270,20 @@ class Workspace:
             raise TaskNotFound("rebuild_state.task_id", f"no task '{task_id}' under {self.layout.tasks}", self._known_hint())
         with self._locked(paths, task_id):
             state, repaired = self._rebuilt(paths, task_id)
+            for ledger in (paths.events, paths.iterations, paths.status_history):
+                trim_torn_tail(ledger)
             self._save(paths, state)
             events = sum(1 for _ in iter_lines(paths.events))
             self._append_event(paths, "state.rebuilt", "state.json rebuilt from the ledgers", {"repaired": repaired})
         self._register(state)
         return RebuildResult(task_id=task_id, iteration=state.counters.iteration, events=events + 1, repaired=repaired)
+
+    def supervisor(self, task_id: Optional[str]) -> Supervisor:
+        """Messages for the agent working on ``task_id`` (whispers, pause orders).
+
+        Empty until the progress monitor lands; adapters attach it to every result.
+        """
+        return Supervisor()
 
     # ------------------------------------------------------------------ task lookup
 

@@ -111,6 +111,11 @@ def test_torn_tail_is_trimmed_by_the_next_append(ws_dir):
     assert ws.show_task(task_id="torn").state.counters.iteration == 0
     assert ws.append_event(task_id="torn", kind="note", message="after").seq == 2
     assert [e["seq"] for e in read_jsonl(paths.events)] == [1, 2]
+    with open(paths.iterations, "ab") as fh:
+        fh.write(b'{"iteration":1,"recor')
+    result = ws.rebuild_state(task_id="torn")
+    assert any(note.startswith("iterations.jsonl: cut an unterminated") for note in result.repaired)
+    assert paths.iterations.read_bytes() == b""  # the fragment is really gone
 
 
 def test_ledger_ahead_of_state_rolls_forward(ws_dir):

@@ -70,3 +70,13 @@ def test_no_checks_means_completion_is_the_agents_word(tmp_path):
     ws.update_state(task_id="n", task="t", result_summary="r", verification_summary="v", status="completed")
     report = ws.check_stop(task_id="n")
     assert report.verdict == "completed" and report.checks == []
+
+
+def test_completed_task_with_a_regressed_check_still_reports_completed(tmp_path):
+    ws = Workspace(tmp_path)
+    (tmp_path / "out.txt").write_text("ok")
+    ws.init_state(goal="g", global_stop_condition="c", task_id="r", stop_checks={"paths_exist": ["out.txt"]})
+    ws.update_state(task_id="r", task="t", result_summary="r", verification_summary="v", status="completed")
+    (tmp_path / "out.txt").unlink()
+    report = ws.check_stop(task_id="r")
+    assert report.verdict == "completed" and report.should_stop and "1 stop check(s) fail now" in report.reason

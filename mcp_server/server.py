@@ -1,0 +1,294 @@
+"""The MCP adapter: each tool validates with the core's input model and calls the Workspace method of the same name.
+
+Arguments reach the tool unvalidated by the SDK (``_RawArguments``) so that bad
+input is reported with the core's one-line message (field, problem, fix) as a
+``ToolError``, rather than as a pydantic dump; the advertised ``inputSchema`` is
+still the core model's full JSON Schema.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from strict_loop import LoopError, Workspace, __version__, summaries
+from strict_loop.errors import validate_input
+from strict_loop.fsio import tail_lines
+from strict_loop.models import StopReport, TaskState
+from strict_loop.requests import (
+    AppendEventInput,
+    CheckStopInput,
+    CompactStateInput,
+    InitStateInput,
+    RebuildStateInput,
+    ReportStatusInput,
+    ShowTaskInput,
+    UpdateStateInput,
+)
+from strict_loop.results import (
+    CompactResult,
+    EventResult,
+    InitResult,
+    RebuildResult,
+    RoundResult,
+    StatusReport,
+    Supervisor,
+    TaskSummary,
+    TaskView,
+)
+
+log = logging.getLogger("strict_loop.mcp")
+
+INSTRUCTIONS = """\
+Strict agent loop: do one small, verified task per round and keep the loop's state on disk.
+Round lifecycle: append_event(kind='round.started') -> do exactly one atomic task -> verify it ->
+update_state (verification_summary required) -> check_stop -> report_status. Define the contract once
+with init_state. Resume from disk with list_tasks/show_task. Read the 'supervisor' field of every
+result: if it says paused, stop and wait for a person."""
+
+
+class _RawArguments(ArgModelBase):
+    """Passes the call's arguments through untouched; the tool validates them with the core model."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.model_extra or {})}
+
+
+class NoInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TaskList(BaseModel):
+    tasks: list[TaskSummary]
+
+
+SUPERVISOR_FIELD = (Supervisor, Field(default_factory=Supervisor, description="Whispers and pause orders from the progress monitor; obey them"))
+
+
+def _with_supervisor(model: type[BaseModel]) -> type[BaseModel]:
+    return create_model(f"{model.__name__}Output", __base__=model, supervisor=SUPERVISOR_FIELD)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    call: Callable[[Workspace, Any], tuple[BaseModel, str]]
+    read_only: bool = False
+    open_world: bool = False
+    for_task: bool = True
+
+
+def _specs() -> list[ToolSpec]:
+    def status_text(r: StatusReport) -> str:
+        return r.text
+
+    return [
+        ToolSpec("init_state", "Define a loop contract",
+                 "Create a loop task: its goal, stop condition and machine-checkable stop checks. Call once before round 1; "
+                 "unattended mode needs at least one stop check. Refuses to overwrite an existing task unless force=true.",
+                 InitStateInput, InitResult, lambda ws, r: _pair(ws.init_state(r), summaries.init)),
+        ToolSpec("append_event", "Append an event",
+                 "Append one event to the task's ledger. Announce every round with kind='round.started' before doing it; "
+                 "use 'note', 'blocker' or 'tool_call' for the rest.",
+                 AppendEventInput, EventResult, lambda ws, r: _pair(ws.append_event(r), summaries.event)),
+        ToolSpec("update_state", "Record a verified round",
+                 "Record one verified round. verification_summary is required (no progress without evidence); "
+                 "status='completed' runs the stop checks first and is refused while any fails.",
+                 UpdateStateInput, RoundResult, lambda ws, r: _pair(ws.update_state(r), summaries.round_result), open_world=True),
+        ToolSpec("check_stop", "Run the stop checks",
+                 "Run every stop check (commands in the workspace, paths, text patterns) and the hard limits; "
+                 "returns the verdict (continue, goal_met, limit_reached, completed, blocked, failed) and writes latest-stop-report.json.",
+                 CheckStopInput, StopReport, lambda ws, r: _pair(ws.check_stop(r), summaries.stop_report), open_world=True),
+        ToolSpec("report_status", "Broadcast progress",
+                 "Refresh latest-status.txt and run-summary.md and append to status-history.jsonl: iteration k of max, "
+                 "progress bar, recent round times, ETA, next task, last stop verdict.",
+                 ReportStatusInput, StatusReport, lambda ws, r: _pair(ws.report_status(r), status_text)),
+        ToolSpec("compact_state", "Compact the state window",
+                 "Move older rounds out of state.json's rolling window (they stay in the ledgers) and trim the context snapshot.",
+                 CompactStateInput, CompactResult, lambda ws, r: _pair(ws.compact_state(r), summaries.compact)),
+        ToolSpec("rebuild_state", "Rebuild state from the ledgers",
+                 "Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; reports what it fixed.",
+                 RebuildStateInput, RebuildResult, lambda ws, r: _pair(ws.rebuild_state(r), summaries.rebuild)),
+        ToolSpec("list_tasks", "List loop tasks",
+                 "List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
+                 NoInput, TaskList, lambda ws, r: _list(ws), read_only=True, for_task=False),
+        ToolSpec("show_task", "Show a task",
+                 "A task's full state: contract, counters, next task, recent rounds, context snapshot and last stop report.",
+                 ShowTaskInput, TaskView, lambda ws, r: _pair(ws.show_task(r), summaries.task_view), read_only=True),
+    ]
+
+
+def _pair(result: BaseModel, render: Callable[[Any], str]) -> tuple[BaseModel, str]:
+    return result, render(result)
+
+
+def _list(ws: Workspace) -> tuple[BaseModel, str]:
+    tasks = ws.list_tasks()
+    return TaskList(tasks=tasks), summaries.task_list(tasks)
+
+
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return schema
+
+
+def _make_tool(ws: Workspace, spec: ToolSpec) -> Tool:
+    output_model = _with_supervisor(spec.output_model) if spec.for_task else spec.output_model
+
+    def run(arguments: dict[str, Any]) -> CallToolResult:
+        try:
+            request = validate_input(spec.input_model, arguments, spec.name)
+            result, text = spec.call(ws, request)
+            payload = result.model_dump(mode="json")
+            if spec.for_task:
+                task_id = getattr(result, "task_id", None) or getattr(getattr(result, "summary", None), "task_id", None)
+                supervisor = ws.supervisor(task_id)
+                payload["supervisor"] = supervisor.model_dump(mode="json")
+                text = _with_notes(text, supervisor)
+        except LoopError as exc:
+            raise ToolError(str(exc)) from None
+        except OSError as exc:
+            raise ToolError(f"file system error: {exc.strerror or exc} ({exc.filename or ''}); nothing was changed by this call") from None
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+
+    return Tool(
+        fn=run, name=spec.name, title=spec.title, description=spec.description,
+        parameters=_input_schema(spec.input_model),
+        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_model=output_model),
+        is_async=False,
+        annotations=ToolAnnotations(title=spec.title, read_only_hint=spec.read_only, destructive_hint=False,
+                                    idempotent_hint=spec.read_only, open_world_hint=spec.open_world),
+    )
+
+
+def _with_notes(text: str, supervisor: Supervisor) -> str:
+    if supervisor.paused:
+        text = "PAUSED by the supervisor: stop working and wait for a person.\n" + text
+    for msg in supervisor.messages:
+        text += f"\n[supervisor {msg.kind}] {msg.text}"
+    return text
+
+
+def build_server(workspace: str | Path = ".") -> MCPServer:
+    """An MCPServer bound to one workspace; nothing it writes leaves ``<workspace>/.agent-loop``."""
+    ws = Workspace(workspace)
+    server = MCPServer(name="strict-agent-loop", version=__version__, instructions=INSTRUCTIONS,
+                       tools=[_make_tool(ws, spec) for spec in _specs()])
+    _add_resources(server, ws)
+    _add_prompts(server, ws)
+    return server
+
+
+def _add_resources(server: MCPServer, ws: Workspace) -> None:
+    def guarded(fn: Callable[..., str]) -> Callable[..., str]:
+        def read(**kwargs: str) -> str:
+            try:
+                return fn(**kwargs)
+            except (LoopError, ValueError, OSError) as exc:
+                raise ResourceError(str(exc)) from None
+        read.__name__ = fn.__name__
+        read.__doc__ = fn.__doc__
+        import inspect
+        read.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+        return read
+
+    @server.resource("loop://tasks", name="tasks", title="Loop tasks", mime_type="application/json")
+    def tasks() -> str:
+        """Every loop task in the workspace, with status and rounds done."""
+        return json.dumps([t.model_dump(mode="json") for t in ws.list_tasks()], indent=2)
+
+    def state(task_id: str) -> str:
+        """A task's state.json (contract, counters, recent rounds, next task)."""
+        return ws.show_task(task_id=task_id).state.model_dump_json(indent=2)
+
+    def summary(task_id: str) -> str:
+        """A task's run-summary.md, as of its last report_status."""
+        path = ws.task_paths(ws.show_task(task_id=task_id).summary.task_id).run_summary
+        return path.read_text(encoding="utf-8") if path.exists() else "(no run summary yet: call report_status)"
+
+    def events(task_id: str) -> str:
+        """The last 50 lines of a task's events.jsonl."""
+        view = ws.show_task(task_id=task_id)
+        return "\n".join(tail_lines(Path(view.paths["events"]), 50)) + "\n"
+
+    server.resource("loop://tasks/{task_id}/state", name="task-state", title="Task state", mime_type="application/json")(guarded(state))
+    server.resource("loop://tasks/{task_id}/summary", name="task-summary", title="Run summary", mime_type="text/markdown")(guarded(summary))
+    server.resource("loop://tasks/{task_id}/events", name="task-events", title="Recent events", mime_type="application/x-ndjson")(guarded(events))
+
+
+def _add_prompts(server: MCPServer, ws: Workspace) -> None:
+    def contract_lines(state: TaskState) -> str:
+        c = state.contract
+        checks = c.stop_checks.commands + c.stop_checks.paths_exist + c.stop_checks.text_patterns
+        return (f"Goal: {c.goal}\nGlobal stop condition: {c.global_stop_condition}\n"
+                f"Stop checks: {', '.join(checks) or '(none: completion is your recorded word)'}\n"
+                f"Rounds done: {state.counters.iteration} of at most {c.limits.max_iterations}\n"
+                f"Next task: {state.next_task or '(choose the smallest next step)'}")
+
+    @server.prompt(name="strict_round", title="Run one strict round")
+    def strict_round(task_id: str) -> str:
+        """Run exactly one strict round of a loop task."""
+        state = ws.show_task(task_id=task_id).state
+        return (f"Run exactly one round of the strict loop for task '{state.task_id}'.\n\n{contract_lines(state)}\n\n"
+                "1. Announce: call append_event with kind='round.started' and a message naming the round number, the one task "
+                "and its done condition.\n2. Do exactly that one atomic task; nothing else.\n3. Verify it with evidence: run a "
+                "command and read its output.\n4. Call update_state with task, result_summary, verification_summary (the command "
+                "and what it printed), progress ('none' if the goal did not move), next_task and a short context_snapshot.\n"
+                "5. Call check_stop; if should_stop is true, stop and report the verdict.\n6. Call report_status.\n"
+                "If any result's supervisor field says paused, stop and wait.")
+
+    @server.prompt(name="resume_task", title="Resume a task from disk")
+    def resume_task(task_id: str) -> str:
+        """Resume a loop task from its state on disk after lost context or a new session."""
+        view = ws.show_task(task_id=task_id)
+        state = view.state
+        recent = "\n".join(f"- #{r.iteration} [{r.progress}, {r.status}] {r.task}: {r.result}" for r in state.recent_rounds) or "- (none)"
+        pending = (f"\nRound {state.current_round.iteration} was announced but never recorded: '{state.current_round.message}'. "
+                   "Check whether its work was done before redoing it.") if state.current_round else ""
+        return (f"Resume loop task '{state.task_id}' from disk; do not rely on memory and do not call init_state again.\n\n"
+                f"{contract_lines(state)}\nStatus: {state.status}\n\nContext snapshot:\n{state.context_snapshot or '(none)'}\n\n"
+                f"Recent rounds:\n{recent}{pending}\n\nFull summary: {view.paths['run_summary']}\n"
+                "Continue with the next task as a new round (round numbering continues).")
+
+
+def _parse(argv: Optional[list[str]]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="strict-loop-mcp", description="MCP server for strict-agent-loop (stdio by default).")
+    p.add_argument("--workspace", default=".", metavar="DIR", help="workspace root holding .agent-loop/ (default: the current directory)")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1: loopback only)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    p.add_argument("--version", action="version", version=f"strict-agent-loop {__version__}")
+    return p.parse_args(argv)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    args = _parse(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        server = build_server(args.workspace)
+    except LoopError as exc:
+        print(f"strict-loop-mcp: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if args.http:
+        server.run("streamable-http", host=args.host, port=args.port)
+    else:
+        server.run("stdio")

@@ -1,0 +1,71 @@
+"""One-paragraph text renderings of operation results, for people and agents.
+
+The CLI prints these; the MCP server sends them as the text part of tool results.
+"""
+
+from __future__ import annotations
+
+from .models import StopReport
+from .results import CompactResult, EventResult, InitResult, RebuildResult, RoundResult, TaskSummary, TaskView
+from .timefmt import human_duration
+
+
+def init(r: InitResult) -> str:
+    out = f"initialized task '{r.task_id}' in {r.task_dir}"
+    return out + (f"\nprevious task files moved to {r.replaced}" if r.replaced else "")
+
+
+def event(r: EventResult) -> str:
+    return f"event #{r.seq} {r.kind} recorded for '{r.task_id}' at {r.ts}"
+
+
+def round_result(r: RoundResult) -> str:
+    lines = [f"recorded round {r.iteration} of '{r.task_id}': progress {r.progress}, status {r.status}, "
+             f"took {human_duration(r.duration_s)}; notes in {r.round_file}"]
+    lines += [f"warning: {w}" for w in r.warnings]
+    return "\n".join(lines)
+
+
+def stop_report(r: StopReport) -> str:
+    lines = [f"{r.task_id}: {r.verdict} ({'stop' if r.should_stop else 'continue'}) -- {r.reason}"]
+    for c in r.checks:
+        lines.append(f"  [{'pass' if c.passed else 'FAIL'}] {c.kind} {c.target}: {c.detail}")
+    for lim in r.limits:
+        lines.append(f"  [{'HIT ' if lim.hit else 'ok  '}] {lim.name}: {lim.value}/{lim.limit}")
+    return "\n".join(lines)
+
+
+def compact(r: CompactResult) -> str:
+    return f"'{r.task_id}': kept {r.kept} rounds in state.json, archived {r.archived}; state.json is {r.state_bytes} bytes"
+
+
+def task_list(tasks: list[TaskSummary]) -> str:
+    if not tasks:
+        return "no tasks (create one with init_state)"
+    lines = []
+    for t in tasks:
+        if t.problem:
+            lines.append(f"{t.task_id:<32} DAMAGED   {t.problem}")
+            continue
+        src = " [.codex-loop]" if t.source == "codex-loop" else ""
+        flag = " NEEDS HUMAN INPUT" if t.needs_human_input else ""
+        lines.append(f"{t.task_id:<32} {t.status:<9} {t.iteration:>5}/{t.max_iterations:<6} {t.goal[:60]}{src}{flag}")
+    return "\n".join(lines)
+
+
+def task_view(v: TaskView) -> str:
+    s = v.state
+    lines = [f"task {s.task_id} ({v.summary.source}): {s.status}, {s.counters.iteration}/{s.contract.limits.max_iterations} rounds",
+             f"goal: {s.contract.goal}", f"stop when: {s.contract.global_stop_condition}", f"next task: {s.next_task or '(not set)'}"]
+    for r in s.recent_rounds:
+        lines.append(f"  #{r.iteration} [{r.progress}, {r.status}] {r.task}")
+    if s.last_stop:
+        lines.append(f"last stop check: {s.last_stop.verdict} -- {s.last_stop.reason}")
+    lines.append(f"files: {v.paths['state']}")
+    return "\n".join(lines)
+
+
+def rebuild(r: RebuildResult) -> str:
+    lines = [f"rebuilt '{r.task_id}': {r.iteration} rounds, {r.events} events"]
+    lines += [f"  fixed: {note}" for note in r.repaired] or ["  nothing needed fixing"]
+    return "\n".join(lines)
