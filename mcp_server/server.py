@@ -145,8 +145,31 @@ def _list(ws: Workspace) -> tuple[BaseModel, str]:
     return TaskList(tasks=tasks), summaries.task_list(tasks)
 
 
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every local ``$ref`` replaced by its definition and ``$defs`` dropped.
+
+    Several harnesses handle ``$ref`` poorly, and clients that re-validate
+    structured results (the SDK's does, with jsonschema) pay for each lookup.
+    The models are not recursive, so inlining terminates.
+    """
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                merged = {**defs[ref[len("#/$defs/"):]], **{k: v for k, v in node.items() if k != "$ref"}}
+                return walk(merged)
+            return {k: walk(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
 def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
+    schema = _inline(model.model_json_schema())
     schema.pop("title", None)
     return schema
 
@@ -173,7 +196,8 @@ def _make_tool(ws: Workspace, spec: ToolSpec) -> Tool:
     return Tool(
         fn=run, name=spec.name, title=spec.title, description=spec.description,
         parameters=_input_schema(spec.input_model),
-        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_model=output_model),
+        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_model=output_model,
+                                 output_schema=_inline(output_model.model_json_schema())),
         is_async=False,
         annotations=ToolAnnotations(title=spec.title, read_only_hint=spec.read_only, destructive_hint=False,
                                     idempotent_hint=spec.read_only, open_world_hint=spec.open_world),
@@ -198,41 +222,37 @@ def build_server(workspace: str | Path = ".") -> MCPServer:
     return server
 
 
-def _add_resources(server: MCPServer, ws: Workspace) -> None:
-    def guarded(fn: Callable[..., str]) -> Callable[..., str]:
-        def read(**kwargs: str) -> str:
-            try:
-                return fn(**kwargs)
-            except (LoopError, ValueError, OSError) as exc:
-                raise ResourceError(str(exc)) from None
-        read.__name__ = fn.__name__
-        read.__doc__ = fn.__doc__
-        import inspect
-        read.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
-        return read
+def _guard(read: Callable[[], str]) -> str:
+    """Turn a refused read into a ResourceError whose message reaches the client."""
+    try:
+        return read()
+    except (LoopError, ValueError, OSError) as exc:
+        raise ResourceError(str(exc)) from None
 
+
+def _add_resources(server: MCPServer, ws: Workspace) -> None:
     @server.resource("loop://tasks", name="tasks", title="Loop tasks", mime_type="application/json")
     def tasks() -> str:
         """Every loop task in the workspace, with status and rounds done."""
-        return json.dumps([t.model_dump(mode="json") for t in ws.list_tasks()], indent=2)
+        return _guard(lambda: json.dumps([t.model_dump(mode="json") for t in ws.list_tasks()], indent=2))
 
+    @server.resource("loop://tasks/{task_id}/state", name="task-state", title="Task state", mime_type="application/json")
     def state(task_id: str) -> str:
         """A task's state.json (contract, counters, recent rounds, next task)."""
-        return ws.show_task(task_id=task_id).state.model_dump_json(indent=2)
+        return _guard(lambda: ws.show_task(task_id=task_id).state.model_dump_json(indent=2))
 
+    @server.resource("loop://tasks/{task_id}/summary", name="task-summary", title="Run summary", mime_type="text/markdown")
     def summary(task_id: str) -> str:
         """A task's run-summary.md, as of its last report_status."""
-        path = ws.task_paths(ws.show_task(task_id=task_id).summary.task_id).run_summary
-        return path.read_text(encoding="utf-8") if path.exists() else "(no run summary yet: call report_status)"
+        def read() -> str:
+            path = Path(ws.show_task(task_id=task_id).paths["run_summary"])
+            return path.read_text(encoding="utf-8") if path.exists() else "(no run summary yet: call report_status)"
+        return _guard(read)
 
+    @server.resource("loop://tasks/{task_id}/events", name="task-events", title="Recent events", mime_type="application/x-ndjson")
     def events(task_id: str) -> str:
         """The last 50 lines of a task's events.jsonl."""
-        view = ws.show_task(task_id=task_id)
-        return "\n".join(tail_lines(Path(view.paths["events"]), 50)) + "\n"
-
-    server.resource("loop://tasks/{task_id}/state", name="task-state", title="Task state", mime_type="application/json")(guarded(state))
-    server.resource("loop://tasks/{task_id}/summary", name="task-summary", title="Run summary", mime_type="text/markdown")(guarded(summary))
-    server.resource("loop://tasks/{task_id}/events", name="task-events", title="Recent events", mime_type="application/x-ndjson")(guarded(events))
+        return _guard(lambda: "\n".join(tail_lines(Path(ws.show_task(task_id=task_id).paths["events"]), 50)) + "\n")
 
 
 def _add_prompts(server: MCPServer, ws: Workspace) -> None:

@@ -8,14 +8,15 @@ end, which readers ignore and the next writer trims before appending.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from filelock import FileLock, Timeout
 
 from .errors import LoopError
 
@@ -67,11 +68,13 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def append_line(path: Path, line: bytes) -> None:
+def append_line(path: Path, line: bytes, *, sync: bool = True) -> None:
     """Append one complete line; the caller holds the task lock.
 
     A fragment left by a killed writer (no trailing newline) is cut off first,
-    so the new line never fuses with garbage.
+    so the new line never fuses with garbage. ``sync`` forces it to disk before
+    returning (power-loss safe); without it the line is in the kernel, which
+    is enough to survive any crash of the process.
     """
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
@@ -79,7 +82,8 @@ def append_line(path: Path, line: bytes) -> None:
         if size and os.pread(fd, 1, size - 1) != b"\n":
             os.ftruncate(fd, _last_newline_end(fd, size))
         _write_all(fd, line)
-        os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
+        if sync:
+            os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -128,7 +132,10 @@ def has_torn_tail(path: Path) -> bool:
 
 
 def tail_lines(path: Path, count: int) -> list[str]:
-    """The last ``count`` complete lines, read from the end (cost independent of file length)."""
+    """The last ``count`` complete, non-blank lines, read backwards in small chunks.
+
+    The cost depends on the length of those lines only, never on the file's size.
+    """
     if count <= 0:
         return []
     try:
@@ -136,19 +143,20 @@ def tail_lines(path: Path, count: int) -> list[str]:
     except FileNotFoundError:
         return []
     try:
-        size = os.fstat(fd).st_size
-        end = _last_newline_end(fd, size)  # ignore an unterminated fragment
-        pos, buf = end, b""
-        while pos > 0 and buf.count(b"\n") <= count:
-            start = max(0, pos - 65536)
+        pos = _last_newline_end(fd, os.fstat(fd).st_size)  # ignore an unterminated fragment
+        buf, chunk = b"", 4096
+        while True:
+            start = max(0, pos - chunk)
             buf = os.pread(fd, pos - start, start) + buf
-            pos = start
+            pos, chunk = start, min(chunk * 4, 1 << 20)
+            pieces = buf.split(b"\n")[:-1]
+            if pos > 0:
+                pieces = pieces[1:]  # the first piece may be a partial line
+            out = [raw for raw in pieces if raw.strip()][-count:]
+            if len(out) == count or pos == 0:
+                return [raw.decode("utf-8", errors="replace") for raw in out]
     finally:
         os.close(fd)
-    lines = buf.decode("utf-8", errors="replace").split("\n")[:-1]
-    if pos > 0:
-        lines = lines[1:]  # the first piece may be a partial line
-    return [ln for ln in lines if ln.strip()][-count:]
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -168,7 +176,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def last_json(path: Path) -> dict[str, Any] | None:
     """The last parseable JSON object of a ledger, or None."""
-    for line in reversed(tail_lines(path, 5)):
+    for line in reversed(tail_lines(path, 3)):
         try:
             value = json.loads(line)
         except ValueError:
@@ -180,16 +188,29 @@ def last_json(path: Path) -> dict[str, Any] | None:
 
 @contextmanager
 def file_lock(path: Path, what: str, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Exclusive cross-process lock on ``path``; a clear error if it stays busy."""
+    """Exclusive cross-process lock on ``path`` (``flock``); a clear error if it stays busy.
+
+    ``flock`` locks belong to an open file description, so each holder opens its
+    own descriptor: threads of one process exclude each other as processes do,
+    and the kernel drops the lock when a holder dies, even by SIGKILL.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path), timeout=timeout)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        lock.acquire()
-    except Timeout:
-        raise LoopError(
-            "lock", f"{what} stayed locked for {timeout:.0f}s", f"another process is writing it; retry, or remove {path} if no process is alive"
-        ) from None
-    try:
+        deadline = time.monotonic() + timeout
+        delay = 0.0005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LoopError(
+                        "lock", f"{what} stayed locked for {timeout:g}s",
+                        "another process is writing it; retry (the lock is released when that process exits)",
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
         yield
     finally:
-        lock.release()
+        os.close(fd)  # closing the descriptor releases the lock

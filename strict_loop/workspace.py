@@ -67,6 +67,14 @@ from .results import (
 from .timefmt import now_iso, seconds_between
 
 
+OBSERVATIONAL_KINDS = frozenset({"note", "tool_call"})
+"""Event kinds that record what happened without changing the loop's state. They are
+written whole under the lock (no process crash loses them) but not fsynced one by
+one: a hook sends every agent tool call here, and a power loss costing the last few
+of them is a fair price. Every other event, every round and every state write is on
+disk before the call returns."""
+
+
 class Workspace:
     """A workspace root and the loop tasks kept under its ``.agent-loop/``."""
 
@@ -383,7 +391,7 @@ class Workspace:
         last = last_json(paths.events)
         seq = (last.get("seq", 0) if last else 0) + 1
         rec = EventRecord(seq=seq, ts=now_iso(), kind=kind, message=message, data=data)
-        append_line(paths.events, dumps_line(rec.model_dump(mode="json")))
+        append_line(paths.events, dumps_line(rec.model_dump(mode="json")), sync=kind not in OBSERVATIONAL_KINDS)
         return rec
 
     def _check_round_input(self, state: TaskState, req: UpdateStateInput) -> None:

@@ -50,3 +50,8 @@ def read_jsonl(path: Path) -> list[dict]:
 def init_basic(ws: Path, task_id: str = "demo", *extra: str) -> None:
     run_script("init_state", "--task-id", task_id, "--goal", "Write notes.md", "--global-stop-condition",
                "notes.md says done", "--require-text", "notes.md::done", *extra, cwd=ws)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -206,3 +206,21 @@ def test_rebuild_corrects_wrong_counters(ws_dir):
     result = ws.rebuild_state(task_id="off")
     assert any("counters were" in note for note in result.repaired)
     assert ws.show_task(task_id="off").state.counters.progress_rounds == 3
+
+
+def test_a_held_lock_gives_a_clear_error_and_dies_with_its_holder(ws_dir):
+    from strict_loop import LoopError
+
+    Workspace(ws_dir).init_state(goal="g", global_stop_condition="c", task_id="held")
+    lock = Workspace(ws_dir).task_paths("held").lock
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)", str(lock)],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    impatient = Workspace(ws_dir, lock_timeout=0.3)
+    with pytest.raises(LoopError, match="task 'held' stayed locked for 0.3s"):
+        impatient.append_event(task_id="held", kind="note", message="blocked")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    assert impatient.append_event(task_id="held", kind="note", message="after the holder died").seq == 2

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Benchmark: the cost of a strict-loop tool call over stdio, next to a no-op tool on the same SDK.
+
+Both servers run as real processes spoken to by the official client. The task
+already has 10,000 recorded rounds. Calls are interleaved (no-op, append_event of
+a note, append_event of a round.started announcement, update_state, repeat) so
+that machine noise hits all of them alike; the printed ratios come from this one
+run. A note is written without a per-call fsync; the announcement (which also
+rewrites state.json) and the round record are fsynced before the call returns. Also times process start to the first
+tools/list answer for both servers.
+
+    python bench/mcp_latency.py               # 2,000 calls of each
+    python bench/mcp_latency.py --calls 300 --rounds 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+from strict_loop import Workspace  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def _params(workspace: Path, noop: bool) -> StdioServerParameters:
+    args = [str(HERE / "noop_server.py")] if noop else ["-m", "mcp_server", "--workspace", str(workspace)]
+    return StdioServerParameters(command=sys.executable, args=args, cwd=str(HERE.parent))
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+async def _startup(workspace: Path, noop: bool, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        async with Client(_params(workspace, noop)) as client:
+            await client.list_tools()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+async def run(calls: int, rounds: int, workspace: Path) -> None:
+    ws = Workspace(workspace)
+    ws.init_state(goal="bench", global_stop_condition="never", task_id="bench", limits={"max_iterations": rounds + 10 * calls})
+    t0 = time.perf_counter()
+    for i in range(rounds):
+        ws.update_state(task_id="bench", task=f"seed {i}", result_summary="r", verification_summary="v")
+    print(f"seeded {rounds} rounds in {time.perf_counter() - t0:.0f}s")
+    timings: dict[str, list[float]] = {"noop": [], "append_event": [], "update_state": [], "round.started": []}
+    async with Client(_params(workspace, True)) as noop, Client(_params(workspace, False)) as loop:
+        async def once(record: bool, i: int) -> None:
+            for name, client, tool, args in (
+                ("noop", noop, "noop", {}),
+                ("append_event", loop, "append_event", {"task_id": "bench", "kind": "note", "message": f"event {i}"}),
+                ("round.started", loop, "append_event", {"task_id": "bench", "kind": "round.started", "message": f"round {i}"}),
+                ("update_state", loop, "update_state", {"task_id": "bench", "task": f"round {i}", "result_summary": "r",
+                                                         "verification_summary": "v"}),
+            ):
+                t = time.perf_counter()
+                result = await client.call_tool(tool, args)
+                elapsed = time.perf_counter() - t
+                if result.is_error:
+                    raise SystemExit(f"{tool} failed: {result.content}")
+                if record:
+                    timings[name].append(elapsed)
+
+        for i in range(50):
+            await once(False, i)
+        for i in range(calls):
+            await once(True, i)
+    base = _pct(timings["noop"], 0.5)
+    print(f"{'call':<14}{'p50 ms':>9}{'p99 ms':>9}{'p50 / no-op':>13}")
+    for name, values in timings.items():
+        print(f"{name:<14}{_pct(values, 0.5):>9.3f}{_pct(values, 0.99):>9.3f}{_pct(values, 0.5) / base:>13.2f}")
+    ours, theirs = await _startup(workspace, False, 5), await _startup(workspace, True, 5)
+    print(f"start to first tools/list: strict-loop {ours:.0f} ms, no-op server {theirs:.0f} ms (median of 5)")
+    print(f"goal append_event p50 <= 1.25 x no-op: {'met' if _pct(timings['append_event'], 0.5) <= 1.25 * base else 'NOT met'}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--rounds", type=int, default=10_000, help="rounds recorded before measuring")
+    a = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        anyio.run(run, a.calls, a.rounds, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()

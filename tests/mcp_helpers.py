@@ -1,0 +1,46 @@
+"""Helpers for talking to the real MCP server with the official client."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from mcp_server import build_server
+
+
+def stdio_params(workspace: Path) -> StdioServerParameters:
+    """Spawn the server the way a harness would: a separate process speaking stdio."""
+    return StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "--workspace", str(workspace)], cwd=str(workspace))
+
+
+@asynccontextmanager
+async def stdio_client(workspace: Path) -> AsyncIterator[Client]:
+    async with Client(stdio_params(workspace), read_timeout_seconds=60) as client:
+        yield client
+
+
+@asynccontextmanager
+async def memory_client(workspace: Path) -> AsyncIterator[Client]:
+    async with Client(build_server(workspace)) as client:
+        yield client
+
+
+async def call(client: Client, name: str, **arguments: Any):
+    """Call a tool; return (is_error, structured content or None, text)."""
+    result = await client.call_tool(name, arguments)
+    text = "\n".join(getattr(block, "text", "") for block in result.content)
+    return result.is_error, result.structured_content, text
+
+
+def tree_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.name != ".lock":
+            h.update(str(p.relative_to(root)).encode() + p.read_bytes())
+    return h.hexdigest()

@@ -1,0 +1,82 @@
+"""Each documented registration (harness commands and config snippets) starts a working server.
+
+The harness CLIs themselves are not installed here, so each command or config
+entry is parsed the way the harness would read it, and the server command it
+names is started over stdio with the official client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+REPO = Path(__file__).resolve().parent.parent
+DOC = REPO / "references" / "harnesses.md"
+PLACEHOLDER = "/abs/path/to/repo"
+
+pytestmark = pytest.mark.anyio
+
+
+def _blocks(lang: str, path: Path = DOC) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", path.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE)
+
+
+def _from_command(line: str) -> tuple[str, list[str]] | None:
+    words = shlex.split(line)
+    if words[:3] in (["claude", "mcp", "add"], ["codex", "mcp", "add"]) and "--" in words:
+        rest = words[words.index("--") + 1:]
+        return rest[0], rest[1:]
+    if words[:3] == ["hermes", "mcp", "add"] and "--command" in words:
+        i = words.index("--command")
+        args = words[words.index("--args") + 1:] if "--args" in words else []
+        return words[i + 1], args
+    return None
+
+
+def registrations() -> list[tuple[str, str, list[str]]]:
+    found = []
+    for path in (DOC, REPO / "README.md"):
+        for block in _blocks("text", path):
+            for line in block.splitlines():
+                parsed = _from_command(line) if line.strip() else None
+                if parsed:
+                    found.append((f"{path.name}: {line.split()[0]} mcp add", *parsed))
+    server = json.loads(_blocks("json")[0])["mcpServers"]["strict-loop"]
+    found.append(("claude .mcp.json", server["command"], server["args"]))
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        server = tomllib.loads(_blocks("toml")[0])["mcp_servers"]["strict-loop"]
+        found.append(("codex config.toml", server["command"], server["args"]))
+    server = yaml.safe_load(_blocks("yaml")[0])["mcp_servers"]["strict-loop"]
+    found.append(("hermes config.yaml", server["command"], server["args"]))
+    return found
+
+
+def test_every_harness_is_documented():
+    names = {name.split(":")[-1].strip() for name, _, _ in registrations()}
+    assert {"claude mcp add", "codex mcp add", "hermes mcp add", "claude .mcp.json", "hermes config.yaml"} <= names
+
+
+@pytest.mark.parametrize("name, command, args", registrations(), ids=[r[0] for r in registrations()])
+async def test_documented_registration_starts_the_server(name, command, args, tmp_path):
+    exe = shutil.which(command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert exe, f"{command} is not installed by this package"
+    args = [str(tmp_path) if a == PLACEHOLDER else a for a in args]
+    assert str(tmp_path) in args, f"{name} does not name the workspace"
+    async with Client(StdioServerParameters(command=exe, args=args, cwd=str(tmp_path))) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool("init_state", {"goal": "g", "global_stop_condition": "c", "task_id": "reg"})
+        assert not result.is_error
+    assert {"init_state", "update_state", "check_stop"} <= tools
+    assert (tmp_path / ".agent-loop" / "tasks" / "reg" / "state.json").is_file()
