@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -55,3 +56,12 @@ def init_basic(ws: Path, task_id: str = "demo", *extra: str) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def tree_digest(root: Path) -> str:
+    """A hash of every file under ``root`` (lock files aside): equal digests mean nothing was written."""
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.name != ".lock":
+            h.update(str(p.relative_to(root)).encode() + p.read_bytes())
+    return h.hexdigest()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,11 +35,3 @@ async def call(client: Client, name: str, **arguments: Any):
     result = await client.call_tool(name, arguments)
     text = "\n".join(getattr(block, "text", "") for block in result.content)
     return result.is_error, result.structured_content, text
-
-
-def tree_digest(root: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and p.name != ".lock":
-            h.update(str(p.relative_to(root)).encode() + p.read_bytes())
-    return h.hexdigest()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from strict_loop import Workspace
 
-from conftest import read_jsonl, run_json
+from conftest import read_jsonl, run_json, tree_digest
 
 
 def _legacy_task(ws: Path, task_id: str = "parser-fix", rounds: int = 3) -> Path:
@@ -56,17 +55,9 @@ def _legacy_task(ws: Path, task_id: str = "parser-fix", rounds: int = 3) -> Path
     return root
 
 
-def _digest(root: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        if p.is_file():
-            h.update(str(p).encode() + p.read_bytes())
-    return h.hexdigest()
-
-
 def test_legacy_tasks_are_listed_and_shown_in_place(ws_dir):
     legacy_root = _legacy_task(ws_dir)
-    before = _digest(ws_dir / ".codex-loop")
+    before = tree_digest(ws_dir / ".codex-loop")
     listed = run_json("list_tasks", cwd=ws_dir)
     assert listed == [{**listed[0], "task_id": "parser-fix", "source": "codex-loop", "status": "running", "iteration": 3,
                        "max_iterations": 40, "operating_mode": "unattended"}]
@@ -79,13 +70,13 @@ def test_legacy_tasks_are_listed_and_shown_in_place(ws_dir):
     assert state["counters"]["progress_rounds"] == 2 and state["counters"]["no_progress_rounds"] == 1
     assert state["next_task"] == "legacy step 4" and state["context_snapshot"] == "parser half fixed"
     assert shown["paths"]["state"] == str(legacy_root / "state.json")
-    assert _digest(ws_dir / ".codex-loop") == before
+    assert tree_digest(ws_dir / ".codex-loop") == before
     assert not (ws_dir / ".agent-loop" / "tasks").exists()
 
 
 def test_first_write_migrates_and_keeps_history(ws_dir):
     _legacy_task(ws_dir)
-    before = _digest(ws_dir / ".codex-loop")
+    before = tree_digest(ws_dir / ".codex-loop")
     ws = Workspace(ws_dir)
     ws.append_event(kind="round.started", message="Round 4 under strict-loop")  # the only running task
     r = ws.update_state(task_id="parser-fix", task="legacy step 4", result_summary="done", verification_summary="ok")
@@ -99,7 +90,7 @@ def test_first_write_migrates_and_keeps_history(ws_dir):
     assert kinds[:3] == ["task.initialized", "legacy.event", "legacy.event"] and "task.migrated" in kinds
     assert events[1]["message"] == "Round 1" and events[2]["data"]["legacy"]["details"] == {"k": 1}
     assert sorted(p.name for p in paths.rounds.iterdir()) == [f"iteration-000{i}.md" for i in range(1, 5)]
-    assert _digest(ws_dir / ".codex-loop") == before  # the original files are never modified
+    assert tree_digest(ws_dir / ".codex-loop") == before  # the original files are never modified
     listed = ws.list_tasks()
     assert [(t.task_id, t.source, t.iteration) for t in listed] == [("parser-fix", "agent-loop", 4)]
     assert ws.rebuild_state(task_id="parser-fix").iteration == 4

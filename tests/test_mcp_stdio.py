@@ -11,8 +11,8 @@ import pytest
 
 from strict_loop import Workspace
 
-from conftest import read_jsonl, run_script
-from mcp_helpers import call, stdio_client, tree_digest
+from conftest import read_jsonl, run_script, tree_digest
+from mcp_helpers import call, stdio_client
 
 pytestmark = pytest.mark.anyio
 

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 
 import pytest
 
 from strict_loop import LoopError, Workspace
 
-from conftest import init_basic, run_script
-
-
-def _tree_digest(root: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and p.name != ".lock":
-            h.update(str(p.relative_to(root)).encode() + p.read_bytes())
-    return h.hexdigest()
+from conftest import init_basic, run_script, tree_digest
 
 
 INIT = ["--goal", "g", "--global-stop-condition", "c"]
@@ -90,11 +80,11 @@ def test_derived_task_id_collides_without_force(ws_dir):
 )
 def test_update_refusals_write_nothing(ws_dir, args, needle):
     init_basic(ws_dir)
-    before = _tree_digest(ws_dir)
+    before = tree_digest(ws_dir)
     proc = run_script("update_state", *args, cwd=ws_dir, check=False)
     assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
-    assert _tree_digest(ws_dir) == before
+    assert tree_digest(ws_dir) == before
 
 
 @pytest.mark.parametrize(
@@ -109,10 +99,10 @@ def test_update_refusals_write_nothing(ws_dir, args, needle):
 )
 def test_append_refusals(ws_dir, args, needle):
     init_basic(ws_dir)
-    before = _tree_digest(ws_dir)
+    before = tree_digest(ws_dir)
     proc = run_script("append_event", *args, cwd=ws_dir, check=False)
     assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
-    assert _tree_digest(ws_dir) == before
+    assert tree_digest(ws_dir) == before
 
 
 def test_completed_task_refuses_more_rounds(ws_dir):
