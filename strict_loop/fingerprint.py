@@ -1,0 +1,161 @@
+"""Pure text normalization for comparing agent turns: noise out, meaning kept.
+
+Two strengths: ``strict`` removes only what is noise in every context
+(timings, pids, hex ids, temp names, line counters, dates, whitespace), so a
+changed number elsewhere still counts as new information (a poll that moved);
+``loose`` also folds every number, for deciding that two actions or two error
+messages are the same kind of thing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+
+_STRICT = [
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<ts>"),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>"),
+    (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>"),
+    (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>"),
+    (re.compile(r"\bline \d+\b"), "line <n>"),
+    (re.compile(r"\d+(?:\.\d+)?\s*(?:ms|msec|s|sec|secs|seconds|minutes|min)\b"), "<dur>"),
+    (re.compile(r"\[\d+\]"), "[<n>]"),
+]
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SPACE = re.compile(r"\s+")
+
+
+def strict(text: str) -> str:
+    for pattern, repl in _STRICT:
+        text = pattern.sub(repl, text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def loose(text: str) -> str:
+    return _NUMBER.sub("<n>", strict(text)).replace('"', "'")
+
+
+def digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def canonical_args(args: dict[str, Any]) -> str:
+    return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def loose_line_digests(text: str, cap: int = 400) -> list[str]:
+    return [digest(loose(line)) for line in text.splitlines() if line.strip()][:cap]
+
+
+def line_digests(text: str, cap: int = 400) -> list[str]:
+    """Digests of the strict-normalized non-blank lines (the unit of 'new information')."""
+    out = []
+    for line in text.splitlines():
+        norm = strict(line)
+        if norm:
+            out.append(digest(norm))
+            if len(out) >= cap:
+                break
+    return out
+
+
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
+_MARKED_LINE = re.compile(r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:error|E\d{3}))", re.I)
+_ERROR_LINE = re.compile(
+    r"(?:error|exception|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
+    r"denied|refused|invalid|unexpected|is required|timed? ?out|abort|panic|segmentation|killed|"
+    r"not permitted|unrecognized|does not exist|no matches|not defined|E\d{3}\b)",
+    re.I,
+)
+_DECORATION = re.compile(r"^[=\-_*#~. ]{3,}[\w ()]{0,40}[=\-_*#~. ]{3,}$|^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)")
+_EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Exit|Interrupt|Warning))\b")
+
+
+def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[str]:
+    """The most telling error line: the last exception line, else the last marked error line, else any error-like line.
+
+    Lines in ``ambient`` (digests of lines also seen in successful outputs: environment noise) are skipped.
+    """
+    lines = [ln.strip() for ln in output.splitlines()[-80:] if ln.strip() and not _DECORATION.match(ln.strip())]
+    if ambient:
+        lines = [ln for ln in lines if digest(strict(ln)) not in ambient]
+    for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
+        for line in reversed(lines):
+            if pattern.search(line):
+                return line[:300]
+    return None
+
+
+_QUOTED = re.compile(r"(['\"`]).*?\1")
+
+
+def error_template(fingerprint: Optional[str]) -> Optional[str]:
+    """The fingerprint with quoted parts masked: 'No module named <q>' whichever module it was."""
+    return _QUOTED.sub("<q>", fingerprint) if fingerprint else None
+
+
+def error_fingerprint(output: str, ambient: frozenset[str] = frozenset()) -> Optional[str]:
+    """A stable name for 'the same error': exception type plus the normalized error line (None if no line reads like one)."""
+    line = error_line(output, ambient)
+    if line is None:
+        return None if output.strip() else "<failed with no output>"
+    exc = _EXC_TYPE.search(line)
+    norm = loose(line)
+    return f"{exc.group(1) if exc else 'error'}: {norm[:200]}"
+
+
+@dataclass(frozen=True)
+class FailureClass:
+    name: str
+    remedy: str
+
+
+_FAILURES: list[tuple[str, re.Pattern[str], str]] = [
+    ("CUDA out of memory", re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
+     "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move to a larger GPU"),
+    ("NaN loss", re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
+     "lower the learning rate, clip gradients, check the input data for NaN/inf, and check for log(0) or division by zero"),
+    ("circular dependency", re.compile(r"circular (?:dependency|import)|dependency cycle|cyclic dependency|partially initialized module", re.I),
+     "reordering cannot break a cycle: split the build into stages (e.g. a multi-stage build) or break the import cycle by moving the shared piece"),
+    ("missing module", re.compile(r"ModuleNotFoundError|ImportError|No module named|cannot import name", re.I),
+     "install the missing package into the interpreter that runs the code, or fix the import path (check which python and sys.path)"),
+    ("disk full", re.compile(r"No space left on device|disk quota exceeded|ENOSPC", re.I),
+     "free disk space (caches, build artifacts, checkpoints) or write to another volume"),
+    ("timeout", re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
+     "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do not just retry"),
+    ("permission denied", re.compile(r"Permission denied|EACCES|Operation not permitted|EPERM", re.I),
+     "check the file's owner and mode, or write somewhere the agent may write; do not retry the same path"),
+    ("connection refused", re.compile(r"Connection refused|ECONNREFUSED|Failed to establish a new connection|Could not connect", re.I),
+     "start the service or fix its host/port first; retrying the client will not help"),
+    ("rate limit", re.compile(r"rate limit|Too Many Requests|\b429\b|quota exceeded", re.I),
+     "back off with increasing delays or lower the request rate; immediate retries make it worse"),
+    ("context window", re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long", re.I),
+     "send less: summarize, paginate or filter output before reading it, and compact the loop state"),
+    ("syntax error", re.compile(r"SyntaxError|IndentationError|syntax error|unexpected EOF|unexpected token|E999", re.I),
+     "re-read the exact lines around the reported position and rewrite the whole block once, checking indentation and quoting"),
+    ("command not found", re.compile(r"command not found|not recognized as an internal|No such file or directory", re.I),
+     "check that the program or path exists (which, ls) before running it again; install it or use the right path"),
+]
+
+
+SPECIFIC_CLASSES = frozenset({
+    "CUDA out of memory", "NaN loss", "circular dependency", "disk full", "timeout", "permission denied",
+    "connection refused", "rate limit", "context window",
+})
+"""Failure classes specific enough that two different messages of the class are 'the same error'."""
+
+
+def classify(texts: Iterable[str]) -> Optional[FailureClass]:
+    """The first known failure class found in the given texts (most specific classes first)."""
+    blob = "\n".join(texts)
+    for name, pattern, remedy in _FAILURES:
+        if pattern.search(blob):
+            return FailureClass(name, remedy)
+    return None

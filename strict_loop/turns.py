@@ -1,0 +1,40 @@
+"""One agent turn: the action it took and what came back. Published as a model and JSON Schema.
+
+Turns reach the progress monitor through ``append_event(kind="tool_call", data=<turn>)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_TURN_TEXT = 16000
+
+
+class Turn(BaseModel):
+    """An agent action and its result; only ``tool`` matters for a turn with no tool call ('message')."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    tool: str = Field("message", max_length=200, description="Tool name (bash, Edit, apply_patch, str_replace_editor, ...); 'message' for a turn with no tool call")
+    args: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments")
+    output: str = Field("", description=f"What came back (long text keeps its head and tail, {MAX_TURN_TEXT} characters in all)")
+    error: Optional[bool] = Field(None, description="Whether the call failed, if known")
+    exit_code: Optional[int] = Field(None, description="Exit code of a command, if any")
+    thought: str = Field("", description="The agent's text around the call")
+    paths: Optional[list[str]] = Field(None, description="Files the call touched; derived from args when absent")
+    score: Optional[float] = Field(None, description="A verifier score after this turn, if any (higher is better)")
+    ts: Optional[str] = Field(None, description="When the turn happened (ISO 8601)")
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.output = clip(self.output)
+        self.thought = clip(self.thought, 4000)
+
+
+def clip(text: str, cap: int = MAX_TURN_TEXT) -> str:
+    """Keep the head and the tail of long text: errors live at the end, commands at the start."""
+    if len(text) <= cap:
+        return text
+    head = cap // 4
+    return text[:head] + "\n...[clipped]...\n" + text[-(cap - head - 20):]
