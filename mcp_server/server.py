@@ -27,10 +27,12 @@ from strict_loop import LoopError, Workspace, __version__, summaries
 from strict_loop.errors import validate_input
 from strict_loop.fsio import tail_lines
 from strict_loop.models import StopReport, TaskState
+from strict_loop.monitor import Verdict
 from strict_loop.requests import (
     AppendEventInput,
     CheckStopInput,
     CompactStateInput,
+    DetectSpiralInput,
     InitStateInput,
     RebuildStateInput,
     ReportStatusInput,
@@ -127,6 +129,12 @@ def _specs() -> list[ToolSpec]:
         ToolSpec("rebuild_state", "Rebuild state from the ledgers",
                  "Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; reports what it fixed.",
                  RebuildStateInput, RebuildResult, lambda ws, r: _pair(ws.rebuild_state(r), summaries.rebuild)),
+        ToolSpec("detect_spiral", "Check for a spiral",
+                 "The progress monitor's verdict for a task: whether the agent is repeating itself without progress, the signals, "
+                 "a diagnosis naming the root cause, the recent turns and what to do instead. Every turn sent with "
+                 "append_event(kind='tool_call', data=<turn>) is evaluated as it arrives; this only reads the verdict. "
+                 "With turns=[...] it evaluates that list from scratch and touches no state.",
+                 DetectSpiralInput, Verdict, lambda ws, r: _pair(ws.detect_spiral(r), summaries.verdict), read_only=True),
         ToolSpec("list_tasks", "List loop tasks",
                  "List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
                  NoInput, TaskList, lambda ws, r: _list(ws), read_only=True, for_task=False),
@@ -183,7 +191,10 @@ def _make_tool(ws: Workspace, spec: ToolSpec) -> Tool:
             result, text = spec.call(ws, request)
             payload = result.model_dump(mode="json")
             if spec.for_task:
-                task_id = getattr(result, "task_id", None) or getattr(getattr(result, "summary", None), "task_id", None)
+                task_id = (getattr(result, "task_id", None) or getattr(getattr(result, "summary", None), "task_id", None)
+                           or getattr(request, "task_id", None))
+                if task_id is None and spec.name == "detect_spiral" and getattr(request, "turns", None) is None:
+                    task_id = ws.resolve_task_id(None)
                 supervisor = ws.supervisor(task_id)
                 payload["supervisor"] = supervisor.model_dump(mode="json")
                 text = _with_notes(text, supervisor)

@@ -164,6 +164,27 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
             "Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; prints what was fixed.")
     _task_id(p)
 
+    p = add("detect_spiral", "show the progress monitor's verdict",
+            "The task's current spiral verdict: signals, diagnosis, recent turns, recommended action.\n"
+            "With --turns FILE.jsonl, evaluate those turns from scratch instead (nothing is written).")
+    _task_id(p)
+    p.add_argument("--turns", metavar="FILE.jsonl", help="one turn per line (tool, args, output, error, thought, ...)")
+
+    p = add("resume", "answer a pause: continue, roll back, or hand back",
+            "Resume a task the progress monitor paused.\n"
+            "  continue   mute the signals that fired for monitor.cooldown_turns turns and go on\n"
+            "  rollback   restore the workspace to round --to N from its snapshot (the current tree is saved first)\n"
+            "  hand-back  end the loop as blocked and write handback.md for the person")
+    p.add_argument("task", nargs="?", help="task id (same as --task-id)")
+    _task_id(p)
+    p.add_argument("--action", required=True, choices=["continue", "rollback", "hand-back"])
+    p.add_argument("--to", type=int, help="rollback: the round to restore (0 = as at init_state)")
+    p.add_argument("--note", default="", help="what you decided, for the record")
+
+    p = add("replay", "replay a trajectory and show where the monitor would fire",
+            "Feed a trajectory (JSONL, one turn per line) through the progress monitor and print each ladder step.")
+    p.add_argument("file", metavar="FILE.jsonl")
+
     p = sub.add_parser("demo", help="run a complete first loop in a scratch workspace",
                        description="Run a real strict loop (hailstone sequence, one number per round) and print each round's status.")
     p.add_argument("--start", type=int, default=6, help="start number (default 6)")
@@ -223,6 +244,13 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
         return ws.show_task(task_id=a.task_id), summaries.task_view, 0
     if cmd == "rebuild_state":
         return ws.rebuild_state(task_id=a.task_id), summaries.rebuild, 0
+    if cmd == "detect_spiral":
+        turns = _read_turns(Path(a.turns)) if a.turns else None
+        return ws.detect_spiral(task_id=a.task_id, turns=turns), summaries.verdict, 0
+    if cmd == "resume":
+        if a.task and a.task_id and a.task != a.task_id:
+            raise LoopError("resume", f"two different task ids given ({a.task}, {a.task_id})", "give one")
+        return ws.resume(task_id=a.task or a.task_id, action=a.action, to=a.to, note=a.note), summaries.resume, 0
     raise AssertionError(cmd)
 
 
@@ -239,6 +267,41 @@ def _run_schemas(a: argparse.Namespace) -> int:
             print(f"{directory / name} differs from the models; run: strict-loop schemas --write", file=sys.stderr)
         return 1 if stale else 0
     print(json.dumps(schemas.generate(), indent=2))
+    return 0
+
+
+def _read_turns(path: Path) -> list[dict[str, Any]]:
+    turns = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                value = json.loads(line)
+            except ValueError as exc:
+                raise LoopError(f"{path.name} line {number}", f"is not JSON ({exc})", "one JSON object per line") from None
+            if not isinstance(value, dict):
+                raise LoopError(f"{path.name} line {number}", "is not a JSON object", "one turn object per line")
+            turns.append(value)
+    return turns
+
+
+def _replay(path: Path, as_json: bool) -> int:
+    from .errors import validate_input
+    from .monitor import replay
+    from .turns import Turn
+
+    turns = [validate_input(Turn, t, f"{path.name} line {i + 1}") for i, t in enumerate(_read_turns(path))]
+    verdict, steps = replay(turns)
+    if as_json:
+        print(json.dumps({"fired_at": verdict.fired_at, "steps": [{"turn": t, "action": a, "signals": [s.model_dump() for s in sig]}
+                                                                    for t, a, sig in steps], "verdict": verdict.model_dump(mode="json")}, indent=2))
+        return 0
+    if not steps:
+        print(f"{path.name}: {len(turns)} turns, the monitor would stay silent")
+        return 0
+    for turn, action, signals in steps:
+        what = {"whisper": "whisper", "whisper2": "second whisper", "pause": "PAUSE + alert"}[action]
+        print(f"turn {turn}: {what} -- " + "; ".join(f"{s.kind}: {s.evidence}" for s in signals))
+    print(summaries.verdict(verdict))
     return 0
 
 
@@ -263,6 +326,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
     try:
         if ns.command == "schemas":
             return _run_schemas(ns)
+        if ns.command == "replay":
+            return _replay(Path(ns.file), ns.json)
         if ns.command == "demo":
             demo.run(ns.start, Path(ns.workspace) if ns.workspace else None)
             return 0

@@ -32,10 +32,14 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 
 
-def strict(text: str) -> str:
+def _denoise(text: str) -> str:
     for pattern, repl in _STRICT:
         text = pattern.sub(repl, text)
-    return _SPACE.sub(" ", text).strip()
+    return text
+
+
+def strict(text: str) -> str:
+    return _SPACE.sub(" ", _denoise(text)).strip()
 
 
 def loose(text: str) -> str:
@@ -50,20 +54,22 @@ def canonical_args(args: dict[str, Any]) -> str:
     return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def loose_line_digests(text: str, cap: int = 400) -> list[str]:
-    return [digest(loose(line)) for line in text.splitlines() if line.strip()][:cap]
+def loose_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
+    """``loose(text)`` and the digests of its non-blank lines, in one pass."""
+    lines = [" ".join(line.split()) for line in _NUMBER.sub("<n>", _denoise(text)).replace('"', "'").splitlines()]
+    lines = [line for line in lines if line]
+    return " ".join(lines), [digest(line) for line in lines[:cap]]
+
+
+def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
+    """``strict(text)`` and the digests of its non-blank lines (the unit of 'new information'), in one pass."""
+    lines = [" ".join(line.split()) for line in _denoise(text).splitlines()]
+    lines = [line for line in lines if line]
+    return " ".join(lines), [digest(line) for line in lines[:cap]]
 
 
 def line_digests(text: str, cap: int = 400) -> list[str]:
-    """Digests of the strict-normalized non-blank lines (the unit of 'new information')."""
-    out = []
-    for line in text.splitlines():
-        norm = strict(line)
-        if norm:
-            out.append(digest(norm))
-            if len(out) >= cap:
-                break
-    return out
+    return strict_with_lines(text, cap)[1]
 
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
@@ -84,11 +90,12 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
     Lines in ``ambient`` (digests of lines also seen in successful outputs: environment noise) are skipped.
     """
     lines = [ln.strip() for ln in output.splitlines()[-80:] if ln.strip() and not _DECORATION.match(ln.strip())]
-    if ambient:
-        lines = [ln for ln in lines if digest(strict(ln)) not in ambient]
     for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
-        for line in reversed(lines):
-            if pattern.search(line):
+        for k in range(len(lines) - 1, -1, -1):
+            line = lines[k]
+            if pattern.search(line) and not (ambient and digest(strict(line)) in ambient):
+                if len(line) <= 12 and k + 1 < len(lines):  # a bare marker ("ERROR:"): the message is on the next line
+                    line = f"{line} {lines[k + 1]}"
                 return line[:300]
     return None
 

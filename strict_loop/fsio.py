@@ -44,21 +44,27 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temp file beside ``path``, fsync it, then rename over ``path``."""
+def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """Write ``data`` to a temp file beside ``path``, fsync it (unless ``sync`` is off), then rename over ``path``.
+
+    Without ``sync`` the replace is still atomic for every reader and survives a
+    crash of the process; only a power cut may bring back the previous version.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         _write_all(fd, data)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
         raise
     os.close(fd)
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    if sync:
+        _fsync_dir(path.parent)
 
 
 def _write_all(fd: int, data: bytes) -> None:

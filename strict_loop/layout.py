@@ -55,6 +55,14 @@ class TaskPaths:
         return self.root / "supervisor"
 
     @property
+    def monitor(self) -> Path:
+        return self.root / "monitor.json"
+
+    @property
+    def alerts(self) -> Path:
+        return self.root / "alerts.jsonl"
+
+    @property
     def lock(self) -> Path:
         return self.root / ".lock"
 
@@ -62,7 +70,8 @@ class TaskPaths:
         return self.rounds / f"iteration-{iteration:04d}.md"
 
     def as_dict(self) -> dict[str, str]:
-        names = ("state", "events", "iterations", "status_history", "latest_status", "stop_report", "run_summary", "rounds", "supervisor")
+        names = ("state", "events", "iterations", "status_history", "latest_status", "stop_report", "run_summary", "rounds",
+                 "supervisor", "monitor", "alerts")
         return {name: str(getattr(self, name)) for name in names}
 
 

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from .spiral import MonitorSettings
+
 SCHEMA_VERSION = 1
 MAX_STATE_BYTES = 64 * 1024
 MAX_CONTRACT_BYTES = 24 * 1024
@@ -155,6 +157,7 @@ class LoopContract(Strict):
     stop_checks: StopChecks = Field(default_factory=StopChecks, description="Machine-checkable stop rules")
     limits: Limits = Field(default_factory=Limits, description="Hard limits")
     unattended: UnattendedSettings = Field(default_factory=UnattendedSettings, description="Unattended supervisor budgets")
+    monitor: MonitorSettings = Field(default_factory=MonitorSettings, description="Spiral detection thresholds and the escalation ladder")
 
     _goal = field_validator("goal", "global_stop_condition")(_not_blank)
     _evidence = field_validator("success_evidence")(_item_cap(500))
@@ -334,14 +337,3 @@ class Registry(Strict):
     schema_version: Literal[1] = SCHEMA_VERSION
     updated_at: str
     tasks: dict[str, RegistryEntry] = Field(default_factory=dict)
-
-
-DOCUMENTS: dict[str, type[BaseModel]] = {
-    "state": TaskState,
-    "iteration": IterationRecord,
-    "event": EventRecord,
-    "stop_report": StopReport,
-    "status_record": StatusRecord,
-    "registry": Registry,
-}
-"""Every file format, by the name its schema file carries (``<name>.schema.json``)."""

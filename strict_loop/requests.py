@@ -6,14 +6,16 @@ through these, so a parameter has one name and one rule everywhere.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from .turns import Turn
 from .models import (
     DEFAULT_BLOCKER,
     EVENT_KIND_PATTERN,
     Limits,
+    MonitorSettings,
     OperatingMode,
     Progress,
     Status,
@@ -43,6 +45,7 @@ class InitStateInput(Strict):
     stop_checks: StopChecks = Field(default_factory=StopChecks, validate_default=True, description="Machine-checkable stop rules")
     limits: Limits = Field(default_factory=Limits, description="Hard limits")
     unattended: UnattendedSettings = Field(default_factory=UnattendedSettings, description="Unattended supervisor budgets")
+    monitor: MonitorSettings = Field(default_factory=MonitorSettings, description="Spiral detection thresholds and the escalation ladder")
     next_task: str = Field("", max_length=2000, description="The first atomic task")
     force: bool = Field(False, description="Replace an existing task of the same id (its files are moved aside, not deleted)")
 
@@ -142,3 +145,24 @@ class ShowTaskInput(TaskRef):
 
 class RebuildStateInput(TaskRef):
     pass
+
+
+class DetectSpiralInput(Strict):
+    task_id: OptionalTaskId = Field(None, description="Task whose current verdict to read (default: the only running task)")
+    turns: Optional[list[Turn]] = Field(
+        None, max_length=5000, description="Evaluate these turns from scratch instead (nothing is read or written)")
+
+
+class ResumeInput(Strict):
+    task_id: OptionalTaskId = TASK_ID_FIELD
+    action: Literal["continue", "rollback", "hand-back"] = Field(
+        ..., description="continue (mute the signals for a while), rollback (restore the workspace to round `to`), hand-back (end as blocked)")
+    to: Optional[int] = Field(None, ge=0, description="Round to roll back to (0 = as it was at init_state); required for rollback")
+    note: str = Field("", max_length=2000, description="What the person decided, for the record")
+
+    @field_validator("to")
+    @classmethod
+    def _to_for_rollback(cls, to: Optional[int], info: ValidationInfo) -> Optional[int]:
+        if info.data.get("action") == "rollback" and to is None:
+            raise ValueError("is required for rollback: the round number to restore (0 = before round 1)")
+        return to

@@ -85,3 +85,13 @@ class Supervisor(BaseModel):
 
     paused: bool = Field(False, description="True while the task is paused: stop working and wait")
     messages: list[SupervisorMessage] = Field(default_factory=list)
+
+
+class ResumeResult(BaseModel):
+    task_id: str
+    action: str
+    detail: str
+    muted: list[str] = Field(default_factory=list, description="Signal kinds muted by 'continue'")
+    handback_file: Optional[str] = None
+    saved_commit: Optional[str] = Field(None, description="rollback: snapshot of the tree as it was before")
+    restored_commit: Optional[str] = None

@@ -16,9 +16,24 @@ from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ValidationError
 
 from .errors import StateDamaged
-from .models import DOCUMENTS
+from .models import EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
+from .monitor import Alert, MonitorState
+from .turns import Turn
 
 M = TypeVar("M", bound=BaseModel)
+
+DOCUMENTS: dict[str, type[BaseModel]] = {
+    "state": TaskState,
+    "iteration": IterationRecord,
+    "event": EventRecord,
+    "stop_report": StopReport,
+    "status_record": StatusRecord,
+    "registry": Registry,
+    "turn": Turn,
+    "monitor": MonitorState,
+    "alert": Alert,
+}
+"""Every file format (and the turn format callers send), by the name its schema file carries."""
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "references" / "schemas"
 

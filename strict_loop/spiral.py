@@ -15,7 +15,7 @@ import shlex
 from collections import Counter
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import fingerprint as fp
 from .turns import Turn
@@ -30,6 +30,8 @@ SIGNALS: tuple[str, ...] = SignalKind.__args__  # type: ignore[attr-defined]
 
 class SpiralThresholds(BaseModel):
     """When each signal fires; every value can be overridden in the loop contract."""
+
+    model_config = ConfigDict(extra="forbid")
 
     identical_repeats: int = Field(4, ge=2, le=20, description="Identical calls (tool + arguments) ...")
     identical_window: int = Field(6, ge=2, le=50, description="... within this many turns")
@@ -49,6 +51,22 @@ class SpiralThresholds(BaseModel):
     self_talk_hits: int = Field(2, ge=1, le=10, description="Turns whose thought admits trouble ...")
     self_talk_window: int = Field(3, ge=1, le=20, description="... within this many turns")
     score_drops: int = Field(2, ge=1, le=10, description="Verifier score drops in a row")
+
+
+class MonitorSettings(BaseModel):
+    """Spiral detection and the escalation ladder; part of the loop contract."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(True, description="Evaluate every tool_call turn")
+    thresholds: SpiralThresholds = Field(default_factory=SpiralThresholds, description="When each signal fires")
+    second_whisper_after: int = Field(1, ge=1, le=50, description="Further firings after the first whisper before the second")
+    pause_after: int = Field(1, ge=1, le=50, description="Further firings after the second whisper before pausing")
+    reset_after: int = Field(6, ge=1, le=100, description="Quiet turns after which the ladder resets (the whisper counts as adopted)")
+    whisper_ttl: int = Field(3, ge=1, le=50, description="Turns a whisper keeps riding on tool results")
+    cooldown_turns: int = Field(10, ge=0, le=1000, description="After 'resume --action continue', turns the resumed signals stay muted")
+    snapshots: Literal["auto", "on", "off"] = Field(
+        "auto", description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the workspace is a git repository")
 
 
 class TurnFacts(BaseModel):
@@ -175,7 +193,12 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     fclass = fp.classify([turn.output]) if failed else None
     canonical = fp.canonical_args(turn.args)
     # A write's output echoes the file it changed: compare it loosely (line numbers move).
-    lines = fp.loose_line_digests(turn.output) if kind == "write" else fp.line_digests(turn.output)
+    if kind == "write":
+        loose_text, lines = fp.loose_with_lines(turn.output)
+        out_digest = fp.digest(loose_text)
+    else:
+        strict_text, lines = fp.strict_with_lines(turn.output)
+        out_digest = fp.digest(strict_text)
     seen = {d for f in window for d in f.lines}
     new = [d for d in lines if d not in seen]
     novel = len(new) >= NOVEL_LINES
@@ -183,7 +206,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         i=index, tool=turn.tool, kind=kind,
         sig=fp.digest(turn.tool + "\0" + canonical),
         asig=fp.digest(turn.tool + "\0" + fp.loose(canonical)),
-        out=fp.digest(fp.loose(turn.output) if kind == "write" else fp.strict(turn.output)), lines=lines[-80:],
+        out=out_digest, lines=lines[-80:],
         novel=novel, empty=not turn.output.strip(), failed=failed, err=err, etpl=fp.error_template(err),
         fclass=fclass.name if fclass and fclass.name in fp.SPECIFIC_CLASSES else None,
         paths=turn_paths(turn), fstate=fstate or {}, talk=bool(SELF_TALK.search(turn.thought)),

@@ -6,7 +6,8 @@ The CLI prints these; the MCP server sends them as the text part of tool results
 from __future__ import annotations
 
 from .models import StopReport
-from .results import CompactResult, EventResult, InitResult, RebuildResult, RoundResult, TaskSummary, TaskView
+from .monitor import Verdict
+from .results import CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, TaskSummary, TaskView
 from .timefmt import human_duration
 
 
@@ -69,3 +70,18 @@ def rebuild(r: RebuildResult) -> str:
     lines = [f"rebuilt '{r.task_id}': {r.iteration} rounds, {r.events} events"]
     lines += [f"  fixed: {note}" for note in r.repaired] or ["  nothing needed fixing"]
     return "\n".join(lines)
+
+
+def verdict(v: Verdict) -> str:
+    if not v.detected:
+        return f"no spiral: {v.turns_seen} turns seen, nothing repeating without progress"
+    head = {1: "whispered once", 2: "whispered twice", 3: "PAUSED"}.get(v.level, "detected")
+    lines = [f"spiral detected ({head}): {v.diagnosis}"]
+    lines += [f"  signal {s.kind} (turns {', '.join(map(str, s.turns))}): {s.evidence}" for s in v.signals]
+    lines += ["  recent:"] + [f"    {r}" for r in v.recent]
+    lines.append(f"  recommended: {v.recommended_action}")
+    return "\n".join(lines)
+
+
+def resume(r: ResumeResult) -> str:
+    return f"'{r.task_id}': {r.action}: {r.detail}"

@@ -9,13 +9,17 @@ happen under its cross-process lock.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from . import __version__, legacy, rounds, schemas, stopchecks
+import os
+
+from . import __version__, alerts, legacy, monitor, rounds, schemas, stopchecks
 from .errors import LoopError, StateDamaged, TaskNotFound, validate_input
 from .fsio import (
     LOCK_TIMEOUT_S,
@@ -27,9 +31,14 @@ from .fsio import (
     has_torn_tail,
     iter_lines,
     last_json,
+    tail_lines,
     trim_torn_tail,
 )
 from .layout import Layout, TaskPaths, slug_from_goal
+from .monitor import Alert, MonitorState, Verdict
+from .snapshots import SnapshotError, Snapshots
+from .spiral import MonitorSettings, turn_paths
+from .turns import Turn
 from .models import (
     MAX_CONTRACT_BYTES,
     CurrentRound,
@@ -47,9 +56,11 @@ from .requests import (
     AppendEventInput,
     CheckStopInput,
     CompactStateInput,
+    DetectSpiralInput,
     InitStateInput,
     RebuildStateInput,
     ReportStatusInput,
+    ResumeInput,
     ShowTaskInput,
     UpdateStateInput,
 )
@@ -58,6 +69,7 @@ from .results import (
     EventResult,
     InitResult,
     RebuildResult,
+    ResumeResult,
     RoundResult,
     StatusReport,
     Supervisor,
@@ -126,24 +138,31 @@ class Workspace:
                                 "contract": contract.model_dump(mode="json")})
             self._save(paths, state)
             self._write_status(paths, state, None, record=False)
+            self._snapshot(paths, state, 0)
         self._register(state)
         return InitResult(task_id=task_id, task_dir=str(paths.root), created_at=ts, replaced=replaced)
 
     def append_event(self, request: AppendEventInput | None = None, /, **params: Any) -> EventResult:
         """Append one event line; ``round.started`` also marks the round as announced."""
         req: AppendEventInput = validate_input(AppendEventInput, request or params, "append_event")
+        turn = validate_input(Turn, req.data, "append_event.data") if req.kind == "tool_call" else None
         task_id, paths = self._task(req.task_id, write=True)
+        alert = None
         with self._locked(paths, task_id):
             data = dict(req.data)
             state = None
             if req.kind == "round.started":
                 state = self._load_current(paths, task_id)
                 data.setdefault("iteration", state.counters.iteration + 1)
+            if turn is not None:
+                data, alert = self._observe(paths, task_id, turn)
             rec = self._append_event(paths, req.kind, req.message, data)
             if state is not None:
                 state.current_round = CurrentRound(iteration=state.counters.iteration + 1, announced_at=rec.ts, message=req.message[:500])
                 state.updated_at = rec.ts
                 self._save(paths, state)
+        if alert is not None:
+            self._raise_alert(paths, task_id, alert)
         return EventResult(task_id=task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts)
 
     def update_state(self, request: UpdateStateInput | None = None, /, **params: Any) -> RoundResult:
@@ -188,6 +207,7 @@ class Workspace:
             self._save(paths, state)
             self._append_event(paths, "round.completed", f"round {iteration} recorded: {req.task[:200]}",
                                {"iteration": iteration, "progress": req.progress, "status": req.status})
+            self._snapshot(paths, state, iteration)
         if state.status != old_status:
             self._register(state)
         lim = state.contract.limits
@@ -287,11 +307,85 @@ class Workspace:
         return RebuildResult(task_id=task_id, iteration=state.counters.iteration, events=events + 1, repaired=repaired)
 
     def supervisor(self, task_id: Optional[str]) -> Supervisor:
-        """Messages for the agent working on ``task_id`` (whispers, pause orders).
+        """Messages for the agent working on ``task_id`` (recent whispers, the pause order); read-only.
 
-        Empty until the progress monitor lands; adapters attach it to every result.
+        Adapters attach it to every result about a task, so a hint reaches the agent in its own context.
         """
-        return Supervisor()
+        if not task_id:
+            return Supervisor()
+        paths = self.layout.task(task_id)
+        if not paths.monitor.exists():
+            return Supervisor()
+        mon = self._load_monitor(paths, task_id)
+        if not (mon.paused or mon.whispers):
+            return Supervisor()
+        return monitor.supervisor_view(mon, self._settings(paths, task_id))
+
+    def detect_spiral(self, request: DetectSpiralInput | None = None, /, **params: Any) -> Verdict:
+        """The task's current verdict, or (with ``turns``) a from-scratch evaluation of a list of turns; writes nothing."""
+        req: DetectSpiralInput = validate_input(DetectSpiralInput, request or params, "detect_spiral")
+        if req.turns is not None:
+            settings = MonitorSettings()
+            if req.task_id:
+                task_id, paths = self._task(req.task_id, write=False)
+                settings = self._settings(paths, task_id)
+            return monitor.replay(req.turns, settings)[0]
+        task_id, paths = self._task(req.task_id, write=False)
+        return monitor.verdict(self._load_monitor(paths, task_id), self._settings(paths, task_id))
+
+    def resume(self, request: ResumeInput | None = None, /, **params: Any) -> ResumeResult:
+        """A person's answer to a pause: continue (with a cooldown), roll the workspace back, or hand the task back."""
+        req: ResumeInput = validate_input(ResumeInput, request or params, "resume")
+        task_id, paths = self._task(req.task_id, write=True)
+        with self._locked(paths, task_id):
+            state = self._load_current(paths, task_id)
+            mon = self._load_monitor(paths, task_id)
+            settings = state.contract.monitor
+            if req.action == "continue" and not mon.paused:
+                raise LoopError("resume.action", f"task '{task_id}' is not paused", "use continue only after a pause; rollback and hand-back work any time")
+            kinds = sorted({s.kind for s in mon.last_signals})
+            result = ResumeResult(task_id=task_id, action=req.action, detail="")
+            if req.action == "rollback":
+                snaps = Snapshots(self.root, task_id, paths.root)
+                if not Snapshots.available():
+                    raise LoopError("resume.action", "rollback needs git, which is not installed", "install git, or resume with continue")
+                if snaps.resolve(f"round-{req.to}") is None:
+                    raise LoopError("resume.to", f"there is no snapshot of round {req.to} for task '{task_id}'",
+                                    "snapshots are taken after each round when monitor.snapshots is on (or 'auto' in a git repository)")
+                try:
+                    saved, restored = snaps.restore(f"round-{req.to}")
+                except SnapshotError as exc:
+                    raise LoopError("resume", f"rollback failed: {exc}", "the working tree was saved first; see events.jsonl") from None
+                result.saved_commit, result.restored_commit = saved, restored
+                result.detail = (f"workspace restored to round {req.to}; the tree as it was is saved as "
+                                 f"{snaps.ref('before-rollback')} ({saved[:12]})")
+                self._append_event(paths, "workspace.rolled_back", result.detail,
+                                   {"to": req.to, "saved": saved, "restored": restored, "note": req.note})
+            if req.action == "hand-back":
+                text = self._handback(paths, state, mon, req.note)
+                atomic_write(paths.root / "handback.md", text.encode())
+                state.status, state.needs_human_input = "blocked", True
+                state.stop_reason = ("handed back to a person after the progress monitor paused the loop: " + monitor.diagnosis(mon))[:2000]
+                state.updated_at = now_iso()
+                self._save(paths, state)
+                result.handback_file = str(paths.root / "handback.md")
+                result.detail = f"loop ended as blocked; summary for the person in {result.handback_file}"
+                self._append_event(paths, "task.handed_back", result.detail, {"note": req.note})
+            if req.action in ("continue", "rollback"):
+                for kind in kinds:
+                    mon.muted_until[kind] = mon.turns + settings.cooldown_turns
+                result.muted = kinds
+                if req.action == "continue":
+                    result.detail = f"resumed; {', '.join(kinds) or 'no signal'} muted for {settings.cooldown_turns} turns"
+            if mon.whispers and mon.whispers[-1].adopted is None:
+                mon.whispers[-1].adopted = False
+            mon.paused, mon.paused_at, mon.level, mon.firings_at_level = False, None, 0, 0
+            self._save_monitor(paths, mon, sync=True)
+            self._append_event(paths, "spiral.resumed", f"resume --action {req.action}: {result.detail}",
+                               {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note})
+        if req.action == "hand-back":
+            self._register(state)
+        return result
 
     # ------------------------------------------------------------------ task lookup
 
@@ -518,6 +612,121 @@ class Workspace:
             self._append_event(paths, "task.migrated", f"took over {len(records)} rounds from .codex-loop",
                                {"rounds": len(records), "events": len(events)})
         self._register(state)
+
+    # ------------------------------------------------------------------ progress monitor
+
+    def _settings(self, paths: TaskPaths, task_id: str) -> MonitorSettings:
+        return self._load(paths, task_id).contract.monitor
+
+    def _load_monitor(self, paths: TaskPaths, task_id: str) -> MonitorState:
+        """monitor.json, or a rebuilt one (from the recent tool_call events) if it is missing or damaged."""
+        try:
+            data = paths.monitor.read_bytes()
+        except FileNotFoundError:
+            return MonitorState()
+        if self._checked.get(paths.monitor) == data:
+            return MonitorState.model_validate_json(data)
+        try:
+            mon = schemas.load_document(MonitorState, data, paths.monitor, "")
+        except StateDamaged:
+            return self._rebuilt_monitor(paths, task_id)
+        self._checked[paths.monitor] = data
+        return mon
+
+    def _rebuilt_monitor(self, paths: TaskPaths, task_id: str) -> MonitorState:
+        """Replay the recent ledger (tool calls, pauses, resumes) into a fresh monitor state."""
+        settings = self._settings(paths, task_id)
+        mon = MonitorState()
+        for line in tail_lines(paths.events, 400):
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            kind = ev.get("kind")
+            if kind == "tool_call":
+                try:
+                    mon, _, _ = monitor.observe(mon, Turn.model_validate(ev.get("data") or {}), settings)
+                except ValueError:
+                    continue
+            elif kind == "spiral.resumed":
+                mon.paused, mon.level, mon.firings_at_level = False, 0, 0
+                for k in (ev.get("data") or {}).get("muted", []):
+                    mon.muted_until[k] = mon.turns + settings.cooldown_turns
+        return mon
+
+    def _save_monitor(self, paths: TaskPaths, mon: MonitorState, *, sync: bool) -> None:
+        data = mon.model_dump_json().encode()
+        atomic_write(paths.monitor, data, sync=sync)
+        self._checked[paths.monitor] = data
+
+    def _file_states(self, turn: Turn, paths_in: list[str]) -> dict[str, str]:
+        """Content digests of the files a turn touched, for those inside the workspace (small files only)."""
+        out = {}
+        for rel in paths_in[:5]:
+            try:
+                path = (self.root / rel).resolve() if not Path(rel).is_absolute() else Path(rel).resolve()
+                path.relative_to(self.root)
+                if path.is_file() and path.stat().st_size <= 2_000_000:
+                    out[rel] = hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
+            except (ValueError, OSError):
+                continue
+        return out
+
+    def _observe(self, paths: TaskPaths, task_id: str, turn: Turn) -> tuple[dict[str, Any], Optional[Alert]]:
+        """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps; returns the event data."""
+        state = self._load(paths, task_id)
+        settings = state.contract.monitor
+        mon = self._load_monitor(paths, task_id)
+        fstate = self._file_states(turn, turn_paths(turn))
+        mon, action, signals = monitor.observe(mon, turn, settings, fstate)
+        index = mon.turns - 1
+        self._save_monitor(paths, mon, sync=action != "none")
+        data = {**turn.model_dump(mode="json", exclude_none=True), "turn": index}
+        alert = None
+        if action in ("whisper", "whisper2"):
+            w = mon.whispers[-1]
+            self._append_event(paths, "spiral.whisper", w.text, {"turn": index, "level": w.level, "signals": [s.model_dump() for s in signals]})
+        elif action == "pause":
+            diag = monitor.diagnosis(mon)
+            self._append_event(paths, "spiral.paused", f"paused at turn {index}: {diag[:500]}",
+                               {"turn": index, "signals": [s.model_dump() for s in signals]})
+            alert = Alert(id=f"{task_id}-{mon.alerts}", ts=now_iso(), task_id=task_id, turn=index, level=3, signals=signals,
+                          diagnosis=diag, recent=[f.brief for f in mon.window[-5:]],
+                          recommended_action=monitor.recommended_action(mon, signals))
+        return data, alert
+
+    def _raise_alert(self, paths: TaskPaths, task_id: str, alert: Alert) -> None:
+        """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome."""
+        payload = {"text": f"[SPIRALING] {task_id}: {alert.diagnosis}", **alert.model_dump(mode="json", exclude={"delivery"})}
+        alert.delivery["webhook"] = alerts.deliver(payload, os.environ)
+        with self._locked(paths, task_id):
+            append_line(paths.alerts, dumps_line(alert.model_dump(mode="json")))
+            self._append_event(paths, "spiral.alert", f"[SPIRALING] {alert.diagnosis[:600]}",
+                               {"alert": alert.id, "delivery": alert.delivery})
+
+    def _snapshot(self, paths: TaskPaths, state: TaskState, iteration: int) -> None:
+        """Snapshot the workspace after a round (never fails the round: a failure is recorded as an event)."""
+        mode = state.contract.monitor.snapshots
+        if mode == "off" or (mode == "auto" and not (self.root / ".git").exists()) or not Snapshots.available():
+            return
+        try:
+            commit = Snapshots(self.root, state.task_id, paths.root).take(f"round-{iteration}", f"{state.task_id}: after round {iteration}")
+        except (SnapshotError, OSError, subprocess.SubprocessError) as exc:
+            self._append_event(paths, "snapshot.failed", f"snapshot of round {iteration} failed: {str(exc)[:300]}", {"iteration": iteration})
+            return
+        self._append_event(paths, "snapshot.taken", f"round {iteration} snapshot {commit[:12]}", {"iteration": iteration, "commit": commit})
+
+    def _handback(self, paths: TaskPaths, state: TaskState, mon: MonitorState, note: str) -> str:
+        lines = [f"# Handed back: {state.task_id}", "", f"Goal: {state.contract.goal}", "",
+                 f"Rounds recorded: {state.counters.iteration}. Next task was: {state.next_task or '(not set)'}", "",
+                 "## Why the loop stopped", monitor.diagnosis(mon), "", "## Last turns"]
+        lines += [f"- {b}" for b in [f.brief for f in mon.window[-8:]]] or ["- (none recorded)"]
+        lines += ["", "## Hints given"] + ([f"- turn {w.turn} (level {w.level}, {'adopted' if w.adopted else 'not adopted'}): {w.text}"
+                                           for w in mon.whispers] or ["- (none)"])
+        if note:
+            lines += ["", "## Note from the person", note]
+        lines += ["", f"Full history: {paths.events} and {paths.iterations}.", ""]
+        return "\n".join(lines)
 
     # ------------------------------------------------------------------ registry
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from strict_loop import schemas
-from strict_loop.models import DOCUMENTS
+from strict_loop.schemas import DOCUMENTS
 
 
 def test_shipped_schema_files_equal_generated():

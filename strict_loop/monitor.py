@@ -1,0 +1,246 @@
+"""The progress monitor: the escalation ladder over the spiral detector, as pure functions of its state.
+
+``observe`` folds one turn into a :class:`MonitorState` and says what to do
+(whisper, stronger whisper, pause and alert); the Workspace does the I/O (it
+keeps the state in ``monitor.json``, writes events and alerts, calls the
+webhook). Ladder: the first firing whispers (level 1); if the pattern shows up
+again, a stronger whisper (level 2); once more and the task is paused (level 3)
+until a person resumes it. A quiet stretch resets the ladder and marks the last
+whisper as adopted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal, Optional
+
+from pydantic import BaseModel, Field
+
+from . import fingerprint as fp
+from .results import Supervisor, SupervisorMessage
+from .spiral import MonitorSettings, Signal, SpiralDetector, TurnFacts, facts
+from .turns import Turn
+
+
+class Whisper(BaseModel):
+    turn: int
+    level: int
+    text: str
+    signal: str
+    adopted: Optional[bool] = None
+
+
+class Alert(BaseModel):
+    """One line of alerts.jsonl: a pause with its diagnosis."""
+
+    id: str
+    ts: str
+    task_id: str
+    turn: int
+    level: int
+    signals: list[Signal]
+    diagnosis: str
+    recent: list[str]
+    recommended_action: str
+    delivery: dict[str, str] = Field(default_factory=dict, description="channel -> outcome (the webhook URL is never recorded)")
+
+
+class MonitorState(BaseModel):
+    """monitor.json: the detector's window and the ladder; bounded whatever the length of the run."""
+
+    turns: int = Field(0, ge=0, description="tool_call turns seen")
+    window: list[TurnFacts] = Field(default_factory=list)
+    level: int = Field(0, ge=0, le=3)
+    firings_at_level: int = 0
+    last_fired: Optional[int] = None
+    paused: bool = False
+    paused_at: Optional[int] = None
+    whispers: list[Whisper] = Field(default_factory=list, max_length=20)
+    muted_until: dict[str, int] = Field(default_factory=dict, description="signal kind -> turn until which it is muted")
+    last_signals: list[Signal] = Field(default_factory=list)
+    last_fclass: Optional[str] = None
+    alerts: int = 0
+
+
+class Verdict(BaseModel):
+    """detect_spiral's answer."""
+
+    detected: bool
+    level: int = Field(..., description="0 quiet, 1 whispered, 2 whispered twice, 3 paused")
+    paused: bool
+    signals: list[Signal]
+    diagnosis: str
+    recent: list[str] = Field(..., description="The last turns, one line each")
+    recommended_action: str
+    whisper: Optional[str] = Field(None, description="The hint the agent gets (or got) for this pattern")
+    turns_seen: int = 0
+    fired_at: Optional[int] = Field(None, description="Replays only: the turn where it first fired")
+
+
+Action = Literal["none", "whisper", "whisper2", "pause"]
+
+
+def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: Optional[dict[str, str]] = None) -> tuple[MonitorState, Action, list[Signal]]:
+    """Fold one turn into ``state`` (a new object) and say what the ladder does."""
+    # Facts are never changed once made, so the window is shared; whispers are copied (adoption is updated).
+    state = state.model_copy(update={"window": list(state.window), "whispers": [w.model_copy() for w in state.whispers],
+                                     "muted_until": dict(state.muted_until)})
+    detector = SpiralDetector(settings.thresholds)
+    index = state.turns
+    f = facts(turn, index, state.window, fstate)
+    state.turns += 1
+    state.window = (state.window + [f])[-detector.window_size:]
+    muted = frozenset(k for k, until in state.muted_until.items() if until > index)
+    state.muted_until = {k: v for k, v in state.muted_until.items() if v > index}
+    signals = detector.evaluate(state.window, muted) if settings.enabled else []
+    if f.fclass:
+        state.last_fclass = f.fclass
+    if not signals:
+        if state.last_fired is not None and index - state.last_fired >= settings.reset_after and not state.paused:
+            if state.whispers and state.whispers[-1].adopted is None:
+                state.whispers[-1].adopted = True
+            state.level, state.firings_at_level = 0, 0
+        return state, "none", []
+    if state.whispers and state.whispers[-1].adopted is None and state.level > 0:
+        state.whispers[-1].adopted = False
+    state.last_fired = index
+    state.last_signals = signals
+    if state.paused:
+        return state, "none", signals
+    action: Action = "none"
+    if state.level == 0:
+        action = "whisper"
+    else:
+        state.firings_at_level += 1
+        needed = settings.second_whisper_after if state.level == 1 else settings.pause_after
+        if state.firings_at_level >= needed:
+            action = "whisper2" if state.level == 1 else "pause"
+    if action != "none":
+        state.level += 1
+        state.firings_at_level = 0
+        if action == "pause":
+            state.paused, state.paused_at = True, index
+            state.alerts += 1
+        else:
+            text = whisper_text(state, signals, 2 if action == "whisper2" else 1)
+            state.whispers = (state.whispers + [Whisper(turn=index, level=state.level, text=text, signal=signals[0].kind)])[-20:]
+    return state, action, signals
+
+
+def supervisor_view(state: MonitorState, settings: MonitorSettings) -> Supervisor:
+    """What rides on the agent's tool results: recent whispers, or the pause order."""
+    messages = []
+    if state.paused:
+        messages.append(SupervisorMessage(
+            kind="pause", level=3, signal=state.last_signals[0].kind if state.last_signals else None,
+            text="PAUSED by the progress monitor: stop now and wait for a person. " + diagnosis(state)
+                 + " A person resumes with `strict-loop resume <task> --action continue|rollback|hand-back`."))
+    else:
+        current = state.turns - 1
+        for w in state.whispers:
+            if current - w.turn < settings.whisper_ttl and w.adopted is None:
+                messages.append(SupervisorMessage(kind="whisper", level=w.level, text=w.text, signal=w.signal))
+    return Supervisor(paused=state.paused, messages=messages)
+
+
+def _remedy(state: MonitorState, signals: list[Signal]) -> str:
+    texts = []
+    for f in state.window[-6:]:
+        if f.failed and f.err:
+            texts.append(f.err)
+    cls = fp.classify(texts) if texts else None
+    if cls:
+        return f"This looks like a {cls.name} problem: {cls.remedy}."
+    kinds = {s.kind for s in signals}
+    if kinds & {"identical_calls", "equivalent_outcomes"}:
+        return "Repeating the same action will give the same result: read the output once more and change the approach, not the details."
+    if "alternation" in kinds:
+        return "You are cycling through the same steps: write down what each step showed and pick a step you have not tried."
+    if "file_oscillation" in kinds:
+        return "Stop patching the file piecemeal: re-read the whole region and write it once, completely, then verify."
+    if "repeated_error" in kinds:
+        return "The error does not depend on what you keep varying: find out what causes it (read the message and the code it names) before another attempt."
+    if "monologue" in kinds:
+        return "Take an action (run, read or edit something) instead of reasoning further without tools."
+    if "score_drop" in kinds:
+        return "The verifier score is falling: go back to the last change that raised it."
+    return "Step back, state what you know and what you have tried, and choose a different approach."
+
+
+def _varied(state: MonitorState, signals: list[Signal]) -> str:
+    turns = {t for s in signals for t in s.turns}
+    involved = [f for f in state.window if f.i in turns]
+    tools = Counter(f.tool for f in involved)
+    distinct = len({f.sig for f in involved})
+    if not involved:
+        return ""
+    if distinct <= 1:
+        return f"the agent repeated the identical action ({involved[-1].brief.split(' -> ')[0]})"
+    return f"the agent varied its action {distinct} ways ({', '.join(f'{t} x{n}' for t, n in tools.most_common(3))})"
+
+
+def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> str:
+    signals = signals if signals is not None else state.last_signals
+    if not signals:
+        return "No non-progress pattern in the recent turns."
+    main = signals[0]
+    parts = [f"Stuck: {main.evidence}."]
+    varied = _varied(state, signals)
+    if varied:
+        parts.append(f"Meanwhile {varied}.")
+    errs = [f.err for f in state.window if f.i in set(main.turns) and f.err]
+    if errs and main.kind != "repeated_error":
+        parts.append(f"Recurring error: {Counter(errs).most_common(1)[0][0]}.")
+    if len(signals) > 1:
+        parts.append("Also: " + "; ".join(s.evidence for s in signals[1:3]) + ".")
+    parts.append(_remedy(state, signals))
+    if state.whispers:
+        told = [w for w in state.whispers if w.level in (1, 2)][-2:]
+        if told:
+            status = "not adopted" if any(w.adopted is False for w in told) or state.paused else "pending"
+            parts.append(f"Already suggested {len(told)} time(s) (turns {', '.join(str(w.turn) for w in told)}), {status}.")
+    return " ".join(parts)
+
+
+def whisper_text(state: MonitorState, signals: list[Signal], strength: int) -> str:
+    remedy = _remedy(state, signals)
+    if strength == 1:
+        return f"Progress monitor: {signals[0].evidence}. {remedy}"
+    return (f"Second warning from the progress monitor: {signals[0].evidence}. {remedy} "
+            "Stop trying variations of the same thing; if the next attempt goes the same way, the task will be paused for a person.")
+
+
+def verdict(state: MonitorState, settings: MonitorSettings) -> Verdict:
+    signals = state.last_signals if state.level > 0 or state.paused else []
+    return Verdict(
+        detected=bool(signals), level=state.level, paused=state.paused, signals=signals,
+        diagnosis=diagnosis(state, signals), recent=[f.brief for f in state.window[-5:]],
+        recommended_action=recommended_action(state, signals),
+        whisper=state.whispers[-1].text if state.whispers and signals else None, turns_seen=state.turns,
+    )
+
+
+def recommended_action(state: MonitorState, signals: list[Signal]) -> str:
+    if state.paused:
+        return ("A person should decide: `resume --action continue` (mute these signals for a while), "
+                "`--action rollback --to N` (restore the workspace to round N), or `--action hand-back` (end the loop as blocked).")
+    if not signals:
+        return "Carry on."
+    return _remedy(state, signals)
+
+
+def replay(turns: list[Turn], settings: Optional[MonitorSettings] = None) -> tuple[Verdict, list[tuple[int, Action, list[Signal]]]]:
+    """Evaluate a list of turns from scratch (no state touched): the final verdict and every ladder step."""
+    settings = settings or MonitorSettings()
+    state = MonitorState()
+    steps = []
+    first = None
+    for turn in turns:
+        state, action, signals = observe(state, turn, settings)
+        if signals and first is None:
+            first = state.turns - 1
+        if action != "none":
+            steps.append((state.turns - 1, action, signals))
+    v = verdict(state, settings)
+    v.fired_at = first
+    return v, steps
