@@ -108,7 +108,7 @@ SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", 
 PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
 FAILS = re.compile(r"(\d+) (?:failed|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I)
 NOVEL_LINES = 3
-"""How many never-seen output lines make a turn carry new information."""
+"""How many never-seen output lines make a turn carry new information (all of them, for a shorter output)."""
 SELF_TALK = re.compile(
     r"\b(?:i broke|broke (?:it|the \w+|something)|(?:messed|screwed) (?:it |this |things )?up|(?:let me|let's|i(?:'ll| will| need to)) (?:restore|revert|undo)|"
     r"same (?:mistake|error|issue|problem) (?:again|as before)|(?:isn't|is not|still not|not) working|stuck in a loop|going in circles|"
@@ -201,7 +201,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         out_digest = fp.digest(strict_text)
     seen = {d for f in window for d in f.lines}
     new = [d for d in lines if d not in seen]
-    novel = len(new) >= NOVEL_LINES
+    novel = bool(new) and len(new) >= min(NOVEL_LINES, len(lines))
     return TurnFacts(
         i=index, tool=turn.tool, kind=kind,
         sig=fp.digest(turn.tool + "\0" + canonical),
@@ -264,7 +264,7 @@ class SpiralDetector:
 
     def equivalent_outcomes(self, w: list[TurnFacts]) -> Optional[Signal]:
         cur = w[-1]
-        if cur.kind == "message" or cur.novel:
+        if cur.kind == "message" or cur.novel or (cur.empty and not cur.failed):
             return None
         same = [f for f in w[-self.t.equivalent_window:] if f.asig == cur.asig and f.out == cur.out]
         if len(same) < self.t.equivalent_repeats:

@@ -13,14 +13,15 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_server import build_server
 
 
-def stdio_params(workspace: Path) -> StdioServerParameters:
+def stdio_params(workspace: Path, env: dict[str, str] | None = None) -> StdioServerParameters:
     """Spawn the server the way a harness would: a separate process speaking stdio."""
-    return StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "--workspace", str(workspace)], cwd=str(workspace))
+    return StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "--workspace", str(workspace)],
+                                 cwd=str(workspace), env=env)
 
 
 @asynccontextmanager
-async def stdio_client(workspace: Path) -> AsyncIterator[Client]:
-    async with Client(stdio_params(workspace), read_timeout_seconds=60) as client:
+async def stdio_client(workspace: Path, env: dict[str, str] | None = None) -> AsyncIterator[Client]:
+    async with Client(stdio_params(workspace, env), read_timeout_seconds=60) as client:
         yield client
 
 

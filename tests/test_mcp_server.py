@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
 TOOLS = ["init_state", "append_event", "update_state", "check_stop", "report_status", "compact_state",
-         "rebuild_state", "list_tasks", "show_task"]
+         "rebuild_state", "detect_spiral", "list_tasks", "show_task"]
 
 
 def tools_snapshot(tools) -> list[dict]:
@@ -50,7 +50,7 @@ async def test_annotations_tell_the_truth(ws_dir):
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert sorted(tools) == sorted(TOOLS)
     read_only = {name for name, t in tools.items() if t.annotations.read_only_hint}
-    assert read_only == {"list_tasks", "show_task"}
+    assert read_only == {"list_tasks", "show_task", "detect_spiral"}
     for name in TOOLS:
         assert tools[name].output_schema and tools[name].output_schema["type"] == "object"
         desc = tools[name].input_schema.get("properties", {})

@@ -137,7 +137,7 @@ def test_oversized_contract_is_refused(ws_dir):
 
 def test_scripts_have_real_help(ws_dir):
     for name in ("init_state", "append_event", "update_state", "check_stop", "report_status", "compact_state",
-                 "list_tasks", "show_task", "rebuild_state"):
+                 "list_tasks", "show_task", "rebuild_state", "detect_spiral", "resume"):
         proc = run_script(name, "--help", cwd=ws_dir)
         assert proc.stdout.startswith(f"usage: {name}.py"), proc.stdout[:100]
         assert "--workspace" in proc.stdout and "--json" in proc.stdout
