@@ -48,7 +48,7 @@ def registrations() -> list[tuple[str, str, list[str]]]:
     for path in (DOC, REPO / "README.md"):
         for block in _blocks("text", path):
             for line in block.splitlines():
-                parsed = _from_command(line) if line.strip() else None
+                parsed = _from_command(line) if line.split()[:1] in (["claude"], ["codex"], ["hermes"]) else None
                 if parsed:
                     found.append((f"{path.name}: {line.split()[0]} mcp add", *parsed))
     server = json.loads(_blocks("json")[0])["mcpServers"]["strict-loop"]
