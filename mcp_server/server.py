@@ -109,7 +109,9 @@ def _specs() -> list[ToolSpec]:
                  InitStateInput, InitResult, lambda ws, r: _pair(ws.init_state(r), summaries.init)),
         ToolSpec("append_event", "Append an event",
                  "Append one event to the task's ledger. Announce every round with kind='round.started' before doing it; "
-                 "use 'note', 'blocker' or 'tool_call' for the rest.",
+                 "use 'note' or 'blocker' for the rest. kind='tool_call' with data = one turn {tool, args, output, error, "
+                 "exit_code, thought, paths, score, ts} feeds the progress monitor, which whispers or pauses through the "
+                 "supervisor field when the agent is going in circles.",
                  AppendEventInput, EventResult, lambda ws, r: _pair(ws.append_event(r), summaries.event)),
         ToolSpec("update_state", "Record a verified round",
                  "Record one verified round. verification_summary is required (no progress without evidence); "
