@@ -108,6 +108,9 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
                             ("--max-rounds-per-invocation", "unattended: rounds per agent invocation (default 5)"),
                             ("--max-consecutive-failures", "unattended: failed invocations in a row before giving up (default 3)")):
         g.add_argument(flag, type=int, help=help_text)
+    p.add_argument("--monitor", type=_json_arg, metavar="JSON",
+                   help='progress monitor settings (JSON object or @file), e.g. \'{"thresholds": {"identical_repeats": 3}}\'; '
+                        "workspace defaults come from .agent-loop/monitor-defaults.json")
     p.add_argument("--next-task", default="", help="the first atomic task")
     p.add_argument("--force", action="store_true", help="replace an existing task (old files are moved aside)")
 
@@ -212,6 +215,8 @@ def _init_params(a: argparse.Namespace) -> dict[str, Any]:
                   limits=limits, unattended=unattended, next_task=a.next_task, force=a.force)
     if a.blocker_definition is not None:
         params["blocker_definition"] = a.blocker_definition
+    if a.monitor is not None:
+        params["monitor"] = a.monitor
     return params
 
 

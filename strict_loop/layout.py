@@ -88,6 +88,11 @@ class Layout:
         return self.manager / "registry.json"
 
     @property
+    def monitor_defaults(self) -> Path:
+        """Workspace-wide monitor settings: the defaults every new task's contract starts from."""
+        return self.manager / "monitor-defaults.json"
+
+    @property
     def registry_lock(self) -> Path:
         return self.manager / ".registry.lock"
 

@@ -108,6 +108,7 @@ class Workspace:
         """Define the loop contract and create the task's files."""
         req: InitStateInput = validate_input(InitStateInput, request or params, "init_state")
         contract = LoopContract(**req.model_dump(include=set(LoopContract.model_fields)))
+        contract.monitor = self._monitor_settings(req)
         size = len(json.dumps(contract.model_dump(mode="json")).encode())
         if size > MAX_CONTRACT_BYTES:
             raise LoopError(
@@ -615,6 +616,18 @@ class Workspace:
 
     # ------------------------------------------------------------------ progress monitor
 
+    def _monitor_settings(self, req: InitStateInput) -> MonitorSettings:
+        """The task's monitor settings: workspace defaults (if any), overridden by what the request set."""
+        path = self.layout.monitor_defaults
+        if not path.is_file():
+            return req.monitor
+        try:
+            base = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise LoopError(str(path), f"cannot be read as JSON ({exc})", "fix it or remove it") from None
+        merged = _deep_merge(base if isinstance(base, dict) else {}, req.monitor.model_dump(exclude_unset=True))
+        return validate_input(MonitorSettings, merged, f"{path.name}")
+
     def _settings(self, paths: TaskPaths, task_id: str) -> MonitorSettings:
         return self._load(paths, task_id).contract.monitor
 
@@ -754,6 +767,13 @@ class Workspace:
                 registry.tasks[task_id] = RegistryEntry(task_id=task_id, goal=s.contract.goal[:500], operating_mode=s.contract.operating_mode,
                                                         status=s.status, created_at=s.created_at, updated_at=s.updated_at)
             return registry
+
+
+def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def _last_stop_report(paths: TaskPaths) -> Optional[StopReport]:

@@ -263,3 +263,27 @@ def test_replay_cli_prints_where_and_why(tmp_path):
     bad.write_text('{"tool": "bash"}\nnot json\n')
     proc = subprocess.run([sys.executable, "-m", "strict_loop", "replay", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2 and "bad.jsonl line 2: is not JSON" in proc.stderr
+
+
+def test_thresholds_are_overridable_per_workspace_and_per_task(ws_dir):
+    from conftest import run_script
+
+    (ws_dir / ".agent-loop").mkdir()
+    (ws_dir / ".agent-loop" / "monitor-defaults.json").write_text(
+        json.dumps({"thresholds": {"identical_repeats": 3, "identical_window": 5}, "cooldown_turns": 4}))
+    run_script("init_state", "--task-id", "strict", "--goal", "g", "--global-stop-condition", "c", cwd=ws_dir)
+    run_script("init_state", "--task-id", "lenient", "--goal", "g", "--global-stop-condition", "c",
+               "--monitor", '{"thresholds": {"identical_repeats": 6}}', cwd=ws_dir)
+    ws = Workspace(ws_dir)
+    strict = ws.show_task(task_id="strict").state.contract.monitor
+    lenient = ws.show_task(task_id="lenient").state.contract.monitor
+    assert (strict.thresholds.identical_repeats, strict.thresholds.identical_window, strict.cooldown_turns) == (3, 5, 4)
+    assert (lenient.thresholds.identical_repeats, lenient.thresholds.identical_window, lenient.cooldown_turns) == (6, 5, 4)
+    stuck = {"tool": "bash", "args": {"command": "cd fastxml/"}, "output": "No such file or directory", "error": True}
+    for task in ("strict", "lenient"):
+        for _ in range(3):
+            ws.append_event(task_id=task, kind="tool_call", message="cd", data=stuck)
+    assert ws.detect_spiral(task_id="strict").detected and not ws.detect_spiral(task_id="lenient").detected
+    proc = run_script("init_state", "--task-id", "typo", "--goal", "g", "--global-stop-condition", "c",
+                      "--monitor", '{"thresholds": {"identical_repeat": 3}}', cwd=ws_dir, check=False)
+    assert proc.returncode == 2 and "thresholds.identical_repeat: Extra inputs are not permitted" in proc.stderr
