@@ -245,6 +245,11 @@ class SpiralDetector:
         scores = [f.score for f in w[-3:] if f.score is not None]
         if len(scores) >= 2 and scores[-1] > scores[-2]:
             return True
+        cur = w[-1]
+        if cur.kind == "write" and not cur.failed and cur.paths:
+            seen = {p for f in w[:-1] for p in f.paths}
+            if any(p not in seen for p in cur.paths):
+                return True  # a new file: the work is spreading, not circling
         counts = [f.fails for f in w[-self.t.error_window:] if f.fails is not None]
         return len(counts) >= 2 and counts[-1] < counts[-2] and w[-1].fails is not None
 

@@ -206,3 +206,10 @@ def test_state_stays_bounded_over_a_long_run():
     for i in range(500):
         state, _, _ = observe(state, Turn(tool="bash", args={"command": f"echo {i}"}, output=f"value {i}\n" * 50), MonitorSettings())
     assert len(state.window) == SpiralDetector().window_size and len(state.model_dump_json()) < 60_000
+
+
+def test_touching_a_new_file_counts_as_progress():
+    fail = bash("python repro.py", "AssertionError: expected 3", True)
+    new_file = {"tool": "Write", "args": {"file_path": "tests/test_new_case.py", "content": "def test(): ..."}, "output": "ok"}
+    assert "repeated_error" in fired([fail] * 4)
+    assert fired([fail] * 4 + [new_file]) == set()
