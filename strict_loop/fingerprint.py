@@ -68,9 +68,6 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
     return " ".join(lines), [digest(line) for line in lines[:cap]]
 
 
-def line_digests(text: str, cap: int = 400) -> list[str]:
-    return strict_with_lines(text, cap)[1]
-
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
 _MARKED_LINE = re.compile(r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:error|E\d{3}))", re.I)

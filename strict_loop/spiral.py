@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections import Counter
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,7 +24,6 @@ SignalKind = Literal[
     "identical_calls", "equivalent_outcomes", "repeated_error", "file_oscillation", "alternation",
     "monologue", "error_rate", "self_diagnosis", "score_drop",
 ]
-SIGNALS: tuple[str, ...] = SignalKind.__args__  # type: ignore[attr-defined]
 
 
 class SpiralThresholds(BaseModel):
@@ -390,6 +388,3 @@ class SpiralDetector:
             return Signal(kind="score_drop", turns=[i for i, _ in scores], evidence=f"verifier score fell {self.t.score_drops} times in a row ({trail})")
         return None
 
-
-def describe(counter: Counter) -> str:
-    return ", ".join(f"{k} x{v}" for k, v in counter.most_common())
