@@ -195,7 +195,7 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
         parts.append("Also: " + "; ".join(s.evidence for s in signals[1:3]) + ".")
     parts.append(_remedy(state, signals))
     if state.whispers:
-        told = [w for w in state.whispers if w.level in (1, 2)][-2:]
+        told = state.whispers[-2:]
         if told:
             status = "not adopted" if any(w.adopted is False for w in told) or state.paused else "pending"
             parts.append(f"Already suggested {len(told)} time(s) (turns {', '.join(str(w.turn) for w in told)}), {status}.")

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, TypeVar
 
-import os
+from pydantic import BaseModel
 
 from . import __version__, alerts, legacy, monitor, rounds, schemas, stopchecks
 from .errors import LoopError, StateDamaged, TaskNotFound, validate_input
@@ -78,6 +79,8 @@ from .results import (
 )
 from .timefmt import now_iso, seconds_between
 
+
+M = TypeVar("M", bound=BaseModel)
 
 OBSERVATIONAL_KINDS = frozenset({"note", "tool_call"})
 """Event kinds that record what happened without changing the loop's state. They are
@@ -462,11 +465,15 @@ class Workspace:
             data = paths.state.read_bytes()
         except FileNotFoundError:
             raise StateDamaged(str(paths.state), "is missing", fix) from None
-        if self._checked.get(paths.state) == data:
-            return TaskState.model_validate_json(data)
-        state = schemas.load_document(TaskState, data, paths.state, fix)
-        self._checked[paths.state] = data
-        return state
+        return self._parse(TaskState, paths.state, data, fix)
+
+    def _parse(self, model: type[M], path: Path, data: bytes, fix: str) -> M:
+        """Validate ``data`` against the schema, unless these exact bytes were written or checked here before."""
+        if self._checked.get(path) == data:
+            return model.model_validate_json(data)
+        doc = schemas.load_document(model, data, path, fix)
+        self._checked[path] = data
+        return doc
 
     def _load_current(self, paths: TaskPaths, task_id: str) -> TaskState:
         """Load under the lock, rolling forward if the ledger is ahead of state.json (after a crash)."""
@@ -637,14 +644,10 @@ class Workspace:
             data = paths.monitor.read_bytes()
         except FileNotFoundError:
             return MonitorState()
-        if self._checked.get(paths.monitor) == data:
-            return MonitorState.model_validate_json(data)
         try:
-            mon = schemas.load_document(MonitorState, data, paths.monitor, "")
+            return self._parse(MonitorState, paths.monitor, data, "")
         except StateDamaged:
             return self._rebuilt_monitor(paths, task_id)
-        self._checked[paths.monitor] = data
-        return mon
 
     def _rebuilt_monitor(self, paths: TaskPaths, task_id: str) -> MonitorState:
         """Replay the recent ledger (tool calls, pauses, resumes) into a fresh monitor state."""
@@ -672,12 +675,12 @@ class Workspace:
         atomic_write(paths.monitor, data, sync=sync)
         self._checked[paths.monitor] = data
 
-    def _file_states(self, turn: Turn, paths_in: list[str]) -> dict[str, str]:
+    def _file_states(self, paths_in: list[str]) -> dict[str, str]:
         """Content digests of the files a turn touched, for those inside the workspace (small files only)."""
         out = {}
         for rel in paths_in[:5]:
             try:
-                path = (self.root / rel).resolve() if not Path(rel).is_absolute() else Path(rel).resolve()
+                path = (self.root / rel).resolve()  # an absolute `rel` replaces the root
                 path.relative_to(self.root)
                 if path.is_file() and path.stat().st_size <= 2_000_000:
                     out[rel] = hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
@@ -690,7 +693,7 @@ class Workspace:
         state = self._load(paths, task_id)
         settings = state.contract.monitor
         mon = self._load_monitor(paths, task_id)
-        fstate = self._file_states(turn, turn_paths(turn))
+        fstate = self._file_states(turn_paths(turn))
         mon, action, signals = monitor.observe(mon, turn, settings, fstate)
         index = mon.turns - 1
         self._save_monitor(paths, mon, sync=action != "none")
