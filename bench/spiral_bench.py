@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from strict_loop import Workspace  # noqa: E402
 from strict_loop.monitor import MonitorState, observe  # noqa: E402
-from strict_loop.spiral import MonitorSettings  # noqa: E402
+from strict_loop.settings import MonitorSettings  # noqa: E402
 from strict_loop.turns import Turn  # noqa: E402
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "dev"

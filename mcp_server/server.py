@@ -27,7 +27,7 @@ from strict_loop import LoopError, Workspace, __version__, summaries
 from strict_loop.errors import validate_input
 from strict_loop.fsio import tail_lines
 from strict_loop.models import StopReport, TaskState
-from strict_loop.monitor import Verdict
+from strict_loop.monitor import SpiralVerdict
 from strict_loop.requests import (
     AppendEventInput,
     CheckStopInput,
@@ -136,7 +136,7 @@ def _specs() -> list[ToolSpec]:
                  "a diagnosis naming the root cause, the recent turns and what to do instead. Every turn sent with "
                  "append_event(kind='tool_call', data=<turn>) is evaluated as it arrives; this only reads the verdict. "
                  "With turns=[...] it evaluates that list from scratch and touches no state.",
-                 DetectSpiralInput, Verdict, lambda ws, r: _pair(ws.detect_spiral(r), summaries.verdict), read_only=True),
+                 DetectSpiralInput, SpiralVerdict, lambda ws, r: _pair(ws.detect_spiral(r), summaries.verdict), read_only=True),
         ToolSpec("list_tasks", "List loop tasks",
                  "List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
                  NoInput, TaskList, lambda ws, r: _list(ws), read_only=True, for_task=False),

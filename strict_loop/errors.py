@@ -6,9 +6,13 @@ field, what is wrong with it, and what to send instead.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import subprocess
+from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class LoopError(Exception):
@@ -30,6 +34,43 @@ class TaskNotFound(LoopError):
 
 class StateDamaged(LoopError):
     """A file on disk does not match its schema; nothing was overwritten."""
+
+
+class StorageError(LoopError):
+    """The file system refused an operation (disk full, permission denied, read-only, ...)."""
+
+
+def boundary(operation: str) -> Callable[[F], F]:
+    """Map foreign exceptions escaping a core operation to our own types, in one place (as httpx maps transport errors).
+
+    Adapters (CLI, MCP, hooks) then catch :class:`LoopError` alone and print its one line.
+    """
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except LoopError:
+                raise
+            except OSError as exc:
+                where = f"{operation} ({exc.filename})" if exc.filename else operation
+                raise StorageError(where, f"file system error: {exc.strerror or exc}",
+                                   "free disk space or fix the permissions, then retry; ledgers stay consistent") from exc
+            except subprocess.SubprocessError as exc:
+                raise LoopError(operation, f"a subprocess failed: {str(exc)[:300]}", "retry; see events.jsonl for what was recorded") from exc
+            except ValidationError as exc:
+                raise LoopError(operation, f"a stored value does not fit its model ({_first(exc)})",
+                                "run `strict-loop rebuild_state` for this task, or report a bug") from exc
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+def _first(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in first.get('loc', ())) or 'input'}: {first.get('msg', 'invalid')}"
 
 
 def validate_input(model: type[BaseModel], params: Any, operation: str) -> Any:

@@ -180,16 +180,32 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield number, text
 
 
-def last_json(path: Path) -> dict[str, Any] | None:
-    """The last parseable JSON object of a ledger, or None."""
-    for line in reversed(tail_lines(path, 3)):
+def json_records(path: Path, *, last: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every complete ledger line that is a JSON object; others are skipped.
+
+    With ``last``, only the last ``last`` lines are read (numbered from the end: -1 is the last line).
+    The one reader of ledgers: a damaged line costs that line, never the ones around it.
+    """
+    if last is None:
+        lines: Iterator[tuple[int, str]] = iter_lines(path)
+    else:
+        tail = tail_lines(path, last)
+        lines = zip(range(-len(tail), 0), tail)
+    for number, line in lines:
         try:
             value = json.loads(line)
         except ValueError:
             continue
         if isinstance(value, dict):
-            return value
-    return None
+            yield number, value
+
+
+def last_json(path: Path) -> dict[str, Any] | None:
+    """The last parseable JSON object of a ledger, or None."""
+    found = None
+    for _, found in json_records(path, last=3):
+        pass
+    return found
 
 
 @contextmanager

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .models import check_task_id
+from .fields import check_task_id
 
 MANAGER_DIR = ".agent-loop"
 LEGACY_MANAGER_DIR = ".codex-loop"
@@ -65,6 +65,10 @@ class TaskPaths:
     @property
     def lock(self) -> Path:
         return self.root / ".lock"
+
+    def exists(self) -> bool:
+        """The one rule for what is a task: a folder holding its state or its event ledger."""
+        return self.state.is_file() or self.events.is_file()
 
     def round_file(self, iteration: int) -> Path:
         return self.rounds / f"iteration-{iteration:04d}.md"
@@ -134,7 +138,7 @@ def _slug_dirs(parent: Path) -> list[str]:
             check_task_id(entry.name)
         except ValueError:
             continue
-        if (entry / "state.json").is_file():
+        if TaskPaths(entry).exists():
             out.append(entry.name)
     return out
 

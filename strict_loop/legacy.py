@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from pydantic import ValidationError
 
 from . import rounds
 from .errors import StateDamaged
-from .fsio import iter_lines
+from .fsio import iter_lines, json_records
 from .layout import TaskPaths
+from .store import TaskStore
 from .models import IterationRecord, Limits, LoopContract, StopChecks, TaskState, UnattendedSettings
 from .timefmt import now_iso
 
@@ -133,7 +134,7 @@ def _raw_state(state_path: Path) -> dict[str, Any]:
 
 def _records(paths: TaskPaths, raw: dict[str, Any]) -> list[IterationRecord]:
     by_iteration: dict[int, IterationRecord] = {}
-    sources = [json.loads(line) for _, line in iter_lines(paths.iterations) if _is_json(line)]
+    sources = [entry for _, entry in json_records(paths.iterations)]
     sources += [h for h in raw.get("history") or [] if isinstance(h, dict)]
     for entry in sources:
         if isinstance(entry, dict):
@@ -152,18 +153,10 @@ def _records(paths: TaskPaths, raw: dict[str, Any]) -> list[IterationRecord]:
     ]
 
 
-def _is_json(line: str) -> bool:
-    try:
-        json.loads(line)
-        return True
-    except ValueError:
-        return False
-
-
-def _state(raw: dict[str, Any], root: Path, task_id: str, records: list[IterationRecord], source: Path) -> TaskState:
+def _state(raw: dict[str, Any], task_id: str, records: list[IterationRecord], source: Path) -> TaskState:
     created = str(raw.get("created_at") or now_iso())
     state = TaskState(
-        task_id=task_id, workspace_root=str(root), created_at=created, updated_at=str(raw.get("updated_at") or created),
+        task_id=task_id, created_at=created, updated_at=str(raw.get("updated_at") or created),
         contract=_contract(raw), next_task=_text(raw.get("next_task"), 2000), imported_from=str(source),
     )
     for rec in records:
@@ -178,14 +171,14 @@ def _state(raw: dict[str, Any], root: Path, task_id: str, records: list[Iteratio
     return state
 
 
-def load(state_path: Path, root: Path) -> TaskState:
+def load(state_path: Path) -> TaskState:
     """A read-only view of a legacy task as a TaskState."""
     paths = TaskPaths(state_path.parent)
     raw = _raw_state(state_path)
-    return _state(raw, root, paths.root.name, _records(paths, raw), paths.root)
+    return _state(raw, paths.root.name, _records(paths, raw), paths.root)
 
 
-def convert(paths: TaskPaths, root: Path) -> tuple[TaskState, list[IterationRecord], list[dict[str, Any]]]:
+def convert(paths: TaskPaths) -> tuple[TaskState, list[IterationRecord], list[dict[str, Any]]]:
     """State, full round records and events (as message/data) for migrating a legacy task."""
     raw = _raw_state(paths.state)
     records = _records(paths, raw)
@@ -203,4 +196,28 @@ def convert(paths: TaskPaths, root: Path) -> tuple[TaskState, list[IterationReco
                 message = original[key].strip()
                 break
         events.append({"message": (message or f"legacy event line {number}")[:8000], "data": {"legacy": original, "line": number}})
-    return _state(raw, root, paths.root.name, records, paths.root), records, events
+    return _state(raw, paths.root.name, records, paths.root), records, events
+
+
+def migrate(store: TaskStore, legacy_paths: TaskPaths) -> Optional[TaskState]:
+    """Copy a legacy task into ``store`` (rounds, events, state); None if it is there already.
+
+    The legacy files are read, never modified. Takes the task lock.
+    """
+    store.paths.root.mkdir(parents=True, exist_ok=True)
+    with store.locked():
+        if store.exists():
+            return None
+        state, records, events = convert(legacy_paths)
+        store.create_folders()
+        store.append_event("task.initialized", f"migrated from {legacy_paths.root}",
+                           {"task_id": store.task_id, "created_at": state.created_at, "imported_from": str(legacy_paths.root),
+                            "contract": state.contract.model_dump(mode="json")})
+        for ev in events:
+            store.append_event("legacy.event", ev["message"], ev["data"])
+        for rec in records:
+            store.append_round(rec)
+        store.save(state)
+        store.append_event("task.migrated", f"took over {len(records)} rounds from .codex-loop",
+                           {"rounds": len(records), "events": len(events)})
+    return state

@@ -2,146 +2,39 @@
 
 JSON Schemas in ``references/schemas/`` are generated from these classes
 (``strict-loop schemas --write``) and used to validate files when loading.
+The request models (``requests.py``) derive from these, so a field has one
+name, one cap and one description everywhere (files, CLI flags, MCP tools).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from .spiral import MonitorSettings
+from .fields import (
+    EVENT_KIND_PATTERN,
+    TASK_ID_PATTERN,
+    Flag,
+    Items,
+    NonBlank,
+    Strict,
+    TaskId,
+    Text,
+    TextList,
+    check_task_id,
+)
+from .settings import Limits, MonitorSettings, StopChecks, UnattendedSettings, parse_text_pattern
+
+__all__ = ["EVENT_KIND_PATTERN", "TASK_ID_PATTERN", "TaskId", "check_task_id", "parse_text_pattern"]
 
 SCHEMA_VERSION = 1
 MAX_STATE_BYTES = 64 * 1024
 MAX_CONTRACT_BYTES = 24 * 1024
 
-TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-_TASK_ID_RE = re.compile(TASK_ID_PATTERN)
-EVENT_KIND_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"
-
 Status = Literal["running", "completed", "blocked", "failed"]
 Progress = Literal["made", "none"]
 OperatingMode = Literal["interactive", "unattended"]
-
-
-def check_task_id(value: str) -> str:
-    if not _TASK_ID_RE.match(value):
-        raise ValueError(
-            f"{value[:80]!r} is not a task id: use 1-64 lowercase letters, digits, '-' or '_', "
-            "starting with a letter or digit (no '/', '.', '..' or spaces)"
-        )
-    return value
-
-
-TaskId = Annotated[
-    str,
-    AfterValidator(check_task_id),
-    Field(
-        description="Task slug: 1-64 chars of a-z, 0-9, '-', '_'; starts with a letter or digit.",
-        json_schema_extra={"pattern": TASK_ID_PATTERN, "maxLength": 64},
-    ),
-]
-
-
-def Text(max_chars: int, description: str, *, required: bool = False) -> Any:
-    """A capped text field; ``required`` also forbids blank text."""
-    return Field(
-        ...,
-        max_length=max_chars,
-        min_length=1 if required else 0,
-        description=f"{description} (at most {max_chars} characters)",
-    )
-
-
-def TextList(max_items: int, max_chars: int, description: str) -> Any:
-    return Field(
-        default_factory=list,
-        max_length=max_items,
-        description=f"{description} (at most {max_items} items of {max_chars} characters)",
-    )
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
-
-
-def _item_cap(max_chars: int):
-    def check(items: list[str]) -> list[str]:
-        for i, item in enumerate(items):
-            if len(item) > max_chars:
-                raise ValueError(f"item {i} has {len(item)} characters; the cap is {max_chars}")
-            if not item.strip():
-                raise ValueError(f"item {i} is blank")
-        return items
-
-    return check
-
-
-def parse_text_pattern(spec: str) -> tuple[str, str, bool]:
-    """``path::text`` -> (path, text, False); ``path::re:REGEX`` -> (path, REGEX, True)."""
-    if "::" not in spec:
-        raise ValueError(f"{spec[:80]!r} needs the form PATH::TEXT or PATH::re:REGEX")
-    path, pattern = spec.split("::", 1)
-    if not path.strip() or not pattern:
-        raise ValueError(f"{spec[:80]!r} needs both a path and a pattern")
-    if pattern.startswith("re:"):
-        try:
-            re.compile(pattern[3:])
-        except re.error as exc:
-            raise ValueError(f"{spec[:80]!r}: bad regular expression ({exc})") from None
-        return path.strip(), pattern[3:], True
-    return path.strip(), pattern, False
-
-
-class StopChecks(Strict):
-    """Machine-checkable stop rules; all must pass for the goal to count as met."""
-
-    commands: list[str] = TextList(20, 2000, "Shell commands run in the workspace root; each passes on exit code 0")
-    paths_exist: list[str] = TextList(50, 500, "Paths (relative to the workspace root) that must exist")
-    text_patterns: list[str] = TextList(
-        50, 1000, "Text checks as 'PATH::TEXT' (substring) or 'PATH::re:REGEX' (regular expression search)"
-    )
-    command_timeout_s: float = Field(600.0, gt=0, le=86400, description="Seconds before a stop command is killed")
-    output_tail_chars: int = Field(4000, ge=0, le=20000, description="How much of each command's output to keep")
-
-    _commands = field_validator("commands")(_item_cap(2000))
-    _paths = field_validator("paths_exist")(_item_cap(500))
-
-    @field_validator("text_patterns")
-    @classmethod
-    def _patterns(cls, items: list[str]) -> list[str]:
-        _item_cap(1000)(items)
-        for item in items:
-            parse_text_pattern(item)
-        return items
-
-    def count(self) -> int:
-        return len(self.commands) + len(self.paths_exist) + len(self.text_patterns)
-
-
-class Limits(Strict):
-    """Hard limits that stop the loop even when the goal is not met."""
-
-    max_iterations: int = Field(100, ge=1, le=1_000_000, description="Most rounds the task may record")
-    max_no_progress_rounds: int = Field(3, ge=1, le=1000, description="Consecutive rounds without progress before stopping")
-    history_window: int = Field(10, ge=1, le=50, description="Recent rounds kept in state.json; older ones live in the ledgers")
-    max_context_chars: int = Field(8000, ge=200, le=20000, description="Cap on context_snapshot length")
-
-
-class UnattendedSettings(Strict):
-    """Budgets for the unattended supervisor."""
-
-    max_rounds_per_invocation: int = Field(5, ge=1, le=1000, description="Rounds one agent invocation may run")
-    max_consecutive_failures: int = Field(3, ge=1, le=100, description="Failed invocations in a row before giving up")
-
 
 DEFAULT_BLOCKER = "A problem that needs a human decision, credentials, or access the agent does not have."
 
@@ -149,18 +42,30 @@ DEFAULT_BLOCKER = "A problem that needs a human decision, credentials, or access
 class LoopContract(Strict):
     """What the loop is for and when it must stop; fixed at init_state."""
 
-    goal: str = Text(4000, "The overall goal of the loop", required=True)
-    global_stop_condition: str = Text(4000, "When the whole loop may stop, in words", required=True)
-    success_evidence: list[str] = TextList(20, 500, "Evidence that must exist when the goal is met")
+    goal: NonBlank = Text(4000, "The overall goal of the loop", required=True)
+    global_stop_condition: NonBlank = Text(4000, "When the whole loop may stop, in words", required=True)
+    success_evidence: Annotated[Items(500), Flag(metavar="TEXT")] = TextList(20, 500, "Evidence that must exist when the goal is met")
     blocker_definition: str = Field(DEFAULT_BLOCKER, max_length=2000, description="What counts as a real blocker (at most 2000 characters)")
-    operating_mode: OperatingMode = Field("interactive", description="'interactive' (a person watches) or 'unattended' (a supervisor re-invokes the agent)")
-    stop_checks: StopChecks = Field(default_factory=StopChecks, description="Machine-checkable stop rules")
-    limits: Limits = Field(default_factory=Limits, description="Hard limits")
-    unattended: UnattendedSettings = Field(default_factory=UnattendedSettings, description="Unattended supervisor budgets")
-    monitor: MonitorSettings = Field(default_factory=MonitorSettings, description="Spiral detection thresholds and the escalation ladder")
+    operating_mode: OperatingMode = Field(
+        "interactive", description="'interactive' (a person watches) or 'unattended' (a supervisor re-invokes the agent; needs at least one stop check)")
+    stop_checks: Annotated[StopChecks, Flag(flatten=True, group="stop checks (all must pass for the goal to count as met)")] = Field(
+        default_factory=StopChecks, validate_default=True, description="Machine-checkable stop rules")
+    limits: Annotated[Limits, Flag(flatten=True, group="limits")] = Field(default_factory=Limits, description="Hard limits")
+    unattended: Annotated[UnattendedSettings, Flag(flatten=True, group="unattended supervisor budgets")] = Field(
+        default_factory=UnattendedSettings, description="Unattended supervisor budgets")
+    monitor: Annotated[MonitorSettings, Flag(json=True, note="e.g. '{\"thresholds\": {\"identical_repeats\": 3}}'")] = Field(
+        default_factory=MonitorSettings,
+        description="Spiral detection thresholds and the escalation ladder; workspace defaults come from .agent-loop/monitor-defaults.json")
 
-    _goal = field_validator("goal", "global_stop_condition")(_not_blank)
-    _evidence = field_validator("success_evidence")(_item_cap(500))
+    @field_validator("stop_checks")
+    @classmethod
+    def _unattended_needs_checks(cls, checks: StopChecks, info: ValidationInfo) -> StopChecks:
+        if info.data.get("operating_mode") == "unattended" and checks.count() == 0:
+            raise ValueError(
+                "unattended mode needs at least one machine-checkable stop check: add "
+                "stop_checks.commands (e.g. 'pytest -q'), stop_checks.paths_exist or stop_checks.text_patterns"
+            )
+        return checks
 
 
 class Counters(Strict):
@@ -214,12 +119,15 @@ class StopSummary(Strict):
     reason: str = Field("", max_length=500)
 
 
+RETIRED_FIELDS: dict[str, tuple[str, ...]] = {"TaskState": ("workspace_root",)}
+"""Fields older versions wrote and this one no longer keeps; dropped when such a file is loaded."""
+
+
 class TaskState(Strict):
     """state.json: bounded (never over 64 KiB), rewritten atomically each round."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
     task_id: TaskId
-    workspace_root: str
     created_at: str
     updated_at: str
     contract: LoopContract
@@ -236,25 +144,37 @@ class TaskState(Strict):
     imported_from: Optional[str] = Field(None, description="Path of a .codex-loop task this one was migrated from")
 
 
-class IterationRecord(Strict):
-    """One line of iterations.jsonl: the full record of one verified round."""
+class RoundHeader(Strict):
+    """The bookkeeping of a recorded round (set by the loop, not by the agent)."""
 
     iteration: int = Field(..., ge=1)
     recorded_at: str
     started_at: Optional[str] = None
     duration_s: Optional[float] = Field(None, ge=0)
-    task: str
-    local_done_condition: str = ""
-    result_summary: str
-    verification_summary: str
-    progress: Progress
-    status: Status
-    stop_reason: str = ""
-    needs_human_input: bool = False
-    evidence: list[str] = Field(default_factory=list)
-    artifacts: list[str] = Field(default_factory=list)
-    next_task: Optional[str] = None
-    context_snapshot: Optional[str] = None
+
+
+class RoundFields(Strict):
+    """What the agent reports about one round: the fields of update_state and of iterations.jsonl."""
+
+    task: NonBlank = Text(2000, "The one atomic task this round did", required=True)
+    local_done_condition: str = Field("", max_length=2000, description="How this round's task counts as done")
+    result_summary: NonBlank = Text(20000, "What the round produced", required=True)
+    verification_summary: NonBlank = Text(
+        20000, "The evidence that the result is real (command run and its outcome); required", required=True)
+    progress: Progress = Field("made", description="'made' if the round moved the goal forward, else 'none'")
+    status: Status = Field("running", description="running, completed (only when stop checks pass), blocked or failed")
+    stop_reason: str = Field("", max_length=2000, validate_default=True, description="Why the loop stops; required for blocked or failed")
+    needs_human_input: bool = Field(False, description="True when a person must act before the loop can go on")
+    evidence: Annotated[Items(1000), Flag(metavar="TEXT")] = TextList(50, 1000, "Evidence items: commands, outputs, file paths")
+    artifacts: Annotated[Items(1000), Flag(("--artifacts", "--artifact"), metavar="PATH")] = TextList(
+        50, 1000, "Files this round produced or changed")
+    next_task: Optional[str] = Field(None, max_length=2000, description="The next atomic task (omit to keep the current one)")
+    context_snapshot: Optional[str] = Field(
+        None, max_length=20000, description="Compact summary a fresh session needs to resume (omit to keep)")
+
+
+class IterationRecord(RoundFields, RoundHeader):
+    """One line of iterations.jsonl: the full record of one verified round (header fields first)."""
 
 
 class EventRecord(Strict):
@@ -262,7 +182,7 @@ class EventRecord(Strict):
 
     seq: int = Field(..., ge=1)
     ts: str
-    kind: str = Field(..., pattern=EVENT_KIND_PATTERN)
+    kind: str = Field(..., max_length=64, pattern=EVENT_KIND_PATTERN)
     message: str
     data: dict[str, Any] = Field(default_factory=dict)
 
@@ -285,7 +205,7 @@ class LimitResult(Strict):
     hit: bool
 
 
-Verdict = Literal["continue", "goal_met", "limit_reached", "completed", "blocked", "failed"]
+StopVerdict = Literal["continue", "goal_met", "limit_reached", "completed", "blocked", "failed"]
 
 
 class StopReport(Strict):
@@ -295,7 +215,7 @@ class StopReport(Strict):
     checked_at: str
     iteration: int
     status: Status
-    verdict: Verdict = Field(..., description="continue, goal_met, limit_reached, completed (no checks defined), blocked or failed")
+    verdict: StopVerdict = Field(..., description="continue, goal_met, limit_reached, completed (no checks defined), blocked or failed")
     should_stop: bool
     reason: str
     passed: int

@@ -17,9 +17,23 @@ from typing import Literal, Optional
 from pydantic import BaseModel, Field
 
 from . import fingerprint as fp
-from .results import Supervisor, SupervisorMessage
-from .spiral import MonitorSettings, Signal, SpiralDetector, TurnFacts, facts
+from .settings import MonitorSettings
+from .spiral import Signal, SpiralDetector, TurnFacts, facts
 from .turns import Turn
+
+
+class SupervisorMessage(BaseModel):
+    kind: Literal["whisper", "pause", "notice"] = Field(..., description="whisper = a hint; pause = stop and wait for a person")
+    level: int = Field(0, ge=0, description="Escalation level: 1-2 whispers, 3 paused")
+    text: str
+    signal: Optional[str] = Field(None, description="The detector signal behind the message, if any")
+
+
+class Supervisor(BaseModel):
+    """What the progress monitor has to tell the agent; it rides on every tool result for a task."""
+
+    paused: bool = Field(False, description="True while the task is paused: stop working and wait")
+    messages: list[SupervisorMessage] = Field(default_factory=list)
 
 
 class Whisper(BaseModel):
@@ -54,15 +68,13 @@ class MonitorState(BaseModel):
     firings_at_level: int = 0
     last_fired: Optional[int] = None
     paused: bool = False
-    paused_at: Optional[int] = None
     whispers: list[Whisper] = Field(default_factory=list, max_length=20)
     muted_until: dict[str, int] = Field(default_factory=dict, description="signal kind -> turn until which it is muted")
     last_signals: list[Signal] = Field(default_factory=list)
-    last_fclass: Optional[str] = None
     alerts: int = 0
 
 
-class Verdict(BaseModel):
+class SpiralVerdict(BaseModel):
     """detect_spiral's answer."""
 
     detected: bool
@@ -93,8 +105,6 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
     muted = frozenset(k for k, until in state.muted_until.items() if until > index)
     state.muted_until = {k: v for k, v in state.muted_until.items() if v > index}
     signals = detector.evaluate(state.window, muted) if settings.enabled else []
-    if f.fclass:
-        state.last_fclass = f.fclass
     if not signals:
         if state.last_fired is not None and index - state.last_fired >= settings.reset_after and not state.paused:
             if state.whispers and state.whispers[-1].adopted is None:
@@ -119,7 +129,7 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
         state.level += 1
         state.firings_at_level = 0
         if action == "pause":
-            state.paused, state.paused_at = True, index
+            state.paused = True
             state.alerts += 1
         else:
             text = whisper_text(state, signals, 2 if action == "whisper2" else 1)
@@ -210,9 +220,9 @@ def whisper_text(state: MonitorState, signals: list[Signal], strength: int) -> s
             "Stop trying variations of the same thing; if the next attempt goes the same way, the task will be paused for a person.")
 
 
-def verdict(state: MonitorState, settings: MonitorSettings) -> Verdict:
+def verdict(state: MonitorState) -> SpiralVerdict:
     signals = state.last_signals if state.level > 0 or state.paused else []
-    return Verdict(
+    return SpiralVerdict(
         detected=bool(signals), level=state.level, paused=state.paused, signals=signals,
         diagnosis=diagnosis(state, signals), recent=[f.brief for f in state.window[-5:]],
         recommended_action=recommended_action(state, signals),
@@ -229,7 +239,7 @@ def recommended_action(state: MonitorState, signals: list[Signal]) -> str:
     return _remedy(state, signals)
 
 
-def replay(turns: list[Turn], settings: Optional[MonitorSettings] = None) -> tuple[Verdict, list[tuple[int, Action, list[Signal]]]]:
+def replay(turns: list[Turn], settings: Optional[MonitorSettings] = None) -> tuple[SpiralVerdict, list[tuple[int, Action, list[Signal]]]]:
     """Evaluate a list of turns from scratch (no state touched): the final verdict and every ladder step."""
     settings = settings or MonitorSettings()
     state = MonitorState()
@@ -241,6 +251,6 @@ def replay(turns: list[Turn], settings: Optional[MonitorSettings] = None) -> tup
             first = state.turns - 1
         if action != "none":
             steps.append((state.turns - 1, action, signals))
-    v = verdict(state, settings)
+    v = verdict(state)
     v.fired_at = first
     return v, steps

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .layout import TaskPaths
 from .models import IterationRecord, StatusRecord, StopReport, TaskState
+from .monitor import MonitorState, diagnosis
 from .timefmt import human_duration
 
 BAR_WIDTH = 24
@@ -164,3 +166,17 @@ def run_summary(state: TaskState, status: str, report: Optional[StopReport]) -> 
         lines += [f"- [{'x' if ch.passed else ' '}] {ch.kind}: {ch.target} ({ch.detail})" for ch in report.checks]
         lines += [f"- limit {lim.name}: {lim.value}/{lim.limit}{' HIT' if lim.hit else ''}" for lim in report.limits]
     return "\n".join(lines) + "\n"
+
+
+def handback_markdown(state: TaskState, mon: MonitorState, note: str, paths: TaskPaths) -> str:
+    """handback.md: why the monitor stopped the loop, the last turns and the hints given, for the person taking over."""
+    lines = [f"# Handed back: {state.task_id}", "", f"Goal: {state.contract.goal}", "",
+             f"Rounds recorded: {state.counters.iteration}. Next task was: {state.next_task or '(not set)'}", "",
+             "## Why the loop stopped", diagnosis(mon), "", "## Last turns"]
+    lines += [f"- {f.brief}" for f in mon.window[-8:]] or ["- (none recorded)"]
+    lines += ["", "## Hints given"] + ([f"- turn {w.turn} (level {w.level}, {'adopted' if w.adopted else 'not adopted'}): {w.text}"
+                                       for w in mon.whispers] or ["- (none)"])
+    if note:
+        lines += ["", "## Note from the person", note]
+    lines += ["", f"Full history: {paths.events} and {paths.iterations}.", ""]
+    return "\n".join(lines)

@@ -7,6 +7,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, Field
 
 from .models import OperatingMode, Progress, Status, StatusRecord, StopReport, TaskState
+from .monitor import Supervisor, SupervisorMessage  # noqa: F401 (adapters import them from here)
 
 
 class InitResult(BaseModel):
@@ -71,20 +72,6 @@ class RebuildResult(BaseModel):
     iteration: int
     events: int
     repaired: list[str] = Field(default_factory=list, description="What was wrong and has been fixed")
-
-
-class SupervisorMessage(BaseModel):
-    kind: Literal["whisper", "pause", "notice"] = Field(..., description="whisper = a hint; pause = stop and wait for a person")
-    level: int = Field(0, ge=0, description="Escalation level: 1-2 whispers, 3 paused")
-    text: str
-    signal: Optional[str] = Field(None, description="The detector signal behind the message, if any")
-
-
-class Supervisor(BaseModel):
-    """What the progress monitor has to tell the agent; it rides on every tool result for a task."""
-
-    paused: bool = Field(False, description="True while the task is paused: stop working and wait")
-    messages: list[SupervisorMessage] = Field(default_factory=list)
 
 
 class ResumeResult(BaseModel):

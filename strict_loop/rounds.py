@@ -8,8 +8,10 @@ clean run would have produced.
 from __future__ import annotations
 
 import json
+from typing import Optional
 
-from .models import MAX_STATE_BYTES, ArchiveDigest, IterationRecord, RoundBrief, TaskState
+from .errors import LoopError
+from .models import MAX_STATE_BYTES, ArchiveDigest, IterationRecord, RoundBrief, RoundFields, TaskState
 
 HEADLINES = 10
 
@@ -94,3 +96,38 @@ def fit(state: TaskState) -> bytes:
         state.context_snapshot = state.context_snapshot[: len(state.context_snapshot) // 2]
         data = serialize(state)
     return data
+
+
+def check_round_input(state: TaskState, req: RoundFields) -> None:
+    """Refuse a round the task cannot take: it is completed, or the snapshot is over this task's cap."""
+    if state.status == "completed":
+        raise LoopError(
+            "update_state", f"task '{state.task_id}' is already completed at iteration {state.counters.iteration}",
+            "start new work with init_state (a new task_id, or force=true)",
+        )
+    cap = state.contract.limits.max_context_chars
+    if req.context_snapshot is not None and len(req.context_snapshot) > cap:
+        raise LoopError(
+            "update_state.context_snapshot", f"has {len(req.context_snapshot)} characters; this task's cap is {cap}",
+            "shorten it to the facts a fresh session needs (the ledgers keep the rest)",
+        )
+
+
+def previous_end(state: TaskState) -> Optional[str]:
+    """When an unannounced round began: the end of the previous round, or init for round 1."""
+    if state.recent_rounds:
+        return state.recent_rounds[-1].recorded_at
+    return state.created_at if state.counters.iteration == 0 else None
+
+
+def warnings(state: TaskState, announced: bool) -> list[str]:
+    """What the agent should hear after recording a round (state already folded)."""
+    out = []
+    if not announced:
+        out.append("this round was not announced: call append_event(kind='round.started') before the work")
+    lim, cnt = state.contract.limits, state.counters
+    if cnt.consecutive_no_progress >= lim.max_no_progress_rounds:
+        out.append(f"{cnt.consecutive_no_progress} rounds in a row without progress: the max_no_progress_rounds limit is reached; stop and rethink")
+    if cnt.iteration >= lim.max_iterations:
+        out.append(f"iteration limit reached ({cnt.iteration}/{lim.max_iterations})")
+    return out

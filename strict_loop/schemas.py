@@ -16,7 +16,7 @@ from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ValidationError
 
 from .errors import StateDamaged
-from .models import EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
+from .models import RETIRED_FIELDS, EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
 from .monitor import Alert, MonitorState
 from .turns import Turn
 
@@ -77,6 +77,9 @@ def load_document(model: type[M], data: bytes | str, source: Path, fix: str) -> 
 
 
 def validate_document(model: type[M], raw: Any, source: Path | str, fix: str) -> M:
+    retired = RETIRED_FIELDS.get(model.__name__)
+    if retired and isinstance(raw, dict):
+        raw = {k: v for k, v in raw.items() if k not in retired}
     error = best_match(_validator(model).iter_errors(raw))
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path) or "(top level)"

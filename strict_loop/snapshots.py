@@ -87,3 +87,20 @@ class Snapshots:
             tmp_index.unlink(missing_ok=True)
         self.index.unlink(missing_ok=True)  # its stat cache no longer matches the files
         return saved, target
+
+
+def after_round(root: Path, task_id: str, index_dir: Path, mode: str, iteration: int) -> Optional[tuple[str, str, dict]]:
+    """The snapshot policy: snapshot the workspace after a round when ``mode`` asks for it.
+
+    'on' always, 'auto' only in a git repository, 'off' never; git must be installed.
+    Returns the event to record (kind, message, data), or None when no snapshot was due.
+    Never raises: a failed snapshot must not fail the round, so it becomes a
+    ``snapshot.failed`` event.
+    """
+    if mode == "off" or (mode == "auto" and not (root / ".git").exists()) or not Snapshots.available():
+        return None
+    try:
+        commit = Snapshots(root, task_id, index_dir).take(f"round-{iteration}", f"{task_id}: after round {iteration}")
+    except (SnapshotError, OSError, subprocess.SubprocessError) as exc:
+        return "snapshot.failed", f"snapshot of round {iteration} failed: {str(exc)[:300]}", {"iteration": iteration}
+    return "snapshot.taken", f"round {iteration} snapshot {commit[:12]}", {"iteration": iteration, "commit": commit}

@@ -17,6 +17,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import fingerprint as fp
+from .settings import SpiralThresholds
 from .turns import Turn
 
 Kind = Literal["write", "read", "search", "run", "message", "invalid", "other"]
@@ -24,47 +25,6 @@ SignalKind = Literal[
     "identical_calls", "equivalent_outcomes", "repeated_error", "file_oscillation", "alternation",
     "monologue", "error_rate", "self_diagnosis", "score_drop",
 ]
-
-
-class SpiralThresholds(BaseModel):
-    """When each signal fires; every value can be overridden in the loop contract."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    identical_repeats: int = Field(4, ge=2, le=20, description="Identical calls (tool + arguments) ...")
-    identical_window: int = Field(6, ge=2, le=50, description="... within this many turns")
-    equivalent_repeats: int = Field(4, ge=2, le=20, description="Equivalent action + equivalent outcome, after normalization ...")
-    equivalent_window: int = Field(8, ge=2, le=50, description="... within this many turns")
-    error_repeats: int = Field(4, ge=2, le=20, description="The same error fingerprint through varied actions ...")
-    command_repeats: int = Field(4, ge=2, le=20, description="The same command failing the same way on each of its last N runs ...")
-    command_window: int = Field(20, ge=2, le=50, description="... within this many turns")
-    error_relax: bool = Field(False, description="One repeat less is enough when nothing at all succeeded since the error first came back")
-    error_window: int = Field(10, ge=2, le=50, description="... within this many turns")
-    churn_edits: int = Field(3, ge=2, le=20, description="Edits of one file with views between, within the churn window ...")
-    churn_window: int = Field(6, ge=3, le=50, description="... of this many turns (needs self-talk or a file returning to an earlier state)")
-    max_cycle: int = Field(6, ge=2, le=12, description="Longest A-B(-C...) cycle looked for; it must repeat twice without new information")
-    monologue_turns: int = Field(3, ge=2, le=20, description="Turns in a row without a tool call")
-    error_rate: float = Field(0.9, gt=0, le=1, description="Share of failed turns in the error-rate window ...")
-    error_rate_window: int = Field(12, ge=3, le=50, description="... of this many turns, with no progress in it")
-    self_talk_hits: int = Field(2, ge=1, le=10, description="Turns whose thought admits trouble ...")
-    self_talk_window: int = Field(3, ge=1, le=20, description="... within this many turns")
-    score_drops: int = Field(2, ge=1, le=10, description="Verifier score drops in a row")
-
-
-class MonitorSettings(BaseModel):
-    """Spiral detection and the escalation ladder; part of the loop contract."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = Field(True, description="Evaluate every tool_call turn")
-    thresholds: SpiralThresholds = Field(default_factory=SpiralThresholds, description="When each signal fires")
-    second_whisper_after: int = Field(1, ge=1, le=50, description="Further firings after the first whisper before the second")
-    pause_after: int = Field(1, ge=1, le=50, description="Further firings after the second whisper before pausing")
-    reset_after: int = Field(6, ge=1, le=100, description="Quiet turns after which the ladder resets (the whisper counts as adopted)")
-    whisper_ttl: int = Field(3, ge=1, le=50, description="Turns a whisper keeps riding on tool results")
-    cooldown_turns: int = Field(10, ge=0, le=1000, description="After 'resume --action continue', turns the resumed signals stay muted")
-    snapshots: Literal["auto", "on", "off"] = Field(
-        "auto", description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the workspace is a git repository")
 
 
 class TurnFacts(BaseModel):

@@ -15,7 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .models import CheckResult, LimitResult, StopChecks, TaskState, Verdict, parse_text_pattern
+from .models import CheckResult, LimitResult, StopChecks, StopReport, StopVerdict, TaskState
+from .settings import parse_text_pattern
 
 
 def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int) -> CheckResult:
@@ -125,7 +126,7 @@ def limit_results(state: TaskState) -> list[LimitResult]:
     ]
 
 
-def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult]) -> tuple[Verdict, str]:
+def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult]) -> tuple[StopVerdict, str]:
     """The verdict, in precedence order: terminal status, goal met, limit hit, continue."""
     failed = [c for c in checks if not c.passed]
     if state.status in ("blocked", "failed"):
@@ -144,3 +145,15 @@ def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
         return "continue", f"{len(failed)} of {len(checks)} stop checks fail: {names}{more}"
     return "continue", "no machine stop checks defined; the loop continues until recorded as completed"
+
+
+def report(state: TaskState, checks: list[CheckResult], checked_at: str) -> StopReport:
+    """The stop report for ``state``: the checks' results, the hard limits, and the verdict."""
+    limits = limit_results(state)
+    verdict, reason = decide(state, checks, limits)
+    passed = sum(c.passed for c in checks)
+    return StopReport(
+        task_id=state.task_id, checked_at=checked_at, iteration=state.counters.iteration, status=state.status,
+        verdict=verdict, should_stop=verdict != "continue", reason=reason, passed=passed,
+        failed=len(checks) - passed, checks=checks, limits=limits,
+    )

@@ -6,7 +6,7 @@ The CLI prints these; the MCP server sends them as the text part of tool results
 from __future__ import annotations
 
 from .models import StopReport
-from .monitor import Verdict
+from .monitor import SpiralVerdict
 from .results import CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, TaskSummary, TaskView
 from .timefmt import human_duration
 
@@ -72,7 +72,7 @@ def rebuild(r: RebuildResult) -> str:
     return "\n".join(lines)
 
 
-def verdict(v: Verdict) -> str:
+def verdict(v: SpiralVerdict) -> str:
     if not v.detected:
         return f"no spiral: {v.turns_seen} turns seen, nothing repeating without progress"
     head = {1: "whispered once", 2: "whispered twice", 3: "PAUSED"}.get(v.level, "detected")

@@ -21,8 +21,12 @@ def parse(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def seconds_between(start: str, end: str) -> float:
-    return max(0.0, (parse(end) - parse(start)).total_seconds())
+def seconds_between(start: str, end: str) -> float | None:
+    """Seconds from ``start`` to ``end`` (never negative); None if either is not a timestamp (e.g. a hand-edited file)."""
+    try:
+        return max(0.0, (parse(end) - parse(start)).total_seconds())
+    except (ValueError, TypeError):
+        return None
 
 
 def human_duration(seconds: float | None) -> str:

@@ -5,9 +5,13 @@ Turns reach the progress monitor through ``append_event(kind="tool_call", data=<
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import LoopError
 
 MAX_TURN_TEXT = 16000
 
@@ -38,3 +42,23 @@ def clip(text: str, cap: int = MAX_TURN_TEXT) -> str:
         return text
     head = cap // 4
     return text[:head] + "\n...[clipped]...\n" + text[-(cap - head - 20):]
+
+
+def read_turns(path: str | Path) -> list[dict[str, Any]]:
+    """The turns of a JSONL trajectory file (one turn object per line; blank lines skipped)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoopError(str(path), f"cannot be read ({getattr(exc, 'strerror', None) or exc})", "give a readable JSONL file") from None
+    turns = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                value = json.loads(line)
+            except ValueError as exc:
+                raise LoopError(f"{path.name} line {number}", f"is not JSON ({exc})", "one JSON object per line") from None
+            if not isinstance(value, dict):
+                raise LoopError(f"{path.name} line {number}", "is not a JSON object", "one turn object per line")
+            turns.append(value)
+    return turns

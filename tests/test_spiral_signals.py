@@ -6,7 +6,8 @@ import pytest
 
 from strict_loop import fingerprint as fp
 from strict_loop.monitor import MonitorState, observe, replay
-from strict_loop.spiral import MonitorSettings, SpiralDetector, SpiralThresholds, TurnFacts, facts
+from strict_loop.settings import MonitorSettings, SpiralThresholds
+from strict_loop.spiral import SpiralDetector, TurnFacts, facts
 from strict_loop.turns import Turn
 
 

@@ -1,0 +1,154 @@
+"""One task's files on disk: the lock, validated loads, checkpoint saves and ledger appends.
+
+Durability model: the append-only ledgers are the commit log, ``state.json`` a
+bounded checkpoint of them. A round is committed when its line lands in
+``iterations.jsonl``; if a crash leaves ``state.json`` behind the ledger,
+:meth:`TaskStore.load_current` rolls it forward. Every write happens under the
+task's cross-process lock.
+"""
+
+from __future__ import annotations
+
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from . import recovery, rounds, schemas
+from .errors import LoopError, StateDamaged
+from .fsio import append_line, atomic_write, dumps_line, file_lock, json_records, last_json
+from .layout import TaskPaths
+from .models import EventRecord, IterationRecord, TaskState
+from .reporting import round_markdown
+from .timefmt import now_iso
+
+M = TypeVar("M", bound=BaseModel)
+
+OBSERVATIONAL_KINDS = frozenset({"note", "tool_call"})
+"""Event kinds that record what happened without changing the loop's state. They are
+written whole under the lock (no process crash loses them) but not fsynced one by
+one: a hook sends every agent tool call here, and a power loss costing the last few
+of them is a fair price. Every other event, every round and every state write is on
+disk before the call returns."""
+
+
+class ValidationCache:
+    """Bytes of files this process wrote or already schema-checked.
+
+    Re-reading the same bytes needs only the (fast) pydantic pass; anything written
+    meanwhile by another process gets the full JSON Schema check again.
+    """
+
+    def __init__(self) -> None:
+        self._checked: dict[Path, bytes] = {}
+
+    def parse(self, model: type[M], path: Path, data: bytes, fix: str) -> M:
+        if self._checked.get(path) == data:
+            try:
+                return model.model_validate_json(data)
+            except ValidationError:  # e.g. a file of an older version: the full load below upgrades it
+                pass
+        doc = schemas.load_document(model, data, path, fix)
+        self._checked[path] = data
+        return doc
+
+    def remember(self, path: Path, data: bytes) -> None:
+        self._checked[path] = data
+
+
+class TaskStore:
+    """The files of one task under ``.agent-loop/tasks/<task_id>/``."""
+
+    def __init__(self, paths: TaskPaths, task_id: str, cache: ValidationCache, lock_timeout: float) -> None:
+        self.paths = paths
+        self.task_id = task_id
+        self.cache = cache
+        self.lock_timeout = lock_timeout
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        with file_lock(self.paths.lock, f"task '{self.task_id}'", self.lock_timeout):
+            yield
+
+    def exists(self) -> bool:
+        return self.paths.exists()
+
+    def describe(self) -> str:
+        try:
+            state = self.load()
+        except LoopError:
+            return "its state.json does not load"
+        return f"{state.status}, {state.counters.iteration} rounds recorded"
+
+    # ------------------------------------------------------------------ reads
+
+    def read(self, path: Path, fix: str) -> bytes:
+        """A file's bytes; a missing or unreadable file is StateDamaged naming the path."""
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise StateDamaged(str(path), "is missing", fix) from None
+        except OSError as exc:
+            raise StateDamaged(str(path), f"cannot be read ({exc.strerror or exc})", fix) from None
+
+    def load(self) -> TaskState:
+        fix = f"run `strict-loop rebuild_state --task-id {self.task_id}` to rebuild it from the ledgers"
+        return self.cache.parse(TaskState, self.paths.state, self.read(self.paths.state, fix), fix)
+
+    def load_current(self) -> TaskState:
+        """Load under the lock, rolling forward if the ledger is ahead of state.json (after a crash)."""
+        state = self.load()
+        last = last_json(self.paths.iterations)
+        if last and isinstance(last.get("iteration"), int) and last["iteration"] > state.counters.iteration:
+            state, _ = recovery.rebuilt(self.paths, self.task_id, state)
+        return state
+
+    def rebuild(self) -> tuple[TaskState, list[str]]:
+        """A state folded from the ledgers, with notes on what was wrong (state.json may be damaged)."""
+        repaired = recovery.torn_ledgers(self.paths)
+        try:
+            old = self.load()
+        except StateDamaged as exc:
+            old = None
+            repaired.append(f"state.json did not load ({exc.problem}); rebuilt from the ledgers")
+        state, notes = recovery.rebuilt(self.paths, self.task_id, old)
+        return state, repaired + notes
+
+    def events(self, *, last: int | None = None) -> Iterator[dict[str, Any]]:
+        """The event ledger's records (optionally only the last ``last`` lines); damaged lines are skipped."""
+        return (ev for _, ev in json_records(self.paths.events, last=last))
+
+    # ------------------------------------------------------------------ writes (caller holds the lock)
+
+    def save(self, state: TaskState) -> int:
+        data = rounds.fit(state)
+        atomic_write(self.paths.state, data)
+        self.cache.remember(self.paths.state, data)
+        return len(data)
+
+    def append_event(self, kind: str, message: str, data: dict[str, Any]) -> EventRecord:
+        last = last_json(self.paths.events)
+        seq = (last.get("seq", 0) if last else 0) + 1
+        rec = EventRecord(seq=seq, ts=now_iso(), kind=kind, message=message, data=data)
+        append_line(self.paths.events, dumps_line(rec.model_dump(mode="json")), sync=kind not in OBSERVATIONAL_KINDS)
+        return rec
+
+    def append_round(self, rec: IterationRecord) -> None:
+        """The round's ledger line (the commit point), then its readable note."""
+        append_line(self.paths.iterations, dumps_line(rec.model_dump(mode="json")))
+        atomic_write(self.paths.round_file(rec.iteration), round_markdown(rec, self.task_id).encode())
+
+    def create_folders(self) -> None:
+        for directory in (self.paths.rounds, self.paths.supervisor):
+            directory.mkdir(parents=True, exist_ok=True)
+
+    def move_aside(self, trash: Path) -> Path:
+        """Move every file of the task (the lock aside) into a new folder under ``trash``."""
+        target = trash / f"{self.task_id}-{now_iso().replace(':', '').replace('.', '')}"
+        target.mkdir(parents=True, exist_ok=True)
+        for entry in self.paths.root.iterdir():
+            if entry.name != self.paths.lock.name:
+                shutil.move(str(entry), str(target / entry.name))
+        return target

@@ -1,0 +1,180 @@
+"""The progress monitor's I/O for one task: monitor.json, turn observation, alerts, and a person's resume.
+
+The decisions are pure (``monitor.py`` over ``spiral.py``); this module keeps
+their state in ``monitor.json`` (rebuilt from the event ledger if damaged),
+writes the ladder's steps as events, delivers alerts, and carries out the
+answers to a pause.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from . import alerts, monitor
+from .errors import LoopError, StateDamaged
+from .fsio import append_line, atomic_write, dumps_line
+from .monitor import Alert, MonitorState, Supervisor
+from .reporting import handback_markdown
+from .requests import ResumeInput
+from .results import ResumeResult
+from .settings import MonitorSettings
+from .snapshots import SnapshotError, Snapshots
+from .spiral import turn_paths
+from .store import TaskStore
+from .timefmt import now_iso
+from .turns import Turn
+
+MAX_HASHED_FILE_BYTES = 2_000_000
+REBUILD_EVENTS = 400
+
+
+class TaskSupervision:
+    """The monitor of one task in one workspace."""
+
+    def __init__(self, store: TaskStore, root: Path) -> None:
+        self.store = store
+        self.root = root
+
+    def settings(self) -> MonitorSettings:
+        return self.store.load().contract.monitor
+
+    def load(self) -> MonitorState:
+        """monitor.json, or a rebuilt one (from the recent tool_call events) if it is missing or damaged."""
+        path = self.store.paths.monitor
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return MonitorState()
+        except OSError:
+            return self._rebuilt()
+        try:
+            return self.store.cache.parse(MonitorState, path, data, "")
+        except StateDamaged:
+            return self._rebuilt()
+
+    def _rebuilt(self) -> MonitorState:
+        """Replay the recent ledger (tool calls, pauses, resumes) into a fresh monitor state."""
+        settings = self.settings()
+        mon = MonitorState()
+        for ev in self.store.events(last=REBUILD_EVENTS):
+            data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
+            if ev.get("kind") == "tool_call":
+                try:
+                    mon, _, _ = monitor.observe(mon, Turn.model_validate(data), settings)
+                except ValueError:
+                    continue
+            elif ev.get("kind") == "spiral.resumed":
+                mon.paused, mon.level, mon.firings_at_level = False, 0, 0
+                for kind in data.get("muted", []):
+                    mon.muted_until[str(kind)] = mon.turns + settings.cooldown_turns
+        return mon
+
+    def save(self, mon: MonitorState, *, sync: bool) -> None:
+        data = mon.model_dump_json().encode()
+        atomic_write(self.store.paths.monitor, data, sync=sync)
+        self.store.cache.remember(self.store.paths.monitor, data)
+
+    def view(self) -> Supervisor:
+        """What rides on the agent's tool results (recent whispers, the pause order); read-only."""
+        if not self.store.paths.monitor.exists():
+            return Supervisor()
+        mon = self.load()
+        if not (mon.paused or mon.whispers):
+            return Supervisor()
+        return monitor.supervisor_view(mon, self.settings())
+
+    def file_states(self, paths_in: list[str]) -> dict[str, str]:
+        """Content digests of the files a turn touched, for those inside the workspace (small files only)."""
+        out = {}
+        for rel in paths_in[:5]:
+            try:
+                path = (self.root / rel).resolve()  # an absolute `rel` replaces the root
+                path.relative_to(self.root)
+                if path.is_file() and path.stat().st_size <= MAX_HASHED_FILE_BYTES:
+                    out[rel] = hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
+            except (ValueError, OSError):
+                continue
+        return out
+
+    def observe(self, turn: Turn) -> tuple[dict[str, Any], Optional[Alert]]:
+        """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps; returns the event data."""
+        settings = self.settings()
+        mon, action, signals = monitor.observe(self.load(), turn, settings, self.file_states(turn_paths(turn)))
+        index = mon.turns - 1
+        self.save(mon, sync=action != "none")
+        data = {**turn.model_dump(mode="json", exclude_none=True), "turn": index}
+        found = [s.model_dump() for s in signals]
+        if action in ("whisper", "whisper2"):
+            w = mon.whispers[-1]
+            self.store.append_event("spiral.whisper", w.text, {"turn": index, "level": w.level, "signals": found})
+        elif action == "pause":
+            diag = monitor.diagnosis(mon)
+            self.store.append_event("spiral.paused", f"paused at turn {index}: {diag[:500]}", {"turn": index, "signals": found})
+            return data, Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=index,
+                               level=3, signals=signals, diagnosis=diag, recent=[f.brief for f in mon.window[-5:]],
+                               recommended_action=monitor.recommended_action(mon, signals))
+        return data, None
+
+    def raise_alert(self, alert: Alert) -> None:
+        """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome."""
+        payload = {"text": f"[SPIRALING] {alert.task_id}: {alert.diagnosis}", **alert.model_dump(mode="json", exclude={"delivery"})}
+        alert.delivery["webhook"] = alerts.deliver(payload, os.environ)
+        with self.store.locked():
+            append_line(self.store.paths.alerts, dumps_line(alert.model_dump(mode="json")))
+            self.store.append_event("spiral.alert", f"[SPIRALING] {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})
+
+    def resume(self, req: ResumeInput) -> tuple[ResumeResult, bool]:
+        """A person's answer to a pause (caller holds the lock); returns the result and whether the task ended."""
+        state = self.store.load_current()
+        mon = self.load()
+        if req.action == "continue" and not mon.paused:
+            raise LoopError("resume.action", f"task '{self.store.task_id}' is not paused",
+                            "use continue only after a pause; rollback and hand-back work any time")
+        kinds = sorted({s.kind for s in mon.last_signals})
+        result = ResumeResult(task_id=self.store.task_id, action=req.action, detail="")
+        if req.action == "rollback":
+            self._rollback(req, result)
+        if req.action == "hand-back":
+            handback = self.store.paths.root / "handback.md"
+            atomic_write(handback, handback_markdown(state, mon, req.note, self.store.paths).encode())
+            state.status, state.needs_human_input = "blocked", True
+            state.stop_reason = ("handed back to a person after the progress monitor paused the loop: " + monitor.diagnosis(mon))[:2000]
+            state.updated_at = now_iso()
+            self.store.save(state)
+            result.handback_file = str(handback)
+            result.detail = f"loop ended as blocked; summary for the person in {handback}"
+            self.store.append_event("task.handed_back", result.detail, {"note": req.note})
+        if req.action in ("continue", "rollback"):
+            cooldown = state.contract.monitor.cooldown_turns
+            for kind in kinds:
+                mon.muted_until[kind] = mon.turns + cooldown
+            result.muted = kinds
+            if req.action == "continue":
+                result.detail = f"resumed; {', '.join(kinds) or 'no signal'} muted for {cooldown} turns"
+        if mon.whispers and mon.whispers[-1].adopted is None:
+            mon.whispers[-1].adopted = False
+        mon.paused, mon.level, mon.firings_at_level = False, 0, 0
+        self.save(mon, sync=True)
+        self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",
+                                {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note})
+        return result, req.action == "hand-back"
+
+    def _rollback(self, req: ResumeInput, result: ResumeResult) -> None:
+        task_id = self.store.task_id
+        if not Snapshots.available():
+            raise LoopError("resume.action", "rollback needs git, which is not installed", "install git, or resume with continue")
+        snaps = Snapshots(self.root, task_id, self.store.paths.root)
+        if snaps.resolve(f"round-{req.to}") is None:
+            raise LoopError("resume.to", f"there is no snapshot of round {req.to} for task '{task_id}'",
+                            "snapshots are taken after each round when monitor.snapshots is on (or 'auto' in a git repository)")
+        try:
+            saved, restored = snaps.restore(f"round-{req.to}")
+        except SnapshotError as exc:
+            raise LoopError("resume", f"rollback failed: {exc}", "the working tree was saved first; see events.jsonl") from None
+        result.saved_commit, result.restored_commit = saved, restored
+        result.detail = (f"workspace restored to round {req.to}; the tree as it was is saved as "
+                         f"{snaps.ref('before-rollback')} ({saved[:12]})")
+        self.store.append_event("workspace.rolled_back", result.detail, {"to": req.to, "saved": saved, "restored": restored, "note": req.note})
