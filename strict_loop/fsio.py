@@ -54,9 +54,10 @@ def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        _write_all(fd, data)
-        if sync:
-            os.fsync(fd)
+        with _naming(path):
+            _write_all(fd, data)
+            if sync:
+                os.fsync(fd)
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
@@ -82,16 +83,28 @@ def append_line(path: Path, line: bytes, *, sync: bool = True) -> None:
     returning (power-loss safe); without it the line is in the kernel, which
     is enough to survive any crash of the process.
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    with _naming(path):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                os.ftruncate(fd, _last_newline_end(fd, size))
+            _write_all(fd, line)
+            if sync:
+                os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Attach ``path`` to an OSError that lacks a file name (``os.write`` errors carry none), so the message names the file."""
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            os.ftruncate(fd, _last_newline_end(fd, size))
-        _write_all(fd, line)
-        if sync:
-            os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
-    finally:
-        os.close(fd)
+        yield
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
 
 
 def _last_newline_end(fd: int, size: int) -> int:
