@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from pydantic import BaseModel
 
-from . import __version__, demo, schemas, summaries
+from . import __version__, demo, resources, schemas, summaries
 from .cliflags import add_model_flags, request_from
 from .errors import LoopError, validate_input
 from .requests import (
@@ -132,7 +132,7 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
 
     p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
                        description="Generate the JSON Schemas from the pydantic models.")
-    p.add_argument("--write", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="write them into DIR")
+    p.add_argument("--write", metavar="DIR", nargs="?", const="", help="write them into DIR (default in a source checkout: references/schemas)")
     p.add_argument("--check", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="exit 1 if DIR's files differ")
     parsers["schemas"] = p
     return top, parsers
@@ -157,8 +157,8 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
 
 
 def _run_schemas(a: argparse.Namespace) -> int:
-    if a.write:
-        for path in schemas.write_all(Path(a.write)):
+    if a.write is not None:  # no default DIR in an installed package: its schemas are the release's copy
+        for path in schemas.write_all(Path(a.write) if a.write else resources.source_schema_dir()):
             print(path)
         return 0
     directory = Path(a.check or schemas.SCHEMA_DIR)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from .errors import StateDamaged
 from .models import RETIRED_FIELDS, EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
 from .monitor import Alert, MonitorState
+from .resources import schema_dir
 from .turns import Turn
 
 M = TypeVar("M", bound=BaseModel)
@@ -35,7 +36,7 @@ DOCUMENTS: dict[str, type[BaseModel]] = {
 }
 """Every file format (and the turn format callers send), by the name its schema file carries."""
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "references" / "schemas"
+SCHEMA_DIR = schema_dir()
 
 
 def generate() -> dict[str, dict[str, Any]]:
