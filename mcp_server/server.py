@@ -1,14 +1,16 @@
 """The MCP adapter: each tool validates with the core's input model and calls the Workspace method of the same name.
 
-Arguments reach the tool unvalidated by the SDK (``_RawArguments``) so that bad
-input is reported with the core's one-line message (field, problem, fix) as a
-``ToolError``, rather than as a pydantic dump; the advertised ``inputSchema`` is
-still the core model's full JSON Schema.
+Tools are served by the SDK's public low-level ``Server``, made for exact schemas: ``tools/list`` advertises each core
+model's own JSON Schema, and ``tools/call`` hands the raw arguments to the core's validator, so bad input is reported
+with the core's one-line message (field, problem, fix) in an ``isError`` result, not as a pydantic dump. Resources and
+prompts are declared on an ``MCPServer`` and served through its public methods. No SDK internals are used.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import functools
 import json
 import logging
 import sys
@@ -16,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import anyio
+import mcp_types as types
+from mcp import MCPError, stdio_server
+from mcp.server import Server, ServerRequestContext as Ctx
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, UnexpectedResourceError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from strict_loop import LoopError, Workspace, __version__, summaries
@@ -51,7 +55,9 @@ from strict_loop.results import (
     TaskView,
 )
 
-log = logging.getLogger("strict_loop.mcp")
+NAME = "strict-agent-loop"
+Page = Optional[types.PaginatedRequestParams]
+log = logging.getLogger("strict_loop.mcp")  # crashes are logged here; the client only sees that the call failed
 
 INSTRUCTIONS = """\
 Strict agent loop: do one small, verified task per round and keep the loop's state on disk.
@@ -59,15 +65,6 @@ Round lifecycle: append_event(kind='round.started') -> do exactly one atomic tas
 update_state (verification_summary required) -> check_stop -> report_status. Define the contract once
 with init_state. Resume from disk with list_tasks/show_task. Read the 'supervisor' field of every
 result: if it says paused, stop and wait for a person."""
-
-
-class _RawArguments(ArgModelBase):
-    """Passes the call's arguments through untouched; the tool validates them with the core model."""
-
-    model_config = ConfigDict(extra="allow")
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.model_extra or {})}
 
 
 class NoInput(BaseModel):
@@ -184,10 +181,30 @@ def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def _make_tool(ws: Workspace, spec: ToolSpec) -> Tool:
-    output_model = _with_supervisor(spec.output_model) if spec.for_task else spec.output_model
+class _Tools:
+    """``tools/list`` and ``tools/call`` for the specs, bound to one workspace."""
 
-    def run(arguments: dict[str, Any]) -> CallToolResult:
+    def __init__(self, ws: Workspace, specs: list[ToolSpec]) -> None:
+        self.ws = ws
+        self.specs = {spec.name: spec for spec in specs}
+        self.tools = [_describe(spec) for spec in specs]
+        self.schemas = {tool.name: tool.input_schema for tool in self.tools}
+
+    async def list_tools(self, ctx: Ctx, params: Page) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tools)
+
+    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = self.specs.get(params.name)
+        if spec is None:
+            return _failure(f"Unknown tool: {params.name}")
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(self._run, spec, params.arguments or {}))
+        except Exception:  # a bug, not bad input: the traceback stays in the server's log
+            log.exception("Tool %r raised an unexpected exception", spec.name)
+            return _failure(f"Error executing tool {spec.name}")
+
+    def _run(self, spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolResult:
+        ws = self.ws
         try:
             request = validate_input(spec.input_model, arguments, spec.name)
             result, text = spec.call(ws, request)
@@ -201,20 +218,26 @@ def _make_tool(ws: Workspace, spec: ToolSpec) -> Tool:
                 payload["supervisor"] = supervisor.model_dump(mode="json")
                 text = _with_notes(text, supervisor)
         except LoopError as exc:
-            raise ToolError(str(exc)) from None
+            return _failure(f"Error executing tool {spec.name}: {exc}")
         except OSError as exc:
-            raise ToolError(f"file system error: {exc.strerror or exc} ({exc.filename or ''}); nothing was changed by this call") from None
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+            return _failure(f"Error executing tool {spec.name}: file system error: {exc.strerror or exc} "
+                            f"({exc.filename or ''}); nothing was changed by this call")
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=payload)
 
-    return Tool(
-        fn=run, name=spec.name, title=spec.title, description=spec.description,
-        parameters=_input_schema(spec.input_model),
-        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_model=output_model,
-                                 output_schema=_inline(output_model.model_json_schema())),
-        is_async=False,
-        annotations=ToolAnnotations(title=spec.title, read_only_hint=spec.read_only, destructive_hint=False,
-                                    idempotent_hint=spec.read_only, open_world_hint=spec.open_world),
+
+def _describe(spec: ToolSpec) -> types.Tool:
+    output_model = _with_supervisor(spec.output_model) if spec.for_task else spec.output_model
+    return types.Tool(
+        name=spec.name, title=spec.title, description=spec.description,
+        input_schema=_input_schema(spec.input_model), output_schema=_inline(output_model.model_json_schema()),
+        annotations=types.ToolAnnotations(title=spec.title, read_only_hint=spec.read_only, destructive_hint=False,
+                                          idempotent_hint=spec.read_only, open_world_hint=spec.open_world),
     )
+
+
+def _failure(text: str) -> types.CallToolResult:
+    """A result the agent reads and can act on; the text is one line, as the harness shows it."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
 def _with_notes(text: str, supervisor: Supervisor) -> str:
@@ -225,14 +248,55 @@ def _with_notes(text: str, supervisor: Supervisor) -> str:
     return text
 
 
-def build_server(workspace: str | Path = ".") -> MCPServer:
-    """An MCPServer bound to one workspace; nothing it writes leaves ``<workspace>/.agent-loop``."""
+def build_server(workspace: str | Path = ".") -> Server:
+    """A server bound to one workspace; nothing it writes leaves ``<workspace>/.agent-loop``."""
     ws = Workspace(workspace)
-    server = MCPServer(name="strict-agent-loop", version=__version__, instructions=INSTRUCTIONS,
-                       tools=[_make_tool(ws, spec) for spec in _specs()])
-    _add_resources(server, ws)
-    _add_prompts(server, ws)
-    return server
+    content = MCPServer(name=NAME, version=__version__)  # declares the resources and prompts; never run itself
+    _add_resources(content, ws)
+    _add_prompts(content, ws)
+    tools = _Tools(ws, _specs())
+    return Server(NAME, version=__version__, instructions=INSTRUCTIONS, get_tool_input_schema=tools.schemas.get,
+                  on_list_tools=tools.list_tools, on_call_tool=tools.call_tool, **_content_handlers(content),
+                  on_subscriptions_listen=ListenHandler(InMemorySubscriptionBus()))  # as MCPServer serves by default
+
+
+def _content_handlers(content: MCPServer) -> dict[str, Any]:
+    """Low-level handlers serving the resources and prompts ``content`` declares, through its public methods."""
+
+    async def list_resources(ctx: Ctx, params: Page) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=await content.list_resources())
+
+    async def list_templates(ctx: Ctx, params: Page) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=await content.list_resource_templates())
+
+    async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult | types.InputRequiredResult:
+        try:
+            items = await content.read_resource(params.uri)
+        except ResourceError as err:  # what MCPServer's own handler does: the message reaches the client
+            if isinstance(err, UnexpectedResourceError):
+                log.error("Resource %r raised an unexpected exception", str(params.uri), exc_info=err.__cause__)
+            code = types.INVALID_PARAMS if isinstance(err, ResourceNotFoundError) else types.INTERNAL_ERROR
+            raise MCPError(code=code, message=str(err), data={"uri": str(params.uri)}) from None
+        if isinstance(items, types.InputRequiredResult):
+            return items
+        return types.ReadResourceResult(contents=[_resource_contents(params.uri, item) for item in items])
+
+    async def list_prompts(ctx: Ctx, params: Page) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=await content.list_prompts())
+
+    async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult | types.InputRequiredResult:
+        return await content.get_prompt(params.name, params.arguments)
+
+    return {"on_list_resources": list_resources, "on_list_resource_templates": list_templates,
+            "on_read_resource": read_resource, "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+
+
+def _resource_contents(uri: str, item: Any) -> types.TextResourceContents | types.BlobResourceContents:
+    """One item from ``MCPServer.read_resource`` on the wire, as MCPServer's own handler renders it."""
+    if isinstance(item.content, str):
+        return types.TextResourceContents(uri=uri, text=item.content, mime_type=item.mime_type or "text/plain", _meta=item.meta)
+    return types.BlobResourceContents(uri=uri, blob=base64.b64encode(item.content).decode(),
+                                      mime_type=item.mime_type or "application/octet-stream", _meta=item.meta)
 
 
 def _guard(read: Callable[[], str]) -> str:
@@ -322,6 +386,13 @@ def main(argv: Optional[list[str]] = None) -> None:
         print(f"strict-loop-mcp: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     if args.http:
-        server.run("streamable-http", host=args.host, port=args.port)
+        import uvicorn
+
+        uvicorn.run(server.streamable_http_app(host=args.host), host=args.host, port=args.port, log_level="info")
     else:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
+
+
+async def _serve_stdio(server: Server) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -82,6 +82,20 @@ async def test_supervisor_field_rides_on_every_task_result(ws_dir):
             assert out["supervisor"] == {"paused": False, "messages": []}, tool
 
 
+async def test_a_crash_is_reported_without_its_details(ws_dir, monkeypatch, caplog):
+    """A bug in the core is an isError result naming only the tool; the traceback goes to the server's log."""
+    def crash(self):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(Workspace, "list_tasks", crash)
+    async with memory_client(ws_dir) as client:
+        err, out, text = await call(client, "list_tasks")
+        assert err and text == "Error executing tool list_tasks" and out is None
+        err, out, _ = await call(client, "init_state", task_id="after", goal="g", global_stop_condition="c")
+        assert not err and out["task_id"] == "after"
+    assert "secret internals" in caplog.text
+
+
 async def test_resources(ws_dir):
     async with memory_client(ws_dir) as client:
         await call(client, "init_state", task_id="res", goal="Resource goal", global_stop_condition="c")
