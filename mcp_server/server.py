@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from strict_loop import LoopError, Workspace, __version__, summaries
 from strict_loop.errors import validate_input
-from strict_loop.fsio import tail_lines
 from strict_loop.models import StopReport, TaskState
 from strict_loop.monitor import SpiralVerdict
 from strict_loop.requests import (
@@ -217,11 +216,8 @@ class _Tools:
                 supervisor = ws.supervisor(task_id)
                 payload["supervisor"] = supervisor.model_dump(mode="json")
                 text = _with_notes(text, supervisor)
-        except LoopError as exc:
+        except LoopError as exc:  # the core maps every failure to LoopError (strict_loop.errors.boundary)
             return _failure(f"Error executing tool {spec.name}: {exc}")
-        except OSError as exc:
-            return _failure(f"Error executing tool {spec.name}: file system error: {exc.strerror or exc} "
-                            f"({exc.filename or ''}); nothing was changed by this call")
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=payload)
 
 
@@ -303,7 +299,7 @@ def _guard(read: Callable[[], str]) -> str:
     """Turn a refused read into a ResourceError whose message reaches the client."""
     try:
         return read()
-    except (LoopError, ValueError, OSError) as exc:
+    except LoopError as exc:
         raise ResourceError(str(exc)) from None
 
 
@@ -321,15 +317,12 @@ def _add_resources(server: MCPServer, ws: Workspace) -> None:
     @server.resource("loop://tasks/{task_id}/summary", name="task-summary", title="Run summary", mime_type="text/markdown")
     def summary(task_id: str) -> str:
         """A task's run-summary.md, as of its last report_status."""
-        def read() -> str:
-            path = Path(ws.show_task(task_id=task_id).paths["run_summary"])
-            return path.read_text(encoding="utf-8") if path.exists() else "(no run summary yet: call report_status)"
-        return _guard(read)
+        return _guard(lambda: ws.run_summary(task_id) or "(no run summary yet: call report_status)")
 
     @server.resource("loop://tasks/{task_id}/events", name="task-events", title="Recent events", mime_type="application/x-ndjson")
     def events(task_id: str) -> str:
         """The last 50 lines of a task's events.jsonl."""
-        return _guard(lambda: "\n".join(tail_lines(Path(ws.show_task(task_id=task_id).paths["events"]), 50)) + "\n")
+        return _guard(lambda: "\n".join(ws.recent_events(task_id, 50)) + "\n")
 
 
 def _add_prompts(server: MCPServer, ws: Workspace) -> None:

@@ -14,7 +14,7 @@ import re
 import shlex
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from . import fingerprint as fp
 from .settings import SpiralThresholds

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from . import __version__, legacy, monitor, rounds, snapshots, stopchecks
 from .errors import LoopError, TaskNotFound, boundary, validate_input
-from .fsio import LOCK_TIMEOUT_S, append_line, atomic_write, dumps_doc, dumps_line, iter_lines, trim_torn_tail
+from .fsio import LOCK_TIMEOUT_S, append_line, atomic_write, dumps_doc, dumps_line, iter_lines, tail_lines, trim_torn_tail
 from .layout import Layout, TaskPaths, slug_from_goal
 from .models import MAX_CONTRACT_BYTES, CurrentRound, IterationRecord, StopReport, StopSummary, TaskState
 from .monitor import SpiralVerdict, Supervisor
@@ -238,6 +238,17 @@ class Workspace:
         if ended:
             self.index.register(store.load())
         return result
+
+    @boundary("run_summary")
+    def run_summary(self, task_id: Optional[str]) -> Optional[str]:
+        """The task's run-summary.md as of its last report_status, or None if there is none yet."""
+        path = Path(self.show_task(task_id=task_id).paths["run_summary"])
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+    @boundary("recent_events")
+    def recent_events(self, task_id: Optional[str], count: int = 50) -> list[str]:
+        """The last ``count`` complete lines of the task's events.jsonl, as written."""
+        return tail_lines(Path(self.show_task(task_id=task_id).paths["events"]), count)
 
     @boundary("resolve_task_id")
     def resolve_task_id(self, task_id: Optional[str]) -> str:
