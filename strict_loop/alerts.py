@@ -22,7 +22,10 @@ def deliver(payload: Mapping[str, Any], env: Mapping[str, str], attempts: int = 
     url = env.get(WEBHOOK_ENV, "").strip()
     if not url:
         return "skipped: no webhook configured"
-    scheme = urllib.parse.urlsplit(url).scheme
+    try:
+        scheme = urllib.parse.urlsplit(url).scheme
+    except ValueError:  # e.g. an unclosed '[': never fail the pause, never echo the URL (it may carry a token)
+        return f"failed: {WEBHOOK_ENV} is not a valid URL"
     if scheme not in ("http", "https"):
         return f"failed: {WEBHOOK_ENV} must be an http(s) URL"
     body = json.dumps(payload, ensure_ascii=False).encode()
@@ -46,7 +49,11 @@ def deliver(payload: Mapping[str, Any], env: Mapping[str, str], attempts: int = 
 
 
 def _scrub(text: str, url: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    for secret in filter(None, (url, parts.netloc, parts.hostname, parts.path if len(parts.path) > 1 else "")):
+    try:
+        parts = urllib.parse.urlsplit(url)
+        pieces = (url, parts.netloc, parts.hostname, parts.path if len(parts.path) > 1 else "", parts.query)
+    except ValueError:
+        pieces = (url,)
+    for secret in filter(None, pieces):
         text = text.replace(secret, "<webhook>")
     return text[:300]

@@ -23,7 +23,7 @@ from .cliflags import add_model_flags, request_from
 from .errors import LoopError, validate_input
 from .requests import (
     AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, RebuildStateInput,
-    ReportStatusInput, ResumeInput, ShowTaskInput, UpdateStateInput,
+    ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
 )
 from .workspace import Workspace
 
@@ -91,6 +91,11 @@ COMMANDS = (
     Command("detect_spiral", "show the progress monitor's verdict",
             "The task's current spiral verdict: signals, diagnosis, recent turns, recommended action.\n"
             "With --turns FILE.jsonl, evaluate those turns from scratch instead (nothing is written).", DetectSpiralInput, summaries.verdict),
+    Command("trust", "trust the task's stop commands on this machine",
+            "Show the task's stop commands and record them as trusted by this machine (a person's step, like `direnv allow`).\n"
+            "A contract made here by init_state is trusted already; one that came with a repository, a copy, a takeover\n"
+            "or a hand edit runs no command until trusted. Records live in $XDG_CONFIG_HOME/strict-loop/ (~/.config/strict-loop/).",
+            TrustInput, summaries.trust),
     Command("resume", "answer a pause: continue, roll back, or hand back",
             "Resume a task the progress monitor paused.\n"
             "  continue   mute the signals that fired for monitor.cooldown_turns turns and go on\n"

@@ -63,9 +63,10 @@ def base_state(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> Task
         return TaskState(task_id=task_id, created_at=old.created_at, updated_at=old.created_at,
                          contract=old.contract, imported_from=old.imported_from)
     init: Optional[dict[str, Any]] = None
-    for _, ev in json_records(paths.events):
+    for _, ev in json_records(paths.events):  # the first one: a later one can only be forged (the kind is refused to callers)
         if ev.get("kind") == "task.initialized" and isinstance(ev.get("data"), dict):
             init = ev["data"]
+            break
     if init is None:
         raise StateDamaged(
             "rebuild_state", f"state.json of '{task_id}' does not load and events.jsonl has no task.initialized event",

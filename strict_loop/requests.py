@@ -22,6 +22,11 @@ MAX_EVENT_DATA_BYTES = 64 * 1024
 
 OptionalTaskId = Optional[TaskId]
 
+SYSTEM_KINDS = frozenset({"round.completed"})
+SYSTEM_PREFIXES = ("task.", "spiral.", "stop.", "state.", "snapshot.", "workspace.", "legacy.", "trust.")
+"""Event kinds only the loop writes: a caller (an agent, perhaps prompt-injected) must not forge a pause's
+answer, a new contract for rebuild_state to trust, or a recorded round."""
+
 
 class TaskRef(Strict):
     task_id: OptionalTaskId = Field(None, description="Task id; may be omitted when exactly one task is running")
@@ -58,6 +63,14 @@ class AppendEventInput(TaskRef):
 
     _data_size = field_validator("data")(_json_size)
 
+    @field_validator("kind")
+    @classmethod
+    def _not_a_system_kind(cls, kind: str) -> str:
+        if kind in SYSTEM_KINDS or kind.startswith(SYSTEM_PREFIXES):
+            raise ValueError(f"'{kind}' is written by strict-loop itself, not by callers: use round.started, note, blocker, "
+                             "tool_call or a kind of your own (e.g. test.run)")
+        return kind
+
 
 class UpdateStateInput(RoundFields, TaskRef):
     @field_validator("stop_reason")
@@ -70,6 +83,10 @@ class UpdateStateInput(RoundFields, TaskRef):
 
 
 class CheckStopInput(TaskRef):
+    pass
+
+
+class TrustInput(TaskRef):
     pass
 
 

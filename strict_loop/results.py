@@ -82,3 +82,11 @@ class ResumeResult(BaseModel):
     handback_file: Optional[str] = None
     saved_commit: Optional[str] = Field(None, description="rollback: snapshot of the tree as it was before")
     restored_commit: Optional[str] = None
+
+
+class TrustResult(BaseModel):
+    task_id: str
+    commands: list[str] = Field(..., description="The stop commands now trusted to run on this machine")
+    command_timeout_s: float
+    newly_trusted: bool = Field(..., description="False if they were already trusted (or there are none)")
+    record: str = Field(..., description="The file holding this machine's trust records")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .models import StopReport
 from .monitor import SpiralVerdict
-from .results import CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, TaskSummary, TaskView
+from .results import TrustResult, CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, TaskSummary, TaskView
 from .timefmt import human_duration
 
 
@@ -85,3 +85,12 @@ def verdict(v: SpiralVerdict) -> str:
 
 def resume(r: ResumeResult) -> str:
     return f"'{r.task_id}': {r.action}: {r.detail}"
+
+
+def trust(r: TrustResult) -> str:
+    if not r.commands:
+        return f"'{r.task_id}' runs no stop command; nothing to trust"
+    lines = [f"{'trusted' if r.newly_trusted else 'already trusted'}: the stop commands of '{r.task_id}' "
+             f"(each killed after {r.command_timeout_s:g}s), recorded in {r.record}:"]
+    lines += [f"  $ {c}" for c in r.commands]
+    return "\n".join(lines)

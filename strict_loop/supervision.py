@@ -77,6 +77,9 @@ class TaskSupervision:
         atomic_write(self.store.paths.monitor, data, sync=sync)
         self.store.cache.remember(self.store.paths.monitor, data)
 
+    def paused(self) -> bool:
+        return self.store.paths.monitor.exists() and self.load().paused
+
     def view(self) -> Supervisor:
         """What rides on the agent's tool results (recent whispers, the pause order); read-only."""
         if not self.store.paths.monitor.exists():

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from . import __version__, legacy, monitor, rounds, snapshots, stopchecks
+from . import __version__, legacy, monitor, rounds, snapshots, stopchecks, trust
 from .errors import LoopError, TaskNotFound, boundary, validate_input
 from .fsio import LOCK_TIMEOUT_S, append_line, atomic_write, dumps_doc, dumps_line, iter_lines, tail_lines, trim_torn_tail
 from .layout import Layout, TaskPaths, slug_from_goal
@@ -23,29 +23,32 @@ from .recovery import LEDGERS
 from .reporting import run_summary, status_record, status_text
 from .requests import (
     AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, RebuildStateInput,
-    ReportStatusInput, ResumeInput, ShowTaskInput, UpdateStateInput,
+    ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
 )
 from .results import (
     CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, TaskSummary, TaskView,
+    TrustResult,
 )
 from .settings import MonitorSettings
 from .store import TaskStore, ValidationCache
 from .supervision import TaskSupervision
 from .taskindex import TaskIndex, summarize
 from .timefmt import now_iso, seconds_between
+from .trust import TrustStore
 from .turns import Turn
 
 
 class Workspace:
     """A workspace root and the loop tasks kept under its ``.agent-loop/``."""
 
-    def __init__(self, path: str | Path = ".", *, lock_timeout: float = LOCK_TIMEOUT_S) -> None:
+    def __init__(self, path: str | Path = ".", *, lock_timeout: float = LOCK_TIMEOUT_S, trust_store: Optional[TrustStore] = None) -> None:
         root = Path(path).expanduser()
         if not root.is_dir():
             raise LoopError("workspace", f"{str(root)!r} is not an existing directory", "pass the project folder the loop works in")
         self.root = root.resolve()
         self.layout = Layout(self.root)
         self.index = TaskIndex(self.layout, ValidationCache(), lock_timeout)
+        self.trust_store = trust_store or TrustStore()
 
     @boundary("init_state")
     def init_state(self, request: InitStateInput | None = None, /, **params: Any) -> InitResult:
@@ -65,7 +68,11 @@ class Workspace:
                 if not req.force:
                     raise LoopError("init_state.task_id", f"task '{store.task_id}' already exists ({store.describe()})",
                                     "resume it, choose another task_id, or pass force=true to replace it (old files are moved aside, not deleted)")
+                if TaskSupervision(store, self.root).paused():
+                    raise LoopError("init_state.force", f"task '{store.task_id}' is paused by the progress monitor; only a person's resume answers a pause",
+                                    f"a person runs: strict-loop resume {store.task_id} --action continue|rollback|hand-back")
                 replaced = str(store.move_aside(self.layout.trash))
+            self.trust_store.record(self.root, store.task_id, contract.stop_checks)  # written here, by this machine's user
             ts = now_iso()
             state = TaskState(task_id=store.task_id, created_at=ts, updated_at=ts, contract=contract, next_task=req.next_task)
             store.create_folders()
@@ -140,7 +147,7 @@ class Workspace:
         """Run the stop checks and hard limits; write latest-stop-report.json."""
         req: CheckStopInput = validate_input(CheckStopInput, request or params, "check_stop")
         store = self._store(req.task_id)
-        report = self._stop_report(store.load())  # outside the lock: commands may take minutes
+        report = self._stop_report(store.load(), "check_stop")  # outside the lock: commands may take minutes
         with store.locked():
             state = store.load_current()
             report = report.model_copy(update={"iteration": state.counters.iteration, "status": state.status})
@@ -250,6 +257,16 @@ class Workspace:
         """The last ``count`` complete lines of the task's events.jsonl, as written."""
         return tail_lines(Path(self.show_task(task_id=task_id).paths["events"]), count)
 
+    @boundary("trust")
+    def trust(self, request: TrustInput | None = None, /, **params: Any) -> TrustResult:
+        """Record the task's stop commands as trusted by this machine (a person's decision; not an MCP tool)."""
+        req: TrustInput = validate_input(TrustInput, request or params, "trust")
+        state = self._store(req.task_id).load()
+        checks = state.contract.stop_checks
+        recorded = self.trust_store.record(self.root, state.task_id, checks) if checks.commands else False
+        return TrustResult(task_id=state.task_id, commands=checks.commands, command_timeout_s=checks.command_timeout_s,
+                           newly_trusted=recorded, record=str(self.trust_store.path))
+
     @boundary("resolve_task_id")
     def resolve_task_id(self, task_id: Optional[str]) -> str:
         """The given id; else the only running task, or the only task at all."""
@@ -291,7 +308,7 @@ class Workspace:
         rounds.check_round_input(state, req)
         if not state.contract.stop_checks.count():
             return None
-        report = self._stop_report(state)
+        report = self._stop_report(state, "update_state.status")
         failing = [c for c in report.checks if not c.passed]
         if failing:
             detail = "; ".join(f"{c.kind} {c.target[:60]!r}: {c.detail}" for c in failing[:3])
@@ -299,7 +316,10 @@ class Workspace:
                             "fix what the checks report, or record this round with status 'running'")
         return report
 
-    def _stop_report(self, state: TaskState) -> StopReport:
+    def _stop_report(self, state: TaskState, operation: str) -> StopReport:
+        """Run the checks, if this machine trusts the contract's commands (see ``trust.py``)."""
+        if not self.trust_store.is_trusted(self.root, state.task_id, state.contract.stop_checks):
+            raise trust.refusal(state.task_id, state.contract.stop_checks, operation)
         checks = stopchecks.run_checks(state.contract.stop_checks, self.root)
         return stopchecks.report(state, checks, now_iso())
 

@@ -65,3 +65,9 @@ def tree_digest(root: Path) -> str:
         if p.is_file() and p.name != ".lock":
             h.update(str(p.relative_to(root)).encode() + p.read_bytes())
     return h.hexdigest()
+
+
+@pytest.fixture(autouse=True)
+def _private_config_home(tmp_path_factory, monkeypatch):
+    """Trust records (and any other per-user state) go to a fresh folder per test, never to the real ~/.config."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
