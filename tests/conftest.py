@@ -1,18 +1,52 @@
-"""Shared fixtures: a fresh workspace folder and runners for the real scripts and CLI."""
+"""Shared fixtures: a fresh workspace folder and runners for the scripts and the CLI.
+
+``run_script`` and ``run_cli`` call :func:`strict_loop.cli.main` in this process, exactly the way
+``scripts/<name>.py`` and ``python -m strict_loop`` call it, with the working directory, stdout,
+stderr and exit code of a real run. Starting a Python process costs ~0.4 s, so real processes are
+kept for what is about the process boundary: one smoke test per entry point (test_entry_points.py),
+concurrent writers, crashes, held locks and the MCP server over stdio.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
-import subprocess
-import sys
+import tempfile
+import threading
+import traceback
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional, Sequence
 
 import pytest
 
+from strict_loop import cli
+
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
+
+# Every child process imports the code of this checkout, as the pytest process does (pythonpath in
+# pyproject.toml), and not whatever copy of the package happens to be installed.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+
+
+TMPFS = Path("/dev/shm")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Put tmp_path (so every test workspace) on tmpfs when the machine has one and TMPDIR is not set.
+
+    The core fsyncs every state write and most ledger lines; on a shared, busy disk those fsyncs are
+    most of the suite's time. On tmpfs they return at once, while files, renames, locks and crashes
+    behave as on any disk; no test can observe a power cut either way. pytest's usual numbered,
+    self-cleaning pytest-of-<user>/pytest-N folders are kept, only under /dev/shm.
+    """
+    if config.option.basetemp is None and not os.environ.get("TMPDIR") and TMPFS.is_dir() and os.access(TMPFS, os.W_OK | os.X_OK):
+        os.environ["TMPDIR"] = str(TMPFS)
+        tempfile.tempdir = None  # gettempdir() may have cached /tmp already
 
 
 @pytest.fixture
@@ -22,25 +56,79 @@ def ws_dir(tmp_path: Path) -> Path:
     return d
 
 
-def run_script(name: str, *args: str, cwd: Path, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run ``scripts/<name>.py`` as a real subprocess, the way a person or an agent would."""
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / f"{name}.py"), *args],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=_env(),
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{name} {args} exited {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}")
-    return proc
+@dataclass
+class Run:
+    """What a finished run left behind: the fields of ``subprocess.CompletedProcess`` that tests read."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _exit_code(exc: SystemExit, stderr: io.StringIO) -> int:
+    """The status the interpreter would exit with for ``sys.exit(exc.code)``."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=stderr)
+    return 1
+
+
+_IN_PROCESS = threading.Lock()
+
+
+def call_main(argv: Sequence[str], prog: Optional[str], cwd: Path) -> Run:
+    """``sys.exit(cli.main(argv, prog=prog))`` in ``cwd``, in this process, with its output captured.
+
+    The working directory, sys.stdout and sys.stderr belong to the whole process: calls from several
+    threads take turns, and other threads must not print or use relative paths meanwhile.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    with _IN_PROCESS:
+        return _call_main(argv, prog, cwd, out, err)
+
+
+def _call_main(argv: Sequence[str], prog: Optional[str], cwd: Path, out: io.StringIO, err: io.StringIO) -> Run:
+    old_cwd = os.getcwd()
+    debug = os.environ.pop("STRICT_LOOP_DEBUG", None)  # as before, when runs were processes: errors stay one line
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                raise SystemExit(cli.main(list(argv), prog=prog))  # the shim: sys.exit(main(...))
+            except SystemExit as exc:  # also argparse's, for --help, --version and usage errors
+                code = _exit_code(exc, err)
+            except Exception:  # what the interpreter does with an uncaught exception
+                traceback.print_exc()
+                code = 1
+    finally:
+        os.chdir(old_cwd)
+        if debug is not None:
+            os.environ["STRICT_LOOP_DEBUG"] = debug
+    return Run([prog or "strict-loop", *argv], code, out.getvalue(), err.getvalue())
+
+
+def _checked(run: Run, check: bool) -> Run:
+    if check and run.returncode != 0:
+        raise AssertionError(f"{run.args} exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}")
+    return run
+
+
+def run_script(name: str, *args: str, cwd: Path, check: bool = True) -> Run:
+    """Run ``scripts/<name>.py``: what the shim does (``main([name, *argv], prog="<name>.py")``), in this process."""
+    assert (SCRIPTS / f"{name}.py").is_file(), f"there is no scripts/{name}.py"
+    return _checked(call_main([name, *args], f"{name}.py", cwd), check)
+
+
+def run_cli(*args: str, cwd: Path, check: bool = True) -> Run:
+    """Run ``strict-loop`` / ``python -m strict_loop`` (``main(argv)``), in this process."""
+    return _checked(call_main(args, None, cwd), check)
 
 
 def run_json(name: str, *args: str, cwd: Path):
     return json.loads(run_script(name, *args, "--json", cwd=cwd).stdout)
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("STRICT_LOOP_DEBUG", None)
-    return env
 
 
 def read_jsonl(path: Path) -> list[dict]:

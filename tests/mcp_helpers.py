@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,10 +14,16 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_server import build_server
 
 
+def server_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """Extra variables for a server process. The SDK passes a child only a few safe variables (HOME, PATH, ...):
+    add PYTHONPATH, so that the server runs this checkout's code (see conftest.py), not an installed copy."""
+    return {"PYTHONPATH": os.environ.get("PYTHONPATH", ""), **(env or {})}
+
+
 def stdio_params(workspace: Path, env: dict[str, str] | None = None) -> StdioServerParameters:
     """Spawn the server the way a harness would: a separate process speaking stdio."""
     return StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "--workspace", str(workspace)],
-                                 cwd=str(workspace), env=env)
+                                 cwd=str(workspace), env=server_env(env))
 
 
 @asynccontextmanager

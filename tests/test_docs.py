@@ -49,6 +49,7 @@ def test_readme_commands_are_what_ci_runs():
     assert any("pytest" in b for b in skipped), "the README's test command must be the one .ci/run calls"
 
 
+@pytest.mark.slow  # runs every command in the docs: dozens of processes
 @pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
 def test_doc_commands_run(path, tmp_path):
     env = dict(os.environ, SKILL_DIR=str(REPO), PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import queue
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -21,9 +24,63 @@ from conftest import read_jsonl, run_script
 WORKER = Path(__file__).resolve().parent / "worker.py"
 
 
-def _spawn(ws: Path, task: str, name: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(WORKER), str(ws), task, name, *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+class Writers:
+    """worker.py's fork server: writer processes on demand, and what they report, line by line."""
+
+    def __init__(self, errors: Path):
+        self.errors = errors
+        with open(errors, "w") as err:
+            self.proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=err, text=True, bufsize=1)
+        self.log: list[list[str]] = []
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line.split())
+        self._lines.put(None)
+
+    def until(self, *prefix: str, count: int = 1, timeout: float = 120) -> list[str]:
+        """Wait for the count-th line starting with prefix (lines seen earlier count too); return it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = [words for words in self.log if words[:len(prefix)] == list(prefix)]
+            if len(seen) >= count:
+                return seen[count - 1]
+            try:
+                words = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"waited {timeout}s for {prefix}; stderr:\n{self.errors.read_text()}") from None
+            assert words is not None, f"the fork server ended; stderr:\n{self.errors.read_text()}"
+            self.log.append(words)
+
+    def _send(self, **command) -> None:
+        self.proc.stdin.write(json.dumps(command) + "\n")
+
+    def start(self, ws: Path, task: str, name: str, events: int = 0, rounds: int | str = 0, stop: Path | None = None) -> int:
+        """Fork a writer (names are unique per session); return its pid."""
+        self._send(start=name, workspace=str(ws), task=task, events=events, rounds=rounds, stop=stop and str(stop))
+        return int(self.until("started", name)[2])
+
+    def wait(self, pid: int) -> int:
+        self._send(wait=pid)
+        return int(self.until("exited", str(pid))[2])
+
+    def rounds(self, name: str) -> list[tuple[int, int]]:
+        """(round number, iteration) of each round the writer reported as recorded."""
+        return [(int(w[2]), int(w[3])) for w in self.log if w[:2] == ["round", name]]
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0, self.errors.read_text()
+
+
+@pytest.fixture(scope="session")
+def writers(tmp_path_factory):
+    w = Writers(tmp_path_factory.mktemp("writers") / "stderr.txt")
+    yield w
+    w.close()
 
 
 def _ledger_lines(path: Path) -> list[str]:
@@ -31,15 +88,14 @@ def _ledger_lines(path: Path) -> list[str]:
     return data.splitlines() if data.endswith("\n") else data.splitlines()[:-1]
 
 
-def test_eight_processes_lose_nothing(ws_dir):
+def test_eight_processes_lose_nothing(ws_dir, writers):
     ws = Workspace(ws_dir)
     ws.init_state(goal="g", global_stop_condition="c", task_id="busy", limits={"max_iterations": 1000})
     events_each, rounds_each = 30, 12
-    procs = [_spawn(ws_dir, "busy", f"e{i}", "--events", str(events_each)) for i in range(4)]
-    procs += [_spawn(ws_dir, "busy", f"r{i}", "--rounds", str(rounds_each)) for i in range(4)]
-    for p in procs:
-        out, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err
+    pids = [writers.start(ws_dir, "busy", f"e{i}", events=events_each) for i in range(4)]
+    pids += [writers.start(ws_dir, "busy", f"r{i}", rounds=rounds_each) for i in range(4)]
+    for pid in pids:  # all eight run at once
+        assert writers.wait(pid) == 0, writers.errors.read_text()
     paths = ws.task_paths("busy")
     events = [EventRecord.model_validate_json(line) for line in _ledger_lines(paths.events)]
     assert paths.events.read_bytes().endswith(b"\n")
@@ -56,49 +112,72 @@ def test_eight_processes_lose_nothing(ws_dir):
     assert ws.rebuild_state(task_id="busy").repaired == []
 
 
-def test_scripts_and_library_write_one_task_together(ws_dir):
+def test_scripts_and_library_write_one_task_together(ws_dir, writers):
     ws = Workspace(ws_dir)
     ws.init_state(goal="g", global_stop_condition="c", task_id="mixed")
-    worker = _spawn(ws_dir, "mixed", "lib", "--events", "40", "--rounds", "5")
-    for i in range(6):
+    stop = ws_dir.parent / "stop-lib"
+    lib = writers.start(ws_dir, "mixed", "lib", events=10**6, rounds=5, stop=stop)
+    for i in range(6):  # they take turns: the other process writes notes (and rounds) before, between and after the scripts
+        writers.until("event", "lib", count=3 * (i + 1))
         run_script("append_event", "--task-id", "mixed", "--kind", "note", "--message", f"script {i}", cwd=ws_dir)
-    assert worker.wait(timeout=120) == 0
+    writers.until("event", "lib", count=3 * 7)
+    stop.touch()
+    assert writers.wait(lib) == 0, writers.errors.read_text()
+    lib_notes = sum(w[:2] == ["event", "lib"] for w in writers.log)
     events = read_jsonl(ws.task_paths("mixed").events)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert sum(e["message"].startswith("script ") for e in events) == 6
-    assert sum(e["kind"] == "note" for e in events) == 46
+    assert sum(e["kind"] == "note" for e in events) == 6 + lib_notes
+    assert sum(e["kind"] == "round.completed" for e in events) == 5
 
 
-def test_sigkill_at_random_instants_leaves_loadable_state(ws_dir):
+def _check_after_crash(ws_dir: Path, paths, reported: dict[str, int]) -> list[IterationRecord]:
+    """What must hold after any crash: state loads, every complete ledger line parses and is numbered in
+    sequence, every round a writer reported done is on disk, and state.json is never behind a reported
+    round nor ahead of the ledger."""
+    state = Workspace(ws_dir).show_task(task_id="crashy").state
+    records = [IterationRecord.model_validate_json(line) for line in _ledger_lines(paths.iterations)]
+    assert [r.iteration for r in records] == list(range(1, len(records) + 1))
+    events = [EventRecord.model_validate_json(line) for line in _ledger_lines(paths.events)]
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    on_disk = Counter((r.evidence[0], r.iteration) for r in records if r.evidence)
+    assert all(n == 1 for n in on_disk.values()), "a round was recorded twice"
+    lost = {round_: iteration for round_, iteration in reported.items() if on_disk[(round_, iteration)] != 1}
+    assert not lost, f"reported rounds missing from iterations.jsonl: {lost}"
+    assert max(reported.values(), default=0) <= state.counters.iteration <= len(records)
+    return records
+
+
+KILLS = 20
+
+
+def test_sigkill_at_random_instants_leaves_loadable_state(ws_dir, writers):
     ws = Workspace(ws_dir)
     ws.init_state(goal="g", global_stop_condition="c", task_id="crashy", limits={"max_iterations": 100000, "history_window": 5})
     paths = ws.task_paths("crashy")
     rng = random.Random(1234)
-    kills = 30
-    for n in range(kills):
-        proc = _spawn(ws_dir, "crashy", f"k{n}", "--forever")
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.0, 0.08))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        # After every kill: state.json loads and validates, and every complete ledger line parses.
-        state = Workspace(ws_dir).show_task(task_id="crashy").state
-        assert state.counters.iteration <= len(_ledger_lines(paths.iterations))
-        for line in _ledger_lines(paths.events):
-            EventRecord.model_validate_json(line)
-        for line in _ledger_lines(paths.iterations):
-            IterationRecord.model_validate_json(line)
+    reported: dict[str, int] = {}  # "k3:0" (the round's evidence) -> its iteration
+    for n in range(KILLS):
+        name = f"k{n}"
+        pid = writers.start(ws_dir, "crashy", name, rounds="forever")
+        # Let it finish 0-2 rounds, then kill it a random instant later: mid-event, mid-ledger line, mid-state.json, ...
+        writers.until("ready", name)
+        done = rng.choice([0, 1, 2])
+        if done:
+            writers.until("round", name, count=done)
+        time.sleep(rng.uniform(0.0, 0.05))
+        os.kill(pid, signal.SIGKILL)
+        assert writers.wait(pid) == -signal.SIGKILL
+        reported.update({f"{name}:{i}": iteration for i, iteration in writers.rounds(name)})
+        _check_after_crash(ws_dir, paths, reported)
     # The next writer trims any torn tail and rolls state forward from the ledger.
     ws.append_event(task_id="crashy", kind="note", message="after the crashes")
     ws.update_state(task_id="crashy", task="final", result_summary="r", verification_summary="v")
-    records = [IterationRecord.model_validate_json(line) for line in _ledger_lines(paths.iterations)]
-    assert [r.iteration for r in records] == list(range(1, len(records) + 1))
-    assert len(records) > kills  # the workers really were writing when killed
+    records = _check_after_crash(ws_dir, paths, reported)
+    assert records[-1].task == "final"
     ws.rebuild_state(task_id="crashy")
     state = ws.show_task(task_id="crashy").state
     assert state.counters.iteration == len(records) == state.counters.progress_rounds
-    events = [EventRecord.model_validate_json(line) for line in _ledger_lines(paths.events)]
-    assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert paths.events.read_bytes().endswith(b"\n") and paths.iterations.read_bytes().endswith(b"\n")
 
 

@@ -1,8 +1,8 @@
 """Each documented registration (harness commands and config snippets) starts a working server.
 
 The harness CLIs themselves are not installed here, so each command or config
-entry is parsed the way the harness would read it, and the server command it
-names is started over stdio with the official client.
+entry is parsed the way the harness would read it, and each distinct server
+command they name is started over stdio with the official client.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import pytest
 import yaml
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+
+from mcp_helpers import server_env
 
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "references" / "harnesses.md"
@@ -68,13 +70,31 @@ def test_every_harness_is_documented():
     assert {"claude mcp add", "codex mcp add", "hermes mcp add", "claude .mcp.json", "hermes config.yaml"} <= names
 
 
+def _executable(command: str) -> str | None:
+    return shutil.which(command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
 @pytest.mark.parametrize("name, command, args", registrations(), ids=[r[0] for r in registrations()])
-async def test_documented_registration_starts_the_server(name, command, args, tmp_path):
-    exe = shutil.which(command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+def test_documented_registration_names_an_installed_server_and_the_workspace(name, command, args):
+    assert _executable(command), f"{command} is not installed by this package"
+    assert PLACEHOLDER in args, f"{name} does not name the workspace"
+
+
+def server_commands() -> dict[tuple[str, tuple[str, ...]], list[str]]:
+    """Each distinct documented server command, with the registrations that use it (most use the same one)."""
+    commands: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for name, command, args in registrations():
+        commands.setdefault((command, tuple(args)), []).append(name)
+    return commands
+
+
+@pytest.mark.parametrize("command, args", list(server_commands()), ids=[" ".join([c, *a]) for c, a in server_commands()])
+async def test_documented_server_command_starts_the_server(command, args, tmp_path):
+    exe = _executable(command)
     assert exe, f"{command} is not installed by this package"
     args = [str(tmp_path) if a == PLACEHOLDER else a for a in args]
-    assert str(tmp_path) in args, f"{name} does not name the workspace"
-    async with Client(StdioServerParameters(command=exe, args=args, cwd=str(tmp_path))) as client:
+    assert str(tmp_path) in args, f"{command} {args} does not name the workspace"
+    async with Client(StdioServerParameters(command=exe, args=args, cwd=str(tmp_path), env=server_env())) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
         result = await client.call_tool("init_state", {"goal": "g", "global_stop_condition": "c", "task_id": "reg"})
         assert not result.is_error

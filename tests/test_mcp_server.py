@@ -16,7 +16,7 @@ from mcp import Client
 
 from strict_loop import Workspace
 
-from mcp_helpers import call, memory_client
+from mcp_helpers import call, memory_client, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -164,6 +164,7 @@ async def test_streamable_http_on_loopback(ws_dir):
     assert (ws_dir / ".agent-loop/tasks/web/state.json").is_file()
 
 
+@pytest.mark.slow  # npx fetches and starts the Inspector (Node): ~30 s
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not on this machine, so the MCP Inspector CLI cannot run")
 def test_mcp_inspector_cli_lists_the_tools(ws_dir):
     proc = subprocess.run(
@@ -195,5 +196,5 @@ async def test_server_json_manifest_launches_what_it_names(ws_dir):
     assert f"mcp-name: {manifest['name']}" in (repo / "README.md").read_text()  # the registry's ownership check
     exe = shutil.which(package["identifier"], path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     (arg,) = package["packageArguments"]
-    async with Client(StdioServerParameters(command=exe, args=[arg["name"], str(ws_dir)])) as client:
+    async with Client(StdioServerParameters(command=exe, args=[arg["name"], str(ws_dir)], env=server_env())) as client:
         assert {t.name for t in (await client.list_tools()).tools} == set(TOOLS)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import threading
 
 import anyio
 import pytest
@@ -106,6 +105,9 @@ async def test_two_servers_and_a_script_write_one_task(ws_dir):
     Workspace(ws_dir).init_state(goal="g", global_stop_condition="c", task_id="shared", limits={"max_iterations": 1000})
     per_writer = 25
 
+    servers_writing = {"s1": threading.Event(), "s2": threading.Event()}
+    script_writing = threading.Event()
+
     async def server_writer(name: str) -> None:
         async with stdio_client(ws_dir) as client:
             for i in range(per_writer):
@@ -116,11 +118,16 @@ async def test_two_servers_and_a_script_write_one_task(ws_dir):
                     err, _, text = await call(client, "update_state", task_id="shared", task=f"{name} {i}",
                                               result_summary="r", verification_summary="v")
                     assert not err, text
+                servers_writing[name].set()
+                if i == per_writer // 2:  # the second half only once the script writes too: all three interleave
+                    assert await anyio.to_thread.run_sync(script_writing.wait, 60)
 
-    def script_writer() -> None:
+    def script_writer() -> None:  # the scripts run in this process: a third process writing the task
+        assert all(event.wait(60) for event in servers_writing.values())
         for i in range(8):
             run_script("append_event", "--task-id", "shared", "--kind", "note", "--message", f"script {i}",
                        "--data", json.dumps({"writer": "script"}), cwd=ws_dir)
+            script_writing.set()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(server_writer, "s1")
@@ -130,12 +137,16 @@ async def test_two_servers_and_a_script_write_one_task(ws_dir):
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     writers = [e["data"].get("writer") for e in events if e["kind"] == "note"]
     assert writers.count("s1") == per_writer and writers.count("s2") == per_writer and writers.count("script") == 8
+    for server in servers_writing:  # each server wrote before and after the script's first note
+        assert writers.index(server) < writers.index("script") < len(writers) - 1 - writers[::-1].index(server)
     rounds = read_jsonl(ws_dir / ".agent-loop/tasks/shared/iterations.jsonl")
     assert [r["iteration"] for r in rounds] == list(range(1, 11))
     assert Workspace(ws_dir).show_task(task_id="shared").state.counters.iteration == 10
 
 
-def test_server_refuses_a_missing_workspace(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "mcp_server", "--workspace", str(tmp_path / "nope")],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 2 and "is not an existing directory" in proc.stderr
+def test_server_refuses_a_missing_workspace(tmp_path, capsys):
+    from mcp_server.server import main  # what `python -m mcp_server` and `strict-loop-mcp` run
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--workspace", str(tmp_path / "nope")])
+    assert exited.value.code == 2 and "is not an existing directory" in capsys.readouterr().err

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from strict_loop import schemas
 from strict_loop.schemas import DOCUMENTS
+
+from conftest import run_cli
 
 
 def test_shipped_schema_files_equal_generated():
@@ -19,11 +19,10 @@ def test_shipped_schema_files_equal_generated():
 
 
 def test_schemas_check_command_detects_drift(tmp_path):
-    cmd = [sys.executable, "-m", "strict_loop", "schemas"]
-    assert subprocess.run([*cmd, "--check"], capture_output=True).returncode == 0
-    subprocess.run([*cmd, "--write", str(tmp_path)], check=True, capture_output=True)
+    assert run_cli("schemas", "--check", cwd=tmp_path, check=False).returncode == 0
+    run_cli("schemas", "--write", str(tmp_path), cwd=tmp_path)
     doc = json.loads((tmp_path / "state.schema.json").read_text())
     doc["properties"]["status"]["enum"].append("sleeping")
     (tmp_path / "state.schema.json").write_text(json.dumps(doc))
-    proc = subprocess.run([*cmd, "--check", str(tmp_path)], capture_output=True, text=True)
+    proc = run_cli("schemas", "--check", str(tmp_path), cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "state.schema.json differs from the models" in proc.stderr

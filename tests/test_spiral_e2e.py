@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from strict_loop import LoopError, Workspace
 
-from conftest import read_jsonl, tree_digest
+from conftest import read_jsonl, run_cli, run_script, tree_digest
 from mcp_helpers import call, memory_client, stdio_client
 
 pytestmark = pytest.mark.anyio
@@ -98,8 +97,7 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
         if path.is_file():
             assert b"SECRET-TOKEN" not in path.read_bytes() and b"127.0.0.1:" not in path.read_bytes(), path
     # A person resumes from the command line; the signal is muted for the cooldown.
-    proc = subprocess.run([sys.executable, "-m", "strict_loop", "resume", "trt", "--action", "continue", "--workspace", str(ws_dir)],
-                          capture_output=True, text=True)
+    proc = run_cli("resume", "trt", "--action", "continue", "--workspace", str(ws_dir), cwd=ws_dir.parent, check=False)
     assert proc.returncode == 0 and "repeated_error" in proc.stdout
     ws = Workspace(ws_dir)
     assert ws.supervisor("trt").paused is False
@@ -199,8 +197,8 @@ def test_rollback_restores_a_round_and_loses_nothing(ws_dir):
     _git(ws_dir, "add", "c.txt")  # the person's own staged change
     ws.update_state(task_id="rb", task="round 2", result_summary="r", verification_summary="v")
     (ws_dir / "d.txt").write_text("written after round 2\n")
-    out = subprocess.run([sys.executable, "-m", "strict_loop", "resume", "--task-id", "rb", "--action", "rollback", "--to", "1",
-                          "--workspace", str(ws_dir), "--json"], capture_output=True, text=True, check=True).stdout
+    out = run_cli("resume", "--task-id", "rb", "--action", "rollback", "--to", "1", "--workspace", str(ws_dir), "--json",
+                  cwd=ws_dir.parent).stdout
     result = json.loads(out)
     assert (ws_dir / "a.txt").read_text() == "v1\n" and (ws_dir / "b.txt").read_text() == "b1\n"
     assert not (ws_dir / "c.txt").exists() and not (ws_dir / "d.txt").exists()
@@ -254,20 +252,18 @@ def test_replay_cli_prints_where_and_why(tmp_path):
     traj = tmp_path / "run.jsonl"
     stuck = {"tool": "bash", "args": {"command": "cd fastjson/"}, "output": "bash: line 9: cd: fastjson/: No such file or directory", "error": True}
     traj.write_text("\n".join(json.dumps(dict(stuck, turn=i)) for i in range(6)) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "strict_loop", "replay", str(traj)], capture_output=True, text=True)
+    proc = run_cli("replay", str(traj), cwd=tmp_path, check=False)
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("turn 3: whisper -- identical_calls") and lines[1].startswith("turn 4: second whisper")
     assert lines[2].startswith("turn 5: PAUSE + alert")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"tool": "bash"}\nnot json\n')
-    proc = subprocess.run([sys.executable, "-m", "strict_loop", "replay", str(bad)], capture_output=True, text=True)
+    proc = run_cli("replay", str(bad), cwd=tmp_path, check=False)
     assert proc.returncode == 2 and "bad.jsonl line 2: is not JSON" in proc.stderr
 
 
 def test_thresholds_are_overridable_per_workspace_and_per_task(ws_dir):
-    from conftest import run_script
-
     (ws_dir / ".agent-loop").mkdir()
     (ws_dir / ".agent-loop" / "monitor-defaults.json").write_text(
         json.dumps({"thresholds": {"identical_repeats": 3, "identical_window": 5}, "cooldown_turns": 4}))

@@ -2,24 +2,44 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 from strict_loop import Workspace
 from strict_loop.models import StopChecks
 from strict_loop.stopchecks import run_checks, run_command
 
 
+def _alive(pid: int) -> bool:
+    """Running, not killed: a zombie (dead, not yet reaped by its new parent) counts as dead."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
 def test_command_timeout_kills_the_whole_process_group(tmp_path):
-    marker = tmp_path / "survivor"
+    pidfile = tmp_path / "grandchild.pid"
     started = time.monotonic()
-    # The shell backgrounds a grandchild; a timeout must kill it too, or it would write the marker.
-    result = run_command(f"(sleep 3; touch {marker}) & sleep 60", tmp_path, timeout_s=0.5, tail_chars=100)
+    # The shell backgrounds a grandchild; a timeout must kill it too, not only the shell.
+    result = run_command(f"sleep 60 & echo $! > {pidfile}; sleep 60", tmp_path, timeout_s=1.0, tail_chars=100)
     elapsed = time.monotonic() - started
     assert result.timed_out and not result.passed and result.exit_code is None
-    assert "timed out after 0.5s" in result.detail
+    assert "timed out after 1s" in result.detail
     assert elapsed < 10
-    time.sleep(3.5)
-    assert not marker.exists()
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild), "the backgrounded grandchild survived the timeout"
 
 
 def test_exit_codes_output_tail_and_cwd(tmp_path):
