@@ -19,6 +19,7 @@ from .fsio import iter_lines, json_records
 from .layout import TaskPaths
 from .store import TaskStore
 from .models import IterationRecord, Limits, LoopContract, StopChecks, TaskState, UnattendedSettings
+from .settings import workspace_path_problem
 from .timefmt import now_iso
 
 PLACEHOLDER = "(round recorded by the original skill; missing from its iterations.jsonl)"
@@ -34,7 +35,28 @@ def _texts(values: Any, items: int, cap: int) -> list[str]:
     return [t for t in (_text(v, cap) for v in values) if t][:items]
 
 
-def _stop_checks(raw: dict[str, Any]) -> StopChecks:
+def _inside(path: str, roots: list[Path]) -> Optional[str]:
+    """``path`` as a workspace-relative path; an absolute one under one of ``roots`` is rewritten.
+    None when it points elsewhere (outside the workspace, ``~``, ``..``)."""
+    if not workspace_path_problem(path):
+        return path
+    for root in roots:
+        try:
+            rel = Path(path).relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if rel != "." and not workspace_path_problem(rel):
+            return rel
+    return None
+
+
+def _stop_checks(raw: dict[str, Any], roots: list[Path]) -> tuple[StopChecks, list[str]]:
+    """The legacy checks as StopChecks, and the paths dropped because they leave the workspace.
+
+    The original skill accepted absolute paths; ours must stay inside the workspace, so an
+    absolute path under the workspace (``roots``: where it is now, where the legacy state says
+    it was) is made relative and any other is dropped (``migrate`` says so).
+    """
     def field(entries: Any, key: str) -> list[str]:
         out = []
         for entry in entries if isinstance(entries, list) else []:
@@ -43,31 +65,46 @@ def _stop_checks(raw: dict[str, Any]) -> StopChecks:
                 out.append(value.strip())
         return out
 
+    dropped: list[str] = []
     commands = field(raw.get("commands"), "command")[:20]
     timeouts = [e.get("timeout_seconds") for e in raw.get("commands") or [] if isinstance(e, dict)]
     timeouts = [t for t in timeouts if isinstance(t, (int, float)) and t > 0]
     patterns = []
     for entry in raw.get("text_patterns") or []:
         if isinstance(entry, dict) and entry.get("path") and entry.get("pattern"):
-            patterns.append(f"{entry['path']}::{entry['pattern']}")
-        elif isinstance(entry, str) and "::" in entry:
-            patterns.append(entry)
-    return StopChecks(
+            entry = f"{entry['path']}::{entry['pattern']}"
+        if isinstance(entry, str) and "::" in entry:
+            path, rest = entry.split("::", 1)
+            rel = _inside(path.strip(), roots)
+            if rel:
+                patterns.append(f"{rel}::{rest}")
+            else:
+                dropped.append(entry)
+    paths = []
+    for path in field(raw.get("paths_exist"), "path"):
+        rel = _inside(path, roots)
+        if rel:
+            paths.append(rel)
+        else:
+            dropped.append(path)
+    checks = StopChecks(
         commands=commands,
-        paths_exist=field(raw.get("paths_exist"), "path")[:50],
+        paths_exist=paths[:50],
         text_patterns=patterns[:50],
         command_timeout_s=min(max(timeouts), 86400) if timeouts else 900.0,
     )
+    return checks, dropped
 
 
-def _contract(raw: dict[str, Any]) -> LoopContract:
+def _contract(raw: dict[str, Any], workspace: Path) -> tuple[LoopContract, list[str]]:
     lim = raw.get("limits") or {}
     sup = raw.get("supervisor") or {}
-    checks = _stop_checks(raw.get("stop_checks") or {})
+    roots = [workspace] + ([Path(raw["workspace_root"])] if isinstance(raw.get("workspace_root"), str) else [])
+    checks, dropped = _stop_checks(raw.get("stop_checks") or {}, roots)
     mode = raw.get("operating_mode") if raw.get("operating_mode") in ("interactive", "unattended") else "interactive"
     if mode == "unattended" and not checks.count():
         mode = "interactive"
-    return LoopContract(
+    contract = LoopContract(
         goal=_text(raw.get("goal"), 4000) or "(goal not recorded)",
         global_stop_condition=_text(raw.get("global_stop_condition"), 4000) or "(stop condition not recorded)",
         success_evidence=_texts(raw.get("success_evidence"), 20, 500),
@@ -84,6 +121,7 @@ def _contract(raw: dict[str, Any]) -> LoopContract:
             max_consecutive_failures=_int(sup.get("max_consecutive_failures"), 3, 1, 100),
         ),
     )
+    return contract, dropped
 
 
 def _int(value: Any, default: int, lo: int, hi: int) -> int:
@@ -153,11 +191,13 @@ def _records(paths: TaskPaths, raw: dict[str, Any]) -> list[IterationRecord]:
     ]
 
 
-def _state(raw: dict[str, Any], task_id: str, records: list[IterationRecord], source: Path) -> TaskState:
+def _state(raw: dict[str, Any], task_id: str, records: list[IterationRecord], source: Path) -> tuple[TaskState, list[str]]:
+    """The state, and the stop-check paths dropped from its contract (``source``: .codex-loop/tasks/<id>)."""
     created = str(raw.get("created_at") or now_iso())
+    contract, dropped = _contract(raw, source.parents[2])
     state = TaskState(
         task_id=task_id, created_at=created, updated_at=str(raw.get("updated_at") or created),
-        contract=_contract(raw), next_task=_text(raw.get("next_task"), 2000), imported_from=str(source),
+        contract=contract, next_task=_text(raw.get("next_task"), 2000), imported_from=str(source),
     )
     for rec in records:
         rounds.fold(state, rec)
@@ -168,18 +208,18 @@ def _state(raw: dict[str, Any], task_id: str, records: list[IterationRecord], so
     state.next_task = _text(raw.get("next_task"), 2000) or state.next_task
     state.context_snapshot = str(raw.get("context_snapshot") or "")[: state.contract.limits.max_context_chars]
     rounds.fit(state)
-    return state
+    return state, dropped
 
 
 def load(state_path: Path) -> TaskState:
     """A read-only view of a legacy task as a TaskState."""
     paths = TaskPaths(state_path.parent)
     raw = _raw_state(state_path)
-    return _state(raw, paths.root.name, _records(paths, raw), paths.root)
+    return _state(raw, paths.root.name, _records(paths, raw), paths.root)[0]
 
 
-def convert(paths: TaskPaths) -> tuple[TaskState, list[IterationRecord], list[dict[str, Any]]]:
-    """State, full round records and events (as message/data) for migrating a legacy task."""
+def convert(paths: TaskPaths) -> tuple[TaskState, list[IterationRecord], list[dict[str, Any]], list[str]]:
+    """State, full round records, events (as message/data) and the dropped stop-check paths, for migrating a legacy task."""
     raw = _raw_state(paths.state)
     records = _records(paths, raw)
     events = []
@@ -196,7 +236,8 @@ def convert(paths: TaskPaths) -> tuple[TaskState, list[IterationRecord], list[di
                 message = original[key].strip()
                 break
         events.append({"message": (message or f"legacy event line {number}")[:8000], "data": {"legacy": original, "line": number}})
-    return _state(raw, paths.root.name, records, paths.root), records, events
+    state, dropped = _state(raw, paths.root.name, records, paths.root)
+    return state, records, events, dropped
 
 
 def migrate(store: TaskStore, legacy_paths: TaskPaths) -> Optional[TaskState]:
@@ -208,7 +249,7 @@ def migrate(store: TaskStore, legacy_paths: TaskPaths) -> Optional[TaskState]:
     with store.locked():
         if store.exists():
             return None
-        state, records, events = convert(legacy_paths)
+        state, records, events, dropped = convert(legacy_paths)
         store.create_folders()
         store.append_event("task.initialized", f"migrated from {legacy_paths.root}",
                            {"task_id": store.task_id, "created_at": state.created_at, "imported_from": str(legacy_paths.root),
@@ -218,6 +259,8 @@ def migrate(store: TaskStore, legacy_paths: TaskPaths) -> Optional[TaskState]:
         for rec in records:
             store.append_round(rec)
         store.save(state)
-        store.append_event("task.migrated", f"took over {len(records)} rounds from .codex-loop",
-                           {"rounds": len(records), "events": len(events)})
+        note = (f"; dropped {len(dropped)} stop check(s) whose path leaves the workspace: "
+                + ", ".join(repr(d[:200]) for d in dropped[:5])) if dropped else ""
+        store.append_event("task.migrated", f"took over {len(records)} rounds from .codex-loop{note}",
+                           {"rounds": len(records), "events": len(events), "dropped_stop_checks": dropped[:100]})
     return state

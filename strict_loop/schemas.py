@@ -19,6 +19,7 @@ from .errors import StateDamaged
 from .models import RETIRED_FIELDS, EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
 from .monitor import Alert, MonitorState
 from .resources import schema_dir
+from .settings import STORED
 from .turns import Turn
 
 M = TypeVar("M", bound=BaseModel)
@@ -86,7 +87,7 @@ def validate_document(model: type[M], raw: Any, source: Path | str, fix: str) ->
         where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
         raise StateDamaged(f"{source}: field '{where}'", _short(error.message), fix)
     try:
-        return model.model_validate(raw)
+        return model.model_validate(raw, context=STORED)
     except ValidationError as exc:  # rules JSON Schema cannot express
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"

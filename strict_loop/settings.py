@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, ValidationInfo
 
 from .fields import Flag, Items, Strict, TextList
 
@@ -30,9 +30,41 @@ def parse_text_pattern(spec: str) -> tuple[str, str, bool]:
     return path.strip(), pattern, False
 
 
-def _text_patterns(items: list[str]) -> list[str]:
+STORED = {"stored": True}
+"""Validation context for files already on disk: rules added since a file was written
+(e.g. relative stop-check paths) must not make an older task unreadable; such a check
+is refused when it runs instead (``stopchecks``)."""
+
+
+def workspace_path_problem(path: str) -> str:
+    """Why ``path`` is not a plain path relative to the workspace root ('' when it is)."""
+    if "\0" in path:
+        return "contains a NUL byte"
+    if path.startswith("~"):
+        return "starts with '~'"
+    if path.startswith(("/", "\\")) or re.match(r"[A-Za-z]:[/\\]", path):
+        return "is absolute"
+    if ".." in re.split(r"[/\\]", path):
+        return "has a '..' component"
+    return ""
+
+
+def _relative(path: str, info: ValidationInfo) -> None:
+    problem = "" if (info.context or {}).get("stored") else workspace_path_problem(path)
+    if problem:
+        raise ValueError(f"{path[:80]!r} {problem}; stop-check paths are relative to the workspace root and stay inside it, "
+                         "e.g. 'docs/report.md'")
+
+
+def _paths(items: list[str], info: ValidationInfo) -> list[str]:
     for item in items:
-        parse_text_pattern(item)
+        _relative(item, info)
+    return items
+
+
+def _text_patterns(items: list[str], info: ValidationInfo) -> list[str]:
+    for item in items:
+        _relative(parse_text_pattern(item)[0], info)
     return items
 
 
@@ -41,7 +73,7 @@ class StopChecks(Strict):
 
     commands: Annotated[Items(2000), Flag(("--stop-command",), metavar="CMD")] = TextList(
         20, 2000, "Shell commands run in the workspace root; each passes on exit code 0")
-    paths_exist: Annotated[Items(500), Flag(("--require-path",), metavar="PATH")] = TextList(
+    paths_exist: Annotated[Items(500), AfterValidator(_paths), Flag(("--require-path",), metavar="PATH")] = TextList(
         50, 500, "Paths (relative to the workspace root) that must exist")
     text_patterns: Annotated[Items(1000), AfterValidator(_text_patterns), Flag(("--require-text",), metavar="PATH::TEXT")] = TextList(
         50, 1000, "Text checks as 'PATH::TEXT' (substring) or 'PATH::re:REGEX' (regular expression search)")

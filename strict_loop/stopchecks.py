@@ -1,116 +1,321 @@
 """Running the machine-checkable stop rules and deciding the verdict.
 
-Commands run with ``cwd`` = workspace root in their own process group, so a
-timeout kills the whole tree (a shell's children included); output goes to a
-temp file and only the tail is kept, so a chatty command cannot eat memory.
+Commands run with ``cwd`` = workspace root in their own process group, without the
+project's own secrets in their environment. Their output is read from a pipe into a
+bounded in-memory tail (nothing goes to disk, the command never blocks on a full
+pipe), and secrets are masked in what is kept. When the command ends, times out, or
+we are interrupted (Ctrl-C, SIGTERM), the whole group goes with it, so a backgrounded
+``sleep 300 &`` or a leaked ``yes`` cannot outlive the check.
+
+Path and text checks look only inside the workspace: symlinks are resolved first and
+anything leaving the root is refused; text checks read regular files of at most
+``MAX_TEXT_BYTES``, never opening a FIFO or a device (which could block or never end).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import selectors
 import signal
+import stat
 import subprocess
-import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, Mapping, Optional
 
+from . import secrets
 from .models import CheckResult, LimitResult, StopChecks, StopReport, StopVerdict, TaskState
-from .settings import parse_text_pattern
+from .settings import parse_text_pattern, workspace_path_problem
+
+MAX_TEXT_BYTES = 16 * 1024 * 1024
+"""Largest file a text check reads; a bigger one fails the check instead of eating memory."""
+_CHUNK = 64 * 1024
+_POLL_S = 0.05
+_TERM_GRACE_S = 2.0
+_DRAIN_GRACE_S = 1.0
+_SLACK_BYTES = 8192
+"""Kept beyond the tail, so a secret cut at the buffer's start lies outside what is stored."""
 
 
-def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int) -> CheckResult:
+_RUNNING: set[int] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def kill_running() -> None:
+    """SIGKILL the group of every stop command still running in this process.
+
+    Registered with ``atexit``: when the interpreter ends while a worker thread (an MCP tool call)
+    is still running a command, the command does not outlive us. A server that turns SIGTERM into
+    a clean exit gets the same for free.
+    """
+    with _RUNNING_LOCK:
+        groups = list(_RUNNING)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)
+
+
+atexit.register(kill_running)
+
+
+class _Tail:
+    """The last ``cap`` bytes of a stream: memory only, never a file, whatever the stream's size."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.buf = cap, bytearray()
+
+    def add(self, data: bytes) -> None:
+        self.buf += data
+        if len(self.buf) > self.cap:
+            del self.buf[: len(self.buf) - self.cap]
+
+
+def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
+                env: Optional[Mapping[str, str]] = None) -> CheckResult:
+    env = os.environ if env is None else env
     started = time.monotonic()
-    with tempfile.TemporaryFile() as out:
+    try:
+        proc = subprocess.Popen(
+            command, shell=True, cwd=cwd, env=secrets.command_env(env), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    except OSError as exc:
+        return CheckResult(kind="command", target=command, passed=False, detail=secrets.mask(f"could not start: {exc}", env))
+    tail = _Tail(tail_chars * 4 + _SLACK_BYTES if tail_chars > 0 else 0)
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc.pid)
+    with _terminate_raises():
         try:
-            proc = subprocess.Popen(
-                command,
-                shell=True,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return CheckResult(kind="command", target=command, passed=False, detail=f"could not start: {exc}")
-        timed_out = False
-        try:
-            code = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            code = proc.wait()
-        duration = time.monotonic() - started
-        tail = _read_tail(out, tail_chars)
+            timed_out = _pump(proc, tail, started + timeout_s)
+        finally:  # also on Ctrl-C or SIGTERM: nothing of the group survives us
+            _end_group(proc)
+            _drain(proc, tail)
+    code = proc.returncode
+    duration = time.monotonic() - started
+    text = secrets.mask(bytes(tail.buf).decode("utf-8", errors="replace"), env)
     if timed_out:
         detail = f"timed out after {timeout_s:g}s; process group killed"
     else:
         detail = "exit code 0" if code == 0 else f"exit code {code}"
     return CheckResult(
-        kind="command",
-        target=command,
-        passed=(code == 0 and not timed_out),
-        detail=detail,
-        exit_code=None if timed_out else code,
-        timed_out=timed_out,
-        duration_s=round(duration, 3),
-        output_tail=tail,
+        kind="command", target=command, passed=(code == 0 and not timed_out), detail=detail,
+        exit_code=None if timed_out else code, timed_out=timed_out, duration_s=round(duration, 3),
+        output_tail=text[-tail_chars:] if tail_chars > 0 else "",
     )
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=2)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def _pump(proc: subprocess.Popen, tail: _Tail, deadline: float) -> bool:
+    """Read output until the leader exits (True if the deadline passed first). Never reaps the leader."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    pidfd = _pidfd(proc.pid)
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            if pidfd is not None:
+                sel.register(pidfd, selectors.EVENT_READ)
+            while not _exited(proc):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return True
+                for key, _ in sel.select(remaining if pidfd is not None else min(remaining, _POLL_S)):
+                    if key.fd != fd:
+                        continue
+                    data = os.read(fd, _CHUNK)
+                    if data:
+                        tail.add(data)
+                    else:  # the pipe closed; the pidfd (or the poll) still tells when the leader ends
+                        sel.unregister(fd)
+        return False
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
-def _read_tail(fh, tail_chars: int) -> str:
-    if tail_chars <= 0:
-        return ""
-    fh.seek(0, os.SEEK_END)
-    size = fh.tell()
-    fh.seek(max(0, size - tail_chars * 4))
-    text = fh.read().decode("utf-8", errors="replace")
-    return text[-tail_chars:]
+def _pidfd(pid: int) -> Optional[int]:
+    """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or None: then we poll."""
+    try:
+        return os.pidfd_open(pid)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return None
 
 
-def _resolve(root: Path, rel: str) -> Path:
-    path = Path(rel).expanduser()
-    return path if path.is_absolute() else root / path
+def _exited(proc: subprocess.Popen) -> bool:
+    """Has the leader exited? Asked without reaping it, so its pid (the group id) cannot be reused
+    by an unrelated process before we signal the group."""
+    if proc.returncode is not None:
+        return True
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+    except AttributeError:  # no waitid on this platform
+        return proc.poll() is not None
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the group while the leader still runs (a grace period), then SIGKILL what is left; reap."""
+    if not _exited(proc):
+        _signal_group(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + _TERM_GRACE_S
+        while not _exited(proc) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    _signal_group(proc.pid, signal.SIGKILL)
+    with _RUNNING_LOCK:
+        _RUNNING.discard(proc.pid)  # before reaping: once reaped, the group id may name someone else
+    proc.wait()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _drain(proc: subprocess.Popen, tail: _Tail) -> None:
+    """Keep what the ended group left in the pipe. A process that left the group (setsid) may
+    hold the pipe open: give up after a grace period; closing our end stops its writes."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + _DRAIN_GRACE_S
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while (remaining := deadline - time.monotonic()) > 0 and sel.select(remaining):
+                data = os.read(fd, _CHUNK)
+                if not data:
+                    break
+                tail.add(data)
+    except OSError:
+        pass
+    finally:
+        proc.stdout.close()
+
+
+@contextmanager
+def _terminate_raises() -> Iterator[None]:
+    """While a command runs in the main thread, SIGTERM and SIGHUP raise SystemExit instead of
+    ending us on the spot, so the ``finally`` that kills the command's group runs."""
+    sigs = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in sigs}
+    mine = [s for s in sigs if previous[s] is signal.SIG_DFL]
+
+    def handler(signum: int, frame: object) -> None:
+        signal.signal(signum, signal.SIG_IGN)  # a second one must not cut the cleanup short
+        raise SystemExit(128 + signum)
+
+    for s in mine:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s in mine:
+            signal.signal(s, signal.SIG_DFL)
+
+
+def _locate(root: Path, rel: str) -> tuple[Optional[str], str]:
+    """The real path of ``rel`` (symlinks resolved) if it stays inside the workspace, else None and why."""
+    problem = workspace_path_problem(rel)
+    if problem:
+        return None, f"{rel} refused: it {problem}; stop-check paths are relative to the workspace root"
+    base = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(base, rel))
+    if os.path.commonpath([base, real]) != base:
+        return None, f"{rel} refused: it resolves (through a symlink) outside the workspace root"
+    return real, ""
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return "special file"
 
 
 def check_path(root: Path, rel: str) -> CheckResult:
-    exists = _resolve(root, rel).exists()
-    return CheckResult(kind="path", target=rel, passed=exists, detail="exists" if exists else "missing")
+    """Passes when ``rel`` is a regular file or a directory inside the workspace (never opened)."""
+    real, why = _locate(root, rel)
+    if real is None:
+        return CheckResult(kind="path", target=rel, passed=False, detail=why)
+    try:
+        mode = os.stat(real).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return CheckResult(kind="path", target=rel, passed=False, detail="missing")
+    except OSError as exc:
+        return CheckResult(kind="path", target=rel, passed=False, detail=f"cannot be checked ({exc.strerror})")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return CheckResult(kind="path", target=rel, passed=False, detail=f"is a {_kind(mode)}, not a regular file or directory")
+    return CheckResult(kind="path", target=rel, passed=True, detail="exists")
+
+
+def _read_text(root: Path, rel: str) -> tuple[Optional[str], str]:
+    """The content of a regular file inside the workspace, or None and why not.
+
+    Checked with stat before opening, opened non-blocking without following a (swapped-in)
+    symlink, and checked again with fstat: a FIFO or device is never read.
+    """
+    real, why = _locate(root, rel)
+    if real is None:
+        return None, why
+    too_big = f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check a smaller file"
+    try:
+        if not stat.S_ISREG(mode := os.stat(real).st_mode):
+            return None, f"{rel} cannot be read: it is a {_kind(mode)}, not a regular file"
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None, f"{rel} cannot be read: it is a {_kind(info.st_mode)}, not a regular file"
+            if info.st_size > MAX_TEXT_BYTES:
+                return None, too_big
+            data = _read_at_most(fd, MAX_TEXT_BYTES + 1)
+        finally:
+            os.close(fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None, f"{rel} is missing"
+    except OSError as exc:
+        return None, f"{rel} cannot be read ({exc.strerror})"
+    if len(data) > MAX_TEXT_BYTES:  # it grew after the fstat
+        return None, too_big
+    return data.decode("utf-8", errors="replace"), ""
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    parts, size = [], 0
+    while size < limit:
+        chunk = os.read(fd, min(1024 * 1024, limit - size))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
 
 
 def check_text(root: Path, spec: str) -> CheckResult:
     rel, pattern, is_regex = parse_text_pattern(spec)
-    path = _resolve(root, rel)
-    try:
-        content = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return CheckResult(kind="text", target=spec, passed=False, detail=f"{rel} is missing")
-    except (IsADirectoryError, PermissionError) as exc:
-        return CheckResult(kind="text", target=spec, passed=False, detail=f"{rel} cannot be read ({exc.strerror})")
+    content, why = _read_text(root, rel)
+    if content is None:
+        return CheckResult(kind="text", target=spec, passed=False, detail=why)
     found = bool(re.search(pattern, content, re.MULTILINE)) if is_regex else pattern in content
     what = f"regex {pattern!r}" if is_regex else repr(pattern)
     return CheckResult(kind="text", target=spec, passed=found, detail=f"{rel} {'contains' if found else 'lacks'} {what}")
 
 
-def run_checks(checks: StopChecks, root: Path) -> list[CheckResult]:
-    results = [run_command(c, root, checks.command_timeout_s, checks.output_tail_chars) for c in checks.commands]
+def run_checks(checks: StopChecks, root: Path, env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
+    """Every check's result; secrets in ``env`` (default: ours) are masked in every detail."""
+    env = os.environ if env is None else env
+    results = [run_command(c, root, checks.command_timeout_s, checks.output_tail_chars, env) for c in checks.commands]
     results += [check_path(root, p) for p in checks.paths_exist]
     results += [check_text(root, t) for t in checks.text_patterns]
-    return results
+    return [r.model_copy(update={"detail": secrets.mask(r.detail, env)}) for r in results]
 
 
 def limit_results(state: TaskState) -> list[LimitResult]:

@@ -21,6 +21,7 @@ from .errors import LoopError, StateDamaged
 from .fsio import append_line, atomic_write, dumps_line, file_lock, json_records, last_json
 from .layout import TaskPaths
 from .models import EventRecord, IterationRecord, TaskState
+from .settings import STORED
 from .reporting import round_markdown
 from .timefmt import now_iso
 
@@ -47,7 +48,7 @@ class ValidationCache:
     def parse(self, model: type[M], path: Path, data: bytes, fix: str) -> M:
         if self._checked.get(path) == data:
             try:
-                return model.model_validate_json(data)
+                return model.model_validate_json(data, context=STORED)
             except ValidationError:  # e.g. a file of an older version: the full load below upgrades it
                 pass
         doc = schemas.load_document(model, data, path, fix)

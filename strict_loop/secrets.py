@@ -1,0 +1,74 @@
+"""Keeping secrets out of what stop commands get and out of what the tool stores or returns.
+
+Two rules, the way CI systems handle logs: a stop command never receives the
+project's own secrets (notification URLs, the MCP token: ``PROJECT_SECRET_PREFIXES``),
+and every value of a variable whose name looks secret, plus the userinfo part of
+any URL (``https://user:pass@host``), is replaced by ``***`` in output we keep.
+Ordinary secret-looking variables are still passed on: the person's machine is
+trusted and the project's own tests may need an API key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Mapping, Optional
+
+PROJECT_SECRET_PREFIXES = ("STRICT_LOOP_", "APPRISE_")
+"""Variables that belong to this tool (webhook and Apprise URLs, the MCP token, ...):
+never handed to a stop command, and their values are masked wherever they show up."""
+
+MASK = "***"
+MIN_SECRET_CHARS = 6
+"""Shorter values ("1", "true", "yes") would mask noise, not secrets (Buildkite uses the same floor)."""
+
+_SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SIGNATURE|WEBHOOK|DSN|(^|_)PAT$",
+    re.IGNORECASE,
+)
+_NOT_SECRET = frozenset({"SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO", "KEYTIMEOUT"})
+"""Names that match the pattern but hold socket or file paths; masking them would only hide noise."""
+
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@'\"<>]+@")
+
+
+def is_project_secret(name: str) -> bool:
+    return name.upper().startswith(PROJECT_SECRET_PREFIXES)
+
+
+def looks_secret(name: str) -> bool:
+    """True for a variable whose value must never appear in stored output."""
+    return is_project_secret(name) or (name.upper() not in _NOT_SECRET and bool(_SECRET_NAME.search(name)))
+
+
+def command_env(env: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+    """The environment for a stop command: ours, without the project's own secrets."""
+    env = os.environ if env is None else env
+    return {k: v for k, v in env.items() if not is_project_secret(k)}
+
+
+def secret_values(env: Optional[Mapping[str, str]] = None) -> list[str]:
+    """Values to mask, longest first (so a value containing another is masked whole).
+
+    A list-valued variable (``APPRISE_URLS="a, b"``) also contributes its parts, so one
+    URL printed alone is masked too.
+    """
+    env = os.environ if env is None else env
+    found: set[str] = set()
+    for name, value in env.items():
+        if not looks_secret(name):
+            continue
+        for piece in (value, value.strip(), *re.split(r"[\s,]+", value)):
+            if len(piece) >= MIN_SECRET_CHARS:
+                found.add(piece)
+    return sorted(found, key=len, reverse=True)
+
+
+def mask(text: str, env: Optional[Mapping[str, str]] = None) -> str:
+    """``text`` with secret values and URL credentials replaced by ``***``."""
+    if not text:
+        return text
+    values = [v for v in secret_values(env) if v in text]
+    if values:
+        text = re.sub("|".join(map(re.escape, values)), MASK, text)
+    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
