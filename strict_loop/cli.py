@@ -227,6 +227,9 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
     except LoopError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except KeyboardInterrupt:  # stop commands' process groups are already gone (stopchecks); no traceback
+        print("interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:  # one line, never a traceback, unless asked for
         if os.environ.get("STRICT_LOOP_DEBUG"):
             raise

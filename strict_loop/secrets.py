@@ -72,3 +72,21 @@ def mask(text: str, env: Optional[Mapping[str, str]] = None) -> str:
     if values:
         text = re.sub("|".join(map(re.escape, values)), MASK, text)
     return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
+
+
+def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
+    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it."""
+    values = secret_values(env)
+
+    def walk(node: object) -> object:
+        if isinstance(node, str):
+            hits = [v for v in values if v in node]
+            node = re.sub("|".join(map(re.escape, hits)), MASK, node) if hits else node
+            return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", node) if "@" in node else node
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(value)

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from . import __version__, legacy, monitor, rounds, snapshots, stopchecks, trust
+from . import __version__, legacy, monitor, rounds, secrets, snapshots, stopchecks, trust
 from .errors import LoopError, TaskNotFound, boundary, validate_input
 from .fsio import LOCK_TIMEOUT_S, append_line, atomic_write, dumps_doc, dumps_line, iter_lines, tail_lines, trim_torn_tail
 from .layout import Layout, TaskPaths, slug_from_goal
@@ -89,6 +89,8 @@ class Workspace:
     def append_event(self, request: AppendEventInput | None = None, /, **params: Any) -> EventResult:
         """Append one event line; ``round.started`` also marks the round as announced; ``tool_call`` feeds the monitor."""
         req: AppendEventInput = validate_input(AppendEventInput, request or params, "append_event")
+        # What an agent reports (a tool's output, its own notes) may hold secrets: they are masked before anything is stored.
+        req = req.model_copy(update={"message": secrets.mask(req.message), "data": secrets.mask_tree(req.data)})
         turn = validate_input(Turn, req.data, "append_event.data") if req.kind == "tool_call" else None
         store = self._store(req.task_id)
         alert = None

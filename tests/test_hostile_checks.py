@@ -274,3 +274,18 @@ def test_a_legacy_contract_with_absolute_paths_keeps_the_task_readable(ws_dir):
     migrated = next(e for e in events if e["kind"] == "task.migrated")
     assert migrated["data"]["dropped_stop_checks"] == ["/etc/shadow::root", "/etc/passwd"]
     assert "dropped 2 stop check(s) whose path leaves the workspace" in migrated["message"]
+
+
+def test_secrets_in_what_the_agent_reports_are_masked_before_storage(ws_dir, monkeypatch):
+    from strict_loop import Workspace
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789")
+    ws = Workspace(ws_dir)
+    ws.init_state(goal="g", global_stop_condition="c", task_id="m")
+    ws.append_event(task_id="m", kind="tool_call", message="ran env with sk-live-0123456789",
+                    data={"tool": "bash", "args": {"command": "curl https://bob:hunter22@example.test/x"},
+                          "output": "OPENAI_API_KEY=sk-live-0123456789\n", "exit_code": 0})
+    ws.append_event(task_id="m", kind="note", message="note", data={"nested": ["key sk-live-0123456789"]})
+    stored = b"".join(p.read_bytes() for p in (ws_dir / ".agent-loop").rglob("*") if p.is_file())
+    assert b"sk-live-0123456789" not in stored and b"hunter22" not in stored
+    assert b"OPENAI_API_KEY=***" in stored and b"https://***@example.test/x" in stored
