@@ -58,6 +58,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def git_repo(ws: Path) -> Path:
+    """Make ``ws`` a git repository with one commit (a.txt = v0)."""
+    git(ws, "init", "-q")
+    git(ws, "config", "user.email", "me@example.com")
+    git(ws, "config", "user.name", "Me")
+    (ws / "a.txt").write_text("v0\n")
+    git(ws, "add", "a.txt")
+    git(ws, "commit", "-qm", "start")
+    return ws
+
+
 def tree_digest(root: Path) -> str:
     """A hash of every file under ``root`` (lock files aside): equal digests mean nothing was written."""
     h = hashlib.sha256()
@@ -65,3 +80,11 @@ def tree_digest(root: Path) -> str:
         if p.is_file() and p.name != ".lock":
             h.update(str(p.relative_to(root)).encode() + p.read_bytes())
     return h.hexdigest()
+
+
+@pytest.fixture(autouse=True)
+def user_config_dir(tmp_path_factory, monkeypatch) -> Path:
+    """A fresh ``$XDG_CONFIG_HOME`` per test: what the tool records about this machine never leaks between tests or into ~/.config."""
+    d = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(d))
+    return d / "strict-loop"
