@@ -137,3 +137,7 @@ class MonitorSettings(Strict):
     cooldown_turns: int = Field(10, ge=0, le=1000, description="After 'resume --action continue', turns the resumed signals stay muted")
     snapshots: Literal["auto", "on", "off"] = Field(
         "auto", description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the workspace is a git repository")
+    snapshot_max_file_mb: float = Field(
+        10.0, gt=0, le=100_000, description="Files larger than this (MB) are left out of snapshots, so a rollback never touches them; each snapshot event lists them")
+    snapshot_keep: int = Field(
+        50, ge=1, le=100_000, description="Round snapshots kept per task (the newest); round 0 and every before-rollback save are always kept")

@@ -21,7 +21,7 @@ from .reporting import handback_markdown
 from .requests import ResumeInput
 from .results import ResumeResult
 from .settings import MonitorSettings
-from .snapshots import SnapshotError, Snapshots
+from .snapshots import ForeignStore, SnapshotError, SnapshotRefused, Snapshots
 from .spiral import turn_paths
 from .store import TaskStore
 from .timefmt import now_iso
@@ -166,18 +166,27 @@ class TaskSupervision:
         return result, req.action == "hand-back"
 
     def _rollback(self, req: ResumeInput, result: ResumeResult) -> None:
+        """Restore round ``req.to`` whole, or refuse before changing any file (caller holds the task lock)."""
         task_id = self.store.task_id
+        state = self.store.load_current()
+        last = state.counters.iteration
+        if req.to is None or req.to > last:
+            raise LoopError("resume.to", f"there is no snapshot of round {req.to} for task '{task_id}': its last round is {last}",
+                            f"pass --to a round from 0 to {last} (0 = as it was at init_state)")
         if not Snapshots.available():
             raise LoopError("resume.action", "rollback needs git, which is not installed", "install git, or resume with continue")
-        snaps = Snapshots(self.root, task_id, self.store.paths.root)
-        if snaps.resolve(f"round-{req.to}") is None:
-            raise LoopError("resume.to", f"there is no snapshot of round {req.to} for task '{task_id}'",
-                            "snapshots are taken after each round when monitor.snapshots is on (or 'auto' in a git repository)")
+        snaps = Snapshots(self.root, task_id, self.store.paths.root, state.created_at)
         try:
-            saved, restored = snaps.restore(f"round-{req.to}")
+            saved, restored, saved_ref = snaps.restore(req.to, state.contract.monitor)
+        except ForeignStore as exc:
+            raise LoopError("resume.action", f"rollback refused: {exc}", "nothing was changed") from None
+        except SnapshotRefused as exc:
+            raise LoopError("resume.to", f"{exc}; nothing was changed",
+                            "pick another round; snapshots are taken after each round when monitor.snapshots is on "
+                            "(or 'auto' in a git repository)") from None
         except SnapshotError as exc:
-            raise LoopError("resume", f"rollback failed: {exc}", "the working tree was saved first; see events.jsonl") from None
+            raise LoopError("resume", f"rollback failed: {exc}", "see events.jsonl; nothing of the loop's history changed") from None
         result.saved_commit, result.restored_commit = saved, restored
-        result.detail = (f"workspace restored to round {req.to}; the tree as it was is saved as "
-                         f"{snaps.ref('before-rollback')} ({saved[:12]})")
-        self.store.append_event("workspace.rolled_back", result.detail, {"to": req.to, "saved": saved, "restored": restored, "note": req.note})
+        result.detail = f"workspace restored to round {req.to}; the tree as it was is saved as {saved_ref} ({saved[:12]})"
+        self.store.append_event("workspace.rolled_back", result.detail,
+                                {"to": req.to, "saved": saved, "saved_ref": saved_ref, "restored": restored, "note": req.note})

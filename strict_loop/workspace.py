@@ -63,7 +63,7 @@ class Workspace:
         store = self.index.store(req.task_id or slug_from_goal(req.goal))
         store.paths.root.mkdir(parents=True, exist_ok=True)
         with store.locked():
-            replaced = None
+            replaced, dropped = None, None
             if store.exists():
                 if not req.force:
                     raise LoopError("init_state.task_id", f"task '{store.task_id}' already exists ({store.describe()})",
@@ -71,7 +71,9 @@ class Workspace:
                 if TaskSupervision(store, self.root).paused():
                     raise LoopError("init_state.force", f"task '{store.task_id}' is paused by the progress monitor; only a person's resume answers a pause",
                                     f"a person runs: strict-loop resume {store.task_id} --action continue|rollback|hand-back")
-                replaced = str(store.move_aside(self.layout.trash))
+                moved = store.move_aside(self.layout.trash)
+                replaced = str(moved)
+                dropped = snapshots.forget_task(self.root, store.task_id, moved.name)  # a rollback must not reach them
             self.trust_store.record(self.root, store.task_id, contract.stop_checks)  # written here, by this machine's user
             ts = now_iso()
             state = TaskState(task_id=store.task_id, created_at=ts, updated_at=ts, contract=contract, next_task=req.next_task)
@@ -80,9 +82,11 @@ class Workspace:
                                {"task_id": store.task_id, "created_at": ts, "written_by": f"strict-agent-loop {__version__}",
                                 "contract": contract.model_dump(mode="json")})
             store.save(state)
+            if dropped:
+                store.append_event(*dropped)
             self._write_status(store, state, None, record=False)
-            self._snapshot(store, state, 0)
         self.index.register(state)
+        self._snapshot(store, state, 0)
         return InitResult(task_id=store.task_id, task_dir=str(store.paths.root), created_at=ts, replaced=replaced)
 
     @boundary("append_event")
@@ -135,13 +139,13 @@ class Workspace:
             store.save(state)
             store.append_event("round.completed", f"round {iteration} recorded: {req.task[:200]}",
                                {"iteration": iteration, "progress": req.progress, "status": req.status})
-            self._snapshot(store, state, iteration)
+        warnings = rounds.warnings(state, announced is not None) + self._snapshot(store, state, iteration)
         if state.status != old_status:
             self.index.register(state)
         return RoundResult(
             task_id=store.task_id, iteration=iteration, status=state.status, progress=req.progress,
             consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
-            round_file=str(store.paths.round_file(iteration)), warnings=rounds.warnings(state, announced is not None),
+            round_file=str(store.paths.round_file(iteration)), warnings=warnings,
         )
 
     @boundary("check_stop")
@@ -334,10 +338,21 @@ class Workspace:
         atomic_write(store.paths.run_summary, run_summary(state, text, _last_stop_report(store)).encode())
         return StatusReport(text=text, record=rec)
 
-    def _snapshot(self, store: TaskStore, state: TaskState, iteration: int) -> None:
-        event = snapshots.after_round(self.root, store.task_id, store.paths.root, state.contract.monitor.snapshots, iteration)
-        if event is not None:
-            store.append_event(*event)
+    def _snapshot(self, store: TaskStore, state: TaskState, iteration: int) -> list[str]:
+        """Snapshot after a round, outside the task's lock (a big tree takes seconds), then record it under the lock.
+
+        The round is already recorded, so nothing here fails the call: a problem comes back as a warning.
+        """
+        event = snapshots.after_round(self.root, store.task_id, store.paths.root, state.contract.monitor,
+                                      state.created_at, iteration)
+        if event is None:
+            return []
+        try:
+            with store.locked():
+                store.append_event(*event)
+        except (LoopError, OSError) as exc:
+            return [f"the snapshot of round {iteration} was taken but its event was not recorded: {str(exc)[:200]}"]
+        return [event[1]] if event[0] == "snapshot.failed" else []
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import os
+import subprocess
 import tempfile
 import threading
 import traceback
@@ -146,6 +147,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def git_repo(ws: Path) -> Path:
+    """Make ``ws`` a git repository with one commit (a.txt = v0)."""
+    git(ws, "init", "-q")
+    git(ws, "config", "user.email", "me@example.com")
+    git(ws, "config", "user.name", "Me")
+    (ws / "a.txt").write_text("v0\n")
+    git(ws, "add", "a.txt")
+    git(ws, "commit", "-qm", "start")
+    return ws
+
+
 def tree_digest(root: Path) -> str:
     """A hash of every file under ``root`` (lock files aside): equal digests mean nothing was written."""
     h = hashlib.sha256()
@@ -156,6 +172,8 @@ def tree_digest(root: Path) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _private_config_home(tmp_path_factory, monkeypatch):
-    """Trust records (and any other per-user state) go to a fresh folder per test, never to the real ~/.config."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+def user_config_dir(tmp_path_factory, monkeypatch) -> Path:
+    """A fresh ``$XDG_CONFIG_HOME`` per test: what the tool records about this machine never leaks between tests or into ~/.config."""
+    d = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(d))
+    return d / "strict-loop"

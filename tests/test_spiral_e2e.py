@@ -12,7 +12,7 @@ import pytest
 
 from strict_loop import LoopError, Workspace
 
-from conftest import read_jsonl, run_cli, run_script, tree_digest
+from conftest import git, git_repo, read_jsonl, run_cli, run_script, tree_digest
 from mcp_helpers import call, memory_client, stdio_client
 
 pytestmark = pytest.mark.anyio
@@ -174,18 +174,9 @@ async def test_detect_spiral_on_a_list_touches_nothing(ws_dir):
     assert tree_digest(ws_dir) == before
 
 
-def _git(ws: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=ws, capture_output=True, text=True, check=True).stdout.strip()
-
-
 def test_rollback_restores_a_round_and_loses_nothing(ws_dir):
-    _git(ws_dir, "init", "-q")
-    _git(ws_dir, "config", "user.email", "me@example.com")
-    _git(ws_dir, "config", "user.name", "Me")
-    (ws_dir / "a.txt").write_text("v0\n")
-    _git(ws_dir, "add", "a.txt")
-    _git(ws_dir, "commit", "-qm", "start")
-    head, branch = _git(ws_dir, "rev-parse", "HEAD"), _git(ws_dir, "branch", "--show-current")
+    git_repo(ws_dir)
+    head, branch = git(ws_dir, "rev-parse", "HEAD"), git(ws_dir, "branch", "--show-current")
     ws = Workspace(ws_dir)
     ws.init_state(task_id="rb", goal="g", global_stop_condition="c")  # snapshots are 'auto': on in a git repository
     (ws_dir / "a.txt").write_text("v1\n")
@@ -194,7 +185,7 @@ def test_rollback_restores_a_round_and_loses_nothing(ws_dir):
     (ws_dir / "a.txt").write_text("v2\n")
     (ws_dir / "b.txt").unlink()
     (ws_dir / "c.txt").write_text("c2 precious\n")
-    _git(ws_dir, "add", "c.txt")  # the person's own staged change
+    git(ws_dir, "add", "c.txt")  # the person's own staged change
     ws.update_state(task_id="rb", task="round 2", result_summary="r", verification_summary="v")
     (ws_dir / "d.txt").write_text("written after round 2\n")
     out = run_cli("resume", "--task-id", "rb", "--action", "rollback", "--to", "1", "--workspace", str(ws_dir), "--json",
@@ -208,9 +199,9 @@ def test_rollback_restores_a_round_and_loses_nothing(ws_dir):
     show = lambda path: subprocess.run([*store, "show", f"{saved}:{path}"], capture_output=True, text=True, check=True).stdout  # noqa: E731
     assert show("c.txt") == "c2 precious\n" and show("d.txt") == "written after round 2\n" and show("a.txt") == "v2\n"
     # The person's repository is untouched: HEAD, branch, index, refs.
-    assert _git(ws_dir, "rev-parse", "HEAD") == head and _git(ws_dir, "branch", "--show-current") == branch
-    assert _git(ws_dir, "diff", "--cached", "--name-only") == "c.txt"
-    assert "strict-loop" not in _git(ws_dir, "for-each-ref")
+    assert git(ws_dir, "rev-parse", "HEAD") == head and git(ws_dir, "branch", "--show-current") == branch
+    assert git(ws_dir, "diff", "--cached", "--name-only") == "c.txt"
+    assert "strict-loop" not in git(ws_dir, "for-each-ref")
     # The loop's own history is not rolled back.
     assert ws.show_task(task_id="rb").state.counters.iteration == 2
     with pytest.raises(LoopError, match="there is no snapshot of round 7"):
