@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator, Optional, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,9 +20,10 @@ from . import recovery, rounds, schemas
 from .errors import LoopError, StateDamaged
 from .fsio import append_line, atomic_write, dumps_line, file_lock, json_records, last_json
 from .layout import TaskPaths
-from .models import EventRecord, IterationRecord, TaskState
+from .models import EventRecord, IterationRecord, StopReport, TaskState
 from .settings import STORED
-from .reporting import round_markdown
+from .reporting import round_markdown, run_summary, status_record, status_text
+from .results import StatusReport
 from .timefmt import now_iso
 
 M = TypeVar("M", bound=BaseModel)
@@ -140,6 +141,23 @@ class TaskStore:
         """The round's ledger line (the commit point), then its readable note."""
         append_line(self.paths.iterations, dumps_line(rec.model_dump(mode="json")))
         atomic_write(self.paths.round_file(rec.iteration), round_markdown(rec, self.task_id).encode())
+
+    def last_stop_report(self) -> Optional[StopReport]:
+        """The last stop report if there is a readable one (it is only a report; check_stop rewrites it)."""
+        try:
+            return self.cache.parse(StopReport, self.paths.stop_report, self.paths.stop_report.read_bytes(), "")
+        except (OSError, LoopError):
+            return None
+
+    def write_status(self, state: TaskState, label: Optional[str], *, record: bool) -> StatusReport:
+        """latest-status.txt and run-summary.md; with ``record``, also a line in status-history.jsonl."""
+        rec = status_record(state, now_iso(), label)
+        text = status_text(state, rec)
+        atomic_write(self.paths.latest_status, text.encode())
+        if record:
+            append_line(self.paths.status_history, dumps_line(rec.model_dump(mode="json")))
+        atomic_write(self.paths.run_summary, run_summary(state, text, self.last_stop_report()).encode())
+        return StatusReport(text=text, record=rec)
 
     def create_folders(self) -> None:
         for directory in (self.paths.rounds, self.paths.supervisor):

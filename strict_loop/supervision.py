@@ -9,12 +9,13 @@ answers to a pause.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any, Optional
 
 from . import alerts, monitor
-from .errors import LoopError, StateDamaged
+from .errors import LoopError, StateDamaged, validate_input
 from .fsio import append_line, atomic_write, dumps_line
 from .monitor import Alert, MonitorState, Supervisor
 from .reporting import handback_markdown
@@ -190,3 +191,22 @@ class TaskSupervision:
         result.detail = f"workspace restored to round {req.to}; the tree as it was is saved as {saved_ref} ({saved[:12]})"
         self.store.append_event("workspace.rolled_back", result.detail,
                                 {"to": req.to, "saved": saved, "saved_ref": saved_ref, "restored": restored, "note": req.note})
+
+
+def monitor_settings(defaults: Path, requested: MonitorSettings) -> MonitorSettings:
+    """A new task's monitor settings: the workspace defaults file (if any), overridden by what the request set."""
+    if not defaults.is_file():
+        return requested
+    try:
+        base = json.loads(defaults.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LoopError(str(defaults), f"cannot be read as JSON ({exc})", "fix it or remove it") from None
+    merged = _deep_merge(base if isinstance(base, dict) else {}, requested.model_dump(exclude_unset=True))
+    return validate_input(MonitorSettings, merged, defaults.name)
+
+
+def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out

@@ -15,12 +15,11 @@ from typing import Any, Optional
 
 from . import __version__, legacy, monitor, rounds, secrets, snapshots, stopchecks, trust
 from .errors import LoopError, TaskNotFound, boundary, validate_input
-from .fsio import LOCK_TIMEOUT_S, append_line, atomic_write, dumps_doc, dumps_line, iter_lines, tail_lines, trim_torn_tail
+from .fsio import LOCK_TIMEOUT_S, atomic_write, dumps_doc, iter_lines, tail_lines, trim_torn_tail
 from .layout import Layout, TaskPaths, slug_from_goal
 from .models import MAX_CONTRACT_BYTES, CurrentRound, IterationRecord, StopReport, StopSummary, TaskState
 from .monitor import SpiralVerdict, Supervisor
 from .recovery import LEDGERS
-from .reporting import run_summary, status_record, status_text
 from .requests import (
     AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, RebuildStateInput,
     ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
@@ -31,7 +30,7 @@ from .results import (
 )
 from .settings import MonitorSettings
 from .store import TaskStore, ValidationCache
-from .supervision import TaskSupervision
+from .supervision import TaskSupervision, monitor_settings
 from .taskindex import TaskIndex, summarize
 from .timefmt import now_iso, seconds_between
 from .trust import TrustStore
@@ -55,7 +54,7 @@ class Workspace:
         """Define the loop contract and create the task's files."""
         req: InitStateInput = validate_input(InitStateInput, request or params, "init_state")
         contract = req.contract()
-        contract.monitor = self._monitor_settings(req)
+        contract.monitor = monitor_settings(self.layout.monitor_defaults, req.monitor)
         size = len(json.dumps(contract.model_dump(mode="json")).encode())
         if size > MAX_CONTRACT_BYTES:
             raise LoopError("init_state", f"the loop contract is {size} bytes; the cap is {MAX_CONTRACT_BYTES}",
@@ -84,7 +83,7 @@ class Workspace:
             store.save(state)
             if dropped:
                 store.append_event(*dropped)
-            self._write_status(store, state, None, record=False)
+            store.write_status(state, None, record=False)
         self.index.register(state)
         self._snapshot(store, state, 0)
         return InitResult(task_id=store.task_id, task_dir=str(store.paths.root), created_at=ts, replaced=replaced)
@@ -170,7 +169,7 @@ class Workspace:
         req: ReportStatusInput = validate_input(ReportStatusInput, request or params, "report_status")
         store = self._store(req.task_id)
         with store.locked():
-            return self._write_status(store, store.load_current(), req.label, record=True)
+            return store.write_status(store.load_current(), req.label, record=True)
 
     @boundary("compact_state")
     def compact_state(self, request: CompactStateInput | None = None, /, **params: Any) -> CompactResult:
@@ -202,7 +201,7 @@ class Workspace:
             state = legacy.load(found.state)
             return TaskView(summary=summarize(state).model_copy(update={"source": "codex-loop"}), state=state, paths=found.as_dict())
         state = found.load()
-        return TaskView(summary=summarize(state), state=state, paths=found.paths.as_dict(), last_stop_report=_last_stop_report(found))
+        return TaskView(summary=summarize(state), state=state, paths=found.paths.as_dict(), last_stop_report=found.last_stop_report())
 
     @boundary("rebuild_state")
     def rebuild_state(self, request: RebuildStateInput | None = None, /, **params: Any) -> RebuildResult:
@@ -296,17 +295,6 @@ class Workspace:
                             "write to it once (e.g. append_event) to migrate it")
         return found
 
-    def _monitor_settings(self, req: InitStateInput) -> MonitorSettings:
-        """The task's monitor settings: workspace defaults (if any), overridden by what the request set."""
-        path = self.layout.monitor_defaults
-        if not path.is_file():
-            return req.monitor
-        try:
-            base = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise LoopError(str(path), f"cannot be read as JSON ({exc})", "fix it or remove it") from None
-        merged = _deep_merge(base if isinstance(base, dict) else {}, req.monitor.model_dump(exclude_unset=True))
-        return validate_input(MonitorSettings, merged, f"{path.name}")
 
     def _completion_report(self, store: TaskStore, req: UpdateStateInput) -> Optional[StopReport]:
         """Before recording a 'completed' round, run the checks (outside the lock: they may take minutes); refuse while any fails."""
@@ -329,14 +317,6 @@ class Workspace:
         checks = stopchecks.run_checks(state.contract.stop_checks, self.root)
         return stopchecks.report(state, checks, now_iso())
 
-    def _write_status(self, store: TaskStore, state: TaskState, label: Optional[str], *, record: bool) -> StatusReport:
-        rec = status_record(state, now_iso(), label)
-        text = status_text(state, rec)
-        atomic_write(store.paths.latest_status, text.encode())
-        if record:
-            append_line(store.paths.status_history, dumps_line(rec.model_dump(mode="json")))
-        atomic_write(store.paths.run_summary, run_summary(state, text, _last_stop_report(store)).encode())
-        return StatusReport(text=text, record=rec)
 
     def _snapshot(self, store: TaskStore, state: TaskState, iteration: int) -> list[str]:
         """Snapshot after a round, outside the task's lock (a big tree takes seconds), then record it under the lock.
@@ -353,21 +333,6 @@ class Workspace:
         except (LoopError, OSError) as exc:
             return [f"the snapshot of round {iteration} was taken but its event was not recorded: {str(exc)[:200]}"]
         return [event[1]] if event[0] == "snapshot.failed" else []
-
-
-def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in override.items():
-        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
-def _last_stop_report(store: TaskStore) -> Optional[StopReport]:
-    """The last stop report if there is a readable one (it is only a report; check_stop rewrites it)."""
-    try:
-        return store.cache.parse(StopReport, store.paths.stop_report, store.paths.stop_report.read_bytes(), "")
-    except (OSError, LoopError):
-        return None
 
 
 def _summary(report: StopReport) -> StopSummary:
