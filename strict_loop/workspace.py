@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from . import __version__, legacy, monitor, rounds, snapshots, stopchecks
 from .errors import LoopError, TaskNotFound, boundary, validate_input
+from .fields import parse_json
 from .fsio import LOCK_TIMEOUT_S, append_line, atomic_write, dumps_doc, dumps_line, iter_lines, tail_lines, trim_torn_tail
 from .layout import Layout, TaskPaths, slug_from_goal
 from .models import MAX_CONTRACT_BYTES, CurrentRound, IterationRecord, StopReport, StopSummary, TaskState
@@ -103,12 +104,20 @@ class Workspace:
 
     @boundary("update_state")
     def update_state(self, request: UpdateStateInput | None = None, /, **params: Any) -> RoundResult:
-        """Record one verified round (refused without verification, or 'completed' while checks fail)."""
+        """Record one verified round (refused without verification, or 'completed' while checks fail).
+
+        The ledger line is the commit point: a failure before it records nothing; a failure after it
+        (a full disk while saving state.json) is a warning, since the round stands. A retry of the
+        round just recorded gets that round back instead of recording it twice.
+        """
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
         store = self._store(req.task_id)
         report = self._completion_report(store, req) if req.status == "completed" else None
         with store.locked():
             state = store.load_current()
+            recorded = store.retried_round(state, req)
+            if recorded is not None:
+                return _retried_round(store, state, recorded)
             rounds.check_round_input(state, req)
             iteration, ts = state.counters.iteration + 1, now_iso()
             announced = state.current_round if state.current_round and state.current_round.iteration == iteration else None
@@ -117,23 +126,23 @@ class Workspace:
             rec = IterationRecord(iteration=iteration, recorded_at=ts, started_at=started,
                                   duration_s=round(duration, 3) if duration is not None else None,
                                   **req.model_dump(exclude={"task_id"}))
-            store.append_round(rec)
+            store.commit_round(rec)
             old_status = state.status
             rounds.fold(state, rec)
+            steps: list[tuple[str, Any]] = [(f"writing {store.paths.round_file(iteration).name}", lambda: store.write_round_note(rec))]
             if report is not None:
                 state.last_stop = _summary(report)
-                atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))
-            store.save(state)
-            store.append_event("round.completed", f"round {iteration} recorded: {req.task[:200]}",
-                               {"iteration": iteration, "progress": req.progress, "status": req.status})
-            self._snapshot(store, state, iteration)
+                steps.append(("writing latest-stop-report.json",
+                              lambda: atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))))
+            steps += [("saving state.json", lambda: store.save(state)),
+                      ("recording the round.completed event", lambda: store.append_event(
+                          "round.completed", f"round {iteration} recorded: {req.task[:200]}",
+                          {"iteration": iteration, "progress": req.progress, "status": req.status})),
+                      ("the snapshot", lambda: self._snapshot(store, state, iteration))]
+            problems = store.settle(iteration, steps)
         if state.status != old_status:
-            self.index.register(state)
-        return RoundResult(
-            task_id=store.task_id, iteration=iteration, status=state.status, progress=req.progress,
-            consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
-            round_file=str(store.paths.round_file(iteration)), warnings=rounds.warnings(state, announced is not None),
-        )
+            problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
+        return _round_result(store, state, rec, rounds.warnings(state, announced is not None) + problems)
 
     @boundary("check_stop")
     def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopReport:
@@ -279,15 +288,19 @@ class Workspace:
         if not path.is_file():
             return req.monitor
         try:
-            base = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise LoopError(str(path), f"cannot be read as JSON ({exc})", "fix it or remove it") from None
+            base = parse_json(path.read_bytes())
+        except OSError as exc:
+            raise LoopError(str(path), f"cannot be read ({exc.strerror or exc})", "fix it or remove it") from None
+        except ValueError as exc:
+            raise LoopError(str(path), str(exc), "fix it or remove it") from None
         merged = _deep_merge(base if isinstance(base, dict) else {}, req.monitor.model_dump(exclude_unset=True))
         return validate_input(MonitorSettings, merged, f"{path.name}")
 
     def _completion_report(self, store: TaskStore, req: UpdateStateInput) -> Optional[StopReport]:
         """Before recording a 'completed' round, run the checks (outside the lock: they may take minutes); refuse while any fails."""
         state = store.load()
+        if store.retried_round(state, req) is not None:
+            return None
         rounds.check_round_input(state, req)
         if not state.contract.stop_checks.count():
             return None
@@ -331,6 +344,25 @@ def _last_stop_report(store: TaskStore) -> Optional[StopReport]:
         return store.cache.parse(StopReport, store.paths.stop_report, store.paths.stop_report.read_bytes(), "")
     except (OSError, LoopError):
         return None
+
+
+def _retried_round(store: TaskStore, state: TaskState, rec: IterationRecord) -> RoundResult:
+    """Answer a retry with the round already recorded, completing what its first call left undone (caller holds the lock)."""
+    steps: list[tuple[str, Any]] = [("saving state.json", lambda: store.save(state))]
+    if not store.paths.round_file(rec.iteration).is_file():
+        steps.append((f"writing {store.paths.round_file(rec.iteration).name}", lambda: store.write_round_note(rec)))
+    problems = store.settle(rec.iteration, steps)
+    note = (f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
+            "-- to record a new round, announce it first with append_event kind=round.started")
+    return _round_result(store, state, rec, [note] + problems)
+
+
+def _round_result(store: TaskStore, state: TaskState, rec: IterationRecord, warnings: list[str]) -> RoundResult:
+    return RoundResult(
+        task_id=store.task_id, iteration=rec.iteration, status=state.status, progress=rec.progress,
+        consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
+        round_file=str(store.paths.round_file(rec.iteration)), warnings=warnings,
+    )
 
 
 def _summary(report: StopReport) -> StopSummary:
