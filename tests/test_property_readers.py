@@ -7,6 +7,7 @@ against a naive reader, and a rebuilt state must save and load again.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from strict_loop.fsio import iter_lines, json_records, last_json, tail_lines
 from strict_loop.models import MAX_ROUNDS
 from strict_loop.store import TaskStore
 
-FAST = settings(max_examples=int(__import__("os").environ.get("H13_EXAMPLES", 60)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = int(os.environ.get("STRICT_LOOP_EXAMPLES", 60))  # raise it for a deeper search, e.g. 1500
+FAST = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOWER = settings(FAST, max_examples=max(1, EXAMPLES * 2 // 3))  # each example records a round
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
@@ -136,7 +139,7 @@ def test_the_state_loader_takes_any_bytes_or_json(task_template, tmp_path_factor
     assert state.task_id == "t"
 
 
-@FAST
+@SLOWER
 @given(iterations=ledger(round_lines), events=ledger(event_lines),
        state=st.sampled_from(["kept", "missing", "garbage", "far ahead"]))
 def test_rebuild_state_takes_any_ledgers(task_template, tmp_path_factory, iterations, events, state):
