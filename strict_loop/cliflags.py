@@ -10,7 +10,6 @@ flags of their own under a help heading.
 from __future__ import annotations
 
 import argparse
-import json
 import types
 import typing
 from pathlib import Path
@@ -21,23 +20,25 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from .errors import LoopError
-from .fields import Flag
+from .fields import Flag, parse_json
 
 SEP = "__"
 """Joins a nested field's path into an argparse ``dest`` (``stop_checks__commands``)."""
 
 
 def json_object(text: str) -> dict[str, Any]:
-    """A JSON object given inline or as ``@file.json``."""
+    """A JSON object given inline or as ``@file.json`` (a UTF-8 byte order mark is accepted)."""
+    what = "the value"
     if text.startswith("@"):
+        what = repr(text[1:])
         try:
-            text = Path(text[1:]).read_text(encoding="utf-8")
+            text = Path(text[1:]).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise argparse.ArgumentTypeError(f"cannot read {text[1:]!r} ({getattr(exc, 'strerror', None) or exc})") from None
+            raise argparse.ArgumentTypeError(f"cannot read {what} ({getattr(exc, 'strerror', None) or exc})") from None
     try:
-        value = json.loads(text)
+        value = parse_json(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not valid JSON ({exc})") from None
+        raise argparse.ArgumentTypeError(f"{what} {exc}") from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError("must be a JSON object")
     return value

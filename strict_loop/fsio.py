@@ -8,19 +8,28 @@ end, which readers ignore and the next writer trims before appending.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
 import secrets
+import stat
 import time
-from contextlib import contextmanager
+from contextlib import closing, contextmanager, suppress
+from itertools import islice
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
-
-from .errors import LoopError
+from .errors import LoopError, StateDamaged
 
 LOCK_TIMEOUT_S = 120.0
+MAX_LINE_BYTES = 4 << 20
+"""Longest ledger line a reader keeps. The largest real line (an iteration record with every field at
+its cap, escaped) is about 1 MB; a longer one is damage and is skipped, so one huge line cannot make a
+reader take unbounded time or memory."""
+MAX_DOC_BYTES = 16 << 20
+"""Largest JSON document (state.json, monitor.json) read whole; state.json is never over 64 KiB."""
+_CHUNK = 1 << 16
 
 
 def dumps_line(record: Any) -> bytes:
@@ -52,7 +61,7 @@ def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
         with _naming(path):
             _write_all(fd, data)
@@ -63,7 +72,7 @@ def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
         tmp.unlink(missing_ok=True)
         raise
     os.close(fd)
-    os.replace(tmp, path)
+    os.replace(tmp, path)  # replaces a symbolic link at ``path`` itself, never the file it points to
     if sync:
         _fsync_dir(path.parent)
 
@@ -75,21 +84,72 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def open_own(path: Path, flags: int = os.O_RDONLY) -> int:
+    """Open one of the loop's own files without following a symbolic link; regular files only.
+
+    Why: a cloned repository may carry a task folder whose ledger links to a file elsewhere (an append
+    would trim that file's last line) or to a FIFO or device (a read would hang or never end).
+    FileNotFoundError passes through for the caller to decide.
+    """
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _not_own(path, "is a symbolic link") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _not_own(path, "is not a regular file")
+    return fd
+
+
+def _not_own(path: Path, what: str) -> LoopError:
+    return StateDamaged(str(path), f"cannot be read or written: it {what}; the loop uses its own regular files, never a link, FIFO or device",
+                        "put the real file in its place (for state.json: run `strict-loop rebuild_state` for the task)")
+
+
+def read_own(path: Path, cap: int = MAX_DOC_BYTES) -> bytes:
+    """The bytes of one of the loop's own documents (see ``open_own``), refusing one over ``cap`` bytes."""
+    fd = open_own(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size > cap:
+            raise _too_big(path, size, cap)
+        data = os.pread(fd, cap + 1, 0)
+        if len(data) > cap:  # it grew meanwhile
+            raise _too_big(path, len(data), cap)
+        return data
+    finally:
+        os.close(fd)
+
+
+def _too_big(path: Path, size: int, cap: int) -> LoopError:
+    return StateDamaged(str(path), f"is {size} bytes; no file the loop writes is over {cap}",
+                        "run `strict-loop rebuild_state` for the task to rebuild it from the ledgers")
+
+
 def append_line(path: Path, line: bytes, *, sync: bool = True) -> None:
     """Append one complete line; the caller holds the task lock.
 
     A fragment left by a killed writer (no trailing newline) is cut off first,
-    so the new line never fuses with garbage. ``sync`` forces it to disk before
-    returning (power-loss safe); without it the line is in the kernel, which
-    is enough to survive any crash of the process.
+    so the new line never fuses with garbage; a write that fails midway (disk
+    full) is cut back too, so a failed append leaves the ledger as it was.
+    ``sync`` forces the line to disk before returning (power-loss safe); without
+    it the line is in the kernel, which is enough to survive any crash of the process.
     """
     with _naming(path):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = open_own(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
-                os.ftruncate(fd, _last_newline_end(fd, size))
-            _write_all(fd, line)
+                size = _last_newline_end(fd, size)
+                os.ftruncate(fd, size)
+            try:
+                _write_all(fd, line)
+            except OSError:
+                with suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
             if sync:
                 os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
         finally:
@@ -110,9 +170,8 @@ def _naming(path: Path) -> Iterator[None]:
 def _last_newline_end(fd: int, size: int) -> int:
     """Offset just past the last newline in the file (0 if none)."""
     pos = size
-    chunk = 8192
     while pos > 0:
-        start = max(0, pos - chunk)
+        start = max(0, pos - _CHUNK)
         block = os.pread(fd, pos - start, start)
         idx = block.rfind(b"\n")
         if idx >= 0:
@@ -124,7 +183,7 @@ def _last_newline_end(fd: int, size: int) -> int:
 def trim_torn_tail(path: Path) -> bool:
     """Cut an unterminated last line (caller holds the lock); True if there was one."""
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = open_own(path, os.O_RDWR)
     except FileNotFoundError:
         return False
     try:
@@ -140,61 +199,95 @@ def trim_torn_tail(path: Path) -> bool:
 
 def has_torn_tail(path: Path) -> bool:
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            if fh.tell() == 0:
-                return False
-            fh.seek(-1, os.SEEK_END)
-            return fh.read(1) != b"\n"
+        fd = open_own(path)
     except FileNotFoundError:
         return False
+    try:
+        size = os.fstat(fd).st_size
+        return bool(size) and os.pread(fd, 1, size - 1) != b"\n"
+    finally:
+        os.close(fd)
+
+
+def _lines_backwards(fd: int, end: int) -> Iterator[Optional[bytes]]:
+    """The lines of the file up to ``end`` (just past a newline), last first, without their newlines.
+
+    A line over MAX_LINE_BYTES comes out as None (damage): it is read through in chunks to find
+    its start but never held, so a huge line costs a scan, not memory.
+    """
+    if end <= 0:
+        return
+    pos, chunk = end - 1, 4096  # pos: the final newline, excluded
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        start = max(0, pos - chunk)
+        block = os.pread(fd, pos - start, start)
+        pos, chunk, cut = start, min(chunk * 4, _CHUNK), len(block)
+        while True:
+            nl = block.rfind(b"\n", 0, cut)
+            if size <= MAX_LINE_BYTES:
+                parts.append(block[nl + 1:cut])
+                size += cut - nl - 1
+            if nl < 0:
+                break
+            yield b"".join(reversed(parts)) if size <= MAX_LINE_BYTES else None
+            parts, size, cut = [], 0, nl
+        if pos == 0:
+            yield b"".join(reversed(parts)) if size <= MAX_LINE_BYTES else None
+            return
+
+
+def _lines_from_end(path: Path) -> Iterator[str]:
+    """Complete, non-blank lines, last first; an unterminated fragment and lines over MAX_LINE_BYTES are skipped."""
+    try:
+        fd = open_own(path)
+    except FileNotFoundError:
+        return
+    try:
+        for raw in _lines_backwards(fd, _last_newline_end(fd, os.fstat(fd).st_size)):
+            text = raw.decode("utf-8", errors="replace") if raw is not None else ""
+            if text.strip():  # blank as iter_lines sees it
+                yield text
+    finally:
+        os.close(fd)
 
 
 def tail_lines(path: Path, count: int) -> list[str]:
     """The last ``count`` complete, non-blank lines, read backwards in small chunks.
 
-    The cost depends on the length of those lines only, never on the file's size.
+    The cost depends on the length of those lines only, never on the file's size;
+    a line over MAX_LINE_BYTES is skipped as damaged.
     """
     if count <= 0:
         return []
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return []
-    try:
-        pos = _last_newline_end(fd, os.fstat(fd).st_size)  # ignore an unterminated fragment
-        buf, chunk = b"", 4096
-        while True:
-            start = max(0, pos - chunk)
-            buf = os.pread(fd, pos - start, start) + buf
-            pos, chunk = start, min(chunk * 4, 1 << 20)
-            pieces = buf.split(b"\n")[:-1]
-            if pos > 0:
-                pieces = pieces[1:]  # the first piece may be a partial line
-            out = [raw for raw in pieces if raw.strip()][-count:]
-            if len(out) == count or pos == 0:
-                return [raw.decode("utf-8", errors="replace") for raw in out]
-    finally:
-        os.close(fd)
+    with closing(_lines_from_end(path)) as lines:
+        return list(islice(lines, count))[::-1]
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every complete, non-blank line."""
+    """(line number, text) of every complete, non-blank line; a line over MAX_LINE_BYTES is skipped as damaged."""
     try:
-        fh = open(path, "rb")
+        fd = open_own(path)
     except FileNotFoundError:
         return
-    with fh:
-        for number, raw in enumerate(fh, start=1):
+    with os.fdopen(fd, "rb") as fh:
+        number = 0
+        while raw := fh.readline(MAX_LINE_BYTES + 1):
+            number += 1
             if not raw.endswith(b"\n"):
-                return  # torn tail
+                if len(raw) <= MAX_LINE_BYTES:
+                    return  # torn tail
+                while raw and not raw.endswith(b"\n"):  # read past the rest of an overlong line
+                    raw = fh.readline(_CHUNK)
+                continue
             text = raw.decode("utf-8", errors="replace").strip()
             if text:
                 yield number, text
 
 
-def json_records(path: Path, *, last: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of every complete ledger line that is a JSON object; others are skipped.
+def json_records(path: Path, *, last: int | None = None, skipped: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every complete ledger line that is a JSON object; others are skipped (their numbers go to ``skipped``).
 
     With ``last``, only the last ``last`` lines are read (numbered from the end: -1 is the last line).
     The one reader of ledgers: a damaged line costs that line, never the ones around it.
@@ -205,12 +298,28 @@ def json_records(path: Path, *, last: int | None = None) -> Iterator[tuple[int, 
         tail = tail_lines(path, last)
         lines = zip(range(-len(tail), 0), tail)
     for number, line in lines:
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
+        value = _record(line)
+        if value is not None:
             yield number, value
+        elif skipped is not None:
+            skipped.append(number)
+
+
+def records_backwards(path: Path) -> Iterator[dict[str, Any]]:
+    """The ledger's JSON objects, last first, read lazily from the end (for a search that usually stops early)."""
+    with closing(_lines_from_end(path)) as lines:
+        for line in lines:
+            value = _record(line)
+            if value is not None:
+                yield value
+
+
+def _record(line: str | bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):  # RecursionError: a line of thousands of nested brackets
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def last_json(path: Path) -> dict[str, Any] | None:

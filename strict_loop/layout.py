@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import LoopError
 from .fields import check_task_id
 
 MANAGER_DIR = ".agent-loop"
@@ -114,11 +115,26 @@ class Layout:
 
     def task(self, task_id: str) -> TaskPaths:
         check_task_id(task_id)
-        return TaskPaths(self.tasks / task_id)
+        return TaskPaths(self.inside(self.tasks / task_id))
 
     def legacy_task(self, task_id: str) -> TaskPaths:
         check_task_id(task_id)
-        return TaskPaths(self.legacy_tasks / task_id)
+        return TaskPaths(self.inside(self.legacy_tasks / task_id))
+
+    def inside(self, path: Path) -> Path:
+        """``path``, refused if it resolves outside the workspace.
+
+        Why: ``.agent-loop/`` arrives with a clone; a symbolic link there (or at a task folder) would
+        make every write of the loop land wherever the repository's author chose.
+        """
+        try:
+            real, root = path.resolve(), self.workspace.resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
+            raise LoopError(str(path), f"cannot be resolved ({exc})", "remove the symbolic link loop") from None
+        if real != root and root not in real.parents:
+            raise LoopError(str(path), f"resolves to {real}, outside the workspace {root}",
+                            "remove the symbolic link: a task's files stay inside its workspace")
+        return path
 
     def task_ids(self) -> list[str]:
         return _slug_dirs(self.tasks)

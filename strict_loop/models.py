@@ -31,6 +31,10 @@ __all__ = ["EVENT_KIND_PATTERN", "TASK_ID_PATTERN", "TaskId", "check_task_id", "
 SCHEMA_VERSION = 1
 MAX_STATE_BYTES = 64 * 1024
 MAX_CONTRACT_BYTES = 24 * 1024
+MAX_ROUNDS = 10_000_000
+"""No real run records more rounds (max_iterations caps at 1,000,000); a larger count is a damaged or hand-edited file."""
+MAX_SECONDS = 1e12
+"""More seconds than lie between any two timestamps the loop can parse (years 1-9999)."""
 
 Status = Literal["running", "completed", "blocked", "failed"]
 Progress = Literal["made", "none"]
@@ -69,20 +73,20 @@ class LoopContract(Strict):
 
 
 class Counters(Strict):
-    iteration: int = Field(0, ge=0, description="Rounds recorded so far")
-    consecutive_no_progress: int = Field(0, ge=0)
-    progress_rounds: int = Field(0, ge=0)
-    no_progress_rounds: int = Field(0, ge=0)
-    timed_rounds: int = Field(0, ge=0, description="Rounds with a measured duration")
-    total_round_seconds: float = Field(0.0, ge=0)
+    iteration: int = Field(0, ge=0, le=MAX_ROUNDS, description="Rounds recorded so far")
+    consecutive_no_progress: int = Field(0, ge=0, le=MAX_ROUNDS)
+    progress_rounds: int = Field(0, ge=0, le=MAX_ROUNDS)
+    no_progress_rounds: int = Field(0, ge=0, le=MAX_ROUNDS)
+    timed_rounds: int = Field(0, ge=0, le=MAX_ROUNDS, description="Rounds with a measured duration")
+    total_round_seconds: float = Field(0.0, ge=0, le=MAX_SECONDS)
 
 
 class RoundBrief(Strict):
     """A round as the rolling window in state.json keeps it (full text is in iterations.jsonl)."""
 
-    iteration: int = Field(..., ge=1)
+    iteration: int = Field(..., ge=1, le=MAX_ROUNDS)
     recorded_at: str
-    duration_s: Optional[float] = Field(None, ge=0)
+    duration_s: Optional[float] = Field(None, ge=0, le=MAX_SECONDS)
     task: str = Field(..., max_length=300)
     result: str = Field("", max_length=500)
     verification: str = Field("", max_length=300)
@@ -93,9 +97,9 @@ class RoundBrief(Strict):
 class ArchiveDigest(Strict):
     """Aggregate of the rounds that left the window; the rounds themselves stay in the ledgers."""
 
-    rounds: int = Field(0, ge=0)
-    first_iteration: Optional[int] = Field(None, ge=1)
-    last_iteration: Optional[int] = Field(None, ge=1)
+    rounds: int = Field(0, ge=0, le=MAX_ROUNDS)
+    first_iteration: Optional[int] = Field(None, ge=1, le=MAX_ROUNDS)
+    last_iteration: Optional[int] = Field(None, ge=1, le=MAX_ROUNDS)
     progress_rounds: int = Field(0, ge=0)
     no_progress_rounds: int = Field(0, ge=0)
     total_round_seconds: float = Field(0.0, ge=0)
@@ -105,7 +109,7 @@ class ArchiveDigest(Strict):
 class CurrentRound(Strict):
     """A round that was announced (round.started) and not yet recorded."""
 
-    iteration: int = Field(..., ge=1)
+    iteration: int = Field(..., ge=1, le=MAX_ROUNDS + 1)
     announced_at: str
     message: str = Field("", max_length=500)
 
@@ -147,10 +151,10 @@ class TaskState(Strict):
 class RoundHeader(Strict):
     """The bookkeeping of a recorded round (set by the loop, not by the agent)."""
 
-    iteration: int = Field(..., ge=1)
+    iteration: int = Field(..., ge=1, le=MAX_ROUNDS)
     recorded_at: str
     started_at: Optional[str] = None
-    duration_s: Optional[float] = Field(None, ge=0)
+    duration_s: Optional[float] = Field(None, ge=0, le=MAX_SECONDS)
 
 
 class RoundFields(Strict):

@@ -7,16 +7,19 @@ lock and saves the result.
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any, Optional
 
 from . import rounds, schemas
 from .errors import StateDamaged
 from .fsio import has_torn_tail, json_records
 from .layout import TaskPaths
-from .models import CurrentRound, IterationRecord, LoopContract, TaskState
+from .models import MAX_ROUNDS, CurrentRound, IterationRecord, LoopContract, TaskState
 from .timefmt import now_iso
 
 LEDGERS = ("events", "iterations", "status_history")
+_NOTE = re.compile(r"iteration-(\d{1,9})\.md")
 
 
 def torn_ledgers(paths: TaskPaths) -> list[str]:
@@ -26,25 +29,53 @@ def torn_ledgers(paths: TaskPaths) -> list[str]:
 
 
 def rebuilt(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> tuple[TaskState, list[str]]:
-    """A fresh state folded from the ledgers (``old``: the current state.json, if it loads) and notes on what differed."""
+    """A fresh state folded from the ledgers (``old``: the current state.json, if it loads) and notes on what differed.
+
+    Rounds are folded by their numbers: a damaged line costs that round only, the later ones are
+    kept. The counter ends at the highest round number anything claims (a valid record, a damaged
+    one that still names its number, a round note, the old state.json), so no number is used twice.
+    """
     repaired: list[str] = []
     state = base_state(paths, task_id, old)
-    for number, raw in json_records(paths.iterations):
+    claimed = max(_round_notes(paths), old.counters.iteration if old is not None else 0)
+    damaged: list[int] = []
+    for number, raw in json_records(paths.iterations, skipped=damaged):
+        if type(raw.get("iteration")) is int and 0 < raw["iteration"] <= MAX_ROUNDS:
+            claimed = max(claimed, raw["iteration"])
         try:
             rec = IterationRecord.model_validate(raw)
         except ValueError:
             repaired.append(f"iterations.jsonl line {number}: skipped, not a valid round record")
             continue
-        if rec.iteration != state.counters.iteration + 1:
-            repaired.append(f"iterations.jsonl line {number}: skipped, iteration {rec.iteration} after {state.counters.iteration}")
+        last = state.counters.iteration
+        if rec.iteration <= last:
+            repaired.append(f"iterations.jsonl line {number}: skipped, round {rec.iteration} repeats an earlier number (after {last})")
             continue
+        if rec.iteration > last + 1:
+            repaired.append(f"iterations.jsonl line {number}: round {rec.iteration} follows round {last}; "
+                            f"round(s) {last + 1}-{rec.iteration - 1} are missing from the ledger")
         rounds.fold(state, rec)
+    repaired += [f"iterations.jsonl line {number}: skipped, not a JSON object" for number in damaged]
+    if claimed > state.counters.iteration:
+        repaired.append(f"round numbers up to {claimed} were used (damaged ledger lines, round notes or the old "
+                        f"state.json); the next round is {claimed + 1}, so none is reused")
+        state.counters.iteration = claimed
     state.current_round = _announced(paths, state.counters.iteration + 1)
     if old is not None:
         state.last_stop = old.last_stop
         if old.counters != state.counters:
             repaired.append(f"counters were {old.counters.model_dump()}; the ledger gives {state.counters.model_dump()}")
     return state, repaired
+
+
+def _round_notes(paths: TaskPaths) -> int:
+    """The highest round number with a note in ``rounds/`` (0 if none)."""
+    try:
+        names = [entry.name for entry in os.scandir(paths.rounds)]
+    except OSError:
+        return 0
+    found = [int(m.group(1)) for m in map(_NOTE.fullmatch, names) if m]
+    return max((n for n in found if n <= MAX_ROUNDS), default=0)
 
 
 def _announced(paths: TaskPaths, iteration: int) -> Optional[CurrentRound]:
@@ -76,4 +107,4 @@ def base_state(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> Task
                                          "start over with init_state force=true")
     created = str(init.get("created_at") or now_iso())
     return TaskState(task_id=task_id, created_at=created, updated_at=created, contract=contract,
-                     imported_from=init.get("imported_from"))
+                     imported_from=init["imported_from"] if isinstance(init.get("imported_from"), str) else None)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from .fields import EVENT_KIND_PATTERN, Flag, NonBlank, Strict, TaskId, Text
+from .fields import EVENT_KIND_PATTERN, MAX_JSON_DEPTH, Flag, NonBlank, Strict, TaskId, Text, too_deep
 from .models import LoopContract, RoundFields
 from .turns import Turn, read_turns
 
@@ -43,9 +43,15 @@ class InitStateInput(LoopContract):
 
 
 def _json_size(value: dict[str, Any]) -> dict[str, Any]:
+    if too_deep(value):
+        raise ValueError(f"is nested more than {MAX_JSON_DEPTH} levels deep; keep event data flat")
     try:
-        size = len(json.dumps(value, ensure_ascii=False).encode())
-    except (TypeError, ValueError) as exc:
+        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode())
+    except ValueError as exc:
+        if "not JSON compliant" in str(exc):
+            raise ValueError("holds NaN or Infinity, which JSON does not allow: send a finite number (or a string)") from None
+        raise ValueError(f"is not JSON-serializable ({exc})") from None
+    except TypeError as exc:
         raise ValueError(f"is not JSON-serializable ({exc})") from None
     if size > MAX_EVENT_DATA_BYTES:
         raise ValueError(f"is {size} bytes as JSON; the cap is {MAX_EVENT_DATA_BYTES}")
@@ -117,12 +123,14 @@ class DetectSpiralInput(Strict):
 class ResumeInput(TaskRef):
     action: Literal["continue", "rollback", "hand-back"] = Field(
         ..., description="continue (mute the signals for a while), rollback (restore the workspace to round `to`), hand-back (end as blocked)")
-    to: Optional[int] = Field(None, ge=0, description="Round to roll back to (0 = as it was at init_state); required for rollback")
+    to: Optional[int] = Field(None, ge=0, validate_default=True,
+                              description="Round to roll back to (0 = as it was at init_state); required for rollback")
     note: str = Field("", max_length=2000, description="What the person decided, for the record")
 
     @field_validator("to")
     @classmethod
     def _to_for_rollback(cls, to: Optional[int], info: ValidationInfo) -> Optional[int]:
+        # validate_default: runs when `to` is left out too; fields are validated in declaration order, so `action` is known
         if info.data.get("action") == "rollback" and to is None:
             raise ValueError("is required for rollback: the round number to restore (0 = before round 1)")
         return to

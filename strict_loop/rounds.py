@@ -11,7 +11,7 @@ import json
 from typing import Optional
 
 from .errors import LoopError
-from .models import MAX_STATE_BYTES, ArchiveDigest, IterationRecord, RoundBrief, RoundFields, TaskState
+from .models import MAX_ROUNDS, MAX_SECONDS, MAX_STATE_BYTES, ArchiveDigest, IterationRecord, RoundBrief, RoundFields, TaskState
 
 HEADLINES = 10
 
@@ -67,7 +67,7 @@ def fold(state: TaskState, rec: IterationRecord) -> None:
         c.consecutive_no_progress += 1
     if rec.duration_s is not None:
         c.timed_rounds += 1
-        c.total_round_seconds = round(c.total_round_seconds + rec.duration_s, 3)
+        c.total_round_seconds = min(round(c.total_round_seconds + rec.duration_s, 3), MAX_SECONDS)
     state.status = rec.status
     state.stop_reason = rec.stop_reason
     state.needs_human_input = rec.needs_human_input
@@ -105,6 +105,9 @@ def check_round_input(state: TaskState, req: RoundFields) -> None:
             "update_state", f"task '{state.task_id}' is already completed at iteration {state.counters.iteration}",
             "start new work with init_state (a new task_id, or force=true)",
         )
+    if state.counters.iteration >= MAX_ROUNDS:
+        raise LoopError("update_state", f"task '{state.task_id}' has used round numbers up to {state.counters.iteration}, "
+                        "more than any real run", "start new work with init_state (a new task_id, or force=true)")
     cap = state.contract.limits.max_context_chars
     if req.context_snapshot is not None and len(req.context_snapshot) > cap:
         raise LoopError(

@@ -16,6 +16,7 @@ from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ValidationError
 
 from .errors import StateDamaged
+from .fields import parse_json
 from .models import RETIRED_FIELDS, EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
 from .monitor import Alert, MonitorState
 from .resources import schema_dir
@@ -72,9 +73,9 @@ def _validator(model: type[BaseModel]) -> Draft202012Validator:
 def load_document(model: type[M], data: bytes | str, source: Path, fix: str) -> M:
     """Parse and validate one JSON document; StateDamaged names the broken field."""
     try:
-        raw = json.loads(data)
+        raw = parse_json(data)
     except ValueError as exc:
-        raise StateDamaged(str(source), f"is not valid JSON ({exc})", fix) from None
+        raise StateDamaged(str(source), str(exc), fix) from None
     return validate_document(model, raw, source, fix)
 
 

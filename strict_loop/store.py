@@ -10,20 +10,20 @@ task's cross-process lock.
 from __future__ import annotations
 
 import shutil
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional, TypeVar
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from . import recovery, rounds, schemas
 from .errors import LoopError, StateDamaged
-from .fsio import append_line, atomic_write, dumps_line, file_lock, json_records, last_json
+from .fsio import append_line, atomic_write, dumps_line, file_lock, iter_lines, json_records, last_json, read_own, records_backwards
 from .layout import TaskPaths
-from .models import EventRecord, IterationRecord, StopReport, TaskState
-from .settings import STORED
+from .models import EventRecord, IterationRecord, RoundFields, StopReport, TaskState
 from .reporting import round_markdown, run_summary, status_record, status_text
 from .results import StatusReport
+from .settings import STORED
 from .timefmt import now_iso
 
 M = TypeVar("M", bound=BaseModel)
@@ -89,7 +89,7 @@ class TaskStore:
     def read(self, path: Path, fix: str) -> bytes:
         """A file's bytes; a missing or unreadable file is StateDamaged naming the path."""
         try:
-            return path.read_bytes()
+            return read_own(path)
         except FileNotFoundError:
             raise StateDamaged(str(path), "is missing", fix) from None
         except OSError as exc:
@@ -131,15 +131,40 @@ class TaskStore:
         return len(data)
 
     def append_event(self, kind: str, message: str, data: dict[str, Any]) -> EventRecord:
-        last = last_json(self.paths.events)
-        seq = (last.get("seq", 0) if last else 0) + 1
-        rec = EventRecord(seq=seq, ts=now_iso(), kind=kind, message=message, data=data)
+        rec = EventRecord(seq=self._next_seq(), ts=now_iso(), kind=kind, message=message, data=data)
         append_line(self.paths.events, dumps_line(rec.model_dump(mode="json")), sync=kind not in OBSERVATIONAL_KINDS)
         return rec
 
+    def _next_seq(self) -> int:
+        """One past the last sane ``seq`` in the event ledger.
+
+        A damaged one (``"abc"``, -5, 2.5, or larger than the ledger has bytes) is not trusted, so one bad
+        line never blocks every later write; if the whole tail is damaged, the lines are counted instead.
+        """
+        try:
+            size = self.paths.events.stat().st_size
+        except FileNotFoundError:
+            return 1
+        for look in (3, 64):
+            for _, ev in reversed(list(json_records(self.paths.events, last=look))):
+                seq = ev.get("seq")
+                if type(seq) is int and 1 <= seq <= size:
+                    return seq + 1
+        return sum(1 for _ in iter_lines(self.paths.events)) + 1
+
     def append_round(self, rec: IterationRecord) -> None:
         """The round's ledger line (the commit point), then its readable note."""
+        self.commit_round(rec)
+        self.write_round_note(rec)
+
+    def commit_round(self, rec: IterationRecord) -> None:
+        """The round's ledger line: once it is written the round is recorded; if this fails, nothing is."""
         append_line(self.paths.iterations, dumps_line(rec.model_dump(mode="json")))
+
+    def write_round_note(self, rec: IterationRecord) -> None:
+        if self.paths.rounds.is_symlink():  # the task folder is checked to be inside the workspace; this folder too
+            raise LoopError(str(self.paths.rounds), "is a symbolic link; round notes are never written through one",
+                            "replace it with a real folder")
         atomic_write(self.paths.round_file(rec.iteration), round_markdown(rec, self.task_id).encode())
 
     def last_stop_report(self) -> Optional[StopReport]:
@@ -158,6 +183,44 @@ class TaskStore:
             append_line(self.paths.status_history, dumps_line(rec.model_dump(mode="json")))
         atomic_write(self.paths.run_summary, run_summary(state, text, self.last_stop_report()).encode())
         return StatusReport(text=text, record=rec)
+
+    def retried_round(self, state: TaskState, req: RoundFields) -> Optional[IterationRecord]:
+        """The last recorded round if ``req`` repeats it word for word and the latest announcement is that round's.
+
+        Why: a call that failed after its commit point (or whose answer was lost) gets retried; the
+        retry must get the recorded round back, not record it twice. Without an announcement, two
+        identical rounds in a row are taken as two rounds, as before.
+        """
+        last = last_json(self.paths.iterations)
+        try:
+            rec = IterationRecord.model_validate(last) if last else None
+        except ValueError:
+            return None
+        fields = set(RoundFields.model_fields)
+        if rec is None or rec.model_dump(include=fields) != req.model_dump(include=fields):
+            return None
+        if state.current_round is not None and state.current_round.iteration > rec.iteration:
+            return None
+        with closing(records_backwards(self.paths.events)) as events:  # read only when the text repeats
+            announced = next((ev.get("data") for ev in events if ev.get("kind") == "round.started"), None)
+        return rec if isinstance(announced, dict) and announced.get("iteration") == rec.iteration else None
+
+    @staticmethod
+    def settle(iteration: int, steps: list[tuple[str, Callable[[], object]]]) -> list[str]:
+        """Run the steps that follow a round's commit point; a failure becomes a warning, never an error.
+
+        Why: once the ledger line is written the round is recorded, and an error would make the agent
+        retry it. A later call rolls state.json forward from the ledger, as after a crash.
+        """
+        out = []
+        for what, step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 (any failure here is reported, the round stands)
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+                out.append(f"round {iteration} is recorded in iterations.jsonl, but {what} failed ({reason[:200]}); "
+                           "the next call brings the task's files up to date (or run rebuild_state)")
+        return out
 
     def create_folders(self) -> None:
         for directory in (self.paths.rounds, self.paths.supervisor):

@@ -9,13 +9,13 @@ answers to a pause.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any, Optional
 
 from . import alerts, monitor
 from .errors import LoopError, StateDamaged, validate_input
+from .fields import parse_json
 from .fsio import append_line, atomic_write, dumps_line
 from .monitor import Alert, MonitorState, Supervisor
 from .reporting import handback_markdown
@@ -198,9 +198,11 @@ def monitor_settings(defaults: Path, requested: MonitorSettings) -> MonitorSetti
     if not defaults.is_file():
         return requested
     try:
-        base = json.loads(defaults.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise LoopError(str(defaults), f"cannot be read as JSON ({exc})", "fix it or remove it") from None
+        base = parse_json(defaults.read_bytes())
+    except OSError as exc:
+        raise LoopError(str(defaults), f"cannot be read ({exc.strerror or exc})", "fix it or remove it") from None
+    except ValueError as exc:
+        raise LoopError(str(defaults), str(exc), "fix it or remove it") from None
     merged = _deep_merge(base if isinstance(base, dict) else {}, requested.model_dump(exclude_unset=True))
     return validate_input(MonitorSettings, merged, defaults.name)
 

@@ -19,7 +19,7 @@ MAX_TURN_TEXT = 16000
 class Turn(BaseModel):
     """An agent action and its result; only ``tool`` matters for a turn with no tool call ('message')."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     tool: str = Field("message", max_length=200, description="Tool name (bash, Edit, apply_patch, str_replace_editor, ...); 'message' for a turn with no tool call")
     args: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments")

@@ -85,7 +85,7 @@ class Workspace:
                 store.append_event(*dropped)
             store.write_status(state, None, record=False)
         self.index.register(state)
-        self._snapshot(store, state, 0)
+        _snapshot(self.root, store, state, 0)
         return InitResult(task_id=store.task_id, task_dir=str(store.paths.root), created_at=ts, replaced=replaced)
 
     @boundary("append_event")
@@ -115,12 +115,20 @@ class Workspace:
 
     @boundary("update_state")
     def update_state(self, request: UpdateStateInput | None = None, /, **params: Any) -> RoundResult:
-        """Record one verified round (refused without verification, or 'completed' while checks fail)."""
+        """Record one verified round (refused without verification, or 'completed' while checks fail).
+
+        The ledger line is the commit point: a failure before it records nothing; a failure after it
+        (a full disk while saving state.json) is a warning, since the round stands. A retry of the
+        round just recorded gets that round back instead of recording it twice.
+        """
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
         store = self._store(req.task_id)
         report = self._completion_report(store, req) if req.status == "completed" else None
         with store.locked():
             state = store.load_current()
+            recorded = store.retried_round(state, req)
+            if recorded is not None:
+                return _retried_round(store, state, recorded)
             rounds.check_round_input(state, req)
             iteration, ts = state.counters.iteration + 1, now_iso()
             announced = state.current_round if state.current_round and state.current_round.iteration == iteration else None
@@ -129,23 +137,23 @@ class Workspace:
             rec = IterationRecord(iteration=iteration, recorded_at=ts, started_at=started,
                                   duration_s=round(duration, 3) if duration is not None else None,
                                   **req.model_dump(exclude={"task_id"}))
-            store.append_round(rec)
+            store.commit_round(rec)
             old_status = state.status
             rounds.fold(state, rec)
+            steps: list[tuple[str, Any]] = [(f"writing {store.paths.round_file(iteration).name}", lambda: store.write_round_note(rec))]
             if report is not None:
                 state.last_stop = _summary(report)
-                atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))
-            store.save(state)
-            store.append_event("round.completed", f"round {iteration} recorded: {req.task[:200]}",
-                               {"iteration": iteration, "progress": req.progress, "status": req.status})
-        warnings = rounds.warnings(state, announced is not None) + self._snapshot(store, state, iteration)
+                steps.append(("writing latest-stop-report.json",
+                              lambda: atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))))
+            steps += [("saving state.json", lambda: store.save(state)),
+                      ("recording the round.completed event", lambda: store.append_event(
+                          "round.completed", f"round {iteration} recorded: {req.task[:200]}",
+                          {"iteration": iteration, "progress": req.progress, "status": req.status}))]
+            problems = store.settle(iteration, steps)
+        problems += _snapshot(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
         if state.status != old_status:
-            self.index.register(state)
-        return RoundResult(
-            task_id=store.task_id, iteration=iteration, status=state.status, progress=req.progress,
-            consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
-            round_file=str(store.paths.round_file(iteration)), warnings=warnings,
-        )
+            problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
+        return _round_result(store, state, rec, rounds.warnings(state, announced is not None) + problems)
 
     @boundary("check_stop")
     def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopReport:
@@ -299,6 +307,8 @@ class Workspace:
     def _completion_report(self, store: TaskStore, req: UpdateStateInput) -> Optional[StopReport]:
         """Before recording a 'completed' round, run the checks (outside the lock: they may take minutes); refuse while any fails."""
         state = store.load()
+        if store.retried_round(state, req) is not None:
+            return None
         rounds.check_round_input(state, req)
         if not state.contract.stop_checks.count():
             return None
@@ -318,23 +328,42 @@ class Workspace:
         return stopchecks.report(state, checks, now_iso())
 
 
-    def _snapshot(self, store: TaskStore, state: TaskState, iteration: int) -> list[str]:
-        """Snapshot after a round, outside the task's lock (a big tree takes seconds), then record it under the lock.
+def _retried_round(store: TaskStore, state: TaskState, rec: IterationRecord) -> RoundResult:
+    """Answer a retry with the round already recorded, completing what its first call left undone (caller holds the lock)."""
+    steps: list[tuple[str, Any]] = [("saving state.json", lambda: store.save(state))]
+    if not store.paths.round_file(rec.iteration).is_file():
+        steps.append((f"writing {store.paths.round_file(rec.iteration).name}", lambda: store.write_round_note(rec)))
+    problems = store.settle(rec.iteration, steps)
+    note = (f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
+            "-- to record a new round, announce it first with append_event kind=round.started")
+    return _round_result(store, state, rec, [note] + problems)
 
-        The round is already recorded, so nothing here fails the call: a problem comes back as a warning.
-        """
-        event = snapshots.after_round(self.root, store.task_id, store.paths.root, state.contract.monitor,
-                                      state.created_at, iteration)
-        if event is None:
-            return []
-        try:
-            with store.locked():
-                store.append_event(*event)
-        except (LoopError, OSError) as exc:
-            return [f"the snapshot of round {iteration} was taken but its event was not recorded: {str(exc)[:200]}"]
-        return [event[1]] if event[0] == "snapshot.failed" else []
+
+def _round_result(store: TaskStore, state: TaskState, rec: IterationRecord, warnings: list[str]) -> RoundResult:
+    return RoundResult(
+        task_id=store.task_id, iteration=rec.iteration, status=state.status, progress=rec.progress,
+        consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
+        round_file=str(store.paths.round_file(rec.iteration)), warnings=warnings,
+    )
 
 
 def _summary(report: StopReport) -> StopSummary:
     return StopSummary(checked_at=report.checked_at, verdict=report.verdict, should_stop=report.should_stop,
                        passed=report.passed, failed=report.failed, reason=report.reason[:500])
+
+
+def _snapshot(root: Path, store: TaskStore, state: TaskState, iteration: int) -> list[str]:
+    """Snapshot after a round, outside the task's lock (a big tree takes seconds), then record it under the lock.
+
+    The round is already recorded, so nothing here fails the call: a problem comes back as a warning.
+    """
+    event = snapshots.after_round(root, store.task_id, store.paths.root, state.contract.monitor,
+                                  state.created_at, iteration)
+    if event is None:
+        return []
+    try:
+        with store.locked():
+            store.append_event(*event)
+    except (LoopError, OSError) as exc:
+        return [f"the snapshot of round {iteration} was taken but its event was not recorded: {str(exc)[:200]}"]
+    return [event[1]] if event[0] == "snapshot.failed" else []

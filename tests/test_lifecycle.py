@@ -116,7 +116,7 @@ def test_round_duration_comes_from_the_announcement(ws_dir):
     r = ws.update_state(task_id="timed", task="t", result_summary="r", verification_summary="v")
     assert r.warnings == [] and r.duration_s is not None and r.duration_s < 30
     assert ws.show_task(task_id="timed").state.current_round is None
-    r2 = ws.update_state(task_id="timed", task="t", result_summary="r", verification_summary="v")
+    r2 = ws.update_state(task_id="timed", task="t2", result_summary="r", verification_summary="v")
     assert any("not announced" in w for w in r2.warnings)
 
 
