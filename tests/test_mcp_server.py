@@ -51,6 +51,10 @@ async def test_annotations_tell_the_truth(ws_dir):
     assert sorted(tools) == sorted(TOOLS)
     read_only = {name for name, t in tools.items() if t.annotations.read_only_hint}
     assert read_only == {"list_tasks", "show_task", "detect_spiral"}
+    # init_state(force) replaces a task and rebuild_state overwrites state.json; clients ask before calling these
+    assert {name for name, t in tools.items() if t.annotations.destructive_hint} == {"init_state", "rebuild_state"}
+    # stop-check commands run (check_stop, update_state status='completed'); a pause may post an alert (append_event)
+    assert {name for name, t in tools.items() if t.annotations.open_world_hint} == {"check_stop", "update_state", "append_event"}
     for name in TOOLS:
         assert tools[name].output_schema and tools[name].output_schema["type"] == "object"
         desc = tools[name].input_schema.get("properties", {})

@@ -1,0 +1,295 @@
+"""Streamable HTTP: who may reach the server, and how many sessions it keeps.
+
+Per the MCP spec's transport rules (validate Origin, bind to localhost, authenticate): every request's Host and Origin
+are checked whatever the bind address (the SDK's ``TransportSecuritySettings``), an address outside loopback is refused
+at start unless a bearer token is set, and with a token every request without it gets 401. Sessions expire when idle,
+and their number is capped by closing the least recently used idle one, so a client that never closes its sessions
+cannot lock everyone else out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import ipaddress
+import logging
+import os
+import sys
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import anyio
+from mcp.server import Server
+from mcp.server.transport_security import TransportSecuritySettings
+
+from strict_loop import LoopError
+
+TOKEN_ENV = "STRICT_LOOP_MCP_TOKEN"
+MIN_TOKEN_CHARS = 16
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one request body; the stdio transport caps a line the same
+SESSION_HEADER = "mcp-session-id"
+log = logging.getLogger("strict_loop.mcp")
+
+Scope = dict[str, Any]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1: loopback only); "
+                   f"any other address needs a token ({TOKEN_ENV} or --token-file)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    p.add_argument("--token-file", metavar="FILE", help=f"file holding the bearer token every request must carry "
+                   f"(instead of {TOKEN_ENV}); at least {MIN_TOKEN_CHARS} characters")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST[:PORT]",
+                   help="another Host header value to accept besides the bind address and localhost (repeatable)")
+    p.add_argument("--max-sessions", type=int, default=100, metavar="N",
+                   help="open HTTP sessions kept at once; a new one closes the least recently used idle one (default 100)")
+    p.add_argument("--session-idle-timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="an HTTP session with no request for this long is closed (default 600)")
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    host: str
+    port: int
+    token: Optional[str] = field(repr=False)  # never printed
+    allowed_hosts: tuple[str, ...]
+    max_sessions: int
+    idle_timeout: float
+
+
+def settings(args: argparse.Namespace) -> HttpSettings:
+    """Validate the HTTP options; refuses (LoopError) before anything binds."""
+    if not 1 <= args.port <= 65535:
+        raise LoopError("--port", f"{args.port} is not a TCP port", "give a port from 1 to 65535")
+    if args.max_sessions < 1:
+        raise LoopError("--max-sessions", f"must be at least 1, not {args.max_sessions}", "give a positive number")
+    if not 0 < args.session_idle_timeout < float("inf"):
+        raise LoopError("--session-idle-timeout", f"must be a positive number of seconds, not {args.session_idle_timeout}",
+                        "give e.g. 600")
+    token = _token(args.token_file)
+    if token is None and not is_loopback(args.host):
+        raise LoopError("--host", f"{args.host} is reachable from other machines and no token is set",
+                        f"bind 127.0.0.1, or set {TOKEN_ENV} (or --token-file FILE) to a secret of at least "
+                        f"{MIN_TOKEN_CHARS} characters that clients send as 'Authorization: Bearer <token>'")
+    return HttpSettings(args.host, args.port, token, allowed_hosts(args.host, args.port, args.allow_host),
+                        args.max_sessions, args.session_idle_timeout)
+
+
+def is_loopback(host: str) -> bool:
+    """Only a literal loopback address or ``localhost`` counts; any other name may resolve anywhere."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or bool(mapped and mapped.is_loopback)
+
+
+def _token(token_file: Optional[str]) -> Optional[str]:
+    """The token from --token-file, else from the environment (then dropped from it, so no child inherits it)."""
+    where = "--token-file" if token_file else TOKEN_ENV
+    if token_file:
+        try:
+            raw = Path(token_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LoopError("--token-file", f"cannot be read ({getattr(exc, 'strerror', None) or type(exc).__name__})",
+                            "name a readable file holding the token") from None
+        os.environ.pop(TOKEN_ENV, None)
+    else:
+        raw = os.environ.pop(TOKEN_ENV, None)
+        if raw is None:
+            return None
+    token = raw.strip()
+    if len(token) < MIN_TOKEN_CHARS or not all("\x21" <= ch <= "\x7e" for ch in token):
+        raise LoopError(where, f"the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters without spaces",
+                        "generate one: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+    return token
+
+
+def allowed_hosts(host: str, port: int, extra: list[str]) -> tuple[str, ...]:
+    """Host header values to accept: the bind address and the localhost forms, with the port, plus ``extra``."""
+    names = ["127.0.0.1", "localhost", "::1", *extra]
+    if not _unspecified(host):  # 0.0.0.0 and :: are never a Host value; name the machine with --allow-host
+        names.insert(0, host)
+    values: list[str] = []
+    for name in names:
+        for value in _host_values(name, port):
+            if value not in values:
+                values.append(value)
+    return tuple(values)
+
+
+def _unspecified(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        return False
+
+
+def _host_values(name: str, port: int) -> list[str]:
+    if name.startswith("[") and "]:" in name or (":" in name and name.count(":") == 1):
+        return [name.lower()]  # already carries its port
+    bare = name.strip("[]").lower()
+    shown = f"[{bare}]" if ":" in bare else bare
+    return [f"{shown}:{port}"] + ([shown] if port == 80 else [])
+
+
+def build_app(server: Server, http: HttpSettings) -> Any:
+    """The SDK's streamable HTTP app with Host/Origin checks for every bind address, inside our session cap and auth."""
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=list(http.allowed_hosts),
+        allowed_origins=[f"{scheme}://{value}" for value in http.allowed_hosts for scheme in ("http", "https")])
+    app = server.streamable_http_app(host=http.host, transport_security=security, max_request_body_size=MAX_MESSAGE_BYTES,
+                                     session_idle_timeout=http.idle_timeout, max_sessions=2 * http.max_sessions)
+    app = SessionCap(app, http.max_sessions, http.idle_timeout)
+    return BearerAuth(app, http.token) if http.token else app
+
+
+def serve(server: Server, http: HttpSettings) -> None:
+    import uvicorn
+
+    auth = "a bearer token is required" if http.token else "no token (loopback only)"
+    print(f"strict-loop-mcp: serving http://{_host_values(http.host, http.port)[0]}/mcp; {auth}; "
+          f"accepted Host values: {', '.join(http.allowed_hosts)} (add more with --allow-host)", file=sys.stderr)
+    uvicorn.run(build_app(server, http), host=http.host.strip("[]"), port=http.port, log_level="info")
+
+
+class BearerAuth:
+    """401 for every request that does not carry ``Authorization: Bearer <token>``; compared in constant time."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = token.encode("ascii")
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket" and not self._authorized(scope):
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] == "http" and not self._authorized(scope):
+            body = b'{"error":"unauthorized: send the header Authorization: Bearer <token>"}'
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="strict-loop-mcp"')]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+    def _authorized(self, scope: Scope) -> bool:
+        values = [v for k, v in scope.get("headers", []) if k == b"authorization"]
+        if len(values) != 1:
+            return False
+        scheme, _, presented = values[0].partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(presented.strip(), self.expected)
+
+
+@dataclass
+class _Seen:
+    busy: int
+    last: float
+
+
+class SessionCap:
+    """Keeps at most ``cap`` sessions: when a new one pushes past it, the least recently used idle one is closed.
+
+    The SDK alone refuses every new session (503) once its limit is reached, until old ones idle out; a client that
+    opens sessions and never closes them would lock everyone out for the idle timeout. Sessions are closed the way a
+    client closes one (a DELETE through the app), and only after the new one was accepted (its Host, Origin and
+    initialize passed), so a refused request never costs anyone a session. A session with a request in flight (an
+    open GET stream included) is never closed; the SDK's own limit, set at twice ``cap``, stays as the backstop.
+    """
+
+    def __init__(self, app: Any, cap: int, idle_timeout: float) -> None:
+        self.app = app
+        self.cap = cap
+        self.idle_timeout = idle_timeout
+        self.sessions: OrderedDict[str, _Seen] = OrderedDict()  # least recently used first
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sid = _header(scope.get("headers", []), SESSION_HEADER)
+        if sid is None:
+            await self._open(scope, receive, send)
+            return
+        seen = self.sessions.get(sid)
+        status: list[int] = []
+
+        async def watch(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        if seen:
+            seen.busy += 1
+            self.sessions.move_to_end(sid)
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            if seen:
+                self._release(sid, seen)
+            if status and (status[0] == 404 or (scope["method"] == "DELETE" and status[0] < 400)):
+                self.sessions.pop(sid, None)  # ended or unknown to the SDK
+
+    async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
+        opened: list[tuple[str, _Seen]] = []
+
+        async def watch(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] < 400:
+                sid = _header(message.get("headers", []), SESSION_HEADER)
+                if sid is not None:
+                    seen = self.sessions[sid] = _Seen(busy=1, last=anyio.current_time())
+                    opened.append((sid, seen))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            for sid, seen in opened:
+                self._release(sid, seen)
+        if opened:
+            await self._shrink(scope)
+
+    def _release(self, sid: str, seen: _Seen) -> None:
+        seen.busy -= 1
+        seen.last = anyio.current_time()
+        if sid in self.sessions:
+            self.sessions.move_to_end(sid)
+
+    async def _shrink(self, scope: Scope) -> None:
+        now = anyio.current_time()
+        for sid, seen in list(self.sessions.items()):
+            if not seen.busy and now - seen.last > self.idle_timeout:
+                del self.sessions[sid]  # the SDK has closed it already
+        while len(self.sessions) > self.cap:
+            victim = next((sid for sid, seen in self.sessions.items() if not seen.busy), None)
+            if victim is None:
+                return
+            del self.sessions[victim]
+            await self._close(scope, victim)
+            log.info("closed the least recently used idle HTTP session to stay within --max-sessions %d", self.cap)
+
+    async def _close(self, scope: Scope, sid: str) -> None:
+        """DELETE the session through the app, with the Host and Origin of the request that was just accepted."""
+        headers = [(k, v) for k, v in scope["headers"] if k in (b"host", b"origin")] + [(SESSION_HEADER.encode(), sid.encode())]
+        request = {**scope, "method": "DELETE", "headers": headers, "query_string": b""}
+        messages = [{"type": "http.request", "body": b"", "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop() if messages else {"type": "http.disconnect"}
+
+        async def discard(message: dict[str, Any]) -> None:
+            pass
+
+        with anyio.CancelScope(shield=True):
+            await self.app(request, receive, discard)
+
+
+def _header(headers: list[tuple[bytes, bytes]], name: str) -> Optional[str]:
+    key = name.encode()
+    return next((v.decode("latin-1") for k, v in headers if k.lower() == key), None)
