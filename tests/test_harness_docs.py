@@ -89,6 +89,7 @@ def server_commands() -> dict[tuple[str, tuple[str, ...]], list[str]]:
 
 
 @pytest.mark.parametrize("command, args", list(server_commands()), ids=[" ".join([c, *a]) for c, a in server_commands()])
+@pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 async def test_documented_server_command_starts_the_server(command, args, tmp_path):
     exe = _executable(command)
     assert exe, f"{command} is not installed by this package"

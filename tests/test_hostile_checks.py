@@ -94,6 +94,7 @@ def test_a_background_child_does_not_outlive_check_stop(ws_dir):
     assert _gone(_wait_for(ws_dir / "bg.pid")), "the backgrounded sleep outlived check_stop"
 
 
+@pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 def test_a_process_that_leaves_the_group_cannot_hold_check_stop(tmp_path):
     started = time.monotonic()
     result = run_command("setsid sleep 300 & echo $! > esc.pid; sleep 0.3; echo done", tmp_path, 30, 100)
@@ -123,6 +124,7 @@ print(json.dumps({"s": time.monotonic() - started, "timed_out": r.timed_out, "ta
 """
 
 
+@pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 def test_yes_is_capped_in_memory_and_writes_nothing_to_disk(tmp_path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()

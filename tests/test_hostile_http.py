@@ -87,6 +87,7 @@ def served(ws: Path, *args: str, host: str = "127.0.0.1", env: Optional[dict] = 
 
 # -- item 5: outside loopback only with a token; with a token, nothing without it -----------------------------------
 
+@pytest.mark.slow  # starts a real server process: full suite only
 def test_a_non_loopback_bind_without_a_token_is_refused_before_binding(ws_dir):
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != http_transport.TOKEN_ENV}
@@ -130,6 +131,7 @@ def test_a_weak_or_unreadable_token_is_refused_without_echoing_it(source, tmp_pa
     assert str(refused.value).startswith("--token-file: cannot be read (No such file or directory)")
 
 
+@pytest.mark.slow  # starts a real server process: full suite only
 def test_with_a_token_every_request_without_it_gets_401(ws_dir):
     wrong = TOKEN[:-1] + "X"
     with served(ws_dir, env={http_transport.TOKEN_ENV: TOKEN}) as s:
@@ -158,6 +160,7 @@ def test_with_a_token_every_request_without_it_gets_401(ws_dir):
     assert "a bearer token is required" in log
 
 
+@pytest.mark.slow  # starts a real server process: full suite only
 def test_a_token_file_is_read_and_wins_over_the_environment(ws_dir, tmp_path, monkeypatch):
     (tmp_path / "token").write_text(f"  {TOKEN}\n")
     monkeypatch.setenv(http_transport.TOKEN_ENV, "another-token-of-enough-length")
@@ -179,6 +182,7 @@ def _bindable(host: str) -> bool:
 
 
 @pytest.mark.skipif(not _bindable("127.0.0.2"), reason="127.0.0.2 is not a loopback address on this system")
+@pytest.mark.slow  # starts a real server process: full suite only
 def test_host_and_origin_are_checked_on_every_bind_address(ws_dir):
     with served(ws_dir, "--allow-host", "my.box", "--allow-host", "proxy.lan:9000", host="127.0.0.2") as s:
         here = f"127.0.0.2:{s.port}"
@@ -203,6 +207,7 @@ def test_allowed_hosts_are_the_bind_address_and_localhost_with_the_port():
 
 # -- item 7: sessions are capped and expire --------------------------------------------------------------------------
 
+@pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 def test_unclosed_sessions_never_lock_out_a_new_one(ws_dir):
     with served(ws_dir, "--max-sessions", "3") as s:
         first, second, third = (s.open_session() for _ in range(3))
@@ -218,6 +223,7 @@ def test_unclosed_sessions_never_lock_out_a_new_one(ws_dir):
         assert s.alive(s.open_session())
 
 
+@pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 def test_idle_sessions_expire(ws_dir):
     with served(ws_dir, "--session-idle-timeout", "0.6") as s:
         idle, used = s.open_session(), s.open_session()

@@ -96,6 +96,7 @@ def test_every_malformed_line_gets_an_error_reply_with_its_id(raw):
     assert raw.reply() == {"jsonrpc": "2.0", "id": 10, "result": {}}
 
 
+@pytest.mark.slow  # starts a real server process: full suite only
 def test_an_over_long_line_is_dropped_with_a_clear_reply(raw):
     big = b'{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"append_event","arguments":{"message":"'
     raw.send(big + b"x" * (MAX_LINE_BYTES + 10) + b'"}}}')
@@ -110,6 +111,7 @@ def test_an_over_long_line_is_dropped_with_a_clear_reply(raw):
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="peak memory is read from /proc")
+@pytest.mark.slow  # starts a real server process: full suite only
 def test_a_huge_line_does_not_take_memory(raw):
     raw.send(b'{"jsonrpc":"2.0","id":20,"method":"ping"}')
     raw.reply()
@@ -120,6 +122,7 @@ def test_a_huge_line_does_not_take_memory(raw):
 
 
 @pytest.mark.anyio
+@pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 async def test_slow_stop_checks_cannot_starve_the_other_tools(ws_dir):
     """45 check_stop calls whose command sleeps 2 s: at most 4 run at once, and list_tasks answers before any of them."""
     log = ws_dir / "checks.log"

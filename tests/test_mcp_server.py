@@ -146,6 +146,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 async def test_streamable_http_on_loopback(ws_dir):
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir), "--http", "--port", str(port)],
@@ -183,6 +184,7 @@ def test_mcp_inspector_cli_lists_the_tools(ws_dir):
     assert sorted(t["name"] for t in listed["tools"]) == sorted(TOOLS)
 
 
+@pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 async def test_server_json_manifest_launches_what_it_names(ws_dir):
     """server.json (MCP registry manifest) names this PyPI package; `uvx <identifier>` runs the console
     script of that name, so that script must start this server and the versions must agree."""

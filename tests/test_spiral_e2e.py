@@ -106,6 +106,7 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
     assert ws.detect_spiral(task_id="trt").level == 0  # muted for cooldown_turns
 
 
+@pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 async def test_webhook_failure_is_recorded_and_never_fatal(ws_dir):
     ws = Workspace(ws_dir)
     ws.init_state(task_id="w", goal="g", global_stop_condition="c")
