@@ -10,6 +10,7 @@ trusted and the project's own tests may need an API key.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Mapping, Optional
@@ -36,6 +37,7 @@ def is_project_secret(name: str) -> bool:
     return name.upper().startswith(PROJECT_SECRET_PREFIXES)
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the name, asked for every variable on every call
 def looks_secret(name: str) -> bool:
     """True for a variable whose value must never appear in stored output."""
     return is_project_secret(name) or (name.upper() not in _NOT_SECRET and bool(_SECRET_NAME.search(name)))

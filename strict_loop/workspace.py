@@ -93,7 +93,8 @@ class Workspace:
         """Append one event line; ``round.started`` also marks the round as announced; ``tool_call`` feeds the monitor."""
         req: AppendEventInput = validate_input(AppendEventInput, request or params, "append_event")
         # What an agent reports (a tool's output, its own notes) may hold secrets: they are masked before anything is stored.
-        req = req.model_copy(update={"message": secrets.mask(req.message), "data": secrets.mask_tree(req.data)})
+        message, data = secrets.mask_tree([req.message, req.data])  # one pass over the environment for both
+        req = req.model_copy(update={"message": message, "data": data})
         turn = validate_input(Turn, req.data, "append_event.data") if req.kind == "tool_call" else None
         store = self._store(req.task_id)
         alert = None
