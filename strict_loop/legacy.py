@@ -7,7 +7,6 @@ legacy task in place (read-only), and the first write to it migrates it into
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
@@ -15,6 +14,7 @@ from pydantic import ValidationError
 
 from . import rounds
 from .errors import StateDamaged
+from .fields import parse_json
 from .fsio import iter_lines, json_records
 from .layout import TaskPaths
 from .store import TaskStore
@@ -162,9 +162,11 @@ def _record(entry: dict[str, Any]) -> IterationRecord | None:
 def _raw_state(state_path: Path) -> dict[str, Any]:
     fix = "fix or remove that .codex-loop task; the original files are never modified by strict-loop"
     try:
-        raw = json.loads(state_path.read_bytes())
-    except (OSError, ValueError) as exc:
-        raise StateDamaged(str(state_path), f"cannot be read as JSON ({exc})", fix) from None
+        raw = parse_json(state_path.read_bytes())
+    except OSError as exc:
+        raise StateDamaged(str(state_path), f"cannot be read ({exc.strerror or exc})", fix) from None
+    except ValueError as exc:
+        raise StateDamaged(str(state_path), str(exc), fix) from None
     if not isinstance(raw, dict):
         raise StateDamaged(str(state_path), "is not a JSON object", fix)
     return raw
@@ -225,7 +227,7 @@ def convert(paths: TaskPaths) -> tuple[TaskState, list[IterationRecord], list[di
     events = []
     for number, line in iter_lines(paths.events):
         try:
-            original = json.loads(line)
+            original = parse_json(line)
         except ValueError:
             original = {"raw": line[:4000]}
         if not isinstance(original, dict):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Mapping, Optional
 
 from .errors import LoopError
+from .fields import parse_json
 from .fsio import atomic_write, dumps_doc, file_lock
 from .settings import StopChecks
 from .timefmt import now_iso
@@ -51,7 +52,7 @@ class TrustStore:
 
     def _read(self) -> dict[str, dict]:
         try:
-            doc = json.loads(self.path.read_bytes())
+            doc = parse_json(self.path.read_bytes())
         except FileNotFoundError:
             return {}
         except (OSError, ValueError):

@@ -5,13 +5,13 @@ Turns reach the progress monitor through ``append_event(kind="tool_call", data=<
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import LoopError
+from .fields import parse_json
 
 MAX_TURN_TEXT = 16000
 
@@ -55,9 +55,9 @@ def read_turns(path: str | Path) -> list[dict[str, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                value = json.loads(line)
+                value = parse_json(line)
             except ValueError as exc:
-                raise LoopError(f"{path.name} line {number}", f"is not JSON ({exc})", "one JSON object per line") from None
+                raise LoopError(f"{path.name} line {number}", str(exc), "one JSON object per line") from None
             if not isinstance(value, dict):
                 raise LoopError(f"{path.name} line {number}", "is not a JSON object", "one turn object per line")
             turns.append(value)

@@ -120,6 +120,19 @@ def test_json_nested_thousands_deep_is_one_line(ws, ws_dir, depth):
             assert f"argument --data: {what} is nested more than 64 levels deep" in err
 
 
+def test_deep_turn_files_and_legacy_state_are_clear_errors(ws, ws_dir):
+    """Every reader of JSON input shares one parser: a trajectory file and a cloned .codex-loop/ state too."""
+    (ws_dir / "turns.jsonl").write_text(_deep(100_000) + "\n")
+    err = _refused(ws_dir, "detect_spiral", "--turns", "turns.jsonl")
+    assert "argument --turns: turns.jsonl line 1: is nested more than 64 levels deep" in err
+    legacy = ws_dir / ".codex-loop" / "tasks" / "deep"
+    legacy.mkdir(parents=True)
+    (legacy / "state.json").write_text(_deep(100_000))
+    tasks = {t.task_id: t for t in Workspace(ws_dir).list_tasks()}
+    assert tasks["t"].problem is None
+    assert "is nested more than 64 levels deep" in tasks["deep"].problem
+
+
 def test_deep_data_and_deep_stored_files_are_clear_errors(ws, ws_dir):
     with pytest.raises(LoopError, match=r"^append_event\.data: is nested more than 64 levels deep"):
         ws.append_event(task_id="t", kind="note", message="m", data=json.loads(_deep(100)))

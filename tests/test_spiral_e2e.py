@@ -252,7 +252,7 @@ def test_replay_cli_prints_where_and_why(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"tool": "bash"}\nnot json\n')
     proc = run_cli("replay", str(bad), cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "bad.jsonl line 2: is not JSON" in proc.stderr
+    assert proc.returncode == 2 and "bad.jsonl line 2: is not valid JSON" in proc.stderr
 
 
 def test_thresholds_are_overridable_per_workspace_and_per_task(ws_dir):
