@@ -13,9 +13,9 @@ from typing import Any, Optional
 from pydantic import ValidationError
 
 from . import rounds
-from .errors import StateDamaged
+from .errors import LoopError, StateDamaged
 from .fields import parse_json
-from .fsio import iter_lines, json_records
+from .fsio import iter_lines, json_records, read_own
 from .layout import TaskPaths
 from .store import TaskStore
 from .models import IterationRecord, Limits, LoopContract, StopChecks, TaskState, UnattendedSettings
@@ -23,6 +23,8 @@ from .settings import workspace_path_problem
 from .timefmt import now_iso
 
 PLACEHOLDER = "(round recorded by the original skill; missing from its iterations.jsonl)"
+LEGACY_STATE_CAP = 256 << 20
+"""The original skill's state.json grew with every round; larger than this is damage, not history."""
 
 
 def _text(value: Any, cap: int) -> str:
@@ -162,7 +164,9 @@ def _record(entry: dict[str, Any]) -> IterationRecord | None:
 def _raw_state(state_path: Path) -> dict[str, Any]:
     fix = "fix or remove that .codex-loop task; the original files are never modified by strict-loop"
     try:
-        raw = parse_json(state_path.read_bytes())
+        raw = parse_json(read_own(state_path, LEGACY_STATE_CAP))
+    except LoopError as exc:  # a link, FIFO or device in place of the file: never followed or read
+        raise StateDamaged(str(state_path), exc.problem, fix) from None
     except OSError as exc:
         raise StateDamaged(str(state_path), f"cannot be read ({exc.strerror or exc})", fix) from None
     except ValueError as exc:

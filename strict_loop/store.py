@@ -170,7 +170,7 @@ class TaskStore:
     def last_stop_report(self) -> Optional[StopReport]:
         """The last stop report if there is a readable one (it is only a report; check_stop rewrites it)."""
         try:
-            return self.cache.parse(StopReport, self.paths.stop_report, self.paths.stop_report.read_bytes(), "")
+            return self.cache.parse(StopReport, self.paths.stop_report, read_own(self.paths.stop_report), "")
         except (OSError, LoopError):
             return None
 

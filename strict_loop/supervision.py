@@ -16,7 +16,7 @@ from typing import Any, Optional
 from . import alerts, monitor
 from .errors import LoopError, StateDamaged, validate_input
 from .fields import parse_json
-from .fsio import append_line, atomic_write, dumps_line
+from .fsio import append_line, atomic_write, dumps_line, read_own
 from .monitor import Alert, MonitorState, Supervisor
 from .reporting import handback_markdown
 from .requests import ResumeInput
@@ -46,10 +46,10 @@ class TaskSupervision:
         """monitor.json, or a rebuilt one (from the recent tool_call events) if it is missing or damaged."""
         path = self.store.paths.monitor
         try:
-            data = path.read_bytes()
+            data = read_own(path)  # never through a link, never a FIFO (a cloned repo may carry either)
         except FileNotFoundError:
             return MonitorState()
-        except OSError:
+        except (OSError, LoopError):
             return self._rebuilt()
         try:
             return self.store.cache.parse(MonitorState, path, data, "")

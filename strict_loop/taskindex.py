@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 from . import legacy, schemas
 from .errors import LoopError, StateDamaged, TaskNotFound
-from .fsio import atomic_write, dumps_doc, file_lock
+from .fsio import atomic_write, dumps_doc, file_lock, read_own
 from .layout import Layout, TaskPaths
 from .models import Registry, RegistryEntry, TaskState
 from .results import TaskSummary
@@ -101,7 +101,7 @@ class TaskIndex:
     def _load_registry(self) -> Registry:
         """The registry is only an index: if it is damaged it is rebuilt from the task folders."""
         try:
-            return schemas.load_document(Registry, self.layout.registry.read_bytes(), self.layout.registry, "")
+            return schemas.load_document(Registry, read_own(self.layout.registry), self.layout.registry, "")
         except (OSError, StateDamaged):
             registry = Registry(updated_at=now_iso())
             for task_id in self.layout.task_ids():

@@ -304,7 +304,6 @@ class Workspace:
                             "write to it once (e.g. append_event) to migrate it")
         return found
 
-
     def _completion_report(self, store: TaskStore, req: UpdateStateInput) -> Optional[StopReport]:
         """Before recording a 'completed' round, run the checks (outside the lock: they may take minutes); refuse while any fails."""
         state = store.load()

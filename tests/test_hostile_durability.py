@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import resource
 import signal
 import subprocess
@@ -269,3 +270,41 @@ def test_atomic_write_replaces_a_symbolic_link_never_its_target(tmp_path):
     assert target.read_text() == "keep me"
     assert not link.is_symlink() and link.read_bytes() == b"new"
     assert [p.name for p in link.parent.iterdir()] == ["state.json"]  # no temp file left
+
+
+def test_the_loops_other_files_as_fifos_are_never_read(ws_dir):
+    """monitor.json, latest-stop-report.json, registry.json and a legacy state.json go through the same
+    no-link, regular-file-only reader as the ledgers: a FIFO left by a cloned repo is replaced or reported, never waited on."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _fifos_everywhere(ws_dir)
+        except BaseException as exc:  # noqa: BLE001 (re-raised below, in the test's thread)
+            errors.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "a read waited on a FIFO"
+    if errors:
+        raise errors[0]
+
+
+def _fifos_everywhere(ws_dir):
+    ws = _init(ws_dir)
+    paths = ws.task_paths("t")
+    for path in (paths.monitor, paths.stop_report, ws_dir / ".agent-loop" / "registry.json"):
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
+    assert ws.show_task(task_id="t").last_stop_report is None
+    assert ws.append_event(task_id="t", kind="tool_call", message="m", data={"tool": "bash"}).seq > 1
+    assert paths.monitor.is_file()  # the FIFO was replaced by a real monitor.json
+    ws.init_state(goal="g", global_stop_condition="c", task_id="u")
+    assert (ws_dir / ".agent-loop" / "registry.json").is_file()
+    legacy = ws_dir / ".codex-loop" / "tasks" / "old"
+    legacy.mkdir(parents=True)
+    os.mkfifo(legacy / "state.json")
+    (legacy / "events.jsonl").write_text("{}\n")
+    problem = {t.task_id: t for t in Workspace(ws_dir).list_tasks()}["old"].problem
+    assert "state.json" in problem and "not a regular file" in problem
