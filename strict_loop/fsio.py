@@ -24,9 +24,8 @@ from .errors import LoopError, StateDamaged
 
 LOCK_TIMEOUT_S = 120.0
 MAX_LINE_BYTES = 4 << 20
-"""Longest ledger line a reader keeps. The largest real line (an iteration record with every field at
-its cap, escaped) is about 1 MB; a longer one is damage and is skipped, so one huge line cannot make a
-reader take unbounded time or memory."""
+"""Longest ledger line a reader keeps. The largest real one (a round with every field at its cap) is about
+1 MB; a longer one is damage and is skipped, so one huge line costs no unbounded time or memory."""
 MAX_DOC_BYTES = 16 << 20
 """Largest JSON document (state.json, monitor.json) read whole; state.json is never over 64 KiB."""
 _CHUNK = 1 << 16
@@ -41,16 +40,12 @@ def dumps_doc(record: Any) -> bytes:
 
 
 def _fsync_dir(directory: Path) -> None:
-    try:
+    with suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
@@ -108,19 +103,60 @@ def _not_own(path: Path, what: str) -> LoopError:
                         "put the real file in its place (for state.json: run `strict-loop rebuild_state` for the task)")
 
 
-def read_own(path: Path, cap: int = MAX_DOC_BYTES) -> bytes:
-    """The bytes of one of the loop's own documents (see ``open_own``), refusing one over ``cap`` bytes."""
-    fd = open_own(path)
+class Unreadable(Exception):
+    """Why :func:`read_regular` did not read a file: ``kind`` is "link", "special" (see ``mode``) or "big" (see ``size``)."""
+
+    def __init__(self, kind: str, *, mode: int = 0, size: int = 0) -> None:
+        super().__init__(kind)
+        self.kind, self.mode, self.size = kind, mode, size
+
+
+def file_kind(mode: int) -> str:
+    """'FIFO', 'directory', 'character device', ... for a file that is not a regular one."""
+    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def read_regular(path: Path | str, cap: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``cap``; :class:`Unreadable` otherwise (OSErrors pass through).
+
+    Why one reader: files named by a repository (the loop's own, a stop check's) may be a link, a FIFO or a
+    device. lstat first (a FIFO or device is never opened), a non-blocking no-follow open, then fstat again.
+    """
+    mode = os.lstat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise Unreadable("link" if stat.S_ISLNK(mode) else "special", mode=mode)
     try:
-        size = os.fstat(fd).st_size
-        if size > cap:
-            raise _too_big(path, size, cap)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Unreadable("link", mode=stat.S_IFLNK) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("special", mode=info.st_mode)
+        if info.st_size > cap:
+            raise Unreadable("big", size=info.st_size)
         data = os.pread(fd, cap + 1, 0)
-        if len(data) > cap:  # it grew meanwhile
-            raise _too_big(path, len(data), cap)
+        if len(data) > cap:  # it grew after the fstat
+            raise Unreadable("big", size=len(data))
         return data
     finally:
         os.close(fd)
+
+
+def read_own(path: Path, cap: int = MAX_DOC_BYTES) -> bytes:
+    """The bytes of one of the loop's own documents (see ``open_own``), refusing one over ``cap`` bytes."""
+    try:
+        return read_regular(path, cap)
+    except Unreadable as exc:
+        if exc.kind == "big":
+            raise _too_big(path, exc.size, cap) from None
+        raise _not_own(path, "is a symbolic link" if exc.kind == "link" else "is not a regular file") from None
 
 
 def _too_big(path: Path, size: int, cap: int) -> LoopError:
@@ -141,7 +177,7 @@ def append_line(path: Path, line: bytes, *, sync: bool = True) -> None:
         fd = open_own(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:
             size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
+            if _torn(fd):
                 size = _last_newline_end(fd, size)
                 os.ftruncate(fd, size)
             try:
@@ -187,10 +223,9 @@ def trim_torn_tail(path: Path) -> bool:
     except FileNotFoundError:
         return False
     try:
-        size = os.fstat(fd).st_size
-        if not size or os.pread(fd, 1, size - 1) == b"\n":
+        if not _torn(fd):
             return False
-        os.ftruncate(fd, _last_newline_end(fd, size))
+        os.ftruncate(fd, _last_newline_end(fd, os.fstat(fd).st_size))
         os.fsync(fd)
         return True
     finally:
@@ -203,10 +238,15 @@ def has_torn_tail(path: Path) -> bool:
     except FileNotFoundError:
         return False
     try:
-        size = os.fstat(fd).st_size
-        return bool(size) and os.pread(fd, 1, size - 1) != b"\n"
+        return _torn(fd)
     finally:
         os.close(fd)
+
+
+def _torn(fd: int) -> bool:
+    """Does the file end in an unterminated line (a writer died mid-append)?"""
+    size = os.fstat(fd).st_size
+    return bool(size) and os.pread(fd, 1, size - 1) != b"\n"
 
 
 def _lines_backwards(fd: int, end: int) -> Iterator[Optional[bytes]]:

@@ -15,6 +15,7 @@ anything leaving the root is refused; text checks read regular files of at most
 from __future__ import annotations
 
 import atexit
+import errno
 import os
 import re
 import selectors
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
 from . import secrets
+from .fsio import Unreadable, file_kind, read_regular
 from .models import CheckResult, LimitResult, StopChecks, StopReport, StopVerdict, TaskState
 from .settings import parse_text_pattern, workspace_path_problem
 
@@ -232,14 +234,6 @@ def _locate(root: Path, rel: str) -> tuple[Optional[str], str]:
     return real, ""
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
-                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
-        if test(mode):
-            return name
-    return "special file"
-
-
 def check_path(root: Path, rel: str) -> CheckResult:
     """Passes when ``rel`` is a regular file or a directory inside the workspace (never opened)."""
     real, why = _locate(root, rel)
@@ -252,51 +246,28 @@ def check_path(root: Path, rel: str) -> CheckResult:
     except OSError as exc:
         return CheckResult(kind="path", target=rel, passed=False, detail=f"cannot be checked ({exc.strerror})")
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return CheckResult(kind="path", target=rel, passed=False, detail=f"is a {_kind(mode)}, not a regular file or directory")
+        return CheckResult(kind="path", target=rel, passed=False, detail=f"is a {file_kind(mode)}, not a regular file or directory")
     return CheckResult(kind="path", target=rel, passed=True, detail="exists")
 
 
 def _read_text(root: Path, rel: str) -> tuple[Optional[str], str]:
-    """The content of a regular file inside the workspace, or None and why not.
-
-    Checked with stat before opening, opened non-blocking without following a (swapped-in)
-    symlink, and checked again with fstat: a FIFO or device is never read.
-    """
+    """The content of a regular file inside the workspace, or None and why not (a FIFO or device is never read)."""
     real, why = _locate(root, rel)
     if real is None:
         return None, why
-    too_big = f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check a smaller file"
     try:
-        if not stat.S_ISREG(mode := os.stat(real).st_mode):
-            return None, f"{rel} cannot be read: it is a {_kind(mode)}, not a regular file"
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0))
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return None, f"{rel} cannot be read: it is a {_kind(info.st_mode)}, not a regular file"
-            if info.st_size > MAX_TEXT_BYTES:
-                return None, too_big
-            data = _read_at_most(fd, MAX_TEXT_BYTES + 1)
-        finally:
-            os.close(fd)
+        data = read_regular(real, MAX_TEXT_BYTES)
+    except Unreadable as exc:
+        if exc.kind == "big":
+            return None, f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check a smaller file"
+        if exc.kind == "link":  # only when a link was swapped in after _locate resolved the path
+            return None, f"{rel} cannot be read ({os.strerror(errno.ELOOP)})"
+        return None, f"{rel} cannot be read: it is a {file_kind(exc.mode)}, not a regular file"
     except (FileNotFoundError, NotADirectoryError):
         return None, f"{rel} is missing"
     except OSError as exc:
         return None, f"{rel} cannot be read ({exc.strerror})"
-    if len(data) > MAX_TEXT_BYTES:  # it grew after the fstat
-        return None, too_big
     return data.decode("utf-8", errors="replace"), ""
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    parts, size = [], 0
-    while size < limit:
-        chunk = os.read(fd, min(1024 * 1024, limit - size))
-        if not chunk:
-            break
-        parts.append(chunk)
-        size += len(chunk)
-    return b"".join(parts)
 
 
 def check_text(root: Path, spec: str) -> CheckResult:
