@@ -68,23 +68,16 @@ def secret_values(env: Optional[Mapping[str, str]] = None) -> list[str]:
 
 def mask(text: str, env: Optional[Mapping[str, str]] = None) -> str:
     """``text`` with secret values and URL credentials replaced by ``***``."""
-    if not text:
-        return text
-    values = [v for v in secret_values(env) if v in text]
-    if values:
-        text = re.sub("|".join(map(re.escape, values)), MASK, text)
-    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
+    return _mask_with(text, secret_values(env)) if text else text
 
 
 def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
-    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it."""
+    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it (one pass over ``env``)."""
     values = secret_values(env)
 
     def walk(node: object) -> object:
         if isinstance(node, str):
-            hits = [v for v in values if v in node]
-            node = re.sub("|".join(map(re.escape, hits)), MASK, node) if hits else node
-            return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", node) if "@" in node else node
+            return _mask_with(node, values)
         if isinstance(node, dict):
             return {k: walk(v) for k, v in node.items()}
         if isinstance(node, list):
@@ -92,3 +85,10 @@ def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
         return node
 
     return walk(value)
+
+
+def _mask_with(text: str, values: list[str]) -> str:
+    hits = [v for v in values if v in text]
+    if hits:
+        text = re.sub("|".join(map(re.escape, hits)), MASK, text)
+    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text) if "@" in text else text
