@@ -25,8 +25,8 @@ from .requests import (
     ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
 )
 from .results import (
-    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, TaskSummary, TaskView,
-    TrustResult,
+    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, StopResult, TaskSummary,
+    TaskView, TrustResult,
 )
 from .settings import MonitorSettings
 from .store import TaskStore, ValidationCache
@@ -97,22 +97,28 @@ class Workspace:
         req = req.model_copy(update={"message": message, "data": data})
         turn = validate_input(Turn, req.data, "append_event.data") if req.kind == "tool_call" else None
         store = self._store(req.task_id)
-        alert = None
+        alert, mon, action = None, None, "none"
         with store.locked():
+            sup = TaskSupervision(store, self.root)
+            if req.kind == "round.started":
+                sup.refuse_round("append_event.kind")
             data = dict(req.data)
             state = store.load_current() if req.kind == "round.started" else None
             if state is not None:
                 data.setdefault("iteration", state.counters.iteration + 1)
             if turn is not None:
-                data, alert = TaskSupervision(store, self.root).observe(turn)
+                data, alert, mon, action = sup.observe(turn)
             rec = store.append_event(req.kind, req.message, data)
             if state is not None:
                 state.current_round = CurrentRound(iteration=state.counters.iteration + 1, announced_at=rec.ts, message=req.message[:500])
                 state.updated_at = rec.ts
                 store.save(state)
+            view = sup.deliver(mon)
+            if action != "none":  # a whisper or the pause: latest-status.txt shows it at once to whoever watches it
+                store.write_status(store.load_current(), None, record=False, sup=view)
         if alert is not None:
-            TaskSupervision(store, self.root).raise_alert(alert)
-        return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts)
+            sup.raise_alert(alert)
+        return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=view)
 
     @boundary("update_state")
     def update_state(self, request: UpdateStateInput | None = None, /, **params: Any) -> RoundResult:
@@ -124,12 +130,15 @@ class Workspace:
         """
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
         store = self._store(req.task_id)
+        sup = TaskSupervision(store, self.root)
+        sup.refuse_round("update_state")  # before the stop checks run, and again under the lock
         report = self._completion_report(store, req) if req.status == "completed" else None
         with store.locked():
+            sup.refuse_round("update_state")
             state = store.load_current()
             recorded = store.retried_round(state, req)
             if recorded is not None:
-                return _retried_round(store, state, recorded)
+                return _retried_round(store, state, recorded).model_copy(update={"supervisor": sup.deliver()})
             rounds.check_round_input(state, req)
             iteration, ts = state.counters.iteration + 1, now_iso()
             announced = state.current_round if state.current_round and state.current_round.iteration == iteration else None
@@ -151,13 +160,15 @@ class Workspace:
                           "round.completed", f"round {iteration} recorded: {req.task[:200]}",
                           {"iteration": iteration, "progress": req.progress, "status": req.status}))]
             problems = store.settle(iteration, steps)
+            view = sup.deliver()
         problems += _snapshot(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
         if state.status != old_status:
             problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
-        return _round_result(store, state, rec, rounds.warnings(state, announced is not None) + problems)
+        result = _round_result(store, state, rec, rounds.warnings(state, announced is not None) + problems)
+        return result.model_copy(update={"supervisor": view})
 
     @boundary("check_stop")
-    def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopReport:
+    def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopResult:
         """Run the stop checks and hard limits; write latest-stop-report.json."""
         req: CheckStopInput = validate_input(CheckStopInput, request or params, "check_stop")
         store = self._store(req.task_id)
@@ -170,7 +181,8 @@ class Workspace:
             store.save(state)
             store.append_event("stop.checked", f"stop check: {report.verdict} ({report.reason[:200]})",
                                {"verdict": report.verdict, "passed": report.passed, "failed": report.failed})
-        return report
+            view = TaskSupervision(store, self.root).deliver()
+        return StopResult(**dict(report), supervisor=view)
 
     @boundary("report_status")
     def report_status(self, request: ReportStatusInput | None = None, /, **params: Any) -> StatusReport:
@@ -178,7 +190,7 @@ class Workspace:
         req: ReportStatusInput = validate_input(ReportStatusInput, request or params, "report_status")
         store = self._store(req.task_id)
         with store.locked():
-            return store.write_status(store.load_current(), req.label, record=True)
+            return store.write_status(store.load_current(), req.label, record=True, sup=TaskSupervision(store, self.root).deliver())
 
     @boundary("compact_state")
     def compact_state(self, request: CompactStateInput | None = None, /, **params: Any) -> CompactResult:
@@ -194,7 +206,8 @@ class Workspace:
             size = store.save(state)
             store.append_event("state.compacted", f"window compacted to {len(state.recent_rounds)} rounds",
                                {"kept": len(state.recent_rounds), "archived": moved})
-        return CompactResult(task_id=store.task_id, kept=len(state.recent_rounds), archived=moved, state_bytes=size)
+            view = TaskSupervision(store, self.root).deliver()
+        return CompactResult(task_id=store.task_id, kept=len(state.recent_rounds), archived=moved, state_bytes=size, supervisor=view)
 
     @boundary("list_tasks")
     def list_tasks(self) -> list[TaskSummary]:
@@ -210,7 +223,8 @@ class Workspace:
             state = legacy.load(found.state)
             return TaskView(summary=summarize(state).model_copy(update={"source": "codex-loop"}), state=state, paths=found.as_dict())
         state = found.load()
-        return TaskView(summary=summarize(state), state=state, paths=found.paths.as_dict(), last_stop_report=found.last_stop_report())
+        return TaskView(summary=summarize(state), state=state, paths=found.paths.as_dict(), last_stop_report=found.last_stop_report(),
+                        supervisor=TaskSupervision(found, self.root).view())
 
     @boundary("rebuild_state")
     def rebuild_state(self, request: RebuildStateInput | None = None, /, **params: Any) -> RebuildResult:
@@ -227,14 +241,16 @@ class Workspace:
             store.save(state)
             events = sum(1 for _ in iter_lines(store.paths.events))
             store.append_event("state.rebuilt", "state.json rebuilt from the ledgers", {"repaired": repaired})
+            view = TaskSupervision(store, self.root).deliver()
         self.index.register(state)
-        return RebuildResult(task_id=store.task_id, iteration=state.counters.iteration, events=events + 1, repaired=repaired)
+        return RebuildResult(task_id=store.task_id, iteration=state.counters.iteration, events=events + 1, repaired=repaired, supervisor=view)
 
     @boundary("supervisor")
     def supervisor(self, task_id: Optional[str]) -> Supervisor:
-        """Messages for the agent working on ``task_id`` (recent whispers, the pause order); read-only.
+        """Messages for the agent working on ``task_id`` (recent whispers, the pause order, a pending notice); read-only.
 
-        Adapters attach it to every result about a task, so a hint reaches the agent in its own context.
+        Every result about a task carries it already; operations that write also hand a person's resume notice over
+        (once), reads only show it.
         """
         if not task_id:
             return Supervisor()
@@ -247,7 +263,9 @@ class Workspace:
         if req.turns is not None:
             settings = self._read_store(req.task_id).load().contract.monitor if req.task_id else MonitorSettings()
             return monitor.replay(req.turns, settings)[0]
-        return monitor.verdict(TaskSupervision(self._read_store(req.task_id), self.root).load())
+        sup = TaskSupervision(self._read_store(req.task_id), self.root)
+        mon = sup.load()
+        return monitor.verdict(mon).model_copy(update={"supervisor": sup.view(mon)})
 
     @boundary("resume")
     def resume(self, request: ResumeInput | None = None, /, **params: Any) -> ResumeResult:
@@ -255,7 +273,10 @@ class Workspace:
         req: ResumeInput = validate_input(ResumeInput, request or params, "resume")
         store = self._store(req.task_id)
         with store.locked():
-            result, ended = TaskSupervision(store, self.root).resume(req)
+            sup = TaskSupervision(store, self.root)
+            result, ended = sup.resume(req)
+            result.supervisor = sup.view()  # what the agent's next result will say; only the agent's operations hand it over
+            store.write_status(store.load_current(), None, record=False, sup=result.supervisor)
         if ended:
             self.index.register(store.load())
         return result
@@ -279,7 +300,7 @@ class Workspace:
         checks = state.contract.stop_checks
         recorded = self.trust_store.record(self.root, state.task_id, checks) if checks.commands else False
         return TrustResult(task_id=state.task_id, commands=checks.commands, command_timeout_s=checks.command_timeout_s,
-                           newly_trusted=recorded, record=str(self.trust_store.path))
+                           newly_trusted=recorded, record=str(self.trust_store.path), supervisor=self.supervisor(state.task_id))
 
     @boundary("resolve_task_id")
     def resolve_task_id(self, task_id: Optional[str]) -> str:
