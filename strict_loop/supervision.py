@@ -129,10 +129,11 @@ class TaskSupervision:
                 continue
         return out
 
-    def observe(self, turn: Turn) -> tuple[dict[str, Any], Optional[Alert], MonitorState, monitor.Action]:
+    def observe(self, turn: Turn) -> tuple[dict[str, Any], Optional[Alert], MonitorState]:
         """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps.
 
-        Returns the event data, the alert to raise (a pause), the new monitor state and the ladder's action.
+        Returns the event data, the alert to raise (a pause) and the new monitor state. A whisper or the pause also
+        refreshes latest-status.txt, so whoever watches it sees it at once.
         """
         settings = self.settings()
         mon, action, signals = monitor.observe(self.load(), turn, settings, self.file_states(turn_paths(turn)))
@@ -150,7 +151,9 @@ class TaskSupervision:
             alert = Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=index,
                           level=3, signals=signals, diagnosis=diag, recent=[f.brief for f in mon.window[-5:]],
                           recommended_action=monitor.recommended_action(mon, signals))
-        return data, alert, mon, action
+        if action != "none":
+            self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
+        return data, alert, mon
 
     def raise_alert(self, alert: Alert) -> None:
         """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome."""
@@ -195,6 +198,8 @@ class TaskSupervision:
         self.save(mon, sync=True)
         self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",
                                 {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note, "notice": mon.notice})
+        result.supervisor = self.view(mon)  # what the agent's next result will say; only the agent's operations hand it over
+        self.store.write_status(self.store.load_current(), None, record=False, sup=result.supervisor)
         return result, req.action == "hand-back"
 
     def _rollback(self, req: ResumeInput, result: ResumeResult) -> None:

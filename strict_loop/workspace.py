@@ -97,25 +97,22 @@ class Workspace:
         req = req.model_copy(update={"message": message, "data": data})
         turn = validate_input(Turn, req.data, "append_event.data") if req.kind == "tool_call" else None
         store = self._store(req.task_id)
-        alert, mon, action = None, None, "none"
+        alert, mon = None, None
         with store.locked():
             sup = TaskSupervision(store, self.root)
+            data, state = dict(req.data), None
             if req.kind == "round.started":
                 sup.refuse_round("append_event.kind")
-            data = dict(req.data)
-            state = store.load_current() if req.kind == "round.started" else None
-            if state is not None:
+                state = store.load_current()
                 data.setdefault("iteration", state.counters.iteration + 1)
             if turn is not None:
-                data, alert, mon, action = sup.observe(turn)
+                data, alert, mon = sup.observe(turn)
             rec = store.append_event(req.kind, req.message, data)
             if state is not None:
                 state.current_round = CurrentRound(iteration=state.counters.iteration + 1, announced_at=rec.ts, message=req.message[:500])
                 state.updated_at = rec.ts
                 store.save(state)
             view = sup.deliver(mon)
-            if action != "none":  # a whisper or the pause: latest-status.txt shows it at once to whoever watches it
-                store.write_status(store.load_current(), None, record=False, sup=view)
         if alert is not None:
             sup.raise_alert(alert)
         return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=view)
@@ -172,7 +169,7 @@ class Workspace:
         """Run the stop checks and hard limits; write latest-stop-report.json."""
         req: CheckStopInput = validate_input(CheckStopInput, request or params, "check_stop")
         store = self._store(req.task_id)
-        report = self._stop_report(store.load(), "check_stop")  # outside the lock: commands may take minutes
+        report = _stop_report(self.trust_store, self.root, store.load(), "check_stop")  # outside the lock: commands may take minutes
         with store.locked():
             state = store.load_current()
             report = report.model_copy(update={"iteration": state.counters.iteration, "status": state.status})
@@ -275,8 +272,6 @@ class Workspace:
         with store.locked():
             sup = TaskSupervision(store, self.root)
             result, ended = sup.resume(req)
-            result.supervisor = sup.view()  # what the agent's next result will say; only the agent's operations hand it over
-            store.write_status(store.load_current(), None, record=False, sup=result.supervisor)
         if ended:
             self.index.register(store.load())
         return result
@@ -333,7 +328,7 @@ class Workspace:
         rounds.check_round_input(state, req)
         if not state.contract.stop_checks.count():
             return None
-        report = self._stop_report(state, "update_state.status")
+        report = _stop_report(self.trust_store, self.root, state, "update_state.status")
         failing = [c for c in report.checks if not c.passed]
         if failing:
             detail = "; ".join(f"{c.kind} {c.target[:60]!r}: {c.detail}" for c in failing[:3])
@@ -341,12 +336,13 @@ class Workspace:
                             "fix what the checks report, or record this round with status 'running'")
         return report
 
-    def _stop_report(self, state: TaskState, operation: str) -> StopReport:
-        """Run the checks, if this machine trusts the contract's commands (see ``trust.py``)."""
-        if not self.trust_store.is_trusted(self.root, state.task_id, state.contract.stop_checks):
-            raise trust.refusal(state.task_id, state.contract.stop_checks, operation)
-        checks = stopchecks.run_checks(state.contract.stop_checks, self.root)
-        return stopchecks.report(state, checks, now_iso())
+
+def _stop_report(trust_store: TrustStore, root: Path, state: TaskState, operation: str) -> StopReport:
+    """Run the checks, if this machine trusts the contract's commands (see ``trust.py``)."""
+    if not trust_store.is_trusted(root, state.task_id, state.contract.stop_checks):
+        raise trust.refusal(state.task_id, state.contract.stop_checks, operation)
+    checks = stopchecks.run_checks(state.contract.stop_checks, root)
+    return stopchecks.report(state, checks, now_iso())
 
 
 def _retried_round(store: TaskStore, state: TaskState, rec: IterationRecord) -> RoundResult:
