@@ -168,7 +168,7 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
     if name == "check_stop" and a.exit_status:
         code = 0 if result.should_stop else EXIT_CONTINUE
     if name == "detect_spiral" and a.exit_status:
-        code = EXIT_PAUSED if result.paused or result.supervisor.paused else EXIT_SPIRAL if result.detected else 0
+        code = EXIT_PAUSED if result.paused else EXIT_SPIRAL if result.detected else 0
     return result, cmd.render, code
 
 

@@ -40,7 +40,6 @@ def status(r: StatusReport) -> str:
 
 
 @supervised
-
 def init(r: InitResult) -> str:
     out = f"initialized task '{r.task_id}' in {r.task_dir}"
     return out + (f"\nprevious task files moved to {r.replaced}" if r.replaced else "")

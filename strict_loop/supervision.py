@@ -94,13 +94,12 @@ class TaskSupervision:
             return Supervisor()
         return monitor.supervisor_view(mon, self.settings(), monitor.resume_command(self.root, self.store.task_id))
 
-    def deliver(self, mon: Optional[MonitorState] = None) -> Supervisor:
+    def deliver(self) -> Supervisor:
         """The supervisor for the result of an operation (caller holds the lock): like ``view``, but a pending notice
         from a person's resume is handed over this once; monitor.json and the ledger record that it was."""
-        if mon is None:
-            if not self.store.paths.monitor.exists():
-                return Supervisor()
-            mon = self.load()
+        if not self.store.paths.monitor.exists():
+            return Supervisor()
+        mon = self.load()
         sup = self.view(mon)
         if mon.notice:
             self.save(mon.model_copy(update={"notice": None}), sync=True)
@@ -129,12 +128,10 @@ class TaskSupervision:
                 continue
         return out
 
-    def observe(self, turn: Turn) -> tuple[dict[str, Any], Optional[Alert], MonitorState]:
-        """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps.
-
-        Returns the event data, the alert to raise (a pause) and the new monitor state. A whisper or the pause also
-        refreshes latest-status.txt, so whoever watches it sees it at once.
-        """
+    def observe(self, turn: Turn) -> tuple[dict[str, Any], Optional[Alert]]:
+        """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps; returns the event data
+        and the alert to raise (a pause). A whisper or the pause also refreshes latest-status.txt, so whoever watches
+        it sees it at once."""
         settings = self.settings()
         mon, action, signals = monitor.observe(self.load(), turn, settings, self.file_states(turn_paths(turn)))
         index = mon.turns - 1
@@ -153,7 +150,7 @@ class TaskSupervision:
                           recommended_action=monitor.recommended_action(mon, signals))
         if action != "none":
             self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
-        return data, alert, mon
+        return data, alert
 
     def raise_alert(self, alert: Alert) -> None:
         """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome."""

@@ -97,7 +97,7 @@ class Workspace:
         req = req.model_copy(update={"message": message, "data": data})
         turn = validate_input(Turn, req.data, "append_event.data") if req.kind == "tool_call" else None
         store = self._store(req.task_id)
-        alert, mon = None, None
+        alert = None
         with store.locked():
             sup = TaskSupervision(store, self.root)
             data, state = dict(req.data), None
@@ -106,13 +106,13 @@ class Workspace:
                 state = store.load_current()
                 data.setdefault("iteration", state.counters.iteration + 1)
             if turn is not None:
-                data, alert, mon = sup.observe(turn)
+                data, alert = sup.observe(turn)
             rec = store.append_event(req.kind, req.message, data)
             if state is not None:
                 state.current_round = CurrentRound(iteration=state.counters.iteration + 1, announced_at=rec.ts, message=req.message[:500])
                 state.updated_at = rec.ts
                 store.save(state)
-            view = sup.deliver(mon)
+            view = sup.deliver()
         if alert is not None:
             sup.raise_alert(alert)
         return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=view)
@@ -270,8 +270,7 @@ class Workspace:
         req: ResumeInput = validate_input(ResumeInput, request or params, "resume")
         store = self._store(req.task_id)
         with store.locked():
-            sup = TaskSupervision(store, self.root)
-            result, ended = sup.resume(req)
+            result, ended = TaskSupervision(store, self.root).resume(req)
         if ended:
             self.index.register(store.load())
         return result

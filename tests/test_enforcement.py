@@ -17,7 +17,7 @@ from strict_loop.supervision import TaskSupervision
 from strict_loop.turns import Turn
 
 from conftest import read_jsonl, run_cli
-from mcp_helpers import call, stdio_client
+from mcp_helpers import call, memory_client
 
 FAILING = {"tool": "bash", "args": {"command": "python -m pytest -q tests/test_io.py"}, "exit_code": 1, "error": True,
            "output": "E   ModuleNotFoundError: No module named 'lxml'\n1 error in 0.12s"}
@@ -188,7 +188,7 @@ def test_a_resume_without_a_note_says_so_and_a_hand_back_says_nothing(ws_dir):
 
 @pytest.mark.anyio
 async def test_mcp_results_carry_the_pause_the_refusal_and_the_note(ws_dir):
-    async with stdio_client(ws_dir) as client:
+    async with memory_client(ws_dir) as client:  # the real server and the official client, in this process
         await call(client, "init_state", task_id="m", goal="Parse the XML feed", global_stop_condition="pytest passes")
         for i in range(8):
             err, out, text = await call(client, "append_event", task_id="m", kind="tool_call", message=f"run {i}", data=FAILING)
