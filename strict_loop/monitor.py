@@ -233,6 +233,12 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
     return " ".join(parts)
 
 
+def short_diagnosis(state: MonitorState, cap: int = 240) -> str:
+    """One clause for an error message: what the monitor saw, without the advice the full diagnosis adds."""
+    text = f"stuck: {state.last_signals[0].evidence}" if state.last_signals else "no non-progress pattern in the recent turns"
+    return text if len(text) <= cap else text[: cap - 3] + "..."
+
+
 def whisper_text(state: MonitorState, signals: list[Signal], strength: int) -> str:
     remedy = _remedy(state, signals)
     if strength == 1:

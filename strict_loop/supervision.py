@@ -110,8 +110,8 @@ class TaskSupervision:
         """While paused no round is announced or recorded (caller holds the lock, so no resume slips in between)."""
         if not self.paused():
             return
-        diag = monitor.diagnosis(self.load())
-        raise LoopError(operation, f"task '{self.store.task_id}' is paused by the progress monitor ({diag[:300]}); "
+        diag = monitor.short_diagnosis(self.load())
+        raise LoopError(operation, f"task '{self.store.task_id}' is paused by the progress monitor ({diag}); "
                                    "no round can be announced or recorded until a person answers the pause",
                         f"stop and wait; a person must run: {monitor.resume_command(self.root, self.store.task_id)}")
 

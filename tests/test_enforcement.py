@@ -108,7 +108,7 @@ def test_round_operations_are_refused_while_paused_and_work_after_resume(ws_dir)
     state_before = ws.task_paths("t").state.read_bytes()
     proc = cli(ws_dir, "update_state", "--task-id", "t", "--task", "import lxml", "--result-summary", "still failing",
                "--verification-summary", "pytest: 1 error", "--progress", "none", check=False)
-    assert proc.returncode == 2 and proc.stderr.startswith("error: update_state: task 't' is paused by the progress monitor (Stuck:")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: update_state: task 't' is paused by the progress monitor (stuck: the identical call")
     assert "a person must run: strict-loop resume --workspace" in proc.stderr
     with pytest.raises(LoopError, match=r"append_event.kind: task 't' is paused .*--task t --action continue\|rollback\|hand-back"):
         ws.append_event(task_id="t", kind="round.started", message="Round 2: try again")
