@@ -22,11 +22,10 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext as Ctx
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict
 
 from strict_loop import LoopError, Workspace, __version__, summaries
 from strict_loop.errors import validate_input
-from strict_loop.models import StopReport
 from strict_loop.monitor import SpiralVerdict
 from strict_loop.requests import (
     AppendEventInput,
@@ -46,7 +45,7 @@ from strict_loop.results import (
     RebuildResult,
     RoundResult,
     StatusReport,
-    Supervisor,
+    StopResult,
     TaskSummary,
     TaskView,
 )
@@ -76,13 +75,6 @@ class TaskList(BaseModel):
     tasks: list[TaskSummary]
 
 
-SUPERVISOR_FIELD = (Supervisor, Field(default_factory=Supervisor, description="Whispers and pause orders from the progress monitor; obey them"))
-
-
-def _with_supervisor(model: type[BaseModel]) -> type[BaseModel]:
-    return create_model(f"{model.__name__}Output", __base__=model, supervisor=SUPERVISOR_FIELD)
-
-
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
@@ -95,13 +87,10 @@ class ToolSpec:
     destructive: bool = False  # may replace or discard what is there (clients ask before calling)
     open_world: bool = False  # reaches beyond the workspace files: runs the contract's commands, posts alerts
     runs_checks: Callable[[dict[str, Any]], bool] = lambda arguments: False  # these arguments run stop-check commands
-    for_task: bool = True
 
 
 def _specs() -> list[ToolSpec]:
-    def status_text(r: StatusReport) -> str:
-        return r.text
-
+    """The tools; every result about a task carries the core's ``supervisor`` field, and its text the monitor's lines."""
     return [
         ToolSpec("init_state", "Define a loop contract",
                  "Create a loop task: its goal, stop condition and machine-checkable stop checks. Call once before round 1; "
@@ -121,12 +110,12 @@ def _specs() -> list[ToolSpec]:
         ToolSpec("check_stop", "Run the stop checks",
                  "Run every stop check (commands in the workspace, paths, text patterns) and the hard limits; "
                  "returns the verdict (continue, goal_met, limit_reached, completed, blocked, failed) and writes latest-stop-report.json.",
-                 CheckStopInput, StopReport, lambda ws, r: _pair(ws.check_stop(r), summaries.stop_report), open_world=True,
+                 CheckStopInput, StopResult, lambda ws, r: _pair(ws.check_stop(r), summaries.stop_report), open_world=True,
                  runs_checks=lambda arguments: True),
         ToolSpec("report_status", "Broadcast progress",
                  "Refresh latest-status.txt and run-summary.md and append to status-history.jsonl: iteration k of max, "
                  "progress bar, recent round times, ETA, next task, last stop verdict.",
-                 ReportStatusInput, StatusReport, lambda ws, r: _pair(ws.report_status(r), status_text)),
+                 ReportStatusInput, StatusReport, lambda ws, r: _pair(ws.report_status(r), summaries.status)),
         ToolSpec("compact_state", "Compact the state window",
                  "Move older rounds out of state.json's rolling window (they stay in the ledgers) and trim the context snapshot.",
                  CompactStateInput, CompactResult, lambda ws, r: _pair(ws.compact_state(r), summaries.compact)),
@@ -141,7 +130,7 @@ def _specs() -> list[ToolSpec]:
                  DetectSpiralInput, SpiralVerdict, lambda ws, r: _pair(ws.detect_spiral(r), summaries.verdict), read_only=True),
         ToolSpec("list_tasks", "List loop tasks",
                  "List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
-                 NoInput, TaskList, lambda ws, r: _list(ws), read_only=True, for_task=False),
+                 NoInput, TaskList, lambda ws, r: _list(ws), read_only=True),
         ToolSpec("show_task", "Show a task",
                  "A task's full state: contract, counters, next task, recent rounds, context snapshot and last stop report.",
                  ShowTaskInput, TaskView, lambda ws, r: _pair(ws.show_task(r), summaries.task_view), read_only=True),
@@ -226,24 +215,15 @@ class _Tools:
             request = validate_input(spec.input_model, arguments, spec.name)
             result, text = spec.call(ws, request)
             payload = result.model_dump(mode="json")
-            if spec.for_task:
-                task_id = (getattr(result, "task_id", None) or getattr(getattr(result, "summary", None), "task_id", None)
-                           or getattr(request, "task_id", None))
-                if task_id is None and spec.name == "detect_spiral" and getattr(request, "turns", None) is None:
-                    task_id = ws.resolve_task_id(None)
-                supervisor = ws.supervisor(task_id)
-                payload["supervisor"] = supervisor.model_dump(mode="json")
-                text = _with_notes(text, supervisor)
         except LoopError as exc:  # the core maps every failure to LoopError (strict_loop.errors.boundary)
             return _failure(f"Error executing tool {spec.name}: {exc}")
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=payload)
 
 
 def _describe(spec: ToolSpec) -> types.Tool:
-    output_model = _with_supervisor(spec.output_model) if spec.for_task else spec.output_model
     return types.Tool(
         name=spec.name, title=spec.title, description=spec.description,
-        input_schema=_input_schema(spec.input_model), output_schema=_inline(output_model.model_json_schema()),
+        input_schema=_input_schema(spec.input_model), output_schema=_inline(spec.output_model.model_json_schema()),
         annotations=types.ToolAnnotations(title=spec.title, read_only_hint=spec.read_only, destructive_hint=spec.destructive,
                                           idempotent_hint=spec.read_only, open_world_hint=spec.open_world),
     )
@@ -252,14 +232,6 @@ def _describe(spec: ToolSpec) -> types.Tool:
 def _failure(text: str) -> types.CallToolResult:
     """A result the agent reads and can act on; the text is one line, as the harness shows it."""
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
-def _with_notes(text: str, supervisor: Supervisor) -> str:
-    if supervisor.paused:
-        text = "PAUSED by the supervisor: stop working and wait for a person.\n" + text
-    for msg in supervisor.messages:
-        text += f"\n[supervisor {msg.kind}] {msg.text}"
-    return text
 
 
 def build_server(workspace: str | Path = ".", *, max_stop_checks: int = MAX_STOP_CHECKS) -> Server:

@@ -29,6 +29,8 @@ from .workspace import Workspace
 
 EXIT_ERROR = 2
 EXIT_CONTINUE = 3
+EXIT_SPIRAL = 4  # detect_spiral --exit-status: the monitor sees a spiral (it whispers)
+EXIT_PAUSED = 5  # detect_spiral --exit-status: the task is paused until a person resumes it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,7 +80,7 @@ COMMANDS = (
             "Run every stop check and hard limit; write latest-stop-report.json.\n"
             "With --exit-status, exit 0 when the loop should stop and 3 when it should continue.", CheckStopInput, summaries.stop_report),
     Command("report_status", "refresh the progress broadcast",
-            "Write latest-status.txt and run-summary.md and append to status-history.jsonl.", ReportStatusInput, lambda r: r.text.rstrip()),
+            "Write latest-status.txt and run-summary.md and append to status-history.jsonl.", ReportStatusInput, summaries.status),
     Command("compact_state", "shrink the rolling window in state.json",
             "Move older rounds out of state.json's window (they stay in iterations.jsonl and rounds/).", CompactStateInput, summaries.compact),
     Command("list_tasks", "list the tasks in this workspace",
@@ -90,7 +92,9 @@ COMMANDS = (
             RebuildStateInput, summaries.rebuild),
     Command("detect_spiral", "show the progress monitor's verdict",
             "The task's current spiral verdict: signals, diagnosis, recent turns, recommended action.\n"
-            "With --turns FILE.jsonl, evaluate those turns from scratch instead (nothing is written).", DetectSpiralInput, summaries.verdict),
+            "With --turns FILE.jsonl, evaluate those turns from scratch instead (nothing is written).\n"
+            f"With --exit-status, exit 0 when quiet, {EXIT_SPIRAL} when a spiral is detected, {EXIT_PAUSED} when the task is paused.",
+            DetectSpiralInput, summaries.verdict),
     Command("trust", "trust the task's stop commands on this machine",
             "Show the task's stop commands and record them as trusted by this machine (a person's step, like `direnv allow`).\n"
             "A contract made here by init_state is trusted already; one that came with a repository, a copy, a takeover\n"
@@ -122,7 +126,10 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
             add_model_flags(p, cmd.model)
         parsers[cmd.name] = p
     parsers["check_stop"].add_argument("--exit-status", action="store_true", help="exit 0 = stop, 3 = continue")
+    parsers["detect_spiral"].add_argument("--exit-status", action="store_true",
+                                          help=f"exit 0 = quiet, {EXIT_SPIRAL} = spiral detected, {EXIT_PAUSED} = paused")
     parsers["resume"].add_argument("task", nargs="?", help="task id (same as --task-id)")
+    parsers["resume"].add_argument("--task", dest="task_flag", metavar="ID", help="task id (same as --task-id)")
 
     p = sub.add_parser("replay", help="replay a trajectory and show where the monitor would fire", parents=[common],
                        description="Feed a trajectory (JSONL, one turn per line) through the progress monitor and print each ladder step.")
@@ -159,14 +166,18 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
     if cmd.model is None:
         return ws.list_tasks(), cmd.render, 0
     params = request_from(a)
-    if name == "resume" and a.task:
-        if params.get("task_id", a.task) != a.task:
-            raise LoopError("resume", f"two different task ids given ({a.task}, {params['task_id']})", "give one")
-        params["task_id"] = a.task
+    if name == "resume":
+        given = {t for t in (a.task, a.task_flag, params.get("task_id")) if t}
+        if len(given) > 1:
+            raise LoopError("resume", f"different task ids given ({', '.join(sorted(given))})", "give one")
+        if given:
+            params["task_id"] = given.pop()
     result = getattr(ws, name)(**params)
     code = 0
     if name == "check_stop" and a.exit_status:
         code = 0 if result.should_stop else EXIT_CONTINUE
+    if name == "detect_spiral" and a.exit_status:
+        code = EXIT_PAUSED if result.paused else EXIT_SPIRAL if result.detected else 0
     return result, cmd.render, code
 
 

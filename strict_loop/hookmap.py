@@ -175,19 +175,10 @@ def reads_loop_state(event: HookEvent, own_executable: Optional[str] = None) -> 
     return len(words) >= 2 and words[0] in allowed and words[1] in READ_COMMANDS
 
 
-def resume_command(workspace: str, task_id: str) -> str:
-    return f"strict-loop resume --workspace {shlex.quote(workspace)} --task-id {task_id} --action continue|rollback|hand-back"
-
-
-def pause_reason(diagnosis: str, workspace: str, task_id: str) -> str:
+def pause_reason(diagnosis: str, resume_command: str) -> str:
     """Why a tool call is refused while paused, and what the person must run."""
     return (f"PAUSED by the strict-loop progress monitor: {_clip(diagnosis, 600)} Stop working and wait for a person; "
-            f"only reading the loop's state is allowed. The person resumes with: {resume_command(workspace, task_id)}")
-
-
-def pause_notice(text: str, workspace: str, task_id: str) -> str:
-    """The pause notice that rides on the tool result that caused the pause."""
-    return f"{_clip(text, 900)} Exact command: {resume_command(workspace, task_id)}"
+            f"only reading the loop's state is allowed. A person must run: {resume_command}")
 
 
 def continue_reason(task_id: str, next_task: str, verdict_reason: str) -> str:

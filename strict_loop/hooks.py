@@ -176,9 +176,10 @@ def _decide(event: HookEvent, root: Path, task_dir: Path) -> Optional[dict[str, 
     if event.phase == "pre":
         if not supervision.paused() or hookmap.reads_loop_state(event, _own_executable()):
             return None
-        from .monitor import diagnosis
+        from .monitor import diagnosis, resume_command
 
-        return hookmap.deny_output(event, hookmap.pause_reason(diagnosis(supervision.load()), str(root), store.task_id))
+        reason = hookmap.pause_reason(diagnosis(supervision.load()), resume_command(root, store.task_id))
+        return hookmap.deny_output(event, reason)
     if mode != "unattended" or supervision.paused():
         return None
     return _at_stop(event, root, store)
@@ -212,11 +213,9 @@ def _after_tool(event: HookEvent, root: Path, supervision: TaskSupervision) -> O
     store = supervision.store
     fields = hookmap.turn_fields(event)
     recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta, supervision.settings())
-    if recorded.pause:
-        return hookmap.context_output(event, hookmap.pause_notice(recorded.pause, str(root), store.task_id))
-    if recorded.whisper:
-        return hookmap.context_output(event, f"[strict-loop monitor] {recorded.whisper}")
-    return None
+    said = [recorded.pause or ""] + [f"[strict-loop monitor] {text}" for text in (recorded.whisper, recorded.notice) if text]
+    text = "\n".join(t for t in said if t)
+    return hookmap.context_output(event, text) if text else None
 
 
 def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[str, Any]]:

@@ -244,6 +244,8 @@ class StatusRecord(Strict):
     consecutive_no_progress: int = 0
     next_task: str = ""
     stop_verdict: Optional[str] = None
+    paused: bool = Field(False, description="The progress monitor has paused the task; a person must resume it")
+    monitor: Optional[str] = Field(None, description="The progress monitor's pause order or latest whisper, if it has one")
 
 
 class RegistryEntry(Strict):

@@ -12,6 +12,8 @@ whisper as adopted.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
+from shlex import quote
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -78,6 +80,7 @@ class MonitorState(BaseModel):
     muted_until: dict[str, int] = Field(default_factory=dict, description="signal kind -> turn until which it is muted")
     last_signals: list[Signal] = Field(default_factory=list)
     alerts: int = 0
+    notice: Optional[str] = Field(None, description="What a person's resume tells the agent, until a result has carried it once")
 
 
 class SpiralVerdict(BaseModel):
@@ -95,6 +98,7 @@ class SpiralVerdict(BaseModel):
     whisper: Optional[str] = Field(None, description="The hint the agent gets (or got) for this pattern")
     turns_seen: int = 0
     fired_at: Optional[int] = Field(None, description="Replays only: the turn where it first fired")
+    supervisor: Supervisor = Field(default_factory=Supervisor, description="Whispers and pause orders from the progress monitor; obey them")
 
 
 Action = Literal["none", "whisper", "whisper2", "pause"]
@@ -145,20 +149,37 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
     return state, action, signals
 
 
-def supervisor_view(state: MonitorState, settings: MonitorSettings) -> Supervisor:
-    """What rides on the agent's tool results: recent whispers, or the pause order."""
+def supervisor_view(state: MonitorState, settings: MonitorSettings, resume: str = "strict-loop resume --task <task>") -> Supervisor:
+    """What rides on the agent's tool results: the pause order (with the command a person runs), or recent whispers,
+    and a person's notice after a resume."""
     messages = []
     if state.paused:
         messages.append(SupervisorMessage(
             kind="pause", level=3, signal=state.last_signals[0].kind if state.last_signals else None,
-            text="PAUSED by the progress monitor: stop now and wait for a person. " + diagnosis(state)
-                 + " A person resumes with `strict-loop resume <task> --action continue|rollback|hand-back`."))
+            text=f"PAUSED by the progress monitor: {diagnosis(state)} Stop now and wait: a person must run: {resume}"))
     else:
         current = state.turns - 1
         for w in state.whispers:
             if current - w.turn < settings.whisper_ttl and w.adopted is None:
                 messages.append(SupervisorMessage(kind="whisper", level=w.level, text=w.text, signal=w.signal))
+    if state.notice:
+        messages.append(SupervisorMessage(kind="notice", text=state.notice))
     return Supervisor(paused=state.paused, messages=messages)
+
+
+def resume_command(root: Path, task_id: str) -> str:
+    """The exact command a person runs to answer a pause of ``task_id`` in workspace ``root``."""
+    return f"strict-loop resume --workspace {quote(str(root))} --task {quote(task_id)} --action continue|rollback|hand-back"
+
+
+def supervisor_lines(sup: Supervisor) -> tuple[list[str], list[str]]:
+    """A supervisor as text: (lines to put first, lines to put last); both empty when the monitor is quiet.
+
+    The pause goes first, where a person or an agent cannot miss it; whispers and notices follow the result.
+    """
+    head = [m.text for m in sup.messages if m.kind == "pause"]
+    tail = [f"[monitor {m.kind}] {m.text}" for m in sup.messages if m.kind != "pause"]
+    return head, tail
 
 
 def _remedy(state: MonitorState, signals: list[Signal]) -> str:
@@ -218,6 +239,12 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
             status = "not adopted" if any(w.adopted is False for w in told) or state.paused else "pending"
             parts.append(f"Already suggested {len(told)} time(s) (turns {', '.join(str(w.turn) for w in told)}), {status}.")
     return " ".join(parts)
+
+
+def short_diagnosis(state: MonitorState, cap: int = 240) -> str:
+    """One clause for an error message: what the monitor saw, without the advice the full diagnosis adds."""
+    text = f"stuck: {state.last_signals[0].evidence}" if state.last_signals else "no non-progress pattern in the recent turns"
+    return text if len(text) <= cap else text[: cap - 3] + "..."
 
 
 def whisper_text(state: MonitorState, signals: list[Signal], strength: int) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from . import secrets
 from .errors import validate_input
 from .models import EventRecord
-from .monitor import supervisor_view
+from .monitor import Supervisor
 from .settings import MonitorSettings
 from .store import TaskStore
 from .supervision import TaskSupervision
@@ -24,13 +24,17 @@ from .turns import Turn
 
 @dataclass(frozen=True)
 class Recorded:
-    """What recording a turn did: its event line, and what the monitor said because of this very turn."""
+    """What recording a turn did: its event line, what the monitor said because of this very turn, and what rides
+    on the result (``supervisor``: as every operation's result, with a person's resume notice handed over once)."""
 
     event: EventRecord
+    supervisor: Supervisor
     whisper: Optional[str] = None
     """The whisper this turn produced (None when the turn produced none, even while older ones are still fresh)."""
     pause: Optional[str] = None
-    """The pause notice when this turn paused the task."""
+    """The pause order when this turn paused the task (with the command a person runs)."""
+    notice: Optional[str] = None
+    """A person's resume notice, handed over with this turn's result (once)."""
 
 
 def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Optional[dict[str, Any]] = None,
@@ -43,17 +47,16 @@ def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Opt
     masked_message, masked, masked_meta = secrets.mask_tree([message, data, meta or {}])  # one pass over the environment
     turn: Turn = validate_input(Turn, masked, "append_event.data")
     supervision = TaskSupervision(store, root, settings)
-    whisper = pause = None
     with store.locked():
         event_data, alert = supervision.observe(turn)
         if meta:
             event_data["hook"] = masked_meta
         rec = store.append_event("tool_call", masked_message, event_data)
         mon = supervision.load()  # just written by observe: read back from this process's cache
-        if alert is not None:
-            pause = next((m.text for m in supervisor_view(mon, supervision.settings()).messages if m.kind == "pause"), None)
-        elif mon.whispers and mon.whispers[-1].turn == event_data["turn"]:
-            whisper = mon.whispers[-1].text
+        view = supervision.deliver()
     if alert is not None:
         supervision.raise_alert(alert)
-    return Recorded(event=rec, whisper=whisper, pause=pause)
+    texts = {m.kind: m.text for m in view.messages}
+    fresh = bool(mon.whispers) and mon.whispers[-1].turn == event_data["turn"] and alert is None
+    return Recorded(event=rec, supervisor=view, whisper=mon.whispers[-1].text if fresh else None,
+                    pause=texts.get("pause") if alert is not None else None, notice=texts.get("notice"))

@@ -9,7 +9,7 @@ from typing import Optional
 
 from .layout import TaskPaths
 from .models import IterationRecord, StatusRecord, StopReport, TaskState
-from .monitor import MonitorState, diagnosis
+from .monitor import MonitorState, Supervisor, diagnosis, supervisor_lines
 from .timefmt import human_duration
 
 BAR_WIDTH = 24
@@ -25,7 +25,7 @@ def recent_durations(state: TaskState, count: int = 5) -> list[float]:
     return [r.duration_s for r in state.recent_rounds if r.duration_s is not None][-count:]
 
 
-def status_record(state: TaskState, ts: str, label: Optional[str]) -> StatusRecord:
+def status_record(state: TaskState, ts: str, label: Optional[str], sup: Optional[Supervisor] = None) -> StatusRecord:
     lim, cnt = state.contract.limits, state.counters
     recent = recent_durations(state)
     avg = sum(recent) / len(recent) if recent else None
@@ -45,15 +45,18 @@ def status_record(state: TaskState, ts: str, label: Optional[str]) -> StatusReco
         consecutive_no_progress=cnt.consecutive_no_progress,
         next_task=state.next_task,
         stop_verdict=state.last_stop.verdict if state.last_stop else None,
+        paused=bool(sup and sup.paused),
+        monitor=sup.messages[0].text[:1000] if sup and sup.messages else None,
     )
 
 
-def status_text(state: TaskState, rec: StatusRecord) -> str:
+def status_text(state: TaskState, rec: StatusRecord, sup: Optional[Supervisor] = None) -> str:
     lim = state.contract.limits
     tag = f" ({rec.label})" if rec.label else ""
-    lines = [
-        f"[strict-loop] {state.task_id}{tag} | {state.status} | iteration {rec.iteration} of {rec.max_iterations} "
-        f"{progress_bar(rec.iteration, rec.max_iterations)} {rec.percent:g}%",
+    head, tail = supervisor_lines(sup or Supervisor())
+    lines = head + [
+        f"[strict-loop] {state.task_id}{tag} | {'PAUSED' if rec.paused else state.status} | iteration {rec.iteration} of "
+        f"{rec.max_iterations} {progress_bar(rec.iteration, rec.max_iterations)} {rec.percent:g}%",
     ]
     if rec.recent_round_s:
         times = " ".join(human_duration(d) for d in rec.recent_round_s)
@@ -74,7 +77,7 @@ def status_text(state: TaskState, rec: StatusRecord) -> str:
         lines.append(f"stop reason: {state.stop_reason}")
     if state.needs_human_input:
         lines.append("NEEDS HUMAN INPUT")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + tail) + "\n"
 
 
 def round_markdown(rec: IterationRecord, task_id: str) -> str:

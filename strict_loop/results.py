@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, Field
 
 from .models import OperatingMode, Progress, Status, StatusRecord, StopReport, TaskState
 from .monitor import Supervisor, SupervisorMessage  # noqa: F401 (adapters import them from here)
+
+SupervisorField = Annotated[Supervisor, Field(default_factory=Supervisor,
+                                              description="Whispers and pause orders from the progress monitor; obey them")]
+"""Every result about a task carries it, on every path (MCP, CLI text and --json), so the monitor is never out of sight."""
 
 
 class InitResult(BaseModel):
@@ -15,6 +19,7 @@ class InitResult(BaseModel):
     task_dir: str
     created_at: str
     replaced: Optional[str] = Field(None, description="Where the previous task's files were moved (force)")
+    supervisor: SupervisorField
 
 
 class EventResult(BaseModel):
@@ -22,6 +27,7 @@ class EventResult(BaseModel):
     seq: int
     kind: str
     ts: str
+    supervisor: SupervisorField
 
 
 class RoundResult(BaseModel):
@@ -33,11 +39,13 @@ class RoundResult(BaseModel):
     duration_s: Optional[float]
     round_file: str
     warnings: list[str] = Field(default_factory=list)
+    supervisor: SupervisorField
 
 
 class StatusReport(BaseModel):
     text: str
     record: StatusRecord
+    supervisor: SupervisorField
 
 
 class CompactResult(BaseModel):
@@ -45,6 +53,7 @@ class CompactResult(BaseModel):
     kept: int
     archived: int
     state_bytes: int
+    supervisor: SupervisorField
 
 
 class TaskSummary(BaseModel):
@@ -65,6 +74,7 @@ class TaskView(BaseModel):
     state: TaskState
     paths: dict[str, str]
     last_stop_report: Optional[StopReport] = None
+    supervisor: SupervisorField
 
 
 class RebuildResult(BaseModel):
@@ -72,6 +82,7 @@ class RebuildResult(BaseModel):
     iteration: int
     events: int
     repaired: list[str] = Field(default_factory=list, description="What was wrong and has been fixed")
+    supervisor: SupervisorField
 
 
 class ResumeResult(BaseModel):
@@ -82,6 +93,7 @@ class ResumeResult(BaseModel):
     handback_file: Optional[str] = None
     saved_commit: Optional[str] = Field(None, description="rollback: snapshot of the tree as it was before")
     restored_commit: Optional[str] = None
+    supervisor: SupervisorField
 
 
 class TrustResult(BaseModel):
@@ -90,3 +102,10 @@ class TrustResult(BaseModel):
     command_timeout_s: float
     newly_trusted: bool = Field(..., description="False if they were already trusted (or there are none)")
     record: str = Field(..., description="The file holding this machine's trust records")
+    supervisor: SupervisorField
+
+
+class StopResult(StopReport):
+    """check_stop's answer: the stop report (as latest-stop-report.json holds it) and the supervisor."""
+
+    supervisor: SupervisorField

@@ -27,7 +27,7 @@ from .timefmt import now_iso
 # Recovery, reports and the JSON Schema check are imported where they are used: the hook handler
 # (once per agent tool call) loads a state and appends an event, and should pay for no more.
 if TYPE_CHECKING:
-    from .results import StatusReport
+    from .results import StatusReport, Supervisor
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -187,18 +187,20 @@ class TaskStore:
         except (OSError, LoopError):
             return None
 
-    def write_status(self, state: TaskState, label: Optional[str], *, record: bool) -> StatusReport:
-        """latest-status.txt and run-summary.md; with ``record``, also a line in status-history.jsonl."""
+    def write_status(self, state: TaskState, label: Optional[str], *, record: bool, sup: Optional[Supervisor] = None) -> StatusReport:
+        """latest-status.txt and run-summary.md (with the monitor's pause or whispers); with ``record``, also a line in
+        status-history.jsonl."""
         from .reporting import run_summary, status_record, status_text
-        from .results import StatusReport
+        from .results import StatusReport, Supervisor
 
-        rec = status_record(state, now_iso(), label)
-        text = status_text(state, rec)
+        sup = sup or Supervisor()
+        rec = status_record(state, now_iso(), label, sup)
+        text = status_text(state, rec, sup)
         atomic_write(self.paths.latest_status, text.encode())
         if record:
             append_line(self.paths.status_history, dumps_line(rec.model_dump(mode="json")))
         atomic_write(self.paths.run_summary, run_summary(state, text, self.last_stop_report()).encode())
-        return StatusReport(text=text, record=rec)
+        return StatusReport(text=text, record=rec, supervisor=sup)
 
     def retried_round(self, state: TaskState, req: RoundFields) -> Optional[IterationRecord]:
         """The last recorded round if ``req`` repeats it word for word and the latest announcement is that round's.

@@ -5,21 +5,52 @@ The CLI prints these; the MCP server sends them as the text part of tool results
 
 from __future__ import annotations
 
-from .models import StopReport
-from .monitor import SpiralVerdict
-from .results import TrustResult, CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, TaskSummary, TaskView
+import functools
+from typing import Any, Callable, TypeVar
+
+from .monitor import SpiralVerdict, Supervisor, supervisor_lines
+from .results import (
+    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, StopResult, TaskSummary, TaskView,
+    TrustResult,
+)
 from .timefmt import human_duration
 
+R = TypeVar("R")
 
+
+def with_supervisor(text: str, sup: Supervisor) -> str:
+    """``text`` with the monitor's pause order on top and its whispers and notices below; unchanged when it is quiet."""
+    head, tail = supervisor_lines(sup)
+    return "\n".join(head + [text] + tail)
+
+
+def supervised(render: Callable[[R], str]) -> Callable[[R], str]:
+    """A renderer whose text also carries the result's ``supervisor``: no path hides a whisper or a pause."""
+
+    @functools.wraps(render)
+    def wrapped(result: Any) -> str:
+        return with_supervisor(render(result), result.supervisor)
+
+    return wrapped
+
+
+def status(r: StatusReport) -> str:
+    """The status broadcast as written to latest-status.txt (which already shows the monitor)."""
+    return r.text.rstrip()
+
+
+@supervised
 def init(r: InitResult) -> str:
     out = f"initialized task '{r.task_id}' in {r.task_dir}"
     return out + (f"\nprevious task files moved to {r.replaced}" if r.replaced else "")
 
 
+@supervised
 def event(r: EventResult) -> str:
     return f"event #{r.seq} {r.kind} recorded for '{r.task_id}' at {r.ts}"
 
 
+@supervised
 def round_result(r: RoundResult) -> str:
     lines = [f"recorded round {r.iteration} of '{r.task_id}': progress {r.progress}, status {r.status}, "
              f"took {human_duration(r.duration_s)}; notes in {r.round_file}"]
@@ -27,7 +58,8 @@ def round_result(r: RoundResult) -> str:
     return "\n".join(lines)
 
 
-def stop_report(r: StopReport) -> str:
+@supervised
+def stop_report(r: StopResult) -> str:
     lines = [f"{r.task_id}: {r.verdict} ({'stop' if r.should_stop else 'continue'}) -- {r.reason}"]
     for c in r.checks:
         lines.append(f"  [{'pass' if c.passed else 'FAIL'}] {c.kind} {c.target}: {c.detail}")
@@ -36,6 +68,7 @@ def stop_report(r: StopReport) -> str:
     return "\n".join(lines)
 
 
+@supervised
 def compact(r: CompactResult) -> str:
     return f"'{r.task_id}': kept {r.kept} rounds in state.json, archived {r.archived}; state.json is {r.state_bytes} bytes"
 
@@ -54,6 +87,7 @@ def task_list(tasks: list[TaskSummary]) -> str:
     return "\n".join(lines)
 
 
+@supervised
 def task_view(v: TaskView) -> str:
     s = v.state
     lines = [f"task {s.task_id} ({v.summary.source}): {s.status}, {s.counters.iteration}/{s.contract.limits.max_iterations} rounds",
@@ -66,12 +100,14 @@ def task_view(v: TaskView) -> str:
     return "\n".join(lines)
 
 
+@supervised
 def rebuild(r: RebuildResult) -> str:
     lines = [f"rebuilt '{r.task_id}': {r.iteration} rounds, {r.events} events"]
     lines += [f"  fixed: {note}" for note in r.repaired] or ["  nothing needed fixing"]
     return "\n".join(lines)
 
 
+@supervised
 def verdict(v: SpiralVerdict) -> str:
     if not v.detected:
         return f"no spiral: {v.turns_seen} turns seen, nothing repeating without progress"
@@ -83,10 +119,12 @@ def verdict(v: SpiralVerdict) -> str:
     return "\n".join(lines)
 
 
+@supervised
 def resume(r: ResumeResult) -> str:
     return f"'{r.task_id}': {r.action}: {r.detail}"
 
 
+@supervised
 def trust(r: TrustResult) -> str:
     if not r.commands:
         return f"'{r.task_id}' runs no stop command; nothing to trust"

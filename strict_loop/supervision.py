@@ -72,6 +72,9 @@ class TaskSupervision:
                 mon.paused, mon.level, mon.firings_at_level = False, 0, 0
                 for kind in data.get("muted", []):
                     mon.muted_until[str(kind)] = mon.turns + settings.cooldown_turns
+                mon.notice = str(data["notice"]) if data.get("notice") else None
+            elif ev.get("kind") == "spiral.notice_delivered":
+                mon.notice = None
         return mon
 
     def save(self, mon: MonitorState, *, sync: bool) -> None:
@@ -82,14 +85,36 @@ class TaskSupervision:
     def paused(self) -> bool:
         return self.store.paths.monitor.exists() and self.load().paused
 
-    def view(self) -> Supervisor:
-        """What rides on the agent's tool results (recent whispers, the pause order); read-only."""
+    def view(self, mon: Optional[MonitorState] = None) -> Supervisor:
+        """What rides on the agent's tool results (recent whispers, the pause order, a person's notice); read-only."""
+        if mon is None:
+            if not self.store.paths.monitor.exists():
+                return Supervisor()
+            mon = self.load()
+        if not (mon.paused or mon.whispers or mon.notice):
+            return Supervisor()
+        return monitor.supervisor_view(mon, self.settings(), monitor.resume_command(self.root, self.store.task_id))
+
+    def deliver(self) -> Supervisor:
+        """The supervisor for the result of an operation (caller holds the lock): like ``view``, but a pending notice
+        from a person's resume is handed over this once; monitor.json and the ledger record that it was."""
         if not self.store.paths.monitor.exists():
             return Supervisor()
         mon = self.load()
-        if not (mon.paused or mon.whispers):
-            return Supervisor()
-        return monitor.supervisor_view(mon, self.settings())
+        sup = self.view(mon)
+        if mon.notice:
+            self.save(mon.model_copy(update={"notice": None}), sync=True)
+            self.store.append_event("spiral.notice_delivered", f"the agent was given: {mon.notice[:300]}", {})
+        return sup
+
+    def refuse_round(self, operation: str) -> None:
+        """While paused no round is announced or recorded (caller holds the lock, so no resume slips in between)."""
+        if not self.paused():
+            return
+        diag = monitor.short_diagnosis(self.load())
+        raise LoopError(operation, f"task '{self.store.task_id}' is paused by the progress monitor ({diag}); "
+                                   "no round can be announced or recorded until a person answers the pause",
+                        f"stop and wait; a person must run: {monitor.resume_command(self.root, self.store.task_id)}")
 
     def file_states(self, paths_in: list[str]) -> dict[str, str]:
         """Content digests of the files a turn touched, for those inside the workspace (small files only)."""
@@ -105,23 +130,28 @@ class TaskSupervision:
         return out
 
     def observe(self, turn: Turn) -> tuple[dict[str, Any], Optional[Alert]]:
-        """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps; returns the event data."""
+        """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps; returns the event data
+        and the alert to raise (a pause). A whisper or the pause also refreshes latest-status.txt, so whoever watches
+        it sees it at once."""
         settings = self.settings()
         mon, action, signals = monitor.observe(self.load(), turn, settings, self.file_states(turn_paths(turn)))
         index = mon.turns - 1
         self.save(mon, sync=action != "none")
         data = {**turn.model_dump(mode="json", exclude_none=True), "turn": index}
         found = [s.model_dump() for s in signals]
+        alert = None
         if action in ("whisper", "whisper2"):
             w = mon.whispers[-1]
             self.store.append_event("spiral.whisper", w.text, {"turn": index, "level": w.level, "signals": found})
         elif action == "pause":
             diag = monitor.diagnosis(mon)
             self.store.append_event("spiral.paused", f"paused at turn {index}: {diag[:500]}", {"turn": index, "signals": found})
-            return data, Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=index,
-                               level=3, signals=signals, diagnosis=diag, recent=[f.brief for f in mon.window[-5:]],
-                               recommended_action=monitor.recommended_action(mon, signals))
-        return data, None
+            alert = Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=index,
+                          level=3, signals=signals, diagnosis=diag, recent=[f.brief for f in mon.window[-5:]],
+                          recommended_action=monitor.recommended_action(mon, signals))
+        if action != "none":
+            self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
+        return data, alert
 
     def raise_alert(self, alert: Alert) -> None:
         """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome."""
@@ -167,9 +197,12 @@ class TaskSupervision:
         if mon.whispers and mon.whispers[-1].adopted is None:
             mon.whispers[-1].adopted = False
         mon.paused, mon.level, mon.firings_at_level = False, 0, 0
+        mon.notice = None if req.action == "hand-back" else _notice(req)
         self.save(mon, sync=True)
         self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",
-                                {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note})
+                                {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note, "notice": mon.notice})
+        result.supervisor = self.view(mon)  # what the agent's next result will say; only the agent's operations hand it over
+        self.store.write_status(self.store.load_current(), None, record=False, sup=result.supervisor)
         return result, req.action == "hand-back"
 
     def _rollback(self, req: ResumeInput, result: ResumeResult) -> None:
@@ -199,6 +232,13 @@ class TaskSupervision:
         result.detail = f"workspace restored to round {req.to}; the tree as it was is saved as {saved_ref} ({saved[:12]})"
         self.store.append_event("workspace.rolled_back", result.detail,
                                 {"to": req.to, "saved": saved, "saved_ref": saved_ref, "restored": restored, "note": req.note})
+
+
+def _notice(req: ResumeInput) -> str:
+    """What the agent is told once after a person resumed the loop."""
+    what = f"rollback: the workspace was restored to round {req.to}" if req.action == "rollback" else req.action
+    said = f" Their note: {req.note}" if req.note.strip() else " Go on, with a different approach than the one that led to the pause."
+    return f"Resumed by a person ({what}).{said}"
 
 
 def monitor_settings(defaults: Path, requested: MonitorSettings) -> MonitorSettings:

@@ -26,8 +26,8 @@ from .requests import (
     ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
 )
 from .results import (
-    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, TaskSummary, TaskView,
-    TrustResult,
+    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, StopResult, TaskSummary,
+    TaskView, TrustResult,
 )
 from .settings import MonitorSettings
 from .store import TaskStore, ValidationCache
@@ -96,23 +96,27 @@ class Workspace:
         if req.kind == "tool_call":  # the one path for turns, shared with the harness hooks (masks, observes, alerts)
             validate_input(Turn, req.data, "append_event.data")  # a bad turn is refused before the task is looked up
             store = self._store(req.task_id)
-            rec = record_turn(store, self.root, req.message, req.data).event
-            return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts)
+            recorded = record_turn(store, self.root, req.message, req.data)
+            rec = recorded.event
+            return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=recorded.supervisor)
         # What an agent reports (its own notes) may hold secrets: they are masked before anything is stored.
         message, data = secrets.mask_tree([req.message, req.data])  # one pass over the environment for both
         req = req.model_copy(update={"message": message, "data": data})
         store = self._store(req.task_id)
         with store.locked():
-            data = dict(req.data)
-            state = store.load_current() if req.kind == "round.started" else None
-            if state is not None:
+            sup = TaskSupervision(store, self.root)
+            data, state = dict(req.data), None
+            if req.kind == "round.started":
+                sup.refuse_round("append_event.kind")
+                state = store.load_current()
                 data.setdefault("iteration", state.counters.iteration + 1)
             rec = store.append_event(req.kind, req.message, data)
             if state is not None:
                 state.current_round = CurrentRound(iteration=state.counters.iteration + 1, announced_at=rec.ts, message=req.message[:500])
                 state.updated_at = rec.ts
                 store.save(state)
-        return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts)
+            view = sup.deliver()
+        return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=view)
 
     @boundary("update_state")
     def update_state(self, request: UpdateStateInput | None = None, /, **params: Any) -> RoundResult:
@@ -124,12 +128,15 @@ class Workspace:
         """
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
         store = self._store(req.task_id)
+        sup = TaskSupervision(store, self.root)
+        sup.refuse_round("update_state")  # before the stop checks run, and again under the lock
         report = self._completion_report(store, req) if req.status == "completed" else None
         with store.locked():
+            sup.refuse_round("update_state")
             state = store.load_current()
             recorded = store.retried_round(state, req)
             if recorded is not None:
-                return _retried_round(store, state, recorded)
+                return _retried_round(store, state, recorded).model_copy(update={"supervisor": sup.deliver()})
             rounds.check_round_input(state, req)
             iteration, ts = state.counters.iteration + 1, now_iso()
             announced = state.current_round if state.current_round and state.current_round.iteration == iteration else None
@@ -151,17 +158,19 @@ class Workspace:
                           "round.completed", f"round {iteration} recorded: {req.task[:200]}",
                           {"iteration": iteration, "progress": req.progress, "status": req.status}))]
             problems = store.settle(iteration, steps)
+            view = sup.deliver()
         problems += _snapshot(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
         if state.status != old_status:
             problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
-        return _round_result(store, state, rec, rounds.warnings(state, announced is not None) + problems)
+        result = _round_result(store, state, rec, rounds.warnings(state, announced is not None) + problems)
+        return result.model_copy(update={"supervisor": view})
 
     @boundary("check_stop")
-    def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopReport:
+    def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopResult:
         """Run the stop checks and hard limits; write latest-stop-report.json."""
         req: CheckStopInput = validate_input(CheckStopInput, request or params, "check_stop")
         store = self._store(req.task_id)
-        report = self._stop_report(store.load(), "check_stop")  # outside the lock: commands may take minutes
+        report = _stop_report(self.trust_store, self.root, store.load(), "check_stop")  # outside the lock: commands may take minutes
         with store.locked():
             state = store.load_current()
             report = report.model_copy(update={"iteration": state.counters.iteration, "status": state.status})
@@ -170,7 +179,8 @@ class Workspace:
             store.save(state)
             store.append_event("stop.checked", f"stop check: {report.verdict} ({report.reason[:200]})",
                                {"verdict": report.verdict, "passed": report.passed, "failed": report.failed})
-        return report
+            view = TaskSupervision(store, self.root).deliver()
+        return StopResult(**dict(report), supervisor=view)
 
     @boundary("report_status")
     def report_status(self, request: ReportStatusInput | None = None, /, **params: Any) -> StatusReport:
@@ -178,7 +188,7 @@ class Workspace:
         req: ReportStatusInput = validate_input(ReportStatusInput, request or params, "report_status")
         store = self._store(req.task_id)
         with store.locked():
-            return store.write_status(store.load_current(), req.label, record=True)
+            return store.write_status(store.load_current(), req.label, record=True, sup=TaskSupervision(store, self.root).deliver())
 
     @boundary("compact_state")
     def compact_state(self, request: CompactStateInput | None = None, /, **params: Any) -> CompactResult:
@@ -194,7 +204,8 @@ class Workspace:
             size = store.save(state)
             store.append_event("state.compacted", f"window compacted to {len(state.recent_rounds)} rounds",
                                {"kept": len(state.recent_rounds), "archived": moved})
-        return CompactResult(task_id=store.task_id, kept=len(state.recent_rounds), archived=moved, state_bytes=size)
+            view = TaskSupervision(store, self.root).deliver()
+        return CompactResult(task_id=store.task_id, kept=len(state.recent_rounds), archived=moved, state_bytes=size, supervisor=view)
 
     @boundary("list_tasks")
     def list_tasks(self) -> list[TaskSummary]:
@@ -210,7 +221,8 @@ class Workspace:
             state = legacy.load(found.state)
             return TaskView(summary=summarize(state).model_copy(update={"source": "codex-loop"}), state=state, paths=found.as_dict())
         state = found.load()
-        return TaskView(summary=summarize(state), state=state, paths=found.paths.as_dict(), last_stop_report=found.last_stop_report())
+        return TaskView(summary=summarize(state), state=state, paths=found.paths.as_dict(), last_stop_report=found.last_stop_report(),
+                        supervisor=TaskSupervision(found, self.root).view())
 
     @boundary("rebuild_state")
     def rebuild_state(self, request: RebuildStateInput | None = None, /, **params: Any) -> RebuildResult:
@@ -227,14 +239,16 @@ class Workspace:
             store.save(state)
             events = sum(1 for _ in iter_lines(store.paths.events))
             store.append_event("state.rebuilt", "state.json rebuilt from the ledgers", {"repaired": repaired})
+            view = TaskSupervision(store, self.root).deliver()
         self.index.register(state)
-        return RebuildResult(task_id=store.task_id, iteration=state.counters.iteration, events=events + 1, repaired=repaired)
+        return RebuildResult(task_id=store.task_id, iteration=state.counters.iteration, events=events + 1, repaired=repaired, supervisor=view)
 
     @boundary("supervisor")
     def supervisor(self, task_id: Optional[str]) -> Supervisor:
-        """Messages for the agent working on ``task_id`` (recent whispers, the pause order); read-only.
+        """Messages for the agent working on ``task_id`` (recent whispers, the pause order, a pending notice); read-only.
 
-        Adapters attach it to every result about a task, so a hint reaches the agent in its own context.
+        Every result about a task carries it already; operations that write also hand a person's resume notice over
+        (once), reads only show it.
         """
         if not task_id:
             return Supervisor()
@@ -247,7 +261,9 @@ class Workspace:
         if req.turns is not None:
             settings = self._read_store(req.task_id).load().contract.monitor if req.task_id else MonitorSettings()
             return monitor.replay(req.turns, settings)[0]
-        return monitor.verdict(TaskSupervision(self._read_store(req.task_id), self.root).load())
+        sup = TaskSupervision(self._read_store(req.task_id), self.root)
+        mon = sup.load()
+        return monitor.verdict(mon).model_copy(update={"supervisor": sup.view(mon)})
 
     @boundary("resume")
     def resume(self, request: ResumeInput | None = None, /, **params: Any) -> ResumeResult:
@@ -279,7 +295,7 @@ class Workspace:
         checks = state.contract.stop_checks
         recorded = self.trust_store.record(self.root, state.task_id, checks) if checks.commands else False
         return TrustResult(task_id=state.task_id, commands=checks.commands, command_timeout_s=checks.command_timeout_s,
-                           newly_trusted=recorded, record=str(self.trust_store.path))
+                           newly_trusted=recorded, record=str(self.trust_store.path), supervisor=self.supervisor(state.task_id))
 
     @boundary("resolve_task_id")
     def resolve_task_id(self, task_id: Optional[str]) -> str:
@@ -312,7 +328,7 @@ class Workspace:
         rounds.check_round_input(state, req)
         if not state.contract.stop_checks.count():
             return None
-        report = self._stop_report(state, "update_state.status")
+        report = _stop_report(self.trust_store, self.root, state, "update_state.status")
         failing = [c for c in report.checks if not c.passed]
         if failing:
             detail = "; ".join(f"{c.kind} {c.target[:60]!r}: {c.detail}" for c in failing[:3])
@@ -320,12 +336,13 @@ class Workspace:
                             "fix what the checks report, or record this round with status 'running'")
         return report
 
-    def _stop_report(self, state: TaskState, operation: str) -> StopReport:
-        """Run the checks, if this machine trusts the contract's commands (see ``trust.py``)."""
-        if not self.trust_store.is_trusted(self.root, state.task_id, state.contract.stop_checks):
-            raise trust.refusal(state.task_id, state.contract.stop_checks, operation)
-        checks = stopchecks.run_checks(state.contract.stop_checks, self.root)
-        return stopchecks.report(state, checks, now_iso())
+
+def _stop_report(trust_store: TrustStore, root: Path, state: TaskState, operation: str) -> StopReport:
+    """Run the checks, if this machine trusts the contract's commands (see ``trust.py``)."""
+    if not trust_store.is_trusted(root, state.task_id, state.contract.stop_checks):
+        raise trust.refusal(state.task_id, state.contract.stop_checks, operation)
+    checks = stopchecks.run_checks(state.contract.stop_checks, root)
+    return stopchecks.report(state, checks, now_iso())
 
 
 def _retried_round(store: TaskStore, state: TaskState, rec: IterationRecord) -> RoundResult:

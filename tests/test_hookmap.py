@@ -123,8 +123,8 @@ def test_each_harness_gets_its_own_answer_shape():
 
 
 def test_reasons_name_the_resume_command_and_the_next_task():
-    reason = hookmap.pause_reason("Stuck: x" * 200, "/w s", "t1")
-    assert reason.endswith("strict-loop resume --workspace '/w s' --task-id t1 --action continue|rollback|hand-back")
+    reason = hookmap.pause_reason("Stuck: x" * 200, "strict-loop resume --workspace '/w s' --task t1 --action continue")
+    assert reason.endswith("A person must run: strict-loop resume --workspace '/w s' --task t1 --action continue")
     assert len(reason) < 1000
     assert "Next task: write done.txt" in hookmap.continue_reason("t1", "write done.txt", "1 check failing")
 

@@ -83,7 +83,7 @@ def test_a_new_whisper_is_said_once_then_the_pause(ws_dir):
     texts = [outputs[i]["hookSpecificOutput"]["additionalContext"] for i in said]
     assert all(outputs[i]["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure" for i in said)
     assert texts[0].startswith("[strict-loop monitor]") and texts[0] != texts[1] and len(set(texts)) == 3
-    assert "PAUSED" in texts[2] and f"strict-loop resume --workspace {ws_dir} --task-id t1 --action continue" in texts[2]
+    assert "PAUSED" in texts[2] and f"strict-loop resume --workspace {ws_dir} --task t1 --action continue" in texts[2]
     assert outputs[said[-1] + 1:] == [None] * (len(outputs) - said[-1] - 1)  # nothing repeated after the pause
     assert len(events(ws_dir, kind="tool_call")) == 8
 
@@ -102,13 +102,22 @@ def test_paused_task_denies_work_and_allows_reading_the_loop_state(ws_dir):
     denied = hook("claude", "claude_pre_tool_use", ws_dir)["hookSpecificOutput"]
     assert denied["permissionDecision"] == "deny" and denied["hookEventName"] == "PreToolUse"
     assert denied["permissionDecisionReason"].startswith("PAUSED") and "Stuck" in denied["permissionDecisionReason"]
-    assert f"strict-loop resume --workspace {ws_dir} --task-id t1 --action continue|rollback|hand-back" in denied["permissionDecisionReason"]
+    assert f"strict-loop resume --workspace {ws_dir} --task t1 --action continue|rollback|hand-back" in denied["permissionDecisionReason"]
     assert hook("codex", "claude_pre_tool_use", ws_dir, tool_input={"command": "strict-loop show_task --task-id t1"}) is None
     assert hook("claude", "claude_pre_tool_use", ws_dir, tool_name="mcp__strict-loop__report_status", tool_input={}) is None
     assert hook("claude", "claude_pre_tool_use", ws_dir, tool_input={"command": "strict-loop show_task; touch x"}) is not None
     assert hook("hermes", "hermes_pre_tool_call", ws_dir)["decision"] == "block"
     Workspace(ws_dir).resume(task_id="t1", action="continue")
     assert hook("claude", "claude_pre_tool_use", ws_dir) is None
+
+
+def test_a_persons_resume_note_reaches_the_agent_once_with_the_next_tool_result(ws_dir):
+    start(ws_dir)
+    fail_until_paused(ws_dir)
+    Workspace(ws_dir).resume(task_id="t1", action="continue", note="try the other parser")
+    first = hook("codex", "codex_post_tool_use", ws_dir)["hookSpecificOutput"]["additionalContext"]
+    assert "Resumed by a person" in first and "try the other parser" in first
+    assert hook("codex", "codex_post_tool_use", ws_dir, tool_input={"command": "ls"}) is None
 
 
 def unattended(ws: Path, command: str = "test -f done.txt") -> Workspace:

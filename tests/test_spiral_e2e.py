@@ -76,11 +76,14 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
         assert "PAUSED" in text
         # While paused, every tool result tells the agent to stop and wait.
         calls = [("append_event", {"kind": "note", "message": "trying build 7"}), ("check_stop", {}), ("report_status", {}),
-                 ("show_task", {}), ("detect_spiral", {}), ("compact_state", {}), ("rebuild_state", {}),
-                 ("update_state", {"task": "build 7", "result_summary": "failed", "verification_summary": "build.sh exit 1", "progress": "none"})]
+                 ("show_task", {}), ("detect_spiral", {}), ("compact_state", {}), ("rebuild_state", {})]
         for tool, args in calls:
             err, out, text = await call(client, tool, task_id="trt", **args)
             assert not err and out["supervisor"]["paused"] is True and text.startswith("PAUSED"), tool
+        # ... and no round can be recorded until a person answers.
+        err, _, text = await call(client, "update_state", task_id="trt", task="build 7", result_summary="failed",
+                                  verification_summary="build.sh exit 1", progress="none")
+        assert err and "is paused by the progress monitor" in text and "--task trt --action continue|rollback|hand-back" in text
         err, verdict, _ = await call(client, "detect_spiral", task_id="trt")
         assert verdict["paused"] and verdict["level"] == 3 and verdict["detected"]
         assert "circular dependency" in verdict["diagnosis"] and "varied its action" in verdict["diagnosis"]
