@@ -241,3 +241,22 @@ def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(t
     changed = [(a.split("  #")[0], b.split("  #")[0]) for a, b in zip(old, new) if a != b]
     assert len(old) == len(new) and changed == [('STRICT_LOOP = "strict-loop"', 'STRICT_LOOP = "/abs/bin/strict-loop"'),
                                                 ('WORKSPACE = ""', f'WORKSPACE = "{tmp_path}"')]
+
+
+@pytest.mark.slow  # two real `strict-loop hook` processes
+@pytest.mark.parametrize("harness", ["claude", "codex"])
+def test_the_installed_hook_command_records_a_tool_call(place, harness):
+    import subprocess
+
+    ws = place / "ws"
+    run_cli("init_state", "--task-id", "t1", "--goal", "g", "--global-stop-condition", "c", cwd=ws)
+    run_cli("install", harness, cwd=ws)
+    handlers = our_handlers(layout(place, harness, "project")["hooks"], harness)
+    event = {"session_id": "s1", "cwd": "/", "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "x1",
+             "tool_input": {"command": "echo hi"}, "tool_response": {"stdout": "hi", "stderr": ""} if harness == "claude" else "hi\n"}
+    done = subprocess.run(shlex.split(handlers["PostToolUse"][0]["command"]), input=json.dumps(event), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    lines = (ws / ".agent-loop" / "tasks" / "t1" / "events.jsonl").read_text().splitlines()
+    turns = [json.loads(line)["data"] for line in lines if json.loads(line)["kind"] == "tool_call"]
+    assert [(t["tool"], t["args"]) for t in turns] == [("Bash", {"command": "echo hi"})]
