@@ -260,3 +260,17 @@ def test_the_installed_hook_command_records_a_tool_call(place, harness):
     lines = (ws / ".agent-loop" / "tasks" / "t1" / "events.jsonl").read_text().splitlines()
     turns = [json.loads(line)["data"] for line in lines if json.loads(line)["kind"] == "tool_call"]
     assert [(t["tool"], t["args"]) for t in turns] == [("Bash", {"command": "echo hi"})]
+
+
+def test_a_reinstall_updates_our_server_entry_in_place_and_keeps_keys_the_person_added(place):
+    ws, home = place / "ws", place / "home"
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"strict-loop": {"command": "/old/bin/strict-loop-mcp", "args": [],
+                                                                              "env": {"STRICT_LOOP_TASK": "t1"}}}}))
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text('[mcp_servers.strict-loop]\ncommand = "/old/bin/strict-loop-mcp"  # mine\n'
+                                                 'args = []\nenv = { STRICT_LOOP_TASK = "t1" }\n')
+    run_cli("install", "claude", cwd=ws)
+    run_cli("install", "codex", "--scope", "user", cwd=ws)
+    new = str(Path(sys.executable).parent / "strict-loop-mcp")
+    assert servers(ws / ".mcp.json")["strict-loop"] == {"command": new, "args": ["--workspace", str(ws)], "env": {"STRICT_LOOP_TASK": "t1"}}
+    assert servers(home / ".codex" / "config.toml")["strict-loop"] == {"command": new, "args": [], "env": {"STRICT_LOOP_TASK": "t1"}}
