@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -96,7 +97,8 @@ def test_with_no_running_loop_every_hook_stays_silent(installed, ws_dir):
     assert not (ws_dir / ".agent-loop").exists()
 
 
-def test_the_plugin_never_raises_into_hermes_when_the_program_is_missing(tmp_path, ws_dir):
+def test_the_plugin_never_raises_into_hermes_when_the_program_is_missing(tmp_path, ws_dir, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no __pycache__ in the repo's plugin folder (the wheel copies it)
     module, hooks = load(resources.hermes_plugin_dir() / "__init__.py")
     module.STRICT_LOOP = str(tmp_path / "no-such-program")
     assert tool_call(hooks, 1) == (None, FAILED)

@@ -112,7 +112,7 @@ def test_the_hermes_plugin_manifest_names_the_hooks_its_register_installs():
         "class Ctx:\n    names = []\n    def register_hook(self, name, cb): self.names.append(name)\n"
         "ctx = Ctx(); mod.register(ctx)\n"
         "print(json.dumps({'hooks': ctx.names, 'imported': sorted(m for m in sys.modules if m.startswith('strict_loop'))}))\n")
-    done = subprocess.run([sys.executable, "-I", "-c", probe, str(REPO / "integrations/hermes/strict-loop/__init__.py")],
+    done = subprocess.run([sys.executable, "-I", "-B", "-c", probe, str(REPO / "integrations/hermes/strict-loop/__init__.py")],
                           capture_output=True, text=True, check=True)
     seen = json.loads(done.stdout)
     assert seen["imported"] == [] and sorted(seen["hooks"]) == sorted(manifest["hooks"])
