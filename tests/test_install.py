@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -91,7 +92,7 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
     skill = resources.skill_root()
     assert (where["skill"] / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
     assert (where["skill"] / "references" / "protocol.md").read_bytes() == (skill / "references" / "protocol.md").read_bytes()
-    assert (where["skill"] / "scripts").is_dir()
+    assert os.access(where["skill"] / "scripts" / "init_state.py", os.X_OK) == os.access(skill / "scripts" / "init_state.py", os.X_OK)
     before = files(place)
     again = run_cli(*install_args(harness, scope), cwd=ws)
     assert files(place) == before and again.stdout.startswith("nothing to change")
