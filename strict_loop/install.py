@@ -212,6 +212,9 @@ def _plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
     plan.trees.append(_tree(home / "plugins" / harness_config.SERVER, plugin, "plugin.yaml", harness_config.SERVER))
     plan.trees.append(_skill(home / "skills" / SKILL, install))
+    if install and harness_config.hermes_disabled(plan.edits[0].old):
+        plan.notes.append(f"{plan.edits[0].path} lists strict-loop in plugins.disabled, which wins over plugins.enabled: "
+                          "remove it there (`hermes plugins enable strict-loop`) or the plugin stays off.")
     if install:
         plan.notes.append("Hermes loads the plugin (enabled in config.yaml's plugins.enabled) and the MCP server when it "
                           "starts: start a new session (`hermes plugins list` shows strict-loop enabled).")

@@ -275,3 +275,12 @@ def test_a_reinstall_updates_our_server_entry_in_place_and_keeps_keys_the_person
     new = str(Path(sys.executable).parent / "strict-loop-mcp")
     assert servers(ws / ".mcp.json")["strict-loop"] == {"command": new, "args": ["--workspace", str(ws)], "env": {"STRICT_LOOP_TASK": "t1"}}
     assert servers(home / ".codex" / "config.toml")["strict-loop"] == {"command": new, "args": [], "env": {"STRICT_LOOP_TASK": "t1"}}
+
+
+def test_hermes_says_when_the_persons_deny_list_keeps_the_plugin_off(place):
+    config = place / "home" / ".hermes" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("plugins:\n  disabled:\n    - strict-loop\n")
+    out = run_cli("install", "hermes", cwd=place).stdout
+    assert "plugins.disabled" in out and "hermes plugins enable strict-loop" in out
+    assert YAML(typ="safe").load(config.read_text())["plugins"] == {"disabled": ["strict-loop"], "enabled": ["strict-loop"]}
