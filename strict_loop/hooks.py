@@ -23,8 +23,11 @@ from .hookmap import HookEvent
 
 if TYPE_CHECKING:
     from .store import TaskStore
+    from .supervision import TaskSupervision
 
 MAX_STDIN_BYTES = 8 << 20
+MANAGER_DIR = ".agent-loop"
+"""``layout.MANAGER_DIR``, named here because ``layout`` imports pydantic: without a loop the hook imports nothing more."""
 TASK_ENV = "STRICT_LOOP_TASK"
 HOOK_LOCK_TIMEOUT_S = 20.0
 """A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
@@ -44,6 +47,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if harness is None:
         print("usage: strict-loop hook {claude,codex,hermes} [--workspace DIR]", file=sys.stderr)
         return 0
+    # pydantic looks up plugins in every installed distribution's entry points (~15 ms); none belongs in a hook
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
     except (OSError, ValueError):
@@ -104,7 +109,7 @@ def _payload(raw: bytes) -> Optional[dict[str, Any]]:
     if len(raw) > MAX_STDIN_BYTES:
         return None
     try:
-        from .fields import parse_json  # depth-capped: a hostile payload is an error, not a RecursionError
+        from .jsontext import parse_json  # depth-capped: a hostile payload is an error, not a RecursionError
 
         value = parse_json(raw)
     except Exception:  # noqa: BLE001
@@ -114,8 +119,6 @@ def _payload(raw: bytes) -> Optional[dict[str, Any]]:
 
 def find_workspace(given: Optional[str], event_cwd: Optional[str], process_cwd: str) -> Optional[Path]:
     """``--workspace`` if given, else the nearest folder at or above the event's cwd (else ours) holding ``.agent-loop/``."""
-    from .layout import MANAGER_DIR
-
     if given:
         root = Path(given).expanduser()
         return root.resolve() if (root / MANAGER_DIR).is_dir() else None
@@ -144,8 +147,8 @@ def find_task(root: Path, env: Mapping[str, str]) -> Optional[Path]:
 
 def _status(path: Path) -> Optional[str]:
     """The ``status`` of a state.json, read without validating the rest; None if it cannot be read."""
-    from .fields import parse_json
     from .fsio import read_own
+    from .jsontext import parse_json
 
     try:
         status = parse_json(read_own(path)).get("status")
@@ -160,28 +163,55 @@ def _decide(event: HookEvent, root: Path, task_dir: Path) -> Optional[dict[str, 
     from .supervision import TaskSupervision
 
     store = TaskStore(TaskPaths(task_dir), task_dir.name, ValidationCache(), HOOK_LOCK_TIMEOUT_S)
-    state = store.load()
-    if state.status != "running":
+    if event.phase == "stop":
+        state = store.load()  # the stop checks need the whole contract
+        status, mode, settings = state.status, state.contract.operating_mode, state.contract.monitor
+    else:
+        status, mode, settings = _monitor_view(store)
+    if status != "running":
         return None
-    supervision = TaskSupervision(store, root)
+    supervision = TaskSupervision(store, root, settings)
     if event.phase == "post":
-        return _after_tool(event, root, store)
+        return _after_tool(event, root, supervision)
     if event.phase == "pre":
         if not supervision.paused() or hookmap.reads_loop_state(event, _own_executable()):
             return None
         from .monitor import diagnosis
 
         return hookmap.deny_output(event, hookmap.pause_reason(diagnosis(supervision.load()), str(root), store.task_id))
-    if state.contract.operating_mode != "unattended" or supervision.paused():
+    if mode != "unattended" or supervision.paused():
         return None
     return _at_stop(event, root, store)
 
 
-def _after_tool(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[str, Any]]:
+def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
+    """The task's status, mode and monitor settings, read from state.json without validating the rest of it.
+
+    Why: a tool call needs only these, and validating the whole state is most of a hook's work.
+    The settings are validated; a state.json that does not parse is StateDamaged (and logged).
+    """
+    from .errors import StateDamaged, validate_input
+    from .jsontext import parse_json
+    from .settings import MonitorSettings
+
+    fix = f"run `strict-loop rebuild_state --task-id {store.task_id}` to rebuild it from the ledgers"
+    try:
+        raw = parse_json(store.read(store.paths.state, fix))
+    except ValueError as exc:
+        raise StateDamaged(str(store.paths.state), str(exc), fix) from None
+    contract = raw.get("contract") if isinstance(raw, dict) else None
+    if not isinstance(contract, dict):
+        raise StateDamaged(f"{store.paths.state}: field 'contract'", "is missing or not an object", fix)
+    settings = validate_input(MonitorSettings, contract.get("monitor", {}), f"{store.paths.state}: contract.monitor")
+    return raw.get("status"), contract.get("operating_mode"), settings
+
+
+def _after_tool(event: HookEvent, root: Path, supervision: TaskSupervision) -> Optional[dict[str, Any]]:
     from .recording import record_turn
 
+    store = supervision.store
     fields = hookmap.turn_fields(event)
-    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta)
+    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta, supervision.settings())
     if recorded.pause:
         return hookmap.context_output(event, hookmap.pause_notice(recorded.pause, str(root), store.task_id))
     if recorded.whisper:
@@ -197,7 +227,7 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
     from .trust import TrustStore
     from .workspace import Workspace
 
-    state = store.load()
+    state = store.load()  # loaded by _decide a moment ago: from this process's cache
     trust = TrustStore()
     if not trust.is_trusted(root, store.task_id, state.contract.stop_checks):
         return None
@@ -220,8 +250,8 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
 
 
 def _stop_blocks(store: TaskStore) -> dict[str, int]:
-    from .fields import parse_json
     from .fsio import read_own
+    from .jsontext import parse_json
 
     try:
         value = parse_json(read_own(store.paths.root / STOP_BLOCKS_FILE))

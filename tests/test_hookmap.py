@@ -127,3 +127,15 @@ def test_reasons_name_the_resume_command_and_the_next_task():
     assert reason.endswith("strict-loop resume --workspace '/w s' --task-id t1 --action continue|rollback|hand-back")
     assert len(reason) < 1000
     assert "Next task: write done.txt" in hookmap.continue_reason("t1", "write done.txt", "1 check failing")
+
+
+def test_big_arguments_are_clipped_to_fit_an_event_line():
+    big = "x" * 1_000_000
+    args = hookmap.turn_fields(event("claude", "claude_post_tool_use", tool_name="Write",
+                                     tool_input={"file_path": "src/a.py", "content": big}))["args"]
+    assert args["file_path"] == "src/a.py" and len(args["content"]) < 2100 and "characters clipped" in args["content"]
+    many = {f"k{i}": "y" * 1500 for i in range(100)}
+    clipped = hookmap.bounded_args(many)
+    assert list(clipped) == ["clipped"] and len(clipped["clipped"]) < hookmap.MAX_ARGS_CHARS + 100
+    small = {"command": "echo hi"}
+    assert hookmap.bounded_args(small) is small
