@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from pydantic import BaseModel
 
-from . import __version__, demo, resources, schemas, summaries
+from . import __version__, demo, install, resources, schemas, summaries
 from .cliflags import add_model_flags, request_from
 from .errors import LoopError, validate_input
 from .requests import (
@@ -142,6 +142,8 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     p.add_argument("--workspace", help="folder to run in (default: a new temporary folder)")
     parsers["demo"] = p
 
+    parsers["install"] = install.add_parser(sub)
+
     p = sub.add_parser("hook", help="a harness hook: record the tool call, enforce a pause (reads hook JSON on stdin)",
                        description="Run by Claude Code, Codex or Hermes hooks: reads the hook's JSON on stdin, records tool calls\n"
                                    "as turns of the running task, prints a whisper, a refusal while paused, or a block at Stop.\n"
@@ -244,6 +246,9 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
             return _run_schemas(ns)
         if ns.command == "replay":
             return _replay(Path(ns.file), ns.json)
+        if ns.command == "install":
+            print(install.run(ns.harness, ns.scope, ns.workspace, dry_run=ns.dry_run, uninstall=ns.uninstall), flush=True)
+            return 0
         if ns.command == "demo":
             demo.run(ns.start, Path(ns.workspace) if ns.workspace else None)
             return 0
