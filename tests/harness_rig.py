@@ -22,6 +22,7 @@ HARNESSES = REPO / ".harnesses"
 NODE_BIN = HARNESSES / "node" / "node_modules" / ".bin"
 INSTALL_COMMAND = "python3 tests/harnesses/install.py"
 RUN_TIMEOUT_S = 60.0
+CLOSED_PROXY = "http://127.0.0.1:9"  # the discard port, closed here: a refused connection, never a remote host
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "XDG_CONFIG_HOME", "SSL_CERT_FILE", "TERM")
 BINARIES = {"claude": NODE_BIN / "claude", "codex": NODE_BIN / "codex", "hermes": HARNESSES / "hermes-venv" / "bin" / "hermes"}
 
@@ -65,7 +66,11 @@ class Harness:
         env.update(HOME=str(self.home), CODEX_HOME=str(self.codex_home), HERMES_HOME=str(self.hermes_home))
         env.update(ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="sk-scripted-model", IS_SANDBOX="1",
                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", MOCK_API_KEY="scripted-model",
-                   HERMES_ACCEPT_HOOKS="1", NO_COLOR="1")
+                   HERMES_ACCEPT_HOOKS="1", TIRITH_ENABLED="0", NO_COLOR="1")
+        # Only loopback is reachable: anything a harness would fetch from elsewhere (update checks, model
+        # catalogues, tool downloads) goes to a closed port on this machine and fails at once.
+        env.update({name: CLOSED_PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")})
+        env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
         env.update(extra or {})
         return env
 

@@ -1,14 +1,20 @@
 """The real Claude Code, Codex and Hermes binaries, run headless against a scripted model on loopback.
 
 The smoke test per harness needs no product code (the scripted model makes the harness run a
-command, and its file appears): when it fails, the rig or the harness changed, not the loop.
+command, and its file appears): when it fails, the rig or the harness changed, not the loop. The
+loop test installs the loop with ``strict-loop install <harness>`` and lets only the hooks record,
+whisper, pause and deny: the scripted model never calls a loop tool.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+
+from conftest import read_jsonl, run_cli
+from strict_loop import Workspace
 
 from harness_rig import Harness, require_binary
 from model_servers import AnthropicModel, ChatModel, Final, ResponsesModel, Shell, strings
@@ -36,3 +42,66 @@ def test_smoke_scripted_model_drives_the_harness_shell(harness: Harness, tmp_pat
     assert (work / "smoke-marker").is_file(), detail
     assert model.steps_used == 2, detail
     assert any("smoke-marker" in text for text in strings(model.model_requests[1])), "the second request carries the tool call"
+
+
+TASK = "probe"
+PROBE = "ls /nonexistent-strict-loop-probe"  # fails the same way every time: "No such file or directory", exit 2
+FAILURES = 8
+
+
+@pytest.fixture
+def workspace(harness: Harness, tmp_path: Path, monkeypatch) -> Path:
+    """A workspace W with the loop installed for ``harness`` (temporary HOME) and one running task."""
+    work = tmp_path / "w"
+    work.mkdir()
+    for name, value in (("HOME", harness.home), ("CODEX_HOME", harness.codex_home), ("HERMES_HOME", harness.hermes_home)):
+        monkeypatch.setenv(name, str(value))
+    scope = "project" if harness.name == "claude" else "user"  # Codex reads W/.codex only in trusted projects
+    run_cli("install", harness.name, "--scope", scope, "--workspace", str(work), cwd=work)
+    Workspace(work).init_state(task_id=TASK, goal="Find out why the probe folder is missing",
+                               global_stop_condition="probe.txt exists", stop_checks={"paths_exist": ["probe.txt"]})
+    return work
+
+
+def _run_detail(proc, model) -> str:
+    return (f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
+            f"steps used: {model.steps_used}")
+
+
+def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace: Path):
+    work, ws = workspace, Workspace(workspace)
+    steps = [Shell(PROBE)] * FAILURES + [Shell("touch paused-marker"), Final("Stopping as the loop asks.")]
+    with MODELS[harness.name](steps) as model:
+        proc = harness.run("List the probe folder until it appears, then create the marker.", work, model.url)
+    events = read_jsonl(ws.task_paths(TASK).events)
+    detail = _run_detail(proc, model) + "\nevents: " + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
+    kinds = [e["kind"] for e in events]
+
+    # Every command the harness ran reached the ledger as a turn, though the model never called a loop tool.
+    calls = [e for e in events if e["kind"] == "tool_call"]
+    assert calls and all(PROBE in json.dumps(e["data"]) for e in calls), detail
+    assert "spiral.paused" in kinds, detail
+    run_before_pause = kinds[: kinds.index("spiral.paused")].count("tool_call")
+    assert 2 <= run_before_pause <= FAILURES, detail
+
+    # The whisper rode back to the model with a tool result: a later request carries its text.
+    whispers = [e for e in events if e["kind"] == "spiral.whisper"]
+    assert whispers, detail
+    first = whispers[0]["message"]
+    asked_after = [i for i, body in enumerate(model.model_requests) if any(first in s for s in strings(body))]
+    assert asked_after and asked_after[0] >= whispers[0]["data"]["turn"] + 1, detail
+
+    # Paused: the next command was denied before it ran, and the model was told why and what the person runs.
+    assert ws.supervisor(TASK).paused, detail
+    assert not (work / "paused-marker").exists(), detail
+    assert model.steps_used == len(steps), detail  # the harness went on to the final text
+    told = [s for s in strings(model.model_requests[-1]) if "strict-loop resume" in s]
+    assert told, detail
+
+    run_cli("resume", "--workspace", str(work), "--task-id", TASK, "--action", "continue", cwd=work)
+    assert not ws.supervisor(TASK).paused
+    with MODELS[harness.name]([Shell("touch resumed-marker"), Final("Created the marker.")]) as model2:
+        proc2 = harness.run("Create the marker.", work, model2.url)
+    assert (work / "resumed-marker").is_file(), _run_detail(proc2, model2)
+    after = read_jsonl(ws.task_paths(TASK).events)[len(events):]
+    assert any(e["kind"] == "tool_call" and "resumed-marker" in json.dumps(e["data"]) for e in after), _run_detail(proc2, model2)
