@@ -135,6 +135,15 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     p.add_argument("--workspace", help="folder to run in (default: a new temporary folder)")
     parsers["demo"] = p
 
+    p = sub.add_parser("hook", help="a harness hook: record the tool call, enforce a pause (reads hook JSON on stdin)",
+                       description="Run by Claude Code, Codex or Hermes hooks: reads the hook's JSON on stdin, records tool calls\n"
+                                   "as turns of the running task, prints a whisper, a refusal while paused, or a block at Stop.\n"
+                                   "Task: $STRICT_LOOP_TASK, else the single running task. Always exits 0.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("harness", choices=("claude", "codex", "hermes"))
+    p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the nearest folder above the hook's cwd holding .agent-loop/)")
+    parsers["hook"] = p
+
     p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
                        description="Generate the JSON Schemas from the pydantic models.")
     p.add_argument("--write", metavar="DIR", nargs="?", const="", help="write them into DIR (default in a source checkout: references/schemas)")
@@ -205,8 +214,12 @@ def _dump(result: Any) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> int:
-    top, parsers = _parser(prog)
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):  # the handler parses its own two arguments
+        from .hooks import main as hook_main
+
+        return hook_main(args[1:])
+    top, parsers = _parser(prog)
     if prog and args and args[0] in parsers:  # a script shim: show the subcommand's own help and usage
         sub = parsers[args[0]]
         sub.prog = prog

@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ValidationError
 
 from .errors import StateDamaged
@@ -22,6 +20,9 @@ from .monitor import Alert, MonitorState
 from .resources import schema_dir
 from .settings import STORED
 from .turns import Turn
+
+if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: only a file that needs the full check pays for it
+    from jsonschema import Draft202012Validator
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -67,6 +68,8 @@ def write_all(directory: Path = SCHEMA_DIR) -> list[Path]:
 
 @lru_cache(maxsize=None)
 def _validator(model: type[BaseModel]) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(model.model_json_schema(mode="validation"))
 
 
@@ -83,6 +86,8 @@ def validate_document(model: type[M], raw: Any, source: Path | str, fix: str) ->
     retired = RETIRED_FIELDS.get(model.__name__)
     if retired and isinstance(raw, dict):
         raw = {k: v for k, v in raw.items() if k not in retired}
+    from jsonschema.exceptions import best_match
+
     error = best_match(_validator(model).iter_errors(raw))
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path) or "(top level)"

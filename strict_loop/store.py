@@ -37,22 +37,24 @@ disk before the call returns."""
 
 
 class ValidationCache:
-    """Bytes of files this process wrote or already schema-checked.
+    """Bytes of files this process wrote or already checked.
 
-    Re-reading the same bytes needs only the (fast) pydantic pass; anything written
-    meanwhile by another process gets the full JSON Schema check again.
+    Re-reading the same bytes needs only the lax pydantic pass. Other bytes first get
+    pydantic's strict pass (no type coercion: what it accepts the JSON Schema accepts
+    too); only a document it refuses pays for the full JSON Schema check, which names
+    the broken field or upgrades a file of an older version. Why: the hook handler
+    runs once per agent tool call, and jsonschema alone costs more than its budget.
     """
 
     def __init__(self) -> None:
         self._checked: dict[Path, bytes] = {}
 
     def parse(self, model: type[M], path: Path, data: bytes, fix: str) -> M:
-        if self._checked.get(path) == data:
-            try:
-                return model.model_validate_json(data, context=STORED)
-            except ValidationError:  # e.g. a file of an older version: the full load below upgrades it
-                pass
-        doc = schemas.load_document(model, data, path, fix)
+        known = self._checked.get(path) == data
+        try:
+            doc = model.model_validate_json(data, strict=not known, context=STORED)
+        except ValidationError:  # e.g. a file of an older version: the full load below upgrades it
+            doc = schemas.load_document(model, data, path, fix)
         self._checked[path] = data
         return doc
 

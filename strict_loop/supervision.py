@@ -11,22 +11,22 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from . import alerts, monitor
+from . import monitor
 from .errors import LoopError, StateDamaged, validate_input
 from .fields import parse_json
 from .fsio import append_line, atomic_write, dumps_line, read_own
 from .monitor import Alert, MonitorState, Supervisor
-from .reporting import handback_markdown
-from .requests import ResumeInput
-from .results import ResumeResult
 from .settings import MonitorSettings
-from .snapshots import ForeignStore, SnapshotError, SnapshotRefused, Snapshots
 from .spiral import turn_paths
 from .store import TaskStore
 from .timefmt import now_iso
 from .turns import Turn
+
+if TYPE_CHECKING:  # a person's resume needs these; the hook handler (every tool call) does not load them
+    from .requests import ResumeInput
+    from .results import ResumeResult
 
 MAX_HASHED_FILE_BYTES = 2_000_000
 REBUILD_EVENTS = 400
@@ -124,6 +124,8 @@ class TaskSupervision:
 
     def raise_alert(self, alert: Alert) -> None:
         """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome."""
+        from . import alerts
+
         payload = {"text": f"[SPIRALING] {alert.task_id}: {alert.diagnosis}", **alert.model_dump(mode="json", exclude={"delivery"})}
         alert.delivery["webhook"] = alerts.deliver(payload, os.environ)
         with self.store.locked():
@@ -132,6 +134,9 @@ class TaskSupervision:
 
     def resume(self, req: ResumeInput) -> tuple[ResumeResult, bool]:
         """A person's answer to a pause (caller holds the lock); returns the result and whether the task ended."""
+        from .reporting import handback_markdown
+        from .results import ResumeResult
+
         state = self.store.load_current()
         mon = self.load()
         if req.action == "continue" and not mon.paused:
@@ -168,6 +173,8 @@ class TaskSupervision:
 
     def _rollback(self, req: ResumeInput, result: ResumeResult) -> None:
         """Restore round ``req.to`` whole, or refuse before changing any file (caller holds the task lock)."""
+        from .snapshots import ForeignStore, SnapshotError, SnapshotRefused, Snapshots
+
         task_id = self.store.task_id
         state = self.store.load_current()
         last = state.counters.iteration

@@ -20,6 +20,7 @@ from .layout import Layout, TaskPaths, slug_from_goal
 from .models import MAX_CONTRACT_BYTES, CurrentRound, IterationRecord, StopReport, StopSummary, TaskState
 from .monitor import SpiralVerdict, Supervisor
 from .recovery import LEDGERS
+from .recording import record_turn
 from .requests import (
     AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, RebuildStateInput,
     ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
@@ -92,26 +93,25 @@ class Workspace:
     def append_event(self, request: AppendEventInput | None = None, /, **params: Any) -> EventResult:
         """Append one event line; ``round.started`` also marks the round as announced; ``tool_call`` feeds the monitor."""
         req: AppendEventInput = validate_input(AppendEventInput, request or params, "append_event")
-        # What an agent reports (a tool's output, its own notes) may hold secrets: they are masked before anything is stored.
+        if req.kind == "tool_call":  # the one path for turns, shared with the harness hooks (masks, observes, alerts)
+            validate_input(Turn, req.data, "append_event.data")  # a bad turn is refused before the task is looked up
+            store = self._store(req.task_id)
+            rec = record_turn(store, self.root, req.message, req.data).event
+            return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts)
+        # What an agent reports (its own notes) may hold secrets: they are masked before anything is stored.
         message, data = secrets.mask_tree([req.message, req.data])  # one pass over the environment for both
         req = req.model_copy(update={"message": message, "data": data})
-        turn = validate_input(Turn, req.data, "append_event.data") if req.kind == "tool_call" else None
         store = self._store(req.task_id)
-        alert = None
         with store.locked():
             data = dict(req.data)
             state = store.load_current() if req.kind == "round.started" else None
             if state is not None:
                 data.setdefault("iteration", state.counters.iteration + 1)
-            if turn is not None:
-                data, alert = TaskSupervision(store, self.root).observe(turn)
             rec = store.append_event(req.kind, req.message, data)
             if state is not None:
                 state.current_round = CurrentRound(iteration=state.counters.iteration + 1, announced_at=rec.ts, message=req.message[:500])
                 state.updated_at = rec.ts
                 store.save(state)
-        if alert is not None:
-            TaskSupervision(store, self.root).raise_alert(alert)
         return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts)
 
     @boundary("update_state")

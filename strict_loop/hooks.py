@@ -1,0 +1,260 @@
+"""``strict-loop hook {claude,codex,hermes}``: the harness's hooks record turns and enforce the monitor's pause.
+
+Reads the hook JSON on stdin, finds the workspace and its running task, records
+a tool call as a turn (``recording.record_turn``, the path ``append_event``
+takes), and prints the harness's answer only when there is something to say: a
+whisper this turn produced, a refusal while the task is paused, a block at Stop
+while an unattended loop is not done. It never breaks the user's session: it
+always exits 0, and an internal error goes to ``<task folder>/hook-errors.log``.
+It runs on every tool call, so it imports only what the event at hand needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+from . import hookmap
+from .hookmap import HookEvent
+
+if TYPE_CHECKING:
+    from .store import TaskStore
+
+MAX_STDIN_BYTES = 8 << 20
+TASK_ENV = "STRICT_LOOP_TASK"
+HOOK_LOCK_TIMEOUT_S = 20.0
+"""A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
+STOP_BLOCK_CAP = 6
+"""Blocks at Stop per task and session: below Claude Code's own cap of 8 consecutive ones; Codex has none."""
+ERROR_LOG = "hook-errors.log"
+ERROR_LOG_MAX_BYTES = 64 << 10
+ERROR_LINE_MAX_CHARS = 600
+STOP_BLOCKS_FILE = "hook-stop-blocks.json"
+MAX_SESSIONS_KEPT = 50
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The console entry: parse ``HARNESS [--workspace DIR]``, read stdin (capped), print the answer; always 0."""
+    args = list(sys.argv[2:] if argv is None else argv)
+    harness, workspace = _arguments(args)
+    if harness is None:
+        print("usage: strict-loop hook {claude,codex,hermes} [--workspace DIR]", file=sys.stderr)
+        return 0
+    try:
+        data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    except (OSError, ValueError):
+        return 0
+    out = handle(harness, data, workspace=workspace)
+    if out:
+        try:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
+def _arguments(args: list[str]) -> tuple[Optional[str], Optional[str]]:
+    harness = workspace = None
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--workspace":
+            workspace = next(rest, None)
+        elif arg.startswith("--workspace="):
+            workspace = arg.split("=", 1)[1]
+        elif arg in hookmap.HARNESSES and harness is None:
+            harness = arg
+        else:
+            return None, None
+    return harness, workspace
+
+
+def handle(harness: str, data: bytes | str, *, workspace: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+           cwd: Optional[str] = None) -> str:
+    """What the hook prints for stdin ``data`` ('' for nothing). Never raises."""
+    env = os.environ if env is None else env
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    payload = _payload(raw)
+    event = hookmap.parse_event(harness, payload or {})
+    if payload is not None and (event.phase == "other" or (event.phase == "post" and hookmap.own_tool(event.tool) is not None)):
+        return ""  # an event this handler does not act on, or the loop's own bookkeeping
+    try:
+        root = find_workspace(workspace, event.cwd or None, cwd or os.getcwd())
+        task_dir = find_task(root, env) if root is not None else None
+    except Exception:  # noqa: BLE001 (no task known: nowhere to log, and the session must go on)
+        return ""
+    if task_dir is None:
+        return ""
+    if payload is None:
+        _log(task_dir, harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored")
+        return ""
+    try:
+        answer = _decide(event, root, task_dir)  # type: ignore[arg-type]
+        return json.dumps(answer, ensure_ascii=False) if answer else ""
+    except Exception as exc:  # noqa: BLE001 (never break the user's session: log it, say nothing)
+        _log(task_dir, harness, event.name, f"{type(exc).__name__}: {exc}")
+        return ""
+
+
+def _payload(raw: bytes) -> Optional[dict[str, Any]]:
+    if len(raw) > MAX_STDIN_BYTES:
+        return None
+    try:
+        from .fields import parse_json  # depth-capped: a hostile payload is an error, not a RecursionError
+
+        value = parse_json(raw)
+    except Exception:  # noqa: BLE001
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def find_workspace(given: Optional[str], event_cwd: Optional[str], process_cwd: str) -> Optional[Path]:
+    """``--workspace`` if given, else the nearest folder at or above the event's cwd (else ours) holding ``.agent-loop/``."""
+    from .layout import MANAGER_DIR
+
+    if given:
+        root = Path(given).expanduser()
+        return root.resolve() if (root / MANAGER_DIR).is_dir() else None
+    start = Path(event_cwd or process_cwd).expanduser()
+    if not start.is_absolute():
+        start = Path(process_cwd) / start
+    for folder in (start, *start.parents):
+        if (folder / MANAGER_DIR).is_dir():
+            return folder.resolve()
+    return None
+
+
+def find_task(root: Path, env: Mapping[str, str]) -> Optional[Path]:
+    """The folder of env ``STRICT_LOOP_TASK``'s task, else of the single running task (a task whose state
+    does not even parse counts, so that its problem is logged rather than hidden)."""
+    from .layout import Layout
+
+    layout = Layout(root)
+    ids = layout.task_ids()
+    wanted = env.get(TASK_ENV, "").strip()
+    if wanted:
+        return layout.task(wanted).root if wanted in ids else None
+    candidates = [task_id for task_id in ids if _status(layout.task(task_id).state) in ("running", None)]
+    return layout.task(candidates[0]).root if len(candidates) == 1 else None
+
+
+def _status(path: Path) -> Optional[str]:
+    """The ``status`` of a state.json, read without validating the rest; None if it cannot be read."""
+    from .fields import parse_json
+    from .fsio import read_own
+
+    try:
+        status = parse_json(read_own(path)).get("status")
+    except Exception:  # noqa: BLE001
+        return None
+    return status if isinstance(status, str) else None
+
+
+def _decide(event: HookEvent, root: Path, task_dir: Path) -> Optional[dict[str, Any]]:
+    from .layout import TaskPaths
+    from .store import TaskStore, ValidationCache
+    from .supervision import TaskSupervision
+
+    store = TaskStore(TaskPaths(task_dir), task_dir.name, ValidationCache(), HOOK_LOCK_TIMEOUT_S)
+    state = store.load()
+    if state.status != "running":
+        return None
+    supervision = TaskSupervision(store, root)
+    if event.phase == "post":
+        return _after_tool(event, root, store)
+    if event.phase == "pre":
+        if not supervision.paused() or hookmap.reads_loop_state(event, _own_executable()):
+            return None
+        from .monitor import diagnosis
+
+        return hookmap.deny_output(event, hookmap.pause_reason(diagnosis(supervision.load()), str(root), store.task_id))
+    if state.contract.operating_mode != "unattended" or supervision.paused():
+        return None
+    return _at_stop(event, root, store)
+
+
+def _after_tool(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[str, Any]]:
+    from .recording import record_turn
+
+    fields = hookmap.turn_fields(event)
+    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta)
+    if recorded.pause:
+        return hookmap.context_output(event, hookmap.pause_notice(recorded.pause, str(root), store.task_id))
+    if recorded.whisper:
+        return hookmap.context_output(event, f"[strict-loop monitor] {recorded.whisper}")
+    return None
+
+
+def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[str, Any]]:
+    """Block the end of the turn while check_stop says continue, at most STOP_BLOCK_CAP times per session.
+
+    An untrusted contract's commands never run (``trust.py``): then the hook does not block at all.
+    """
+    from .trust import TrustStore
+    from .workspace import Workspace
+
+    state = store.load()
+    trust = TrustStore()
+    if not trust.is_trusted(root, store.task_id, state.contract.stop_checks):
+        return None
+    key = f"{event.harness}:{event.session_id or 'no-session'}"
+    fresh = event.harness == "claude" and not event.stop_hook_active  # Claude Code: not a block-continued stop
+    with store.locked():
+        counts = _stop_blocks(store)
+        if fresh:
+            counts.pop(key, None)
+        if counts.get(key, 0) >= STOP_BLOCK_CAP:
+            return None
+    report = Workspace(root, lock_timeout=HOOK_LOCK_TIMEOUT_S, trust_store=trust).check_stop(task_id=store.task_id)
+    if report.should_stop:
+        return None
+    with store.locked():
+        counts = _stop_blocks(store)
+        counts[key] = (0 if fresh else counts.get(key, 0)) + 1
+        _save_stop_blocks(store, counts)
+    return hookmap.block_stop_output(hookmap.continue_reason(store.task_id, state.next_task, report.reason))
+
+
+def _stop_blocks(store: TaskStore) -> dict[str, int]:
+    from .fields import parse_json
+    from .fsio import read_own
+
+    try:
+        value = parse_json(read_own(store.paths.root / STOP_BLOCKS_FILE))
+    except Exception:  # noqa: BLE001 (missing or damaged: counting starts again)
+        return {}
+    return {k: v for k, v in value.items() if type(v) is int} if isinstance(value, dict) else {}
+
+
+def _save_stop_blocks(store: TaskStore, counts: dict[str, int]) -> None:
+    from .fsio import atomic_write, dumps_doc
+
+    kept = dict(list(counts.items())[-MAX_SESSIONS_KEPT:])
+    atomic_write(store.paths.root / STOP_BLOCKS_FILE, dumps_doc(kept), sync=False)
+
+
+def _own_executable() -> Optional[str]:
+    """The ``strict-loop`` next to this interpreter: a paused agent may run it by its absolute path."""
+    exe = Path(sys.executable).parent / "strict-loop"
+    return str(exe) if exe.is_file() else None
+
+
+def _log(task_dir: Path, harness: str, where: str, message: str) -> None:
+    """One bounded line in the task's hook-errors.log (secrets masked); a log that cannot be written is dropped."""
+    try:
+        from . import secrets
+        from .fsio import append_line, atomic_write
+
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = secrets.mask(f"{stamp} hook {harness} {where}: {message}").replace("\n", " ")[:ERROR_LINE_MAX_CHARS]
+        path = task_dir / ERROR_LOG
+        if path.is_file() and not path.is_symlink() and path.stat().st_size > ERROR_LOG_MAX_BYTES:
+            tail = path.read_bytes()[-ERROR_LOG_MAX_BYTES // 2:]
+            atomic_write(path, tail[tail.find(b"\n") + 1:], sync=False)
+        append_line(path, (line + "\n").encode(), sync=False)
+    except Exception:  # noqa: BLE001 (logging must never become the error)
+        return

@@ -1,0 +1,53 @@
+"""Recording one agent turn: the single path every adapter (MCP, CLI, harness hooks) takes for a ``tool_call`` event.
+
+Secrets are masked before anything is stored, the monitor sees the turn under the
+task's lock, and a pause's alert is delivered outside it (a webhook may be slow).
+Kept apart from ``workspace`` so that the hook handler, which runs once per agent
+tool call, records exactly as ``append_event`` does without importing every operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from . import secrets
+from .errors import validate_input
+from .models import EventRecord
+from .monitor import supervisor_view
+from .store import TaskStore
+from .supervision import TaskSupervision
+from .turns import Turn
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What recording a turn did: its event line, and what the monitor said because of this very turn."""
+
+    event: EventRecord
+    whisper: Optional[str] = None
+    """The whisper this turn produced (None when the turn produced none, even while older ones are still fresh)."""
+    pause: Optional[str] = None
+    """The pause notice when this turn paused the task."""
+
+
+def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Optional[dict[str, Any]] = None) -> Recorded:
+    """Mask, validate and record one turn on ``store``'s task; ``meta`` (e.g. the hook's session) rides along in the event."""
+    masked_message, masked, masked_meta = secrets.mask_tree([message, data, meta or {}])  # one pass over the environment
+    turn: Turn = validate_input(Turn, masked, "append_event.data")
+    supervision = TaskSupervision(store, root)
+    whisper = pause = None
+    with store.locked():
+        event_data, alert = supervision.observe(turn)
+        if meta:
+            event_data["hook"] = masked_meta
+        rec = store.append_event("tool_call", masked_message, event_data)
+        mon = supervision.load()  # just written by observe: read back from this process's cache
+        if alert is not None:
+            pause = next((m.text for m in supervisor_view(mon, supervision.settings()).messages if m.kind == "pause"), None)
+        elif mon.whispers and mon.whispers[-1].turn == event_data["turn"]:
+            whisper = mon.whispers[-1].text
+    if alert is not None:
+        supervision.raise_alert(alert)
+    return Recorded(event=rec, whisper=whisper, pause=pause)
