@@ -1,4 +1,4 @@
-"""Where the skill's own files are: SKILL.md, references/ (with the generated JSON Schemas), scripts/.
+"""Where the skill's own files are: SKILL.md, references/ (with the generated JSON Schemas), scripts/, the Hermes plugin.
 
 The repo-top folders are the source. A built wheel carries a copy of them inside the package, in
 ``strict_loop/skill/`` (the build puts it there: see ``hatch_build.py``). A source checkout, an
@@ -22,6 +22,11 @@ def skill_root() -> Path:
     package = Path(str(files("strict_loop"))).resolve()
     packaged = package / PACKAGED
     return packaged if (packaged / "SKILL.md").is_file() else package.parent
+
+
+def hermes_plugin_dir() -> Path:
+    """The Hermes plugin (plugin.yaml, __init__.py) that ``strict-loop install hermes`` copies."""
+    return skill_root() / "integrations" / "hermes" / "strict-loop"
 
 
 def schema_dir() -> Path:

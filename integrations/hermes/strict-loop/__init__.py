@@ -1,0 +1,110 @@
+"""strict-agent-loop for Hermes: the harness records, whispers and enforces; the agent only does the work.
+
+Each hook runs ``strict-loop hook hermes`` as a separate program with the event as JSON on stdin (the
+shape of a Hermes shell hook) and acts on the JSON it prints. Hermes runs in its own Python, so this
+file imports nothing from strict_loop, and it never raises into Hermes: a missing program, a timeout
+or output it cannot read means "nothing to say". Call order per tool call (hermes-agent 0.19
+``model_tools.handle_function_call``): pre_tool_call, the tool, post_tool_call, transform_tool_result,
+all on one thread; so post_tool_call keeps the whisper the hook printed and transform_tool_result
+appends it to that call's result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from typing import Any, Optional
+
+STRICT_LOOP = "strict-loop"  # `strict-loop install hermes` writes the absolute path of the program here
+WORKSPACE = ""  # and here the folder holding .agent-loop/ when the install pins one ("": found from the cwd)
+TOOL_TIMEOUT_S = 30.0
+VERIFY_TIMEOUT_S = 600.0  # pre_verify runs the task's stop checks
+MAX_PENDING = 64
+_TOP_LEVEL = {"tool_name", "args", "session_id", "parent_session_id"}
+
+
+def _payload(event: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The JSON a Hermes shell hook gets for ``event``: the hook command reads both forms the same way."""
+    args = kwargs.get("args")
+    return {"hook_event_name": event, "tool_name": kwargs.get("tool_name"),
+            "tool_input": args if isinstance(args, dict) else None,
+            "session_id": kwargs.get("session_id") or kwargs.get("parent_session_id") or "",
+            "cwd": os.getcwd(), "extra": {k: v for k, v in kwargs.items() if k not in _TOP_LEVEL}}
+
+
+def _ask(event: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """What ``strict-loop hook hermes`` printed for this event; {} when it said nothing or could not run."""
+    command = [STRICT_LOOP, "hook", "hermes", *(["--workspace", WORKSPACE] if WORKSPACE else [])]
+    try:
+        done = subprocess.run(command, input=json.dumps(_payload(event, kwargs), default=str), capture_output=True,
+                              text=True, timeout=timeout, check=False)
+        answer = json.loads(done.stdout) if done.stdout.strip() else {}
+    except Exception:  # never break the user's session
+        return {}
+    return answer if isinstance(answer, dict) else {}
+
+
+def _blocked(answer: dict[str, Any]) -> Optional[str]:
+    if answer.get("decision") == "block" or answer.get("action") == "block":
+        reason = answer.get("reason") or answer.get("message")
+        return reason if isinstance(reason, str) and reason else "strict-loop: blocked"
+    return None
+
+
+class _Hooks:
+    """One plugin instance's hooks; ``pending`` holds a whisper between post_tool_call and transform_tool_result."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def _key(kwargs: dict[str, Any]) -> str:
+        return str(kwargs.get("tool_call_id") or f"thread-{threading.get_ident()}")
+
+    def pre_tool_call(self, **kwargs: Any) -> Optional[dict[str, str]]:
+        try:
+            reason = _blocked(_ask("pre_tool_call", kwargs, TOOL_TIMEOUT_S))
+            return {"action": "block", "message": reason} if reason else None
+        except Exception:
+            return None
+
+    def post_tool_call(self, **kwargs: Any) -> None:
+        try:
+            if kwargs.get("status") == "blocked":  # refused before it ran: not a turn
+                return
+            whisper = _ask("post_tool_call", kwargs, TOOL_TIMEOUT_S).get("whisper")
+            if isinstance(whisper, str) and whisper.strip():
+                with self.lock:
+                    while len(self.pending) >= MAX_PENDING:
+                        self.pending.pop(next(iter(self.pending)))
+                    self.pending[self._key(kwargs)] = whisper
+        except Exception:
+            return
+
+    def transform_tool_result(self, **kwargs: Any) -> Optional[str]:
+        try:
+            with self.lock:
+                whisper = self.pending.pop(self._key(kwargs), None)
+            if whisper is None:
+                return None
+            result = kwargs.get("result")
+            return f"{result if isinstance(result, str) else json.dumps(result, default=str)}\n[strict-loop monitor] {whisper}"
+        except Exception:
+            return None
+
+    def pre_verify(self, **kwargs: Any) -> Optional[dict[str, str]]:
+        try:
+            reason = _blocked(_ask("pre_verify", kwargs, VERIFY_TIMEOUT_S))
+            return {"action": "continue", "message": reason} if reason else None
+        except Exception:
+            return None
+
+
+def register(ctx: Any) -> None:
+    """Hermes calls this once when the plugin is enabled (``plugins.enabled`` in config.yaml)."""
+    hooks = _Hooks()
+    for name in ("pre_tool_call", "post_tool_call", "transform_tool_result", "pre_verify"):
+        ctx.register_hook(name, getattr(hooks, name))

@@ -1,0 +1,243 @@
+"""``strict-loop install``: real settings files in a temporary home and workspace, the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+import tomlkit
+from ruamel.yaml import YAML
+
+from conftest import run_cli
+from strict_loop import install, resources
+
+CASES = [("claude", "project"), ("claude", "user"), ("codex", "project"), ("codex", "user"), ("hermes", "user")]
+HOOK_EVENTS = {"claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}, "codex": {"PreToolUse", "PostToolUse", "Stop"}}
+
+
+@pytest.fixture
+def place(tmp_path, monkeypatch):
+    """A home folder (with CODEX_HOME / HERMES_HOME inside it) and a workspace, nothing else."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
+    return tmp_path
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def layout(place: Path, harness: str, scope: str) -> dict[str, Path]:
+    """Where each piece must land (the contract), independent of the installer's own path logic."""
+    home, ws = place / "home", place / "ws"
+    if harness == "claude":
+        base = ws / ".claude" if scope == "project" else home / ".claude"
+        return {"hooks": base / "settings.json", "mcp": ws / ".mcp.json" if scope == "project" else home / ".claude.json",
+                "skill": base / "skills" / "strict-agent-loop"}
+    if harness == "codex":
+        base = ws / ".codex" if scope == "project" else home / ".codex"
+        return {"hooks": base / "hooks.json", "mcp": base / "config.toml",
+                "skill": (ws / ".agents" / "skills" if scope == "project" else base / "skills") / "strict-agent-loop"}
+    base = home / ".hermes"
+    return {"mcp": base / "config.yaml", "skill": base / "skills" / "strict-agent-loop", "plugin": base / "plugins" / "strict-loop"}
+
+
+def servers(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        return tomlkit.parse(text).unwrap()["mcp_servers"]
+    if path.suffix == ".yaml":
+        return YAML(typ="safe").load(text)["mcp_servers"]
+    return json.loads(text)["mcpServers"]
+
+
+def our_handlers(path: Path, harness: str) -> dict[str, list[dict]]:
+    hooks = json.loads(path.read_text(encoding="utf-8"))["hooks"]
+    return {event: [h for g in groups for h in g["hooks"] if shlex.split(h["command"])[1:3] == ["hook", harness]]
+            for event, groups in hooks.items()}
+
+
+def install_args(harness: str, scope: str, *extra: str) -> list[str]:
+    return ["install", harness, "--scope", scope, *extra]
+
+
+@pytest.mark.parametrize("harness, scope", CASES)
+def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes_nothing(place, harness, scope):
+    ws, where = place / "ws", layout(place, harness, scope)
+    run_cli(*install_args(harness, scope), cwd=ws)
+    exe = Path(sys.executable).parent
+    server = servers(where["mcp"])["strict-loop"]
+    assert Path(server["command"]).is_absolute() and Path(server["command"]).name == "strict-loop-mcp"
+    assert server["args"] == (["--workspace", str(ws)] if scope == "project" else [])
+    if harness != "hermes":
+        handlers = our_handlers(where["hooks"], harness)
+        assert set(handlers) == HOOK_EVENTS[harness] and all(len(h) == 1 for h in handlers.values())
+        words = shlex.split(handlers["PostToolUse"][0]["command"])
+        assert words[0] == str(exe / "strict-loop") and words[1:] == ["hook", harness, *(["--workspace", str(ws)] if scope == "project" else [])]
+        assert handlers["Stop"][0]["timeout"] > handlers["PostToolUse"][0]["timeout"]
+    else:
+        config = YAML(typ="safe").load(where["mcp"].read_text())
+        assert config["plugins"]["enabled"] == ["strict-loop"]
+        plugin = (where["plugin"] / "__init__.py").read_text()
+        assert f"STRICT_LOOP = {json.dumps(str(exe / 'strict-loop'))}  #" in plugin
+    skill = resources.skill_root()
+    assert (where["skill"] / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
+    assert (where["skill"] / "references" / "protocol.md").read_bytes() == (skill / "references" / "protocol.md").read_bytes()
+    assert (where["skill"] / "scripts").is_dir()
+    before = files(place)
+    again = run_cli(*install_args(harness, scope), cwd=ws)
+    assert files(place) == before and again.stdout.startswith("nothing to change")
+
+
+@pytest.mark.parametrize("harness, scope", CASES)
+def test_uninstall_after_a_fresh_install_removes_every_file_and_folder_it_made(place, harness, scope):
+    ws = place / "ws"
+    empty = sorted(p.relative_to(place).as_posix() for p in place.rglob("*"))
+    run_cli(*install_args(harness, scope), cwd=ws)
+    out = run_cli(*install_args(harness, scope, "--uninstall"), cwd=ws).stdout
+    assert "removed" in out
+    assert sorted(p.relative_to(place).as_posix() for p in place.rglob("*")) == empty
+    assert run_cli(*install_args(harness, scope, "--uninstall"), cwd=ws).stdout.startswith("nothing to change")
+
+
+CLAUDE_SETTINGS = {"permissions": {"allow": ["Bash(ls:*)"]},
+                   "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}],
+                             "SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}]}}
+CODEX_TOML = '# my Codex settings\nmodel = "o4"  # the usual\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--port", "1"]\n'
+HERMES_YAML = ("# Hermes, hand edited\nmodel:\n  default: some-model  # keep this comment\nmcp_servers:\n  docs:\n"
+               "    command: \"docs-mcp\"\n    args: [\"--x\"]\nplugins:\n  enabled:\n    - disk-cleanup\n")
+
+
+def seed(place: Path, harness: str, scope: str) -> dict[str, bytes]:
+    """Unrelated settings of the person's own in every file the install touches; returns the tree's bytes."""
+    where = layout(place, harness, scope)
+    for key, path in where.items():
+        if key in ("skill", "plugin"):
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".toml":
+            path.write_text(CODEX_TOML)
+        elif path.suffix == ".yaml":
+            path.write_text(HERMES_YAML)
+        elif key == "hooks":
+            path.write_text(json.dumps(CLAUDE_SETTINGS if harness == "claude" else {"hooks": {"Stop": [
+                {"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}]}}, indent=4) + "\n")
+        else:
+            path.write_text(json.dumps({"numStartups": 7, "mcpServers": {"docs": {"command": "docs-mcp", "args": []}}}, indent=2))
+    return files(place)
+
+
+@pytest.mark.parametrize("harness, scope", CASES)
+def test_other_settings_survive_install_and_uninstall_restores_the_original_bytes(place, harness, scope):
+    ws, where = place / "ws", layout(place, harness, scope)
+    original = seed(place, harness, scope)
+    run_cli(*install_args(harness, scope), cwd=ws)
+    assert set(servers(where["mcp"])) == {"docs", "strict-loop"}
+    if where["mcp"].suffix in (".toml", ".yaml"):
+        assert ("# the usual" if harness == "codex" else "# keep this comment") in where["mcp"].read_text()
+    if harness == "hermes":
+        assert YAML(typ="safe").load(where["mcp"].read_text())["plugins"]["enabled"] == ["disk-cleanup", "strict-loop"]
+    else:
+        hooks = json.loads(where["hooks"].read_text())["hooks"]
+        event, command = ("PostToolUse", "prettier --write") if harness == "claude" else ("Stop", "notify-send done")
+        assert hooks[event][0]["hooks"][0]["command"] == command and len(hooks[event]) == 2
+        if harness == "claude":
+            assert hooks["SessionStart"] == CLAUDE_SETTINGS["hooks"]["SessionStart"]
+            assert json.loads(where["hooks"].read_text())["permissions"] == CLAUDE_SETTINGS["permissions"]
+    installed = files(place)
+    run_cli(*install_args(harness, scope), cwd=ws)
+    assert files(place) == installed
+    run_cli(*install_args(harness, scope, "--uninstall"), cwd=ws)
+    assert files(place) == original
+
+
+@pytest.mark.parametrize("harness, scope", [("claude", "project"), ("codex", "user"), ("hermes", "user")])
+def test_dry_run_prints_the_diffs_and_writes_nothing(place, harness, scope):
+    ws, where = place / "ws", layout(place, harness, scope)
+    original = seed(place, harness, scope)
+    out = run_cli(*install_args(harness, scope, "--dry-run"), cwd=ws).stdout
+    assert files(place) == original
+    assert f"+++ {where['mcp']}" in out and "strict-loop-mcp" in out
+    assert "would copy" in out and str(where["skill"]) in out and "nothing was written" in out
+    run_cli(*install_args(harness, scope), cwd=ws)
+    removal = run_cli(*install_args(harness, scope, "--uninstall", "--dry-run"), cwd=ws).stdout
+    assert f"would remove {where['skill']}/" in removal and f"--- {where['mcp']}" in removal
+
+
+@pytest.mark.parametrize("harness, scope, broken", [
+    ("claude", "project", '{"hooks": {"PostToolUse": [}'), ("codex", "project", "[mcp_servers\nx = 1\n"),
+    ("hermes", "user", "mcp_servers:\n  a: [unclosed\n"), ("claude", "user", "[1, 2]\n")])
+def test_a_settings_file_that_does_not_parse_is_refused_and_nothing_is_written(place, harness, scope, broken):
+    ws, where = place / "ws", layout(place, harness, scope)
+    path = where["mcp"] if harness != "claude" or scope == "user" else where["hooks"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(broken)
+    before = files(place)
+    for extra in ((), ("--uninstall",)):
+        run = run_cli(*install_args(harness, scope, *extra), cwd=ws, check=False)
+        assert run.returncode == 2 and str(path) in run.stderr and "nothing was changed" in run.stderr
+        assert "fix the file" in run.stderr and files(place) == before
+
+
+def test_entries_and_folders_of_the_same_name_that_are_not_ours_are_refused(place):
+    ws = place / "ws"
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"strict-loop": {"command": "/opt/other/server"}}}))
+    run = run_cli("install", "claude", cwd=ws, check=False)
+    assert run.returncode == 2 and "mcpServers.strict-loop" in run.stderr and "/opt/other/server" in run.stderr
+    (ws / ".mcp.json").unlink()
+    skill = ws / ".claude" / "skills" / "strict-agent-loop"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: someone-elses\n---\n")
+    run = run_cli("install", "claude", cwd=ws, check=False)
+    assert run.returncode == 2 and str(skill) in run.stderr and "move that folder aside" in run.stderr
+    assert not (ws / ".mcp.json").exists() and (skill / "SKILL.md").read_text().startswith("---\nname: someone")
+
+
+def test_hermes_has_no_project_scope_and_says_what_to_use(place):
+    run = run_cli("install", "hermes", "--scope", "project", cwd=place / "ws", check=False)
+    assert run.returncode == 2 and "--scope user" in run.stderr
+    assert not (place / "home" / ".hermes").exists()
+
+
+def test_user_scope_with_a_workspace_pins_the_server_and_hooks(place):
+    ws = place / "ws"
+    run_cli("install", "codex", "--scope", "user", "--workspace", str(ws), cwd=place)
+    assert servers(place / "home" / ".codex" / "config.toml")["strict-loop"]["args"] == ["--workspace", str(ws)]
+    command = our_handlers(place / "home" / ".codex" / "hooks.json", "codex")["Stop"][0]["command"]
+    assert shlex.split(command)[-2:] == ["--workspace", str(ws)]
+    run_cli("install", "hermes", "--workspace", str(ws), cwd=place)
+    assert f'WORKSPACE = "{ws}"' in (place / "home" / ".hermes" / "plugins" / "strict-loop" / "__init__.py").read_text()
+
+
+def test_a_moved_installation_replaces_its_old_hook_entries_instead_of_adding_more(place):
+    ws = place / "ws"
+    settings = ws / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    old = {"type": "command", "command": "/old/venv/bin/strict-loop hook claude", "timeout": 30}
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [old]}]}}))
+    run_cli("install", "claude", cwd=ws)
+    handlers = our_handlers(settings, "claude")
+    assert len(handlers["Stop"]) == 1 and handlers["Stop"][0]["command"].startswith(str(Path(sys.executable).parent))
+
+
+def test_the_help_shows_every_harness_and_an_example(place):
+    out = run_cli("install", "--help", cwd=place).stdout
+    assert all(h in out for h in ("claude", "codex", "hermes")) and "strict-loop install claude" in out and "--dry-run" in out
+
+
+def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(tmp_path):
+    written = install.hermes_plugin_files("/abs/bin/strict-loop", tmp_path)
+    shipped = resources.hermes_plugin_dir()
+    assert written["plugin.yaml"] == (shipped / "plugin.yaml").read_bytes()
+    old, new = (shipped / "__init__.py").read_text().splitlines(), written["__init__.py"].decode().splitlines()
+    changed = [(a.split("  #")[0], b.split("  #")[0]) for a, b in zip(old, new) if a != b]
+    assert len(old) == len(new) and changed == [('STRICT_LOOP = "strict-loop"', 'STRICT_LOOP = "/abs/bin/strict-loop"'),
+                                                ('WORKSPACE = ""', f'WORKSPACE = "{tmp_path}"')]
