@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 HARNESSES = REPO / ".harnesses"
 NODE_BIN = HARNESSES / "node" / "node_modules" / ".bin"
 INSTALL_COMMAND = "python3 tests/harnesses/install.py"
-RUN_TIMEOUT_S = 60.0
+RUN_TIMEOUT_S = 90.0  # a loaded 2-core machine runs the longest session here in ~25 s
 CLOSED_PROXY = "http://127.0.0.1:9"  # the discard port, closed here: a refused connection, never a remote host
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "XDG_CONFIG_HOME", "SSL_CERT_FILE", "TERM")
 BINARIES = {"claude": NODE_BIN / "claude", "codex": NODE_BIN / "codex", "hermes": HARNESSES / "hermes-venv" / "bin" / "hermes"}
@@ -77,13 +77,15 @@ class Harness:
     def configure(self, model_url: str) -> None:
         """Point the harness at the scripted model (Claude takes it from the environment)."""
         if self.name == "codex":
+            import tomlkit
+
             self.codex_home.mkdir(parents=True, exist_ok=True)
             config = self.codex_home / "config.toml"
-            prior = config.read_text() if config.exists() else ""
-            config.write_text(
-                'model = "mock-model"\nmodel_provider = "mock"\n' + prior +
-                f'\n[model_providers.mock]\nname = "scripted"\nbase_url = "{model_url}/v1"\n'
-                'wire_api = "responses"\nenv_key = "MOCK_API_KEY"\n')
+            doc = tomlkit.parse(config.read_text() if config.exists() else "")
+            doc["model"], doc["model_provider"] = "mock-model", "mock"
+            providers = doc.setdefault("model_providers", tomlkit.table(is_super_table=True))
+            providers["mock"] = {"name": "scripted", "base_url": f"{model_url}/v1", "wire_api": "responses", "env_key": "MOCK_API_KEY"}
+            config.write_text(tomlkit.dumps(doc))
         elif self.name == "hermes":
             import yaml
 
@@ -93,6 +95,17 @@ class Harness:
             data["model"] = {"default": "mock-model", "provider": "custom", "base_url": f"{model_url}/v1", "api_key": "scripted-model"}
             data["hooks_auto_accept"] = True
             config.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    def trust_project(self, folder: Path) -> None:
+        """Mark ``folder`` trusted in Codex's config, as Codex records a person's answer to its trust question."""
+        import tomlkit
+
+        self.codex_home.mkdir(parents=True, exist_ok=True)
+        config = self.codex_home / "config.toml"
+        doc = tomlkit.parse(config.read_text() if config.exists() else "")
+        projects = doc.setdefault("projects", tomlkit.table(is_super_table=True))
+        projects[str(folder.resolve())] = {"trust_level": "trusted"}
+        config.write_text(tomlkit.dumps(doc))
 
     def command(self, prompt: str, cwd: Path) -> list[str]:
         if self.name == "claude":
