@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from harnesses import install
@@ -25,5 +27,5 @@ def test_missing_npm_fails_loudly_and_names_the_fix(tmp_path, monkeypatch, capsy
 
 def test_a_failed_command_reports_its_step_and_output(tmp_path):
     with pytest.raises(install.InstallError) as exc:
-        install._run(["python3", "-c", "import sys; print('boom detail'); sys.exit(3)"], "installing the widget")
+        install._run([sys.executable, "-c", "import sys; print('boom detail'); sys.exit(3)"], "installing the widget")
     assert "installing the widget failed (exit 3)" in str(exc.value) and "boom detail" in str(exc.value)
