@@ -8,24 +8,23 @@ pydantic and the schemas, and lets the CLI generate its flags from the models.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from .jsontext import MAX_JSON_DEPTH, parse_json, too_deep  # noqa: F401 (re-exported: the models' callers import them from here)
+
 TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 _TASK_ID_RE = re.compile(TASK_ID_PATTERN)
 EVENT_KIND_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"
-MAX_JSON_DEPTH = 64
-"""Deepest nesting accepted in JSON input, data and stored documents (nothing the loop writes goes past a few levels)."""
 
 
 class Strict(BaseModel):
     """Unknown fields are refused: a typo in a field name is an error, not silently dropped; NaN and infinity are no numbers."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 
 
 @dataclass(frozen=True)
@@ -104,54 +103,3 @@ def TextList(max_items: int, max_chars: int, description: str) -> Any:
         max_length=max_items,
         description=f"{description} (at most {max_items} items of {max_chars} characters)",
     )
-
-
-def parse_json(data: str | bytes) -> Any:
-    """Parse JSON input or a stored document; ValueError whose text is the problem, in one line.
-
-    A UTF-8 byte order mark (some editors write one) is accepted; ``NaN``/``Infinity`` (not JSON, though
-    Python's parser takes them) and nesting deeper than MAX_JSON_DEPTH (Python's parser would hit its
-    recursion limit) are refused.
-    """
-    if isinstance(data, str) and data.startswith("\ufeff"):
-        data = data[1:]
-    try:
-        value = json.loads(data, parse_constant=_no_constant, parse_float=_finite)
-    except _Refused:
-        raise
-    except RecursionError:
-        raise _Refused(f"is nested more than {MAX_JSON_DEPTH} levels deep") from None
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of thousands of digits
-        raise ValueError(f"is not valid JSON ({str(exc)[:200]})") from None
-    if too_deep(value):
-        raise _Refused(f"is nested more than {MAX_JSON_DEPTH} levels deep")
-    return value
-
-
-class _Refused(ValueError):
-    """Valid for Python's parser, refused by ours."""
-
-
-def _no_constant(name: str) -> Any:
-    raise _Refused(f"holds {name}, which JSON does not allow: send a finite number (or a string)")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise _Refused(f"holds {text[:40]}, a number too large to be finite: send a finite number (or a string)")
-    return value
-
-
-def too_deep(value: Any, cap: int = MAX_JSON_DEPTH) -> bool:
-    """Whether ``value`` nests objects/arrays more than ``cap`` levels deep (checked without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, (list, tuple)) else None
-        if children is None:
-            continue
-        if depth > cap:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False

@@ -39,6 +39,9 @@ SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_she
 _PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./=:@,+% -]{1,1000}")
 """Characters a read-only command may hold: no quoting, no expansion, no separator, no newline."""
 
+MAX_ARGS_CHARS = 16000
+MAX_ARG_CHARS = 2000
+
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 
 
@@ -88,7 +91,7 @@ def own_tool(name: str) -> Optional[str]:
 def turn_fields(event: HookEvent) -> dict[str, Any]:
     """The ``Turn`` fields of a post-tool event (``tool``, ``args``, ``output``, ``error``, ``exit_code``)."""
     args = event.tool_input if isinstance(event.tool_input, dict) else ({} if event.tool_input is None else {"input": event.tool_input})
-    fields: dict[str, Any] = {"tool": event.tool or "unknown", "args": args}
+    fields: dict[str, Any] = {"tool": event.tool or "unknown", "args": bounded_args(args)}
     if event.harness == "hermes":
         fields.update(_hermes_result(event.payload.get("extra")))
     elif event.name == "PostToolUseFailure":  # Claude Code: only an error string such as "Exit code 1"
@@ -102,6 +105,26 @@ def turn_fields(event: HookEvent) -> dict[str, Any]:
         fields["output"] = _claude_output(response)
         fields["error"] = bool(isinstance(response, dict) and response.get("interrupted") is True)
     return fields
+
+
+def bounded_args(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` small enough for an event line (a Write of a big file carries the whole file).
+
+    Long strings keep their head and tail (commands and paths stay whole); arguments still over
+    the cap become one clipped text. Event data is refused above 64 KiB; this stays far below.
+    """
+    if len(_compact(args)) <= MAX_ARGS_CHARS:
+        return args
+    shortened = {k: _clip_middle(v, MAX_ARG_CHARS) if isinstance(v, str) else v for k, v in args.items()}
+    text = _compact(shortened)
+    return shortened if len(text) <= MAX_ARGS_CHARS else {"clipped": _clip_middle(text, MAX_ARGS_CHARS)}
+
+
+def _clip_middle(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    head = cap * 2 // 3
+    return f"{text[:head]}...[{len(text) - cap} characters clipped]...{text[-(cap - head):]}"
 
 
 def _claude_output(response: Any) -> str:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .store import TaskStore
 
 MAX_STDIN_BYTES = 8 << 20
+MANAGER_DIR = ".agent-loop"
+"""``layout.MANAGER_DIR``, named here because ``layout`` imports pydantic: without a loop the hook imports nothing more."""
 TASK_ENV = "STRICT_LOOP_TASK"
 HOOK_LOCK_TIMEOUT_S = 20.0
 """A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
@@ -44,6 +46,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if harness is None:
         print("usage: strict-loop hook {claude,codex,hermes} [--workspace DIR]", file=sys.stderr)
         return 0
+    # pydantic looks up plugins in every installed distribution's entry points (~15 ms); none belongs in a hook
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
     except (OSError, ValueError):
@@ -104,7 +108,7 @@ def _payload(raw: bytes) -> Optional[dict[str, Any]]:
     if len(raw) > MAX_STDIN_BYTES:
         return None
     try:
-        from .fields import parse_json  # depth-capped: a hostile payload is an error, not a RecursionError
+        from .jsontext import parse_json  # depth-capped: a hostile payload is an error, not a RecursionError
 
         value = parse_json(raw)
     except Exception:  # noqa: BLE001
@@ -114,8 +118,6 @@ def _payload(raw: bytes) -> Optional[dict[str, Any]]:
 
 def find_workspace(given: Optional[str], event_cwd: Optional[str], process_cwd: str) -> Optional[Path]:
     """``--workspace`` if given, else the nearest folder at or above the event's cwd (else ours) holding ``.agent-loop/``."""
-    from .layout import MANAGER_DIR
-
     if given:
         root = Path(given).expanduser()
         return root.resolve() if (root / MANAGER_DIR).is_dir() else None
@@ -144,8 +146,8 @@ def find_task(root: Path, env: Mapping[str, str]) -> Optional[Path]:
 
 def _status(path: Path) -> Optional[str]:
     """The ``status`` of a state.json, read without validating the rest; None if it cannot be read."""
-    from .fields import parse_json
     from .fsio import read_own
+    from .jsontext import parse_json
 
     try:
         status = parse_json(read_own(path)).get("status")
@@ -220,8 +222,8 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
 
 
 def _stop_blocks(store: TaskStore) -> dict[str, int]:
-    from .fields import parse_json
     from .fsio import read_own
+    from .jsontext import parse_json
 
     try:
         value = parse_json(read_own(store.paths.root / STOP_BLOCKS_FILE))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import fingerprint as fp
 from .settings import MonitorSettings
@@ -23,6 +23,8 @@ from .turns import Turn
 
 
 class SupervisorMessage(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
+
     kind: Literal["whisper", "pause", "notice"] = Field(..., description="whisper = a hint; pause = stop and wait for a person")
     level: int = Field(0, ge=0, description="Escalation level: 1-2 whispers, 3 paused")
     text: str
@@ -31,6 +33,8 @@ class SupervisorMessage(BaseModel):
 
 class Supervisor(BaseModel):
     """What the progress monitor has to tell the agent; it rides on every tool result for a task."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
 
     paused: bool = Field(False, description="True while the task is paused: stop working and wait")
     messages: list[SupervisorMessage] = Field(default_factory=list)
@@ -46,6 +50,8 @@ class Whisper(BaseModel):
 
 class Alert(BaseModel):
     """One line of alerts.jsonl: a pause with its diagnosis."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
 
     id: str
     ts: str
@@ -76,6 +82,8 @@ class MonitorState(BaseModel):
 
 class SpiralVerdict(BaseModel):
     """detect_spiral's answer."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
 
     detected: bool
     level: int = Field(..., description="0 quiet, 1 whispered, 2 whispered twice, 3 paused")

@@ -12,19 +12,22 @@ from __future__ import annotations
 import shutil
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from . import recovery, rounds, schemas
+from . import rounds
 from .errors import LoopError, StateDamaged
 from .fsio import append_line, atomic_write, dumps_line, file_lock, iter_lines, json_records, last_json, read_own, records_backwards
 from .layout import TaskPaths
 from .models import EventRecord, IterationRecord, RoundFields, StopReport, TaskState
-from .reporting import round_markdown, run_summary, status_record, status_text
-from .results import StatusReport
 from .settings import STORED
 from .timefmt import now_iso
+
+# Recovery, reports and the JSON Schema check are imported where they are used: the hook handler
+# (once per agent tool call) loads a state and appends an event, and should pay for no more.
+if TYPE_CHECKING:
+    from .results import StatusReport
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -54,6 +57,8 @@ class ValidationCache:
         try:
             doc = model.model_validate_json(data, strict=not known, context=STORED)
         except ValidationError:  # e.g. a file of an older version: the full load below upgrades it
+            from . import schemas  # imported only here: jsonschema and every model's schema are the slow part
+
             doc = schemas.load_document(model, data, path, fix)
         self._checked[path] = data
         return doc
@@ -106,11 +111,15 @@ class TaskStore:
         state = self.load()
         last = last_json(self.paths.iterations)
         if last and isinstance(last.get("iteration"), int) and last["iteration"] > state.counters.iteration:
+            from . import recovery
+
             state, _ = recovery.rebuilt(self.paths, self.task_id, state)
         return state
 
     def rebuild(self) -> tuple[TaskState, list[str]]:
         """A state folded from the ledgers, with notes on what was wrong (state.json may be damaged)."""
+        from . import recovery
+
         repaired = recovery.torn_ledgers(self.paths)
         try:
             old = self.load()
@@ -164,6 +173,8 @@ class TaskStore:
         append_line(self.paths.iterations, dumps_line(rec.model_dump(mode="json")))
 
     def write_round_note(self, rec: IterationRecord) -> None:
+        from .reporting import round_markdown
+
         if self.paths.rounds.is_symlink():  # the task folder is checked to be inside the workspace; this folder too
             raise LoopError(str(self.paths.rounds), "is a symbolic link; round notes are never written through one",
                             "replace it with a real folder")
@@ -178,6 +189,9 @@ class TaskStore:
 
     def write_status(self, state: TaskState, label: Optional[str], *, record: bool) -> StatusReport:
         """latest-status.txt and run-summary.md; with ``record``, also a line in status-history.jsonl."""
+        from .reporting import run_summary, status_record, status_text
+        from .results import StatusReport
+
         rec = status_record(state, now_iso(), label)
         text = status_text(state, rec)
         atomic_write(self.paths.latest_status, text.encode())

@@ -1,0 +1,219 @@
+"""``strict-loop hook``: real workspaces, real files; the handler runs in-process, plus one run of the console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+from strict_loop import Workspace, hooks
+
+from conftest import read_jsonl
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+
+
+def payload(name: str, ws: Path, **changes) -> str:
+    data = json.loads((FIXTURES / f"{name}.json").read_text().replace("WORKSPACE", str(ws)))
+    data.update(changes)
+    return json.dumps(data)
+
+
+def hook(harness: str, name: str, ws: Path, env: dict | None = None, **changes) -> dict | None:
+    out = hooks.handle(harness, payload(name, ws, **changes), env=env or {}, cwd="/")
+    return json.loads(out) if out else None
+
+
+def start(ws: Path, task_id: str = "t1", **contract) -> Workspace:
+    w = Workspace(ws)
+    w.init_state(task_id=task_id, goal="Make the tests pass", global_stop_condition="pytest passes", **contract)
+    return w
+
+
+def events(ws: Path, task_id: str = "t1", kind: str | None = None) -> list[dict]:
+    found = read_jsonl(ws / ".agent-loop" / "tasks" / task_id / "events.jsonl")
+    return [e for e in found if kind is None or e["kind"] == kind]
+
+
+def fail_until_paused(ws: Path) -> list[dict | None]:
+    return [hook("claude", "claude_post_tool_use_failure", ws, tool_input={"command": "pytest -q"}) for _ in range(8)]
+
+
+def test_each_harness_records_its_turns_with_the_right_fields(ws_dir):
+    start(ws_dir)
+    assert hook("claude", "claude_post_tool_use", ws_dir) is None
+    assert hook("claude", "claude_post_tool_use_failure", ws_dir) is None
+    assert hook("codex", "codex_post_tool_use", ws_dir) is None
+    assert hook("hermes", "hermes_post_tool_call", ws_dir) is None
+    turns = events(ws_dir, kind="tool_call")
+    assert [(t["data"]["tool"], t["data"].get("output"), t["data"].get("error"), t["data"].get("exit_code")) for t in turns] == [
+        ("Bash", "hi", False, None), ("Bash", "Exit code 1", True, 1), ("Bash", "hi\n", None, None), ("terminal", "", True, 1)]
+    assert [t["data"]["turn"] for t in turns] == [0, 1, 2, 3]
+    assert turns[0]["data"]["hook"] == {"harness": "claude", "event": "PostToolUse", "session_id": "3f1c0a52-7b7e-4c2e-9a51-0d7f2f1b9e10",
+                                        "tool_use_id": "toolu_01ABCDEF"}
+    assert turns[3]["data"]["args"] == {"command": "false"} and turns[3]["data"]["hook"]["tool_use_id"] == "call_h1"
+
+
+def test_secrets_are_masked_like_append_event(ws_dir, monkeypatch):
+    start(ws_dir)
+    monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t-value-123")
+    hook("claude", "claude_post_tool_use", ws_dir, tool_input={"command": "echo s3cr3t-value-123"},
+         tool_response={"stdout": "s3cr3t-value-123 https://u:pw@host/x", "stderr": ""})
+    line = (ws_dir / ".agent-loop/tasks/t1/events.jsonl").read_text()
+    assert "s3cr3t-value-123" not in line and "u:pw@" not in line and "echo ***" in line
+
+
+def test_the_loops_own_tools_are_not_recorded(ws_dir):
+    start(ws_dir)
+    for name in ("mcp__strict-loop__append_event", "mcp__strict_loop__update_state", "mcp__plugin_strict-loop_strict-loop__check_stop"):
+        assert hook("claude", "claude_post_tool_use", ws_dir, tool_name=name, tool_response={"content": "ok"}) is None
+    assert events(ws_dir, kind="tool_call") == []
+
+
+def test_a_new_whisper_is_said_once_then_the_pause(ws_dir):
+    start(ws_dir)
+    outputs = fail_until_paused(ws_dir)
+    said = [i for i, out in enumerate(outputs) if out]
+    ladder = [(e["data"]["turn"], e["kind"]) for e in events(ws_dir) if e["kind"] in ("spiral.whisper", "spiral.paused")]
+    assert said == [turn for turn, _ in ladder] and [k for _, k in ladder] == ["spiral.whisper", "spiral.whisper", "spiral.paused"]
+    texts = [outputs[i]["hookSpecificOutput"]["additionalContext"] for i in said]
+    assert all(outputs[i]["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure" for i in said)
+    assert texts[0].startswith("[strict-loop monitor]") and texts[0] != texts[1] and len(set(texts)) == 3
+    assert "PAUSED" in texts[2] and f"strict-loop resume --workspace {ws_dir} --task-id t1 --action continue" in texts[2]
+    assert outputs[said[-1] + 1:] == [None] * (len(outputs) - said[-1] - 1)  # nothing repeated after the pause
+    assert len(events(ws_dir, kind="tool_call")) == 8
+
+
+def test_hermes_gets_the_whisper_as_its_own_field(ws_dir):
+    start(ws_dir)
+    outs = [hook("hermes", "hermes_post_tool_call", ws_dir) for _ in range(6)]
+    whispers = [o for o in outs if o]
+    assert whispers and set(whispers[0]) == {"whisper"} and "[strict-loop monitor]" in whispers[0]["whisper"]
+
+
+def test_paused_task_denies_work_and_allows_reading_the_loop_state(ws_dir):
+    start(ws_dir)
+    assert hook("claude", "claude_pre_tool_use", ws_dir) is None  # not paused: nothing to say
+    fail_until_paused(ws_dir)
+    denied = hook("claude", "claude_pre_tool_use", ws_dir)["hookSpecificOutput"]
+    assert denied["permissionDecision"] == "deny" and denied["hookEventName"] == "PreToolUse"
+    assert denied["permissionDecisionReason"].startswith("PAUSED") and "Stuck" in denied["permissionDecisionReason"]
+    assert f"strict-loop resume --workspace {ws_dir} --task-id t1 --action continue|rollback|hand-back" in denied["permissionDecisionReason"]
+    assert hook("codex", "claude_pre_tool_use", ws_dir, tool_input={"command": "strict-loop show_task --task-id t1"}) is None
+    assert hook("claude", "claude_pre_tool_use", ws_dir, tool_name="mcp__strict-loop__report_status", tool_input={}) is None
+    assert hook("claude", "claude_pre_tool_use", ws_dir, tool_input={"command": "strict-loop show_task; touch x"}) is not None
+    assert hook("hermes", "hermes_pre_tool_call", ws_dir)["decision"] == "block"
+    Workspace(ws_dir).resume(task_id="t1", action="continue")
+    assert hook("claude", "claude_pre_tool_use", ws_dir) is None
+
+
+def unattended(ws: Path, command: str = "test -f done.txt") -> Workspace:
+    return start(ws, operating_mode="unattended", stop_checks={"commands": [command]}, next_task="write done.txt")
+
+
+def test_stop_is_blocked_while_the_unattended_loop_must_continue_up_to_the_cap(ws_dir):
+    unattended(ws_dir)
+    first = hook("claude", "claude_stop", ws_dir)
+    assert first["decision"] == "block" and "Next task: write done.txt" in first["reason"]
+    answers = [hook("claude", "claude_stop", ws_dir, stop_hook_active=True) for _ in range(hooks.STOP_BLOCK_CAP + 2)]
+    assert [a is not None for a in answers] == [True] * (hooks.STOP_BLOCK_CAP - 1) + [False] * 3
+    assert hook("claude", "claude_stop", ws_dir, stop_hook_active=False) is not None  # a new prompt: counting starts again
+    other = hook("claude", "claude_stop", ws_dir, session_id="another-session", stop_hook_active=True)
+    assert other is not None  # counted per session
+    assert len(events(ws_dir, kind="stop.checked")) == hooks.STOP_BLOCK_CAP + 2
+    (ws_dir / "done.txt").write_text("ok")
+    assert hook("claude", "claude_stop", ws_dir) is None  # check_stop says stop
+
+
+def test_codex_stop_has_no_cap_of_its_own_so_ours_holds(ws_dir):
+    unattended(ws_dir)
+    answers = [hook("codex", "codex_stop", ws_dir) for _ in range(hooks.STOP_BLOCK_CAP + 2)]
+    assert [a is not None for a in answers] == [True] * hooks.STOP_BLOCK_CAP + [False] * 2
+    assert hook("hermes", "hermes_pre_verify", ws_dir)["decision"] == "block"
+
+
+def test_stop_is_not_blocked_when_attended_paused_or_untrusted(ws_dir, tmp_path, monkeypatch):
+    start(ws_dir, "watched", stop_checks={"commands": ["false"]})
+    assert hook("claude", "claude_stop", ws_dir, env={"STRICT_LOOP_TASK": "watched"}) is None
+    shutil.rmtree(ws_dir / ".agent-loop")
+    unattended(ws_dir, "touch ran.txt; false")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another-machine"))  # the contract came with the repository
+    assert hook("claude", "claude_stop", ws_dir) is None and not (ws_dir / "ran.txt").exists()
+    assert events(ws_dir, kind="stop.checked") == []
+
+
+def test_paused_task_at_stop_is_not_blocked(ws_dir):
+    unattended(ws_dir)
+    fail_until_paused(ws_dir)
+    assert hook("codex", "codex_stop", ws_dir) is None
+
+
+def test_no_loop_means_no_output_and_no_files(tmp_path):
+    out = hooks.handle("claude", payload("claude_post_tool_use", tmp_path), env={}, cwd=str(tmp_path))
+    assert out == "" and list(tmp_path.iterdir()) == []
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    start(ws, "done-task")
+    w = Workspace(ws)
+    w.update_state(task_id="done-task", task="t", result_summary="r", verification_summary="v", progress="made", status="blocked",
+                   stop_reason="needs a person")
+    assert hook("claude", "claude_post_tool_use", ws) is None and events(ws, "done-task", "tool_call") == []
+
+
+def test_task_is_found_from_a_subfolder_or_named_by_the_environment(ws_dir):
+    start(ws_dir, "a")
+    start(ws_dir, "b")
+    sub = ws_dir / "src" / "pkg"
+    sub.mkdir(parents=True)
+    assert hook("claude", "claude_post_tool_use", sub) is None  # two running tasks: none guessed
+    assert events(ws_dir, "a", "tool_call") == [] and events(ws_dir, "b", "tool_call") == []
+    hook("claude", "claude_post_tool_use", sub, env={"STRICT_LOOP_TASK": "b"})
+    assert len(events(ws_dir, "b", "tool_call")) == 1 and events(ws_dir, "a", "tool_call") == []
+    out = hooks.handle("codex", payload("codex_post_tool_use", Path("/")), workspace=str(ws_dir), env={"STRICT_LOOP_TASK": "a"}, cwd="/")
+    assert out == "" and len(events(ws_dir, "a", "tool_call")) == 1
+
+
+def test_damaged_state_is_logged_and_the_session_goes_on(ws_dir):
+    start(ws_dir)
+    state = ws_dir / ".agent-loop/tasks/t1/state.json"
+    state.write_text('{"schema_version": 1, "status": "running", "task_id": 5')
+    assert hook("claude", "claude_post_tool_use", ws_dir) is None
+    assert hook("claude", "claude_pre_tool_use", ws_dir) is None
+    log = (ws_dir / ".agent-loop/tasks/t1/hook-errors.log").read_text().splitlines()
+    assert len(log) == 2 and "hook claude PostToolUse: StateDamaged" in log[0] and "rebuild_state" in log[0]
+    assert all(len(line) <= hooks.ERROR_LINE_MAX_CHARS for line in log)
+
+
+def test_bad_stdin_is_ignored_and_logged_when_the_task_is_known(ws_dir):
+    start(ws_dir)
+    for data in ("not json", "[1, 2]", "[" * 100_000, b"\xff\xfe", "x" * (hooks.MAX_STDIN_BYTES + 1)):
+        assert hooks.handle("claude", data, env={}, cwd=str(ws_dir)) == ""
+    log = (ws_dir / ".agent-loop/tasks/t1/hook-errors.log").read_text().splitlines()
+    assert len(log) == 5 and all("stdin is not one JSON object" in line for line in log)
+    assert events(ws_dir, kind="tool_call") == []
+
+
+def test_the_error_log_stays_bounded(ws_dir):
+    start(ws_dir)
+    log = ws_dir / ".agent-loop/tasks/t1/hook-errors.log"
+    log.write_bytes(b"old line\n" * (hooks.ERROR_LOG_MAX_BYTES // 9 + 10))
+    hooks.handle("claude", "junk", env={}, cwd=str(ws_dir))
+    assert log.stat().st_size <= hooks.ERROR_LOG_MAX_BYTES and log.read_text().splitlines()[-1].endswith("ignored")
+
+
+def test_the_installed_console_script_answers_a_hook_end_to_end(ws_dir):
+    exe = shutil.which("strict-loop", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert exe, "the strict-loop console script is not installed: pip install -e ."
+    start(ws_dir)
+    fail_until_paused(ws_dir)
+    env = {k: v for k, v in os.environ.items() if k != "STRICT_LOOP_TASK"}
+    proc = subprocess.run([exe, "hook", "claude"], input=payload("claude_pre_tool_use", ws_dir), capture_output=True, text=True,
+                          cwd="/", env=env, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    proc = subprocess.run([exe, "hook", "claude"], input="{not json", capture_output=True, text=True, cwd=str(ws_dir), env=env, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
