@@ -105,28 +105,6 @@ COMMANDS = (
 """Every operation's subcommand; its flags are generated from the request model (``cliflags``)."""
 
 
-INSTALL_HELP = """\
-Make a harness run the loop: copy the skill (SKILL.md, references/, scripts/) where it finds skills,
-register the MCP server as 'strict-loop', and add hooks that record every tool call, whisper the
-progress monitor's warnings, block tool calls while the task is paused and keep an unattended agent
-going while the stop checks say continue. Hooks and server use this installation's absolute paths.
-Running it again changes nothing; it merges into existing settings and leaves other entries alone.
-
-  claude  project: .claude/settings.json, .mcp.json, .claude/skills/strict-agent-loop/
-          user:    ~/.claude/settings.json, ~/.claude.json, ~/.claude/skills/strict-agent-loop/
-  codex   project: .codex/hooks.json, .codex/config.toml, .agents/skills/strict-agent-loop/
-          user:    $CODEX_HOME (~/.codex): hooks.json, config.toml, skills/strict-agent-loop/
-  hermes  user:    $HERMES_HOME (~/.hermes): config.yaml (mcp_servers, plugins.enabled),
-                   plugins/strict-loop/, skills/strict-agent-loop/
-
-examples:
-  strict-loop install claude --workspace ~/src/myproject
-  strict-loop install codex --scope user --dry-run
-  strict-loop install hermes
-  strict-loop install claude --uninstall
-"""
-
-
 def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     common = _common()
     top = _Parser(
@@ -157,6 +135,8 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     p.add_argument("--workspace", help="folder to run in (default: a new temporary folder)")
     parsers["demo"] = p
 
+    parsers["install"] = install.add_parser(sub)
+
     p = sub.add_parser("hook", help="a harness hook: record the tool call, enforce a pause (reads hook JSON on stdin)",
                        description="Run by Claude Code, Codex or Hermes hooks: reads the hook's JSON on stdin, records tool calls\n"
                                    "as turns of the running task, prints a whisper, a refusal while paused, or a block at Stop.\n"
@@ -165,17 +145,6 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     p.add_argument("harness", choices=("claude", "codex", "hermes"))
     p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the nearest folder above the hook's cwd holding .agent-loop/)")
     parsers["hook"] = p
-
-    p = sub.add_parser("install", help="install the skill, MCP server and hooks into Claude Code, Codex or Hermes",
-                       description=INSTALL_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
-    p.add_argument("harness", choices=install.HARNESSES, help="the harness to install into")
-    p.add_argument("--scope", choices=("project", "user"),
-                   help="project: files in the workspace (default for claude, codex); user: your home folder (default for hermes)")
-    p.add_argument("--workspace", metavar="DIR", help="the project folder (default: current directory); with --scope user it "
-                   "pins the MCP server and hooks to DIR instead of the folder each session starts in")
-    p.add_argument("--dry-run", action="store_true", help="print the changes as diffs and write nothing")
-    p.add_argument("--uninstall", action="store_true", help="remove exactly what the install added")
-    parsers["install"] = p
 
     p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
                        description="Generate the JSON Schemas from the pydantic models.")

@@ -136,16 +136,23 @@ def edit_hooks(text: Optional[str], path: Path, harness: str, command: Optional[
     return _dump_json(doc, text)
 
 
-def _server_entry(path: Path, servers: Any, key: str) -> Optional[dict[str, Any]]:
+def _server_entry(path: Path, servers: Any, key: str) -> Any:
     """Our existing server entry, ``None`` when absent; a foreign entry of that name is refused."""
-    entry = servers.get(SERVER) if isinstance(servers, dict) or hasattr(servers, "get") else None
+    entry = servers.get(SERVER) if hasattr(servers, "get") else None
     if entry is None:
         return None
     command = entry.get("command") if hasattr(entry, "get") else None
     if not isinstance(command, str) or os.path.basename(command) not in SERVER_PROGRAMS:
         raise LoopError(str(path), f"{key}.{SERVER} is there already and runs {command!r}, not strict-loop-mcp; nothing was changed",
-                        f"rename or remove that entry, then run the install again")
+                        "rename or remove that entry, then run the install again")
     return entry
+
+
+def _same(current: Any, server: Optional[dict[str, Any]]) -> bool:
+    """Our entry already runs ``server`` (keys the person added to it, such as ``env``, do not count)."""
+    if current is None or server is None:
+        return current is None and server is None
+    return current.get("command") == server["command"] and list(current.get("args") or []) == server["args"]
 
 
 def edit_mcp_json(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
@@ -153,12 +160,12 @@ def edit_mcp_json(text: Optional[str], path: Path, server: Optional[dict[str, An
     doc = _load_json(text, path)
     servers = _object(doc, "mcpServers", path)
     current = _server_entry(path, servers, "mcpServers")
-    if current == server:
+    if _same(current, server):
         return text
     if server is None:
         servers.pop(SERVER)
     else:
-        servers[SERVER] = server
+        servers[SERVER] = {**(current or {}), **server}
     if servers:
         doc["mcpServers"] = servers
     else:
@@ -179,7 +186,7 @@ def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, An
     if servers is not None and not isinstance(servers, dict):
         raise _refuse(path, "has an 'mcp_servers' that is not a table", f"found {type(servers).__name__}")
     current = _server_entry(path, servers or {}, "mcp_servers")
-    if (current.unwrap() if current is not None else None) == server:
+    if _same(current, server):
         return text
     last = server is None and (text or "").rstrip().endswith(current.as_string().rstrip())  # our table ends the file
     if server is None:
@@ -190,9 +197,9 @@ def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, An
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             doc["mcp_servers"] = servers
-        entry = tomlkit.table()
-        entry.update(server)
-        servers[SERVER] = entry
+        if current is None:
+            current = servers[SERVER] = tomlkit.table()
+        current.update(server)  # in place: the person's own keys and comments in our table stay
     out = tomlkit.dumps(doc)
     if last and out.endswith("\n\n"):  # the blank line that set our table off stays with the table before it
         out = out[:-1]
@@ -230,8 +237,7 @@ def edit_hermes_yaml(text: Optional[str], path: Path, server: Optional[dict[str,
         raise _refuse(path, "has a 'plugins.enabled' that is not a list", f"found {type(enabled).__name__}")
     current = _server_entry(path, doc.get("mcp_servers") or {}, "mcp_servers")
     listed = SERVER in (enabled or [])
-    if (current is not None and dict(current, args=list(current.get("args", []))) == server and listed) or (
-            server is None and current is None and not listed):
+    if _same(current, server) and listed == (server is not None):
         return text
     _set_entry(doc, "mcp_servers", SERVER, server)
     _set_listed(doc, server is not None)
@@ -254,11 +260,12 @@ def _set_entry(doc: Any, key: str, name: str, value: Optional[dict[str, Any]]) -
         return
     if table is None:
         table = doc[key] = CommentedMap()
-    entry = CommentedMap(command=value["command"])
+    entry = table.get(name)
+    if entry is None:
+        entry = table[name] = CommentedMap()
     args = CommentedSeq(value["args"])
     args.fa.set_flow_style()
-    entry["args"] = args
-    table[name] = entry
+    entry["command"], entry["args"] = value["command"], args  # in place: the person's own keys stay
 
 
 def _set_listed(doc: Any, wanted: bool) -> None:

@@ -101,3 +101,34 @@ async def test_documented_server_command_starts_the_server(command, args, tmp_pa
         assert not result.is_error
     assert {"init_state", "update_state", "check_stop"} <= tools
     assert (tmp_path / ".agent-loop" / "tasks" / "reg" / "state.json").is_file()
+
+
+def install_commands() -> list[tuple[str, list[str]]]:
+    """Each documented ``strict-loop install ...`` line (README.md and this doc), as argv."""
+    found = []
+    for path in (DOC, REPO / "README.md"):
+        for block in _blocks("text", path):
+            found += [(path.name, shlex.split(line)[1:]) for line in block.splitlines() if line.startswith("strict-loop install ")]
+    return found
+
+
+def test_every_harness_has_a_documented_install_command():
+    for doc in (DOC.name, "README.md"):
+        assert {args[1] for name, args in install_commands() if name == doc} == {"claude", "codex", "hermes"}, doc
+
+
+@pytest.mark.parametrize("doc, args", install_commands(), ids=[" ".join(a) for _, a in install_commands()])
+def test_documented_install_command_runs(doc, args, tmp_path, monkeypatch):
+    from conftest import run_cli
+
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    for name, value in (("HOME", home), ("CODEX_HOME", home / ".codex"), ("HERMES_HOME", home / ".hermes")):
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    args = [str(ws) if a == PLACEHOLDER else a for a in args]
+    out = run_cli(*args, "--dry-run", cwd=ws).stdout
+    assert "+++ " in out and "would copy" in out and not any(tmp_path.rglob("*.json"))
+    run_cli(*args, cwd=ws)
+    assert any(p.name == "SKILL.md" for p in tmp_path.rglob("SKILL.md"))

@@ -241,3 +241,36 @@ def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(t
     changed = [(a.split("  #")[0], b.split("  #")[0]) for a, b in zip(old, new) if a != b]
     assert len(old) == len(new) and changed == [('STRICT_LOOP = "strict-loop"', 'STRICT_LOOP = "/abs/bin/strict-loop"'),
                                                 ('WORKSPACE = ""', f'WORKSPACE = "{tmp_path}"')]
+
+
+@pytest.mark.slow  # two real `strict-loop hook` processes
+@pytest.mark.parametrize("harness", ["claude", "codex"])
+def test_the_installed_hook_command_records_a_tool_call(place, harness):
+    import subprocess
+
+    ws = place / "ws"
+    run_cli("init_state", "--task-id", "t1", "--goal", "g", "--global-stop-condition", "c", cwd=ws)
+    run_cli("install", harness, cwd=ws)
+    handlers = our_handlers(layout(place, harness, "project")["hooks"], harness)
+    event = {"session_id": "s1", "cwd": "/", "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "x1",
+             "tool_input": {"command": "echo hi"}, "tool_response": {"stdout": "hi", "stderr": ""} if harness == "claude" else "hi\n"}
+    done = subprocess.run(shlex.split(handlers["PostToolUse"][0]["command"]), input=json.dumps(event), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    lines = (ws / ".agent-loop" / "tasks" / "t1" / "events.jsonl").read_text().splitlines()
+    turns = [json.loads(line)["data"] for line in lines if json.loads(line)["kind"] == "tool_call"]
+    assert [(t["tool"], t["args"]) for t in turns] == [("Bash", {"command": "echo hi"})]
+
+
+def test_a_reinstall_updates_our_server_entry_in_place_and_keeps_keys_the_person_added(place):
+    ws, home = place / "ws", place / "home"
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"strict-loop": {"command": "/old/bin/strict-loop-mcp", "args": [],
+                                                                              "env": {"STRICT_LOOP_TASK": "t1"}}}}))
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text('[mcp_servers.strict-loop]\ncommand = "/old/bin/strict-loop-mcp"  # mine\n'
+                                                 'args = []\nenv = { STRICT_LOOP_TASK = "t1" }\n')
+    run_cli("install", "claude", cwd=ws)
+    run_cli("install", "codex", "--scope", "user", cwd=ws)
+    new = str(Path(sys.executable).parent / "strict-loop-mcp")
+    assert servers(ws / ".mcp.json")["strict-loop"] == {"command": new, "args": ["--workspace", str(ws)], "env": {"STRICT_LOOP_TASK": "t1"}}
+    assert servers(home / ".codex" / "config.toml")["strict-loop"] == {"command": new, "args": [], "env": {"STRICT_LOOP_TASK": "t1"}}

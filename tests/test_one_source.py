@@ -93,6 +93,7 @@ async def test_mcp_input_schemas_are_the_request_models(ws_dir):
     async with memory_client(ws_dir) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
     assert not person_only & set(listed)
+    assert "install" not in listed  # writes a person's harness settings: the CLI only, like trust and resume
     for name, model in tools.items():
         schema = listed[name].input_schema
         assert set(schema["properties"]) == set(model.model_fields), name

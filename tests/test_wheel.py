@@ -130,3 +130,16 @@ def test_mcp_server_lists_its_tools_over_stdio(installed):
 
     listed, expected = anyio.run(tools)
     assert listed == expected and "update_state" in listed
+
+
+def test_install_from_the_wheel_copies_the_packaged_skill_and_hermes_plugin(installed):
+    tmp = installed["tmp"]
+    home = tmp / "install-home"
+    env = {**_env(), "HOME": str(home), "HERMES_HOME": str(home / ".hermes")}
+    done = subprocess.run([installed["bin"] / "strict-loop", "install", "hermes"], cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    plugin = home / ".hermes" / "plugins" / "strict-loop"
+    assert (plugin / "plugin.yaml").read_bytes() == (REPO / "integrations/hermes/strict-loop/plugin.yaml").read_bytes()
+    assert f'STRICT_LOOP = "{installed["bin"] / "strict-loop"}"' in (plugin / "__init__.py").read_text()
+    assert (home / ".hermes" / "skills" / "strict-agent-loop" / "SKILL.md").read_bytes() == (REPO / "SKILL.md").read_bytes()
+    assert f'command: {installed["bin"] / "strict-loop-mcp"}' in (home / ".hermes" / "config.yaml").read_text()

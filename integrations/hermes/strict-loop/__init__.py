@@ -91,7 +91,7 @@ class _Hooks:
             if whisper is None:
                 return None
             result = kwargs.get("result")
-            return f"{result if isinstance(result, str) else json.dumps(result, default=str)}\n[strict-loop monitor] {whisper}"
+            return f"{result if isinstance(result, str) else json.dumps(result, default=str)}\n{whisper}"
         except Exception:
             return None
 
