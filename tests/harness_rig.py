@@ -66,7 +66,7 @@ class Harness:
         env.update(HOME=str(self.home), CODEX_HOME=str(self.codex_home), HERMES_HOME=str(self.hermes_home))
         env.update(ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="sk-scripted-model", IS_SANDBOX="1",
                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", MOCK_API_KEY="scripted-model",
-                   HERMES_ACCEPT_HOOKS="1", TIRITH_ENABLED="0", NO_COLOR="1")
+                   HERMES_ACCEPT_HOOKS="1", NO_COLOR="1")
         # Only loopback is reachable: anything a harness would fetch from elsewhere (update checks, model
         # catalogues, tool downloads) goes to a closed port on this machine and fails at once.
         env.update({name: CLOSED_PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")})
@@ -92,8 +92,10 @@ class Harness:
             self.hermes_home.mkdir(parents=True, exist_ok=True)
             config = self.hermes_home / "config.yaml"
             data = (yaml.safe_load(config.read_text()) if config.exists() else None) or {}
-            data["model"] = {"default": "mock-model", "provider": "custom", "base_url": f"{model_url}/v1", "api_key": "scripted-model"}
+            data["model"] = {"default": "mock-model", "provider": "custom", "base_url": f"{model_url}/v1", "api_key": "scripted-model",
+                             "context_length": 128000}  # known: Hermes skips probing the endpoint for it
             data["hooks_auto_accept"] = True
+            data["security"] = {**(data.get("security") or {}), "tirith_enabled": False}  # else it downloads a scanner
             config.write_text(yaml.safe_dump(data, sort_keys=False))
 
     def trust_project(self, folder: Path) -> None:
