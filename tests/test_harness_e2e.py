@@ -24,6 +24,12 @@ HARNESS_NAMES = ["claude", "codex", "hermes"]
 MODELS = {"claude": AnthropicModel, "codex": ResponsesModel, "hermes": ChatModel}
 
 
+def _run_detail(proc, model) -> str:
+    """What a failed assertion shows: the harness's exit code and output tails, and how far the script got."""
+    return (f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
+            f"steps used: {model.steps_used}; paths asked: {[r['path'] for r in model.requests]}")
+
+
 @pytest.fixture(params=HARNESS_NAMES)
 def harness(request, tmp_path: Path) -> Harness:
     binary = require_binary(request.param)
@@ -38,7 +44,7 @@ def test_smoke_scripted_model_drives_the_harness_shell(harness: Harness, tmp_pat
     steps = [Shell("touch smoke-marker"), Final("Created the marker.")]
     with MODELS[harness.name](steps) as model:
         proc = harness.run("Create the smoke marker file.", work, model.url)
-    detail = f"rc={proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}\nrequests: {[r['path'] for r in model.requests]}"
+    detail = _run_detail(proc, model)
     assert (work / "smoke-marker").is_file(), detail
     assert model.steps_used == 2, detail
     assert any("smoke-marker" in text for text in strings(model.model_requests[1])), "the second request carries the tool call"
@@ -63,11 +69,6 @@ def workspace(harness: Harness, tmp_path: Path, monkeypatch) -> Path:
     Workspace(work).init_state(task_id=TASK, goal="Find out why the probe folder is missing",
                                global_stop_condition="probe.txt exists", stop_checks={"paths_exist": ["probe.txt"]})
     return work
-
-
-def _run_detail(proc, model) -> str:
-    return (f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
-            f"steps used: {model.steps_used}")
 
 
 def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace: Path):
