@@ -23,6 +23,7 @@ from .hookmap import HookEvent
 
 if TYPE_CHECKING:
     from .store import TaskStore
+    from .supervision import TaskSupervision
 
 MAX_STDIN_BYTES = 8 << 20
 MANAGER_DIR = ".agent-loop"
@@ -162,28 +163,55 @@ def _decide(event: HookEvent, root: Path, task_dir: Path) -> Optional[dict[str, 
     from .supervision import TaskSupervision
 
     store = TaskStore(TaskPaths(task_dir), task_dir.name, ValidationCache(), HOOK_LOCK_TIMEOUT_S)
-    state = store.load()
-    if state.status != "running":
+    if event.phase == "stop":
+        state = store.load()  # the stop checks need the whole contract
+        status, mode, settings = state.status, state.contract.operating_mode, state.contract.monitor
+    else:
+        status, mode, settings = _monitor_view(store)
+    if status != "running":
         return None
-    supervision = TaskSupervision(store, root)
+    supervision = TaskSupervision(store, root, settings)
     if event.phase == "post":
-        return _after_tool(event, root, store)
+        return _after_tool(event, root, supervision)
     if event.phase == "pre":
         if not supervision.paused() or hookmap.reads_loop_state(event, _own_executable()):
             return None
         from .monitor import diagnosis
 
         return hookmap.deny_output(event, hookmap.pause_reason(diagnosis(supervision.load()), str(root), store.task_id))
-    if state.contract.operating_mode != "unattended" or supervision.paused():
+    if mode != "unattended" or supervision.paused():
         return None
     return _at_stop(event, root, store)
 
 
-def _after_tool(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[str, Any]]:
+def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
+    """The task's status, mode and monitor settings, read from state.json without validating the rest of it.
+
+    Why: a tool call needs only these, and validating the whole state is most of a hook's work.
+    The settings are validated; a state.json that does not parse is StateDamaged (and logged).
+    """
+    from .errors import StateDamaged, validate_input
+    from .jsontext import parse_json
+    from .settings import MonitorSettings
+
+    fix = f"run `strict-loop rebuild_state --task-id {store.task_id}` to rebuild it from the ledgers"
+    try:
+        raw = parse_json(store.read(store.paths.state, fix))
+    except ValueError as exc:
+        raise StateDamaged(str(store.paths.state), str(exc), fix) from None
+    contract = raw.get("contract") if isinstance(raw, dict) else None
+    if not isinstance(contract, dict):
+        raise StateDamaged(f"{store.paths.state}: field 'contract'", "is missing or not an object", fix)
+    settings = validate_input(MonitorSettings, contract.get("monitor", {}), f"{store.paths.state}: contract.monitor")
+    return raw.get("status"), contract.get("operating_mode"), settings
+
+
+def _after_tool(event: HookEvent, root: Path, supervision: TaskSupervision) -> Optional[dict[str, Any]]:
     from .recording import record_turn
 
+    store = supervision.store
     fields = hookmap.turn_fields(event)
-    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta)
+    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta, supervision.settings())
     if recorded.pause:
         return hookmap.context_output(event, hookmap.pause_notice(recorded.pause, str(root), store.task_id))
     if recorded.whisper:
@@ -199,7 +227,7 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
     from .trust import TrustStore
     from .workspace import Workspace
 
-    state = store.load()
+    state = store.load()  # loaded by _decide a moment ago: from this process's cache
     trust = TrustStore()
     if not trust.is_trusted(root, store.task_id, state.contract.stop_checks):
         return None

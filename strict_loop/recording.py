@@ -16,6 +16,7 @@ from . import secrets
 from .errors import validate_input
 from .models import EventRecord
 from .monitor import supervisor_view
+from .settings import MonitorSettings
 from .store import TaskStore
 from .supervision import TaskSupervision
 from .turns import Turn
@@ -32,11 +33,16 @@ class Recorded:
     """The pause notice when this turn paused the task."""
 
 
-def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Optional[dict[str, Any]] = None) -> Recorded:
-    """Mask, validate and record one turn on ``store``'s task; ``meta`` (e.g. the hook's session) rides along in the event."""
+def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Optional[dict[str, Any]] = None,
+                settings: Optional[MonitorSettings] = None) -> Recorded:
+    """Mask, validate and record one turn on ``store``'s task.
+
+    ``meta`` (e.g. the hook's session) rides along in the event; ``settings`` are the task's monitor
+    settings when the caller has them already (else they come from state.json).
+    """
     masked_message, masked, masked_meta = secrets.mask_tree([message, data, meta or {}])  # one pass over the environment
     turn: Turn = validate_input(Turn, masked, "append_event.data")
-    supervision = TaskSupervision(store, root)
+    supervision = TaskSupervision(store, root, settings)
     whisper = pause = None
     with store.locked():
         event_data, alert = supervision.observe(turn)

@@ -35,12 +35,13 @@ REBUILD_EVENTS = 400
 class TaskSupervision:
     """The monitor of one task in one workspace."""
 
-    def __init__(self, store: TaskStore, root: Path) -> None:
+    def __init__(self, store: TaskStore, root: Path, settings: Optional[MonitorSettings] = None) -> None:
         self.store = store
         self.root = root
+        self._settings = settings  # the hook handler reads only these from state.json, not the whole state
 
     def settings(self) -> MonitorSettings:
-        return self.store.load().contract.monitor
+        return self._settings if self._settings is not None else self.store.load().contract.monitor
 
     def load(self) -> MonitorState:
         """monitor.json, or a rebuilt one (from the recent tool_call events) if it is missing or damaged."""

@@ -188,6 +188,28 @@ def test_damaged_state_is_logged_and_the_session_goes_on(ws_dir):
     assert all(len(line) <= hooks.ERROR_LINE_MAX_CHARS for line in log)
 
 
+def test_damaged_monitor_settings_are_logged_and_a_big_write_is_still_recorded(ws_dir):
+    start(ws_dir)
+    big = "x" * 1_000_000
+    hook("claude", "claude_post_tool_use", ws_dir, tool_name="Write", tool_input={"file_path": "a.txt", "content": big},
+         tool_response={"type": "create", "filePath": "a.txt", "content": big})
+    (turn,) = events(ws_dir, kind="tool_call")
+    assert turn["data"]["args"]["file_path"] == "a.txt" and len(json.dumps(turn["data"])) < 64 * 1024
+    state = ws_dir / ".agent-loop/tasks/t1/state.json"
+    doc = json.loads(state.read_text())
+    doc["contract"]["monitor"]["thresholds"] = {"identical_repeats": "many"}
+    state.write_text(json.dumps(doc))
+    assert hook("claude", "claude_post_tool_use", ws_dir) is None
+    (line,) = (ws_dir / ".agent-loop/tasks/t1/hook-errors.log").read_text().splitlines()
+    assert "contract.monitor.thresholds.identical_repeats" in line and len(events(ws_dir, kind="tool_call")) == 1
+
+
+def test_the_hook_finds_workspaces_by_the_layouts_folder_name():
+    from strict_loop.layout import MANAGER_DIR
+
+    assert hooks.MANAGER_DIR == MANAGER_DIR
+
+
 def test_bad_stdin_is_ignored_and_logged_when_the_task_is_known(ws_dir):
     start(ws_dir)
     for data in ("not json", "[1, 2]", "[" * 100_000, b"\xff\xfe", "x" * (hooks.MAX_STDIN_BYTES + 1)):
