@@ -248,6 +248,19 @@ def edit_hermes_yaml(text: Optional[str], path: Path, server: Optional[dict[str,
     return out.getvalue()
 
 
+def hermes_disabled(text: Optional[str]) -> bool:
+    """Whether config.yaml denies the plugin (``plugins.disabled`` wins over ``plugins.enabled`` in Hermes)."""
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        doc = _yaml().load(text) if text else None
+    except YAMLError:  # edit_hermes_yaml has refused such a file already
+        return False
+    plugins = doc.get("plugins") if isinstance(doc, dict) else None
+    disabled = plugins.get("disabled") if isinstance(plugins, dict) else None
+    return isinstance(disabled, list) and SERVER in disabled
+
+
 def _set_entry(doc: Any, key: str, name: str, value: Optional[dict[str, Any]]) -> None:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 

@@ -49,6 +49,8 @@ class Tree:
     dest: Path
     old: Optional[dict[str, bytes]]
     new: Optional[dict[str, bytes]]
+    executable: frozenset[str] = frozenset()
+    """Files of ``new`` to write with the executable bit (the skill's scripts are run directly)."""
 
 
 @dataclass
@@ -114,7 +116,7 @@ def _source_tree(root: Path, parts: tuple[str, ...]) -> dict[str, bytes]:
     return out
 
 
-def _tree(dest: Path, new: Optional[dict[str, bytes]], marker: str, name: str) -> Tree:
+def _tree(dest: Path, new: Optional[dict[str, bytes]], marker: str, name: str, executable: frozenset[str] = frozenset()) -> Tree:
     """Our folder at ``dest``; a folder of that name that is not ours is refused, never replaced."""
     old = _read_tree(dest)
     if old is not None and old:
@@ -122,11 +124,14 @@ def _tree(dest: Path, new: Optional[dict[str, bytes]], marker: str, name: str) -
         if not re.search(rf"^name:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE):
             raise LoopError(str(dest), f"exists and is not strict-agent-loop's (no {marker} naming '{name}'); nothing was changed",
                             "move that folder aside and run the install again")
-    return Tree(dest, old, new)
+    return Tree(dest, old, new, executable)
 
 
 def _skill(dest: Path, install: bool) -> Tree:
-    return _tree(dest, _source_tree(resources.skill_root(), SKILL_PARTS) if install else None, "SKILL.md", SKILL)
+    root = resources.skill_root()
+    files = _source_tree(root, SKILL_PARTS) if install else None
+    executable = frozenset(name for name in files or () if os.access(root / name, os.X_OK))
+    return _tree(dest, files, "SKILL.md", SKILL, executable)
 
 
 def hermes_plugin_files(strict_loop: str, workspace: Optional[Path]) -> dict[str, bytes]:
@@ -207,6 +212,9 @@ def _plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
     plan.trees.append(_tree(home / "plugins" / harness_config.SERVER, plugin, "plugin.yaml", harness_config.SERVER))
     plan.trees.append(_skill(home / "skills" / SKILL, install))
+    if install and harness_config.hermes_disabled(plan.edits[0].old):
+        plan.notes.append(f"{plan.edits[0].path} lists strict-loop in plugins.disabled, which wins over plugins.enabled: "
+                          "remove it there (`hermes plugins enable strict-loop`) or the plugin stays off.")
     if install:
         plan.notes.append("Hermes loads the plugin (enabled in config.yaml's plugins.enabled) and the MCP server when it "
                           "starts: start a new session (`hermes plugins list` shows strict-loop enabled).")
@@ -254,12 +262,14 @@ def render(p: Plan, *, dry_run: bool) -> str:
     return "\n".join(out + p.notes)
 
 
-def _write_tree(dest: Path, files: dict[str, bytes]) -> None:
+def _write_tree(dest: Path, files: dict[str, bytes], executable: frozenset[str]) -> None:
     """Build the folder beside ``dest``, then swap it in: a reader sees the old folder or the new one."""
     stage, old = (dest.with_name(f".{dest.name}.{os.getpid()}.{secrets.token_hex(4)}.{end}") for end in ("tmp", "old"))
     try:
         for name, data in files.items():
             fsio.atomic_write(stage / name, data, sync=False)
+            if name in executable:
+                os.chmod(stage / name, 0o755)
         if dest.exists():
             dest.rename(old)
         stage.rename(dest)
@@ -287,7 +297,7 @@ def apply(p: Plan) -> None:
                 shutil.rmtree(change.dest)
                 _prune(change.dest, p.root)
             else:
-                _write_tree(change.dest, change.new)
+                _write_tree(change.dest, change.new, change.executable)
         elif change.new is None:
             change.path.unlink()
             _prune(change.path, p.root)

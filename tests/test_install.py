@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -91,7 +92,7 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
     skill = resources.skill_root()
     assert (where["skill"] / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
     assert (where["skill"] / "references" / "protocol.md").read_bytes() == (skill / "references" / "protocol.md").read_bytes()
-    assert (where["skill"] / "scripts").is_dir()
+    assert os.access(where["skill"] / "scripts" / "init_state.py", os.X_OK) == os.access(skill / "scripts" / "init_state.py", os.X_OK)
     before = files(place)
     again = run_cli(*install_args(harness, scope), cwd=ws)
     assert files(place) == before and again.stdout.startswith("nothing to change")
@@ -274,3 +275,12 @@ def test_a_reinstall_updates_our_server_entry_in_place_and_keeps_keys_the_person
     new = str(Path(sys.executable).parent / "strict-loop-mcp")
     assert servers(ws / ".mcp.json")["strict-loop"] == {"command": new, "args": ["--workspace", str(ws)], "env": {"STRICT_LOOP_TASK": "t1"}}
     assert servers(home / ".codex" / "config.toml")["strict-loop"] == {"command": new, "args": [], "env": {"STRICT_LOOP_TASK": "t1"}}
+
+
+def test_hermes_says_when_the_persons_deny_list_keeps_the_plugin_off(place):
+    config = place / "home" / ".hermes" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("plugins:\n  disabled:\n    - strict-loop\n")
+    out = run_cli("install", "hermes", cwd=place).stdout
+    assert "plugins.disabled" in out and "hermes plugins enable strict-loop" in out
+    assert YAML(typ="safe").load(config.read_text())["plugins"] == {"disabled": ["strict-loop"], "enabled": ["strict-loop"]}
