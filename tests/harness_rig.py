@@ -116,7 +116,8 @@ class Harness:
         if self.name == "codex":
             return [str(self.binary), "exec", "--json", "--skip-git-repo-check", "-C", str(cwd),
                     "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", prompt]
-        return [str(self.binary), "chat", "-q", prompt, "-Q", "--yolo", "--accept-hooks", "--max-turns", "40"]
+        # -t terminal: the one toolset the script uses; the others only cost start-up time
+        return [str(self.binary), "chat", "-q", prompt, "-Q", "--yolo", "--accept-hooks", "--max-turns", "40", "-t", "terminal"]
 
     def run(self, prompt: str, cwd: Path, model_url: str, extra_env: Optional[dict] = None,
             timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess:
