@@ -1,0 +1,110 @@
+"""The real Claude Code, Codex and Hermes binaries, run headless against a scripted model on loopback.
+
+The smoke test per harness needs no product code (the scripted model makes the harness run a
+command, and its file appears): when it fails, the rig or the harness changed, not the loop. The
+loop test installs the loop with ``strict-loop install <harness>`` and lets only the hooks record,
+whisper, pause and deny: the scripted model never calls a loop tool.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import read_jsonl, run_cli
+from strict_loop import Workspace
+
+from harness_rig import Harness, require_binary
+from model_servers import AnthropicModel, ChatModel, Final, ResponsesModel, Shell, strings
+
+pytestmark = pytest.mark.slow
+HARNESS_NAMES = ["claude", "codex", "hermes"]
+MODELS = {"claude": AnthropicModel, "codex": ResponsesModel, "hermes": ChatModel}
+
+
+def _run_detail(proc, model) -> str:
+    """What a failed assertion shows: the harness's exit code and output tails, and how far the script got."""
+    return (f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
+            f"steps used: {model.steps_used}; paths asked: {[r['path'] for r in model.requests]}")
+
+
+@pytest.fixture(params=HARNESS_NAMES)
+def harness(request, tmp_path: Path) -> Harness:
+    binary = require_binary(request.param)
+    home = tmp_path / "home"
+    home.mkdir()
+    return Harness(request.param, binary, home)
+
+
+def test_smoke_scripted_model_drives_the_harness_shell(harness: Harness, tmp_path: Path):
+    work = tmp_path / "w"
+    work.mkdir()
+    steps = [Shell("touch smoke-marker"), Final("Created the marker.")]
+    with MODELS[harness.name](steps) as model:
+        proc = harness.run("Create the smoke marker file.", work, model.url)
+    detail = _run_detail(proc, model)
+    assert (work / "smoke-marker").is_file(), detail
+    assert model.steps_used == 2, detail
+    assert any("smoke-marker" in text for text in strings(model.model_requests[1])), "the second request carries the tool call"
+
+
+TASK = "probe"
+PROBE = "ls /nonexistent-strict-loop-probe"  # fails the same way every time: "No such file or directory", exit 2
+FAILURES = 8  # with the default thresholds the 4th identical failure whispers, the 5th whispers again, the 6th pauses
+HOOKED_SHELL = {"claude": "Bash", "codex": "Bash", "hermes": "terminal"}  # Codex's exec_command reaches hooks as Bash
+
+
+@pytest.fixture
+def workspace(harness: Harness, tmp_path: Path, monkeypatch) -> Path:
+    """A workspace W with the loop installed for ``harness`` (temporary HOME) and one running task."""
+    work = tmp_path / "w"
+    work.mkdir()
+    for name, value in (("HOME", harness.home), ("CODEX_HOME", harness.codex_home), ("HERMES_HOME", harness.hermes_home)):
+        monkeypatch.setenv(name, str(value))
+    run_cli("install", harness.name, "--workspace", str(work), cwd=work)  # each harness's default scope
+    if harness.name == "codex":  # Codex reads W/.codex only in a trusted project: what a person answers when Codex asks
+        harness.trust_project(work)
+    Workspace(work).init_state(task_id=TASK, goal="Find out why the probe folder is missing",
+                               global_stop_condition="probe.txt exists", stop_checks={"paths_exist": ["probe.txt"]})
+    return work
+
+
+def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace: Path):
+    work, ws = workspace, Workspace(workspace)
+    steps = [Shell(PROBE)] * FAILURES + [Shell("touch paused-marker"), Final("Stopping as the loop asks.")]
+    with MODELS[harness.name](steps) as model:
+        proc = harness.run("List the probe folder until it appears, then create the marker.", work, model.url)
+    events = read_jsonl(ws.task_paths(TASK).events)
+    detail = _run_detail(proc, model) + "\nevents: " + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
+
+    # Every command the harness ran reached the ledger as a turn, though the model never called a loop tool.
+    calls = [e for e in events if e["kind"] == "tool_call"]
+    assert calls and all(PROBE in json.dumps(e["data"]["args"]) for e in calls), detail
+    assert {e["data"]["tool"] for e in calls} == {HOOKED_SHELL[harness.name]}, detail  # the tool as the harness's hook names it
+    paused = [e for e in events if e["kind"] == "spiral.paused"]
+    assert len(paused) == 1 and paused[0]["data"]["turn"] == len(calls) - 1, detail  # the last command that ran paused the task
+    assert len(calls) < FAILURES, detail  # the probes after the pause never ran (a command that runs is recorded)
+
+    # The whisper rode back to the model with a tool result: a later request carries its text.
+    whispers = [e for e in events if e["kind"] == "spiral.whisper"]
+    assert whispers, detail
+    first = whispers[0]["message"]
+    asked_after = [i for i, body in enumerate(model.model_requests) if any(first in s for s in strings(body))]
+    assert asked_after and asked_after[0] >= whispers[0]["data"]["turn"] + 1, detail
+
+    # Paused: the next command was denied before it ran, and the model was told why and what the person runs.
+    assert ws.supervisor(TASK).paused, detail
+    assert not (work / "paused-marker").exists(), detail
+    assert model.steps_used == len(steps), detail  # the harness went on to the final text
+    told = [s for s in strings(model.model_requests[-1]) if "strict-loop resume" in s]
+    assert told, detail
+
+    run_cli("resume", "--workspace", str(work), "--task-id", TASK, "--action", "continue", cwd=work)
+    assert not ws.supervisor(TASK).paused
+    with MODELS[harness.name]([Shell("touch resumed-marker"), Final("Created the marker.")]) as model2:
+        proc2 = harness.run("Create the marker.", work, model2.url)
+    assert (work / "resumed-marker").is_file(), _run_detail(proc2, model2)
+    after = read_jsonl(ws.task_paths(TASK).events)[len(events):]
+    assert any(e["kind"] == "tool_call" and "resumed-marker" in json.dumps(e["data"]) for e in after), _run_detail(proc2, model2)
