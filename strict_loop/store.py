@@ -22,7 +22,7 @@ from .fsio import append_line, atomic_write, dumps_line, file_lock, iter_lines, 
 from .layout import TaskPaths
 from .models import EventRecord, IterationRecord, RoundFields, StopReport, TaskState
 from .reporting import round_markdown, run_summary, status_record, status_text
-from .results import StatusReport
+from .results import RoundResult, StatusReport
 from .settings import STORED
 from .timefmt import now_iso
 
@@ -174,14 +174,17 @@ class TaskStore:
         except (OSError, LoopError):
             return None
 
-    def write_status(self, state: TaskState, label: Optional[str], *, record: bool) -> StatusReport:
-        """latest-status.txt and run-summary.md; with ``record``, also a line in status-history.jsonl."""
+    def write_status(self, state: TaskState, label: Optional[str], *, record: bool, sync: bool = True) -> StatusReport:
+        """latest-status.txt and run-summary.md; with ``record``, also a line in status-history.jsonl.
+
+        ``sync`` off: both files are derived from state.json and rewritten every round, so a power cut may only bring
+        back the previous version."""
         rec = status_record(state, now_iso(), label)
         text = status_text(state, rec)
-        atomic_write(self.paths.latest_status, text.encode())
+        atomic_write(self.paths.latest_status, text.encode(), sync=sync)
         if record:
             append_line(self.paths.status_history, dumps_line(rec.model_dump(mode="json")))
-        atomic_write(self.paths.run_summary, run_summary(state, text, self.last_stop_report()).encode())
+        atomic_write(self.paths.run_summary, run_summary(state, text, self.last_stop_report()).encode(), sync=sync)
         return StatusReport(text=text, record=rec)
 
     def retried_round(self, state: TaskState, req: RoundFields) -> Optional[IterationRecord]:
@@ -204,6 +207,23 @@ class TaskStore:
         with closing(records_backwards(self.paths.events)) as events:  # read only when the text repeats
             announced = next((ev.get("data") for ev in events if ev.get("kind") == "round.started"), None)
         return rec if isinstance(announced, dict) and announced.get("iteration") == rec.iteration else None
+
+    def answer_retry(self, state: TaskState, rec: IterationRecord) -> RoundResult:
+        """Answer a retry with the round already recorded, completing what its first call left undone (caller holds the lock)."""
+        steps: list[tuple[str, Any]] = [("saving state.json", lambda: self.save(state))]
+        if not self.paths.round_file(rec.iteration).is_file():
+            steps.append((f"writing {self.paths.round_file(rec.iteration).name}", lambda: self.write_round_note(rec)))
+        problems = self.settle(rec.iteration, steps)
+        note = (f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
+                "-- to record a new round, announce it first with append_event kind=round.started")
+        return self.round_result(state, rec, [note] + problems)
+
+    def round_result(self, state: TaskState, rec: IterationRecord, warnings: list[str]) -> RoundResult:
+        return RoundResult(
+            task_id=self.task_id, iteration=rec.iteration, status=state.status, progress=rec.progress,
+            consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
+            round_file=str(self.paths.round_file(rec.iteration)), warnings=warnings,
+        )
 
     @staticmethod
     def settle(iteration: int, steps: list[tuple[str, Callable[[], object]]]) -> list[str]:

@@ -21,12 +21,12 @@ from .models import MAX_CONTRACT_BYTES, CurrentRound, IterationRecord, StopRepor
 from .monitor import SpiralVerdict, Supervisor
 from .recovery import LEDGERS
 from .requests import (
-    AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, RebuildStateInput,
+    AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, InitStateRequest, RebuildStateInput,
     ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
 )
 from .results import (
-    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, TaskSummary, TaskView,
-    TrustResult,
+    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, StopBrief, TaskSummary,
+    TaskView, TrustResult,
 )
 from .settings import MonitorSettings
 from .store import TaskStore, ValidationCache
@@ -52,9 +52,9 @@ class Workspace:
     @boundary("init_state")
     def init_state(self, request: InitStateInput | None = None, /, **params: Any) -> InitResult:
         """Define the loop contract and create the task's files."""
-        req: InitStateInput = validate_input(InitStateInput, request or params, "init_state")
-        contract = req.contract()
-        contract.monitor = monitor_settings(self.layout.monitor_defaults, req.monitor)
+        req: InitStateInput = request if isinstance(request, InitStateInput) else validate_input(InitStateRequest, request or params, "init_state")
+        overrides = req.monitor if isinstance(req, InitStateRequest) else None
+        contract = req.contract(monitor_settings(self.layout.monitor_defaults, req.monitor_profile, overrides))
         size = len(json.dumps(contract.model_dump(mode="json")).encode())
         if size > MAX_CONTRACT_BYTES:
             raise LoopError("init_state", f"the loop contract is {size} bytes; the cap is {MAX_CONTRACT_BYTES}",
@@ -79,7 +79,7 @@ class Workspace:
             store.create_folders()
             store.append_event("task.initialized", f"loop initialized: {req.goal[:200]}",
                                {"task_id": store.task_id, "created_at": ts, "written_by": f"strict-agent-loop {__version__}",
-                                "contract": contract.model_dump(mode="json")})
+                                "monitor_profile": req.monitor_profile, "contract": contract.model_dump(mode="json")})
             store.save(state)
             if dropped:
                 store.append_event(*dropped)
@@ -116,7 +116,8 @@ class Workspace:
 
     @boundary("update_state")
     def update_state(self, request: UpdateStateInput | None = None, /, **params: Any) -> RoundResult:
-        """Record one verified round (refused without verification, or 'completed' while checks fail).
+        """Record one verified round (refused without verification, or 'completed' while checks fail); answer with the
+        stop verdict and the status line, so that a quiet round costs the agent two calls (announce, record).
 
         The ledger line is the commit point: a failure before it records nothing; a failure after it
         (a full disk while saving state.json) is a warning, since the round stands. A retry of the
@@ -125,11 +126,15 @@ class Workspace:
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
         store = self._store(req.task_id)
         report = self._completion_report(store, req) if req.status == "completed" else None
+        result, state = self._record_round(store, req, report)
+        return self._answer_round(store, state, req, report, result)
+
+    def _record_round(self, store: TaskStore, req: UpdateStateInput, report: Optional[StopReport]) -> tuple[RoundResult, TaskState]:
         with store.locked():
             state = store.load_current()
             recorded = store.retried_round(state, req)
             if recorded is not None:
-                return _retried_round(store, state, recorded)
+                return store.answer_retry(state, recorded), state
             rounds.check_round_input(state, req)
             iteration, ts = state.counters.iteration + 1, now_iso()
             announced = state.current_round if state.current_round and state.current_round.iteration == iteration else None
@@ -137,7 +142,7 @@ class Workspace:
             duration = seconds_between(started, ts) if started else None
             rec = IterationRecord(iteration=iteration, recorded_at=ts, started_at=started,
                                   duration_s=round(duration, 3) if duration is not None else None,
-                                  **req.model_dump(exclude={"task_id"}))
+                                  **req.model_dump(exclude={"task_id", "skip_checks"}))
             store.commit_round(rec)
             old_status = state.status
             rounds.fold(state, rec)
@@ -154,7 +159,38 @@ class Workspace:
         problems += _snapshot(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
         if state.status != old_status:
             problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
-        return _round_result(store, state, rec, rounds.warnings(state, announced is not None) + problems)
+        return store.round_result(state, rec, rounds.warnings(state, announced is not None) + problems), state
+
+    def _answer_round(self, store: TaskStore, state: TaskState, req: UpdateStateInput, report: Optional[StopReport],
+                      result: RoundResult) -> RoundResult:
+        """The stop verdict after the round and the refreshed status line; the round stands whatever fails here.
+
+        The checks run when the contract has any and the verdict could hang on them, unless the agent skips them
+        (a 'completed' round ran them before it was recorded); an untrusted contract's commands never run, and the
+        refusal becomes the verdict's reason.
+        """
+        not_run, fresh = "", False
+        if report is None and state.status in ("running", "completed") and state.contract.stop_checks.count():
+            if req.skip_checks:
+                not_run = "stop checks skipped this round (skip_checks): the verdict rests on status and limits"
+            else:
+                try:
+                    report, fresh = self._stop_report(state, "update_state"), True  # outside the lock: may take minutes
+                except LoopError as exc:  # the trust refusal: the person must run `strict-loop trust`
+                    not_run = str(exc)
+        verdict = stopchecks.report(state, report.checks if report else [], report.checked_at if report else now_iso(), not_run)
+        shown: list[StatusReport] = []
+        steps: list[tuple[str, Any]] = [("recording the stop check", lambda: self._record_stop(store, verdict))] if fresh else []
+        steps.append(("writing latest-status.txt", lambda: shown.append(
+            store.write_status(store.load_current(), None, record=False, sync=False))))
+        try:
+            with store.locked():
+                problems = store.settle(result.iteration, steps)
+        except LoopError as exc:
+            problems = [f"round {result.iteration} is recorded, but the stop check and status were not saved ({str(exc)[:200]})"]
+        line = shown[0].text.splitlines()[0] if shown else ""
+        return result.model_copy(update={"stop": StopBrief.of(verdict, checks_run=not not_run), "status_line": line,
+                                         "warnings": result.warnings + problems})
 
     @boundary("check_stop")
     def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopReport:
@@ -163,13 +199,18 @@ class Workspace:
         store = self._store(req.task_id)
         report = self._stop_report(store.load(), "check_stop")  # outside the lock: commands may take minutes
         with store.locked():
-            state = store.load_current()
-            report = report.model_copy(update={"iteration": state.counters.iteration, "status": state.status})
-            atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))
-            state.last_stop = _summary(report)
-            store.save(state)
-            store.append_event("stop.checked", f"stop check: {report.verdict} ({report.reason[:200]})",
-                               {"verdict": report.verdict, "passed": report.passed, "failed": report.failed})
+            return self._record_stop(store, report)
+
+    @staticmethod
+    def _record_stop(store: TaskStore, report: StopReport) -> StopReport:
+        """latest-stop-report.json, state.last_stop and the stop.checked event (caller holds the lock)."""
+        state = store.load_current()
+        report = report.model_copy(update={"iteration": state.counters.iteration, "status": state.status})
+        atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))
+        state.last_stop = _summary(report)
+        store.save(state)
+        store.append_event("stop.checked", f"stop check: {report.verdict} ({report.reason[:200]})",
+                           {"verdict": report.verdict, "passed": report.passed, "failed": report.failed})
         return report
 
     @boundary("report_status")
@@ -326,25 +367,6 @@ class Workspace:
             raise trust.refusal(state.task_id, state.contract.stop_checks, operation)
         checks = stopchecks.run_checks(state.contract.stop_checks, self.root)
         return stopchecks.report(state, checks, now_iso())
-
-
-def _retried_round(store: TaskStore, state: TaskState, rec: IterationRecord) -> RoundResult:
-    """Answer a retry with the round already recorded, completing what its first call left undone (caller holds the lock)."""
-    steps: list[tuple[str, Any]] = [("saving state.json", lambda: store.save(state))]
-    if not store.paths.round_file(rec.iteration).is_file():
-        steps.append((f"writing {store.paths.round_file(rec.iteration).name}", lambda: store.write_round_note(rec)))
-    problems = store.settle(rec.iteration, steps)
-    note = (f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
-            "-- to record a new round, announce it first with append_event kind=round.started")
-    return _round_result(store, state, rec, [note] + problems)
-
-
-def _round_result(store: TaskStore, state: TaskState, rec: IterationRecord, warnings: list[str]) -> RoundResult:
-    return RoundResult(
-        task_id=store.task_id, iteration=rec.iteration, status=state.status, progress=rec.progress,
-        consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
-        round_file=str(store.paths.round_file(rec.iteration)), warnings=warnings,
-    )
 
 
 def _summary(report: StopReport) -> StopSummary:
