@@ -127,6 +127,11 @@ class StopSummary(Strict):
     failed: int = Field(0, ge=0)
     reason: str = Field("", max_length=500)
 
+    @classmethod
+    def of(cls, report: StopReport) -> StopSummary:
+        return cls(checked_at=report.checked_at, verdict=report.verdict, should_stop=report.should_stop,
+                   passed=report.passed, failed=report.failed, reason=report.reason[:500])
+
 
 RETIRED_FIELDS: dict[str, tuple[str, ...]] = {"TaskState": ("workspace_root",)}
 """Fields older versions wrote and this one no longer keeps; dropped when such a file is loaded."""

@@ -225,6 +225,10 @@ class TaskStore:
             round_file=str(self.paths.round_file(rec.iteration)), warnings=warnings,
         )
 
+    def settle_locked(self, iteration: int, steps: list[tuple[str, Callable[[], object]]]) -> list[str]:
+        with self.locked():
+            return self.settle(iteration, steps)
+
     @staticmethod
     def settle(iteration: int, steps: list[tuple[str, Callable[[], object]]]) -> list[str]:
         """Run the steps that follow a round's commit point; a failure becomes a warning, never an error.

@@ -126,15 +126,18 @@ class Workspace:
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
         store = self._store(req.task_id)
         report = self._completion_report(store, req) if req.status == "completed" else None
-        result, state = self._record_round(store, req, report)
-        return self._answer_round(store, state, req, report, result)
+        result, state, shown = self._record_round(store, req, report)
+        return self._answer_round(store, state, req, report, result, shown)
 
-    def _record_round(self, store: TaskStore, req: UpdateStateInput, report: Optional[StopReport]) -> tuple[RoundResult, TaskState]:
+    def _record_round(self, store: TaskStore, req: UpdateStateInput,
+                      report: Optional[StopReport]) -> tuple[RoundResult, TaskState, Optional[StatusReport]]:
+        """The round's commit; the status broadcast too when no stop check will run after it (one lock, not two)."""
+        shown: list[StatusReport] = []
         with store.locked():
             state = store.load_current()
             recorded = store.retried_round(state, req)
             if recorded is not None:
-                return store.answer_retry(state, recorded), state
+                return store.answer_retry(state, recorded), state, None
             rounds.check_round_input(state, req)
             iteration, ts = state.counters.iteration + 1, now_iso()
             announced = state.current_round if state.current_round and state.current_round.iteration == iteration else None
@@ -148,29 +151,29 @@ class Workspace:
             rounds.fold(state, rec)
             steps: list[tuple[str, Any]] = [(f"writing {store.paths.round_file(iteration).name}", lambda: store.write_round_note(rec))]
             if report is not None:
-                state.last_stop = _summary(report)
+                state.last_stop = StopSummary.of(report)
                 steps.append(("writing latest-stop-report.json",
                               lambda: atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))))
             steps += [("saving state.json", lambda: store.save(state)),
                       ("recording the round.completed event", lambda: store.append_event(
                           "round.completed", f"round {iteration} recorded: {req.task[:200]}",
                           {"iteration": iteration, "progress": req.progress, "status": req.status}))]
+            if req.skip_checks or not _checks_due(state, report):
+                steps.append(("writing latest-status.txt",
+                              lambda: shown.append(store.write_status(state, None, record=False, sync=False))))
             problems = store.settle(iteration, steps)
         problems += _snapshot(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
         if state.status != old_status:
             problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
-        return store.round_result(state, rec, rounds.warnings(state, announced is not None) + problems), state
+        result = store.round_result(state, rec, rounds.warnings(state, announced is not None) + problems)
+        return result, state, (shown[0] if shown else None)
 
     def _answer_round(self, store: TaskStore, state: TaskState, req: UpdateStateInput, report: Optional[StopReport],
-                      result: RoundResult) -> RoundResult:
-        """The stop verdict after the round and the refreshed status line; the round stands whatever fails here.
-
-        The checks run when the contract has any and the verdict could hang on them, unless the agent skips them
-        (a 'completed' round ran them before it was recorded); an untrusted contract's commands never run, and the
-        refusal becomes the verdict's reason.
-        """
+                      result: RoundResult, status: Optional[StatusReport]) -> RoundResult:
+        """The verdict after the round (checks run unless skipped; an untrusted contract's refusal becomes its reason)
+        and the status line. The round stands whatever fails here."""
         not_run, fresh = "", False
-        if report is None and state.status in ("running", "completed") and state.contract.stop_checks.count():
+        if _checks_due(state, report):
             if req.skip_checks:
                 not_run = "stop checks skipped this round (skip_checks): the verdict rests on status and limits"
             else:
@@ -179,13 +182,13 @@ class Workspace:
                 except LoopError as exc:  # the trust refusal: the person must run `strict-loop trust`
                     not_run = str(exc)
         verdict = stopchecks.report(state, report.checks if report else [], report.checked_at if report else now_iso(), not_run)
-        shown: list[StatusReport] = []
+        shown = [status] if status is not None else []
         steps: list[tuple[str, Any]] = [("recording the stop check", lambda: self._record_stop(store, verdict))] if fresh else []
-        steps.append(("writing latest-status.txt", lambda: shown.append(
-            store.write_status(store.load_current(), None, record=False, sync=False))))
+        if status is None:
+            steps.append(("writing latest-status.txt", lambda: shown.append(
+                store.write_status(store.load_current(), None, record=False, sync=False))))
         try:
-            with store.locked():
-                problems = store.settle(result.iteration, steps)
+            problems = store.settle_locked(result.iteration, steps) if steps else []
         except LoopError as exc:
             problems = [f"round {result.iteration} is recorded, but the stop check and status were not saved ({str(exc)[:200]})"]
         line = shown[0].text.splitlines()[0] if shown else ""
@@ -207,7 +210,7 @@ class Workspace:
         state = store.load_current()
         report = report.model_copy(update={"iteration": state.counters.iteration, "status": state.status})
         atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))
-        state.last_stop = _summary(report)
+        state.last_stop = StopSummary.of(report)
         store.save(state)
         store.append_event("stop.checked", f"stop check: {report.verdict} ({report.reason[:200]})",
                            {"verdict": report.verdict, "passed": report.passed, "failed": report.failed})
@@ -369,9 +372,10 @@ class Workspace:
         return stopchecks.report(state, checks, now_iso())
 
 
-def _summary(report: StopReport) -> StopSummary:
-    return StopSummary(checked_at=report.checked_at, verdict=report.verdict, should_stop=report.should_stop,
-                       passed=report.passed, failed=report.failed, reason=report.reason[:500])
+def _checks_due(state: TaskState, report: Optional[StopReport]) -> bool:
+    """Whether the verdict after a round hangs on the stop checks: the contract has some, the task is not blocked
+    or failed, and they did not just run (before a 'completed' round)."""
+    return report is None and state.status in ("running", "completed") and state.contract.stop_checks.count() > 0
 
 
 def _snapshot(root: Path, store: TaskStore, state: TaskState, iteration: int) -> list[str]:
