@@ -44,7 +44,7 @@ class InitStateInput(ContractTerms):
     that could tune them could also switch off what watches it.
     """
 
-    task_id: OptionalTaskId = Field(None, description="Default: a slug of the goal")
+    task_id: OptionalTaskId = Field(None, description="Task id; default: a slug of the goal")
     next_task: str = Field("", max_length=2000, description="The first atomic task")
     force: bool = Field(False, description="Replace an existing task (its files are moved aside)")
     monitor_profile: MonitorProfile = Field("default", description="Spiral monitor: strict fires sooner, lenient later")
