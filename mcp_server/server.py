@@ -212,7 +212,6 @@ def _says_nothing(key: str, value: Any) -> bool:
     if key == "default":
         return value is None or value is False or value in ("", [], {})
     return key == "title" or (key, value) == ("additionalProperties", True)
-    return out
 
 
 class _Tools:
