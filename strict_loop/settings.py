@@ -129,16 +129,16 @@ MonitorProfile = Literal["default", "strict", "lenient"]
 
 MONITOR_PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
-    "strict": {"thresholds": {"identical_repeats": 3, "equivalent_repeats": 3, "error_repeats": 3, "command_repeats": 3,
-                              "error_relax": True},
-               "reset_after": 10},
+    "strict": {"thresholds": {"identical_repeats": 3}, "reset_after": 10},
     "lenient": {"thresholds": {"identical_repeats": 6, "identical_window": 9, "equivalent_repeats": 6, "equivalent_window": 12,
                                "error_repeats": 6, "error_window": 15, "command_repeats": 6, "churn_edits": 4, "churn_window": 8,
                                "monologue_turns": 5},
                 "second_whisper_after": 2, "pause_after": 2, "reset_after": 4},
 }
 """Named presets over the defaults: 'strict' fires on fewer repeats, 'lenient' needs more and climbs the ladder slower.
-A task's monitor settings are these, then the workspace's monitor-defaults.json, then a person's overrides."""
+A task's monitor settings are these, then the workspace's monitor-defaults.json, then a person's overrides. On the dev
+corpus (bench/spiral_bench.py --profile): default recall 0.97 / false alarms 0.013 / delay 1; strict 0.92 / 0.039 / 0
+(fires earlier, sometimes before the labeled stretch); lenient 0.79 / 0.000 / 3."""
 
 
 class MonitorSettings(Strict):

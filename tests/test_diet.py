@@ -161,9 +161,9 @@ async def test_the_monitor_profile_and_the_workspace_defaults_reach_a_new_task(w
     ws = Workspace(ws_dir)
     monitor = {t: ws.show_task(task_id=t).state.contract.monitor for t in ("plain", "strict", "pinned", "person")}
     assert monitor["plain"].thresholds.identical_repeats == 4 and monitor["plain"].pause_after == 1
-    assert (monitor["strict"].thresholds.identical_repeats, monitor["strict"].thresholds.error_repeats) == (3, 3)
+    assert (monitor["strict"].thresholds.identical_repeats, monitor["strict"].reset_after) == (3, 10)
     # what a person wrote in the workspace wins over the preset the agent picked; the preset fills the rest
-    assert (monitor["pinned"].thresholds.identical_repeats, monitor["pinned"].thresholds.error_repeats) == (5, 3)
+    assert (monitor["pinned"].thresholds.identical_repeats, monitor["pinned"].reset_after) == (5, 10)
     assert monitor["pinned"].cooldown_turns == 7
     assert (monitor["person"].thresholds.identical_repeats, monitor["person"].pause_after, monitor["person"].cooldown_turns) == (5, 2, 2)
     stuck = {"tool": "bash", "args": {"command": "make"}, "output": "error: cycle", "error": True}
