@@ -10,6 +10,7 @@ progress run or outside every stretch (see the corpus README).
 
     python bench/spiral_bench.py                        # ../shared/corpus/dev
     python bench/spiral_bench.py --corpus DIR --cost-turns 10000
+    python bench/spiral_bench.py --skip-cost --profile strict   # score a monitor profile (default, strict, lenient)
 """
 
 from __future__ import annotations
@@ -27,15 +28,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from strict_loop import Workspace  # noqa: E402
 from strict_loop.monitor import MonitorState, observe  # noqa: E402
-from strict_loop.settings import MonitorSettings  # noqa: E402
+from strict_loop.settings import MONITOR_PROFILES, MonitorSettings  # noqa: E402
 from strict_loop.turns import Turn  # noqa: E402
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "dev"
 
 
-def first_firing(turns: list[dict], root: Path) -> tuple[int | None, list[str]]:
+def first_firing(turns: list[dict], root: Path, profile: str = "default") -> tuple[int | None, list[str]]:
     ws = Workspace(root)
-    ws.init_state(task_id="replay", goal="replay a recorded run", global_stop_condition="never", limits={"max_iterations": 1000})
+    ws.init_state(task_id="replay", goal="replay a recorded run", global_stop_condition="never", limits={"max_iterations": 1000},
+                  monitor_profile=profile)
     for d in turns:
         ws.append_event(task_id="replay", kind="tool_call", message=f"{d.get('tool')} turn {d.get('turn')}", data=d)
         verdict = ws.detect_spiral(task_id="replay")
@@ -44,7 +46,7 @@ def first_firing(turns: list[dict], root: Path) -> tuple[int | None, list[str]]:
     return None, []
 
 
-def score(corpus: Path) -> None:
+def score(corpus: Path, profile: str = "default") -> None:
     labels = [json.loads(line) for line in (corpus / "labels.jsonl").read_text().splitlines() if line.strip()]
     stats: dict[str, dict] = defaultdict(lambda: {"spirals": 0, "hits": 0, "progress": 0, "fa_progress": 0, "fa_spiral": 0, "delays": []})
     misses = []
@@ -52,7 +54,7 @@ def score(corpus: Path) -> None:
     for label in labels:
         turns = [json.loads(line) for line in (corpus / label["source"] / f"{label['traj_id']}.jsonl").read_text().splitlines() if line.strip()]
         with tempfile.TemporaryDirectory() as tmp:
-            fired, kinds = first_firing(turns, Path(tmp))
+            fired, kinds = first_firing(turns, Path(tmp), profile)
         for key in (label["source"], "ALL"):
             s = stats[key]
             if label["label"] == "spiral":
@@ -70,7 +72,8 @@ def score(corpus: Path) -> None:
         if not ok:
             misses.append(f"  {'missed spiral' if spiral else 'false alarm  '} {label['source']}/{label['traj_id']}: "
                           f"fired at {fired} ({', '.join(kinds) or 'never'}), labeled {label.get('stretches') or 'progress'}")
-    print(f"replayed {len(labels)} runs through append_event + detect_spiral in {time.perf_counter() - started:.0f}s\n")
+    print(f"replayed {len(labels)} runs through append_event + detect_spiral (monitor profile '{profile}') "
+          f"in {time.perf_counter() - started:.0f}s\n")
     header = f"{'source':36}{'spirals':>8}{'recall':>8}{'progress':>9}{'FA rate':>8}{'F1':>6}{'median delay':>14}"
     print(header)
     print("-" * len(header))
@@ -129,10 +132,11 @@ def main() -> None:
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     p.add_argument("--cost-turns", type=int, default=10_000)
     p.add_argument("--skip-cost", action="store_true")
+    p.add_argument("--profile", choices=sorted(MONITOR_PROFILES), default="default", help="the monitor profile to score")
     a = p.parse_args()
     if not (a.corpus / "labels.jsonl").is_file():
         raise SystemExit(f"no labels.jsonl under {a.corpus}")
-    score(a.corpus)
+    score(a.corpus, a.profile)
     if not a.skip_cost:
         cost(a.corpus, a.cost_turns)
 

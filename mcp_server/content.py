@@ -109,8 +109,8 @@ def add_prompts(server: MCPServer, ws: Workspace) -> None:
                 "1. Announce: call append_event with kind='round.started' and a message naming the round number, the one task "
                 "and its done condition.\n2. Do exactly that one atomic task; nothing else.\n3. Verify it with evidence: run a "
                 "command and read its output.\n4. Call update_state with task, result_summary, verification_summary (the command "
-                "and what it printed), progress ('none' if the goal did not move), next_task and a short context_snapshot.\n"
-                "5. Call check_stop; if should_stop is true, stop and report the verdict.\n6. Call report_status.\n"
+                "and what it printed), progress ('none' if the goal did not move), next_task and a short context_snapshot. "
+                "If its stop.should_stop is true, stop and report the verdict.\n"
                 "If any result's supervisor field says paused, stop and wait.")
 
     @server.prompt(name="resume_task", title="Resume a task from disk")

@@ -45,6 +45,7 @@ from strict_loop.results import (
     RebuildResult,
     RoundResult,
     StatusReport,
+    StatusResult,
     StopResult,
     TaskSummary,
     TaskView,
@@ -60,11 +61,10 @@ MAX_STOP_CHECKS = 4  # tool calls running stop-check commands at once; more wait
 WRITE_THREADS, READ_THREADS = 16, 8  # threads for the other tools, reads apart so they are never starved
 
 INSTRUCTIONS = """\
-Strict agent loop: do one small, verified task per round and keep the loop's state on disk.
-Round lifecycle: append_event(kind='round.started') -> do exactly one atomic task -> verify it ->
-update_state (verification_summary required) -> check_stop -> report_status. Define the contract once
-with init_state. Resume from disk with list_tasks/show_task. Read the 'supervisor' field of every
-result: if it says paused, stop and wait for a person."""
+Strict agent loop: one small, verified task per round; the loop's state lives on disk.
+A round: append_event(kind='round.started') -> do one atomic task -> verify it -> update_state, whose result
+says whether to stop (stop.should_stop) and the status line. Define the contract once with init_state;
+resume with list_tasks/show_task. Read every result's 'supervisor' field: if paused, stop and wait for a person."""
 
 
 class NoInput(BaseModel):
@@ -93,29 +93,28 @@ def _specs() -> list[ToolSpec]:
     """The tools; every result about a task carries the core's ``supervisor`` field, and its text the monitor's lines."""
     return [
         ToolSpec("init_state", "Define a loop contract",
-                 "Create a loop task: its goal, stop condition and machine-checkable stop checks. Call once before round 1; "
-                 "unattended mode needs at least one stop check. Refuses to overwrite an existing task unless force=true.",
+                 "Create a loop task: goal, stop condition, machine stop checks. Once, before round 1. "
+                 "The monitor's settings come from monitor_profile and the workspace's defaults, set by a person.",
                  InitStateInput, InitResult, lambda ws, r: _pair(ws.init_state(r), summaries.init), destructive=True),
         ToolSpec("append_event", "Append an event",
-                 "Append one event to the task's ledger. Announce every round with kind='round.started' before doing it; "
-                 "use 'note' or 'blocker' for the rest. kind='tool_call' with data = one turn {tool, args, output, error, "
-                 "exit_code, thought, paths, score, ts} feeds the progress monitor, which whispers or pauses through the "
-                 "supervisor field when the agent is going in circles.",
+                 "Append one event. Announce every round with kind='round.started'; 'note' or 'blocker' for the rest. "
+                 "Without harness hooks, report each own tool call as kind='tool_call', data = one turn "
+                 "{tool, args, output, error, exit_code}: the progress monitor watches for circles.",
                  AppendEventInput, EventResult, lambda ws, r: _pair(ws.append_event(r), summaries.event), open_world=True),
         ToolSpec("update_state", "Record a verified round",
-                 "Record one verified round. verification_summary is required (no progress without evidence); "
-                 "status='completed' runs the stop checks first and is refused while any fails.",
+                 "Record one verified round (verification_summary required) and get the verdict: stop.should_stop, the "
+                 "failing checks, the status line. Runs the stop checks unless skip_checks; 'completed' is refused while one fails.",
                  UpdateStateInput, RoundResult, lambda ws, r: _pair(ws.update_state(r), summaries.round_result), open_world=True,
-                 runs_checks=lambda arguments: arguments.get("status") == "completed"),
+                 runs_checks=lambda arguments: not arguments.get("skip_checks")),
         ToolSpec("check_stop", "Run the stop checks",
-                 "Run every stop check (commands in the workspace, paths, text patterns) and the hard limits; "
-                 "returns the verdict (continue, goal_met, limit_reached, completed, blocked, failed) and writes latest-stop-report.json.",
+                 "Run the stop checks and hard limits on demand (update_state already does after each round); "
+                 "returns the verdict and every check, with output for failing ones only.",
                  CheckStopInput, StopResult, lambda ws, r: _pair(ws.check_stop(r), summaries.stop_report), open_world=True,
                  runs_checks=lambda arguments: True),
         ToolSpec("report_status", "Broadcast progress",
-                 "Refresh latest-status.txt and run-summary.md and append to status-history.jsonl: iteration k of max, "
-                 "progress bar, recent round times, ETA, next task, last stop verdict.",
-                 ReportStatusInput, StatusReport, lambda ws, r: _pair(ws.report_status(r), summaries.status)),
+                 "Broadcast progress on demand: refresh latest-status.txt and run-summary.md, append to status-history.jsonl. "
+                 "The text is the status; the structured result is its record.",
+                 ReportStatusInput, StatusResult, lambda ws, r: _status(ws.report_status(r))),
         ToolSpec("compact_state", "Compact the state window",
                  "Move older rounds out of state.json's rolling window (they stay in the ledgers) and trim the context snapshot.",
                  CompactStateInput, CompactResult, lambda ws, r: _pair(ws.compact_state(r), summaries.compact)),
@@ -123,10 +122,8 @@ def _specs() -> list[ToolSpec]:
                  "Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; reports what it fixed.",
                  RebuildStateInput, RebuildResult, lambda ws, r: _pair(ws.rebuild_state(r), summaries.rebuild), destructive=True),
         ToolSpec("detect_spiral", "Check for a spiral",
-                 "The progress monitor's verdict for a task: whether the agent is repeating itself without progress, the signals, "
-                 "a diagnosis naming the root cause, the recent turns and what to do instead. Every turn sent with "
-                 "append_event(kind='tool_call', data=<turn>) is evaluated as it arrives; this only reads the verdict. "
-                 "With turns=[...] it evaluates that list from scratch and touches no state.",
+                 "The progress monitor's verdict: whether the agent repeats itself without progress, the signals, a diagnosis "
+                 "and what to do instead. Turns are judged as they arrive; this only reads. turns=[...] judges that list instead.",
                  DetectSpiralInput, SpiralVerdict, lambda ws, r: _pair(ws.detect_spiral(r), summaries.verdict), read_only=True),
         ToolSpec("list_tasks", "List loop tasks",
                  "List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
@@ -139,6 +136,11 @@ def _specs() -> list[ToolSpec]:
 
 def _pair(result: BaseModel, render: Callable[[Any], str]) -> tuple[BaseModel, str]:
     return result, render(result)
+
+
+def _status(report: StatusReport) -> tuple[BaseModel, str]:
+    """The status text once, as the text; the record and the supervisor as the structured result."""
+    return StatusResult(**dict(report.record), supervisor=report.supervisor), summaries.status(report)
 
 
 def _list(ws: Workspace) -> tuple[BaseModel, str]:
@@ -170,9 +172,39 @@ def _inline(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = _inline(model.model_json_schema())
-    schema.pop("title", None)
+    schema = _lean(_inline(model.model_json_schema()))
+    schema.pop("description", None)  # the model's docstring is for developers; the tool's description speaks to the agent
     return schema
+
+
+def _lean(node: Any) -> Any:
+    """An input schema without what costs the agent characters and tells it nothing.
+
+    Titles restate the property names; an optional field's ``anyOf [X, null]`` with a null default is just X not
+    listed in ``required`` (the core's validator still takes an explicit null); an empty default or
+    ``additionalProperties: true`` says no more than the field's absence from ``required`` or the schema default.
+    """
+    if isinstance(node, list):
+        return [_lean(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    variants = node.get("anyOf")
+    if isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants and node.get("default", 0) is None:
+        other = next(v for v in variants if v != {"type": "null"})
+        node = {**other, **{k: v for k, v in node.items() if k not in ("anyOf", "default")}}
+    out = {}
+    for key, value in node.items():
+        if key == "properties":  # its keys are field names, not keywords
+            out[key] = {name: _lean(sub) for name, sub in value.items()}
+        elif not _says_nothing(key, value):
+            out[key] = _lean(value)
+    return out
+
+
+def _says_nothing(key: str, value: Any) -> bool:
+    if key == "default":
+        return value is None or value is False or value in ("", [], {})
+    return key == "title" or (key, value) == ("additionalProperties", True)
 
 
 class _Tools:

@@ -22,7 +22,7 @@ from . import __version__, demo, install, resources, schemas, summaries
 from .cliflags import add_model_flags, request_from
 from .errors import LoopError, validate_input
 from .requests import (
-    AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, RebuildStateInput,
+    AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateRequest, RebuildStateInput,
     ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
 )
 from .workspace import Workspace
@@ -65,7 +65,9 @@ COMMANDS = (
             "Define the loop contract once, before round 1. Unattended mode needs at least one machine stop check.\n\n"
             "example:\n  strict-loop init_state --goal 'Fix the parser crash' \\\n"
             "    --global-stop-condition 'pytest passes and a regression test exists' \\\n"
-            "    --stop-command 'pytest -q' --require-path tests/test_parser.py", InitStateInput, summaries.init),
+            "    --stop-command 'pytest -q' --require-path tests/test_parser.py\n\n"
+            "The monitor: --monitor-profile, then .agent-loop/monitor-defaults.json, then --monitor (JSON or @file.json).",
+            InitStateRequest, summaries.init),
     Command("append_event", "append one event (e.g. a round announcement)",
             "Append one line to events.jsonl. Announce each round with --kind round.started before doing it.\n\n"
             "example:\n  strict-loop append_event --kind round.started --message 'Round 3: add the regression test'",

@@ -15,6 +15,7 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional, Union
 
+import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
@@ -132,6 +133,9 @@ def _unwrap(annotation: Any) -> Any:
 
 def _help(info: FieldInfo) -> str:
     text = (info.description or "").rstrip(".")
+    cap = next((m.max_length for m in info.metadata if isinstance(m, annotated_types.MaxLen)), None)
+    if cap is not None:
+        text += f" (at most {cap} {'items' if typing.get_origin(_unwrap(info.annotation)) is list else 'characters'})"
     default = _default(info)
     if default is not None:
         text += f" (default: {default})"

@@ -40,17 +40,16 @@ def run(start: int = 6, workspace: Optional[Path] = None, out=sys.stdout) -> Pat
             fh.write(f"{nxt}\n")
         written = int(seq_file.read_text().split()[-1])
         verified = written == nxt and (written * 2 == n or (n % 2 == 1 and written == 3 * n + 1))
-        ws.update_state(
+        result = ws.update_state(  # two calls a round: the answer carries the stop verdict and the status line
             task_id="hailstone", task=f"append the number after {n}", local_done_condition=f"sequence.txt ends with {nxt}",
             result_summary=f"{n} -> {nxt}", verification_summary=f"re-read sequence.txt: last value {written}, rule holds: {verified}",
             progress="made" if verified else "none", evidence=["sequence.txt"], next_task=f"append the number after {nxt}",
             status="completed" if nxt == 1 else "running",  # refused unless the stop check really passes
             context_snapshot=f"sequence so far: {' '.join(map(str, values + [nxt]))}",
         )
-        report = ws.check_stop(task_id="hailstone")
-        status = ws.report_status(task_id="hailstone").text
-        print(status.splitlines()[0], file=out)
-        if report.should_stop:
+        print(result.status_line, file=out)
+        if result.stop is not None and result.stop.should_stop:
+            status = ws.report_status(task_id="hailstone").text
             print(*status.splitlines()[1:], sep="\n", file=out)
             print(f"files: {ws.task_paths('hailstone').root}", file=out)
             return root

@@ -61,7 +61,7 @@ TaskId = Annotated[
     AfterValidator(check_task_id),
     Field(
         description="Task slug: 1-64 chars of a-z, 0-9, '-', '_'; starts with a letter or digit.",
-        json_schema_extra={"pattern": TASK_ID_PATTERN, "maxLength": 64},
+        json_schema_extra={"pattern": TASK_ID_PATTERN},  # the pattern caps the length at 64
     ),
 ]
 
@@ -73,13 +73,9 @@ def not_blank(value: str) -> str:
 
 
 def Text(max_chars: int, description: str, *, required: bool = False) -> Any:
-    """A capped text field; ``required`` also forbids blank text."""
-    return Field(
-        ...,
-        max_length=max_chars,
-        min_length=1 if required else 0,
-        description=f"{description} (at most {max_chars} characters)",
-    )
+    """A capped text field; ``required`` also forbids blank text. The cap is in the schema (``maxLength``)
+    and in the CLI's help, not restated in the description that every tools/list repeats."""
+    return Field(..., max_length=max_chars, min_length=1 if required else 0, description=description)
 
 
 NonBlank = Annotated[str, AfterValidator(not_blank)]
@@ -98,8 +94,5 @@ def Items(max_chars: int) -> Any:
 
 
 def TextList(max_items: int, max_chars: int, description: str) -> Any:
-    return Field(
-        default_factory=list,
-        max_length=max_items,
-        description=f"{description} (at most {max_items} items of {max_chars} characters)",
-    )
+    """A list of capped texts; both caps are in the schema (``maxItems``, the items' ``maxLength``)."""
+    return Field(default_factory=list, max_length=max_items, description=description)

@@ -43,23 +43,20 @@ OperatingMode = Literal["interactive", "unattended"]
 DEFAULT_BLOCKER = "A problem that needs a human decision, credentials, or access the agent does not have."
 
 
-class LoopContract(Strict):
-    """What the loop is for and when it must stop; fixed at init_state."""
+class ContractTerms(Strict):
+    """The contract as the agent states it at init_state: everything but the monitor's settings."""
 
-    goal: NonBlank = Text(4000, "The overall goal of the loop", required=True)
-    global_stop_condition: NonBlank = Text(4000, "When the whole loop may stop, in words", required=True)
-    success_evidence: Annotated[Items(500), Flag(metavar="TEXT")] = TextList(20, 500, "Evidence that must exist when the goal is met")
-    blocker_definition: str = Field(DEFAULT_BLOCKER, max_length=2000, description="What counts as a real blocker (at most 2000 characters)")
+    goal: NonBlank = Text(4000, "The loop's goal", required=True)
+    global_stop_condition: NonBlank = Text(4000, "When the loop may stop, in words", required=True)
+    success_evidence: Annotated[Items(500), Flag(metavar="TEXT")] = TextList(20, 500, "What must exist when the goal is met")
+    blocker_definition: str = Field(DEFAULT_BLOCKER, max_length=2000, description="What counts as a real blocker")
     operating_mode: OperatingMode = Field(
-        "interactive", description="'interactive' (a person watches) or 'unattended' (a supervisor re-invokes the agent; needs at least one stop check)")
+        "interactive", description="'unattended' (no person watching) needs a stop check")
     stop_checks: Annotated[StopChecks, Flag(flatten=True, group="stop checks (all must pass for the goal to count as met)")] = Field(
-        default_factory=StopChecks, validate_default=True, description="Machine-checkable stop rules")
+        default_factory=StopChecks, validate_default=True, description="Machine checks; all pass = goal met")
     limits: Annotated[Limits, Flag(flatten=True, group="limits")] = Field(default_factory=Limits, description="Hard limits")
     unattended: Annotated[UnattendedSettings, Flag(flatten=True, group="unattended supervisor budgets")] = Field(
-        default_factory=UnattendedSettings, description="Unattended supervisor budgets")
-    monitor: Annotated[MonitorSettings, Flag(json=True, note="e.g. '{\"thresholds\": {\"identical_repeats\": 3}}'")] = Field(
-        default_factory=MonitorSettings,
-        description="Spiral detection thresholds and the escalation ladder; workspace defaults come from .agent-loop/monitor-defaults.json")
+        default_factory=UnattendedSettings, description="Budgets when unattended")
 
     @field_validator("stop_checks")
     @classmethod
@@ -70,6 +67,14 @@ class LoopContract(Strict):
                 "stop_checks.commands (e.g. 'pytest -q'), stop_checks.paths_exist or stop_checks.text_patterns"
             )
         return checks
+
+
+class LoopContract(ContractTerms):
+    """What the loop is for and when it must stop; fixed at init_state."""
+
+    monitor: MonitorSettings = Field(
+        default_factory=MonitorSettings,
+        description="Spiral detection and the escalation ladder: a profile, then .agent-loop/monitor-defaults.json, then a person's overrides")
 
 
 class Counters(Strict):
@@ -122,6 +127,11 @@ class StopSummary(Strict):
     failed: int = Field(0, ge=0)
     reason: str = Field("", max_length=500)
 
+    @classmethod
+    def of(cls, report: StopReport) -> StopSummary:
+        return cls(checked_at=report.checked_at, verdict=report.verdict, should_stop=report.should_stop,
+                   passed=report.passed, failed=report.failed, reason=report.reason[:500])
+
 
 RETIRED_FIELDS: dict[str, tuple[str, ...]] = {"TaskState": ("workspace_root",)}
 """Fields older versions wrote and this one no longer keeps; dropped when such a file is loaded."""
@@ -160,21 +170,21 @@ class RoundHeader(Strict):
 class RoundFields(Strict):
     """What the agent reports about one round: the fields of update_state and of iterations.jsonl."""
 
-    task: NonBlank = Text(2000, "The one atomic task this round did", required=True)
-    local_done_condition: str = Field("", max_length=2000, description="How this round's task counts as done")
+    task: NonBlank = Text(2000, "The one atomic task of this round", required=True)
+    local_done_condition: str = Field("", max_length=2000, description="When this task counts as done")
     result_summary: NonBlank = Text(20000, "What the round produced", required=True)
     verification_summary: NonBlank = Text(
-        20000, "The evidence that the result is real (command run and its outcome); required", required=True)
-    progress: Progress = Field("made", description="'made' if the round moved the goal forward, else 'none'")
-    status: Status = Field("running", description="running, completed (only when stop checks pass), blocked or failed")
-    stop_reason: str = Field("", max_length=2000, validate_default=True, description="Why the loop stops; required for blocked or failed")
-    needs_human_input: bool = Field(False, description="True when a person must act before the loop can go on")
-    evidence: Annotated[Items(1000), Flag(metavar="TEXT")] = TextList(50, 1000, "Evidence items: commands, outputs, file paths")
+        20000, "The command run and what it showed", required=True)
+    progress: Progress = Field("made", description="'none' if the goal did not move")
+    status: Status = Field("running", description="'completed' only when the stop checks pass")
+    stop_reason: str = Field("", max_length=2000, validate_default=True, description="Why; required for blocked or failed")
+    needs_human_input: bool = Field(False, description="A person must act before the loop goes on")
+    evidence: Annotated[Items(1000), Flag(metavar="TEXT")] = TextList(50, 1000, "Commands, outputs, file paths")
     artifacts: Annotated[Items(1000), Flag(("--artifacts", "--artifact"), metavar="PATH")] = TextList(
         50, 1000, "Files this round produced or changed")
-    next_task: Optional[str] = Field(None, max_length=2000, description="The next atomic task (omit to keep the current one)")
+    next_task: Optional[str] = Field(None, max_length=2000, description="The next atomic task (omit: unchanged)")
     context_snapshot: Optional[str] = Field(
-        None, max_length=20000, description="Compact summary a fresh session needs to resume (omit to keep)")
+        None, max_length=20000, description="What a fresh session needs to resume (omit: unchanged)")
 
 
 class IterationRecord(RoundFields, RoundHeader):

@@ -12,15 +12,20 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator
 
 from .fields import EVENT_KIND_PATTERN, MAX_JSON_DEPTH, Flag, NonBlank, Strict, TaskId, Text, too_deep
-from .models import LoopContract, RoundFields
+from .models import ContractTerms, LoopContract, RoundFields
+from .settings import MonitorProfile, MonitorSettings
 from .turns import Turn, read_turns
 
 MAX_EVENT_DATA_BYTES = 64 * 1024
 
 OptionalTaskId = Optional[TaskId]
+
+TURNS_SCHEMA = {"type": "array", "maxItems": 5000, "items": {
+    "type": "object", "description": "{tool, args, output, error, exit_code, thought, paths, score, ts}: see turn.schema.json"}}
+"""The turn format is defined once (``Turn``, published as turn.schema.json); the tool names it instead of repeating it."""
 
 SYSTEM_KINDS = frozenset({"round.completed"})
 SYSTEM_PREFIXES = ("task.", "spiral.", "stop.", "state.", "snapshot.", "workspace.", "legacy.", "trust.")
@@ -29,17 +34,33 @@ answer, a new contract for rebuild_state to trust, or a recorded round."""
 
 
 class TaskRef(Strict):
-    task_id: OptionalTaskId = Field(None, description="Task id; may be omitted when exactly one task is running")
+    task_id: OptionalTaskId = Field(None, description="Omit when one task runs")
 
 
-class InitStateInput(LoopContract):
-    task_id: OptionalTaskId = Field(None, description="Task id slug; derived from the goal when omitted")
+class InitStateInput(ContractTerms):
+    """init_state as an agent calls it (the MCP tool): the contract, with the monitor chosen by a profile name.
+
+    The monitor's knobs are a person's to set (``InitStateRequest``, the workspace defaults file): an agent
+    that could tune them could also switch off what watches it.
+    """
+
+    task_id: OptionalTaskId = Field(None, description="Task id; default: a slug of the goal")
     next_task: str = Field("", max_length=2000, description="The first atomic task")
-    force: bool = Field(False, description="Replace an existing task of the same id (its files are moved aside, not deleted)")
+    force: bool = Field(False, description="Replace an existing task (its files are moved aside)")
+    monitor_profile: MonitorProfile = Field("default", description="Spiral monitor: strict fires sooner, lenient later")
 
-    def contract(self) -> LoopContract:
-        """The contract part of the request (what is stored in state.json)."""
-        return LoopContract.model_validate(self.model_dump(include=set(LoopContract.model_fields)))
+    def contract(self, monitor: MonitorSettings) -> LoopContract:
+        """The contract part of the request (what is stored in state.json), with the resolved monitor settings."""
+        terms = self.model_dump(include=set(ContractTerms.model_fields))
+        return LoopContract.model_validate({**terms, "monitor": monitor.model_dump()})
+
+
+class InitStateRequest(InitStateInput):
+    """init_state as a person calls it (CLI, Python): also per-task monitor settings."""
+
+    monitor: Annotated[MonitorSettings, Flag(json=True, note="e.g. '{\"thresholds\": {\"identical_repeats\": 3}}'")] = Field(
+        default_factory=MonitorSettings,
+        description="Monitor settings that override the profile and .agent-loop/monitor-defaults.json (only those given)")
 
 
 def _json_size(value: dict[str, Any]) -> dict[str, Any]:
@@ -61,11 +82,11 @@ def _json_size(value: dict[str, Any]) -> dict[str, Any]:
 class AppendEventInput(TaskRef):
     kind: str = Field(
         ..., max_length=64, pattern=EVENT_KIND_PATTERN,
-        description="Dotted lowercase kind, e.g. round.started, round.completed, note, blocker, tool_call",
+        description="round.started, note, blocker, tool_call, or your own dotted kind",
     )
     message: NonBlank = Text(8000, "What happened, in one or a few sentences", required=True)
     data: Annotated[dict[str, Any], Flag(json=True)] = Field(
-        default_factory=dict, description="Structured details (a JSON object, at most 64 KiB)")
+        default_factory=dict, description="Details (at most 64 KiB); for tool_call, one turn")
 
     _data_size = field_validator("data")(_json_size)
 
@@ -79,6 +100,8 @@ class AppendEventInput(TaskRef):
 
 
 class UpdateStateInput(RoundFields, TaskRef):
+    skip_checks: bool = Field(False, description="Don't run the stop checks now ('completed' always runs them)")
+
     @field_validator("stop_reason")
     @classmethod
     def _reason_for_stop(cls, reason: str, info: ValidationInfo) -> str:
@@ -97,12 +120,12 @@ class TrustInput(TaskRef):
 
 
 class ReportStatusInput(TaskRef):
-    label: Optional[str] = Field(None, max_length=100, description="Optional tag for this broadcast, e.g. 'heartbeat'")
+    label: Optional[str] = Field(None, max_length=100, description="A tag, e.g. 'heartbeat'")
 
 
 class CompactStateInput(TaskRef):
     keep: Optional[int] = Field(
-        None, ge=0, le=50, description="Rounds to keep in the window (default: half of limits.history_window)"
+        None, ge=0, le=50, description="Rounds to keep (default: half the history window)"
     )
 
 
@@ -115,9 +138,9 @@ class RebuildStateInput(TaskRef):
 
 
 class DetectSpiralInput(Strict):
-    task_id: OptionalTaskId = Field(None, description="Task whose current verdict to read (default: the only running task)")
-    turns: Annotated[Optional[list[Turn]], Flag(metavar="FILE.jsonl", load=read_turns, note="a JSONL file, one turn per line")] = Field(
-        None, max_length=5000, description="Evaluate these turns from scratch instead (nothing is read or written)")
+    task_id: OptionalTaskId = Field(None, description="Omit when one task runs")
+    turns: Annotated[Optional[list[Turn]], Flag(metavar="FILE.jsonl", load=read_turns, note="a JSONL file, one turn per line"),
+                     WithJsonSchema(TURNS_SCHEMA)] = Field(None, max_length=5000, description="Evaluate these turns instead (writes nothing)")
 
 
 class ResumeInput(TaskRef):

@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from .models import OperatingMode, Progress, Status, StatusRecord, StopReport, TaskState
+from .models import CheckResult, OperatingMode, Progress, Status, StatusRecord, StopReport, StopVerdict, TaskState
 from .monitor import Supervisor, SupervisorMessage  # noqa: F401 (adapters import them from here)
 
 SupervisorField = Annotated[Supervisor, Field(default_factory=Supervisor,
@@ -30,6 +30,23 @@ class EventResult(BaseModel):
     supervisor: SupervisorField
 
 
+class StopBrief(BaseModel):
+    """check_stop's answer in brief: stop or continue, why, and the failing checks only (with their output)."""
+
+    should_stop: bool
+    verdict: StopVerdict
+    reason: str
+    passed: int = 0
+    failed: int = 0
+    failing: list[CheckResult] = Field(default_factory=list, description="The checks that fail, with their output")
+    checks_run: bool = Field(True, description="False when the stop checks were skipped or refused: the verdict rests on status and limits")
+
+    @classmethod
+    def of(cls, report: StopReport, checks_run: bool = True) -> "StopBrief":
+        return cls(should_stop=report.should_stop, verdict=report.verdict, reason=report.reason, passed=report.passed,
+                   failed=report.failed, failing=[c for c in report.checks if not c.passed], checks_run=checks_run)
+
+
 class RoundResult(BaseModel):
     task_id: str
     iteration: int
@@ -40,6 +57,8 @@ class RoundResult(BaseModel):
     round_file: str
     warnings: list[str] = Field(default_factory=list)
     supervisor: SupervisorField
+    stop: Optional[StopBrief] = Field(None, description="Whether the loop goes on, decided after this round: no check_stop call needed")
+    status_line: str = Field("", description="The status headline report_status would print (latest-status.txt is refreshed)")
 
 
 class StatusReport(BaseModel):
@@ -102,6 +121,12 @@ class TrustResult(BaseModel):
     command_timeout_s: float
     newly_trusted: bool = Field(..., description="False if they were already trusted (or there are none)")
     record: str = Field(..., description="The file holding this machine's trust records")
+    supervisor: SupervisorField
+
+
+class StatusResult(StatusRecord):
+    """report_status's structured answer: the status record (its text is the tool's text, said once) and the supervisor."""
+
     supervisor: SupervisorField
 
 

@@ -21,11 +21,15 @@ import re
 import stat
 import subprocess
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import LoopError
 from .settings import MonitorSettings
 from .snapstore import ForeignStore, SnapshotError, SnapshotStore
+
+if TYPE_CHECKING:
+    from .models import TaskState
+    from .store import TaskStore
 
 __all__ = ["ForeignStore", "SnapshotError", "SnapshotRefused", "Snapshots", "after_round", "forget_task"]
 
@@ -247,3 +251,20 @@ def after_round(root: Path, task_id: str, index_dir: Path, settings: MonitorSett
     if data["skipped_count"] > len(big[:3]) + len(nested[:3]):
         message += f" (of {data['skipped_count']} left out; see data.skipped)"
     return "snapshot.taken", message, data
+
+
+def record_after_round(root: Path, store: TaskStore, state: TaskState, iteration: int) -> list[str]:
+    """Snapshot after a round, outside the task's lock (a big tree takes seconds), then record it under the lock.
+
+    The round is already recorded, so nothing here fails the call: a problem comes back as a warning.
+    """
+    event = after_round(root, store.task_id, store.paths.root, state.contract.monitor,
+                                  state.created_at, iteration)
+    if event is None:
+        return []
+    try:
+        with store.locked():
+            store.append_event(*event)
+    except (LoopError, OSError) as exc:
+        return [f"the snapshot of round {iteration} was taken but its event was not recorded: {str(exc)[:200]}"]
+    return [event[1]] if event[0] == "snapshot.failed" else []

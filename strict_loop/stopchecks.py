@@ -302,8 +302,12 @@ def limit_results(state: TaskState) -> list[LimitResult]:
     ]
 
 
-def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult]) -> tuple[StopVerdict, str]:
-    """The verdict, in precedence order: terminal status, goal met, limit hit, continue."""
+def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult], not_run: str = "") -> tuple[StopVerdict, str]:
+    """The verdict, in precedence order: terminal status, goal met, limit hit, continue.
+
+    ``not_run`` says why the contract's checks were not run (skipped, or refused as untrusted): the verdict then rests
+    on the status and the limits, and a 'continue' gives that reason.
+    """
     failed = [c for c in checks if not c.passed]
     if state.status in ("blocked", "failed"):
         return state.status, state.stop_reason or f"task is {state.status}"
@@ -320,13 +324,19 @@ def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult
         names = ", ".join(f"{c.kind} {c.target[:60]!r}" for c in failed[:3])
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
         return "continue", f"{len(failed)} of {len(checks)} stop checks fail: {names}{more}"
+    if not_run:
+        return "continue", not_run
     return "continue", "no machine stop checks defined; the loop continues until recorded as completed"
 
 
-def report(state: TaskState, checks: list[CheckResult], checked_at: str) -> StopReport:
-    """The stop report for ``state``: the checks' results, the hard limits, and the verdict."""
+def report(state: TaskState, checks: list[CheckResult], checked_at: str, not_run: str = "") -> StopReport:
+    """The stop report for ``state``: the checks' results, the hard limits, and the verdict.
+
+    Output is kept for failing checks only: a passing command's output tells the agent nothing it must act on.
+    """
     limits = limit_results(state)
-    verdict, reason = decide(state, checks, limits)
+    verdict, reason = decide(state, checks, limits, not_run)
+    checks = [c if not c.passed or not c.output_tail else c.model_copy(update={"output_tail": ""}) for c in checks]
     passed = sum(c.passed for c in checks)
     return StopReport(
         task_id=state.task_id, checked_at=checked_at, iteration=state.counters.iteration, status=state.status,

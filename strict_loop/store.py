@@ -27,7 +27,7 @@ from .timefmt import now_iso
 # Recovery, reports and the JSON Schema check are imported where they are used: the hook handler
 # (once per agent tool call) loads a state and appends an event, and should pay for no more.
 if TYPE_CHECKING:
-    from .results import StatusReport, Supervisor
+    from .results import RoundResult, StatusReport, Supervisor
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -187,19 +187,21 @@ class TaskStore:
         except (OSError, LoopError):
             return None
 
-    def write_status(self, state: TaskState, label: Optional[str], *, record: bool, sup: Optional[Supervisor] = None) -> StatusReport:
+    def write_status(self, state: TaskState, label: Optional[str], *, record: bool, sup: Optional[Supervisor] = None,
+                     sync: bool = True) -> StatusReport:
         """latest-status.txt and run-summary.md (with the monitor's pause or whispers); with ``record``, also a line in
-        status-history.jsonl."""
+        status-history.jsonl. ``sync`` off: both files are derived from state.json and rewritten every round, so a
+        power cut may only bring back the previous version."""
         from .reporting import run_summary, status_record, status_text
         from .results import StatusReport, Supervisor
 
         sup = sup or Supervisor()
         rec = status_record(state, now_iso(), label, sup)
         text = status_text(state, rec, sup)
-        atomic_write(self.paths.latest_status, text.encode())
+        atomic_write(self.paths.latest_status, text.encode(), sync=sync)
         if record:
             append_line(self.paths.status_history, dumps_line(rec.model_dump(mode="json")))
-        atomic_write(self.paths.run_summary, run_summary(state, text, self.last_stop_report()).encode())
+        atomic_write(self.paths.run_summary, run_summary(state, text, self.last_stop_report()).encode(), sync=sync)
         return StatusReport(text=text, record=rec, supervisor=sup)
 
     def retried_round(self, state: TaskState, req: RoundFields) -> Optional[IterationRecord]:
@@ -222,6 +224,29 @@ class TaskStore:
         with closing(records_backwards(self.paths.events)) as events:  # read only when the text repeats
             announced = next((ev.get("data") for ev in events if ev.get("kind") == "round.started"), None)
         return rec if isinstance(announced, dict) and announced.get("iteration") == rec.iteration else None
+
+    def answer_retry(self, state: TaskState, rec: IterationRecord) -> RoundResult:
+        """Answer a retry with the round already recorded, completing what its first call left undone (caller holds the lock)."""
+        steps: list[tuple[str, Any]] = [("saving state.json", lambda: self.save(state))]
+        if not self.paths.round_file(rec.iteration).is_file():
+            steps.append((f"writing {self.paths.round_file(rec.iteration).name}", lambda: self.write_round_note(rec)))
+        problems = self.settle(rec.iteration, steps)
+        note = (f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
+                "-- to record a new round, announce it first with append_event kind=round.started")
+        return self.round_result(state, rec, [note] + problems)
+
+    def round_result(self, state: TaskState, rec: IterationRecord, warnings: list[str]) -> RoundResult:
+        from .results import RoundResult
+
+        return RoundResult(
+            task_id=self.task_id, iteration=rec.iteration, status=state.status, progress=rec.progress,
+            consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
+            round_file=str(self.paths.round_file(rec.iteration)), warnings=warnings,
+        )
+
+    def settle_locked(self, iteration: int, steps: list[tuple[str, Callable[[], object]]]) -> list[str]:
+        with self.locked():
+            return self.settle(iteration, steps)
 
     @staticmethod
     def settle(iteration: int, steps: list[tuple[str, Callable[[], object]]]) -> list[str]:

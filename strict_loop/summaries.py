@@ -54,6 +54,11 @@ def event(r: EventResult) -> str:
 def round_result(r: RoundResult) -> str:
     lines = [f"recorded round {r.iteration} of '{r.task_id}': progress {r.progress}, status {r.status}, "
              f"took {human_duration(r.duration_s)}; notes in {r.round_file}"]
+    if r.stop is not None:
+        lines.append(f"{'STOP' if r.stop.should_stop else 'continue'}: {r.stop.verdict} -- {r.stop.reason}")
+        lines += [f"  [FAIL] {c.kind} {c.target}: {c.detail}" for c in r.stop.failing]
+    if r.status_line:
+        lines.append(r.status_line)
     lines += [f"warning: {w}" for w in r.warnings]
     return "\n".join(lines)
 

@@ -18,7 +18,7 @@ from .errors import LoopError, StateDamaged, validate_input
 from .fields import parse_json
 from .fsio import append_line, atomic_write, dumps_line, read_own
 from .monitor import Alert, MonitorState, Supervisor
-from .settings import MonitorSettings
+from .settings import MONITOR_PROFILES, MonitorSettings
 from .spiral import turn_paths
 from .store import TaskStore
 from .timefmt import now_iso
@@ -241,18 +241,21 @@ def _notice(req: ResumeInput) -> str:
     return f"Resumed by a person ({what}).{said}"
 
 
-def monitor_settings(defaults: Path, requested: MonitorSettings) -> MonitorSettings:
-    """A new task's monitor settings: the workspace defaults file (if any), overridden by what the request set."""
-    if not defaults.is_file():
-        return requested
-    try:
-        base = parse_json(defaults.read_bytes())
-    except OSError as exc:
-        raise LoopError(str(defaults), f"cannot be read ({exc.strerror or exc})", "fix it or remove it") from None
-    except ValueError as exc:
-        raise LoopError(str(defaults), str(exc), "fix it or remove it") from None
-    merged = _deep_merge(base if isinstance(base, dict) else {}, requested.model_dump(exclude_unset=True))
-    return validate_input(MonitorSettings, merged, defaults.name)
+def monitor_settings(defaults: Path, profile: str = "default", overrides: Optional[MonitorSettings] = None) -> MonitorSettings:
+    """A new task's monitor settings: the named profile, then the workspace defaults file (if any), then the
+    settings a person gave for this task. What a person wrote wins over the preset an agent picked."""
+    merged: dict[str, Any] = MONITOR_PROFILES[profile]
+    if defaults.is_file():
+        try:
+            base = parse_json(defaults.read_bytes())
+        except OSError as exc:
+            raise LoopError(str(defaults), f"cannot be read ({exc.strerror or exc})", "fix it or remove it") from None
+        except ValueError as exc:
+            raise LoopError(str(defaults), str(exc), "fix it or remove it") from None
+        merged = _deep_merge(merged, base if isinstance(base, dict) else {})
+    if overrides is not None:
+        merged = _deep_merge(merged, overrides.model_dump(exclude_unset=True))
+    return validate_input(MonitorSettings, merged, defaults.name if defaults.is_file() else "monitor")
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

@@ -17,19 +17,19 @@ MAX_TURN_TEXT = 16000
 
 
 class Turn(BaseModel):
-    """An agent action and its result; only ``tool`` matters for a turn with no tool call ('message')."""
+    """One agent action and its result."""
 
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
-    tool: str = Field("message", max_length=200, description="Tool name (bash, Edit, apply_patch, str_replace_editor, ...); 'message' for a turn with no tool call")
-    args: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments")
-    output: str = Field("", description=f"What came back (long text keeps its head and tail, {MAX_TURN_TEXT} characters in all)")
-    error: Optional[bool] = Field(None, description="Whether the call failed, if known")
-    exit_code: Optional[int] = Field(None, description="Exit code of a command, if any")
-    thought: str = Field("", description="The agent's text around the call")
-    paths: Optional[list[str]] = Field(None, description="Files the call touched; derived from args when absent")
-    score: Optional[float] = Field(None, description="A verifier score after this turn, if any (higher is better)")
-    ts: Optional[str] = Field(None, description="When the turn happened (ISO 8601)")
+    tool: str = Field("message", max_length=200, description="Tool name; 'message' for a turn without one")
+    args: dict[str, Any] = Field(default_factory=dict, description="Its arguments")
+    output: str = Field("", description="What came back (clipped to head and tail)")
+    error: Optional[bool] = Field(None, description="Whether it failed")
+    exit_code: Optional[int] = Field(None, description="A command's exit code")
+    thought: str = Field("", description="The agent's text around it")
+    paths: Optional[list[str]] = Field(None, description="Files touched (default: from args)")
+    score: Optional[float] = Field(None, description="A verifier score; higher is better")
+    ts: Optional[str] = Field(None, description="ISO 8601 time")
 
     def model_post_init(self, context: Any, /) -> None:
         self.output = clip(self.output)

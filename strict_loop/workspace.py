@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from . import __version__, legacy, monitor, rounds, secrets, snapshots, stopchecks, trust
+from . import __version__, legacy, monitor, rounds, secrets, snapshots, verdicts
 from .errors import LoopError, TaskNotFound, boundary, validate_input
 from .fsio import LOCK_TIMEOUT_S, atomic_write, dumps_doc, iter_lines, tail_lines, trim_torn_tail
 from .layout import Layout, TaskPaths, slug_from_goal
@@ -22,7 +22,7 @@ from .monitor import SpiralVerdict, Supervisor
 from .recovery import LEDGERS
 from .recording import record_turn
 from .requests import (
-    AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, RebuildStateInput,
+    AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, InitStateRequest, RebuildStateInput,
     ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
 )
 from .results import (
@@ -53,9 +53,9 @@ class Workspace:
     @boundary("init_state")
     def init_state(self, request: InitStateInput | None = None, /, **params: Any) -> InitResult:
         """Define the loop contract and create the task's files."""
-        req: InitStateInput = validate_input(InitStateInput, request or params, "init_state")
-        contract = req.contract()
-        contract.monitor = monitor_settings(self.layout.monitor_defaults, req.monitor)
+        req: InitStateInput = request if isinstance(request, InitStateInput) else validate_input(InitStateRequest, request or params, "init_state")
+        overrides = req.monitor if isinstance(req, InitStateRequest) else None
+        contract = req.contract(monitor_settings(self.layout.monitor_defaults, req.monitor_profile, overrides))
         size = len(json.dumps(contract.model_dump(mode="json")).encode())
         if size > MAX_CONTRACT_BYTES:
             raise LoopError("init_state", f"the loop contract is {size} bytes; the cap is {MAX_CONTRACT_BYTES}",
@@ -80,13 +80,13 @@ class Workspace:
             store.create_folders()
             store.append_event("task.initialized", f"loop initialized: {req.goal[:200]}",
                                {"task_id": store.task_id, "created_at": ts, "written_by": f"strict-agent-loop {__version__}",
-                                "contract": contract.model_dump(mode="json")})
+                                "monitor_profile": req.monitor_profile, "contract": contract.model_dump(mode="json")})
             store.save(state)
             if dropped:
                 store.append_event(*dropped)
             store.write_status(state, None, record=False)
         self.index.register(state)
-        _snapshot(self.root, store, state, 0)
+        snapshots.record_after_round(self.root, store, state, 0)
         return InitResult(task_id=store.task_id, task_dir=str(store.paths.root), created_at=ts, replaced=replaced)
 
     @boundary("append_event")
@@ -120,7 +120,8 @@ class Workspace:
 
     @boundary("update_state")
     def update_state(self, request: UpdateStateInput | None = None, /, **params: Any) -> RoundResult:
-        """Record one verified round (refused without verification, or 'completed' while checks fail).
+        """Record one verified round (refused without verification, or 'completed' while checks fail); answer with the
+        stop verdict and the status line, so that a quiet round costs the agent two calls (announce, record).
 
         The ledger line is the commit point: a failure before it records nothing; a failure after it
         (a full disk while saving state.json) is a warning, since the round stands. A retry of the
@@ -130,13 +131,20 @@ class Workspace:
         store = self._store(req.task_id)
         sup = TaskSupervision(store, self.root)
         sup.refuse_round("update_state")  # before the stop checks run, and again under the lock
-        report = self._completion_report(store, req) if req.status == "completed" else None
+        report = verdicts.before_completed(self.trust_store, self.root, store, req) if req.status == "completed" else None
+        result, state, shown = self._record_round(store, sup, req, report)
+        return verdicts.after_round(self.trust_store, sup, state, req, report, result, shown)
+
+    def _record_round(self, store: TaskStore, sup: TaskSupervision, req: UpdateStateInput,
+                      report: Optional[StopReport]) -> tuple[RoundResult, TaskState, Optional[StatusReport]]:
+        """The round's commit; the status broadcast too when no stop check will run after it (one lock, not two)."""
+        shown: list[StatusReport] = []
         with store.locked():
             sup.refuse_round("update_state")
             state = store.load_current()
             recorded = store.retried_round(state, req)
             if recorded is not None:
-                return _retried_round(store, state, recorded).model_copy(update={"supervisor": sup.deliver()})
+                return store.answer_retry(state, recorded).model_copy(update={"supervisor": sup.deliver()}), state, None
             rounds.check_round_input(state, req)
             iteration, ts = state.counters.iteration + 1, now_iso()
             announced = state.current_round if state.current_round and state.current_round.iteration == iteration else None
@@ -144,41 +152,38 @@ class Workspace:
             duration = seconds_between(started, ts) if started else None
             rec = IterationRecord(iteration=iteration, recorded_at=ts, started_at=started,
                                   duration_s=round(duration, 3) if duration is not None else None,
-                                  **req.model_dump(exclude={"task_id"}))
+                                  **req.model_dump(exclude={"task_id", "skip_checks"}))
             store.commit_round(rec)
             old_status = state.status
             rounds.fold(state, rec)
             steps: list[tuple[str, Any]] = [(f"writing {store.paths.round_file(iteration).name}", lambda: store.write_round_note(rec))]
             if report is not None:
-                state.last_stop = _summary(report)
+                state.last_stop = StopSummary.of(report)
                 steps.append(("writing latest-stop-report.json",
                               lambda: atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))))
             steps += [("saving state.json", lambda: store.save(state)),
                       ("recording the round.completed event", lambda: store.append_event(
                           "round.completed", f"round {iteration} recorded: {req.task[:200]}",
                           {"iteration": iteration, "progress": req.progress, "status": req.status}))]
+            if req.skip_checks or not verdicts.checks_due(state, report):
+                steps.append(("writing latest-status.txt",
+                              lambda: shown.append(store.write_status(state, None, record=False, sup=sup.view(), sync=False))))
             problems = store.settle(iteration, steps)
             view = sup.deliver()
-        problems += _snapshot(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
+        problems += snapshots.record_after_round(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
         if state.status != old_status:
             problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
-        result = _round_result(store, state, rec, rounds.warnings(state, announced is not None) + problems)
-        return result.model_copy(update={"supervisor": view})
+        result = store.round_result(state, rec, rounds.warnings(state, announced is not None) + problems)
+        return result.model_copy(update={"supervisor": view}), state, (shown[0] if shown else None)
 
     @boundary("check_stop")
     def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopResult:
         """Run the stop checks and hard limits; write latest-stop-report.json."""
         req: CheckStopInput = validate_input(CheckStopInput, request or params, "check_stop")
         store = self._store(req.task_id)
-        report = _stop_report(self.trust_store, self.root, store.load(), "check_stop")  # outside the lock: commands may take minutes
+        report = verdicts.stop_report(self.trust_store, self.root, store.load(), "check_stop")  # outside the lock: commands may take minutes
         with store.locked():
-            state = store.load_current()
-            report = report.model_copy(update={"iteration": state.counters.iteration, "status": state.status})
-            atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))
-            state.last_stop = _summary(report)
-            store.save(state)
-            store.append_event("stop.checked", f"stop check: {report.verdict} ({report.reason[:200]})",
-                               {"verdict": report.verdict, "passed": report.passed, "failed": report.failed})
+            report = verdicts.record_stop(store, report)
             view = TaskSupervision(store, self.root).deliver()
         return StopResult(**dict(report), supervisor=view)
 
@@ -320,67 +325,4 @@ class Workspace:
                             "write to it once (e.g. append_event) to migrate it")
         return found
 
-    def _completion_report(self, store: TaskStore, req: UpdateStateInput) -> Optional[StopReport]:
-        """Before recording a 'completed' round, run the checks (outside the lock: they may take minutes); refuse while any fails."""
-        state = store.load()
-        if store.retried_round(state, req) is not None:
-            return None
-        rounds.check_round_input(state, req)
-        if not state.contract.stop_checks.count():
-            return None
-        report = _stop_report(self.trust_store, self.root, state, "update_state.status")
-        failing = [c for c in report.checks if not c.passed]
-        if failing:
-            detail = "; ".join(f"{c.kind} {c.target[:60]!r}: {c.detail}" for c in failing[:3])
-            raise LoopError("update_state.status", f"cannot be 'completed' while {len(failing)} stop check(s) fail ({detail})",
-                            "fix what the checks report, or record this round with status 'running'")
-        return report
 
-
-def _stop_report(trust_store: TrustStore, root: Path, state: TaskState, operation: str) -> StopReport:
-    """Run the checks, if this machine trusts the contract's commands (see ``trust.py``)."""
-    if not trust_store.is_trusted(root, state.task_id, state.contract.stop_checks):
-        raise trust.refusal(state.task_id, state.contract.stop_checks, operation)
-    checks = stopchecks.run_checks(state.contract.stop_checks, root)
-    return stopchecks.report(state, checks, now_iso())
-
-
-def _retried_round(store: TaskStore, state: TaskState, rec: IterationRecord) -> RoundResult:
-    """Answer a retry with the round already recorded, completing what its first call left undone (caller holds the lock)."""
-    steps: list[tuple[str, Any]] = [("saving state.json", lambda: store.save(state))]
-    if not store.paths.round_file(rec.iteration).is_file():
-        steps.append((f"writing {store.paths.round_file(rec.iteration).name}", lambda: store.write_round_note(rec)))
-    problems = store.settle(rec.iteration, steps)
-    note = (f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
-            "-- to record a new round, announce it first with append_event kind=round.started")
-    return _round_result(store, state, rec, [note] + problems)
-
-
-def _round_result(store: TaskStore, state: TaskState, rec: IterationRecord, warnings: list[str]) -> RoundResult:
-    return RoundResult(
-        task_id=store.task_id, iteration=rec.iteration, status=state.status, progress=rec.progress,
-        consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
-        round_file=str(store.paths.round_file(rec.iteration)), warnings=warnings,
-    )
-
-
-def _summary(report: StopReport) -> StopSummary:
-    return StopSummary(checked_at=report.checked_at, verdict=report.verdict, should_stop=report.should_stop,
-                       passed=report.passed, failed=report.failed, reason=report.reason[:500])
-
-
-def _snapshot(root: Path, store: TaskStore, state: TaskState, iteration: int) -> list[str]:
-    """Snapshot after a round, outside the task's lock (a big tree takes seconds), then record it under the lock.
-
-    The round is already recorded, so nothing here fails the call: a problem comes back as a warning.
-    """
-    event = snapshots.after_round(root, store.task_id, store.paths.root, state.contract.monitor,
-                                  state.created_at, iteration)
-    if event is None:
-        return []
-    try:
-        with store.locked():
-            store.append_event(*event)
-    except (LoopError, OSError) as exc:
-        return [f"the snapshot of round {iteration} was taken but its event was not recorded: {str(exc)[:200]}"]
-    return [event[1]] if event[0] == "snapshot.failed" else []

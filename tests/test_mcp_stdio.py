@@ -31,17 +31,21 @@ async def test_full_loop_over_stdio(ws_dir):
             err, out, text = await call(client, "update_state", task_id="site", task=f"step {i}", result_summary=f"wrote v{i}",
                                         verification_summary=f"cat index.html shows {i}", evidence=["cat index.html"])
             assert not err and out["iteration"] == i and out["warnings"] == [], text
+            # the answer says whether to go on (failing checks only) and what report_status would say
+            assert out["stop"]["should_stop"] is False and out["stop"]["verdict"] == "continue"
+            assert [c["target"] for c in out["stop"]["failing"]] == ["index.html::<title>"] and out["stop"]["passed"] == 1
+            assert out["status_line"].startswith(f"[strict-loop] site | running | iteration {i} of 20") and out["status_line"] in text
         err, out, text = await call(client, "check_stop", task_id="site")
         assert not err and out["verdict"] == "continue" and out["passed"] == 1 and out["failed"] == 1
         assert "index.html lacks '<title>'" in text
         (ws_dir / "index.html").write_text("<html><title>t</title></html>")
         err, out, _ = await call(client, "update_state", task_id="site", task="add title", result_summary="title added",
                                  verification_summary="grep title index.html", status="completed")
-        assert not err and out["status"] == "completed"
+        assert not err and out["status"] == "completed" and out["stop"]["verdict"] == "goal_met" and out["stop"]["should_stop"]
         err, out, _ = await call(client, "check_stop", task_id="site")
         assert out["verdict"] == "goal_met" and out["should_stop"] is True
         err, out, text = await call(client, "report_status", task_id="site")
-        assert not err and out["record"]["iteration"] == 4 and "iteration 4 of 20" in text
+        assert not err and out["iteration"] == 4 and "iteration 4 of 20" in text and "text" not in out
         err, out, _ = await call(client, "list_tasks")
         assert not err and [(t["task_id"], t["status"]) for t in out["tasks"]] == [("site", "completed")]
         err, out, _ = await call(client, "show_task", task_id="site")

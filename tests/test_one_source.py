@@ -12,8 +12,8 @@ from mcp_helpers import memory_client
 from strict_loop import cli
 from strict_loop.cliflags import request_from
 from strict_loop.fields import Flag
-from strict_loop.models import IterationRecord, LoopContract, RoundFields, RoundHeader
-from strict_loop.requests import InitStateInput, UpdateStateInput
+from strict_loop.models import ContractTerms, IterationRecord, LoopContract, RoundFields, RoundHeader
+from strict_loop.requests import InitStateInput, InitStateRequest, UpdateStateInput
 
 MODELS = {c.name: c.model for c in cli.COMMANDS if c.model is not None}
 
@@ -41,11 +41,13 @@ def test_every_request_field_has_exactly_one_cli_flag(name):
 
 
 def test_request_models_derive_from_the_stored_models():
-    assert set(LoopContract.model_fields) <= set(InitStateInput.model_fields)
-    for field in LoopContract.model_fields:
+    # the agent's init_state is the contract without the monitor's knobs; a person's (CLI) adds them back
+    assert set(ContractTerms.model_fields) <= set(InitStateInput.model_fields)
+    assert "monitor" not in InitStateInput.model_fields and set(LoopContract.model_fields) <= set(InitStateRequest.model_fields)
+    for field in ContractTerms.model_fields:
         assert InitStateInput.model_fields[field] is LoopContract.model_fields[field] or (
             InitStateInput.model_fields[field].description == LoopContract.model_fields[field].description)
-    assert set(UpdateStateInput.model_fields) == set(RoundFields.model_fields) | {"task_id"}
+    assert set(UpdateStateInput.model_fields) == set(RoundFields.model_fields) | {"task_id", "skip_checks"}
     assert set(IterationRecord.model_fields) == set(RoundFields.model_fields) | set(RoundHeader.model_fields)
 
 
@@ -68,7 +70,7 @@ def test_cli_values_reach_the_request_model_unchanged(tmp_path):
         "--history-window", "4", "--max-context-chars", "300", "--max-rounds-per-invocation", "9",
         "--max-consecutive-failures", "8", "--monitor", f"@{monitor}", "--next-task", "n", "--force",
     ])
-    req = InitStateInput.model_validate(request_from(ns))
+    req = InitStateRequest.model_validate(request_from(ns))
     assert req.success_evidence == ["e1", "e2"] and req.operating_mode == "unattended" and req.force
     assert req.stop_checks.model_dump() == {"commands": ["true"], "paths_exist": ["a.txt"], "text_patterns": ["a.txt::x"],
                                             "command_timeout_s": 5.0, "output_tail_chars": 10}
@@ -90,6 +92,7 @@ def test_flags_not_given_leave_the_model_defaults():
 async def test_mcp_input_schemas_are_the_request_models(ws_dir):
     person_only = {"resume", "trust"}  # a person's decisions: never tools an agent could call
     tools = {name: model for name, model in MODELS.items() if name not in person_only}
+    tools["init_state"] = InitStateInput  # the monitor's knobs (InitStateRequest.monitor) are a person's, on the CLI
     async with memory_client(ws_dir) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
     assert not person_only & set(listed)

@@ -39,3 +39,9 @@ def test_skill_scripts_run_from_an_installed_copy(tmp_path):
     assert run.returncode == 0, run.stderr
     first = json.loads((ws / ".agent-loop" / "tasks" / "copy" / "events.jsonl").read_text().splitlines()[0])
     assert first["data"]["written_by"].startswith("strict-agent-loop 9.9.9-copy+")  # the copy's code ran
+
+
+def test_skill_fits_its_budget():
+    """The agent loads SKILL.md into its context whenever the skill triggers: every character is paid for, each session."""
+    text = (REPO / "SKILL.md").read_text(encoding="utf-8")
+    assert len(text) <= 6000, f"SKILL.md has {len(text)} characters; the budget is 6000"
