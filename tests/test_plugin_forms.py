@@ -2,8 +2,9 @@
 
 Claude Code: ``.claude-plugin/{plugin,marketplace}.json`` + ``hooks/hooks.json`` at the repo root (the
 root is the plugin: ``skills: ["./"]``). Codex: ``integrations/codex/strict-loop/`` (a marketplace entry
-at the root is not discovered) listed in ``.agents/plugins/marketplace.json``; its skill folder links
-to the repo-top skill files. Hermes: ``integrations/hermes/strict-loop/`` (tested with its hooks).
+at the root is not discovered) listed in ``.agents/plugins/marketplace.json``; its skill folder holds
+copies of the repo-top skill files (``codex plugin add`` copies the plugin folder into its cache and
+does not follow links out of it). Hermes: ``integrations/hermes/strict-loop/`` (tested with its hooks).
 A plugin cannot know where pip put ``strict-loop``, so its hooks run it from PATH.
 Regenerate after a change: ``STRICT_LOOP_UPDATE_PLUGINS=1 python3 -m pytest tests/test_plugin_forms.py``.
 """
@@ -12,10 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from strict_loop import __version__, harness_config
@@ -35,7 +38,7 @@ def expected() -> dict[str, dict]:
             "skills": ["./"], "hooks": "./hooks/hooks.json",
             "mcpServers": {"strict-loop": {"command": "strict-loop-mcp", "args": ["--workspace", "${CLAUDE_PROJECT_DIR}"]}}},
         ".claude-plugin/marketplace.json": {
-            "name": "strict-agent-loop", "owner": AUTHOR,
+            "name": "strict-agent-loop", "owner": AUTHOR, "description": "The strict-agent-loop plugin for Claude Code",
             "plugins": [{"name": "strict-loop", "source": "./", "description": DESCRIPTION, "version": __version__}]},
         "hooks/hooks.json": {"description": "strict-agent-loop: record tool calls, whisper, deny while paused, keep going at Stop",
                              "hooks": harness_config.hook_groups("claude", "strict-loop hook claude")},
@@ -53,7 +56,28 @@ def expected() -> dict[str, dict]:
     }
 
 
-SKILL_LINKS = {f"{CODEX_PLUGIN}/skills/strict-agent-loop/{name}": f"../../../../../{name}" for name in ("SKILL.md", "references", "scripts")}
+SKILL_FILES = ("SKILL.md", "references", "scripts")
+CODEX_SKILL = f"{CODEX_PLUGIN}/skills/strict-agent-loop"
+
+
+def _skill_files(root: Path) -> dict[str, bytes]:
+    """The skill's files under ``root`` by relative path (no caches)."""
+    out = {}
+    for name in SKILL_FILES:
+        top = root / name
+        for path in ([top] if top.is_file() else sorted(top.rglob("*"))):
+            if path.is_file() and "__pycache__" not in path.parts:
+                out[str(path.relative_to(root))] = path.read_bytes()
+    return out
+
+
+def _copy_skill() -> None:
+    target = REPO / CODEX_SKILL
+    shutil.rmtree(target, ignore_errors=True)
+    for rel, data in _skill_files(REPO).items():
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        (target / rel).write_bytes(data)
+        shutil.copymode(REPO / rel, target / rel)
 
 
 def _render(doc: dict) -> str:
@@ -65,20 +89,16 @@ def test_plugin_files_are_the_generated_ones():
         for rel, doc in expected().items():
             (REPO / rel).parent.mkdir(parents=True, exist_ok=True)
             (REPO / rel).write_text(_render(doc), encoding="utf-8")
-        for rel, target in SKILL_LINKS.items():
-            (REPO / rel).parent.mkdir(parents=True, exist_ok=True)
-            (REPO / rel).unlink(missing_ok=True)
-            (REPO / rel).symlink_to(target)
+        _copy_skill()
     stale = [rel for rel, doc in expected().items() if not (REPO / rel).is_file() or (REPO / rel).read_text(encoding="utf-8") != _render(doc)]
     assert not stale, f"{stale} differ from tests/test_plugin_forms.py; regenerate: STRICT_LOOP_UPDATE_PLUGINS=1 python3 -m pytest {__file__}"
 
 
-def test_the_codex_plugin_skill_is_the_repo_skill():
-    for rel, target in SKILL_LINKS.items():
-        link = REPO / rel
-        assert link.is_symlink() and os.readlink(link) == target, rel
-        assert link.resolve() == (REPO / Path(rel).name).resolve()
-    assert (REPO / CODEX_PLUGIN / "skills" / "strict-agent-loop" / "references" / "protocol.md").is_file()
+def test_the_codex_plugin_skill_is_a_copy_of_the_repo_skill():
+    copied, source = _skill_files(REPO / CODEX_SKILL), _skill_files(REPO)
+    assert not any((REPO / CODEX_SKILL / name).is_symlink() for name in SKILL_FILES)
+    assert sorted(copied) == sorted(source), f"regenerate: STRICT_LOOP_UPDATE_PLUGINS=1 python3 -m pytest {__file__}"
+    assert [rel for rel in source if copied[rel] != source[rel]] == [], f"regenerate: STRICT_LOOP_UPDATE_PLUGINS=1 python3 -m pytest {__file__}"
 
 
 def test_manifests_carry_the_fields_the_harnesses_read():
@@ -124,3 +144,30 @@ def test_license_is_mit_as_the_package_says():
         import tomllib
 
         assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"] == "MIT"
+
+
+@pytest.mark.slow
+def test_real_codex_installs_the_plugin_with_its_skill(tmp_path: Path):
+    """``codex plugin add`` copies the plugin folder into its cache: the skill must arrive whole (links would not)."""
+    from harness_rig import Harness, require_binary
+
+    rig = Harness("codex", require_binary("codex"), tmp_path / "home")
+    env = rig.env("http://127.0.0.1:9")
+    rig.codex_home.mkdir(parents=True)
+    for args in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "add", "strict-loop@strict-agent-loop"]):
+        done = subprocess.run([str(rig.binary), *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+    cached = next((rig.codex_home / "plugins" / "cache" / "strict-agent-loop" / "strict-loop").iterdir())
+    assert _skill_files(cached / "skills" / "strict-agent-loop") == _skill_files(REPO)
+    assert json.loads((cached / "hooks" / "hooks.json").read_text()) == expected()[f"{CODEX_PLUGIN}/hooks/hooks.json"]
+
+
+@pytest.mark.slow
+def test_real_claude_validates_the_plugin_and_its_marketplace(tmp_path: Path):
+    from harness_rig import Harness, require_binary
+
+    rig = Harness("claude", require_binary("claude"), tmp_path / "home")
+    done = subprocess.run([str(rig.binary), "plugin", "validate", str(REPO)], env=rig.env("http://127.0.0.1:9"), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "Validation passed" in done.stdout and "error" not in done.stdout.lower(), done.stdout + done.stderr
+    assert "skills: strict-loop:strict-agent-loop" in done.stdout and "mcpServers: strict-loop" in done.stdout, done.stdout
