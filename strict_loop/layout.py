@@ -1,4 +1,7 @@
-"""Where everything lives under ``<workspace>/.agent-loop/`` (and the legacy ``.codex-loop/``)."""
+"""Where everything lives under ``<workspace>/.agent-loop/`` (and the legacy ``.codex-loop/``).
+
+Free of pydantic: the hook handler finds the running task through it on every tool call.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import LoopError
-from .fields import check_task_id
 
 MANAGER_DIR = ".agent-loop"
 LEGACY_MANAGER_DIR = ".codex-loop"
+TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+_TASK_ID_RE = re.compile(TASK_ID_PATTERN)
+
+
+def check_task_id(value: str) -> str:
+    if not _TASK_ID_RE.fullmatch(value):
+        raise ValueError(
+            f"{value[:80]!r} is not a task id: use 1-64 lowercase letters, digits, '-' or '_', "
+            "starting with a letter or digit (no '/', '.', '..' or spaces)"
+        )
+    return value
 
 
 @dataclass(frozen=True)
