@@ -16,9 +16,9 @@ with the standard library only. The rules that keep this safe:
 
 from __future__ import annotations
 
+import _socket  # the C module under ``socket``: the same calls, without ~4 ms of enum set-up on every hook call
 import json
 import os
-import socket
 import stat
 import struct
 import sys
@@ -90,7 +90,7 @@ def socket_path(root: Path, env: Mapping[str, str], create: bool = True) -> Opti
 
 
 def encode_request(header: dict[str, Any], payload: bytes) -> bytes:
-    head = json.dumps(header, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    head = json.dumps(header).encode()  # ASCII: an environment value that is not valid UTF-8 travels as \u escapes
     return HEADER.pack(len(head), len(payload)) + head + payload
 
 
@@ -101,15 +101,16 @@ class NotServed(Exception):
 def ask(path: Path, header: dict[str, Any], payload: bytes) -> str:
     """The daemon's answer to one request ('' when it failed after taking it); NotServed if it never took it."""
     try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    except OSError as exc:
+        request = encode_request(header, payload)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except (OSError, ValueError) as exc:
         raise NotServed(str(exc)) from None
-    with sock:
+    try:
         try:
             sock.settimeout(CONNECT_TIMEOUT_S)
             sock.connect(os.fspath(path))
             sock.settimeout(ACK_TIMEOUT_S)
-            sock.sendall(encode_request(header, payload))
+            sock.sendall(request)
             if read_exactly(sock, 1) != ACK:
                 raise NotServed("no acknowledgement")
             sock.sendall(GO)
@@ -120,9 +121,11 @@ def ask(path: Path, header: dict[str, Any], payload: bytes) -> str:
             return _read_all(sock).decode("utf-8", "replace")
         except OSError:
             return ""
+    finally:
+        sock.close()
 
 
-def read_exactly(sock: socket.socket, count: int) -> bytes:
+def read_exactly(sock: _socket.socket, count: int) -> bytes:
     data = bytearray()
     while len(data) < count:
         chunk = sock.recv(min(count - len(data), 1 << 20))
@@ -132,7 +135,7 @@ def read_exactly(sock: socket.socket, count: int) -> bytes:
     return bytes(data)
 
 
-def _read_all(sock: socket.socket, cap: int = 16 << 20) -> bytes:
+def _read_all(sock: _socket.socket, cap: int = 16 << 20) -> bytes:
     chunks, size = [], 0
     while size <= cap:
         chunk = sock.recv(65536)

@@ -67,7 +67,7 @@ class Daemon:
         while not self.should_exit():
             try:
                 conn, _ = self.listener.accept()
-            except socket.timeout:
+            except TimeoutError:  # socket.timeout
                 continue
             with conn:
                 self.serve(conn)
@@ -119,7 +119,7 @@ def read_request(conn: socket.socket) -> tuple[dict[str, Any], bytes]:
     payload = hookclient.read_exactly(conn, payload_len)
     if len(raw) != head_len or len(payload) != payload_len:
         raise ValueError("short request")
-    header = json.loads(raw.decode("utf-8", "surrogateescape"))
+    header = json.loads(raw)
     if not isinstance(header, dict):
         raise ValueError("header is not an object")
     return header, payload
@@ -206,7 +206,7 @@ def _same_inode(path: Path, inode: int) -> bool:
 
 def _warm_up() -> None:
     """Import what recording a turn needs now, so the first request pays nothing for it."""
-    from . import alerts, hooks, monitor, recording, supervision  # noqa: F401 (alerts: on a pause)
+    from . import alerts, hooks, monitor, recording, supervision  # alerts: on a pause
 
     del alerts, hooks, monitor, recording, supervision
 

@@ -127,10 +127,9 @@ def test_a_runtime_folder_open_to_others_means_no_daemon_and_the_same_records(ws
     os.chmod(hook_daemon_dir, 0o777)
     assert hookclient.socket_path(ws_dir, os.environ) is None
     fail(ws_dir)
-    fail(ws_dir)
-    time.sleep(0.3)  # a daemon, had one been started, would have bound its socket by now
+    time.sleep(0.2)  # a daemon, had one been started, would have bound its socket by now
     assert list(hook_daemon_dir.iterdir()) == [] and hookd.status(str(ws_dir)) is None
-    assert [e["data"]["turn"] for e in events(ws_dir) if e["kind"] == "tool_call"] == [0, 1]
+    assert [e["data"]["turn"] for e in events(ws_dir) if e["kind"] == "tool_call"] == [0]
 
 
 @pytest.mark.slow
@@ -191,7 +190,7 @@ def test_a_stop_event_is_never_sent_to_the_daemon(ws_dir):
 def test_off_switch_starts_no_daemon(ws_dir, hook_daemon_dir):
     start(ws_dir)
     fail(ws_dir, daemon=False)
-    time.sleep(0.3)
+    time.sleep(0.2)
     assert hookd.status(str(ws_dir)) is None and not list(hook_daemon_dir.glob("*.sock"))
 
 
