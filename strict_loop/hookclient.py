@@ -80,11 +80,14 @@ def code_fingerprint() -> str:
 
 
 def socket_path(root: Path, env: Mapping[str, str], create: bool = True) -> Optional[Path]:
-    """The daemon socket of workspace ``root`` for this code, or None (no safe folder, or a path too long for AF_UNIX)."""
+    """The daemon socket of workspace ``root`` for this code and this user configuration, or None (no safe folder,
+    or a path too long for AF_UNIX)."""
     folder = runtime_dir(env, create)
     if folder is None:
         return None
-    digest = blake2b(f"{os.path.realpath(root)}\0{code_fingerprint()}".encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    # HOME and XDG_CONFIG_HOME too: the daemon reads the machine's records (trust, snapshot stores) under its own
+    key = "\0".join([os.path.realpath(root), code_fingerprint(), env.get("HOME", ""), env.get("XDG_CONFIG_HOME", "")])
+    digest = blake2b(key.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
     path = folder / f"{digest}.sock"
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -180,21 +181,28 @@ def serve(root_arg: str, path_arg: str) -> int:
     fd = _lock(lock_path)
     if fd is None:
         return 0
+    signal.signal(signal.SIGTERM, _exit)  # a plain kill cleans up too: the finally clauses below run
     try:
+        _warm_up()  # before the socket appears: until then hooks work in-process rather than wait
         listener = _listen(path)
         if listener is None:
             return 0
-        _warm_up()
         with listener:
-            daemon = Daemon(root, path, _idle_seconds(os.environ), listener, os.lstat(path).st_ino)
-            daemon.run()
-            if _same_inode(path, daemon.inode):
-                os.unlink(path)
+            inode = os.lstat(path).st_ino
+            try:
+                Daemon(root, path, _idle_seconds(os.environ), listener, inode).run()
+            finally:
+                if _same_inode(path, inode):  # not a successor's socket
+                    os.unlink(path)
         return 0
     finally:
         if _same_inode(lock_path, os.fstat(fd).st_ino):
             os.unlink(lock_path)
         os.close(fd)
+
+
+def _exit(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
 
 
 def _same_inode(path: Path, inode: int) -> bool:

@@ -113,12 +113,32 @@ def test_a_secret_in_the_hooks_environment_is_masked_though_the_daemon_never_had
     start(ws_dir)
     fail(ws_dir)
     pid = status(ws_dir)["pid"]
-    run_hook(ws_dir, "claude_post_tool_use", extra_env={"DEPLOY_TOKEN": "s3cr3t-value-123"},
+    run_hook(ws_dir, "claude_post_tool_use", extra_env={"DEPLOY_TOKEN": "s3cr3t-value-123", "NOT_UTF8": "caf\udce9"},
              tool_response={"stdout": "deploying with s3cr3t-value-123", "stderr": ""})
     assert status(ws_dir)["served"] == 1
     assert b"s3cr3t-value-123" not in Path(f"/proc/{pid}/environ").read_bytes()
     ledger = (ws_dir / ".agent-loop/tasks/t1/events.jsonl").read_text()
     assert "s3cr3t-value-123" not in ledger and events(ws_dir)[-1]["data"]["output"] == "deploying with ***"
+
+
+LEAN = """
+import json, sys
+from strict_loop import hooks
+data = json.dumps({"hook_event_name": sys.argv[2], "cwd": sys.argv[1], "tool_name": "Bash", "tool_input": {"command": "ls"},
+                   "tool_response": {"stdout": "x"}})
+out = hooks.handle("claude", data, env={"STRICT_LOOP_HOOKD": "0"}, cwd="/")
+print(json.dumps([out, "pydantic" in sys.modules]))
+"""
+
+
+@pytest.mark.parametrize(("where", "event", "heavy"), [("empty", "PostToolUse", False), ("ws", "PreToolUse", False),
+                                                        ("ws", "PostToolUse", True)])
+def test_no_loop_and_a_pretooluse_on_a_running_task_never_import_pydantic(tmp_path, where, event, heavy):
+    """The two calls a harness makes most without anything to record stay on the lean path; recording does not."""
+    start(tmp_path / "ws")
+    (tmp_path / "empty").mkdir()
+    proc = subprocess.run([sys.executable, "-c", LEAN, str(tmp_path / where), event], capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout) == ["", heavy]
 
 
 def test_a_runtime_folder_open_to_others_means_no_daemon_and_the_same_records(ws_dir, hook_daemon_dir):
@@ -176,6 +196,15 @@ def test_the_daemon_exits_when_idle(ws_dir):
     fail(ws_dir, extra_env={"STRICT_LOOP_HOOKD_IDLE": "1"})
     found = status(ws_dir)
     assert gone(found["pid"]) and hookd.status(str(ws_dir)) is None
+
+
+@pytest.mark.slow
+def test_a_terminated_daemon_removes_its_socket_and_lock(ws_dir, hook_daemon_dir):
+    start(ws_dir)
+    fail(ws_dir)
+    pid = status(ws_dir)["pid"]
+    os.kill(pid, signal.SIGTERM)
+    assert gone(pid) and list(hook_daemon_dir.iterdir()) == []
 
 
 @pytest.mark.slow
