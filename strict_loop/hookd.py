@@ -85,11 +85,11 @@ class Daemon:
         except (OSError, ValueError):
             return
         try:
-            answer = self.answer(header, payload)
+            data = self.answer(header, payload).encode()  # text the hook could not print either (a lone surrogate): ''
         except Exception:  # noqa: BLE001 (hooks.handle logs its own errors; anything else must not end the daemon)
-            answer = ""
+            data = b""
         try:
-            conn.sendall(answer.encode("utf-8", "surrogateescape"))
+            conn.sendall(data)
         except OSError:
             return
 

@@ -239,7 +239,7 @@ class Server:
         with conn:
             hookd.read_request(conn)
             if self.behaviour == "no-ack":
-                time.sleep(1.0)
+                time.sleep(0.5)
                 return
             conn.sendall(hookclient.ACK)
             assert conn.recv(1) == hookclient.GO
