@@ -9,6 +9,9 @@ creates a workspace with a running task, then times N invocations each of:
 - the installed ``strict-loop hook claude`` with no loop in its folder;
 - the hook recording a quiet turn (a PostToolUse payload on stdin);
 - the hook at PreToolUse (reads the monitor's state, says nothing);
+- the hook at PreToolUse on a paused task (builds the deny);
+- each of the last three once in-process (``STRICT_LOOP_HOOKD=0``) and once with a warm
+  hook daemon (``hookd``) of the workspace answering;
 - ``strict-loop list_tasks`` (the full CLI), for comparison.
 
 Runs are interleaved so that machine noise hits all alike; the ratios to the bare
@@ -21,9 +24,11 @@ interpreter come from this one run. The target is a hook p50 <= 100 ms.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -33,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from strict_loop import Workspace  # noqa: E402
+from strict_loop import Workspace, hookd, hooks  # noqa: E402
 
 
 def _installed() -> tuple[str, str]:
@@ -55,8 +60,9 @@ def _payload(event: str, cwd: Path, n: int) -> bytes:
     return json.dumps(data).encode()
 
 
-def _time(cmd: list[str], stdin: bytes, cwd: Path) -> float:
+def _time(cmd: list[str], stdin: bytes, cwd: Path, daemon: bool = False) -> float:
     env = {k: v for k, v in os.environ.items() if k != "STRICT_LOOP_TASK"}
+    env["STRICT_LOOP_HOOKD"] = "1" if daemon else "0"
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, input=stdin, cwd=cwd, capture_output=True, env=env)
     elapsed = time.perf_counter() - t0
@@ -65,36 +71,80 @@ def _time(cmd: list[str], stdin: bytes, cwd: Path) -> float:
     return elapsed
 
 
+def _workspaces(tmp: Path) -> dict[str, Path]:
+    """An empty folder, and a running task in-process, with a daemon, and paused (once each way)."""
+    found = {name: tmp / name for name in ("empty", "inproc", "daemon", "paused-inproc", "paused-daemon")}
+    for name, ws in found.items():
+        ws.mkdir()
+        if name != "empty":
+            Workspace(ws).init_state(task_id="bench", goal="Benchmark the hook", global_stop_condition="never")
+    for name in ("paused-inproc", "paused-daemon"):
+        failed = dict(json.loads(_payload("PostToolUse", found[name], 0)), hook_event_name="PostToolUseFailure", error="Exit code 1")
+        for _ in range(8):
+            hooks.handle("claude", json.dumps(failed), env={}, cwd=str(found[name]))
+    return found
+
+
+def _warm(exe: str, ws: Path) -> int:
+    """Start the workspace's daemon (the first hook call does) and wait until it answers; its pid."""
+    _time([exe, "hook", "claude"], _payload("PostToolUse", ws, -1), ws, daemon=True)
+    for _ in range(100):
+        found = hookd.status(str(ws))
+        if found:
+            return int(found["pid"])
+        time.sleep(0.1)
+    sys.exit(f"no hook daemon answered for {ws}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=40)
     args = parser.parse_args()
     exe, python = _installed()
-    with tempfile.TemporaryDirectory() as tmp:
-        ws, empty = Path(tmp) / "ws", Path(tmp) / "empty"
-        ws.mkdir()
-        empty.mkdir()
-        Workspace(ws).init_state(task_id="bench", goal="Benchmark the hook", global_stop_condition="never")
-        cases = {
-            "python -c pass": lambda n: ([python, "-c", "pass"], b"", ws),
-            "hook, no loop": lambda n: ([exe, "hook", "claude"], _payload("PostToolUse", empty, n), empty),
-            "hook, quiet turn recorded": lambda n: ([exe, "hook", "claude"], _payload("PostToolUse", ws, n), ws),
-            "hook, PreToolUse": lambda n: ([exe, "hook", "claude"], _payload("PreToolUse", ws, n), ws),
-            "strict-loop list_tasks": lambda n: ([exe, "list_tasks"], b"", ws),
-        }
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        for n in range(args.runs):
-            for name, make in cases.items():
-                times[name].append(_time(*make(n)))
-        recorded = sum(1 for line in (ws / ".agent-loop/tasks/bench/events.jsonl").read_text().splitlines() if '"tool_call"' in line)
+    with tempfile.TemporaryDirectory(prefix="hookbench-") as tmp:
+        os.environ["XDG_RUNTIME_DIR"] = tmp  # the daemons' sockets, removed with the folder
+        ws = _workspaces(Path(tmp))
+        pids = [_warm(exe, ws["daemon"]), _warm(exe, ws["paused-daemon"])]
+        try:
+            times = _run(args.runs, exe, python, ws)
+            served = [hookd.status(str(ws[name])) for name in ("daemon", "paused-daemon")]
+        finally:
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGTERM)
+        recorded = {name: sum('"tool_call"' in line for line in (ws[name] / ".agent-loop/tasks/bench/events.jsonl").read_text().splitlines())
+                    for name in ("inproc", "daemon")}
     floor = statistics.median(times["python -c pass"])
-    print(f"{args.runs} invocations each, interleaved; interpreter {python}; {recorded} turns recorded")
+    print(f"{args.runs} invocations each, interleaved; interpreter {python}")
+    print(f"turns recorded: in-process {recorded['inproc']}, with the daemon {recorded['daemon']} "
+          f"(daemons served {[s and s['served'] for s in served]} requests)")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (min is the least disturbed run)")
-    print(f"{'case':28s} {'p50 ms':>8s} {'p90 ms':>8s} {'min ms':>8s} {'p50 / bare':>11s}")
+    print(f"{'case':34s} {'p50 ms':>8s} {'p90 ms':>8s} {'min ms':>8s} {'p50 / bare':>11s} {'in-proc / daemon':>17s}")
     for name, values in times.items():
         ordered = sorted(values)
         p50, p90 = statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
-        print(f"{name:28s} {p50 * 1000:8.1f} {p90 * 1000:8.1f} {ordered[0] * 1000:8.1f} {p50 / floor:10.2f}x")
+        twin = times.get(name.replace("daemon", "in-process")) if "daemon" in name else None
+        ratio = f"{statistics.median(twin) / p50:16.2f}x" if twin else ""
+        print(f"{name:34s} {p50 * 1000:8.1f} {p90 * 1000:8.1f} {ordered[0] * 1000:8.1f} {p50 / floor:10.2f}x {ratio}")
+
+
+def _run(runs: int, exe: str, python: str, ws: dict[str, Path]) -> dict[str, list[float]]:
+    hook = [exe, "hook", "claude"]
+    cases = {"python -c pass": lambda n: ([python, "-c", "pass"], b"", ws["empty"]),
+             "hook, no loop": lambda n: (hook, _payload("PostToolUse", ws["empty"], n), ws["empty"])}
+    for way, daemon in (("in-process", False), ("daemon", True)):
+        plain, paused = ws["daemon" if daemon else "inproc"], ws[f"paused-{'daemon' if daemon else 'inproc'}"]
+        cases.update({
+            f"hook {way}, quiet turn recorded": lambda n, w=plain, d=daemon: (hook, _payload("PostToolUse", w, n), w, d),
+            f"hook {way}, PreToolUse": lambda n, w=plain, d=daemon: (hook, _payload("PreToolUse", w, n), w, d),
+            f"hook {way}, PreToolUse paused": lambda n, w=paused, d=daemon: (hook, _payload("PreToolUse", w, n), w, d),
+        })
+    cases["strict-loop list_tasks"] = lambda n: ([exe, "list_tasks"], b"", ws["inproc"])
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for n in range(runs):
+        for name, make in cases.items():
+            times[name].append(_time(*make(n)))
+    return times
 
 
 if __name__ == "__main__":

@@ -7,10 +7,11 @@ field, what is wrong with it, and what to send instead.
 from __future__ import annotations
 
 import functools
-import subprocess
-from typing import Any, Callable, TypeVar
+import sys
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from pydantic import BaseModel, ValidationError
+if TYPE_CHECKING:  # pydantic is imported on first use: the hook's fast path reads files through fsio without it
+    from pydantic import BaseModel, ValidationError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,15 +58,30 @@ def boundary(operation: str) -> Callable[[F], F]:
                 where = f"{operation} ({exc.filename})" if exc.filename else operation
                 raise StorageError(where, f"file system error: {exc.strerror or exc}",
                                    "free disk space or fix the permissions, then retry; ledgers stay consistent") from exc
-            except subprocess.SubprocessError as exc:
-                raise LoopError(operation, f"a subprocess failed: {str(exc)[:300]}", "retry; see events.jsonl for what was recorded") from exc
-            except ValidationError as exc:
-                raise LoopError(operation, f"a stored value does not fit its model ({_first(exc)})",
-                                "run `strict-loop rebuild_state` for this task, or report a bug") from exc
+            except Exception as exc:
+                mapped = _mapped(operation, exc)
+                if mapped is None:
+                    raise
+                raise mapped from exc
 
         return run  # type: ignore[return-value]
 
     return wrap
+
+
+def _mapped(operation: str, exc: Exception) -> LoopError | None:
+    """A failed subprocess or a stored value that does not fit its model, as a LoopError; None for anything else.
+
+    Why through sys.modules: neither module is imported here (the hook's fast path reads files through
+    fsio without them); an exception of theirs can only exist once they are imported.
+    """
+    subprocess, pydantic = sys.modules.get("subprocess"), sys.modules.get("pydantic")
+    if subprocess is not None and isinstance(exc, subprocess.SubprocessError):
+        return LoopError(operation, f"a subprocess failed: {str(exc)[:300]}", "retry; see events.jsonl for what was recorded")
+    if pydantic is not None and isinstance(exc, pydantic.ValidationError):
+        return LoopError(operation, f"a stored value does not fit its model ({_first(exc)})",
+                         "run `strict-loop rebuild_state` for this task, or report a bug")
+    return None
 
 
 def _first(exc: ValidationError) -> str:
@@ -79,6 +95,8 @@ def validate_input(model: type[BaseModel], params: Any, operation: str) -> Any:
     The message names the field (dotted path), what pydantic objected to, and
     the field's own description as the hint for what to send instead.
     """
+    from pydantic import ValidationError
+
     if isinstance(params, model):
         return params
     try:
@@ -100,6 +118,8 @@ def _from_validation(exc: ValidationError, model: type[BaseModel], operation: st
 
 
 def _field_hint(model: type[BaseModel], loc: tuple) -> str:
+    from pydantic import BaseModel
+
     current: Any = model
     info = None
     for part in loc:

@@ -8,7 +8,6 @@ pydantic and the schemas, and lets the CLI generate its flags from the models.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Optional
 
@@ -16,8 +15,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from .jsontext import MAX_JSON_DEPTH, parse_json, too_deep  # noqa: F401 (re-exported: the models' callers import them from here)
 
-TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-_TASK_ID_RE = re.compile(TASK_ID_PATTERN)
+from .layout import TASK_ID_PATTERN, check_task_id  # noqa: F401 (re-exported; layout holds them: the hook reads tasks without pydantic)
+
 EVENT_KIND_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"
 
 
@@ -45,15 +44,6 @@ class Flag:
     json: bool = False
     load: Optional[Callable[[str], Any]] = None
     note: str = ""
-
-
-def check_task_id(value: str) -> str:
-    if not _TASK_ID_RE.fullmatch(value):
-        raise ValueError(
-            f"{value[:80]!r} is not a task id: use 1-64 lowercase letters, digits, '-' or '_', "
-            "starting with a letter or digit (no '/', '.', '..' or spaces)"
-        )
-    return value
 
 
 TaskId = Annotated[

@@ -12,7 +12,6 @@ import errno
 import fcntl
 import json
 import os
-import secrets
 import stat
 import time
 from contextlib import closing, contextmanager, suppress
@@ -55,7 +54,7 @@ def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
     crash of the process; only a power cut may bring back the previous version.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
         with _naming(path):

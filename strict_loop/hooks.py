@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Sequence
 
 from . import hookmap
 from .hookmap import HookEvent
@@ -38,6 +38,9 @@ ERROR_LOG_MAX_BYTES = 64 << 10
 ERROR_LINE_MAX_CHARS = 600
 STOP_BLOCKS_FILE = "hook-stop-blocks.json"
 MAX_SESSIONS_KEPT = 50
+DAEMON_ENV = "STRICT_LOOP_HOOKD"
+OFF = ("0", "false", "no", "off")
+"""``STRICT_LOOP_HOOKD`` values that turn the hook daemon off: every call then works in-process."""
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -53,7 +56,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
     except (OSError, ValueError):
         return 0
-    out = handle(harness, data, workspace=workspace)
+    out = handle(harness, data, workspace=workspace, daemon=os.environ.get(DAEMON_ENV, "").strip().lower() not in OFF)
     if out:
         try:
             sys.stdout.write(out + "\n")
@@ -79,30 +82,80 @@ def _arguments(args: list[str]) -> tuple[Optional[str], Optional[str]]:
 
 
 def handle(harness: str, data: bytes | str, *, workspace: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-           cwd: Optional[str] = None) -> str:
-    """What the hook prints for stdin ``data`` ('' for nothing). Never raises."""
+           cwd: Optional[str] = None, daemon: bool = False, phases: Collection[str] = ("pre", "post", "stop")) -> str:
+    """What the hook prints for stdin ``data`` ('' for nothing). Never raises.
+
+    ``env`` is the hook's environment (the task's name, the secrets to mask); ``daemon``: hand tool events
+    to the workspace's hook daemon (``hookd``), starting one when none answers; ``phases``: the events to act on.
+    """
     env = os.environ if env is None else env
+    cwd = cwd or os.getcwd()
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     payload = _payload(raw)
     event = hookmap.parse_event(harness, payload or {})
-    if payload is not None and (event.phase == "other" or (event.phase == "post" and hookmap.own_tool(event.tool) is not None)):
+    if payload is not None and (event.phase not in phases or (event.phase == "post" and hookmap.own_tool(event.tool) is not None)):
         return ""  # an event this handler does not act on, or the loop's own bookkeeping
     try:
-        root = find_workspace(workspace, event.cwd or None, cwd or os.getcwd())
+        root = find_workspace(workspace, event.cwd or None, cwd)
         task_dir = find_task(root, env) if root is not None else None
     except Exception:  # noqa: BLE001 (no task known: nowhere to log, and the session must go on)
         return ""
-    if task_dir is None:
+    if task_dir is None or root is None:
         return ""
     if payload is None:
-        _log(task_dir, harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored")
+        _log(task_dir, harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored", env)
         return ""
+    if event.phase == "pre" and _running_unpaused(task_dir):
+        return ""  # the common case, read without pydantic
+    path = _daemon_socket(root, env) if daemon and event.phase in ("pre", "post") else None
+    if path is not None:
+        from . import hookclient
+
+        try:
+            return hookclient.ask(path, {"op": "hook", "harness": harness, "workspace": str(root), "cwd": cwd, "env": dict(env)}, raw)
+        except hookclient.NotServed:
+            pass
     try:
-        answer = _decide(event, root, task_dir)  # type: ignore[arg-type]
+        answer = _decide(event, root, task_dir, env)
         return json.dumps(answer, ensure_ascii=False) if answer else ""
     except Exception as exc:  # noqa: BLE001 (never break the user's session: log it, say nothing)
-        _log(task_dir, harness, event.name, f"{type(exc).__name__}: {exc}")
+        _log(task_dir, harness, event.name, f"{type(exc).__name__}: {exc}", env)
         return ""
+    finally:
+        if path is not None:
+            from .hookclient import spawn
+
+            spawn(root, path)  # for the next calls: this one was answered in-process
+
+
+def _daemon_socket(root: Path, env: Mapping[str, str]) -> Optional[Path]:
+    from .hookclient import socket_path
+
+    try:
+        return socket_path(root, env)
+    except OSError:
+        return None
+
+
+def _running_unpaused(task_dir: Path) -> bool:
+    """True when state.json says running and monitor.json says not paused, both read without validation.
+
+    Why: PreToolUse runs before every tool call and has nothing to say unless the task is paused;
+    anything unusual (a damaged file, a missing field) takes the full path, which logs it.
+    """
+    from .fsio import read_own
+    from .jsontext import parse_json
+
+    try:
+        state = parse_json(read_own(task_dir / "state.json"))
+        if not (isinstance(state, dict) and state.get("status") == "running" and isinstance(state.get("contract"), dict)):
+            return False
+        if not os.path.lexists(task_dir / "monitor.json"):
+            return True
+        mon = parse_json(read_own(task_dir / "monitor.json"))
+    except Exception:  # noqa: BLE001
+        return False
+    return isinstance(mon, dict) and mon.get("paused") is False
 
 
 def _payload(raw: bytes) -> Optional[dict[str, Any]]:
@@ -157,7 +210,7 @@ def _status(path: Path) -> Optional[str]:
     return status if isinstance(status, str) else None
 
 
-def _decide(event: HookEvent, root: Path, task_dir: Path) -> Optional[dict[str, Any]]:
+def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]) -> Optional[dict[str, Any]]:
     from .layout import TaskPaths
     from .store import TaskStore, ValidationCache
     from .supervision import TaskSupervision
@@ -172,7 +225,7 @@ def _decide(event: HookEvent, root: Path, task_dir: Path) -> Optional[dict[str, 
         return None
     supervision = TaskSupervision(store, root, settings)
     if event.phase == "post":
-        return _after_tool(event, root, supervision)
+        return _after_tool(event, root, supervision, env)
     if event.phase == "pre":
         if not supervision.paused() or hookmap.reads_loop_state(event, _own_executable()):
             return None
@@ -207,12 +260,13 @@ def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
     return raw.get("status"), contract.get("operating_mode"), settings
 
 
-def _after_tool(event: HookEvent, root: Path, supervision: TaskSupervision) -> Optional[dict[str, Any]]:
+def _after_tool(event: HookEvent, root: Path, supervision: TaskSupervision, env: Mapping[str, str]) -> Optional[dict[str, Any]]:
     from .recording import record_turn
 
     store = supervision.store
     fields = hookmap.turn_fields(event)
-    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta, supervision.settings())
+    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta, supervision.settings(),
+                           env=env)
     said = [recorded.pause or ""] + [f"[strict-loop monitor] {text}" for text in (recorded.whisper, recorded.notice) if text]
     text = "\n".join(t for t in said if t)
     return hookmap.context_output(event, text) if text else None
@@ -272,14 +326,14 @@ def _own_executable() -> Optional[str]:
     return str(exe) if exe.is_file() else None
 
 
-def _log(task_dir: Path, harness: str, where: str, message: str) -> None:
+def _log(task_dir: Path, harness: str, where: str, message: str, env: Optional[Mapping[str, str]] = None) -> None:
     """One bounded line in the task's hook-errors.log (secrets masked); a log that cannot be written is dropped."""
     try:
         from . import secrets
         from .fsio import append_line, atomic_write
 
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        line = secrets.mask(f"{stamp} hook {harness} {where}: {message}").replace("\n", " ")[:ERROR_LINE_MAX_CHARS]
+        line = secrets.mask(f"{stamp} hook {harness} {where}: {message}", env).replace("\n", " ")[:ERROR_LINE_MAX_CHARS]
         path = task_dir / ERROR_LOG
         if path.is_file() and not path.is_symlink() and path.stat().st_size > ERROR_LOG_MAX_BYTES:
             tail = path.read_bytes()[-ERROR_LOG_MAX_BYTES // 2:]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from . import secrets
 from .errors import validate_input
@@ -38,13 +38,14 @@ class Recorded:
 
 
 def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Optional[dict[str, Any]] = None,
-                settings: Optional[MonitorSettings] = None) -> Recorded:
+                settings: Optional[MonitorSettings] = None, env: Optional[Mapping[str, str]] = None) -> Recorded:
     """Mask, validate and record one turn on ``store``'s task.
 
     ``meta`` (e.g. the hook's session) rides along in the event; ``settings`` are the task's monitor
-    settings when the caller has them already (else they come from state.json).
+    settings when the caller has them already (else they come from state.json); ``env`` is the caller's
+    environment (default ours): the secrets masked and the alert's webhook come from it, and it is stored nowhere.
     """
-    masked_message, masked, masked_meta = secrets.mask_tree([message, data, meta or {}])  # one pass over the environment
+    masked_message, masked, masked_meta = secrets.mask_tree([message, data, meta or {}], env)  # one pass over the environment
     turn: Turn = validate_input(Turn, masked, "append_event.data")
     supervision = TaskSupervision(store, root, settings)
     with store.locked():
@@ -55,7 +56,7 @@ def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Opt
         mon = supervision.load()  # just written by observe: read back from this process's cache
         view = supervision.deliver()
     if alert is not None:
-        supervision.raise_alert(alert)
+        supervision.raise_alert(alert, env)
     texts = {m.kind: m.text for m in view.messages}
     fresh = bool(mon.whispers) and mon.whispers[-1].turn == event_data["turn"] and alert is None
     return Recorded(event=rec, supervisor=view, whisper=mon.whispers[-1].text if fresh else None,

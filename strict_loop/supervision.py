@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from . import monitor
 from .errors import LoopError, StateDamaged, validate_input
@@ -153,12 +153,14 @@ class TaskSupervision:
             self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
         return data, alert
 
-    def raise_alert(self, alert: Alert) -> None:
-        """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome."""
+    def raise_alert(self, alert: Alert, env: Optional[Mapping[str, str]] = None) -> None:
+        """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome.
+
+        ``env`` (default ours) names the webhook: a hook daemon passes the hook's environment."""
         from . import alerts
 
         payload = {"text": f"[SPIRALING] {alert.task_id}: {alert.diagnosis}", **alert.model_dump(mode="json", exclude={"delivery"})}
-        alert.delivery["webhook"] = alerts.deliver(payload, os.environ)
+        alert.delivery["webhook"] = alerts.deliver(payload, os.environ if env is None else env)
         with self.store.locked():
             append_line(self.store.paths.alerts, dumps_line(alert.model_dump(mode="json")))
             self.store.append_event("spiral.alert", f"[SPIRALING] {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})

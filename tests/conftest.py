@@ -14,13 +14,15 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import signal
 import subprocess
 import tempfile
 import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import pytest
 
@@ -177,3 +179,33 @@ def user_config_dir(tmp_path_factory, monkeypatch) -> Path:
     d = tmp_path_factory.mktemp("xdg-config")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(d))
     return d / "strict-loop"
+
+
+@pytest.fixture(autouse=True)
+def hook_daemon_dir(monkeypatch) -> Iterator[Path]:
+    """A fresh ``$XDG_RUNTIME_DIR`` per test: the hook daemons a test's hooks start live there, and are stopped at teardown.
+
+    Removing the folder also makes a daemon started a moment too late exit at once (its socket folder is gone).
+    """
+    base = Path(tempfile.mkdtemp(prefix="sl-run-"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base))
+    yield base / "strict-loop"
+    stop_hook_daemons(base / "strict-loop")
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def hook_daemon_pids(folder: Path) -> list[int]:
+    """The pids of the live hook daemons of a runtime folder (each holds ``<socket>.lock`` with its pid in it)."""
+    pids = []
+    for lock in sorted(folder.glob("*.lock")) if folder.is_dir() else []:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(lock.read_text().strip())
+            if b"strict_loop.hookd" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                pids.append(pid)
+    return pids
+
+
+def stop_hook_daemons(folder: Path) -> None:
+    for pid in hook_daemon_pids(folder):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)

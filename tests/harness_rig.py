@@ -23,7 +23,8 @@ NODE_BIN = HARNESSES / "node" / "node_modules" / ".bin"
 INSTALL_COMMAND = "python3 tests/harnesses/install.py"
 RUN_TIMEOUT_S = 90.0  # a loaded 2-core machine runs the longest session here in ~25 s
 CLOSED_PROXY = "http://127.0.0.1:9"  # the discard port, closed here: a refused connection, never a remote host
-KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "XDG_CONFIG_HOME", "SSL_CERT_FILE", "TERM")
+KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "SSL_CERT_FILE", "TERM")
+"""XDG_RUNTIME_DIR: the hook daemons the harness's hooks start live in the test's own folder, stopped at teardown."""
 BINARIES = {"claude": NODE_BIN / "claude", "codex": NODE_BIN / "codex", "hermes": HARNESSES / "hermes-venv" / "bin" / "hermes"}
 
 

@@ -58,13 +58,21 @@ def test_each_harness_records_its_turns_with_the_right_fields(ws_dir):
     assert turns[3]["data"]["args"] == {"command": "false"} and turns[3]["data"]["hook"]["tool_use_id"] == "call_h1"
 
 
-def test_secrets_are_masked_like_append_event(ws_dir, monkeypatch):
+def test_secrets_are_masked_like_append_event(ws_dir):
     start(ws_dir)
-    monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t-value-123")
-    hook("claude", "claude_post_tool_use", ws_dir, tool_input={"command": "echo s3cr3t-value-123"},
+    hook("claude", "claude_post_tool_use", ws_dir, env={"DEPLOY_TOKEN": "s3cr3t-value-123"}, tool_input={"command": "echo s3cr3t-value-123"},
          tool_response={"stdout": "s3cr3t-value-123 https://u:pw@host/x", "stderr": ""})
     line = (ws_dir / ".agent-loop/tasks/t1/events.jsonl").read_text()
     assert "s3cr3t-value-123" not in line and "u:pw@" not in line and "echo ***" in line
+
+
+def test_the_secrets_masked_are_those_of_the_hooks_environment_not_this_process(ws_dir, monkeypatch):
+    """A hook daemon records for hooks started in other environments: the hook's own env decides what is masked."""
+    start(ws_dir)
+    monkeypatch.setenv("DAEMON_ONLY_TOKEN", "daemon-side-value")
+    hook("claude", "claude_post_tool_use", ws_dir, env={"CLIENT_TOKEN": "client-side-value"},
+         tool_response={"stdout": "client-side-value daemon-side-value", "stderr": ""})
+    assert events(ws_dir, kind="tool_call")[0]["data"]["output"] == "*** daemon-side-value"
 
 
 def test_the_loops_own_tools_are_not_recorded(ws_dir):
