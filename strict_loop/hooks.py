@@ -299,7 +299,9 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
         counts = _stop_blocks(store)
         counts[key] = (0 if fresh else counts.get(key, 0)) + 1
         _save_stop_blocks(store, counts)
-    return hookmap.block_stop_output(hookmap.continue_reason(store.task_id, state.next_task, report.reason))
+    reason = hookmap.continue_reason(store.task_id, state.next_task, report.reason)
+    notices = [m.text for m in report.supervisor.messages if m.kind == "notice"]  # handed over by check_stop: say it here
+    return hookmap.block_stop_output(" ".join([reason, *notices]))
 
 
 def _stop_blocks(store: TaskStore) -> dict[str, int]:

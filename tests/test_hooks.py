@@ -167,6 +167,10 @@ def test_paused_task_at_stop_is_not_blocked(ws_dir):
     unattended(ws_dir)
     fail_until_paused(ws_dir)
     assert hook("codex", "codex_stop", ws_dir) is None
+    Workspace(ws_dir).resume(task_id="t1", action="continue", note="use the cached fixture instead")
+    reason = hook("codex", "codex_stop", ws_dir)["reason"]  # the first thing the agent hears after the resume
+    assert "Next task: write done.txt" in reason and "use the cached fixture instead" in reason
+    assert "use the cached fixture" not in (hook("codex", "codex_stop", ws_dir) or {}).get("reason", "")  # once
 
 
 def test_no_loop_means_no_output_and_no_files(tmp_path):
