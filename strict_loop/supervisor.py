@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any, Mapping, Optional, Sequence
 
 from . import alerts
-from .budgets import Decision, SupervisorSettings, Tally, decide
+from .budgets import EXIT_BAD_INPUT, EXIT_PAUSED, EXIT_SIGINT, EXIT_SIGTERM, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
 from .errors import LoopError
 from .fsio import atomic_write
 from .harness_run import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
@@ -36,9 +36,7 @@ from .supervision import TaskSupervision
 from .timefmt import now_iso
 from .workspace import Workspace
 
-EXIT_BAD_INPUT = 2
-EXIT_PAUSED = 5
-SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+SIGNAL_EXIT = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
 _INVOCATION = re.compile(r"invocation-(\d{4,})\.prompt\.txt$")
@@ -85,12 +83,16 @@ class Supervisor:
         self._wake = threading.Event()
         self._heart: Optional[Heartbeat] = None
         self._invocation = 0
+        self._rounds_checked = 0.0
 
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> SupervisorResult:
         """Invoke the harness until a stop, a pause, a limit, too many failures or a signal; the lock is held throughout."""
         self._refuse_untrusted()
+        problem = cost_problem(self.settings, self.harness)
+        if problem:
+            raise LoopError("supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd")
         stale = self.lock.acquire(self.harness, self._session())
         old = self._install_signals()
         try:
@@ -98,7 +100,7 @@ class Supervisor:
                         {"harness": self.harness, "pid": os.getpid(), "session_id": self._session(), "took_over": stale,
                          "settings": self.settings.model_dump(mode="json")})
             self._heart = Heartbeat(self.store, self._view, self.settings.heartbeat_s, self.stderr)
-            self.tally.rounds_at_start = self._heart.rounds_at_start
+            self.tally = self.tally.model_copy(update={"rounds_at_start": self._heart.rounds_at_start})
             return self._loop()
         finally:
             if self._heart is not None:
@@ -122,6 +124,7 @@ class Supervisor:
                 return self._end(Decision(action="stop", reason=stop_reason, sleep_s=0.0, exit_code=EXIT_BAD_INPUT), refused=True)
             rounds = self.store.load().counters.iteration
             decision = decide(self.settings, self.tally, outcome, rounds, should_stop, self._paused())
+            self.tally = decision.tally or self.tally
             self._event("supervisor.invocation", f"invocation {self._invocation}: {outcome.reason[:300]} -> {decision.action}",
                         {"invocation": self._invocation, "ok": outcome.ok, "reason": outcome.reason[:1000], "session_id": outcome.session_id,
                          "cost_usd": outcome.cost_usd, "input_tokens": outcome.input_tokens, "output_tokens": outcome.output_tokens,
@@ -137,7 +140,7 @@ class Supervisor:
         """One harness run: prompt, child, stream, recorded turns; returns the adapter's verdict."""
         self.folder.mkdir(parents=True, exist_ok=True)
         stem = self.folder / f"invocation-{n:04d}"
-        prompt = build_prompt(self.root, self.task_id)
+        prompt = build_prompt(self.root, self.task_id, self.settings.max_rounds_per_invocation)
         atomic_write(stem.with_suffix(".prompt.txt"), prompt.encode())
         session = self._session()
         scratch = stem.with_suffix(".tmp")
@@ -165,11 +168,10 @@ class Supervisor:
         finally:
             wiring.cleanup()
             shutil.rmtree(scratch, ignore_errors=True)
-        outcome = adapter.finish(child.exit_code, child.timed_out, usage)
-        if child.timed_out and "timed out" not in outcome.reason:
-            outcome.reason = f"timed out after {self.settings.invocation_timeout_s:g} s; {outcome.reason}"
-        last = outcome.last_text or (_text_tail(stem.with_suffix(".jsonl")) if self.harness == "hermes" else "")
-        atomic_write(stem.with_suffix(".last.txt"), last.encode())
+        outcome = adapter.finish(child.exit_code, child.timed_out, usage, timeout_s=self.settings.invocation_timeout_s)
+        if child.stopped == "rounds":
+            outcome.reason = f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; {outcome.reason}"
+        atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode())
         self._keep_session(session, outcome)
         return outcome
 
@@ -283,6 +285,11 @@ class Supervisor:
         if self._signal is not None:
             return "interrupted"
         self._heart_beat()
+        now = time.monotonic()
+        if now - self._rounds_checked >= 1.0:  # state.json read at most once a second
+            self._rounds_checked = now
+            if rounds_left(self.settings, self.tally, self.store.load().counters.iteration) == 0:
+                return "rounds"
         return None
 
     def _heart_beat(self, force: bool = False) -> None:
@@ -312,11 +319,3 @@ class Supervisor:
     def _restore_signals(old: dict[int, Any]) -> None:
         for sig, handler in old.items():
             signal.signal(sig, handler)
-
-
-def _text_tail(path: Path, cap: int = 20000) -> str:
-    """The last ``cap`` characters of a plain-text stdout (Hermes prints only its final answer)."""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[-cap:].strip()
-    except OSError:
-        return ""
