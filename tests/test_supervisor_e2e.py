@@ -3,7 +3,7 @@
 The supervisor, the harness, its shell, the loop's CLI the model calls and the stop checks are all real;
 only the model is scripted (tests/model_servers.py). The cheap scenario runs on all three harnesses; the
 costly ones (each needs several harness start-ups) run on Claude Code only, whose stream carries the most
-(session, cost, tool results) and which starts fastest here: the supervisor's per-harness code is its
+(session, cost, tool results), except the failure test on Codex (Claude retries an API 400 itself): the supervisor's per-harness code is its
 wiring (covered by the three-harness test) and the stream adapter (helper module, unit-tested).
 """
 
@@ -101,3 +101,141 @@ def test_three_invocations_reach_goal_met_through_real_edits(name: str, tmp_path
         assert len({e["data"]["hook"]["call_id"] for e in calls}) == 9, detail  # each once
     assert "[supervisor] steps | round 3/100" in (ws.task_paths("steps").latest_status.read_text()), detail
     assert not (folder / "supervisor.lock").exists()
+
+
+def _procs_mentioning(text: str) -> list[str]:
+    """Live processes whose command line names ``text`` (a test's own folder): a killed group leaves none."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+                state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+            except OSError:
+                continue
+            if text in cmd and state != "Z":
+                found.append(f"{entry.name}: {cmd[:200]}")
+    return found
+
+
+PROBE = "ls /nonexistent-strict-loop-probe"  # fails the same way every time
+
+
+def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(tmp_path: Path):
+    """Claude only (costly scenario): the stream's calls reach the monitor, whose pause ends the run with exit 5."""
+    work = tmp_path / "w"
+    work.mkdir()
+    h = _harness("claude", tmp_path)
+    ws = _task(work, "spiral", "never.txt")
+    err = io.StringIO()
+    with AnthropicModel([Shell(PROBE)] * 10 + [Final("Giving up.")]) as model:
+        sup = _supervisor(h, work, "spiral", model.url, err)
+        result = sup.run()
+        used = model.steps_used
+        again = _supervisor(h, work, "spiral", model.url, err).run()  # a restart launches nothing while paused
+        assert model.steps_used == used
+    detail = _detail(work, "spiral", err)
+    assert (result.exit_code, result.action, result.invocations) == (5, "pause", 1), detail
+    assert (again.exit_code, again.invocations) == (5, 0), detail
+    assert ws.supervisor("spiral").paused and used < 10, detail  # the child was ended at the pause: the rest never ran
+    kinds = [e["kind"] for e in read_jsonl(ws.task_paths("spiral").events)]
+    assert "spiral.paused" in kinds and "spiral.alert" in kinds and kinds.count("supervisor.paused") == 2, detail
+    assert read_jsonl(ws.task_paths("spiral").alerts), detail
+    assert not _procs_mentioning(str(work)), detail
+
+
+def test_failures_are_counted_backed_off_and_reset_by_success(tmp_path: Path):
+    """Codex only (Claude retries a 400 within the run): two API 400s (turn.failed, exit 1), then a round."""
+    work = tmp_path / "w"
+    work.mkdir()
+    h = _harness("codex", tmp_path)
+    ws = _task(work, "flaky", "step1.txt")
+    err = io.StringIO()
+    with ResponsesModel([HttpError(400), HttpError(400)] + _round(work, "flaky", 1)) as model:
+        result = _supervisor(h, work, "flaky", model.url, err, max_consecutive_failures=3).run()
+    detail = _detail(work, "flaky", err)
+    assert (result.exit_code, result.invocations) == (0, 3), detail
+    runs = [e["data"] for e in read_jsonl(ws.task_paths("flaky").events) if e["kind"] == "supervisor.invocation"]
+    assert [r["ok"] for r in runs] == [False, False, True], detail
+    assert "scripted API error" in runs[0]["reason"], detail
+    waits = [r["decision"]["sleep_s"] for r in runs]
+    assert waits[0] == pytest.approx(0.1) and waits[1] == pytest.approx(0.2) and runs[2]["decision"]["action"] == "stop", detail
+
+
+def test_an_invocation_hanging_past_its_wall_clock_is_killed_and_counted(tmp_path: Path):
+    """Claude only: the model never answers in time; the whole process group is killed; one failure ends the run (exit 6)."""
+    work = tmp_path / "w"
+    work.mkdir()
+    h = _harness("claude", tmp_path)
+    ws = _task(work, "hang", "never.txt")
+    err = io.StringIO()
+    with AnthropicModel([Hang(60), Final("too late")]) as model:
+        started = time.monotonic()
+        result = _supervisor(h, work, "hang", model.url, err, invocation_timeout_s=3, max_consecutive_failures=1).run()
+        took = time.monotonic() - started
+    detail = _detail(work, "hang", err)
+    assert (result.exit_code, result.action, result.invocations) == (6, "fail", 1), detail
+    assert took < 20, detail
+    runs = [e["data"] for e in read_jsonl(ws.task_paths("hang").events) if e["kind"] == "supervisor.invocation"]
+    assert "timed out after 3 s" in runs[0]["reason"], detail
+    assert not _procs_mentioning(str(work)), detail
+
+
+def test_sigint_mid_invocation_kills_the_group_exits_130_and_a_rerun_continues(tmp_path: Path):
+    """Claude only, through the real CLI process: SIGINT while the model hangs."""
+    work = tmp_path / "w"
+    work.mkdir()
+    h = _harness("claude", tmp_path)
+    ws = _task(work, "intr", "step1.txt")
+    folder = ws.task_paths("intr").supervisor
+    with AnthropicModel([Hang(60), Final("too late")]) as model:
+        h.configure(model.url)
+        proc = subprocess.Popen([sys.executable, "-m", "strict_loop", "supervise", "--workspace", str(work), "--task-id", "intr",
+                                 "--harness", "claude", "--harness-bin", str(h.binary), "--heartbeat", "1"],
+                                env=h.env(model.url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while not model.model_requests and time.monotonic() < deadline:  # the harness is waiting on the model
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err_text = proc.communicate(timeout=20)
+    detail = f"stdout: {out}\nstderr: {err_text}"
+    assert model.model_requests, detail
+    assert proc.returncode == 130, detail
+    assert not _procs_mentioning(str(work)), detail
+    events = read_jsonl(ws.task_paths("intr").events)
+    assert [e["data"]["invocation"] for e in events if e["kind"] == "supervisor.interrupted"] == [1], detail
+    assert ws.show_task(task_id="intr").state.counters.iteration == 0 and not (folder / "supervisor.lock").exists()
+    err = io.StringIO()
+    with AnthropicModel(_round(work, "intr", 1)) as model2:  # started again, it continues from disk: invocation 2
+        result = _supervisor(h, work, "intr", model2.url, err).run()
+    assert result.exit_code == 0 and (folder / "invocation-0002.last.txt").read_text() == "Round 1 recorded.", _detail(work, "intr", err)
+
+
+def test_two_supervisors_on_two_tasks_of_one_workspace_keep_apart(tmp_path: Path):
+    """Claude only: two tasks, two supervisors at once (threads of one process), each task's turns in its own ledger."""
+    work = tmp_path / "w"
+    work.mkdir()
+    h = _harness("claude", tmp_path)
+    ws = _task(work, "one", "step1.txt")
+    ws.init_state(task_id="two", goal="Create done2.txt", global_stop_condition="done2.txt exists",
+                  stop_checks={"paths_exist": ["done2.txt"]})
+    results: dict[str, object] = {}
+    second = [Shell(f"{LOOP} append_event --workspace {work} --task-id two --kind round.started --message 'Round 1'"),
+              Shell(f"touch {work}/done2.txt"),
+              Shell(f"{LOOP} update_state --workspace {work} --task-id two --task 'Create done2.txt' --result-summary done "
+                    "--verification-summary 'ls shows done2.txt' --progress made"),
+              Final("Round 1 recorded.")]
+    errs = {"one": io.StringIO(), "two": io.StringIO()}
+    with AnthropicModel(_round(work, "one", 1)) as m1, AnthropicModel(second) as m2:
+        sups = {"one": _supervisor(h, work, "one", m1.url, errs["one"]), "two": _supervisor(h, work, "two", m2.url, errs["two"])}
+        threads = [threading.Thread(target=lambda t=t: results.__setitem__(t, sups[t].run())) for t in sups]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+    for task in ("one", "two"):
+        detail = _detail(work, task, errs[task])
+        assert results[task].exit_code == 0, detail  # type: ignore[attr-defined]
+        calls = [e for e in read_jsonl(ws.task_paths(task).events) if e["kind"] == "tool_call"]
+        assert len(calls) == 3 and all(f"--task-id {task}" in json.dumps(e["data"]["args"]) or "touch" in json.dumps(e["data"]["args"])
+                                       or "echo" in json.dumps(e["data"]["args"]) for e in calls), detail
