@@ -175,6 +175,9 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     def helped(name: str) -> str:
         return f"{fields[name].description or name} (default: {fields[name].default})"
 
+    def contract(name: str) -> str:
+        return f"{fields[name].description} (default: the contract's unattended.{name}, {fields[name].default} unless set)"
+
     p = sub.add_parser("supervise", parents=[common], help="run a task unattended: re-invoke a harness until the stop rules say stop",
                        description="Run the task unattended: invoke Codex, Claude Code or Hermes headless, again and again, from disk,\n"
                                    "until the stop checks say stop, a budget is reached, or the progress monitor pauses the task.\n"
@@ -186,8 +189,8 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--harness-bin", metavar="PATH", help="the harness executable (default: found on PATH)")
     p.add_argument("--model", help="the model the harness uses (default: the harness's own)")
     p.add_argument("--max-invocations", type=int, metavar="N", help=helped("max_invocations"))
-    p.add_argument("--max-rounds-per-invocation", type=int, metavar="N", help=helped("max_rounds_per_invocation"))
-    p.add_argument("--max-consecutive-failures", type=int, metavar="N", help=helped("max_consecutive_failures"))
+    p.add_argument("--max-rounds-per-invocation", type=int, metavar="N", help=contract("max_rounds_per_invocation"))
+    p.add_argument("--max-consecutive-failures", type=int, metavar="N", help=contract("max_consecutive_failures"))
     p.add_argument("--invocation-timeout", dest="invocation_timeout_s", type=float, metavar="S", help=helped("invocation_timeout_s"))
     p.add_argument("--max-cost-usd", type=float, metavar="X", help=helped("max_cost_usd"))
     p.add_argument("--usd-per-mtok-in", type=float, metavar="X", help=helped("usd_per_mtok_in"))
@@ -203,8 +206,7 @@ def _supervise(a: argparse.Namespace) -> int:
     from .supervisor import Supervisor
 
     given = {name: getattr(a, name) for name in SupervisorSettings.model_fields if getattr(a, name, None) is not None}
-    settings = validate_input(SupervisorSettings, given, "supervise")
-    result = Supervisor(a.workspace, a.task_id, a.harness, settings=settings, model=a.model, harness_bin=a.harness_bin).run()
+    result = Supervisor(a.workspace, a.task_id, a.harness, overrides=given, model=a.model, harness_bin=a.harness_bin).run()
     if a.json:
         print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
     else:

@@ -23,7 +23,7 @@ from typing import IO, Any, Mapping, Optional, Sequence
 
 from . import alerts
 from .budgets import EXIT_BAD_INPUT, EXIT_PAUSED, EXIT_SIGINT, EXIT_SIGTERM, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
-from .errors import LoopError
+from .errors import LoopError, validate_input
 from .fsio import atomic_write
 from .harness_run import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
 from .heartbeat import Heartbeat
@@ -59,7 +59,9 @@ class Supervisor:
 
     def __init__(self, workspace: str | Path, task_id: str, harness: str, *, settings: Optional[SupervisorSettings] = None,
                  model: Optional[str] = None, harness_bin: Optional[str] = None, extra_args: Sequence[str] = (),
-                 env: Optional[Mapping[str, str]] = None, stderr: Optional[IO[str]] = None, kill_grace_s: float = KILL_GRACE_S) -> None:
+                 env: Optional[Mapping[str, str]] = None, stderr: Optional[IO[str]] = None, kill_grace_s: float = KILL_GRACE_S,
+                 overrides: Optional[Mapping[str, Any]] = None) -> None:
+        """``settings``: every budget; else the contract's ``unattended`` budgets, then ``overrides`` (e.g. CLI flags), then defaults."""
         if harness not in HARNESSES:
             raise LoopError("supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(HARNESSES)}")
         self.ws = Workspace(workspace)
@@ -68,7 +70,7 @@ class Supervisor:
         if not self.store.exists():
             raise LoopError("supervise.task_id", f"no task '{task_id}' in {self.root}", "create it with strict-loop init_state first")
         self.task_id, self.harness, self.model = self.store.task_id, harness, model
-        self.settings = settings or SupervisorSettings()
+        self.settings = settings or _settings(self.store, overrides or {})
         self.env = dict(os.environ if env is None else env)
         self.binary = find_binary(harness, harness_bin, self.env)
         self.extra_args = list(extra_args)
@@ -319,3 +321,11 @@ class Supervisor:
     def _restore_signals(old: dict[int, Any]) -> None:
         for sig, handler in old.items():
             signal.signal(sig, handler)
+
+
+def _settings(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSettings:
+    """The run's budgets: the loop contract's unattended budgets, overridden by the caller's, over the defaults."""
+    unattended = store.load().contract.unattended
+    base = {"max_rounds_per_invocation": unattended.max_rounds_per_invocation,
+            "max_consecutive_failures": unattended.max_consecutive_failures}
+    return validate_input(SupervisorSettings, {**base, **overrides}, "supervise")
