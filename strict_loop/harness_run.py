@@ -175,8 +175,10 @@ def run_child(wiring: Wiring, cwd: Path, raw: IO[str], stderr_file: IO[str], on_
         if time.monotonic() >= deadline:
             kill_group(proc, grace_s)
             return ChildResult(None, timed_out=True)
-        time.sleep(POLL_S / 4)
-        stop = tick()
+        try:
+            proc.wait(timeout=POLL_S)
+        except subprocess.TimeoutExpired:
+            stop = tick()
     if stop is not None:
         kill_group(proc, grace_s)
         reader.join(timeout=2)

@@ -143,7 +143,7 @@ class Supervisor:
         self.folder.mkdir(parents=True, exist_ok=True)
         stem = self.folder / f"invocation-{n:04d}"
         prompt = build_prompt(self.root, self.task_id, self.settings.max_rounds_per_invocation)
-        atomic_write(stem.with_suffix(".prompt.txt"), prompt.encode())
+        atomic_write(stem.with_suffix(".prompt.txt"), prompt.encode(), sync=False)  # a record, rebuilt from disk if lost
         session = self._session()
         scratch = stem.with_suffix(".tmp")
         scratch.mkdir(exist_ok=True)
@@ -166,14 +166,14 @@ class Supervisor:
                 child = run_child(wiring, self.root, raw, err, on_line, self.settings.invocation_timeout_s, self._tick, self.kill_grace_s)
             usage = read_usage(wiring.usage_file)
             if usage is not None:
-                atomic_write(stem.with_suffix(".usage.json"), json.dumps(usage, indent=2).encode())
+                atomic_write(stem.with_suffix(".usage.json"), json.dumps(usage, indent=2).encode(), sync=False)
         finally:
             wiring.cleanup()
             shutil.rmtree(scratch, ignore_errors=True)
         outcome = adapter.finish(child.exit_code, child.timed_out, usage, timeout_s=self.settings.invocation_timeout_s)
         if child.stopped == "rounds":
             outcome.reason = f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; {outcome.reason}"
-        atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode())
+        atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode(), sync=False)
         self._keep_session(session, outcome)
         return outcome
 
@@ -266,7 +266,7 @@ class Supervisor:
         path = self.folder / "session.json"
         if outcome.ok and outcome.session_id:
             atomic_write(path, json.dumps({"harness": self.harness, "session_id": outcome.session_id, "task_id": self.task_id,
-                                           "updated_at": now_iso()}).encode())
+                                           "updated_at": now_iso()}).encode(), sync=False)  # lost: the next run starts fresh
         elif not outcome.ok and (resumed or path.exists()):
             path.unlink(missing_ok=True)
 
