@@ -69,7 +69,7 @@ def main() -> int:
                 t0 = time.perf_counter()
                 n = sup._next_invocation()
                 outcome = sup._invoke(n)
-                should_stop, why = sup._check_stop()
+                should_stop, _ = sup._check_stop()
                 decision = decide(sup.settings, sup.tally, outcome, sup.store.load().counters.iteration, bool(should_stop), sup._paused())
                 sup.tally = decision.tally or sup.tally
                 sup._event("supervisor.invocation", f"invocation {n}", {"invocation": n, "ok": outcome.ok})

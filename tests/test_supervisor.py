@@ -148,3 +148,25 @@ def test_supervise_launches_nothing_for_untrusted_stop_commands(ws_dir: Path, tm
                 cwd=ws_dir, check=False)
     assert r.returncode == 2 and "strict-loop trust --task-id u" in r.stderr
     assert not list(ws.task_paths("u").supervisor.glob("invocation-*"))
+
+
+def test_the_heartbeat_line_has_round_pace_and_eta():
+    from strict_loop.heartbeat import status_line
+
+    line = status_line("t", rounds=12, max_rounds=100, rounds_at_start=2, invocation=3, elapsed_s=3600)
+    assert "round 12/100" in line and "invocation 3" in line and "elapsed 1:00:00" in line
+    assert "10.0 rounds/h" in line and "ETA 8:48:00" in line
+    assert "ETA unknown" in status_line("t", 2, 100, 2, 1, 30)  # no round yet: no pace, no guess
+
+
+def test_the_heartbeat_writes_latest_status_and_stderr_without_a_bar_off_a_terminal(task: Workspace):
+    from strict_loop.heartbeat import Heartbeat
+
+    out = io.StringIO()
+    heart = Heartbeat(task._store("t"), lambda: task.supervisor("t"), interval_s=3600, stream=out)
+    assert heart.beat(1) is not None and heart.beat(1) is None  # the first is due; the next waits its interval
+    assert heart.beat(2, force=True)
+    text = task.task_paths("t").latest_status.read_text()
+    assert "[supervisor] t | round 0/100 | invocation 2" in text
+    assert out.getvalue().count("[supervisor] t") == 2 and heart._bar is None
+    heart.close()

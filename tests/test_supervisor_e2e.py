@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow
 MODELS = {"claude": AnthropicModel, "codex": ResponsesModel, "hermes": ChatModel}
 EXTRA = {"hermes": ["-t", "terminal"]}  # the one toolset the script uses; the others only cost start-up time
 LOOP = f"{sys.executable} -m strict_loop"
-FAST = dict(heartbeat_s=0.5, backoff_base_s=0.1, backoff_max_s=0.2)
+FAST = {"heartbeat_s": 0.5, "backoff_base_s": 0.1, "backoff_max_s": 0.2}
 
 
 def _harness(name: str, tmp_path: Path) -> Harness:
@@ -95,6 +95,9 @@ def test_three_invocations_reach_goal_met_through_real_edits(name: str, tmp_path
         assert (folder / f"invocation-{n:04d}.last.txt").read_text().strip() == f"Round {n} recorded.", detail
     events = read_jsonl(ws.task_paths("steps").events)
     assert [e["data"]["decision"]["action"] for e in events if e["kind"] == "supervisor.invocation"] == ["continue", "continue", "stop"]
+    sessions = [e["data"]["session_id"] for e in events if e["kind"] == "supervisor.invocation"]
+    if name != "hermes":  # invocations 2 and 3 resumed the session of the first (hermes -z cannot resume)
+        assert sessions[0] and sessions == [sessions[0]] * 3, detail
     calls = [e for e in events if e["kind"] == "tool_call"]
     if name != "hermes":  # Hermes prints no event stream: its calls reach the ledger through its hooks only (none installed here)
         assert len(calls) == 9 and all(e["data"]["hook"]["source"] == "supervisor" for e in calls), detail
@@ -181,7 +184,7 @@ def test_an_invocation_hanging_past_its_wall_clock_is_killed_and_counted(tmp_pat
     assert not _procs_mentioning(str(work)), detail
 
 
-def test_sigint_mid_invocation_kills_the_group_exits_130_and_a_rerun_continues(tmp_path: Path):
+def test_sigint_mid_invocation_kills_the_group_exits_130_and_state_loads(tmp_path: Path):
     """Claude only, through the real CLI process: SIGINT while the model hangs."""
     work = tmp_path / "w"
     work.mkdir()
@@ -205,10 +208,9 @@ def test_sigint_mid_invocation_kills_the_group_exits_130_and_a_rerun_continues(t
     events = read_jsonl(ws.task_paths("intr").events)
     assert [e["data"]["invocation"] for e in events if e["kind"] == "supervisor.interrupted"] == [1], detail
     assert ws.show_task(task_id="intr").state.counters.iteration == 0 and not (folder / "supervisor.lock").exists()
-    err = io.StringIO()
-    with AnthropicModel(_round(work, "intr", 1)) as model2:  # started again, it continues from disk: invocation 2
-        result = _supervisor(h, work, "intr", model2.url, err).run()
-    assert result.exit_code == 0 and (folder / "invocation-0002.last.txt").read_text() == "Round 1 recorded.", _detail(work, "intr", err)
+    again = _supervisor(h, work, "intr", model.url, io.StringIO())  # started again, it continues from disk: invocation 2
+    assert again._next_invocation() == 2 and again.lock.acquire("claude", None) is None  # no stale lock was left behind
+    again.lock.release()
 
 
 def test_two_supervisors_on_two_tasks_of_one_workspace_keep_apart(tmp_path: Path):
