@@ -188,6 +188,7 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--harness", required=True, choices=("codex", "claude", "hermes"), help="the agent harness to invoke")
     p.add_argument("--harness-bin", metavar="PATH", help="the harness executable (default: found on PATH)")
     p.add_argument("--model", help="the model the harness uses (default: the harness's own)")
+    p.add_argument("--no-mcp", action="store_true", help="wire no MCP server into the harness (the agent uses the strict-loop CLI)")
     p.add_argument("--max-invocations", type=int, metavar="N", help=helped("max_invocations"))
     p.add_argument("--max-rounds-per-invocation", type=int, metavar="N", help=contract("max_rounds_per_invocation"))
     p.add_argument("--max-consecutive-failures", type=int, metavar="N", help=contract("max_consecutive_failures"))
@@ -206,7 +207,8 @@ def _supervise(a: argparse.Namespace) -> int:
     from .supervisor import Supervisor
 
     given = {name: getattr(a, name) for name in SupervisorSettings.model_fields if getattr(a, name, None) is not None}
-    result = Supervisor(a.workspace, a.task_id, a.harness, overrides=given, model=a.model, harness_bin=a.harness_bin).run()
+    result = Supervisor(a.workspace, a.task_id, a.harness, overrides=given, model=a.model, harness_bin=a.harness_bin,
+                        mcp=not a.no_mcp).run()
     if a.json:
         print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
     else:

@@ -63,15 +63,19 @@ class Wiring:
 
 
 def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, scratch: Path, *, model: Optional[str] = None,
-         session_id: Optional[str] = None, extra_args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None) -> Wiring:
-    """The child's argv and environment for one headless run (``scratch``: a per-invocation folder for temp files)."""
+         session_id: Optional[str] = None, extra_args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
+         mcp: bool = True) -> Wiring:
+    """The child's argv and environment for one headless run (``scratch``: a per-invocation folder for temp files).
+
+    ``mcp`` off: no MCP server is wired in (the agent uses the ``strict-loop`` CLI through its shell, as the prompt
+    shows), which saves starting one server per invocation."""
     child_env = dict(os.environ if env is None else env)
     child_env["STRICT_LOOP_TASK"] = task_id  # hooks record to this task even with other tasks running here
     server = mcp_command(workspace)
     if harness == "claude":
-        mcp = {"mcpServers": {"strict-loop": {"command": server[0], "args": server[1:]}}}
-        argv = [binary, "-p", prompt, "--output-format", "stream-json", "--verbose", "--mcp-config", json.dumps(mcp),
-                "--strict-mcp-config", "--permission-mode", "bypassPermissions"]
+        servers = {"strict-loop": {"command": server[0], "args": server[1:]}} if mcp else {}
+        argv = [binary, "-p", prompt, "--output-format", "stream-json", "--verbose", "--mcp-config",
+                json.dumps({"mcpServers": servers}), "--strict-mcp-config", "--permission-mode", "bypassPermissions"]
         argv += ["--resume", session_id] if session_id else []
         argv += ["--model", model] if model else []
         if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -79,21 +83,21 @@ def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, 
         return Wiring(argv + list(extra_args), child_env)
     if harness == "codex":
         argv = [binary, "exec"] + (["resume"] if session_id else [])
-        argv += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
-                 "-c", f"mcp_servers.strict-loop.command={json.dumps(server[0])}",
-                 "-c", f"mcp_servers.strict-loop.args={json.dumps(server[1:])}"]
+        argv += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
+        argv += ["-c", f"mcp_servers.strict-loop.command={json.dumps(server[0])}",
+                 "-c", f"mcp_servers.strict-loop.args={json.dumps(server[1:])}"] if mcp else []
         argv += [] if session_id else ["-C", str(workspace)]
         argv += ["-m", model] if model else []
         argv += list(extra_args) + ([session_id] if session_id else []) + [prompt]
         return Wiring(argv, child_env)
-    home = _hermes_home(child_env, scratch / "hermes-home", server)
+    home = _hermes_home(child_env, scratch / "hermes-home", server if mcp else None)
     child_env["HERMES_HOME"] = str(home)
     usage = scratch / "usage.json"
     argv = [binary, "-z", prompt, "--usage-file", str(usage)] + (["-m", model] if model else []) + list(extra_args)
     return Wiring(argv, child_env, usage_file=usage, temp=[home])
 
 
-def _hermes_home(env: Mapping[str, str], dest: Path, server: list[str]) -> Path:
+def _hermes_home(env: Mapping[str, str], dest: Path, server: Optional[list[str]]) -> Path:
     """A copy of the user's HERMES_HOME (config, plugins, skills; no history) with our MCP server in its config."""
     from ruamel.yaml import YAML
 
@@ -102,6 +106,8 @@ def _hermes_home(env: Mapping[str, str], dest: Path, server: list[str]) -> Path:
     if source.is_dir():
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*HERMES_SKIP), symlinks=True)
     dest.mkdir(parents=True, exist_ok=True)
+    if server is None:
+        return dest
     config = dest / "config.yaml"
     yaml = YAML()
     data = (yaml.load(config.read_text(encoding="utf-8")) if config.is_file() else None) or {}

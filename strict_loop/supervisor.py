@@ -60,7 +60,7 @@ class Supervisor:
     def __init__(self, workspace: str | Path, task_id: str, harness: str, *, settings: Optional[SupervisorSettings] = None,
                  model: Optional[str] = None, harness_bin: Optional[str] = None, extra_args: Sequence[str] = (),
                  env: Optional[Mapping[str, str]] = None, stderr: Optional[IO[str]] = None, kill_grace_s: float = KILL_GRACE_S,
-                 overrides: Optional[Mapping[str, Any]] = None) -> None:
+                 overrides: Optional[Mapping[str, Any]] = None, mcp: bool = True) -> None:
         """``settings``: every budget; else the contract's ``unattended`` budgets, then ``overrides`` (e.g. CLI flags), then defaults."""
         if harness not in HARNESSES:
             raise LoopError("supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(HARNESSES)}")
@@ -76,6 +76,7 @@ class Supervisor:
         self.extra_args = list(extra_args)
         self.stderr = stderr if stderr is not None else sys.stderr
         self.kill_grace_s = kill_grace_s
+        self.mcp = mcp
         self.folder = self.store.paths.supervisor
         self.lock = SupervisorLock(self.folder, self.task_id)
         self.seen = SeenIds()
@@ -148,7 +149,7 @@ class Supervisor:
         scratch = stem.with_suffix(".tmp")
         scratch.mkdir(exist_ok=True)
         wiring = wire(self.harness, self.binary, prompt, self.root, self.task_id, scratch, model=self.model, session_id=session,
-                      extra_args=self.extra_args, env=self.env)
+                      extra_args=self.extra_args, env=self.env, mcp=self.mcp)
         adapter = adapter_for(self.harness)  # type: ignore[arg-type]
         self.seen.absorb(self.store.events(last=RECENT_EVENTS))
         self.launched += 1

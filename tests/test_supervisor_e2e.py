@@ -60,10 +60,12 @@ def _round(work: Path, task_id: str, k: int) -> list:
             Final(f"Round {k} recorded.")]
 
 
-def _supervisor(h: Harness, work: Path, task_id: str, url: str, err: io.StringIO, **settings) -> Supervisor:
+def _supervisor(h: Harness, work: Path, task_id: str, url: str, err: io.StringIO, mcp: bool = False, **settings) -> Supervisor:
+    """A supervisor with fast budgets; without the MCP server unless asked (one server start less per invocation:
+    the scripted model uses the CLI; the goal_met test wires it in on every harness)."""
     h.configure(url)
     return Supervisor(work, task_id, h.name, settings=SupervisorSettings(**{**FAST, **settings}), harness_bin=str(h.binary),
-                      extra_args=EXTRA.get(h.name, []), env=h.env(url), stderr=err, kill_grace_s=1.0)
+                      extra_args=EXTRA.get(h.name, []), env=h.env(url), stderr=err, kill_grace_s=1.0, mcp=mcp)
 
 
 def _detail(work: Path, task_id: str, err: io.StringIO) -> str:
@@ -89,7 +91,7 @@ def test_invocations_reach_goal_met_through_real_edits(name: str, tmp_path: Path
     steps = [step for k in range(1, n + 1) for step in _round(work, "steps", k)]
     err = io.StringIO()
     with MODELS[name](steps) as model:
-        result = _supervisor(h, work, "steps", model.url, err, max_invocations=5).run()
+        result = _supervisor(h, work, "steps", model.url, err, mcp=True, max_invocations=5).run()
     detail = _detail(work, "steps", err)
     assert (result.exit_code, result.action, result.invocations) == (0, "stop", n), detail
     state = ws.show_task(task_id="steps").state
@@ -110,6 +112,10 @@ def test_invocations_reach_goal_met_through_real_edits(name: str, tmp_path: Path
         assert len({e["data"]["hook"]["call_id"] for e in calls}) == 3 * n, detail  # each once
     assert f"[supervisor] steps | round {n}/100" in (ws.task_paths("steps").latest_status.read_text()), detail
     assert not (folder / "supervisor.lock").exists()
+    if name == "claude":  # the per-run MCP wiring: Claude reports the server it connected at start
+        init = json.loads((folder / "invocation-0001.jsonl").read_text().splitlines()[0])
+        assert {"name": "strict-loop", "status": "connected"}.items() <= next(
+            (m for m in init["mcp_servers"] if m["name"] == "strict-loop"), {}).items(), detail
 
 
 def _procs_mentioning(text: str) -> list[str]:
@@ -200,7 +206,7 @@ def test_sigint_mid_invocation_kills_the_group_exits_130_and_state_loads(tmp_pat
     with AnthropicModel([Hang(60), Final("too late")]) as model:
         h.configure(model.url)
         proc = subprocess.Popen([sys.executable, "-m", "strict_loop", "supervise", "--workspace", str(work), "--task-id", "intr",
-                                 "--harness", "claude", "--harness-bin", str(h.binary), "--heartbeat", "1"],
+                                 "--harness", "claude", "--harness-bin", str(h.binary), "--heartbeat", "1", "--no-mcp"],
                                 env=h.env(model.url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 20
         while not model.model_requests and time.monotonic() < deadline:  # the harness is waiting on the model
