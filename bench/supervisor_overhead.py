@@ -117,7 +117,8 @@ def run(harness: str, a: argparse.Namespace, root: Path, mode: str) -> None:
            "batch": f"{calls} tool calls recorded in batches of {a.batch} (record_turns)"}[mode]
     print(f"{harness}: {a.lines} stream lines, {how}, per invocation; {len(samples)} invocations, {pauses} pause(s)")
     print(f"  median {median * 1000:.1f} ms   p90 {p90 * 1000:.1f} ms   median / 50 ms goal = {median / GOAL_S:.2f}")
-    print("  median parts: " + ", ".join(f"{p} {shares[p] * 1000:.2f} ms" for p in PARTS) + (f"   (record per tool call {per_call * 1000:.2f} ms)" if mode != "hooks" else ""))
+    per_call_text = f"   (record per tool call {per_call * 1000:.2f} ms)" if mode != "hooks" else ""
+    print("  median parts: " + ", ".join(f"{p} {shares[p] * 1000:.2f} ms" for p in PARTS) + per_call_text)
     print("  " + json.dumps({"harness": harness, "mode": mode, "median_ms": round(median * 1000, 2), "p90_ms": round(p90 * 1000, 2),
                              "ratio_to_goal": round(median / GOAL_S, 3),
                              "recorded_calls": calls if mode != "hooks" else 0}))
