@@ -27,7 +27,7 @@ from .errors import LoopError, validate_input
 from .fsio import atomic_write
 from .harness_run import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
 from .heartbeat import Heartbeat
-from .recording import record_turn
+from .recording import record_turn, record_turns
 from .store import TaskStore
 from .streams import Outcome, ToolCall, adapter_for
 from .superlock import SeenIds, SupervisorLock
@@ -39,6 +39,8 @@ from .workspace import Workspace
 SIGNAL_EXIT = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
+BATCH, BATCH_WAIT_S = 10, 0.2
+"""Stream tool calls are recorded in batches of up to 10, at most 0.2 s late: one lock and one monitor write per batch."""
 _INVOCATION = re.compile(r"invocation-(\d{4,})\.prompt\.txt$")
 
 
@@ -87,6 +89,8 @@ class Supervisor:
         self._heart: Optional[Heartbeat] = None
         self._invocation = 0
         self._rounds_checked = 0.0
+        self._pending: list[tuple[str, Any, Optional[dict[str, Any]]]] = []
+        self._pending_since = 0.0
 
     # ------------------------------------------------------------------ the loop
 
@@ -157,14 +161,14 @@ class Supervisor:
 
         def on_line(line: str) -> Optional[str]:
             for call in adapter.feed(line):
-                if self._record(call, n):
-                    return "paused"
-            return None
+                self._queue(call, n)
+            return "paused" if len(self._pending) >= BATCH and self._flush() else None
 
         try:
             with stem.with_suffix(".jsonl").open("w", encoding="utf-8") as raw, \
                     stem.with_suffix(".stderr.txt").open("w", encoding="utf-8") as err:
                 child = run_child(wiring, self.root, raw, err, on_line, self.settings.invocation_timeout_s, self._tick, self.kill_grace_s)
+            self._flush()  # what the child printed last
             usage = read_usage(wiring.usage_file)
             if usage is not None:
                 atomic_write(stem.with_suffix(".usage.json"), json.dumps(usage, indent=2).encode(), sync=False)
@@ -179,25 +183,40 @@ class Supervisor:
         return outcome
 
     def _record(self, call: ToolCall, n: int) -> bool:
-        """Record a stream's tool call unless a hook (or we) recorded it; True when this very call paused the task.
+        """Record one stream tool call now (see ``_queue``); True when it paused the task."""
+        self._queue(call, n)
+        return self._flush()
+
+    def _queue(self, call: ToolCall, n: int) -> None:
+        """Queue a stream's tool call for recording unless a hook (or we) recorded it already.
 
         A hook stores the harness's own id (``hook.tool_use_id``); we store ``<invocation>:<id>`` (``hook.call_id``),
         since some ids restart with each session (Codex numbers its items ``item_0``, ``item_1``... per run)."""
         own = f"{n}:{call.call_id}"
         self.seen.absorb(self.store.events(last=50))  # a hook of this very call may have written it just now
         if call.call_id in self.seen or own in self.seen:
+            return
+        self.seen.add(own)
+        if not self._pending:
+            self._pending_since = time.monotonic()
+        meta = {"source": "supervisor", "harness": self.harness, "call_id": own, "invocation": n}
+        self._pending.append((f"{self.harness} {call.turn.get('tool', 'tool')}", call.turn, meta))
+
+    def _flush(self) -> bool:
+        """Record the queued calls in one batch (one lock, monitor.json written once); True when one paused the task."""
+        batch, self._pending = self._pending, []
+        if not batch:
             return False
-        tool = str(call.turn.get("tool", "tool"))
         try:
-            recorded = record_turn(self.store, self.root, f"{self.harness} {tool}", call.turn,
-                                   meta={"source": "supervisor", "harness": self.harness, "call_id": own, "invocation": n},
-                                   env=self.env)
-        except LoopError as exc:  # a turn the harness reported oddly: note it, never end the run over it
-            print(f"[supervisor] could not record a {tool} call: {exc}", file=self.stderr, flush=True)
-            return False
-        finally:
-            self.seen.add(own)
-        return recorded.pause is not None
+            recorded = record_turns(self.store, self.root, batch, env=self.env)
+        except LoopError:  # one odd turn fails the batch: record the others one by one, noting the odd one
+            recorded = []
+            for message, turn, meta in batch:
+                try:
+                    recorded.append(record_turn(self.store, self.root, message, turn, meta=meta, env=self.env))
+                except LoopError as exc:
+                    print(f"[supervisor] could not record a {turn.get('tool')} call: {exc}", file=self.stderr, flush=True)
+        return any(r.pause is not None for r in recorded)
 
     # ------------------------------------------------------------------ after an invocation
 
@@ -287,6 +306,8 @@ class Supervisor:
         """Called while a child runs: a heartbeat when due; a reason to stop the child when a signal arrived."""
         if self._signal is not None:
             return "interrupted"
+        if self._pending and time.monotonic() - self._pending_since >= BATCH_WAIT_S and self._flush():
+            return "paused"
         self._heart_beat()
         now = time.monotonic()
         if now - self._rounds_checked >= 1.0:  # state.json read at most once a second

@@ -96,7 +96,7 @@ def test_an_api_429_is_a_failed_rate_limited_invocation(harness):
 
 
 def test_claude_killed_while_retrying_a_429_is_timed_out_and_rate_limited():
-    calls, outcome = replay("claude", "http429-killed", timeout_s=12)
+    _, outcome = replay("claude", "http429-killed", timeout_s=12)
     assert not outcome.ok and outcome.rate_limited
     assert outcome.reason.startswith("timed out after 12 s")
     assert outcome.session_id  # from system/init: a later invocation may resume it
