@@ -9,6 +9,7 @@ and exit 2; a successful run prints text, or the result as JSON with ``--json``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -155,12 +156,64 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the nearest folder above the hook's cwd holding .agent-loop/)")
     parsers["hook"] = p
 
+    parsers["supervise"] = _supervise_parser(sub, common)
+
     p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
                        description="Generate the JSON Schemas from the pydantic models.")
     p.add_argument("--write", metavar="DIR", nargs="?", const="", help="write them into DIR (default in a source checkout: references/schemas)")
     p.add_argument("--check", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="exit 1 if DIR's files differ")
     parsers["schemas"] = p
     return top, parsers
+
+
+def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``supervise``: CLI only (a person starts an unattended run; an agent must not start one through MCP)."""
+    from .budgets import SupervisorSettings
+
+    fields = SupervisorSettings.model_fields
+
+    def helped(name: str) -> str:
+        return f"{fields[name].description or name} (default: {fields[name].default})"
+
+    def contract(name: str) -> str:
+        return f"{fields[name].description} (default: the contract's unattended.{name}, {fields[name].default} unless set)"
+
+    p = sub.add_parser("supervise", parents=[common], help="run a task unattended: re-invoke a harness until the stop rules say stop",
+                       description="Run the task unattended: invoke Codex, Claude Code or Hermes headless, again and again, from disk,\n"
+                                   "until the stop checks say stop, a budget is reached, or the progress monitor pauses the task.\n"
+                                   "Exit codes: 0 stop checks say stop, 2 bad input or untrusted stop commands, 3 a budget reached,\n"
+                                   "5 paused by the progress monitor, 6 too many failed invocations in a row, 130/143 SIGINT/SIGTERM.\n"
+                                   "See references/supervisor.md.", formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task-id", required=True, help="the task to run (created with init_state)")
+    p.add_argument("--harness", required=True, choices=("codex", "claude", "hermes"), help="the agent harness to invoke")
+    p.add_argument("--harness-bin", metavar="PATH", help="the harness executable (default: found on PATH)")
+    p.add_argument("--model", help="the model the harness uses (default: the harness's own)")
+    p.add_argument("--no-mcp", action="store_true", help="wire no MCP server into the harness (the agent uses the strict-loop CLI)")
+    p.add_argument("--max-invocations", type=int, metavar="N", help=helped("max_invocations"))
+    p.add_argument("--max-rounds-per-invocation", type=int, metavar="N", help=contract("max_rounds_per_invocation"))
+    p.add_argument("--max-consecutive-failures", type=int, metavar="N", help=contract("max_consecutive_failures"))
+    p.add_argument("--invocation-timeout", dest="invocation_timeout_s", type=float, metavar="S", help=helped("invocation_timeout_s"))
+    p.add_argument("--max-cost-usd", type=float, metavar="X", help=helped("max_cost_usd"))
+    p.add_argument("--usd-per-mtok-in", type=float, metavar="X", help=helped("usd_per_mtok_in"))
+    p.add_argument("--usd-per-mtok-out", type=float, metavar="X", help=helped("usd_per_mtok_out"))
+    p.add_argument("--heartbeat", dest="heartbeat_s", type=float, metavar="S", help=helped("heartbeat_s"))
+    p.add_argument("--backoff-base", dest="backoff_base_s", type=float, metavar="S", help=helped("backoff_base_s"))
+    p.add_argument("--backoff-max", dest="backoff_max_s", type=float, metavar="S", help=helped("backoff_max_s"))
+    return p
+
+
+def _supervise(a: argparse.Namespace) -> int:
+    from .budgets import SupervisorSettings
+    from .supervisor import Supervisor
+
+    given = {name: getattr(a, name) for name in SupervisorSettings.model_fields if getattr(a, name, None) is not None}
+    result = Supervisor(a.workspace, a.task_id, a.harness, overrides=given, model=a.model, harness_bin=a.harness_bin,
+                        mcp=not a.no_mcp).run()
+    if a.json:
+        print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
+    else:
+        print(f"{a.task_id}: {result.action} after {result.invocations} invocation(s), {result.rounds} round(s): {result.reason}", flush=True)
+    return result.exit_code
 
 
 def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
@@ -251,6 +304,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
         if ns.command == "install":
             print(install.run(ns.harness, ns.scope, ns.workspace, dry_run=ns.dry_run, uninstall=ns.uninstall), flush=True)
             return 0
+        if ns.command == "supervise":
+            return _supervise(ns)
         if ns.command == "demo":
             demo.run(ns.start, Path(ns.workspace) if ns.workspace else None)
             return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from . import secrets
 from .errors import validate_input
@@ -61,3 +61,40 @@ def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Opt
     fresh = bool(mon.whispers) and mon.whispers[-1].turn == event_data["turn"] and alert is None
     return Recorded(event=rec, supervisor=view, whisper=mon.whispers[-1].text if fresh else None,
                     pause=texts.get("pause") if alert is not None else None, notice=texts.get("notice"))
+
+
+def record_turns(store: TaskStore, root: Path, turns: Sequence[tuple[str, Any, Optional[dict[str, Any]]]],
+                 settings: Optional[MonitorSettings] = None, env: Optional[Mapping[str, str]] = None) -> list[Recorded]:
+    """Several turns ``(message, data, meta)`` in order, as ``record_turn`` records each, under one lock.
+
+    For a supervisor forwarding the tool calls of a harness's stream: the monitor state is read once
+    and monitor.json written once at the end (and before every whisper or pause, as one turn does),
+    which is most of a turn's cost. All turns are validated before any is written: one bad turn
+    records none. Alerts are delivered after the lock, in order.
+    """
+    if not turns:
+        return []
+    masked_all = secrets.mask_tree([[m, d, meta or {}] for m, d, meta in turns], env)
+    checked = [(m, validate_input(Turn, d, "append_event.data"), meta) for m, d, meta in masked_all]
+    supervision = TaskSupervision(store, root, settings)
+    steps: list[tuple[EventRecord, Optional[str], Optional[Any]]] = []
+    with store.locked():
+        settings = supervision.settings()
+        mon = supervision.load()
+        for message, turn, meta in checked:
+            mon, event_data, alert = supervision.step(mon, turn, settings, save_quiet=False)
+            if meta:
+                event_data["hook"] = meta
+            rec = store.append_event("tool_call", message, event_data)
+            fresh = bool(mon.whispers) and mon.whispers[-1].turn == event_data["turn"]
+            steps.append((rec, mon.whispers[-1].text if fresh and alert is None else None, alert))
+        supervision.save(mon, sync=False)
+        view = supervision.deliver()
+    texts = {m.kind: m.text for m in view.messages}
+    out = []
+    for rec, whisper, alert in steps:
+        if alert is not None:
+            supervision.raise_alert(alert, env)
+        out.append(Recorded(event=rec, supervisor=view, whisper=whisper, pause=texts.get("pause") if alert is not None else None,
+                            notice=texts.get("notice") if rec is steps[-1][0] else None))
+    return out

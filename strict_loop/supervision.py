@@ -133,10 +133,17 @@ class TaskSupervision:
         """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps; returns the event data
         and the alert to raise (a pause). A whisper or the pause also refreshes latest-status.txt, so whoever watches
         it sees it at once."""
-        settings = self.settings()
-        mon, action, signals = monitor.observe(self.load(), turn, settings, self.file_states(turn_paths(turn)))
+        _, data, alert = self.step(self.load(), turn, self.settings())
+        return data, alert
+
+    def step(self, mon: MonitorState, turn: Turn, settings: MonitorSettings, *,
+             save_quiet: bool = True) -> tuple[MonitorState, dict[str, Any], Optional[Alert]]:
+        """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves monitor.json unwritten
+        when the turn changed no ladder step (a batch writes it once at its end), a whisper or pause is always saved first."""
+        mon, action, signals = monitor.observe(mon, turn, settings, self.file_states(turn_paths(turn)))
         index = mon.turns - 1
-        self.save(mon, sync=action != "none")
+        if save_quiet or action != "none":
+            self.save(mon, sync=action != "none")
         data = {**turn.model_dump(mode="json", exclude_none=True), "turn": index}
         found = [s.model_dump() for s in signals]
         alert = None
@@ -151,7 +158,7 @@ class TaskSupervision:
                           recommended_action=monitor.recommended_action(mon, signals))
         if action != "none":
             self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
-        return data, alert
+        return mon, data, alert
 
     def raise_alert(self, alert: Alert, env: Optional[Mapping[str, str]] = None) -> None:
         """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome.

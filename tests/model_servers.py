@@ -36,7 +36,22 @@ class Final:
     text: str
 
 
-Step = Union[Shell, Final]
+@dataclass(frozen=True)
+class HttpError:
+    """The model request fails with this HTTP status (e.g. 400: the harness gives up at once, no retry)."""
+
+    status: int
+    message: str = "scripted API error"
+
+
+@dataclass(frozen=True)
+class Hang:
+    """The server holds the model request for ``seconds`` before answering it with the next step."""
+
+    seconds: float
+
+
+Step = Union[Shell, Final, HttpError, Hang]
 SIDE_TEXT = "Scripted title"
 
 
@@ -94,10 +109,21 @@ class ScriptedModel:
         """The next scripted step (the last final text once the script is used up), recording the request."""
         with self._lock:
             self.model_requests.append(body)
-            if self._next < len(self.steps):
-                self._next += 1
-                return self.steps[self._next - 1]
-            return next((s for s in reversed(self.steps) if isinstance(s, Final)), Final("done"))
+            step = self._advance()
+        if isinstance(step, Hang):
+            time.sleep(step.seconds)  # outside the lock: other requests (side calls) are still answered
+            with self._lock:
+                step = self._advance()
+        if isinstance(step, HttpError):
+            raise _Status(step)
+        return step
+
+    def _advance(self) -> Step:
+        """The next step, consumed (the caller holds the lock); the last final text once the script is used up."""
+        if self._next < len(self.steps):
+            self._next += 1
+            return self.steps[self._next - 1]
+        return next((s for s in reversed(self.steps) if isinstance(s, Final)), Final("done"))
 
     @property
     def steps_used(self) -> int:
@@ -123,7 +149,11 @@ class ScriptedModel:
                     body = {"_raw": raw.decode("utf-8", "replace")}
                 with model._lock:
                     model.requests.append({"method": self.command, "path": self.path, "body": body})
-                status, ctype, payload = model.respond(self.command, self.path.split("?")[0], body)
+                try:
+                    status, ctype, payload = model.respond(self.command, self.path.split("?")[0], body)
+                except _Status as failed:  # one body both wire formats read: Anthropic's and OpenAI's error shapes
+                    status, ctype, payload = _json({"type": "error", "error": {"type": "invalid_request_error", "code": "scripted",
+                                                                               "message": failed.step.message}}, failed.step.status)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(payload)))
@@ -136,6 +166,14 @@ class ScriptedModel:
                 pass
 
         return Handler
+
+
+class _Status(Exception):
+    """A scripted HTTP error, raised from ``take`` and answered by the handler."""
+
+    def __init__(self, step: HttpError) -> None:
+        super().__init__(step.message)
+        self.step = step
 
 
 def _json(data: dict, status: int = 200) -> tuple[int, str, bytes]:

@@ -97,6 +97,7 @@ async def test_mcp_input_schemas_are_the_request_models(ws_dir):
         listed = {t.name: t for t in (await client.list_tools()).tools}
     assert not person_only & set(listed)
     assert "install" not in listed  # writes a person's harness settings: the CLI only, like trust and resume
+    assert "supervise" not in listed  # a person starts an unattended run (it launches agents): the CLI only
     for name, model in tools.items():
         schema = listed[name].input_schema
         assert set(schema["properties"]) == set(model.model_fields), name
