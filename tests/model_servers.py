@@ -154,11 +154,14 @@ class ScriptedModel:
                 except _Status as failed:  # one body both wire formats read: Anthropic's and OpenAI's error shapes
                     status, ctype, payload = _json({"type": "error", "error": {"type": "invalid_request_error", "code": "scripted",
                                                                                "message": failed.step.message}}, failed.step.status)
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the harness was killed while its request was held (a Hang step): nobody to answer
 
             do_GET = do_POST = _serve  # noqa: N815
 

@@ -143,7 +143,10 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(tmp_path: P
     h = _harness("claude", tmp_path)
     ws = _task(work, "spiral", "never.txt")
     err = io.StringIO()
-    with AnthropicModel([Shell(PROBE)] * 10 + [Final("Giving up.")]) as model:
+    # A real model takes seconds per turn; an instant one would let the child run every call before the
+    # supervisor (which records the stream's calls in batches, at most 0.2 s late) could end it.
+    script = [Shell(PROBE)] + [Hang(0.4), Shell(PROBE)] * 9 + [Final("Giving up.")]
+    with AnthropicModel(script) as model:
         sup = _supervisor(h, work, "spiral", model.url, err)
         result = sup.run()
         used = model.steps_used
@@ -152,8 +155,9 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(tmp_path: P
     detail = _detail(work, "spiral", err)
     assert (result.exit_code, result.action, result.invocations) == (5, "pause", 1), detail
     assert (again.exit_code, again.invocations) == (5, 0), detail
-    assert ws.supervisor("spiral").paused and used < 10, detail  # the child was ended at the pause: the rest never ran
     kinds = [e["kind"] for e in read_jsonl(ws.task_paths("spiral").events)]
+    # the child was ended at the pause (the 6th identical call): the rest of the script never ran
+    assert ws.supervisor("spiral").paused and used < len(script) - 1 and kinds.count("tool_call") < 10, detail
     assert "spiral.paused" in kinds and "spiral.alert" in kinds and kinds.count("supervisor.paused") == 2, detail
     assert read_jsonl(ws.task_paths("spiral").alerts), detail
     assert not _procs_mentioning(str(work)), detail
