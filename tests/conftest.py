@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import traceback
@@ -26,7 +27,13 @@ from typing import Iterator, Optional, Sequence
 
 import pytest
 
-from strict_loop import cli
+# Compiled bytecode is cached, as Python does by default, even where the environment turns that off
+# (PYTHONDONTWRITEBYTECODE=1): otherwise every test module is re-rewritten and every child process
+# recompiles the whole package from source, which doubles the suite's time. __pycache__ is ignored by git.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+from strict_loop import cli  # noqa: E402 (after the bytecode switch: this import compiles the package)
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
