@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .models import CheckResult, OperatingMode, Progress, Status, StatusRecord, StopReport, StopVerdict, TaskState
 from .monitor import Supervisor, SupervisorMessage  # noqa: F401 (adapters import them from here)
@@ -14,7 +14,15 @@ SupervisorField = Annotated[Supervisor, Field(default_factory=Supervisor,
 """Every result about a task carries it, on every path (MCP, CLI text and --json), so the monitor is never out of sight."""
 
 
-class InitResult(BaseModel):
+
+class Result(BaseModel):
+    """An operation's answer. Validators are built on first use: a CLI run answers with one of these and
+    should not pay for building all of them (most of its start-up)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class InitResult(Result):
     task_id: str
     task_dir: str
     created_at: str
@@ -22,7 +30,7 @@ class InitResult(BaseModel):
     supervisor: SupervisorField
 
 
-class EventResult(BaseModel):
+class EventResult(Result):
     task_id: str
     seq: int
     kind: str
@@ -30,7 +38,7 @@ class EventResult(BaseModel):
     supervisor: SupervisorField
 
 
-class StopBrief(BaseModel):
+class StopBrief(Result):
     """check_stop's answer in brief: stop or continue, why, and the failing checks only (with their output)."""
 
     should_stop: bool
@@ -47,7 +55,7 @@ class StopBrief(BaseModel):
                    failed=report.failed, failing=[c for c in report.checks if not c.passed], checks_run=checks_run)
 
 
-class RoundResult(BaseModel):
+class RoundResult(Result):
     task_id: str
     iteration: int
     status: Status
@@ -61,13 +69,13 @@ class RoundResult(BaseModel):
     status_line: str = Field("", description="The status headline report_status would print (latest-status.txt is refreshed)")
 
 
-class StatusReport(BaseModel):
+class StatusReport(Result):
     text: str
     record: StatusRecord
     supervisor: SupervisorField
 
 
-class CompactResult(BaseModel):
+class CompactResult(Result):
     task_id: str
     kept: int
     archived: int
@@ -75,7 +83,7 @@ class CompactResult(BaseModel):
     supervisor: SupervisorField
 
 
-class TaskSummary(BaseModel):
+class TaskSummary(Result):
     task_id: str
     goal: str = ""
     status: Optional[Status] = None
@@ -88,7 +96,7 @@ class TaskSummary(BaseModel):
     problem: Optional[str] = Field(None, description="Why the task's state could not be read, if it could not")
 
 
-class TaskView(BaseModel):
+class TaskView(Result):
     summary: TaskSummary
     state: TaskState
     paths: dict[str, str]
@@ -96,7 +104,7 @@ class TaskView(BaseModel):
     supervisor: SupervisorField
 
 
-class RebuildResult(BaseModel):
+class RebuildResult(Result):
     task_id: str
     iteration: int
     events: int
@@ -104,7 +112,7 @@ class RebuildResult(BaseModel):
     supervisor: SupervisorField
 
 
-class ResumeResult(BaseModel):
+class ResumeResult(Result):
     task_id: str
     action: str
     detail: str
@@ -115,7 +123,7 @@ class ResumeResult(BaseModel):
     supervisor: SupervisorField
 
 
-class TrustResult(BaseModel):
+class TrustResult(Result):
     task_id: str
     commands: list[str] = Field(..., description="The stop commands now trusted to run on this machine")
     command_timeout_s: float
