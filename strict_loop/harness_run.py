@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Callable, Literal, Mapping, Optional, Sequence
 
 from .errors import LoopError
+from .jsontext import read_object
 
 HarnessName = Literal["claude", "codex", "hermes"]
 HARNESSES: tuple[str, ...] = ("claude", "codex", "hermes")
@@ -206,10 +207,4 @@ def _pump(stream: Optional[IO[str]], out: "queue.Queue[Optional[str]]") -> None:
 
 def read_usage(path: Optional[Path]) -> Optional[dict]:
     """Hermes's usage file as a dict, or None when absent or unreadable."""
-    if path is None or not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return None if path is None else read_object(path)

@@ -143,19 +143,15 @@ def _running_unpaused(task_dir: Path) -> bool:
     Why: PreToolUse runs before every tool call and has nothing to say unless the task is paused;
     anything unusual (a damaged file, a missing field) takes the full path, which logs it.
     """
-    from .fsio import read_own
-    from .jsontext import parse_json
+    from .jsontext import read_object
 
-    try:
-        state = parse_json(read_own(task_dir / "state.json"))
-        if not (isinstance(state, dict) and state.get("status") == "running" and isinstance(state.get("contract"), dict)):
-            return False
-        if not os.path.lexists(task_dir / "monitor.json"):
-            return True
-        mon = parse_json(read_own(task_dir / "monitor.json"))
-    except Exception:  # noqa: BLE001
+    state = read_object(task_dir / "state.json")
+    if not (state is not None and state.get("status") == "running" and isinstance(state.get("contract"), dict)):
         return False
-    return isinstance(mon, dict) and mon.get("paused") is False
+    if not os.path.lexists(task_dir / "monitor.json"):
+        return True
+    mon = read_object(task_dir / "monitor.json")
+    return mon is not None and mon.get("paused") is False
 
 
 def _payload(raw: bytes) -> Optional[dict[str, Any]]:
@@ -200,13 +196,9 @@ def find_task(root: Path, env: Mapping[str, str]) -> Optional[Path]:
 
 def _status(path: Path) -> Optional[str]:
     """The ``status`` of a state.json, read without validating the rest; None if it cannot be read."""
-    from .fsio import read_own
-    from .jsontext import parse_json
+    from .jsontext import read_object
 
-    try:
-        status = parse_json(read_own(path)).get("status")
-    except Exception:  # noqa: BLE001
-        return None
+    status = (read_object(path) or {}).get("status")
     return status if isinstance(status, str) else None
 
 
@@ -305,14 +297,10 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
 
 
 def _stop_blocks(store: TaskStore) -> dict[str, int]:
-    from .fsio import read_own
-    from .jsontext import parse_json
+    from .jsontext import read_object
 
-    try:
-        value = parse_json(read_own(store.paths.root / STOP_BLOCKS_FILE))
-    except Exception:  # noqa: BLE001 (missing or damaged: counting starts again)
-        return {}
-    return {k: v for k, v in value.items() if type(v) is int} if isinstance(value, dict) else {}
+    value = read_object(store.paths.root / STOP_BLOCKS_FILE) or {}  # missing or damaged: counting starts again
+    return {k: v for k, v in value.items() if type(v) is int}
 
 
 def _save_stop_blocks(store: TaskStore, counts: dict[str, int]) -> None:

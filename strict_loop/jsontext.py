@@ -7,7 +7,8 @@ knows whether there is a loop at all (then it imports nothing more).
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import Any, Optional
 
 MAX_JSON_DEPTH = 64
 """Deepest nesting accepted in JSON input, data and stored documents (nothing the loop writes goes past a few levels)."""
@@ -62,3 +63,17 @@ def too_deep(value: Any, cap: int = MAX_JSON_DEPTH) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children)
     return False
+
+
+def read_object(path: Path) -> Optional[dict[str, Any]]:
+    """One of the loop's small JSON documents as a dict, read as ``fsio.read_own`` reads (no link, no FIFO,
+    capped); None when it is absent, unreadable, not JSON or not an object. For files whose loss only
+    means starting afresh: a hook's counters, the supervisor's lock and session, a usage file."""
+    from .errors import LoopError
+    from .fsio import read_own
+
+    try:
+        value = parse_json(read_own(path))
+    except (OSError, ValueError, LoopError):
+        return None
+    return value if isinstance(value, dict) else None

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Optional
 
 from .errors import LoopError
 from .fsio import file_lock
+from .jsontext import read_object
 from .timefmt import now_iso
 
 SEEN_CAP = 2000
@@ -56,11 +57,7 @@ class SupervisorLock:
         self.mine: Optional[dict[str, Any]] = None
 
     def holder(self) -> Optional[dict[str, Any]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
+        return read_object(self.path)
 
     def acquire(self, harness: str, session_id: Optional[str]) -> Optional[dict[str, Any]]:
         """Take the lock; returns the stale holder it took over (None if the lock was free).

@@ -27,6 +27,7 @@ from .errors import LoopError, validate_input
 from .fsio import atomic_write
 from .harness_run import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
 from .heartbeat import Heartbeat
+from .jsontext import read_object
 from .recording import record_turn, record_turns
 from .store import TaskStore
 from .streams import Outcome, ToolCall, adapter_for
@@ -274,11 +275,8 @@ class Supervisor:
 
     def _session(self) -> Optional[str]:
         """The harness session this task's supervisor resumes (only its own harness's, only one it started)."""
-        try:
-            data = json.loads((self.folder / "session.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        ok = isinstance(data, dict) and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
+        data = read_object(self.folder / "session.json")
+        ok = data is not None and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
         return data["session_id"] if ok and self.harness != "hermes" else None  # hermes -z has no resume
 
     def _keep_session(self, resumed: Optional[str], outcome: Outcome) -> None:
