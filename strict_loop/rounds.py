@@ -12,13 +12,9 @@ from typing import Optional
 
 from .errors import LoopError
 from .models import MAX_ROUNDS, MAX_SECONDS, MAX_STATE_BYTES, ArchiveDigest, IterationRecord, RoundBrief, RoundFields, TaskState
+from .turns import one_line
 
 HEADLINES = 10
-
-
-def _clip(text: str, cap: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= cap else text[: cap - 3] + "..."
 
 
 def brief(rec: IterationRecord) -> RoundBrief:
@@ -26,9 +22,9 @@ def brief(rec: IterationRecord) -> RoundBrief:
         iteration=rec.iteration,
         recorded_at=rec.recorded_at,
         duration_s=rec.duration_s,
-        task=_clip(rec.task, 300),
-        result=_clip(rec.result_summary, 500),
-        verification=_clip(rec.verification_summary, 300),
+        task=one_line(rec.task, 300),
+        result=one_line(rec.result_summary, 500),
+        verification=one_line(rec.verification_summary, 300),
         progress=rec.progress,
         status=rec.status,
     )
@@ -42,7 +38,7 @@ def archive_round(archive: ArchiveDigest, r: RoundBrief) -> ArchiveDigest:
         progress_rounds=archive.progress_rounds + (r.progress == "made"),
         no_progress_rounds=archive.no_progress_rounds + (r.progress == "none"),
         total_round_seconds=archive.total_round_seconds + (r.duration_s or 0.0),
-        headlines=(archive.headlines + [_clip(f"#{r.iteration} {r.task}", 120)])[-HEADLINES:],
+        headlines=(archive.headlines + [one_line(f"#{r.iteration} {r.task}", 120)])[-HEADLINES:],
     )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
 from .hookmap import bounded_args, own_tool
-from .turns import MAX_TURN_TEXT, clip
+from .turns import MAX_TURN_TEXT, clip, one_line
 
 MAX_LINE_CHARS = 8_000_000
 """A longer stdout line is skipped unparsed (a tool result can be large; JSON parsing of more would stall the loop)."""
@@ -110,7 +110,7 @@ class StreamAdapter:
         return self._outcome(False, f"timed out{after} (killed by the supervisor's wall clock)")
 
     def _outcome(self, ok: bool, reason: str, **fields: Any) -> Outcome:
-        return Outcome(ok=ok, reason=_line(reason), session_id=self.session_id, last_text=self.last_text, **fields)
+        return Outcome(ok=ok, reason=one_line(reason, 500), session_id=self.session_id, last_text=self.last_text, **fields)
 
 
 class ClaudeAdapter(StreamAdapter):
@@ -333,13 +333,8 @@ def _content_text(content: Any) -> str:
 
 def _with(outcome: Outcome, **fields: Any) -> Outcome:
     for name, value in fields.items():
-        setattr(outcome, name, _line(value) if name == "reason" else value)
+        setattr(outcome, name, one_line(value, 500) if name == "reason" else value)
     return outcome
-
-
-def _line(text: str) -> str:
-    one = " ".join(str(text).split())
-    return one if len(one) <= 500 else one[:497] + "..."
 
 
 def _text(value: Any) -> str:

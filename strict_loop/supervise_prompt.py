@@ -16,6 +16,7 @@ from typing import Optional
 from .models import RoundBrief, TaskState
 from .monitor import Supervisor
 from .results import TaskView
+from .turns import one_line
 from .workspace import Workspace
 
 MAX_PROMPT_CHARS = 6000
@@ -44,8 +45,8 @@ def _intro(root: Path, state: TaskState) -> str:
     lines = [
         f"You are continuing the strict loop '{state.task_id}' unattended, in {root}. This brief is built from the loop's "
         "files; read them (strict-loop show_task) for details. Nobody is watching: never ask questions, work.",
-        f"Goal: {_clip(c.goal, 600)}",
-        f"Stop when: {_clip(c.global_stop_condition, 400)}",
+        f"Goal: {one_line(c.goal, 600)}",
+        f"Stop when: {one_line(c.global_stop_condition, 400)}",
         f"Stop checks: {len(checks.commands)} command(s), {len(checks.paths_exist)} path(s), {len(checks.text_patterns)} text pattern(s); "
         "check_stop runs them, and the loop ends only when they pass.",
         f"Status: {state.status}; {n.iteration} round(s) recorded, {n.consecutive_no_progress} without progress in a row "
@@ -59,36 +60,36 @@ def _monitor(sup: Supervisor) -> str:
     lines = []
     for m in sup.messages:
         if m.kind == "pause":
-            lines.insert(0, f"{_clip(m.text, 800, tail=300)} Do not work on the task: end this session now.")
+            lines.insert(0, f"{one_line(m.text, 800, tail=300)} Do not work on the task: end this session now.")
         elif m.kind == "whisper":
-            lines.append(f"Progress monitor: {_clip(m.text, 350)}")
+            lines.append(f"Progress monitor: {one_line(m.text, 350)}")
         else:
-            lines.append(f"A person resumed the task: {_clip(m.text, 600)}")
+            lines.append(f"A person resumed the task: {one_line(m.text, 600)}")
     return "\n".join(lines[:4])
 
 
 def _work(view: TaskView) -> str:
     state = view.state
-    parts = [f"Next task: {_clip(state.next_task, 600) if state.next_task.strip() else '(none recorded: pick the next atomic step toward the goal)'}"]
+    parts = [f"Next task: {one_line(state.next_task, 600) if state.next_task.strip() else '(none recorded: pick the next atomic step toward the goal)'}"]
     if state.context_snapshot.strip():
-        parts.append(f"Context from the last round: {_clip(state.context_snapshot, 1000)}")
+        parts.append(f"Context from the last round: {one_line(state.context_snapshot, 1000)}")
     if state.recent_rounds:
         parts.append("Recent rounds (latest last):\n" + "\n".join(_round(r) for r in state.recent_rounds[-RECENT_ROUNDS:]))
     report = view.last_stop_report
     if report is not None:
-        failing = [f"{c.kind} {_clip(c.target, 80)}" for c in report.checks if not c.passed and c.target not in report.reason][:3]
+        failing = [f"{c.kind} {one_line(c.target, 80)}" for c in report.checks if not c.passed and c.target not in report.reason][:3]
         more = f"; failing: {', '.join(failing)}" if failing else ""
         parts.append(f"Last stop check (round {report.iteration}): {report.verdict}, {report.passed} passed, {report.failed} failed"
-                     f" - {_clip(report.reason, 300)}{more}")
+                     f" - {one_line(report.reason, 300)}{more}")
     elif state.last_stop is not None:
         s = state.last_stop
-        parts.append(f"Last stop check: {s.verdict}, {s.passed} passed, {s.failed} failed - {_clip(s.reason, 300)}")
+        parts.append(f"Last stop check: {s.verdict}, {s.passed} passed, {s.failed} failed - {one_line(s.reason, 300)}")
     return "\n\n".join(parts)
 
 
 def _round(r: RoundBrief) -> str:
-    return (f"- #{r.iteration} [{r.progress}] {_clip(r.task, 120)} -> {_clip(r.result, 160)}"
-            + (f" (verified: {_clip(r.verification, 100)})" if r.verification else ""))
+    return (f"- #{r.iteration} [{r.progress}] {one_line(r.task, 120)} -> {one_line(r.result, 160)}"
+            + (f" (verified: {one_line(r.verification, 100)})" if r.verification else ""))
 
 
 def _protocol(root: Path, state: TaskState, rounds: int) -> str:
@@ -105,10 +106,3 @@ def _protocol(root: Path, state: TaskState, rounds: int) -> str:
         "Read the answer of every loop call: stop as soon as it says the stop checks pass, that the task is paused, or to stop.",
     ])
 
-
-def _clip(text: str, cap: int, tail: int = 0) -> str:
-    """``text`` on one line within ``cap`` characters; ``tail`` keeps the end too (where the pause's resume command is)."""
-    one = " ".join(text.split())
-    if len(one) <= cap:
-        return one
-    return one[: cap - tail - 5] + " ... " + one[len(one) - tail:] if tail else one[: cap - 3] + "..."

@@ -44,6 +44,15 @@ def clip(text: str, cap: int = MAX_TURN_TEXT) -> str:
     return text[:head] + "\n...[clipped]...\n" + text[-(cap - head - 20):]
 
 
+
+def one_line(text: str, cap: int, tail: int = 0) -> str:
+    """``text`` on one line within ``cap`` characters (whitespace runs become one space); ``tail`` keeps
+    that many characters of the end too, where a resume command or an error sits."""
+    one = " ".join(str(text).split())
+    if len(one) <= cap:
+        return one
+    return one[: cap - tail - 5] + " ... " + one[len(one) - tail:] if tail else one[: cap - 3] + "..."
+
 def read_turns(path: str | Path) -> list[dict[str, Any]]:
     """The turns of a JSONL trajectory file (one turn object per line; blank lines skipped)."""
     path = Path(path)
