@@ -49,6 +49,18 @@ def _task(work: Path, task_id: str, goal_file: str) -> Workspace:
     return ws
 
 
+def _setup(tmp_path: Path, harness: str, task_id: str, goal_file: str) -> tuple[Path, Harness, Workspace]:
+    """The workspace folder ``w``, the harness with its temporary HOME, and the task in it."""
+    work = tmp_path / "w"
+    work.mkdir()
+    return work, _harness(harness, tmp_path), _task(work, task_id, goal_file)
+
+
+def _invocations(ws: Workspace, task_id: str) -> list[dict]:
+    """The data of each ``supervisor.invocation`` event, in order."""
+    return [e["data"] for e in read_jsonl(ws.task_paths(task_id).events) if e["kind"] == "supervisor.invocation"]
+
+
 def _round(work: Path, task_id: str, k: int) -> list:
     """One scripted round through the shell: announce, edit, record (the two-call protocol), then end the turn."""
     loop = LOOP
@@ -84,10 +96,7 @@ the slowest start) runs one: together they stay within the suite's time budget."
 @pytest.mark.parametrize("name", ["claude", "codex", "hermes"])
 def test_invocations_reach_goal_met_through_real_edits(name: str, tmp_path: Path):
     n = INVOCATIONS[name]
-    work = tmp_path / "w"
-    work.mkdir()
-    h = _harness(name, tmp_path)
-    ws = _task(work, "steps", f"step{n}.txt")
+    work, h, ws = _setup(tmp_path, name, "steps", f"step{n}.txt")
     steps = [step for k in range(1, n + 1) for step in _round(work, "steps", k)]
     err = io.StringIO()
     with MODELS[name](steps) as model:
@@ -102,8 +111,9 @@ def test_invocations_reach_goal_met_through_real_edits(name: str, tmp_path: Path
         assert "steps" in (folder / f"invocation-{k:04d}.prompt.txt").read_text(), detail
         assert (folder / f"invocation-{k:04d}.last.txt").read_text().strip() == f"Round {k} recorded.", detail
     events = read_jsonl(ws.task_paths("steps").events)
-    assert [e["data"]["decision"]["action"] for e in events if e["kind"] == "supervisor.invocation"] == ["continue"] * (n - 1) + ["stop"]
-    sessions = [e["data"]["session_id"] for e in events if e["kind"] == "supervisor.invocation"]
+    runs = _invocations(ws, "steps")
+    assert [r["decision"]["action"] for r in runs] == ["continue"] * (n - 1) + ["stop"]
+    sessions = [r["session_id"] for r in runs]
     if name != "hermes":  # the later invocations resumed the first one's session (hermes -z cannot resume)
         assert sessions[0] and sessions == [sessions[0]] * n, detail
     calls = [e for e in events if e["kind"] == "tool_call"]
@@ -138,10 +148,7 @@ PROBE = "ls /nonexistent-strict-loop-probe"  # fails the same way every time
 
 def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(tmp_path: Path):
     """Claude only (costly scenario): the stream's calls reach the monitor, whose pause ends the run with exit 5."""
-    work = tmp_path / "w"
-    work.mkdir()
-    h = _harness("claude", tmp_path)
-    ws = _task(work, "spiral", "never.txt")
+    work, h, ws = _setup(tmp_path, "claude", "spiral", "never.txt")
     err = io.StringIO()
     # A real model takes seconds per turn; an instant one would let the child run every call before the
     # supervisor (which records the stream's calls in batches, at most 0.2 s late) could end it.
@@ -165,16 +172,13 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(tmp_path: P
 
 def test_failures_are_counted_backed_off_and_reset_by_success(tmp_path: Path):
     """Codex only (Claude retries a 400 within the run): two API 400s (turn.failed, exit 1), then a round."""
-    work = tmp_path / "w"
-    work.mkdir()
-    h = _harness("codex", tmp_path)
-    ws = _task(work, "flaky", "step1.txt")
+    work, h, ws = _setup(tmp_path, "codex", "flaky", "step1.txt")
     err = io.StringIO()
     with ResponsesModel([HttpError(400), HttpError(400)] + _round(work, "flaky", 1)) as model:
         result = _supervisor(h, work, "flaky", model.url, err, max_consecutive_failures=3).run()
     detail = _detail(work, "flaky", err)
     assert (result.exit_code, result.invocations) == (0, 3), detail
-    runs = [e["data"] for e in read_jsonl(ws.task_paths("flaky").events) if e["kind"] == "supervisor.invocation"]
+    runs = _invocations(ws, "flaky")
     assert [r["ok"] for r in runs] == [False, False, True], detail
     assert "scripted API error" in runs[0]["reason"], detail
     waits = [r["decision"]["sleep_s"] for r in runs]
@@ -183,10 +187,7 @@ def test_failures_are_counted_backed_off_and_reset_by_success(tmp_path: Path):
 
 def test_an_invocation_hanging_past_its_wall_clock_is_killed_and_counted(tmp_path: Path):
     """Claude only: the model never answers in time; the whole process group is killed; one failure ends the run (exit 6)."""
-    work = tmp_path / "w"
-    work.mkdir()
-    h = _harness("claude", tmp_path)
-    ws = _task(work, "hang", "never.txt")
+    work, h, ws = _setup(tmp_path, "claude", "hang", "never.txt")
     err = io.StringIO()
     with AnthropicModel([Hang(60), Final("too late")]) as model:
         started = time.monotonic()
@@ -195,17 +196,14 @@ def test_an_invocation_hanging_past_its_wall_clock_is_killed_and_counted(tmp_pat
     detail = _detail(work, "hang", err)
     assert (result.exit_code, result.action, result.invocations) == (6, "fail", 1), detail
     assert took < 20, detail
-    runs = [e["data"] for e in read_jsonl(ws.task_paths("hang").events) if e["kind"] == "supervisor.invocation"]
+    runs = _invocations(ws, "hang")
     assert "timed out after 3 s" in runs[0]["reason"], detail
     assert not _procs_mentioning(str(work)), detail
 
 
 def test_sigint_mid_invocation_kills_the_group_exits_130_and_state_loads(tmp_path: Path):
     """Claude only, through the real CLI process: SIGINT while the model hangs."""
-    work = tmp_path / "w"
-    work.mkdir()
-    h = _harness("claude", tmp_path)
-    ws = _task(work, "intr", "step1.txt")
+    work, h, ws = _setup(tmp_path, "claude", "intr", "step1.txt")
     folder = ws.task_paths("intr").supervisor
     with AnthropicModel([Hang(60), Final("too late")]) as model:
         h.configure(model.url)
