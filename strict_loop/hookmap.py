@@ -97,8 +97,7 @@ def turn_fields(event: HookEvent) -> dict[str, Any]:
         fields.update(_hermes_result(event.payload.get("extra")))
     elif event.name == "PostToolUseFailure":  # Claude Code: only an error string such as "Exit code 1"
         error = _text(event.payload.get("error"))
-        found = _EXIT_CODE.search(error)
-        fields.update(output=error, error=True, exit_code=int(found.group(1)) if found else None)
+        fields.update(output=error, error=True, exit_code=exit_code_in(error))
     elif event.harness == "codex":  # the output text, and no exit code (a failed command looks like a quiet one)
         fields["output"] = _compact(event.payload.get("tool_response"))
     else:
@@ -106,6 +105,12 @@ def turn_fields(event: HookEvent) -> dict[str, Any]:
         fields["output"] = _claude_output(response)
         fields["error"] = bool(isinstance(response, dict) and response.get("interrupted") is True)
     return fields
+
+
+def exit_code_in(text: str) -> Optional[int]:
+    """The exit code Claude Code names in a failed command's text ("Exit code 1"), if any."""
+    found = _EXIT_CODE.search(text)
+    return int(found.group(1)) if found else None
 
 
 def bounded_args(args: dict[str, Any]) -> dict[str, Any]:

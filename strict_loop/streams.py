@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
-from .hookmap import bounded_args, own_tool
+from .hookmap import bounded_args, exit_code_in, own_tool
 from .turns import MAX_TURN_TEXT, clip, one_line
 
 MAX_LINE_CHARS = 8_000_000
@@ -27,7 +27,6 @@ MAX_PENDING = 1000
 MAX_TEXT = 4000
 MAX_ID = 200
 
-_EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 _RATE_LIMIT = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|overloaded", re.IGNORECASE)
 _BASH_WRAPPER = ("/bin/bash", "bash", "/bin/sh", "sh", "/bin/zsh", "zsh")
 
@@ -161,8 +160,8 @@ class ClaudeAdapter(StreamAdapter):
         text = _content_text(block.get("content"))
         if isinstance(structured, dict) and ("stdout" in structured or "stderr" in structured) and not is_error:
             text = "\n".join(_text(structured.get(k)) for k in ("stdout", "stderr") if _text(structured.get(k))) or text
-        found = _EXIT_CODE.search(text[:200]) if is_error else None
-        code = int(found.group(1)) if found else (0 if name == "Bash" and not is_error else None)
+        found = exit_code_in(text[:200]) if is_error else None
+        code = found if found is not None else (0 if name == "Bash" and not is_error else None)
         return ToolCall(call_id, {"tool": name, "args": bounded_args(args), "output": clip(text), "error": is_error, "exit_code": code})
 
     def finish(self, exit_code: Optional[int], timed_out: bool, usage: Optional[dict] = None, *,
