@@ -79,22 +79,28 @@ def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
                 env: Optional[Mapping[str, str]] = None) -> CheckResult:
     env = os.environ if env is None else env
     started = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            command, shell=True, cwd=cwd, env=secrets.command_env(env), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    except OSError as exc:
-        return CheckResult(kind="command", target=command, passed=False, detail=secrets.mask(f"could not start: {exc}", env))
     tail = _Tail(tail_chars * 4 + _SLACK_BYTES if tail_chars > 0 else 0)
-    with _RUNNING_LOCK:
-        _RUNNING.add(proc.pid)
+    # SIGTERM/SIGHUP are turned into exceptions before the command starts: one that lands while
+    # Popen returns must still reach the ``finally`` below, never end us with the group alive.
     with _terminate_raises():
+        proc: Optional[subprocess.Popen] = None
         try:
+            proc = subprocess.Popen(
+                command, shell=True, cwd=cwd, env=secrets.command_env(env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+            with _RUNNING_LOCK:
+                _RUNNING.add(proc.pid)
             timed_out = _pump(proc, tail, started + timeout_s)
+        except OSError as exc:
+            if proc is not None:
+                raise
+            return CheckResult(kind="command", target=command, passed=False,
+                               detail=secrets.mask(f"could not start: {exc}", env))
         finally:  # also on Ctrl-C or SIGTERM: nothing of the group survives us
-            _end_group(proc)
-            _drain(proc, tail)
+            if proc is not None:
+                _end_group(proc)
+                _drain(proc, tail)
     code = proc.returncode
     duration = time.monotonic() - started
     text = secrets.mask(bytes(tail.buf).decode("utf-8", errors="replace"), env)
