@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Callable, Literal, Mapping, Optional, Sequence
 
 from .errors import LoopError
+from .hooks import SUPERVISED_ENV
 from .jsontext import read_object
 
 HarnessName = Literal["claude", "codex", "hermes"]
@@ -34,8 +35,6 @@ KILL_GRACE_S = 5.0
 HERMES_SKIP = ("sessions", "logs", "cache", "audio_cache", "image_cache", "*.db", "*.db-*", "*.sqlite*")
 """What a temporary HERMES_HOME does not copy: history and caches (large, and not needed for one run)."""
 POLL_S = 0.2
-SUPERVISED_ENV = "STRICT_LOOP_SUPERVISOR"
-"""Set in the child's environment: the hooks leave the decision to go on to the supervisor (no Stop blocking)."""
 
 
 def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> str:

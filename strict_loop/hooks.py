@@ -39,7 +39,8 @@ ERROR_LINE_MAX_CHARS = 600
 STOP_BLOCKS_FILE = "hook-stop-blocks.json"
 MAX_SESSIONS_KEPT = 50
 SUPERVISED_ENV = "STRICT_LOOP_SUPERVISOR"
-"""Set by the supervisor in the harness's environment (``harness_run.SUPERVISED_ENV``)."""
+"""Set by the supervisor in its harness child's environment: the hooks record and whisper, but leave the decision to
+go on (Stop) to the supervisor."""
 DAEMON_ENV = "STRICT_LOOP_HOOKD"
 OFF = ("0", "false", "no", "off")
 """``STRICT_LOOP_HOOKD`` values that turn the hook daemon off: every call then works in-process."""
