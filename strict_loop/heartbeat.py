@@ -69,7 +69,7 @@ class Heartbeat:
             self.store.write_status(state, self.line, record=False, sup=self.view(), sync=False)
         if self._bar is not None:
             self._bar.update(self._bar_task, completed=state.counters.iteration)
-            self._bar.console.print(self.line)
+            self._bar.console.print(self.line, markup=False, highlight=False, soft_wrap=True)  # '[supervisor]' is text, not a style
         else:
             print(self.line, file=self.stream, flush=True)
         return self.line
