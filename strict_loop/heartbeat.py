@@ -40,10 +40,15 @@ class Heartbeat:
         self.rounds_at_start = state.counters.iteration
         self.max_rounds = state.contract.limits.max_iterations
         self.line = ""
+        self.bar_label, self.bar_total, self.bar_start = f"{store.task_id} rounds", self.max_rounds, self.rounds_at_start
         self._bar: Any = None
         self._bar_task: Any = None
-        if _is_tty(self.stream):
-            self._start_bar()
+        self._tty = _is_tty(self.stream)
+
+    def compose(self, state: Any, elapsed_s: float, invocation: int) -> tuple[str, Optional[int]]:
+        """The status line and the bar's position; ``strict-loop watch`` shows steps instead of rounds."""
+        line = status_line(self.store.task_id, state.counters.iteration, self.max_rounds, self.rounds_at_start, invocation, elapsed_s)
+        return line, state.counters.iteration
 
     def _start_bar(self) -> None:
         from rich.console import Console
@@ -52,7 +57,7 @@ class Heartbeat:
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                              console=Console(file=self.stream), transient=False)
         self._bar.start()
-        self._bar_task = self._bar.add_task(f"{self.store.task_id} rounds", total=self.max_rounds, completed=self.rounds_at_start)
+        self._bar_task = self._bar.add_task(self.bar_label, total=self.bar_total, completed=self.bar_start)
 
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.interval_s
@@ -64,11 +69,13 @@ class Heartbeat:
         self.last = time.monotonic()
         with self.store.locked():
             state = self.store.load()
-            self.line = status_line(self.store.task_id, state.counters.iteration, self.max_rounds, self.rounds_at_start, invocation,
-                                    self.last - self.started)
+            self.line, position = self.compose(state, self.last - self.started, invocation)
             self.store.write_status(state, self.line, record=False, sup=self.view(), sync=False)
+        if self._tty and self._bar is None:
+            self._start_bar()
         if self._bar is not None:
-            self._bar.update(self._bar_task, completed=state.counters.iteration)
+            if position is not None:
+                self._bar.update(self._bar_task, completed=position)
             self._bar.console.print(self.line)
         else:
             print(self.line, file=self.stream, flush=True)
