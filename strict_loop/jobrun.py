@@ -171,32 +171,43 @@ def _pump(proc: subprocess.Popen, log: _Log, mfile: Optional[_MetricsFile], s: W
     """Stream output until the leader exits; returns why we stopped it early, or None."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        reading = True
-        while not stopchecks._exited(proc):  # noqa: SLF001 (asked without reaping: the group id stays ours)
-            if mfile is not None:
-                log.progress = mfile.read(log.progress, s)
-            reason = tick(log.progress)
-            if reason is None and log.progress.nonfinite:
-                reason = "nan"
-            elif reason is None and log.progress.diverged:
-                reason = "diverged"
-            elif reason is None and deadline is not None and time.monotonic() >= deadline:
-                reason = "timeout"
-            if reason is not None:
-                return reason
-            if not reading:
-                time.sleep(_POLL_S)
-                continue
-            for _key, _ in sel.select(_POLL_S):
-                data = os.read(fd, _CHUNK)
-                if data:
-                    log.feed(data)
-                else:
-                    sel.unregister(fd)
-                    reading = False
-    return None
+    pidfd = stopchecks._pidfd(proc.pid)  # noqa: SLF001 (readable when the leader exits: no polling delay)
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            if pidfd is not None:
+                sel.register(pidfd, selectors.EVENT_READ)
+            while not stopchecks._exited(proc):  # noqa: SLF001 (asked without reaping: the group id stays ours)
+                reason = _reason(log, mfile, s, deadline, tick)
+                if reason is not None:
+                    return reason
+                for key, _ in sel.select(_POLL_S):
+                    if key.fd != fd:
+                        continue
+                    data = os.read(fd, _CHUNK)
+                    if data:
+                        log.feed(data)
+                    else:  # the pipe closed; the pidfd (or the poll) tells when the leader ends
+                        sel.unregister(fd)
+        return None
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _reason(log: _Log, mfile: Optional[_MetricsFile], s: WatchSettings, deadline: Optional[float],
+            tick: Callable[[Progress], Optional[str]]) -> Optional[str]:
+    """Why the job must end now ('signal' from ``tick``, 'nan', 'diverged', 'timeout'), or None."""
+    if mfile is not None:
+        log.progress = mfile.read(log.progress, s)
+    reason = tick(log.progress)
+    if reason is None and log.progress.nonfinite:
+        reason = "nan"
+    elif reason is None and log.progress.diverged:
+        reason = "diverged"
+    elif reason is None and deadline is not None and time.monotonic() >= deadline:
+        reason = "timeout"
+    return reason
 
 
 def _drain(proc: subprocess.Popen, log: _Log) -> None:
