@@ -103,7 +103,7 @@ class Failure:
 
     def summary(self) -> str:
         """One line, the same for the same failure (so the spiral detector sees a job failing the same way)."""
-        extra = "".join(f" {k}={v!r}" for k, v in sorted(self.details.items()))
+        extra = "".join(f" [{k}: {v!r}]" for k, v in sorted(self.details.items()))
         return f"{self.kind}: {self.title}{extra} ({self.evidence[:300]})"
 
 

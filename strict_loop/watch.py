@@ -160,10 +160,10 @@ class Watch:
         numbers = [int(p.stem[4:]) for p in folder.glob("run-*.log") if p.stem[4:].isdigit()]
         log = folder / f"run-{max(numbers, default=0) + 1:04d}.log"
         self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
-        assert self._heart is not None
-        self._heart.last = float("-inf")  # every run starts with a beat
         outcome = run_job(argv, self.root, env, log, self.settings, deadline, self._tick)
         self.progress = outcome.progress
+        assert self._heart is not None
+        self._heart.beat(self._run, force=True)  # where the run got to, whatever its end
         return outcome
 
     def _tick(self, progress: Progress) -> Optional[str]:
@@ -230,8 +230,6 @@ class Watch:
 
     def _end(self, result: WatchResult, code: int, outcome: str, reason: str) -> WatchResult:
         result.exit_code, result.outcome, result.reason = code, outcome, reason
-        if self._heart is not None:
-            self._heart.beat(self._run, force=True)
         return result
 
     def _interrupted(self, result: WatchResult) -> WatchResult:

@@ -139,7 +139,7 @@ def test_a_missing_module_is_escalated_with_its_name_and_nothing_is_installed(ws
     path = f"{spy}{os.pathsep}{os.environ['PATH']}"
     result, _ = watch(ws, argv, env={"PATH": path}, allow=["wait-retry:3"], retry_wait_s=0)
     alert = assert_escalated(ws, result, "missing_module")
-    assert result.runs == 1 and "module='evil'" in alert["diagnosis"] and "no automatic remedy" in alert["diagnosis"]
+    assert result.runs == 1 and "[module: 'evil']" in alert["diagnosis"] and "no automatic remedy" in alert["diagnosis"]
     assert not (tmp_path / "called").exists() and not (ws.root / "PWNED").exists()
 
 
