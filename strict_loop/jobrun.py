@@ -94,12 +94,19 @@ class _MetricsFile:
 
     def __init__(self, root: Path, rel: str) -> None:
         self.root, self.path, self.offset, self.partial = root, root / rel, 0, b""
+        self.last = float("-inf")
         try:  # a file left by an earlier run: only what this run appends counts
             self.offset = os.stat(self.path, follow_symlinks=False).st_size
         except OSError:
             self.offset = 0
 
-    def read(self, p: Progress, s: WatchSettings) -> Progress:
+    def read(self, p: Progress, s: WatchSettings, *, every_s: float = 0.0) -> Progress:
+        """``p`` with the lines appended since the last read; ``every_s``: not again that soon (a chatty job's output
+        wakes the pump at every chunk)."""
+        now = time.monotonic()
+        if now - self.last < every_s:
+            return p
+        self.last = now
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
@@ -199,7 +206,7 @@ def _reason(log: _Log, mfile: Optional[_MetricsFile], s: WatchSettings, deadline
             tick: Callable[[Progress], Optional[str]]) -> Optional[str]:
     """Why the job must end now ('signal' from ``tick``, 'nan', 'diverged', 'timeout'), or None."""
     if mfile is not None:
-        log.progress = mfile.read(log.progress, s)
+        log.progress = mfile.read(log.progress, s, every_s=_POLL_S)
     reason = tick(log.progress)
     if reason is None and log.progress.nonfinite:
         reason = "nan"

@@ -105,6 +105,9 @@ class Watch:
         if sup.paused():
             raise LoopError("watch", f"task '{self.store.task_id}' is paused by the progress monitor",
                             f"a person answers the pause first: {monitor.resume_command(self.root, self.store.task_id)}")
+        if self.store.load().status == "completed":  # its remedies could not be recorded as rounds
+            raise LoopError("watch.task_id", f"task '{self.store.task_id}' is completed",
+                            "watch the job for a running task (init_state a new one)")
         old = self._install_signals()
         self._heart = _Beat(self, self.stream)
         try:

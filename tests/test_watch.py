@@ -206,6 +206,7 @@ def test_the_log_is_masked_capped_and_the_heartbeat_shows_progress(ws: Workspace
     assert secret not in ws.task_paths("t").events.read_text()
 
 
+@pytest.mark.slow  # six runs or more before the ladder reaches its pause
 def test_the_monitor_sees_a_job_failing_the_same_way_after_each_retry_and_pauses(ws: Workspace):
     argv = job(ws, "raise ConnectionRefusedError(111, 'Connection refused')\n")
     result, _ = watch(ws, argv, allow=["wait-retry:20"], retry_wait_s=0, max_runs=20)
@@ -240,6 +241,16 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_watch_refuses_a_completed_or_unknown_task_before_running_anything(ws: Workspace):
+    argv = job(ws, "open('ran', 'w').write('yes')\n")
+    with pytest.raises(LoopError, match="no task 'nope'"):
+        Watch(ws.root, "nope", argv)
+    ws.update_state(task_id="t", task="train", result_summary="done", verification_summary="ok", status="completed")
+    with pytest.raises(LoopError, match="is completed"):
+        watch(ws, argv)
+    assert not (ws.root / "ran").exists()
 
 
 @pytest.mark.slow  # a real watch process receiving a real SIGTERM
