@@ -123,18 +123,19 @@ def classify(returncode: Optional[int], log_tail: str, *, nonfinite: Optional[st
     """Name the failure of a run that ended with ``returncode`` (nonzero), given the end of its log and what the
     metrics showed (``nonfinite``: the metric that became NaN/Inf; ``diverged``: a description of the divergence).
 
-    The log's last matching line decides (the error sits at the end); the metrics come first, since a NaN loss
-    often ends in an unrelated crash; then the signal. Unknown otherwise."""
+    The metrics come first (a NaN or a diverged loss often ends in an unrelated crash, or in our killing the run);
+    then the catalog, in order, each entry by its last matching log line (the error sits at the end); then the
+    signal. Unknown otherwise."""
     sig = exit_signal(returncode)
     if nonfinite:
         return Failure("nan_loss", nonfinite, returncode, sig)
+    if diverged:
+        return Failure("divergence", diverged, returncode, sig)
     text = log_tail[-65536:]
     for kind in (*CATALOG[:3], NAN_LOSS, *CATALOG[3:]):
         line = _last_match(kind, text)
         if line is not None:
             return Failure(kind.name, line, returncode, sig, _details(kind.name, line))
-    if diverged:
-        return Failure("divergence", diverged, returncode, sig)
     for kind in CATALOG:
         if sig is not None and sig in kind.signals:
             return Failure(kind.name, f"killed by signal {sig} ({signal.Signals(sig).name})", returncode, sig)

@@ -57,7 +57,8 @@ def container_argv(image: str, command: Sequence[str], *, inputs: Sequence[tuple
     """``docker|podman run`` argv for ``command`` in ``image``: read-only root, read-only ``inputs``
     (host, container path), one writable ``output``, no network unless asked, capped memory/pids/shm."""
     if not image or image.startswith("-"):
-        raise LoopError("isolation.image", f"{image[:80]!r} is not an image name", "give an image, e.g. pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime")
+        raise LoopError("isolation.image", f"{image[:80]!r} is not an image name",
+                        "give an image, e.g. pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime")
     if not command:
         raise LoopError("isolation.command", "no command given", "give the job's argv, e.g. ['python', 'train.py']")
     mounts = [Mount(str(Path(h).resolve()), t) for h, t in inputs] + [Mount(str(Path(output[0]).resolve()), output[1], writable=True)]

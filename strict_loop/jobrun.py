@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional
 
 from . import metrics, secrets, stopchecks
+from .errors import LoopError
 from .metrics import Progress
 from .remedies import WatchSettings
 
@@ -155,8 +156,12 @@ def run_job(argv: list[str], root: Path, env: dict[str, str], log_path: Path, s:
     try:
         with stopchecks._terminate_raises():  # noqa: SLF001 (a SIGHUP must still reach the finally below)
             try:
-                proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_limits(s))
+                try:
+                    proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_limits(s))
+                except OSError as exc:
+                    raise LoopError("watch.command", f"{argv[0]!r} could not be started ({exc.strerror or exc})",
+                                    "give a program on PATH or a path to an executable after --") from None
                 with stopchecks._RUNNING_LOCK:  # noqa: SLF001 (killed at exit like a stop command's group)
                     stopchecks._RUNNING.add(proc.pid)  # noqa: SLF001
                 stopped = _pump(proc, log, mfile, s, deadline, tick)

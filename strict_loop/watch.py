@@ -82,7 +82,8 @@ class Watch:
     def __init__(self, workspace: str | Path, task_id: str, argv: list[str], settings: Optional[Mapping[str, Any] | WatchSettings] = None,
                  *, env: Optional[Mapping[str, str]] = None, stream: Optional[IO[str]] = None) -> None:
         if not argv or not all(isinstance(a, str) and a for a in argv):
-            raise LoopError("watch.command", "no command given", "put the job's command after --, e.g. strict-loop watch --task-id T -- python train.py")
+            raise LoopError("watch.command", "no command given",
+                            "put the job's command after --, e.g. strict-loop watch --task-id T -- python train.py")
         self.ws = Workspace(workspace)
         self.store = self.ws._store(task_id)
         self.root = self.ws.root
@@ -134,7 +135,7 @@ class Watch:
                 return self._interrupted(result)
             if outcome.stopped == "timeout":
                 return self._end(result, EXIT_LIMIT, "limit", f"--timeout {s.timeout_s:g}s reached; the job was killed")
-            if outcome.returncode == 0 and outcome.stopped is None:
+            if outcome.returncode == 0 and outcome.stopped is None and not (outcome.progress.nonfinite or outcome.progress.diverged):
                 self._turn(outcome, None)
                 return self._end(result, EXIT_OK, "succeeded", f"the job succeeded (run {result.runs})")
             failure = classify(outcome.returncode, outcome.tail, nonfinite=outcome.progress.nonfinite, diverged=outcome.progress.diverged)

@@ -233,6 +233,8 @@ def test_the_cli_passes_argv_and_declared_variables_and_refuses_bad_flags(ws: Wo
     assert bad.returncode == 2 and "--batch-var and --batch-size" in bad.stderr
     none = run_cli("watch", "--task-id", "t", cwd=ws.root, check=False)
     assert none.returncode == 2 and "watch.command" in none.stderr
+    missing = run_cli("watch", "--task-id", "t", "--", "./no-such-trainer", cwd=ws.root, check=False)
+    assert missing.returncode == 2 and "'./no-such-trainer' could not be started" in missing.stderr
 
 
 def alive(pid: int) -> bool:

@@ -46,7 +46,7 @@ def test_every_catalog_entry_is_covered_and_most_specific_wins():
     # a data-loader worker killed by the OOM killer is a data-loader crash; a NaN that ended in a crash is the NaN
     assert classify(-9, "DataLoader worker (pid 7) is killed by signal: Killed.\nKilled").kind == "dataloader_crash"
     assert classify(1, "RuntimeError: boom", nonfinite="loss=nan at step 4").kind == "nan_loss"
-    assert classify(1, "RuntimeError: boom", diverged="loss=90 at step 9").kind == "divergence"
+    assert classify(-15, "Connection refused (a retried warning)", diverged="loss=90 at step 9").kind == "divergence"
     assert exit_signal(137) == 9 and exit_signal(-11) == 11 and exit_signal(1) is None and exit_signal(130) is None
 
 
