@@ -109,9 +109,9 @@ def rate_and_eta(step: Optional[int], first_step: Optional[int], elapsed_s: floa
     return rate, (total - step) / rate
 
 
-def describe(p: Progress, metric: str) -> str:
-    """'step 120 | loss 0.53' for the heartbeat line."""
-    parts = [f"step {p.step}" if p.step is not None else "step ?"]
+def describe(p: Progress, metric: str, total: Optional[int] = None) -> str:
+    """'step 120/5000 | loss 0.53' for the heartbeat line."""
+    parts = [f"step {p.step if p.step is not None else '?'}" + (f"/{total}" if total else "")]
     for name, value in list(p.metrics.items())[:4]:
         parts.append(f"{name} {value:.4g}")
     if metric not in p.metrics and p.points == 0:

@@ -70,7 +70,7 @@ class _Beat(Heartbeat):
         w, p = self.watch, self.watch.progress
         total = w.settings.total_steps
         rate, eta = metrics.rate_and_eta(p.step, w.first_step, time.monotonic() - w.run_started, total)
-        where = metrics.describe(p, w.settings.metric).replace(f"step {p.step}", f"step {p.step}/{total}" if total else f"step {p.step}")
+        where = metrics.describe(p, w.settings.metric, total)
         line = (f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed {clock(elapsed_s)} | "
                 f"{rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}")
         return line, p.step
@@ -202,12 +202,12 @@ class Watch:
 
     def _round(self, run: int, failure: Failure, decision: Decision, outcome: RunOutcome) -> None:
         """A remedy is a round of the task: announced, then recorded with what was seen and what changed."""
-        task = self.store.task_id
+        task, command = self.store.task_id, secrets.mask(self.command, self.env)  # update_state stores what it is given
         self.ws.append_event(task_id=task, kind="round.started", message=f"watch: run {run} failed ({failure.kind}); applying {decision.remedy}")
         log = os.path.relpath(outcome.log, self.root)
         self.ws.update_state(task_id=task, task=f"watch: {decision.remedy} after {failure.title} (run {run})",
                              result_summary=f"{decision.remedy}: {decision.reason}",
-                             verification_summary=f"run {run} of `{self.command[:500]}` exited {outcome.returncode}: {failure.summary()}",
+                             verification_summary=f"run {run} of `{command[:500]}` exited {outcome.returncode}: {failure.summary()}",
                              progress="none", skip_checks=True, evidence=[f"log: {log}"])
 
     def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:

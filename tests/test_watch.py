@@ -206,6 +206,17 @@ def test_the_log_is_masked_capped_and_the_heartbeat_shows_progress(ws: Workspace
     assert secret not in ws.task_paths("t").events.read_text()
 
 
+def test_a_secret_in_the_command_line_reaches_no_file(ws: Workspace):
+    secret = "hf_0123456789abcdefSECRET"
+    argv = job(ws, "import sys; sys.exit('Connection refused')\n") + ["--token", secret]
+    out = io.StringIO()
+    result = Watch(ws.root, "t", argv, {"heartbeat_s": 3600, "allow": ["wait-retry:1"], "retry_wait_s": 0}, stream=out,
+                   env={**os.environ, "HF_TOKEN": secret}).run()
+    assert result.remedies == ["wait-retry"] and result.outcome == "escalated"
+    for path in ws.task_paths("t").root.rglob("*"):
+        assert not path.is_file() or secret.encode() not in path.read_bytes(), path
+
+
 @pytest.mark.slow  # six runs or more before the ladder reaches its pause
 def test_the_monitor_sees_a_job_failing_the_same_way_after_each_retry_and_pauses(ws: Workspace):
     argv = job(ws, "raise ConnectionRefusedError(111, 'Connection refused')\n")
