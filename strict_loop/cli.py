@@ -190,6 +190,9 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--harness-bin", metavar="PATH", help="the harness executable (default: found on PATH)")
     p.add_argument("--model", help="the model the harness uses (default: the harness's own)")
     p.add_argument("--no-mcp", action="store_true", help="wire no MCP server into the harness (the agent uses the strict-loop CLI)")
+    p.add_argument("--harness-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for the harness's command line, repeatable; write one that starts with '-' "
+                        "as --harness-arg=-t (e.g. --harness-arg=-t --harness-arg=terminal: Hermes with one toolset)")
     p.add_argument("--max-invocations", type=int, metavar="N", help=helped("max_invocations"))
     p.add_argument("--max-rounds-per-invocation", type=int, metavar="N", help=contract("max_rounds_per_invocation"))
     p.add_argument("--max-consecutive-failures", type=int, metavar="N", help=contract("max_consecutive_failures"))
@@ -239,7 +242,7 @@ def _supervise(a: argparse.Namespace) -> int:
 
     given = {name: getattr(a, name) for name in SupervisorSettings.model_fields if getattr(a, name, None) is not None}
     result = Supervisor(a.workspace, a.task_id, a.harness, overrides=given, model=a.model, harness_bin=a.harness_bin,
-                        mcp=not a.no_mcp).run()
+                        extra_args=a.harness_arg, mcp=not a.no_mcp).run()
     if a.json:
         print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
     else:

@@ -40,13 +40,18 @@ class Heartbeat:
         self.rounds_at_start = state.counters.iteration
         self.max_rounds = state.contract.limits.max_iterations
         self.line = ""
-        self.bar_label, self.bar_total, self.bar_start = f"{store.task_id} rounds", self.max_rounds, self.rounds_at_start
+        self.bar_label, self.bar_total, self.bar_start = self.bar_spec()
         self._bar: Any = None
         self._bar_task: Any = None
-        self._tty = _is_tty(self.stream)
+        if _is_tty(self.stream):
+            self._start_bar()
+
+    def bar_spec(self) -> tuple[str, Optional[int], int]:
+        """The bar's label, total and start; ``strict-loop watch`` counts steps instead of rounds."""
+        return f"{self.store.task_id} rounds", self.max_rounds, self.rounds_at_start
 
     def compose(self, state: Any, elapsed_s: float, invocation: int) -> tuple[str, Optional[int]]:
-        """The status line and the bar's position; ``strict-loop watch`` shows steps instead of rounds."""
+        """The status line and the bar's position."""
         line = status_line(self.store.task_id, state.counters.iteration, self.max_rounds, self.rounds_at_start, invocation, elapsed_s)
         return line, state.counters.iteration
 
@@ -71,12 +76,10 @@ class Heartbeat:
             state = self.store.load()
             self.line, position = self.compose(state, self.last - self.started, invocation)
             self.store.write_status(state, self.line, record=False, sup=self.view(), sync=False)
-        if self._tty and self._bar is None:
-            self._start_bar()
         if self._bar is not None:
             if position is not None:
                 self._bar.update(self._bar_task, completed=position)
-            self._bar.console.print(self.line)
+            self._bar.console.print(self.line, markup=False, highlight=False, soft_wrap=True)  # '[supervisor]' is text, not a style
         else:
             print(self.line, file=self.stream, flush=True)
         return self.line

@@ -42,6 +42,8 @@ RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
 BATCH, BATCH_WAIT_S = 10, 0.2
 """Stream tool calls are recorded in batches of up to 10, at most 0.2 s late: one lock and one monitor write per batch."""
+PAUSE_POLL_S = 0.3
+"""How often a running child's task is checked for a pause its hooks recorded (monitor.json, a small read)."""
 _INVOCATION = re.compile(r"invocation-(\d{4,})\.prompt\.txt$")
 
 
@@ -89,8 +91,9 @@ class Supervisor:
         self._wake = threading.Event()
         self._heart: Optional[Heartbeat] = None
         self._invocation = 0
-        self._rounds_checked = 0.0
+        self._rounds_checked = self._paused_checked = 0.0
         self._pending: list[tuple[str, Any, Optional[dict[str, Any]]]] = []
+        self._pending_ids: list[str] = []  # the harness's id of each queued call
         self._pending_since = 0.0
 
     # ------------------------------------------------------------------ the loop
@@ -202,10 +205,16 @@ class Supervisor:
             self._pending_since = time.monotonic()
         meta = {"source": "supervisor", "harness": self.harness, "call_id": own, "invocation": n}
         self._pending.append((f"{self.harness} {call.turn.get('tool', 'tool')}", call.turn, meta))
+        self._pending_ids.append(call.call_id)
 
     def _flush(self) -> bool:
-        """Record the queued calls in one batch (one lock, monitor.json written once); True when one paused the task."""
-        batch, self._pending = self._pending, []
+        """Record the queued calls in one batch (one lock, monitor.json written once); True when one paused the task.
+
+        A hook may have recorded one of them since it was queued (a batch waits up to BATCH_WAIT_S): dropped here."""
+        if self._pending:
+            self.seen.absorb(self.store.events(last=50))
+        batch = [item for item, raw in zip(self._pending, self._pending_ids) if raw not in self.seen]
+        self._pending, self._pending_ids = [], []
         if not batch:
             return False
         try:
@@ -308,6 +317,10 @@ class Supervisor:
             return "paused"
         self._heart_beat()
         now = time.monotonic()
+        if now - self._paused_checked >= PAUSE_POLL_S:  # a hook of the child's may have paused the task
+            self._paused_checked = now
+            if self._paused():
+                return "paused"
         if now - self._rounds_checked >= 1.0:  # state.json read at most once a second
             self._rounds_checked = now
             if rounds_left(self.settings, self.tally, self.store.load().counters.iteration) == 0:

@@ -62,9 +62,11 @@ class _Beat(Heartbeat):
     """The supervisor's heartbeat, counting steps of the current run instead of rounds."""
 
     def __init__(self, watch: "Watch", stream: IO[str]) -> None:
+        self.watch = watch  # before the base starts the bar, which asks bar_spec
         super().__init__(watch.store, watch.view, watch.settings.heartbeat_s, stream)
-        self.watch = watch
-        self.bar_label, self.bar_total, self.bar_start = f"{watch.store.task_id} steps", watch.settings.total_steps, 0
+
+    def bar_spec(self) -> tuple[str, Optional[int], int]:
+        return f"{self.watch.store.task_id} steps", self.watch.settings.total_steps, 0
 
     def compose(self, state: Any, elapsed_s: float, invocation: int) -> tuple[str, Optional[int]]:
         w, p = self.watch, self.watch.progress
