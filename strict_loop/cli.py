@@ -157,6 +157,7 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     parsers["hook"] = p
 
     parsers["supervise"] = _supervise_parser(sub, common)
+    parsers["watch"] = _watch_parser(sub, common)
 
     p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
                        description="Generate the JSON Schemas from the pydantic models.")
@@ -203,6 +204,36 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--backoff-base", dest="backoff_base_s", type=float, metavar="S", help=helped("backoff_base_s"))
     p.add_argument("--backoff-max", dest="backoff_max_s", type=float, metavar="S", help=helped("backoff_max_s"))
     return p
+
+
+def _watch_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``watch``: CLI only, like supervise: the person starting a job declares what its remedies may change."""
+    from .remedies import WatchSettings
+
+    p = sub.add_parser("watch", parents=[common], help="run a long experiment: log, progress, known failures repaired, the rest escalated",
+                       description="Run the command after -- (never through a shell) in its own process group, log it to\n"
+                                   ".agent-loop/tasks/T/watch/, read its progress, heartbeat with an ETA; when it fails, classify the\n"
+                                   "failure and apply an allowed remedy (--allow) within its budget, or pause the task and alert a person.\n"
+                                   "Exit codes: 0 the job succeeded, 2 bad input, 3 --max-runs or --timeout reached, 5 escalated\n"
+                                   "(task paused, person alerted), 130/143 SIGINT/SIGTERM. See references/experiments.md.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       usage="strict-loop watch --task-id T [options] -- COMMAND [ARG ...]")
+    p.add_argument("--task-id", required=True, help="the task the job belongs to (created with init_state)")
+    add_model_flags(p, WatchSettings)
+    p.add_argument("job", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the job's command and arguments")
+    return p
+
+
+def _watch(a: argparse.Namespace) -> int:
+    from .watch import Watch
+
+    job = a.job[1:] if a.job[:1] == ["--"] else a.job
+    result = Watch(a.workspace, a.task_id, job, request_from(a)).run()
+    if a.json:
+        print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
+    else:
+        print(f"{a.task_id}: {result.outcome} after {result.runs} run(s): {result.reason}", flush=True)
+    return result.exit_code
 
 
 def _supervise(a: argparse.Namespace) -> int:
@@ -309,6 +340,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
             return 0
         if ns.command == "supervise":
             return _supervise(ns)
+        if ns.command == "watch":
+            return _watch(ns)
         if ns.command == "demo":
             demo.run(ns.start, Path(ns.workspace) if ns.workspace else None)
             return 0
