@@ -98,33 +98,46 @@ class _Tail:
             del self.buf[: len(self.buf) - self.cap]
 
 
+@contextmanager
+def own_group(start: Callable[[], subprocess.Popen]) -> Iterator[subprocess.Popen]:
+    """The process ``start`` makes (in a new session: its own process group), ended with its whole group when the block
+    ends: normally, on an exception, on Ctrl-C, SIGTERM or SIGHUP (see ``_terminate_raises``), or at interpreter exit.
+
+    A signal that lands while ``start`` runs is held until the group id is known, then raised; one raised inside
+    Popen would leave a running group nobody knows of. ``start``'s own errors (OSError) pass through."""
+    with _terminate_raises() as held:
+        proc: Optional[subprocess.Popen] = None
+        try:
+            try:
+                with _GROUPS.start() as register:
+                    proc = start()
+                    register(proc.pid)
+            finally:
+                held.started()  # a held signal is raised now (instead of a start error, too)
+            yield proc
+        finally:
+            if proc is not None:
+                end_group(proc)
+
+
 def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
                 env: Optional[Mapping[str, str]] = None) -> CheckResult:
     env = os.environ if env is None else env
     started = time.monotonic()
     tail = _Tail(tail_chars * 4 + _SLACK_BYTES if tail_chars > 0 else 0)
-    # Signals become exceptions before the command starts, held until its group is known (see _terminate_raises).
-    with _terminate_raises() as held:
-        proc: Optional[subprocess.Popen] = None
-        try:
-            with _GROUPS.start() as register:
-                proc = subprocess.Popen(
-                    command, shell=True, cwd=cwd, env=secrets.command_env(env), stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                )
-                register(proc.pid)
-            held.started()
+    proc: Optional[subprocess.Popen] = None
+    try:
+        with own_group(lambda: subprocess.Popen(
+                command, shell=True, cwd=cwd, env=secrets.command_env(env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)) as proc:
             timed_out = _pump(proc, tail, started + timeout_s)
-        except OSError as exc:
-            if proc is not None:
-                raise
-            held.started()  # a signal held while Popen failed is raised now
-            return CheckResult(kind="command", target=command, passed=False,
-                               detail=secrets.mask(f"could not start: {exc}", env))
-        finally:  # also on Ctrl-C or SIGTERM: nothing of the group survives us
-            if proc is not None:
-                _end_group(proc)
-                _drain(proc, tail)
+    except OSError as exc:
+        if proc is not None:
+            raise
+        return CheckResult(kind="command", target=command, passed=False, detail=secrets.mask(f"could not start: {exc}", env))
+    finally:
+        if proc is not None:
+            _drain(proc, tail)
     code = proc.returncode
     duration = time.monotonic() - started
     text = secrets.mask(bytes(tail.buf).decode("utf-8", errors="replace"), env)
@@ -143,13 +156,13 @@ def _pump(proc: subprocess.Popen, tail: _Tail, deadline: float) -> bool:
     """Read output until the leader exits (True if the deadline passed first). Never reaps the leader."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    pidfd = _pidfd(proc.pid)
+    pidfd = leader_fd(proc.pid)
     try:
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             if pidfd is not None:
                 sel.register(pidfd, selectors.EVENT_READ)
-            while not _exited(proc):
+            while not exited(proc):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return True
@@ -167,7 +180,7 @@ def _pump(proc: subprocess.Popen, tail: _Tail, deadline: float) -> bool:
             os.close(pidfd)
 
 
-def _pidfd(pid: int) -> Optional[int]:
+def leader_fd(pid: int) -> Optional[int]:
     """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or None: then we poll."""
     try:
         return os.pidfd_open(pid)  # type: ignore[attr-defined]
@@ -175,7 +188,7 @@ def _pidfd(pid: int) -> Optional[int]:
         return None
 
 
-def _exited(proc: subprocess.Popen) -> bool:
+def exited(proc: subprocess.Popen) -> bool:
     """Has the leader exited? Asked without reaping it, so its pid (the group id) cannot be reused
     by an unrelated process before we signal the group."""
     if proc.returncode is not None:
@@ -188,12 +201,12 @@ def _exited(proc: subprocess.Popen) -> bool:
         return proc.poll() is not None
 
 
-def _end_group(proc: subprocess.Popen) -> None:
+def end_group(proc: subprocess.Popen) -> None:
     """SIGTERM the group while the leader still runs (a grace period), then SIGKILL what is left; reap."""
-    if not _exited(proc):
+    if not exited(proc):
         _signal_group(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + _TERM_GRACE_S
-        while not _exited(proc) and time.monotonic() < deadline:
+        while not exited(proc) and time.monotonic() < deadline:
             time.sleep(0.02)
     _signal_group(proc.pid, signal.SIGKILL)
     _GROUPS.discard(proc.pid)  # before reaping: once reaped, the group id may name someone else

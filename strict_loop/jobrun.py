@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
-from . import metrics, secrets, stopchecks
+from . import commandrun, metrics, secrets
 from .errors import LoopError
 from .metrics import Progress
 from .remedies import WatchSettings
@@ -73,7 +73,7 @@ class _Log:
         os.close(self.fd)
 
     def _line(self, line: str) -> None:
-        line = secrets._mask_with(line.rstrip("\r"), self.secrets)  # noqa: SLF001 (one pass over the environment per run)
+        line = secrets.mask_with(line.rstrip("\r"), self.secrets)  # the values found once per run
         self.tail.append(line)
         self.tail_len += len(line) + 1
         while self.tail_len > TAIL_BYTES and len(self.tail) > 1:
@@ -154,21 +154,19 @@ def run_job(argv: list[str], root: Path, env: dict[str, str], log_path: Path, s:
     stopped: Optional[str] = None
     proc: Optional[subprocess.Popen] = None
     try:
-        with stopchecks._terminate_raises():  # noqa: SLF001 (a SIGHUP must still reach the finally below)
-            try:
-                try:
-                    proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_limits(s))
-                except OSError as exc:
-                    raise LoopError("watch.command", f"{argv[0]!r} could not be started ({exc.strerror or exc})",
-                                    "give a program on PATH or a path to an executable after --") from None
-                with stopchecks._RUNNING_LOCK:  # noqa: SLF001 (killed at exit like a stop command's group)
-                    stopchecks._RUNNING.add(proc.pid)  # noqa: SLF001
+        try:
+            with commandrun.own_group(lambda: subprocess.Popen(
+                    argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    start_new_session=True, preexec_fn=_limits(s))) as proc:
                 stopped = _pump(proc, log, mfile, s, deadline, tick)
-            finally:
-                if proc is not None:
-                    stopchecks._end_group(proc)  # noqa: SLF001 (SIGTERM, a grace period, SIGKILL, reap)
-                    _drain(proc, log)
+        except OSError as exc:
+            if proc is not None:
+                raise
+            raise LoopError("watch.command", f"{argv[0]!r} could not be started ({exc.strerror or exc})",
+                            "give a program on PATH or a path to an executable after --") from None
+        finally:
+            if proc is not None:
+                _drain(proc, log)
         if mfile is not None:
             log.progress = mfile.read(log.progress, s)
     finally:
@@ -183,13 +181,13 @@ def _pump(proc: subprocess.Popen, log: _Log, mfile: Optional[_MetricsFile], s: W
     """Stream output until the leader exits; returns why we stopped it early, or None."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    pidfd = stopchecks._pidfd(proc.pid)  # noqa: SLF001 (readable when the leader exits: no polling delay)
+    pidfd = commandrun.leader_fd(proc.pid)  # readable when the leader exits: no polling delay
     try:
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             if pidfd is not None:
                 sel.register(pidfd, selectors.EVENT_READ)
-            while not stopchecks._exited(proc):  # noqa: SLF001 (asked without reaping: the group id stays ours)
+            while not commandrun.exited(proc):  # asked without reaping: the group id stays ours
                 reason = _reason(log, mfile, s, deadline, tick)
                 if reason is not None:
                     return reason
