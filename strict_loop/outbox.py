@@ -1,0 +1,139 @@
+"""The alert outbox: a pause is written down at once and delivered later, off the agent's path.
+
+``alerts.jsonl`` (per task) is append-only: an alert line (the alert, its short
+message, each channel ``pending``) and then one update line per delivery attempt
+(``{"update": <alert id>, "channel", "state", "attempts", "last_error"}``);
+``fold`` replays them into each alert's current state. A marker file per task in
+``.agent-loop/outbox/`` says "something is pending here", so any process can check
+in one ``listdir`` and start the worker (``alert_worker``), a detached process that
+gets the channels' URLs through its environment only: no file ever holds them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from . import alerts, secrets
+from .fsio import append_line, dumps_line, json_records
+from .layout import MANAGER_DIR
+from .monitor import Alert
+from .store import TaskStore
+from .timefmt import now_iso
+
+OUTBOX_DIR = "outbox"
+WORKER_LOCK = ".worker.lock"
+STATES = ("pending", "delivered", "failed")
+
+
+def outbox_dir(root: Path) -> Path:
+    return root / MANAGER_DIR / OUTBOX_DIR
+
+
+def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], *, prefix: str, resume: str,
+            event: Optional[str]) -> dict[str, str]:
+    """Record ``alert`` with every configured channel pending (a misconfiguration as failed), then start the worker.
+
+    Returns the delivery summary (channel -> state). ``event`` names the ledger event to write, if any."""
+    chans, problems = alerts.channels(env, root)
+    msg = alerts.message(prefix, alert.task_id, alert.diagnosis, resume)
+    alert.delivery = {c.name: "pending" for c in chans}
+    for i, problem in enumerate(problems):
+        alert.delivery["config" if i == 0 else f"config-{i + 1}"] = f"failed: {secrets.mask(problem, env)}"
+    line = {**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}}
+    line = secrets.mask_tree(line, env)
+    with store.locked():
+        append_line(store.paths.alerts, dumps_line(line))
+        if chans:
+            _mark(root, store.task_id)
+        if event:
+            store.append_event(event, f"{prefix} {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})
+    if chans:
+        kick(root, env)
+    return dict(alert.delivery)
+
+
+def record(store: TaskStore, alert_id: str, channel: str, state: str, attempts: int, last_error: Optional[str]) -> None:
+    """One delivery update (caller holds the task lock)."""
+    append_line(store.paths.alerts, dumps_line({"update": alert_id, "channel": channel, "state": state, "attempts": attempts,
+                                                "last_error": last_error, "ts": now_iso()}), sync=state != "pending")
+
+
+def fold(path: Path) -> list[dict[str, Any]]:
+    """Each alert of ``alerts.jsonl`` in its current state: ``channels`` (name -> state, attempts, last_error) and
+    ``delivery`` (name -> one-line summary). Lines of an older format (delivery as text only) are read as final."""
+    found: dict[str, dict[str, Any]] = {}
+    for _, rec in json_records(path):
+        if "update" in rec:
+            alert = found.get(str(rec["update"]))
+            if alert is not None and rec.get("channel") in alert["channels"] and rec.get("state") in STATES:
+                alert["channels"][rec["channel"]] = {k: rec.get(k) for k in ("state", "attempts", "last_error")}
+        elif isinstance(rec.get("id"), str):
+            chans = {}
+            for name, text in (rec.get("delivery") or {}).items():
+                state = "pending" if text == "pending" else "delivered" if str(text).startswith("delivered") else "failed"
+                chans[name] = {"state": state, "attempts": 0, "last_error": None if state != "failed" else str(text)}
+            found[rec["id"]] = {**rec, "channels": chans}
+    for alert in found.values():
+        alert["delivery"] = {name: summary(c) for name, c in alert["channels"].items()}
+    return list(found.values())
+
+
+def summary(chan: Mapping[str, Any]) -> str:
+    state, attempts, error = chan.get("state"), chan.get("attempts") or 0, chan.get("last_error")
+    if state == "delivered":
+        return f"delivered after {attempts} attempt(s)"
+    if state == "failed":
+        return error if attempts == 0 and error else f"failed after {attempts} attempt(s): {error}"
+    return f"pending ({attempts} attempt(s) so far: {error})" if attempts else "pending"
+
+
+def _mark(root: Path, task_id: str) -> None:
+    directory = outbox_dir(root)
+    directory.mkdir(exist_ok=True)
+    (directory / task_id).touch()
+
+
+def pending_tasks(root: Path) -> list[str]:
+    """Tasks with a pending alert: one listdir (a missing folder is the common, cheapest case)."""
+    try:
+        return sorted(n for n in os.listdir(outbox_dir(root)) if not n.startswith("."))
+    except OSError:
+        return []
+
+
+def worker_running(root: Path) -> bool:
+    import fcntl
+
+    try:
+        fd = os.open(outbox_dir(root) / WORKER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def kick(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
+    """Start the worker if an alert is pending, this process can name a channel, and no worker runs; cheap otherwise."""
+    env = os.environ if env is None else env
+    if not pending_tasks(root) or not alerts.configured(env) or worker_running(root):
+        return False
+    import subprocess
+    import threading
+
+    package_parent = str(Path(__file__).resolve().parent.parent)
+    child_env = dict(env)
+    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "strict_loop.alert_worker", str(root)], env=child_env, cwd=str(root),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True)
+    threading.Thread(target=proc.wait, daemon=True).start()  # reaped here, so a long-lived server keeps no zombie
+    return True

@@ -1,0 +1,167 @@
+"""Alert channels and the outbox: configuration, real receivers (HTTP, Apprise json://, miniircd), retries, a killed worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from strict_loop import Workspace, alerts, outbox
+
+from alert_rig import FAST, STUCK, IrcWatcher, irc_server, receiver, secret_free, settled, wait_until
+from conftest import read_jsonl, run_cli
+
+
+def _pause(ws: Workspace, task_id: str):
+    """Six identical failing turns: whisper, whisper, pause. Returns the pausing call's result."""
+    for _ in range(6):
+        result = ws.append_event(task_id=task_id, kind="tool_call", message="cd", data=STUCK)
+    assert ws.supervisor(task_id).paused
+    return result
+
+
+def _env(monkeypatch, **values: str) -> None:
+    for name, value in {**FAST, **values}.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_channels_are_named_by_kind_never_by_url(tmp_path):
+    env = {alerts.URLS_ENV: "json://h.example/SECRET-1, tgram://123:SECRET-2/456 slack://SECRET-3/B/C,json://h2.example/SECRET-4",
+           alerts.WEBHOOK_ENV: "https://hooks.example/SECRET-5", alerts.IRC_ENV: "ircs://orin@irc.example/#ops"}
+    chans, problems = alerts.channels(env, tmp_path)
+    assert problems == [] and [c.name for c in chans] == ["webhook", "json", "tgram", "slack", "json-2", "irc"]
+    assert alerts.irc_target(env[alerts.IRC_ENV]) == ("irc.example", 6697, "orin", "#ops", True, None)
+    _, problems = alerts.channels({alerts.URLS_ENV: "not-a-url", alerts.IRC_ENV: "irc://host-only:6667/"}, tmp_path)
+    assert problems[0].startswith("STRICT_LOOP_ALERT_URLS: an entry is not a URL") and "irc://nick@host:6667/#channel" in problems[1]
+
+
+def test_the_alerts_file_must_be_private_and_outside_the_workspace(tmp_path):
+    config = tmp_path / "config" / "strict-loop"
+    config.mkdir(parents=True)
+    path = config / "alerts.txt"
+    path.write_text("# where my pauses go\njson://127.0.0.1:9/SECRET-6\nirc://bot@127.0.0.1:6667/#ops\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    path.chmod(0o644)
+    chans, problems = alerts.channels(env, tmp_path / "ws")
+    assert chans == [] and problems == [f"alerts file {path} is readable by group or others (mode 0o644): run chmod 600 {path}"]
+    path.chmod(0o600)
+    chans, problems = alerts.channels(env, tmp_path / "ws")
+    assert problems == [] and [c.name for c in chans] == ["json", "irc"]
+    chans, problems = alerts.channels(env, tmp_path)  # a file the workspace (a repository) carries is never read
+    assert chans == [] and "is inside the workspace" in problems[0] and "~/.config/strict-loop/" in problems[0]
+
+
+def test_a_malformed_channel_fails_at_once_and_names_the_fix(ws_dir, monkeypatch):
+    monkeypatch.setenv("STRICT_LOOP_ALERT_URLS", "mailto-SECRET-77")
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="m", goal="g", global_stop_condition="c")
+    _pause(ws, "m")
+    [alert] = outbox.fold(ws.task_paths("m").alerts)
+    assert alert["delivery"] == {"config": "failed: STRICT_LOOP_ALERT_URLS: an entry is not a URL (scheme://...): "
+                                           "write one Apprise URL per entry"}
+    assert outbox.pending_tasks(ws_dir) == []  # nothing to deliver: no worker
+    assert alert["message"]["headline"].startswith("[SPIRALING] m: ") and "--task m --action" in alert["message"]["resume"]
+    secret_free(ws_dir / ".agent-loop", "SECRET-77")
+
+
+def test_fold_replays_attempts_into_each_channels_state(tmp_path):
+    path = tmp_path / "alerts.jsonl"
+    lines = [{"id": "t-1", "task_id": "t", "delivery": {"webhook": "pending", "irc": "pending"}},
+             {"update": "t-1", "channel": "webhook", "state": "pending", "attempts": 1, "last_error": "HTTP 500"},
+             {"update": "t-1", "channel": "irc", "state": "delivered", "attempts": 1, "last_error": None},
+             {"update": "t-1", "channel": "webhook", "state": "failed", "attempts": 3, "last_error": "HTTP 500"},
+             {"update": "t-9", "channel": "webhook", "state": "delivered", "attempts": 1},  # no such alert: ignored
+             {"id": "t-0", "delivery": {"webhook": "delivered: HTTP 200 after 1 attempt(s)"}}]  # the older format
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    new, old = outbox.fold(path)
+    assert new["delivery"] == {"webhook": "failed after 3 attempt(s): HTTP 500", "irc": "delivered after 1 attempt(s)"}
+    assert new["channels"]["webhook"] == {"state": "failed", "attempts": 3, "last_error": "HTTP 500"}
+    assert old["channels"]["webhook"]["state"] == "delivered"
+
+
+@pytest.mark.slow  # an IRC server, an HTTP receiver and the worker process
+def test_seed_000_spiraling_notice_on_irc_webhook_and_apprise(ws_dir, monkeypatch):
+    with irc_server() as port, receiver() as http:
+        watcher = IrcWatcher(port, "#ops")
+        _env(monkeypatch, STRICT_LOOP_WEBHOOK_URL=http.url("/ok/hook/SECRET-TOKEN-1"),
+             STRICT_LOOP_ALERT_URLS=f"json://127.0.0.1:{http.server_port}/ok/apprise/SECRET-TOKEN-2",
+             STRICT_LOOP_IRC=f"irc://orin@127.0.0.1:{port}/#ops")
+        ws = Workspace(ws_dir)
+        ws.init_state(task_id="trt", goal="package tensorrt-llm", global_stop_condition="the image builds")
+        result = _pause(ws, "trt")
+        (who, headline), (_, resume) = watcher.wait_notices(2)
+        watcher.close()
+        [alert] = settled(ws.task_paths("trt").alerts)
+    assert who == "orin" and headline.startswith("[SPIRALING] trt: ") and "cd fastxml/" in headline
+    assert resume == f"resume: strict-loop resume --workspace {ws_dir} --task trt --action continue|rollback|hand-back"
+    assert alert["delivery"] == {"webhook": "delivered after 1 attempt(s)", "json": "delivered after 1 attempt(s)",
+                                 "irc": "delivered after 1 attempt(s)"}
+    hook, posted = (next(r for r in http.received if r["path"].startswith(p)) for p in ("/ok/hook", "/ok/apprise"))
+    assert hook["body"]["text"] == f"{headline}\n{resume}" and hook["body"]["task_id"] == "trt" and hook["body"]["diagnosis"]
+    assert posted["body"]["title"] == headline and resume in posted["body"]["message"]
+    kinds = [e["kind"] for e in read_jsonl(ws.task_paths("trt").events)]
+    assert kinds.count("spiral.alert") == 1 and kinds.count("alert.delivered") == 3
+    secret_free(ws_dir / ".agent-loop", "SECRET-TOKEN", "127.0.0.1", "orin@")
+    assert "SECRET-TOKEN" not in result.model_dump_json()
+
+
+@pytest.mark.slow  # the worker retries against real receivers
+def test_a_hanging_and_a_failing_receiver_never_hold_the_agent(ws_dir, monkeypatch):
+    with receiver() as http:
+        base = f"json://127.0.0.1:{http.server_port}"
+        _env(monkeypatch, STRICT_LOOP_ALERT_URLS=f"{base}/hang/SECRET-A {base}/fail/SECRET-B", STRICT_LOOP_ALERT_ATTEMPTS="2",
+             STRICT_LOOP_ALERT_TIMEOUT="0.5")
+        ws = Workspace(ws_dir)
+        ws.init_state(task_id="h", goal="g", global_stop_condition="c")
+        _pause(ws, "h")  # returned: the pause is on disk ...
+        wait_until(lambda: any(r["path"].startswith("/hang") for r in http.received), 10, "the hanging receiver to be called")
+        [alert] = outbox.fold(ws.task_paths("h").alerts)
+        assert alert["channels"]["json"]["state"] == "pending" and not http.release.is_set()  # ... while the receiver still hangs
+        [alert] = settled(ws.task_paths("h").alerts)
+    hang, fail = alert["channels"]["json"], alert["channels"]["json-2"]
+    assert hang["state"] == "failed" and hang["attempts"] == 2 and hang["last_error"]
+    assert fail["state"] == "failed" and fail["attempts"] == 2 and "500" in fail["last_error"]
+    assert [r["path"] for r in http.received].count("/fail/SECRET-B") == 2
+    attempts = [line for line in read_jsonl(ws.task_paths("h").alerts) if line.get("update")]
+    assert [(a["channel"], a["state"]) for a in attempts if a["channel"] == "json-2"] == [("json-2", "pending"), ("json-2", "failed")]
+    assert sum(e["kind"] == "alert.failed" for e in read_jsonl(ws.task_paths("h").events)) == 2
+    assert outbox.pending_tasks(ws_dir) == []
+    secret_free(ws_dir / ".agent-loop", "SECRET-A", "SECRET-B", "127.0.0.1")
+
+
+@pytest.mark.slow  # kills a real worker process
+def test_an_alert_whose_worker_was_killed_is_delivered_by_the_next_process(ws_dir, monkeypatch):
+    with receiver() as http:
+        _env(monkeypatch, STRICT_LOOP_WEBHOOK_URL=http.url("/hang/SECRET-K"), STRICT_LOOP_ALERT_TIMEOUT="20")
+        ws = Workspace(ws_dir)
+        ws.init_state(task_id="k", goal="g", global_stop_condition="c")
+        _pause(ws, "k")
+        wait_until(lambda: http.received, 10, "the worker's first attempt")
+        lock = outbox.outbox_dir(ws_dir) / outbox.WORKER_LOCK
+        os.kill(int(lock.read_text()), signal.SIGKILL)  # the worker this test's pause started
+        wait_until(lambda: not outbox.worker_running(ws_dir), 10, "the killed worker's lock to go")
+        [alert] = outbox.fold(ws.task_paths("k").alerts)
+        assert alert["channels"]["webhook"]["state"] == "pending" and outbox.pending_tasks(ws_dir) == ["k"]
+        http.release.set()  # the receiver answers from now on
+        run_cli("append_event", "--task-id", "k", "--kind", "tool_call", "--message", "ls",  # the next process that records a turn
+                "--data", json.dumps({"tool": "bash", "args": {"command": "ls"}}), cwd=ws_dir)
+        [alert] = settled(ws.task_paths("k").alerts)
+    assert alert["delivery"]["webhook"] == "delivered after 1 attempt(s)" and len(http.received) == 2
+    secret_free(ws_dir / ".agent-loop", "SECRET-K")
+
+
+def test_the_worker_exits_when_another_holds_the_lock(ws_dir):
+    from strict_loop import alert_worker
+
+    (ws_dir / ".agent-loop" / "outbox").mkdir(parents=True)
+    (ws_dir / ".agent-loop" / "outbox" / "t").touch()
+    fd = alert_worker._try_lock(ws_dir)
+    try:
+        assert fd is not None and outbox.worker_running(ws_dir) and alert_worker.run(ws_dir, {}) == 0
+    finally:
+        os.close(fd)
+    assert not outbox.worker_running(ws_dir)
+    assert alert_worker.run(Path(ws_dir), {}) == 1 and outbox.pending_tasks(ws_dir) == []  # not a task: the marker goes
