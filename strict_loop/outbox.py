@@ -47,7 +47,7 @@ def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], 
     with store.locked():
         append_line(store.paths.alerts, dumps_line(line))
         if chans:
-            _mark(root, store.task_id)
+            mark(root, store.task_id)
         if event:
             store.append_event(event, f"{prefix} {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})
     if chans:
@@ -90,7 +90,7 @@ def summary(chan: Mapping[str, Any]) -> str:
     return f"pending ({attempts} attempt(s) so far: {error})" if attempts else "pending"
 
 
-def _mark(root: Path, task_id: str) -> None:
+def mark(root: Path, task_id: str) -> None:
     directory = outbox_dir(root)
     directory.mkdir(exist_ok=True)
     (directory / task_id).touch()

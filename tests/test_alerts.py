@@ -113,7 +113,7 @@ def test_a_hanging_and_a_failing_receiver_never_hold_the_agent(ws_dir, monkeypat
     with receiver() as http:
         base = f"json://127.0.0.1:{http.server_port}"
         _env(monkeypatch, STRICT_LOOP_ALERT_URLS=f"{base}/hang/SECRET-A {base}/fail/SECRET-B", STRICT_LOOP_ALERT_ATTEMPTS="2",
-             STRICT_LOOP_ALERT_TIMEOUT="0.5")
+             STRICT_LOOP_ALERT_TIMEOUT="0.3")
         ws = Workspace(ws_dir)
         ws.init_state(task_id="h", goal="g", global_stop_condition="c")
         _pause(ws, "h")  # returned: the pause is on disk ...
@@ -121,13 +121,19 @@ def test_a_hanging_and_a_failing_receiver_never_hold_the_agent(ws_dir, monkeypat
         [alert] = outbox.fold(ws.task_paths("h").alerts)
         assert alert["channels"]["json"]["state"] == "pending" and not http.release.is_set()  # ... while the receiver still hangs
         [alert] = settled(ws.task_paths("h").alerts)
+        http.release.set()  # the slow receiver recovers: a person sends the failed ones again
+        shown = run_cli("alerts", "--task-id", "h", "--retry", cwd=ws_dir).stdout
+        [again] = settled(ws.task_paths("h").alerts)
+        listing = run_cli("alerts", cwd=ws_dir).stdout
+    assert "channels here: json, json-2" in shown and again["delivery"]["json"] == "delivered after 1 attempt(s)"
+    assert again["delivery"]["json-2"].startswith("failed after 2 attempt(s): ") and "json: delivered after 1 attempt(s)" in listing
     hang, fail = alert["channels"]["json"], alert["channels"]["json-2"]
     assert hang["state"] == "failed" and hang["attempts"] == 2 and hang["last_error"]
     assert fail["state"] == "failed" and fail["attempts"] == 2 and "500" in fail["last_error"]
-    assert [r["path"] for r in http.received].count("/fail/SECRET-B") == 2
+    assert [r["path"] for r in http.received].count("/fail/SECRET-B") == 4
     attempts = [line for line in read_jsonl(ws.task_paths("h").alerts) if line.get("update")]
-    assert [(a["channel"], a["state"]) for a in attempts if a["channel"] == "json-2"] == [("json-2", "pending"), ("json-2", "failed")]
-    assert sum(e["kind"] == "alert.failed" for e in read_jsonl(ws.task_paths("h").events)) == 2
+    assert [(a["channel"], a["state"]) for a in attempts if a["channel"] == "json-2"][:2] == [("json-2", "pending"), ("json-2", "failed")]
+    assert sum(e["kind"] == "alert.failed" for e in read_jsonl(ws.task_paths("h").events)) == 3
     assert outbox.pending_tasks(ws_dir) == []
     secret_free(ws_dir / ".agent-loop", "SECRET-A", "SECRET-B", "127.0.0.1")
 
