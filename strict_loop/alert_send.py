@@ -59,11 +59,13 @@ def _apprise(url: str, msg: Message, timeout: float) -> str:
 
     import apprise
 
-    sep = "&" if "?" in url else "?"
-    obj = apprise.Apprise()
-    if not obj.add(f"{url}{sep}cto={timeout:g}&rto={timeout:g}"):
+    plugin = apprise.Apprise.instantiate(url)
+    if plugin is None:
         raise SendError("Apprise does not recognise this URL (see https://github.com/caronc/apprise/wiki)", final=True)
-    with apprise.LogCapture(level=logging.WARNING) as logs:
+    plugin.socket_connect_timeout = plugin.socket_read_timeout = timeout  # a hanging service costs one attempt, not forever
+    obj = apprise.Apprise()
+    obj.add(plugin)
+    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as logs:
         ok = obj.notify(title=msg.headline, body="\n".join(msg.lines()))
         captured = logs.getvalue()
     if not ok:

@@ -45,11 +45,21 @@ def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool) -> i
 
 
 def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
-    """Every failed channel of the task's alerts back to pending (attempts from 0), and the task marked for the worker."""
+    """Every channel of the task's alerts not yet delivered back to pending (attempts from 0), queued for the worker.
+
+    A person's explicit step: the text sent is the one alerts.jsonl holds (shown by ``strict-loop alerts`` first)."""
+    from .monitor import resume_command
+
     store = ws._store(task_id)
     with store.locked():
-        failed = [(a["id"], n) for a in outbox.fold(path) for n, c in a["channels"].items() if c["state"] == "failed" and not n.startswith("config")]
-        for alert_id, name in failed:
-            outbox.record(store, alert_id, name, "pending", 0, None)
-        if failed:
-            outbox.mark(ws.root, task_id)
+        for a in outbox.fold(path):
+            names = [n for n, c in a["channels"].items() if c["state"] != "delivered" and not n.startswith("config")]
+            if not names:
+                continue
+            for name in names:
+                outbox.record(store, a["id"], name, "pending", 0, None)
+            line = {k: v for k, v in a.items() if k != "channels"}
+            if not isinstance(line.get("message"), dict):  # an alert from before the outbox
+                msg = alerts.message("[SPIRALING]", task_id, str(a.get("diagnosis", "")), resume_command(ws.root, task_id))
+                line["message"] = {"headline": msg.headline, "resume": msg.resume}
+            outbox.queue(ws.root, line, names, os.environ)

@@ -1,40 +1,46 @@
 """The alert outbox: a pause is written down at once and delivered later, off the agent's path.
 
-``alerts.jsonl`` (per task) is append-only: an alert line (the alert, its short
-message, each channel ``pending``) and then one update line per delivery attempt
-(``{"update": <alert id>, "channel", "state", "attempts", "last_error"}``);
-``fold`` replays them into each alert's current state. A marker file per task in
-``.agent-loop/outbox/`` says "something is pending here", so any process can check
-in one ``listdir`` and start the worker (``alert_worker``), a detached process that
-gets the channels' URLs through its environment only: no file ever holds them.
+Two records, for two readers. The task's ``alerts.jsonl`` is the ledger a person
+reads: append-only, an alert line (the alert, its short message, each channel
+``pending``) then one line per delivery attempt (``{"update": <alert id>, "channel",
+"state", "attempts", "last_error"}``), which ``fold`` replays into each alert's
+current state. The queue the worker delivers from lives outside the workspace, in
+this machine's config folder (one small JSON entry per alert), so a cloned
+repository carrying ``.agent-loop/`` can never make this machine send its text to a
+person's channels. Any process checks the queue in one ``listdir`` and starts the
+worker (``alert_worker``), a detached process that gets the channels' URLs through
+its environment only: no file ever holds them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from . import alerts, secrets
-from .fsio import append_line, dumps_line, json_records
-from .layout import MANAGER_DIR
+from .fsio import append_line, atomic_write, dumps_line, json_records
 from .monitor import Alert
 from .store import TaskStore
 from .timefmt import now_iso
+from .trust import config_dir
 
-OUTBOX_DIR = "outbox"
 WORKER_LOCK = ".worker.lock"
 STATES = ("pending", "delivered", "failed")
 
 
-def outbox_dir(root: Path) -> Path:
-    return root / MANAGER_DIR / OUTBOX_DIR
+def queue_dir(root: Path, env: Optional[Mapping[str, str]] = None) -> Path:
+    """This workspace's queue: ``$XDG_CONFIG_HOME/strict-loop/outbox/<digest of the workspace path>/``."""
+    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:20]
+    return config_dir(os.environ if env is None else env) / "outbox" / key
 
 
 def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], *, prefix: str, resume: str,
             event: Optional[str]) -> dict[str, str]:
-    """Record ``alert`` with every configured channel pending (a misconfiguration as failed), then start the worker.
+    """Record ``alert`` with every configured channel pending (a misconfiguration as failed), queue it, start the worker.
 
     Returns the delivery summary (channel -> state). ``event`` names the ledger event to write, if any."""
     chans, problems = alerts.channels(env, root)
@@ -42,21 +48,30 @@ def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], 
     alert.delivery = {c.name: "pending" for c in chans}
     for i, problem in enumerate(problems):
         alert.delivery["config" if i == 0 else f"config-{i + 1}"] = f"failed: {secrets.mask(problem, env)}"
-    line = {**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}}
-    line = secrets.mask_tree(line, env)
+    line: Any = secrets.mask_tree({**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}}, env)
     with store.locked():
         append_line(store.paths.alerts, dumps_line(line))
-        if chans:
-            mark(root, store.task_id)
         if event:
             store.append_event(event, f"{prefix} {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})
     if chans:
+        queue(root, line, [c.name for c in chans], env)
         kick(root, env)
     return dict(alert.delivery)
 
 
+def queue(root: Path, line: Mapping[str, Any], names: list[str], env: Mapping[str, str]) -> None:
+    """Put one alert (its ledger line, already masked) in this machine's queue with ``names`` pending."""
+    payload = {"text": "\n".join((line["message"]["headline"], "resume: " + line["message"]["resume"])),
+               **{k: v for k, v in line.items() if k != "delivery"}}
+    entry = {"workspace": str(root.resolve()), "task_id": line["task_id"], "alert": line["id"], "payload": payload,
+             "channels": {n: {"state": "pending", "attempts": 0, "last_error": None} for n in names}}
+    directory = queue_dir(root, env)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write(directory / f"{hashlib.sha256(str(line['id']).encode()).hexdigest()[:20]}.json", json.dumps(entry).encode())
+
+
 def record(store: TaskStore, alert_id: str, channel: str, state: str, attempts: int, last_error: Optional[str]) -> None:
-    """One delivery update (caller holds the task lock)."""
+    """One delivery update in the ledger (caller holds the task lock)."""
     append_line(store.paths.alerts, dumps_line({"update": alert_id, "channel": channel, "state": state, "attempts": attempts,
                                                 "last_error": last_error, "ts": now_iso()}), sync=state != "pending")
 
@@ -70,7 +85,7 @@ def fold(path: Path) -> list[dict[str, Any]]:
             alert = found.get(str(rec["update"]))
             if alert is not None and rec.get("channel") in alert["channels"] and rec.get("state") in STATES:
                 alert["channels"][rec["channel"]] = {k: rec.get(k) for k in ("state", "attempts", "last_error")}
-        elif isinstance(rec.get("id"), str):
+        elif isinstance(rec.get("id"), str) and rec["id"] not in found:
             chans = {}
             for name, text in (rec.get("delivery") or {}).items():
                 state = "pending" if text == "pending" else "delivered" if str(text).startswith("delivered") else "failed"
@@ -90,25 +105,20 @@ def summary(chan: Mapping[str, Any]) -> str:
     return f"pending ({attempts} attempt(s) so far: {error})" if attempts else "pending"
 
 
-def mark(root: Path, task_id: str) -> None:
-    directory = outbox_dir(root)
-    directory.mkdir(exist_ok=True)
-    (directory / task_id).touch()
-
-
-def pending_tasks(root: Path) -> list[str]:
-    """Tasks with a pending alert: one listdir (a missing folder is the common, cheapest case)."""
+def pending(root: Path, env: Optional[Mapping[str, str]] = None) -> list[Path]:
+    """The queued alerts of this workspace: one listdir (a missing folder is the common, cheapest case)."""
+    directory = queue_dir(root, env)
     try:
-        return sorted(n for n in os.listdir(outbox_dir(root)) if not n.startswith("."))
+        return sorted(directory / n for n in os.listdir(directory) if n.endswith(".json"))
     except OSError:
         return []
 
 
-def worker_running(root: Path) -> bool:
+def worker_running(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
     import fcntl
 
     try:
-        fd = os.open(outbox_dir(root) / WORKER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = os.open(queue_dir(root, env) / WORKER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError:
         return False
     try:
@@ -122,9 +132,9 @@ def worker_running(root: Path) -> bool:
 
 
 def kick(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
-    """Start the worker if an alert is pending, this process can name a channel, and no worker runs; cheap otherwise."""
+    """Start the worker if an alert is queued, this process can name a channel, and no worker runs; cheap otherwise."""
     env = os.environ if env is None else env
-    if not pending_tasks(root) or not alerts.configured(env) or worker_running(root):
+    if not pending(root, env) or not alerts.configured(env) or worker_running(root, env):
         return False
     import subprocess
     import threading

@@ -1,7 +1,7 @@
 """Recording one agent turn: the single path every adapter (MCP, CLI, harness hooks) takes for a ``tool_call`` event.
 
 Secrets are masked before anything is stored, the monitor sees the turn under the
-task's lock, and a pause's alert is delivered outside it (a webhook may be slow).
+task's lock, and a pause's alert goes to the outbox after it (delivered in the background).
 Kept apart from ``workspace`` so that the hook handler, which runs once per agent
 tool call, records exactly as ``append_event`` does without importing every operation.
 """
@@ -43,7 +43,7 @@ def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Opt
 
     ``meta`` (e.g. the hook's session) rides along in the event; ``settings`` are the task's monitor
     settings when the caller has them already (else they come from state.json); ``env`` is the caller's
-    environment (default ours): the secrets masked and the alert's webhook come from it, and it is stored nowhere.
+    environment (default ours): the secrets masked and the alert's channels come from it, and it is stored nowhere.
     """
     masked_message, masked, masked_meta = secrets.mask_tree([message, data, meta or {}], env)  # one pass over the environment
     turn: Turn = validate_input(Turn, masked, "append_event.data")

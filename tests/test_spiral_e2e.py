@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -64,7 +65,8 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
     url, hook = webhook
     hook.fail_first = 1  # the first delivery attempt fails: delivery is retried
     ladder = []
-    async with stdio_client(ws_dir, env={"STRICT_LOOP_WEBHOOK_URL": url, **FAST}) as client:
+    env = {"STRICT_LOOP_WEBHOOK_URL": url, "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], **FAST}
+    async with stdio_client(ws_dir, env=env) as client:
         await call(client, "init_state", task_id="trt", goal="Package tensorrt-llm for jetson-containers",
                    global_stop_condition="the image builds and imports", operating_mode="unattended",
                    stop_checks={"paths_exist": ["image.built"]})
@@ -114,7 +116,6 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
 async def test_webhook_failure_is_recorded_and_never_fatal(ws_dir):
     ws = Workspace(ws_dir)
     ws.init_state(task_id="w", goal="g", global_stop_condition="c")
-    import os
     env = {"STRICT_LOOP_WEBHOOK_URL": "http://127.0.0.1:9/hooks/SECRET-TOKEN-9", **FAST}  # nothing listens on port 9
     os.environ.update(env)
     try:
