@@ -1,4 +1,4 @@
-"""The outbox worker: ``python -m strict_loop.alert_worker <workspace>``, started detached by ``outbox.kick``.
+"""The outbox worker (``main(["<workspace>"])``), started detached by ``outbox.kick``.
 
 One worker per workspace (an exclusive lock; a second one exits at once). It
 delivers every pending channel of every queued alert with retries and backoff,
@@ -136,7 +136,7 @@ def _deliver_one(entry: _Entry, name: str, channel: Optional[alerts.Channel], po
 def main(argv: Optional[list[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m strict_loop.alert_worker WORKSPACE", file=sys.stderr)
+        print("usage: alert_worker WORKSPACE (started by strict_loop.outbox.kick)", file=sys.stderr)
         return 2
     run(Path(args[0]).resolve(), os.environ)
     return 0

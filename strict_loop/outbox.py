@@ -139,10 +139,11 @@ def kick(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
     import subprocess
     import threading
 
+    # This very checkout, first on the path; never the workspace's folder, which `-m` would put there (a repository
+    # carrying a strict_loop/ package must not run): the worker starts in / and imports from package_parent.
     package_parent = str(Path(__file__).resolve().parent.parent)
-    child_env = dict(env)
-    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "strict_loop.alert_worker", str(root)], env=child_env, cwd=str(root),
+    boot = f"import sys; sys.path[0] = {package_parent!r}; from strict_loop.alert_worker import main; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", boot, str(root)], env=dict(env), cwd="/",
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, close_fds=True)
     threading.Thread(target=proc.wait, daemon=True).start()  # reaped here, so a long-lived server keeps no zombie

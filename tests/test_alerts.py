@@ -184,3 +184,24 @@ def test_a_cloned_repository_cannot_make_this_machine_send(ws_dir, monkeypatch, 
     ws.task_paths("r").alerts.write_text(json.dumps(forged) + "\n")
     ws.append_event(task_id="r", kind="tool_call", message="ls", data={"tool": "bash", "args": {"command": "ls"}})
     assert outbox.pending(ws_dir) == [] and not outbox.worker_running(ws_dir)
+
+
+@pytest.mark.slow  # the worker process delivers
+def test_the_hooks_environment_names_the_channels_and_reaches_only_the_worker(ws_dir):
+    from strict_loop import hooks
+
+    from test_hooks import payload, start
+
+    start(ws_dir)
+    (ws_dir / "strict_loop").mkdir()  # a repository's own package of our name never runs in the worker
+    (ws_dir / "strict_loop" / "__init__.py").write_text("import pathlib; pathlib.Path(__file__).with_name('ran').touch()\n")
+    with receiver() as http:
+        env = {"STRICT_LOOP_WEBHOOK_URL": http.url("/ok/SECRET-H"), "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], **FAST}
+        assert "STRICT_LOOP_WEBHOOK_URL" not in os.environ  # only the hook's environment knows the channel
+        outputs = [hooks.handle("claude", payload("claude_post_tool_use_failure", ws_dir, tool_input={"command": "pytest -q"}),
+                                env=env, cwd="/") for _ in range(6)]
+        [alert] = settled(ws_dir / ".agent-loop" / "tasks" / "t1" / "alerts.jsonl")
+    assert "PAUSED" in "".join(outputs) and alert["delivery"] == {"webhook": "delivered after 1 attempt(s)"}
+    assert http.received[0]["body"]["text"].startswith("[SPIRALING] t1: ") and "SECRET-H" not in "".join(outputs)
+    secret_free(ws_dir / ".agent-loop", "SECRET-H")
+    assert not (ws_dir / "strict_loop" / "ran").exists()
