@@ -48,22 +48,16 @@ class _Hang(BaseHTTPRequestHandler):
         pass
 
 
-def _pause_times(root: Path, runs: int, prefix: str) -> tuple[list[float], list[float]]:
-    root.mkdir()
-    ws = Workspace(root)
-    quiet, pausing = [], []
-    for i in range(runs):
-        task = f"{prefix}{i}"
-        ws.init_state(task_id=task, goal="g", global_stop_condition="c")
-        for turn in range(6):
-            start = time.perf_counter()
-            ws.append_event(task_id=task, kind="tool_call", message="cd", data=STUCK)
-            took = time.perf_counter() - start
-            if turn == 1:
-                quiet.append(took)
-        pausing.append(took)
-        assert ws.supervisor(task).paused
-    return quiet, pausing
+def _pause(ws: Workspace, task: str) -> tuple[float, float]:
+    """(a quiet turn's time, the pausing turn's time) for a fresh task."""
+    ws.init_state(task_id=task, goal="g", global_stop_condition="c")
+    times = []
+    for _ in range(6):
+        start = time.perf_counter()
+        ws.append_event(task_id=task, kind="tool_call", message="cd", data=STUCK)
+        times.append(time.perf_counter() - start)
+    assert ws.supervisor(task).paused
+    return times[1], times[-1]
 
 
 def main() -> None:
@@ -74,15 +68,23 @@ def main() -> None:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"127.0.0.1:{server.server_port}"
+    channels = {"STRICT_LOOP_WEBHOOK_URL": f"http://{base}/hook", "STRICT_LOOP_ALERT_ATTEMPTS": "1",
+                "STRICT_LOOP_ALERT_URLS": f"json://{base}/a json://{base}/b"}
+    quiet, bare, loaded = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name in CHANNEL_VARS:
             os.environ.pop(name, None)
-        _, bare = _pause_times(Path(tmp) / "bare", args.runs, "b")
-        os.environ.update({"STRICT_LOOP_WEBHOOK_URL": f"http://{base}/hook", "STRICT_LOOP_ALERT_ATTEMPTS": "1",
-                           "STRICT_LOOP_ALERT_URLS": f"json://{base}/a json://{base}/b"})
-        quiet, loaded = _pause_times(Path(tmp) / "chan", args.runs, "c")
-        for name in CHANNEL_VARS:
-            os.environ.pop(name, None)
+        os.environ["XDG_CONFIG_HOME"] = tmp  # the delivery queue goes there, not into ~/.config
+        ws = Workspace(Path(tmp))
+        for i in range(args.runs):  # interleaved, so that machine noise hits both alike
+            q, b = _pause(ws, f"b{i}")
+            os.environ.update(channels)
+            _, c = _pause(ws, f"c{i}")
+            for name in CHANNEL_VARS:
+                os.environ.pop(name, None)
+            quiet.append(q)
+            bare.append(b)
+            loaded.append(c)
     server.shutdown()
     med = {k: statistics.median(v) * 1000 for k, v in (("quiet", quiet), ("bare", bare), ("loaded", loaded))}
     print(f"{args.runs} pauses each (median of the pausing append_event call):")
