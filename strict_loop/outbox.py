@@ -67,7 +67,8 @@ def queue(root: Path, line: Mapping[str, Any], names: list[str], env: Mapping[st
              "channels": {n: {"state": "pending", "attempts": 0, "last_error": None} for n in names}}
     directory = queue_dir(root, env)
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write(directory / f"{hashlib.sha256(str(line['id']).encode()).hexdigest()[:20]}.json", json.dumps(entry).encode())
+    name = hashlib.sha256(f"{line['id']} {line.get('ts', '')}".encode()).hexdigest()[:20]  # ids repeat after a monitor rebuild
+    atomic_write(directory / f"{name}.json", json.dumps(entry).encode())
 
 
 def record(store: TaskStore, alert_id: str, channel: str, state: str, attempts: int, last_error: Optional[str]) -> None:
@@ -79,21 +80,23 @@ def record(store: TaskStore, alert_id: str, channel: str, state: str, attempts: 
 def fold(path: Path) -> list[dict[str, Any]]:
     """Each alert of ``alerts.jsonl`` in its current state: ``channels`` (name -> state, attempts, last_error) and
     ``delivery`` (name -> one-line summary). Lines of an older format (delivery as text only) are read as final."""
-    found: dict[str, dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+    latest: dict[str, dict[str, Any]] = {}  # an update belongs to the latest alert of its id (a rebuilt monitor reuses ids)
     for _, rec in json_records(path):
         if "update" in rec:
-            alert = found.get(str(rec["update"]))
+            alert = latest.get(str(rec["update"]))
             if alert is not None and rec.get("channel") in alert["channels"] and rec.get("state") in STATES:
                 alert["channels"][rec["channel"]] = {k: rec.get(k) for k in ("state", "attempts", "last_error")}
-        elif isinstance(rec.get("id"), str) and rec["id"] not in found:
+        elif isinstance(rec.get("id"), str):
             chans = {}
             for name, text in (rec.get("delivery") or {}).items():
                 state = "pending" if text == "pending" else "delivered" if str(text).startswith("delivered") else "failed"
                 chans[name] = {"state": state, "attempts": 0, "last_error": None if state != "failed" else str(text)}
-            found[rec["id"]] = {**rec, "channels": chans}
-    for alert in found.values():
+            latest[rec["id"]] = {**rec, "channels": chans}
+            out.append(latest[rec["id"]])
+    for alert in out:
         alert["delivery"] = {name: summary(c) for name, c in alert["channels"].items()}
-    return list(found.values())
+    return out
 
 
 def summary(chan: Mapping[str, Any]) -> str:

@@ -217,3 +217,12 @@ def test_retry_queues_what_failed_again(ws_dir, monkeypatch):
     [entry] = [json.loads(p.read_text()) for p in outbox.pending(ws_dir)]
     assert list(entry["channels"]) == ["slack"] and entry["payload"]["text"].startswith("[SPIRALING] r: stuck")
     assert run_cli("alerts", "--task-id", "nope", cwd=ws_dir, check=False).returncode == 2
+
+
+def test_an_alert_id_used_again_starts_a_new_record(tmp_path):
+    path = tmp_path / "alerts.jsonl"
+    lines = [{"id": "t-1", "ts": "a", "delivery": {"webhook": "pending"}},
+             {"update": "t-1", "channel": "webhook", "state": "delivered", "attempts": 1},
+             {"id": "t-1", "ts": "b", "delivery": {"webhook": "pending"}}]  # monitor.json rebuilt: its alert count restarted
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [a["delivery"]["webhook"] for a in outbox.fold(path)] == ["delivered after 1 attempt(s)", "pending"]
