@@ -54,7 +54,14 @@ def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], 
         if event:
             store.append_event(event, f"{prefix} {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})
     if chans:
-        queue(root, line, [c.name for c in chans], env)
+        try:
+            queue(root, line, [c.name for c in chans], env)
+        except OSError as exc:  # never the agent's call: the pause is recorded, the ledger says why nothing was sent
+            reason = f"cannot queue the alert in {queue_dir(root, env)} ({exc.strerror or exc}): fix it and run strict-loop alerts --retry"
+            with store.locked():
+                for c in chans:
+                    record(store, alert.id, c.name, "failed", 0, reason)
+            alert.delivery.update({c.name: f"failed: {reason}" for c in chans})
         kick(root, env)
     return dict(alert.delivery)
 
@@ -135,10 +142,18 @@ def worker_running(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
 
 
 def kick(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
-    """Start the worker if an alert is queued, this process can name a channel, and no worker runs; cheap otherwise."""
+    """Start the worker if an alert is queued, this process can name a channel, and no worker runs; cheap otherwise.
+    Never raises: whatever goes wrong here must not fail the agent's call (the alert stays queued for the next one)."""
     env = os.environ if env is None else env
-    if not pending(root, env) or not alerts.configured(env) or worker_running(root, env):
+    try:
+        if not pending(root, env) or not alerts.configured(env) or worker_running(root, env):
+            return False
+        return _spawn(root, env)
+    except (OSError, ValueError):  # ValueError: an environment value Popen refuses (an embedded NUL)
         return False
+
+
+def _spawn(root: Path, env: Mapping[str, str]) -> bool:
     import subprocess
     import threading
 

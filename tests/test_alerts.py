@@ -226,3 +226,16 @@ def test_an_alert_id_used_again_starts_a_new_record(tmp_path):
              {"id": "t-1", "ts": "b", "delivery": {"webhook": "pending"}}]  # monitor.json rebuilt: its alert count restarted
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert [a["delivery"]["webhook"] for a in outbox.fold(path)] == ["delivered after 1 attempt(s)", "pending"]
+
+
+def test_a_queue_that_cannot_be_written_never_fails_the_pause(ws_dir, monkeypatch, tmp_path):
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="q", goal="g", global_stop_condition="c")
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "not-a-folder"))  # the queue's folder cannot be made
+    monkeypatch.setenv("STRICT_LOOP_WEBHOOK_URL", "http://127.0.0.1:9/SECRET-Q")
+    _pause(ws, "q")  # every call of the pause succeeded
+    [alert] = outbox.fold(ws.task_paths("q").alerts)
+    assert alert["delivery"]["webhook"].startswith("cannot queue the alert in ")
+    assert "strict-loop alerts --retry" in alert["delivery"]["webhook"]
+    secret_free(ws_dir / ".agent-loop", "SECRET-Q")
