@@ -95,8 +95,8 @@ def _irc(url: str, msg: Message, timeout: float) -> str:
 
     def joined(conn, event):
         if irc.client.NickMask(event.source).nick == conn.get_nickname():
-            for line in msg.lines():
-                conn.notice(channel, line)
+            for line in msg.lines():  # an IRC line is at most 512 bytes with its prefix: cut on a character boundary
+                conn.notice(channel, line.encode()[:400].decode(errors="ignore"))
             conn.quit("alert delivered")
             done.set()
 
