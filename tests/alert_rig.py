@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -67,14 +68,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """(cert, key) for 127.0.0.1, made by the openssl command line tool."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
 @contextmanager
-def irc_server() -> Iterator[int]:
-    """miniircd (the ``test`` extra installs it) on 127.0.0.1; yields its port."""
+def irc_server(tls: tuple[Path, Path] | None = None) -> Iterator[int]:
+    """miniircd (the ``test`` extra installs it) on 127.0.0.1, over TLS with ``tls`` (cert, key); yields its port."""
     port = free_port()
     binary = shutil.which("miniircd", path=str(Path(sys.executable).parent)) or shutil.which("miniircd")
     assert binary, "miniircd is missing: python3 -m pip install -e '.[test]'"
     as_root = ["--setuid", "root"] if os.geteuid() == 0 else []  # miniircd refuses root unless told (CI runs as root)
-    proc = subprocess.Popen([binary, "--listen", "127.0.0.1", "--ports", str(port), *as_root], stdout=subprocess.DEVNULL,
+    ssl_args = ["--ssl-cert-file", str(tls[0]), "--ssl-key-file", str(tls[1])] if tls else []
+    proc = subprocess.Popen([binary, "--listen", "127.0.0.1", "--ports", str(port), *as_root, *ssl_args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         wait_until(lambda: _connects(port), 10, "miniircd to listen")
@@ -95,8 +106,10 @@ def _connects(port: int) -> bool:
 class IrcWatcher:
     """A person's IRC client joined to ``channel``: collects the NOTICEs said there."""
 
-    def __init__(self, port: int, channel: str, nick: str = "ori") -> None:
+    def __init__(self, port: int, channel: str, nick: str = "ori", cafile: Path | None = None) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        if cafile is not None:
+            self.sock = ssl.create_default_context(cafile=str(cafile)).wrap_socket(self.sock, server_hostname="127.0.0.1")
         self.buf, self.channel = b"", channel
         self.notices: list[tuple[str, str]] = []
         self._send(f"NICK {nick}", f"USER {nick} 0 * :{nick}")

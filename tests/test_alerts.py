@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from strict_loop import Workspace, alerts, outbox
 
-from alert_rig import FAST, STUCK, IrcWatcher, irc_server, receiver, secret_free, settled, wait_until
+from alert_rig import FAST, STUCK, IrcWatcher, irc_server, receiver, secret_free, self_signed, settled, wait_until
 from conftest import read_jsonl, run_cli
 
 
@@ -239,3 +240,27 @@ def test_a_queue_that_cannot_be_written_never_fails_the_pause(ws_dir, monkeypatc
     assert alert["delivery"]["webhook"].startswith("cannot queue the alert in ")
     assert "strict-loop alerts --retry" in alert["delivery"]["webhook"]
     secret_free(ws_dir / ".agent-loop", "SECRET-Q")
+
+
+@pytest.mark.slow  # an IRC server over TLS and the worker process
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="the openssl command makes the test's certificate")
+def test_ircs_sends_the_notice_over_tls_and_checks_the_certificate(ws_dir, monkeypatch, tmp_path):
+    cert, key = self_signed(tmp_path)
+    with irc_server(tls=(cert, key)) as port:
+        watcher = IrcWatcher(port, "#ops", cafile=cert)
+        _env(monkeypatch, STRICT_LOOP_IRC=f"ircs://orin@127.0.0.1:{port}/#ops", SSL_CERT_FILE=str(cert))  # the worker trusts it
+        ws = Workspace(ws_dir)
+        ws.init_state(task_id="tls", goal="g", global_stop_condition="c")
+        _pause(ws, "tls")
+        (_, headline), _ = watcher.wait_notices(2)
+        watcher.close()
+        [alert] = settled(ws.task_paths("tls").alerts)
+        assert headline.startswith("[SPIRALING] tls: ") and alert["delivery"] == {"irc": "delivered after 1 attempt(s)"}
+        monkeypatch.delenv("SSL_CERT_FILE")  # a certificate nobody vouches for: refused, recorded, failed
+        monkeypatch.setenv("STRICT_LOOP_ALERT_ATTEMPTS", "1")
+        (tmp_path / "other").mkdir()
+        other = Workspace(tmp_path / "other")  # another workspace: its own worker, started with this environment
+        other.init_state(task_id="untrusted", goal="g", global_stop_condition="c")
+        _pause(other, "untrusted")
+        [alert] = settled(other.task_paths("untrusted").alerts)
+    assert alert["channels"]["irc"]["state"] == "failed" and "CERTIFICATE_VERIFY_FAILED" in alert["channels"]["irc"]["last_error"]
