@@ -159,6 +159,14 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     parsers["supervise"] = _supervise_parser(sub, common)
     parsers["watch"] = _watch_parser(sub, common)
 
+    p = sub.add_parser("alerts", parents=[common], help="show the alert outbox: channels configured here, each alert's delivery",
+                       description="Show the channels this environment configures (names only, never URLs) and every pause alert with\n"
+                                   "its delivery per channel. --retry sends the failed ones again. See references/alerts.md.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task-id", help="one task (default: every task in the workspace)")
+    p.add_argument("--retry", action="store_true", help="queue every failed channel again and start the delivery worker")
+    parsers["alerts"] = p
+
     p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
                        description="Generate the JSON Schemas from the pydantic models.")
     p.add_argument("--write", metavar="DIR", nargs="?", const="", help="write them into DIR (default in a source checkout: references/schemas)")
@@ -333,6 +341,10 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
     try:
         if ns.command == "schemas":
             return _run_schemas(ns)
+        if ns.command == "alerts":
+            from . import alert_view
+
+            return alert_view.run(ns.workspace, ns.task_id, ns.retry, ns.json)
         if ns.command == "replay":
             return _replay(Path(ns.file), ns.json)
         if ns.command == "install":

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Mapping, Optional, Sequence
 
-from . import alerts
+from . import outbox
 from .budgets import EXIT_BAD_INPUT, EXIT_PAUSED, EXIT_SIGINT, EXIT_SIGTERM, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
 from .errors import LoopError, validate_input
 from .fsio import atomic_write
@@ -105,6 +105,7 @@ class Supervisor:
         if problem:
             raise LoopError("supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd")
         stale = self.lock.acquire(self.harness, self._session())
+        outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
         old = self._install_signals()
         try:
             self._event("supervisor.started", f"supervisor started ({self.harness})",
@@ -251,9 +252,7 @@ class Supervisor:
         data: dict[str, Any] = {"action": action, "reason": decision.reason, "exit_code": decision.exit_code,
                                 "invocations": self.launched, "cost_usd": self.tally.cost_usd}
         if decision.action == "pause":
-            payload = {"text": f"[SUPERVISOR STOPPED] {self.task_id}: {decision.reason}", "task_id": self.task_id,
-                       "kind": "supervisor.paused", "resume": f"strict-loop resume --task-id {self.task_id} --action continue"}
-            data["delivery"] = alerts.deliver(payload, self.env)
+            data["delivery"] = self._alert(decision.reason)
         kind = {"pause": "supervisor.paused", "fail": "supervisor.failed", "limit": "supervisor.limit"}.get(decision.action,
                                                                                                         "supervisor.stopped")
         self._event(kind, f"supervisor ended ({action}): {decision.reason[:400]}", data)
@@ -261,6 +260,16 @@ class Supervisor:
         print(f"[supervisor] {self.task_id}: {action}: {decision.reason} (exit {decision.exit_code})", file=self.stderr, flush=True)
         return SupervisorResult(decision.exit_code, action, decision.reason, self.launched, self.store.load().counters.iteration,
                                 self.tally.cost_usd)
+
+    def _alert(self, reason: str) -> dict[str, str]:
+        """The supervisor's own pause alert, through the same outbox as the monitor's (delivered in the background)."""
+        from .monitor import Alert, resume_command
+
+        turns = TaskSupervision(self.store, self.root).load().turns
+        alert = Alert(id=f"{self.task_id}-supervisor-{int(time.time())}", ts=now_iso(), task_id=self.task_id, turn=turns,
+                      level=3, signals=[], diagnosis=reason, recent=[], recommended_action="a person answers with strict-loop resume")
+        return outbox.enqueue(self.store, self.root, alert, self.env, prefix="[SUPERVISOR STOPPED]",
+                              resume=resume_command(self.root, self.task_id), event=None)
 
     def _interrupted(self) -> SupervisorResult:
         sig = self._signal or signal.SIGINT
