@@ -134,6 +134,28 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     parsers["resume"].add_argument("task", nargs="?", help="task id (same as --task-id)")
     parsers["resume"].add_argument("--task", dest="task_flag", metavar="ID", help="task id (same as --task-id)")
 
+    _person_parsers(sub, common, parsers)
+    parsers["supervise"] = _supervise_parser(sub, common)
+    parsers["watch"] = _watch_parser(sub, common)
+
+    p = sub.add_parser("alerts", parents=[common], help="show the alert outbox: channels configured here, each alert's delivery",
+                       description="Show the channels this environment configures (names only, never URLs) and every pause alert with\n"
+                                   "its delivery per channel. --retry sends the failed ones again. See references/alerts.md.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task-id", help="one task (default: every task in the workspace)")
+    p.add_argument("--retry", action="store_true", help="queue every failed channel again and start the delivery worker")
+    parsers["alerts"] = p
+
+    p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
+                       description="Generate the JSON Schemas from the pydantic models.")
+    p.add_argument("--write", metavar="DIR", nargs="?", const="", help="write them into DIR (default in a source checkout: references/schemas)")
+    p.add_argument("--check", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="exit 1 if DIR's files differ")
+    parsers["schemas"] = p
+    return top, parsers
+
+
+def _person_parsers(sub: Any, common: argparse.ArgumentParser, parsers: dict[str, argparse.ArgumentParser]) -> None:
+    """The commands that are not MCP tools: replay, demo, install, hook."""
     p = sub.add_parser("replay", help="replay a trajectory and show where the monitor would fire", parents=[common],
                        description="Feed a trajectory (JSONL, one turn per line) through the progress monitor and print each ladder step.")
     p.add_argument("file", metavar="FILE.jsonl")
@@ -156,23 +178,6 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the nearest folder above the hook's cwd holding .agent-loop/)")
     parsers["hook"] = p
 
-    parsers["supervise"] = _supervise_parser(sub, common)
-    parsers["watch"] = _watch_parser(sub, common)
-
-    p = sub.add_parser("alerts", parents=[common], help="show the alert outbox: channels configured here, each alert's delivery",
-                       description="Show the channels this environment configures (names only, never URLs) and every pause alert with\n"
-                                   "its delivery per channel. --retry sends the failed ones again. See references/alerts.md.",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task-id", help="one task (default: every task in the workspace)")
-    p.add_argument("--retry", action="store_true", help="queue every failed channel again and start the delivery worker")
-    parsers["alerts"] = p
-
-    p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
-                       description="Generate the JSON Schemas from the pydantic models.")
-    p.add_argument("--write", metavar="DIR", nargs="?", const="", help="write them into DIR (default in a source checkout: references/schemas)")
-    p.add_argument("--check", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="exit 1 if DIR's files differ")
-    parsers["schemas"] = p
-    return top, parsers
 
 
 def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -27,11 +27,10 @@ from .errors import LoopError, validate_input
 from .fsio import atomic_write
 from .harness_run import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
 from .heartbeat import Heartbeat
-from .jsontext import read_object
 from .recording import record_turn, record_turns
 from .store import TaskStore
 from .streams import Outcome, ToolCall, adapter_for
-from .superlock import SeenIds, SupervisorLock
+from .superlock import SeenIds, SessionFile, SupervisorLock
 from .supervise_prompt import build_prompt
 from .supervision import TaskSupervision
 from .timefmt import now_iso
@@ -85,6 +84,7 @@ class Supervisor:
         self.folder = self.store.paths.supervisor
         self.lock = SupervisorLock(self.folder, self.task_id)
         self.seen = SeenIds()
+        self.sessions = SessionFile(self.folder, harness, self.task_id)
         self.tally = Tally()
         self.launched = 0
         self._signal: Optional[int] = None
@@ -184,7 +184,7 @@ class Supervisor:
         if child.stopped == "rounds":
             outcome.reason = f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; {outcome.reason}"
         atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode(), sync=False)
-        self._keep_session(session, outcome)
+        self.sessions.keep(session, outcome.ok, outcome.session_id)
         return outcome
 
     def _record(self, call: ToolCall, n: int) -> bool:
@@ -292,19 +292,7 @@ class Supervisor:
         return max(found, default=0) + 1
 
     def _session(self) -> Optional[str]:
-        """The harness session this task's supervisor resumes (only its own harness's, only one it started)."""
-        data = read_object(self.folder / "session.json")
-        ok = data is not None and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
-        return data["session_id"] if ok and self.harness != "hermes" else None  # hermes -z has no resume
-
-    def _keep_session(self, resumed: Optional[str], outcome: Outcome) -> None:
-        """Remember the session to resume; forget it after a failed run (the next one starts fresh from disk)."""
-        path = self.folder / "session.json"
-        if outcome.ok and outcome.session_id:
-            atomic_write(path, json.dumps({"harness": self.harness, "session_id": outcome.session_id, "task_id": self.task_id,
-                                           "updated_at": now_iso()}).encode(), sync=False)  # lost: the next run starts fresh
-        elif not outcome.ok and (resumed or path.exists()):
-            path.unlink(missing_ok=True)
+        return self.sessions.get()
 
     def _event(self, kind: str, message: str, data: dict[str, Any]) -> None:
         with self.store.locked():
