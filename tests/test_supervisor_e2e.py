@@ -235,7 +235,7 @@ def test_failures_are_counted_backed_off_and_reset_by_success(name: str, tmp_pat
 
 
 WALL_CLOCK = {"claude": 3, "codex": 3, "hermes": 6}
-"""Seconds an invocation may take: past the harness's start-up (Hermes starts slowest), so the model was asked and hangs."""
+"""Seconds an invocation may take: past the harness's usual start-up (Hermes starts slowest), so the model hangs."""
 
 
 @pytest.mark.parametrize("name", HARNESSES)
@@ -247,9 +247,10 @@ def test_an_invocation_hanging_past_its_wall_clock_is_killed_and_counted(name: s
         started = time.monotonic()
         result = _supervisor(h, work, "hang", model.url, err, invocation_timeout_s=WALL_CLOCK[name], max_consecutive_failures=1).run()
         took = time.monotonic() - started
-        asked = model.model_requests
     detail = _detail(work, "hang", err)
-    assert asked and (result.exit_code, result.action, result.invocations) == (6, "fail", 1), detail
+    # (on a quiet machine the harness is waiting on the model by then; under heavy load it may still be starting:
+    # either way the invocation outlived its wall clock, and that is what is under test)
+    assert (result.exit_code, result.action, result.invocations) == (6, "fail", 1), detail
     assert took < WALL_CLOCK[name] + 15, detail
     runs = _invocations(ws, "hang")
     assert f"timed out after {WALL_CLOCK[name]} s" in runs[0]["reason"], detail
