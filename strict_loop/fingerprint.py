@@ -16,16 +16,21 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 _STRICT = [
+    (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]"),
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<ts>"),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (re.compile(r"\b([a-z][a-z0-9]*(?:-[a-z0-9]+)*)-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"), r"\1-<pod>"),
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>"),
     (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>"),
     (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>"),
-    (re.compile(r"\bline \d+\b"), "line <n>"),
-    (re.compile(r"\d+(?:\.\d+)?\s*(?:ms|msec|s|sec|secs|seconds|minutes|min)\b"), "<dur>"),
+    (re.compile(r"\bline \d+\b", re.I), "line <n>"),
+    (re.compile(r"\b\d+ (?:more )?lines\b"), "<n> lines"),
+    (re.compile(r"\b(?:\d+(?:\.\d+)?(?:h|m|s|ms)){2,}\b"), "<dur>"),
+    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|msec|us|µs|s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\b(?:\s+ago)?"), "<dur>"),
+    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:B|bytes|[kKMGT]i?B|[kKMG])\b(?:/s)?"), "<size>"),
     (re.compile(r"\[\d+\]"), "[<n>]"),
 ]
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -110,9 +115,34 @@ def error_fingerprint(output: str, ambient: frozenset[str] = frozenset()) -> Opt
     line = error_line(output, ambient)
     if line is None:
         return None if output.strip() else "<failed with no output>"
-    exc = _EXC_TYPE.search(line)
     norm = loose(line)
-    return f"{exc.group(1) if exc else 'error'}: {norm[:200]}"
+    if _NOT_RAISED.search(line):
+        return f"did not raise: {norm[:200]}"
+    exc = _EXC_TYPE.search(line)
+    name = exc.group(1) if exc else "error"
+    if re.match(rf"(?:[\w.]+\.)?{name}\b", norm):  # the line names its type already: no doubled prefix
+        return norm[:200]
+    return f"{name}: {norm[:200]}"
+
+
+_NOT_RAISED = re.compile(r"DID NOT RAISE\s*(?:<class\s*)?['\"]?([\w.]+)['\"]?>?", re.I)
+_READABLE_NOISE = re.compile(_STRICT[1][0].pattern + "|" + _STRICT[2][0].pattern)
+_DOUBLED = re.compile(r"^((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Warning)):\s*(?:[\w.]+\.)?(\w+):\s*")
+
+
+def readable(line: str, cap: int = 160) -> str:
+    """An error line as a person reads it: timestamps out, pytest's DID NOT RAISE said plainly, a doubled
+    type prefix once (``IndexError: IndexError: x`` -> ``IndexError: x``); never a normalization placeholder."""
+    text = " ".join(_READABLE_NOISE.sub("", line).split()).strip(" -:[]")
+    raised = _NOT_RAISED.search(text)
+    if raised:
+        prefix = text[: raised.start()].strip(" -:")
+        prefix = "" if prefix.lower() in ("", "failed", "e failed", "e") else prefix + ": "
+        text = f"{prefix}did not raise {raised.group(1).rsplit('.', 1)[-1]}"
+    doubled = _DOUBLED.match(text)
+    if doubled and doubled.group(1).rsplit(".", 1)[-1] == doubled.group(2):
+        text = f"{doubled.group(1)}: {text[doubled.end():]}"
+    return text if len(text) <= cap else text[: cap - 3] + "..."
 
 
 @dataclass(frozen=True)
