@@ -151,7 +151,7 @@ class FailureClass:
     remedy: str
 
 
-_FAILURES: list[tuple[str, re.Pattern[str], str]] = [
+FAILURES: list[tuple[str, re.Pattern[str], str]] = [
     ("CUDA out of memory", re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
      "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move to a larger GPU"),
     ("NaN loss", re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
@@ -189,7 +189,7 @@ SPECIFIC_CLASSES = frozenset({
 def classify(texts: Iterable[str]) -> Optional[FailureClass]:
     """The first known failure class found in the given texts (most specific classes first)."""
     blob = "\n".join(texts)
-    for name, pattern, remedy in _FAILURES:
+    for name, pattern, remedy in FAILURES:
         if pattern.search(blob):
             return FailureClass(name, remedy)
     return None

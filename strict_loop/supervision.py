@@ -85,15 +85,16 @@ class TaskSupervision:
     def paused(self) -> bool:
         return self.store.paths.monitor.exists() and self.load().paused
 
-    def view(self, mon: Optional[MonitorState] = None) -> Supervisor:
-        """What rides on the agent's tool results (recent whispers, the pause order, a person's notice); read-only."""
+    def view(self, mon: Optional[MonitorState] = None, diagnosed: bool = False) -> Supervisor:
+        """What rides on the agent's tool results (recent whispers, the pause order, a person's notice); read-only.
+        ``diagnosed``: for a result that carries the diagnosis itself (``monitor.supervisor_view``)."""
         if mon is None:
             if not self.store.paths.monitor.exists():
                 return Supervisor()
             mon = self.load()
         if not (mon.paused or mon.whispers or mon.notice):
             return Supervisor()
-        return monitor.supervisor_view(mon, self.settings(), monitor.resume_command(self.root, self.store.task_id))
+        return monitor.supervisor_view(mon, self.settings(), monitor.resume_command(self.root, self.store.task_id), diagnosed)
 
     def deliver(self) -> Supervisor:
         """The supervisor for the result of an operation (caller holds the lock): like ``view``, but a pending notice
