@@ -170,7 +170,7 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     if f.kind == "read" and f.novel:
         return "new lines paged in"
     earlier = outputs.get(f.sig)
-    if earlier and f.out not in earlier and fresh >= _needed(f, window) and (not f.failed or f.etpl not in {e.etpl for e in window if e.sig == f.sig}):
+    if earlier and f.out not in earlier and fresh >= _needed(f, window):
         return "new output"
     return None
 
@@ -203,7 +203,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         loose_text, lines = fp.loose_with_lines(turn.output)
         out_digest = fp.digest(loose_text)
         # Two edits are equivalent only if they write the same text (wherever in the file).
-        asig = fp.digest(turn.tool + "\0" + _LINE_RANGE.sub("<range>", fp.strict(canonical)))
+        asig = fp.digest(turn.tool + "\0" + _LINE_RANGE.sub("<range>", " ".join(canonical.split())))
     else:
         strict_text, lines = fp.strict_with_lines(turn.output)
         out_digest = fp.digest(strict_text)

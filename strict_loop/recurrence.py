@@ -17,7 +17,7 @@ from . import fingerprint as fp
 from .novelty import TurnFacts
 
 MISSING = re.compile(
-    r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to find|requires?\b|needs?\b|"
+    r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to find|requir(?:es?|ed)\b|need(?:s|ed)?\b|"
     r"not installed|undefined reference|unresolved|cannot import|could not resolve|not available", re.I)
 """Errors that say something the step depends on is absent: a cycle of them is a circular dependency."""
 

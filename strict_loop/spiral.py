@@ -140,7 +140,7 @@ class SpiralDetector:
             # The same command failing the same way with different details (another module, another path).
             return f.sig == cur.sig and cur.etpl is not None and f.etpl == cur.etpl
 
-        runs = [f for f in w[-self.t.command_window:] if f.sig == cur.sig][-self.t.command_repeats:]
+        runs = since_progress([f for f in w[-self.t.command_window:] if f.sig == cur.sig])[0][-self.t.command_repeats:]
         if cur.kind == "run" and len(runs) == self.t.command_repeats and all(same_error(f) for f in runs):
             edits = [f for f in w if runs[0].i < f.i < cur.i and f.kind == "write" and not f.failed]
             meanwhile = f" while {len(edits)} edit(s) between them changed files" if edits else " with no file changed between them"
@@ -153,7 +153,7 @@ class SpiralDetector:
         # A success of the same kind of action (an accepted edit, a passing run) means things moved.
         ok = [k for k, f in enumerate(recent) if (f.kind == cur.kind and not f.failed) or f.prog in ("fewer failures", "higher score")]
         recent = recent[ok[-1] + 1:] if ok else recent
-        same = [f for f in recent if same_error(f)]
+        same = since_progress([f for f in recent if same_error(f)])[0]
         # When nothing at all succeeded since the error first came back, one repeat less may be enough.
         since = [f for f in recent if f.i >= same[0].i] if same else []
         relaxed = self.t.error_relax and since and all(f.failed for f in since)
