@@ -243,10 +243,11 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
     varied = _varied(state, main)
     if varied:
         parts.append(f"Meanwhile {varied}.")
-    errs = Counter(f.etext for f in state.window if f.i in set(main.turns) and f.etext)
-    if errs and main.kind not in ("repeated_error", "error_cycle") and errs.most_common(1)[0][1] >= 2:
-        parts.append(f"Recurring error: {errs.most_common(1)[0][0]}.")
-    others = list(dict.fromkeys(s.evidence for s in signals[1:3] if s.evidence != main.evidence))
+    errs = Counter(f.etext for f in state.window if f.i in set(main.turns) and f.etext).most_common(1)
+    if errs and errs[0][1] >= 2 and errs[0][0] not in " ".join(parts):
+        parts.append(f"Recurring error: {errs[0][0]}.")
+    # Another signal over the same turns says the same thing again: only those about other turns are worth a sentence.
+    others = list(dict.fromkeys(s.evidence for s in signals[1:3] if not set(s.turns) <= set(main.turns)))
     if others:
         parts.append("Also: " + "; ".join(others) + ".")
     cls = _failure_class(state, signals)
