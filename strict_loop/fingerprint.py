@@ -15,31 +15,42 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-_STRICT = [
-    (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<ts>"),
-    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
-    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
-    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>"),
-    (re.compile(r"\b([a-z][a-z0-9]*(?:-[a-z0-9]+)*)-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"), r"\1-<pod>"),
-    (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>"),
-    (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>"),
-    (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>"),
-    (re.compile(r"\bline \d+\b", re.I), "line <n>"),
-    (re.compile(r"\b\d+ (?:more )?lines\b"), "<n> lines"),
-    (re.compile(r"\b(?:\d+(?:\.\d+)?(?:h|m|s|ms)){2,}\b"), "<dur>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|msec|us|µs|s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\b(?:\s+ago)?"), "<dur>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:B|bytes|[kKMGT]i?B|[kKMG])\b(?:/s)?"), "<size>"),
-    (re.compile(r"\[\d+\]"), "[<n>]"),
+_TS = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_TIME = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
+_UNIT = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:(?P<dur>(?:ms|msec|us|µs|secs?|seconds?|s|mins?|minutes?|m|hrs?|hours?|h|days?|d)(?:\d+(?:\.\d+)?(?:ms|h|m|s))*)"
+    r"(?P<ago>\s+ago)?|(?P<size>bytes|B|[kKMGT]i?B|[kKMG])(?:/s)?|(?P<lines>(?:more )?lines))\b")
+
+
+def _unit(m: re.Match[str]) -> str:
+    """A number with a unit: a duration or an age, a byte count, a line count (all counters, none news)."""
+    return "<dur>" if m.group("dur") else "<size>" if m.group("size") else "<n> lines"
+
+
+_STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
+    # (pattern, replacement, substrings one of which must be in the text for the pattern to be tried: a cheap gate)
+    (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
+    (_TS, "<ts>", ("-",)),
+    (_TIME, "<time>", (":",)),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>", ("-",)),
+    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ("0x",)),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
+    (re.compile(r"-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"), "-<pod>", ("-",)),  # a pod's generated suffix
+    (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ("/tmp", "/var/", "/private/")),
+    (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ("tmp", "TMP", "Tmp")),
+    (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>", ("pid", "PID", "process")),
+    (re.compile(r"\b[Ll](?:ine|INE) \d+\b"), "line <n>", ("ine ", "INE ")),
+    (_UNIT, _unit, ()),
+    (re.compile(r"\[\d+\]"), "[<n>]", ("[",)),
 ]
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 
 
 def _denoise(text: str) -> str:
-    for pattern, repl in _STRICT:
-        text = pattern.sub(repl, text)
+    for pattern, repl, gate in _STRICT:
+        if not gate or any(g in text for g in gate):
+            text = pattern.sub(repl, text)
     return text
 
 
@@ -126,7 +137,7 @@ def error_fingerprint(output: str, ambient: frozenset[str] = frozenset()) -> Opt
 
 
 _NOT_RAISED = re.compile(r"DID NOT RAISE\s*(?:<class\s*)?['\"]?([\w.]+)['\"]?>?", re.I)
-_READABLE_NOISE = re.compile(_STRICT[1][0].pattern + "|" + _STRICT[2][0].pattern)
+_READABLE_NOISE = re.compile(_TS.pattern + "|" + _TIME.pattern)
 _DOUBLED = re.compile(r"^((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Warning)):\s*(?:[\w.]+\.)?(\w+):\s*")
 
 
