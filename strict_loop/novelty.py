@@ -65,6 +65,7 @@ SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", 
 PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
 FAILS = re.compile(r"(\d+) (?:failed|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I)
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
+SCORE = re.compile(r"\bscore\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
 _CHAIN = re.compile(r"&&|\|\||;")
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
 NOVEL_LINES = 3
@@ -77,16 +78,40 @@ SELF_TALK = re.compile(
 )
 
 
-def command_word(command: str) -> str:
+def _words(command: str) -> list[str]:
     try:
         words = shlex.split(command.strip().splitlines()[0])
     except (ValueError, IndexError):
         words = command.split()
-    for word in words:
-        if "=" in word and not word.startswith("-"):
-            continue  # VAR=value prefix
-        return word.rsplit("/", 1)[-1]
-    return ""
+    return [w for w in words if not ("=" in w and not w.startswith("-"))] if words else []  # VAR=value prefixes out
+
+
+def command_word(command: str) -> str:
+    words = _words(command)
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+SUBCOMMANDS = frozenset({"docker", "podman", "git", "npm", "yarn", "pnpm", "cargo", "go", "kubectl", "pip", "pip3", "uv", "poetry",
+                         "conda", "apt", "apt-get", "brew", "helm", "terraform", "gh", "dotnet", "bazel", "nix"})
+INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
+
+
+def step_words(command: str) -> str:
+    """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
+    `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
+    words = _words(_CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1])  # `cd dir && make x`: make
+    if not words:
+        return ""
+    head = words[0].rsplit("/", 1)[-1]
+    rest = words[1:]
+    if head in SUBCOMMANDS and rest and not rest[0].startswith("-"):
+        return f"{head} {rest[0]}"
+    if head in INTERPRETERS or head.startswith("python"):
+        if len(rest) >= 2 and rest[0] == "-m":
+            return f"{head} -m {rest[1]}"
+        if rest and not rest[0].startswith("-"):
+            return f"{head} {rest[0]}"
+    return head
 
 
 def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
@@ -143,12 +168,19 @@ def _failing_count(output: str) -> Optional[int]:
     return 0 if PASSED.search(output) else None
 
 
+def _score(output: str, failed: bool) -> Optional[float]:
+    """A verifier score printed by a passing command (``score: 0.82``), when the turn carries none."""
+    if failed or ("score" not in output and "Score" not in output and "SCORE" not in output):
+        return None
+    found = SCORE.findall(output)
+    return float(found[-1]) if found else None
+
+
 def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
     """The step being retried: a command by its word, another tool by the file it targets (else by its exact call)."""
     command = turn.args.get("command")
     if kind == "run" and isinstance(command, str):
-        main = _CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1]  # `cd dir && make x`: make
-        return fp.digest(f"{turn.tool}\0run\0{command_word(main)}")
+        return fp.digest(f"{turn.tool}\0run\0{step_words(command)}")
     if paths:
         return fp.digest(f"{turn.tool}\0path\0{paths[0]}")
     return sig
@@ -220,7 +252,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         etext=(fp.readable(line) or None) if line else ("failed with no output" if failed else None),
         fclass=fclass.name if fclass and fclass.name in fp.SPECIFIC_CLASSES else None,
         paths=paths, fstate=fstate or {}, talk=bool(SELF_TALK.search(turn.thought)),
-        score=turn.score, fails=_failing_count(turn.output),
+        score=turn.score if turn.score is not None else _score(turn.output, failed), fails=_failing_count(turn.output),
         brief=_brief(turn, kind, failed),
     )
     outputs: dict[str, set[str]] = {}

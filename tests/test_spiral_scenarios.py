@@ -117,7 +117,7 @@ def test_a_test_driven_loop_with_a_falling_failure_count_is_quiet(kind, edits_be
     assert [f.prog for f in window_of(turns) if f.fails is not None].count("fewer failures") == 4
 
 
-@pytest.mark.parametrize("variant", ["score-on-edit", "verifier-run", "with-views"])
+@pytest.mark.parametrize("variant", ["score-on-edit", "verifier-run", "with-views", "printed-score"])
 def test_many_small_edits_to_one_file_while_the_score_rises_is_quiet(variant):
     turns = []
     for k in range(12):
@@ -125,12 +125,15 @@ def test_many_small_edits_to_one_file_while_the_score_rises_is_quiet(variant):
         if variant == "score-on-edit":
             e["score"] = 0.1 + k * 0.05
         turns.append(e)
-        if variant != "score-on-edit":
+        if variant == "printed-score":  # no score field: the verifier prints it
+            turns.append(bash("python verify.py", f"checked 14 cases\nScore: {0.1 + k * 0.05:.2f}"))
+        elif variant != "score-on-edit":
             turns.append({**bash("python verify.py", f"score: {0.1 + k * 0.05:.2f}"), "score": 0.1 + k * 0.05})
         if variant == "with-views":
             turns.append({"tool": "str_replace_editor", "args": {"command": "view", "path": "/repo/src/parser.py"},
                           "output": f"   1\tdef parse(tokens):\n   2\t    return tokens[{k + 1}]\n"})
     assert play(turns)[0].fired_at is None
+    assert [f.prog for f in window_of(turns) if f.score is not None][1:] == ["higher score"] * 11
 
 
 def test_equal_confirmations_of_different_edits_are_not_equivalent():
@@ -168,6 +171,15 @@ def test_a_build_whose_errors_come_back_in_a_cycle_fires_at_the_recurrence(varia
     replayed, _ = play(turns[: verdict.fired_at + 1])
     assert cycle_text in replayed.diagnosis and "circular dependency" in replayed.diagnosis
     assert "cycle" in check_claims(replayed, turns[: verdict.fired_at + 1])
+
+
+def test_other_steps_of_the_same_program_between_the_builds_do_not_hide_the_cycle():
+    builds = [build("docker", k, DEPS[e]) for k, e in enumerate([0, 1, 2, 0])]
+    between = [bash("docker images", "REPOSITORY TAG IMAGE ID\nbase latest 3f2a1b4c5d6e"), bash("docker ps -a", "CONTAINER ID IMAGE"),
+               bash("ls missing/", "ls: cannot access 'missing/': No such file or directory", 2)]
+    turns = [t for k, b in enumerate(builds) for t in (b, between[k % 3])][:-1]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == len(turns) - 1 and "error_cycle" in {s.kind for s in steps[0][2]}
 
 
 def test_a_cycle_broken_by_a_success_or_an_edit_does_not_fire():
