@@ -86,7 +86,11 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
 
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
-_MARKED_LINE = re.compile(r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:error|E\d{3}))", re.I)
+_MARKED_LINE = re.compile(r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))", re.I)
+_WRAPPER = re.compile(
+    r"failed to solve|did not complete successfully|returned a non-zero (?:code|exit status)|make(?:\[\d+\])?: \*\*\*|"
+    r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code", re.I)
+"""Lines that only say a sub-process failed (a build wrapping the step that did): the step's own error says more."""
 _ERROR_LINE = re.compile(
     r"(?:error|exception|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
     r"denied|refused|invalid|unexpected|is required|timed? ?out|abort|panic|segmentation|killed|"
@@ -103,13 +107,14 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
     Lines in ``ambient`` (digests of lines also seen in successful outputs: environment noise) are skipped.
     """
     lines = [ln.strip() for ln in output.splitlines()[-80:] if ln.strip() and not _DECORATION.match(ln.strip())]
-    for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
-        for k in range(len(lines) - 1, -1, -1):
-            line = lines[k]
-            if pattern.search(line) and not (ambient and digest(strict(line)) in ambient):
-                if len(line) <= 12 and k + 1 < len(lines):  # a bare marker ("ERROR:"): the message is on the next line
-                    line = f"{line} {lines[k + 1]}"
-                return line[:300]
+    for wrappers in (False, True):
+        for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
+            for k in range(len(lines) - 1, -1, -1):
+                line = lines[k]
+                if pattern.search(line) and (wrappers or not _WRAPPER.search(line)) and not (ambient and digest(strict(line)) in ambient):
+                    if len(line) <= 12 and k + 1 < len(lines):  # a bare marker ("ERROR:"): the message is on the next line
+                        line = f"{line} {lines[k + 1]}"
+                    return line[:300]
     return None
 
 

@@ -63,9 +63,10 @@ EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"
 READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "wc", "sed", "awk", "git", "diff", "stat", "file", "echo", "pwd"}
 SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
 PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
-FAILS = re.compile(r"(\d+) (?:failed|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I)
+FAILS = re.compile(r"(\d+) (?:failed|failing|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I)
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
-SCORE = re.compile(r"\bscore\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
+SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
+GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
 _CHAIN = re.compile(r"&&|\|\||;")
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
 NOVEL_LINES = 3
@@ -165,12 +166,15 @@ def _failing_count(output: str) -> Optional[int]:
     counts = [int(g) for m in FAILS.finditer(output) for g in m.groups() if g]
     if counts:
         return max(counts)
+    go = len(GO_FAIL.findall(output)) if "--- FAIL: " in output else 0
+    if go:
+        return go
     return 0 if PASSED.search(output) else None
 
 
 def _score(output: str, failed: bool) -> Optional[float]:
     """A verifier score printed by a passing command (``score: 0.82``), when the turn carries none."""
-    if failed or ("score" not in output and "Score" not in output and "SCORE" not in output):
+    if failed or not any(w in output.lower() for w in ("score", "reward", "accuracy", "pass@1")):
         return None
     found = SCORE.findall(output)
     return float(found[-1]) if found else None

@@ -92,6 +92,9 @@ def runner_output(kind: str, failing: int, total: int = 12) -> dict:
     if kind == "unittest":
         tail = f"FAILED (failures={failing})" if failing else "OK"
         return bash("python -m unittest tests.test_parser", f"Ran {total} tests in 0.0{failing}2s\n\n{tail}", 1 if failing else 0)
+    if kind == "go":
+        fails = "".join(f"--- FAIL: TestParse/case_{n} (0.0{n}s)\n" for n in range(failing))
+        return bash("go test ./parser/...", f"{fails}{'FAIL' if failing else 'ok'}  example.com/parser  0.{failing}12s", 1 if failing else 0)
     tail = f"Tests: {failing} failed, {passed} passed, {total} total" if failing else f"Tests: {passed} passed, {total} total"
     return bash("npx jest parser", f"FAIL src/parser.test.js\n{tail}\nTime: 1.{failing}2 s", 1 if failing else 0)
 
@@ -103,7 +106,7 @@ def edit(k: int) -> dict:
 
 
 @pytest.mark.parametrize("edits_between", [1, 2])
-@pytest.mark.parametrize("kind", ["pytest", "unittest", "jest"])
+@pytest.mark.parametrize("kind", ["pytest", "unittest", "jest", "go"])
 def test_a_test_driven_loop_with_a_falling_failure_count_is_quiet(kind, edits_between):
     turns, k = [], 0
     for failing in (5, 3, 2, 1, 0):
@@ -152,7 +155,9 @@ BUILDS = {
 
 
 def build(variant: str, k: int, error: str) -> dict:
-    return bash(BUILDS[variant](k), f"[build {k + 1}] step 4/6 failed after {31 + k}.{k}s\n{error}", 1)
+    wrapper = ("\nERROR: failed to solve: process \"/bin/sh -c ./install.sh\" did not complete successfully: exit code: 1"
+               if variant == "docker" else "")  # BuildKit says the step failed after the step's own error
+    return bash(BUILDS[variant](k), f"[build {k + 1}] step 4/6 failed after {31 + k}.{k}s\n{error}{wrapper}", 1)
 
 
 @pytest.mark.parametrize("cycle", [[0, 1, 2, 3, 0], [0, 1, 2, 0], [2, 0, 3, 1, 2]])
