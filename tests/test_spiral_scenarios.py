@@ -231,3 +231,13 @@ def test_noise_only_changes_never_make_a_loop_look_like_progress(seed):
     assert [f.prog for f in window] == [None] * 6 and len({f.out for f in window}) == 1
     verdict, _ = play(turns)
     assert verdict.fired_at is not None and verdict.fired_at <= 4
+
+
+def test_a_poll_that_stops_changing_fires_and_says_what_reset_the_count():
+    statuses = ["Pending", "ContainerCreating", "CrashLoopBackOff", "CrashLoopBackOff", "CrashLoopBackOff", "CrashLoopBackOff"]
+    turns = kubectl_polls(statuses)
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5
+    (signal,) = [s for s in steps[0][2] if s.kind == "identical_calls"]
+    assert signal.turns == [2, 3, 4, 5] and "since turn 2 brought new output" in signal.evidence
+    check_claims(play(turns[:6])[0], turns)
