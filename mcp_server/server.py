@@ -304,6 +304,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     except LoopError as exc:
         print(f"strict-loop-mcp: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    from strict_loop import outbox
+
+    outbox.kick(Path(args.workspace).resolve())  # an alert a dead process left pending goes out now
     if http is not None:
         http_transport.serve(server, http)
     else:

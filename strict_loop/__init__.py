@@ -11,9 +11,10 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Workspace", "LoopError", "StateDamaged", "TaskNotFound", "__version__"]
+__all__ = ["Workspace", "Watch", "WatchSettings", "LoopError", "StateDamaged", "TaskNotFound", "__version__"]
 
-_LAZY = {"Workspace": "workspace", "LoopError": "errors", "StateDamaged": "errors", "TaskNotFound": "errors"}
+_LAZY = {"Workspace": "workspace", "Watch": "watch", "WatchSettings": "remedies", "LoopError": "errors", "StateDamaged": "errors",
+         "TaskNotFound": "errors"}
 
 
 def __getattr__(name: str) -> Any:

@@ -134,6 +134,28 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     parsers["resume"].add_argument("task", nargs="?", help="task id (same as --task-id)")
     parsers["resume"].add_argument("--task", dest="task_flag", metavar="ID", help="task id (same as --task-id)")
 
+    _person_parsers(sub, common, parsers)
+    parsers["supervise"] = _supervise_parser(sub, common)
+    parsers["watch"] = _watch_parser(sub, common)
+
+    p = sub.add_parser("alerts", parents=[common], help="show the alert outbox: channels configured here, each alert's delivery",
+                       description="Show the channels this environment configures (names only, never URLs) and every pause alert with\n"
+                                   "its delivery per channel. --retry sends the failed ones again. See references/alerts.md.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task-id", help="one task (default: every task in the workspace)")
+    p.add_argument("--retry", action="store_true", help="queue every failed channel again and start the delivery worker")
+    parsers["alerts"] = p
+
+    p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
+                       description="Generate the JSON Schemas from the pydantic models.")
+    p.add_argument("--write", metavar="DIR", nargs="?", const="", help="write them into DIR (default in a source checkout: references/schemas)")
+    p.add_argument("--check", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="exit 1 if DIR's files differ")
+    parsers["schemas"] = p
+    return top, parsers
+
+
+def _person_parsers(sub: Any, common: argparse.ArgumentParser, parsers: dict[str, argparse.ArgumentParser]) -> None:
+    """The commands that are not MCP tools: replay, demo, install, hook."""
     p = sub.add_parser("replay", help="replay a trajectory and show where the monitor would fire", parents=[common],
                        description="Feed a trajectory (JSONL, one turn per line) through the progress monitor and print each ladder step.")
     p.add_argument("file", metavar="FILE.jsonl")
@@ -156,14 +178,6 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the nearest folder above the hook's cwd holding .agent-loop/)")
     parsers["hook"] = p
 
-    parsers["supervise"] = _supervise_parser(sub, common)
-
-    p = sub.add_parser("schemas", help="write or check the JSON Schemas of the file formats",
-                       description="Generate the JSON Schemas from the pydantic models.")
-    p.add_argument("--write", metavar="DIR", nargs="?", const="", help="write them into DIR (default in a source checkout: references/schemas)")
-    p.add_argument("--check", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="exit 1 if DIR's files differ")
-    parsers["schemas"] = p
-    return top, parsers
 
 
 def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -189,6 +203,9 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--harness-bin", metavar="PATH", help="the harness executable (default: found on PATH)")
     p.add_argument("--model", help="the model the harness uses (default: the harness's own)")
     p.add_argument("--no-mcp", action="store_true", help="wire no MCP server into the harness (the agent uses the strict-loop CLI)")
+    p.add_argument("--harness-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for the harness's command line, repeatable; write one that starts with '-' "
+                        "as --harness-arg=-t (e.g. --harness-arg=-t --harness-arg=terminal: Hermes with one toolset)")
     p.add_argument("--max-invocations", type=int, metavar="N", help=helped("max_invocations"))
     p.add_argument("--max-rounds-per-invocation", type=int, metavar="N", help=contract("max_rounds_per_invocation"))
     p.add_argument("--max-consecutive-failures", type=int, metavar="N", help=contract("max_consecutive_failures"))
@@ -202,13 +219,43 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     return p
 
 
+def _watch_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``watch``: CLI only, like supervise: the person starting a job declares what its remedies may change."""
+    from .remedies import WatchSettings
+
+    p = sub.add_parser("watch", parents=[common], help="run a long experiment: log, progress, known failures repaired, the rest escalated",
+                       description="Run the command after -- (never through a shell) in its own process group, log it to\n"
+                                   ".agent-loop/tasks/T/watch/, read its progress, heartbeat with an ETA; when it fails, classify the\n"
+                                   "failure and apply an allowed remedy (--allow) within its budget, or pause the task and alert a person.\n"
+                                   "Exit codes: 0 the job succeeded, 2 bad input, 3 --max-runs or --timeout reached, 5 escalated\n"
+                                   "(task paused, person alerted), 130/143 SIGINT/SIGTERM. See references/experiments.md.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       usage="strict-loop watch --task-id T [options] -- COMMAND [ARG ...]")
+    p.add_argument("--task-id", required=True, help="the task the job belongs to (created with init_state)")
+    add_model_flags(p, WatchSettings)
+    p.add_argument("job", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the job's command and arguments")
+    return p
+
+
+def _watch(a: argparse.Namespace) -> int:
+    from .watch import Watch
+
+    job = a.job[1:] if a.job[:1] == ["--"] else a.job
+    result = Watch(a.workspace, a.task_id, job, request_from(a)).run()
+    if a.json:
+        print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
+    else:
+        print(f"{a.task_id}: {result.outcome} after {result.runs} run(s): {result.reason}", flush=True)
+    return result.exit_code
+
+
 def _supervise(a: argparse.Namespace) -> int:
     from .budgets import SupervisorSettings
     from .supervisor import Supervisor
 
     given = {name: getattr(a, name) for name in SupervisorSettings.model_fields if getattr(a, name, None) is not None}
     result = Supervisor(a.workspace, a.task_id, a.harness, overrides=given, model=a.model, harness_bin=a.harness_bin,
-                        mcp=not a.no_mcp).run()
+                        extra_args=a.harness_arg, mcp=not a.no_mcp).run()
     if a.json:
         print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
     else:
@@ -299,6 +346,10 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
     try:
         if ns.command == "schemas":
             return _run_schemas(ns)
+        if ns.command == "alerts":
+            from . import alert_view
+
+            return alert_view.run(ns.workspace, ns.task_id, ns.retry, ns.json)
         if ns.command == "replay":
             return _replay(Path(ns.file), ns.json)
         if ns.command == "install":
@@ -306,6 +357,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
             return 0
         if ns.command == "supervise":
             return _supervise(ns)
+        if ns.command == "watch":
+            return _watch(ns)
         if ns.command == "demo":
             demo.run(ns.start, Path(ns.workspace) if ns.workspace else None)
             return 0

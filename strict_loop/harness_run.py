@@ -2,9 +2,11 @@
 
 Why a module of its own: the supervisor's loop (``supervisor.py``) decides; this file knows each
 harness's flags and how to start, read and stop a child without touching the user's config.
-Per-run wiring only: Claude gets ``--mcp-config`` + ``--strict-mcp-config``; Codex gets
-``-c mcp_servers.strict-loop.*``; Hermes gets a temporary HERMES_HOME copied from the user's (the
-original is never edited) with the MCP server added to the copy's config.yaml.
+Per-run wiring only: Claude gets ``--mcp-config`` + ``--strict-mcp-config`` and our hooks through
+``--settings``; Codex gets ``-c mcp_servers.strict-loop.*`` (``exec`` prints every command with its exit
+code, so its stream is enough); Hermes, which prints no stream, gets a temporary HERMES_HOME copied from
+the user's (the original is never edited) with the MCP server and our plugin (its hooks) in the copy.
+The hooks let the monitor see each call as it happens and whisper to the agent within the run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import IO, Callable, Literal, Mapping, Optional, Sequence
 
 from .errors import LoopError
+from .hooks import SUPERVISED_ENV
 from .jsontext import read_object
 
 HarnessName = Literal["claude", "codex", "hermes"]
@@ -65,18 +68,25 @@ class Wiring:
 
 def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, scratch: Path, *, model: Optional[str] = None,
          session_id: Optional[str] = None, extra_args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
-         mcp: bool = True) -> Wiring:
+         mcp: bool = True, hooks: bool = True) -> Wiring:
     """The child's argv and environment for one headless run (``scratch``: a per-invocation folder for temp files).
 
     ``mcp`` off: no MCP server is wired in (the agent uses the ``strict-loop`` CLI through its shell, as the prompt
-    shows), which saves starting one server per invocation."""
+    shows), which saves starting one server per invocation. ``hooks`` off: Claude and Hermes run without our hooks
+    (Hermes's calls then reach the monitor not at all: it prints no stream)."""
     child_env = dict(os.environ if env is None else env)
     child_env["STRICT_LOOP_TASK"] = task_id  # hooks record to this task even with other tasks running here
+    child_env[SUPERVISED_ENV] = "1"
     server = mcp_command(workspace)
+    hook_program = _hook_program() if hooks and harness != "codex" else None
     if harness == "claude":
         servers = {"strict-loop": {"command": server[0], "args": server[1:]}} if mcp else {}
         argv = [binary, "-p", prompt, "--output-format", "stream-json", "--verbose", "--mcp-config",
                 json.dumps({"mcpServers": servers}), "--strict-mcp-config", "--permission-mode", "bypassPermissions"]
+        if hook_program:
+            from .harness_config import hook_command, hook_groups
+
+            argv += ["--settings", json.dumps({"hooks": hook_groups("claude", hook_command(hook_program, "claude", workspace))})]
         argv += ["--resume", session_id] if session_id else []
         argv += ["--model", model] if model else []
         if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -92,6 +102,8 @@ def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, 
         argv += list(extra_args) + ([session_id] if session_id else []) + [prompt]
         return Wiring(argv, child_env)
     home = _hermes_home(child_env, scratch / "hermes-home", server if mcp else None)
+    if hook_program:
+        _hermes_plugin(home, hook_program, workspace)
     child_env["HERMES_HOME"] = str(home)
     usage = scratch / "usage.json"
     argv = [binary, "-z", prompt, "--usage-file", str(usage)] + (["-m", model] if model else []) + list(extra_args)
@@ -118,6 +130,35 @@ def _hermes_home(env: Mapping[str, str], dest: Path, server: Optional[list[str]]
     with config.open("w", encoding="utf-8") as fh:
         yaml.dump(data, fh)
     return dest
+
+
+def _hook_program() -> str:
+    """Our ``strict-loop`` program, which the harness's hooks run (the one beside this Python, else on PATH)."""
+    from .install import program
+
+    return program("strict-loop")
+
+
+def _hermes_plugin(home: Path, program: str, workspace: Path) -> None:
+    """Our Hermes plugin in a temporary HERMES_HOME, pinned to ``workspace`` and enabled (not disabled) in its config.yaml."""
+    from ruamel.yaml import YAML
+
+    from .harness_config import SERVER
+    from .install import hermes_plugin_files
+
+    folder = home / "plugins" / SERVER
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for name, data in hermes_plugin_files(program, workspace).items():
+        (folder / name).write_bytes(data)
+    config, yaml = home / "config.yaml", YAML()
+    data = (yaml.load(config.read_text(encoding="utf-8")) if config.is_file() else None) or {}
+    plugins = data.get("plugins") or {}
+    plugins["enabled"] = [p for p in plugins.get("enabled") or [] if p != SERVER] + [SERVER]
+    plugins["disabled"] = [p for p in plugins.get("disabled") or [] if p != SERVER]
+    data["plugins"] = plugins
+    with config.open("w", encoding="utf-8") as fh:
+        yaml.dump(data, fh)
 
 
 @dataclass

@@ -40,10 +40,20 @@ class Heartbeat:
         self.rounds_at_start = state.counters.iteration
         self.max_rounds = state.contract.limits.max_iterations
         self.line = ""
+        self.bar_label, self.bar_total, self.bar_start = self.bar_spec()
         self._bar: Any = None
         self._bar_task: Any = None
         if _is_tty(self.stream):
             self._start_bar()
+
+    def bar_spec(self) -> tuple[str, Optional[int], int]:
+        """The bar's label, total and start; ``strict-loop watch`` counts steps instead of rounds."""
+        return f"{self.store.task_id} rounds", self.max_rounds, self.rounds_at_start
+
+    def compose(self, state: Any, elapsed_s: float, invocation: int) -> tuple[str, Optional[int]]:
+        """The status line and the bar's position."""
+        line = status_line(self.store.task_id, state.counters.iteration, self.max_rounds, self.rounds_at_start, invocation, elapsed_s)
+        return line, state.counters.iteration
 
     def _start_bar(self) -> None:
         from rich.console import Console
@@ -52,7 +62,7 @@ class Heartbeat:
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                              console=Console(file=self.stream), transient=False)
         self._bar.start()
-        self._bar_task = self._bar.add_task(f"{self.store.task_id} rounds", total=self.max_rounds, completed=self.rounds_at_start)
+        self._bar_task = self._bar.add_task(self.bar_label, total=self.bar_total, completed=self.bar_start)
 
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.interval_s
@@ -64,12 +74,12 @@ class Heartbeat:
         self.last = time.monotonic()
         with self.store.locked():
             state = self.store.load()
-            self.line = status_line(self.store.task_id, state.counters.iteration, self.max_rounds, self.rounds_at_start, invocation,
-                                    self.last - self.started)
+            self.line, position = self.compose(state, self.last - self.started, invocation)
             self.store.write_status(state, self.line, record=False, sup=self.view(), sync=False)
         if self._bar is not None:
-            self._bar.update(self._bar_task, completed=state.counters.iteration)
-            self._bar.console.print(self.line)
+            if position is not None:
+                self._bar.update(self._bar_task, completed=position)
+            self._bar.console.print(self.line, markup=False, highlight=False, soft_wrap=True)  # '[supervisor]' is text, not a style
         else:
             print(self.line, file=self.stream, flush=True)
         return self.line

@@ -38,6 +38,9 @@ ERROR_LOG_MAX_BYTES = 64 << 10
 ERROR_LINE_MAX_CHARS = 600
 STOP_BLOCKS_FILE = "hook-stop-blocks.json"
 MAX_SESSIONS_KEPT = 50
+SUPERVISED_ENV = "STRICT_LOOP_SUPERVISOR"
+"""Set by the supervisor in its harness child's environment: the hooks record and whisper, but leave the decision to
+go on (Stop) to the supervisor."""
 DAEMON_ENV = "STRICT_LOOP_HOOKD"
 OFF = ("0", "false", "no", "off")
 """``STRICT_LOOP_HOOKD`` values that turn the hook daemon off: every call then works in-process."""
@@ -225,8 +228,8 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
 
         reason = hookmap.pause_reason(diagnosis(supervision.load()), resume_command(root, store.task_id))
         return hookmap.deny_output(event, reason)
-    if mode != "unattended" or supervision.paused():
-        return None
+    if mode != "unattended" or supervision.paused() or env.get(SUPERVISED_ENV):
+        return None  # under `strict-loop supervise`, the supervisor decides whether the agent goes on
     return _at_stop(event, root, store)
 
 

@@ -1,7 +1,7 @@
 """Recording one agent turn: the single path every adapter (MCP, CLI, harness hooks) takes for a ``tool_call`` event.
 
 Secrets are masked before anything is stored, the monitor sees the turn under the
-task's lock, and a pause's alert is delivered outside it (a webhook may be slow).
+task's lock, and a pause's alert goes to the outbox after it (delivered in the background).
 Kept apart from ``workspace`` so that the hook handler, which runs once per agent
 tool call, records exactly as ``append_event`` does without importing every operation.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from . import secrets
+from . import outbox, secrets
 from .errors import validate_input
 from .models import EventRecord
 from .monitor import Supervisor
@@ -43,7 +43,7 @@ def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Opt
 
     ``meta`` (e.g. the hook's session) rides along in the event; ``settings`` are the task's monitor
     settings when the caller has them already (else they come from state.json); ``env`` is the caller's
-    environment (default ours): the secrets masked and the alert's webhook come from it, and it is stored nowhere.
+    environment (default ours): the secrets masked and the alert's channels come from it, and it is stored nowhere.
     """
     masked_message, masked, masked_meta = secrets.mask_tree([message, data, meta or {}], env)  # one pass over the environment
     turn: Turn = validate_input(Turn, clip_turn_data(masked), "append_event.data")
@@ -56,7 +56,9 @@ def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Opt
         mon = supervision.load()  # just written by observe: read back from this process's cache
         view = supervision.deliver()
     if alert is not None:
-        supervision.raise_alert(alert, env)
+        supervision.raise_alert(alert, env)  # starts the outbox worker itself
+    else:
+        outbox.kick(root, env)  # one listdir: an alert a dead process left pending goes out now
     texts = {m.kind: m.text for m in view.messages}
     fresh = bool(mon.whispers) and mon.whispers[-1].turn == event_data["turn"] and alert is None
     return Recorded(event=rec, supervisor=view, whisper=mon.whispers[-1].text if fresh else None,
@@ -91,6 +93,8 @@ def record_turns(store: TaskStore, root: Path, turns: Sequence[tuple[str, Any, O
         supervision.save(mon, sync=False)
         view = supervision.deliver()
     texts = {m.kind: m.text for m in view.messages}
+    if not any(alert is not None for _, _, alert in steps):
+        outbox.kick(root, env)
     out = []
     for rec, whisper, alert in steps:
         if alert is not None:

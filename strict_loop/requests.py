@@ -28,7 +28,7 @@ TURNS_SCHEMA = {"type": "array", "maxItems": 5000, "items": {
 """The turn format is defined once (``Turn``, published as turn.schema.json); the tool names it instead of repeating it."""
 
 SYSTEM_KINDS = frozenset({"round.completed"})
-SYSTEM_PREFIXES = ("task.", "spiral.", "stop.", "state.", "snapshot.", "workspace.", "legacy.", "trust.", "supervisor.")
+SYSTEM_PREFIXES = ("task.", "spiral.", "stop.", "state.", "snapshot.", "workspace.", "legacy.", "trust.", "supervisor.", "watch.")
 """Event kinds only the loop writes: a caller (an agent, perhaps prompt-injected) must not forge a pause's
 answer, a new contract for rebuild_state to trust, or a recorded round."""
 

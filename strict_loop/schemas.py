@@ -17,6 +17,7 @@ from .errors import StateDamaged
 from .fields import parse_json
 from .models import RETIRED_FIELDS, EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
 from .monitor import Alert, MonitorState
+from .remedies import WatchSettings
 from .resources import schema_dir
 from .settings import STORED
 from .turns import Turn
@@ -36,8 +37,10 @@ DOCUMENTS: dict[str, type[BaseModel]] = {
     "turn": Turn,
     "monitor": MonitorState,
     "alert": Alert,
+    "watch_settings": WatchSettings,
 }
-"""Every file format (and the turn format callers send), by the name its schema file carries."""
+"""Every file format (and the turn format callers send, and the settings of ``watch`` recorded in its watch.started
+event), by the name its schema file carries."""
 
 SCHEMA_DIR = schema_dir()
 

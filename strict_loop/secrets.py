@@ -68,7 +68,7 @@ def secret_values(env: Optional[Mapping[str, str]] = None) -> list[str]:
 
 def mask(text: str, env: Optional[Mapping[str, str]] = None) -> str:
     """``text`` with secret values and URL credentials replaced by ``***``."""
-    return _mask_with(text, secret_values(env)) if text else text
+    return mask_with(text, secret_values(env)) if text else text
 
 
 def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
@@ -77,7 +77,7 @@ def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
 
     def walk(node: object) -> object:
         if isinstance(node, str):
-            return _mask_with(node, values)
+            return mask_with(node, values)
         if isinstance(node, dict):
             return {k: walk(v) for k, v in node.items()}
         if isinstance(node, list):
@@ -87,7 +87,8 @@ def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
     return walk(value)
 
 
-def _mask_with(text: str, values: list[str]) -> str:
+def mask_with(text: str, values: list[str]) -> str:
+    """``text`` masked with the values ``secret_values`` found (for a caller masking many texts against one environment)."""
     hits = [v for v in values if v in text]
     if hits:
         text = re.sub("|".join(map(re.escape, hits)), MASK, text)

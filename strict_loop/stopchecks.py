@@ -1,10 +1,8 @@
 """Running the machine-checkable stop rules and deciding the verdict.
 
 Commands run with ``cwd`` = workspace root in their own process group, without the
-project's own secrets in their environment. Their output is read from a pipe into a
-bounded in-memory tail (nothing goes to disk, the command never blocks on a full
-pipe), and secrets are masked in what is kept. When the command ends, times out, or
-we are interrupted (Ctrl-C, SIGTERM), the whole group goes with it, so a backgrounded
+project's own secrets in their environment (``commandrun``). When the command ends, times
+out, or we are interrupted (Ctrl-C, SIGTERM), the whole group goes with it, so a backgrounded
 ``sleep 300 &`` or a leaked ``yes`` cannot outlive the check.
 
 Path and text checks look only inside the workspace: symlinks are resolved first and
@@ -14,218 +12,21 @@ anything leaving the root is refused; text checks read regular files of at most
 
 from __future__ import annotations
 
-import atexit
 import errno
 import os
 import re
-import selectors
-import signal
 import stat
-import subprocess
-import threading
-import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping, Optional
+from typing import Mapping, Optional
 
 from . import secrets
+from .commandrun import run_command
 from .fsio import Unreadable, file_kind, read_regular
 from .models import CheckResult, LimitResult, StopChecks, StopReport, StopVerdict, TaskState
 from .settings import parse_text_pattern, workspace_path_problem
 
 MAX_TEXT_BYTES = 16 * 1024 * 1024
 """Largest file a text check reads; a bigger one fails the check instead of eating memory."""
-_CHUNK = 64 * 1024
-_POLL_S = 0.05
-_TERM_GRACE_S = 2.0
-_DRAIN_GRACE_S = 1.0
-_SLACK_BYTES = 8192
-"""Kept beyond the tail, so a secret cut at the buffer's start lies outside what is stored."""
-
-
-_RUNNING: set[int] = set()
-_RUNNING_LOCK = threading.Lock()
-
-
-def kill_running() -> None:
-    """SIGKILL the group of every stop command still running in this process.
-
-    Registered with ``atexit``: when the interpreter ends while a worker thread (an MCP tool call)
-    is still running a command, the command does not outlive us. A server that turns SIGTERM into
-    a clean exit gets the same for free.
-    """
-    with _RUNNING_LOCK:
-        groups = list(_RUNNING)
-    for pgid in groups:
-        _signal_group(pgid, signal.SIGKILL)
-
-
-atexit.register(kill_running)
-
-
-class _Tail:
-    """The last ``cap`` bytes of a stream: memory only, never a file, whatever the stream's size."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap, self.buf = cap, bytearray()
-
-    def add(self, data: bytes) -> None:
-        self.buf += data
-        if len(self.buf) > self.cap:
-            del self.buf[: len(self.buf) - self.cap]
-
-
-def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
-                env: Optional[Mapping[str, str]] = None) -> CheckResult:
-    env = os.environ if env is None else env
-    started = time.monotonic()
-    tail = _Tail(tail_chars * 4 + _SLACK_BYTES if tail_chars > 0 else 0)
-    # SIGTERM/SIGHUP are turned into exceptions before the command starts: one that lands while
-    # Popen returns must still reach the ``finally`` below, never end us with the group alive.
-    with _terminate_raises():
-        proc: Optional[subprocess.Popen] = None
-        try:
-            proc = subprocess.Popen(
-                command, shell=True, cwd=cwd, env=secrets.command_env(env), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-            with _RUNNING_LOCK:
-                _RUNNING.add(proc.pid)
-            timed_out = _pump(proc, tail, started + timeout_s)
-        except OSError as exc:
-            if proc is not None:
-                raise
-            return CheckResult(kind="command", target=command, passed=False,
-                               detail=secrets.mask(f"could not start: {exc}", env))
-        finally:  # also on Ctrl-C or SIGTERM: nothing of the group survives us
-            if proc is not None:
-                _end_group(proc)
-                _drain(proc, tail)
-    code = proc.returncode
-    duration = time.monotonic() - started
-    text = secrets.mask(bytes(tail.buf).decode("utf-8", errors="replace"), env)
-    if timed_out:
-        detail = f"timed out after {timeout_s:g}s; process group killed"
-    else:
-        detail = "exit code 0" if code == 0 else f"exit code {code}"
-    return CheckResult(
-        kind="command", target=command, passed=(code == 0 and not timed_out), detail=detail,
-        exit_code=None if timed_out else code, timed_out=timed_out, duration_s=round(duration, 3),
-        output_tail=text[-tail_chars:] if tail_chars > 0 else "",
-    )
-
-
-def _pump(proc: subprocess.Popen, tail: _Tail, deadline: float) -> bool:
-    """Read output until the leader exits (True if the deadline passed first). Never reaps the leader."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    pidfd = _pidfd(proc.pid)
-    try:
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            if pidfd is not None:
-                sel.register(pidfd, selectors.EVENT_READ)
-            while not _exited(proc):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return True
-                for key, _ in sel.select(remaining if pidfd is not None else min(remaining, _POLL_S)):
-                    if key.fd != fd:
-                        continue
-                    data = os.read(fd, _CHUNK)
-                    if data:
-                        tail.add(data)
-                    else:  # the pipe closed; the pidfd (or the poll) still tells when the leader ends
-                        sel.unregister(fd)
-        return False
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
-
-
-def _pidfd(pid: int) -> Optional[int]:
-    """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or None: then we poll."""
-    try:
-        return os.pidfd_open(pid)  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        return None
-
-
-def _exited(proc: subprocess.Popen) -> bool:
-    """Has the leader exited? Asked without reaping it, so its pid (the group id) cannot be reused
-    by an unrelated process before we signal the group."""
-    if proc.returncode is not None:
-        return True
-    try:
-        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-    except AttributeError:  # no waitid on this platform
-        return proc.poll() is not None
-
-
-def _end_group(proc: subprocess.Popen) -> None:
-    """SIGTERM the group while the leader still runs (a grace period), then SIGKILL what is left; reap."""
-    if not _exited(proc):
-        _signal_group(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + _TERM_GRACE_S
-        while not _exited(proc) and time.monotonic() < deadline:
-            time.sleep(0.02)
-    _signal_group(proc.pid, signal.SIGKILL)
-    with _RUNNING_LOCK:
-        _RUNNING.discard(proc.pid)  # before reaping: once reaped, the group id may name someone else
-    proc.wait()
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _drain(proc: subprocess.Popen, tail: _Tail) -> None:
-    """Keep what the ended group left in the pipe. A process that left the group (setsid) may
-    hold the pipe open: give up after a grace period; closing our end stops its writes."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    deadline = time.monotonic() + _DRAIN_GRACE_S
-    try:
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while (remaining := deadline - time.monotonic()) > 0 and sel.select(remaining):
-                data = os.read(fd, _CHUNK)
-                if not data:
-                    break
-                tail.add(data)
-    except OSError:
-        pass
-    finally:
-        proc.stdout.close()
-
-
-@contextmanager
-def _terminate_raises() -> Iterator[None]:
-    """While a command runs in the main thread, SIGTERM and SIGHUP raise SystemExit instead of
-    ending us on the spot, so the ``finally`` that kills the command's group runs."""
-    sigs = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.getsignal(s) for s in sigs}
-    mine = [s for s in sigs if previous[s] is signal.SIG_DFL]
-
-    def handler(signum: int, frame: object) -> None:
-        signal.signal(signum, signal.SIG_IGN)  # a second one must not cut the cleanup short
-        raise SystemExit(128 + signum)
-
-    for s in mine:
-        signal.signal(s, handler)
-    try:
-        yield
-    finally:
-        for s in mine:
-            signal.signal(s, signal.SIG_DFL)
 
 
 def _locate(root: Path, rel: str) -> tuple[Optional[str], str]:

@@ -1,4 +1,5 @@
-"""The supervisor's bookkeeping that outlives a process: its per-task lock and the tool calls already recorded.
+"""The supervisor's bookkeeping that outlives a process: its per-task lock, the session it resumes and the tool calls
+already recorded.
 
 Why apart from ``supervisor.py``: both are small and testable without a harness. The lock makes one
 supervisor per task (a dead holder's lock is taken over; a live one refuses); the seen-ids set keeps
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from .errors import LoopError
-from .fsio import file_lock
+from .fsio import atomic_write, file_lock
 from .jsontext import read_object
 from .timefmt import now_iso
 
@@ -135,3 +136,23 @@ class SeenIds:
                 for key in ("tool_use_id", "call_id"):
                     if isinstance(meta.get(key), str):
                         self.add(meta[key])
+
+
+class SessionFile:
+    """``session.json``: the harness session this task's supervisor resumes (its own harness's, one it started)."""
+
+    def __init__(self, folder: Path, harness: str, task_id: str) -> None:
+        self.path, self.harness, self.task_id = folder / "session.json", harness, task_id
+
+    def get(self) -> Optional[str]:
+        data = read_object(self.path)
+        ok = data is not None and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
+        return data["session_id"] if ok and self.harness != "hermes" else None  # hermes -z has no resume
+
+    def keep(self, resumed: Optional[str], ok: bool, session_id: Optional[str]) -> None:
+        """Remember the session after a good run; forget it after a failed one (the next run starts fresh from disk)."""
+        if ok and session_id:
+            body = {"harness": self.harness, "session_id": session_id, "task_id": self.task_id, "updated_at": now_iso()}
+            atomic_write(self.path, json.dumps(body).encode(), sync=False)  # lost: the next run starts fresh
+        elif not ok and (resumed or self.path.exists()):
+            self.path.unlink(missing_ok=True)

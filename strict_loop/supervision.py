@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 from . import monitor
 from .errors import LoopError, StateDamaged, validate_input
 from .fields import parse_json
-from .fsio import append_line, atomic_write, dumps_line, read_own
+from .fsio import atomic_write, read_own
 from .monitor import Alert, MonitorState, Supervisor
 from .settings import MONITOR_PROFILES, MonitorSettings
 from .spiral import turn_paths
@@ -162,16 +162,14 @@ class TaskSupervision:
         return mon, data, alert
 
     def raise_alert(self, alert: Alert, env: Optional[Mapping[str, str]] = None) -> None:
-        """Deliver outside the lock (the webhook may be slow), then record the alert with its delivery outcome.
+        """Write the alert to the outbox (after the lock: this takes it) and start its delivery in the background.
 
-        ``env`` (default ours) names the webhook: a hook daemon passes the hook's environment."""
-        from . import alerts
+        ``env`` (default ours) names the channels: a hook daemon passes the hook's environment. The agent's call
+        returns at once; the worker records each channel's outcome in alerts.jsonl and the events."""
+        from . import outbox
 
-        payload = {"text": f"[SPIRALING] {alert.task_id}: {alert.diagnosis}", **alert.model_dump(mode="json", exclude={"delivery"})}
-        alert.delivery["webhook"] = alerts.deliver(payload, os.environ if env is None else env)
-        with self.store.locked():
-            append_line(self.store.paths.alerts, dumps_line(alert.model_dump(mode="json")))
-            self.store.append_event("spiral.alert", f"[SPIRALING] {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})
+        outbox.enqueue(self.store, self.root, alert, os.environ if env is None else env, prefix="[SPIRALING]",
+                       resume=monitor.resume_command(self.root, self.store.task_id), event="spiral.alert")
 
     def resume(self, req: ResumeInput) -> tuple[ResumeResult, bool]:
         """A person's answer to a pause (caller holds the lock); returns the result and whether the task ended."""

@@ -21,17 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Mapping, Optional, Sequence
 
-from . import alerts
+from . import outbox
 from .budgets import EXIT_BAD_INPUT, EXIT_PAUSED, EXIT_SIGINT, EXIT_SIGTERM, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
 from .errors import LoopError, validate_input
 from .fsio import atomic_write
 from .harness_run import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
 from .heartbeat import Heartbeat
-from .jsontext import read_object
 from .recording import record_turn, record_turns
 from .store import TaskStore
 from .streams import Outcome, ToolCall, adapter_for
-from .superlock import SeenIds, SupervisorLock
+from .superlock import SeenIds, SessionFile, SupervisorLock
 from .supervise_prompt import build_prompt
 from .supervision import TaskSupervision
 from .timefmt import now_iso
@@ -42,6 +41,8 @@ RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
 BATCH, BATCH_WAIT_S = 10, 0.2
 """Stream tool calls are recorded in batches of up to 10, at most 0.2 s late: one lock and one monitor write per batch."""
+PAUSE_POLL_S = 0.3
+"""How often a running child's task is checked for a pause its hooks recorded (monitor.json, a small read)."""
 _INVOCATION = re.compile(r"invocation-(\d{4,})\.prompt\.txt$")
 
 
@@ -83,14 +84,16 @@ class Supervisor:
         self.folder = self.store.paths.supervisor
         self.lock = SupervisorLock(self.folder, self.task_id)
         self.seen = SeenIds()
+        self.sessions = SessionFile(self.folder, harness, self.task_id)
         self.tally = Tally()
         self.launched = 0
         self._signal: Optional[int] = None
         self._wake = threading.Event()
         self._heart: Optional[Heartbeat] = None
         self._invocation = 0
-        self._rounds_checked = 0.0
+        self._rounds_checked = self._paused_checked = 0.0
         self._pending: list[tuple[str, Any, Optional[dict[str, Any]]]] = []
+        self._pending_ids: list[str] = []  # the harness's id of each queued call
         self._pending_since = 0.0
 
     # ------------------------------------------------------------------ the loop
@@ -102,6 +105,7 @@ class Supervisor:
         if problem:
             raise LoopError("supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd")
         stale = self.lock.acquire(self.harness, self._session())
+        outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
         old = self._install_signals()
         try:
             self._event("supervisor.started", f"supervisor started ({self.harness})",
@@ -180,7 +184,7 @@ class Supervisor:
         if child.stopped == "rounds":
             outcome.reason = f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; {outcome.reason}"
         atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode(), sync=False)
-        self._keep_session(session, outcome)
+        self.sessions.keep(session, outcome.ok, outcome.session_id)
         return outcome
 
     def _record(self, call: ToolCall, n: int) -> bool:
@@ -202,10 +206,16 @@ class Supervisor:
             self._pending_since = time.monotonic()
         meta = {"source": "supervisor", "harness": self.harness, "call_id": own, "invocation": n}
         self._pending.append((f"{self.harness} {call.turn.get('tool', 'tool')}", call.turn, meta))
+        self._pending_ids.append(call.call_id)
 
     def _flush(self) -> bool:
-        """Record the queued calls in one batch (one lock, monitor.json written once); True when one paused the task."""
-        batch, self._pending = self._pending, []
+        """Record the queued calls in one batch (one lock, monitor.json written once); True when one paused the task.
+
+        A hook may have recorded one of them since it was queued (a batch waits up to BATCH_WAIT_S): dropped here."""
+        if self._pending:
+            self.seen.absorb(self.store.events(last=50))
+        batch = [item for item, raw in zip(self._pending, self._pending_ids) if raw not in self.seen]
+        self._pending, self._pending_ids = [], []
         if not batch:
             return False
         try:
@@ -242,9 +252,7 @@ class Supervisor:
         data: dict[str, Any] = {"action": action, "reason": decision.reason, "exit_code": decision.exit_code,
                                 "invocations": self.launched, "cost_usd": self.tally.cost_usd}
         if decision.action == "pause":
-            payload = {"text": f"[SUPERVISOR STOPPED] {self.task_id}: {decision.reason}", "task_id": self.task_id,
-                       "kind": "supervisor.paused", "resume": f"strict-loop resume --task-id {self.task_id} --action continue"}
-            data["delivery"] = alerts.deliver(payload, self.env)
+            data["delivery"] = self._alert(decision.reason)
         kind = {"pause": "supervisor.paused", "fail": "supervisor.failed", "limit": "supervisor.limit"}.get(decision.action,
                                                                                                         "supervisor.stopped")
         self._event(kind, f"supervisor ended ({action}): {decision.reason[:400]}", data)
@@ -252,6 +260,16 @@ class Supervisor:
         print(f"[supervisor] {self.task_id}: {action}: {decision.reason} (exit {decision.exit_code})", file=self.stderr, flush=True)
         return SupervisorResult(decision.exit_code, action, decision.reason, self.launched, self.store.load().counters.iteration,
                                 self.tally.cost_usd)
+
+    def _alert(self, reason: str) -> dict[str, str]:
+        """The supervisor's own pause alert, through the same outbox as the monitor's (delivered in the background)."""
+        from .monitor import Alert, resume_command
+
+        turns = TaskSupervision(self.store, self.root).load().turns
+        alert = Alert(id=f"{self.task_id}-supervisor-{int(time.time())}", ts=now_iso(), task_id=self.task_id, turn=turns,
+                      level=3, signals=[], diagnosis=reason, recent=[], recommended_action="a person answers with strict-loop resume")
+        return outbox.enqueue(self.store, self.root, alert, self.env, prefix="[SUPERVISOR STOPPED]",
+                              resume=resume_command(self.root, self.task_id), event=None)
 
     def _interrupted(self) -> SupervisorResult:
         sig = self._signal or signal.SIGINT
@@ -274,19 +292,7 @@ class Supervisor:
         return max(found, default=0) + 1
 
     def _session(self) -> Optional[str]:
-        """The harness session this task's supervisor resumes (only its own harness's, only one it started)."""
-        data = read_object(self.folder / "session.json")
-        ok = data is not None and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
-        return data["session_id"] if ok and self.harness != "hermes" else None  # hermes -z has no resume
-
-    def _keep_session(self, resumed: Optional[str], outcome: Outcome) -> None:
-        """Remember the session to resume; forget it after a failed run (the next one starts fresh from disk)."""
-        path = self.folder / "session.json"
-        if outcome.ok and outcome.session_id:
-            atomic_write(path, json.dumps({"harness": self.harness, "session_id": outcome.session_id, "task_id": self.task_id,
-                                           "updated_at": now_iso()}).encode(), sync=False)  # lost: the next run starts fresh
-        elif not outcome.ok and (resumed or path.exists()):
-            path.unlink(missing_ok=True)
+        return self.sessions.get()
 
     def _event(self, kind: str, message: str, data: dict[str, Any]) -> None:
         with self.store.locked():
@@ -308,6 +314,10 @@ class Supervisor:
             return "paused"
         self._heart_beat()
         now = time.monotonic()
+        if now - self._paused_checked >= PAUSE_POLL_S:  # a hook of the child's may have paused the task
+            self._paused_checked = now
+            if self._paused():
+                return "paused"
         if now - self._rounds_checked >= 1.0:  # state.json read at most once a second
             self._rounds_checked = now
             if rounds_left(self.settings, self.tally, self.store.load().counters.iteration) == 0:

@@ -51,7 +51,15 @@ class Hang:
     seconds: float
 
 
-Step = Union[Shell, Final, HttpError, Hang]
+@dataclass(frozen=True)
+class Stall:
+    """The server holds the model request for ``seconds``, then fails it (HTTP 503) without taking another step:
+    for a client that is ended while it waits, so the next client gets the step after this one."""
+
+    seconds: float
+
+
+Step = Union[Shell, Final, HttpError, Hang, Stall]
 SIDE_TEXT = "Scripted title"
 
 
@@ -114,6 +122,9 @@ class ScriptedModel:
             time.sleep(step.seconds)  # outside the lock: other requests (side calls) are still answered
             with self._lock:
                 step = self._advance()
+        if isinstance(step, Stall):
+            time.sleep(step.seconds)
+            raise _Status(HttpError(503, "stalled"))
         if isinstance(step, HttpError):
             raise _Status(step)
         return step

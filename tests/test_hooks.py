@@ -163,6 +163,17 @@ def test_stop_is_not_blocked_when_attended_paused_or_untrusted(ws_dir, tmp_path,
     assert events(ws_dir, kind="stop.checked") == []
 
 
+def test_under_the_supervisor_stop_is_left_to_it(ws_dir):
+    """`strict-loop supervise` marks its child's environment: the hooks record and whisper, but the supervisor alone
+    decides whether the agent goes on (it re-invokes from disk), so Stop is never blocked and no check runs."""
+    unattended(ws_dir)
+    supervised = {hooks.SUPERVISED_ENV: "1"}
+    assert hook("claude", "claude_stop", ws_dir, env=supervised) is None
+    assert hook("codex", "codex_stop", ws_dir, env=supervised) is None and hook("hermes", "hermes_pre_verify", ws_dir, env=supervised) is None
+    assert events(ws_dir, kind="stop.checked") == []
+    assert hook("claude", "claude_stop", ws_dir)["decision"] == "block"  # the same task, not supervised
+
+
 def test_paused_task_at_stop_is_not_blocked(ws_dir):
     unattended(ws_dir)
     fail_until_paused(ws_dir)

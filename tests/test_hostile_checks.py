@@ -149,11 +149,12 @@ def test_interrupting_check_stop_ends_the_commands_group(ws_dir, sig):
     try:
         background, leader = _wait_for(ws_dir / "bg.pid"), _wait_for(ws_dir / "leader.pid")
         proc.send_signal(sig)
-        proc.communicate(timeout=15)
+        out, err = proc.communicate(timeout=15)
     finally:
         proc.kill()
-    assert proc.returncode != 0
-    assert _gone(leader) and _gone(background), "the stop command's group outlived an interrupted check_stop"
+    detail = f"exit {proc.returncode}\nstdout: {out[-2000:]!r}\nstderr: {err[-3000:]!r}"
+    assert proc.returncode != 0, detail
+    assert _gone(leader) and _gone(background), "the stop command's group outlived an interrupted check_stop: " + detail
 
 
 _THREADED = """

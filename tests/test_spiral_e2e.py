@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -12,6 +13,7 @@ import pytest
 
 from strict_loop import LoopError, Workspace
 
+from alert_rig import FAST, settled
 from conftest import git, git_repo, read_jsonl, run_cli, run_script, tree_digest
 from mcp_helpers import call, memory_client, stdio_client
 
@@ -63,7 +65,8 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
     url, hook = webhook
     hook.fail_first = 1  # the first delivery attempt fails: delivery is retried
     ladder = []
-    async with stdio_client(ws_dir, env={"STRICT_LOOP_WEBHOOK_URL": url}) as client:
+    env = {"STRICT_LOOP_WEBHOOK_URL": url, "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], **FAST}
+    async with stdio_client(ws_dir, env=env) as client:
         await call(client, "init_state", task_id="trt", goal="Package tensorrt-llm for jetson-containers",
                    global_stop_condition="the image builds and imports", operating_mode="unattended",
                    stop_checks={"paths_exist": ["image.built"]})
@@ -90,8 +93,8 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
         assert "not adopted" in verdict["diagnosis"] and "multi-stage" in verdict["recommended_action"]
         assert len(verdict["recent"]) == 5 and "resume" in verdict["recommended_action"]
     task = ws_dir / ".agent-loop" / "tasks" / "trt"
-    (alert,) = read_jsonl(task / "alerts.jsonl")
-    assert alert["delivery"]["webhook"] == "delivered: HTTP 200 after 2 attempt(s)" and "circular dependency" in alert["diagnosis"]
+    (alert,) = settled(task / "alerts.jsonl")  # delivered by the outbox worker, after the agent's call returned
+    assert alert["delivery"]["webhook"] == "delivered after 2 attempt(s)" and "circular dependency" in alert["diagnosis"]
     (received,) = hook.received
     assert received["path"] == "/hooks/SECRET-TOKEN-4242" and received["body"]["text"].startswith("[SPIRALING] trt:")
     kinds = [e["kind"] for e in read_jsonl(task / "events.jsonl")]
@@ -113,15 +116,16 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
 async def test_webhook_failure_is_recorded_and_never_fatal(ws_dir):
     ws = Workspace(ws_dir)
     ws.init_state(task_id="w", goal="g", global_stop_condition="c")
-    import os
-    os.environ["STRICT_LOOP_WEBHOOK_URL"] = "http://127.0.0.1:9/hooks/SECRET-TOKEN-9"  # nothing listens on port 9
+    env = {"STRICT_LOOP_WEBHOOK_URL": "http://127.0.0.1:9/hooks/SECRET-TOKEN-9", **FAST}  # nothing listens on port 9
+    os.environ.update(env)
     try:
         stuck = {"tool": "bash", "args": {"command": "cd fastxml/"}, "output": "No such file or directory", "error": True}
         for _ in range(6):
             ws.append_event(task_id="w", kind="tool_call", message="cd", data=stuck)
     finally:
-        del os.environ["STRICT_LOOP_WEBHOOK_URL"]
-    (alert,) = read_jsonl(ws.task_paths("w").alerts)
+        for name in env:
+            del os.environ[name]
+    (alert,) = settled(ws.task_paths("w").alerts)
     assert alert["delivery"]["webhook"].startswith("failed after 3 attempt(s): ")
     assert "SECRET-TOKEN" not in json.dumps(alert) and "127.0.0.1" not in json.dumps(alert)
     assert ws.supervisor("w").paused

@@ -170,3 +170,33 @@ def test_the_heartbeat_writes_latest_status_and_stderr_without_a_bar_off_a_termi
     assert "[supervisor] t | round 0/100 | invocation 2" in text
     assert out.getvalue().count("[supervisor] t") == 2 and heart._bar is None
     heart.close()
+
+
+def test_on_a_terminal_the_heartbeat_draws_rich_s_progress_bar(task: Workspace):
+    """A real pseudo-terminal: the bar (rounds done of the task's max) and the status line reach it."""
+    import os
+    import pty
+
+    from strict_loop.heartbeat import Heartbeat
+
+    master, slave = pty.openpty()
+    term = os.fdopen(slave, "w", encoding="utf-8")
+    try:
+        heart = Heartbeat(task._store("t"), lambda: task.supervisor("t"), interval_s=3600, stream=term)
+        assert heart._bar is not None
+        heart.beat(1, force=True)
+        heart.close()
+        term.flush()
+        shown = b""
+        while True:  # what the terminal received so far (no more once a read would block)
+            import select
+
+            if not select.select([master], [], [], 0.2)[0]:
+                break
+            shown += os.read(master, 65536)
+    finally:
+        term.close()
+        os.close(master)
+    text = shown.decode("utf-8", "replace")
+    assert "t rounds" in text and "0/100" in text and "[supervisor] t | round 0/100 | invocation 1" in text
+    assert "━" in text or "─" in text  # the bar itself
