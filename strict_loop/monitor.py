@@ -281,7 +281,8 @@ def verdict(state: MonitorState) -> SpiralVerdict:
         diagnosis=diagnosis(state, signals), recent=[f.brief for f in state.window[-5:]],
         recommended_action=recommended_action(state, signals),
         whisper=state.whispers[-1].text if state.whispers and signals and not state.paused else None, turns_seen=state.turns,
-        fired_at=state.paused_at if state.paused else (state.last_fired if signals else None),
+        fired_at=(state.paused_at if state.paused_at is not None else state.last_fired) if state.paused
+        else (state.last_fired if signals else None),
     )
 
 

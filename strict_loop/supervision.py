@@ -69,7 +69,7 @@ class TaskSupervision:
                 except ValueError:
                     continue
             elif ev.get("kind") == "spiral.resumed":
-                mon.paused, mon.level, mon.firings_at_level = False, 0, 0
+                mon.paused, mon.paused_at, mon.level, mon.firings_at_level = False, None, 0, 0
                 for kind in data.get("muted", []):
                     mon.muted_until[str(kind)] = mon.turns + settings.cooldown_turns
                 mon.notice = str(data["notice"]) if data.get("notice") else None
@@ -204,7 +204,7 @@ class TaskSupervision:
                 result.detail = f"resumed; {', '.join(kinds) or 'no signal'} muted for {cooldown} turns"
         if mon.whispers and mon.whispers[-1].adopted is None:
             mon.whispers[-1].adopted = False
-        mon.paused, mon.level, mon.firings_at_level = False, 0, 0
+        mon.paused, mon.paused_at, mon.level, mon.firings_at_level = False, None, 0, 0
         mon.notice = None if req.action == "hand-back" else _notice(req)
         self.save(mon, sync=True)
         self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",

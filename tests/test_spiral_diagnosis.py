@@ -87,6 +87,9 @@ def test_detect_spiral_while_paused_names_the_pause_turn_and_says_the_diagnosis_
     assert json.dumps(v.model_dump()).count(first) == 1 and summaries.verdict(v).count(first) == 1
     assert v.supervisor.paused and "a person must run" in v.supervisor.messages[0].text
     check_claims(v, turns)
+    ws.resume(task_id="t", action="continue")
+    after = ws.detect_spiral(task_id="t")
+    assert not after.paused and after.fired_at is None
 
 
 @pytest.mark.parametrize("line, said", [
