@@ -15,26 +15,42 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-_STRICT = [
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<ts>"),
-    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
-    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
-    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
-    (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>"),
-    (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>"),
-    (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>"),
-    (re.compile(r"\bline \d+\b"), "line <n>"),
-    (re.compile(r"\d+(?:\.\d+)?\s*(?:ms|msec|s|sec|secs|seconds|minutes|min)\b"), "<dur>"),
-    (re.compile(r"\[\d+\]"), "[<n>]"),
+_TS = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_TIME = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
+_UNIT = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:(?P<dur>(?:ms|msec|us|µs|secs?|seconds?|s|mins?|minutes?|m|hrs?|hours?|h|days?|d)(?:\d+(?:\.\d+)?(?:ms|h|m|s))*)"
+    r"(?P<ago>\s+ago)?|(?P<size>bytes|B|[kKMGT]i?B|[kKMG])(?:/s)?|(?P<lines>(?:more )?lines))\b")
+
+
+def _unit(m: re.Match[str]) -> str:
+    """A number with a unit: a duration or an age, a byte count, a line count (all counters, none news)."""
+    return "<dur>" if m.group("dur") else "<size>" if m.group("size") else "<n> lines"
+
+
+_STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
+    # (pattern, replacement, substrings one of which must be in the text for the pattern to be tried: a cheap gate)
+    (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
+    (_TS, "<ts>", ("-",)),
+    (_TIME, "<time>", (":",)),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>", ("-",)),
+    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ("0x",)),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
+    (re.compile(r"-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"), "-<pod>", ("-",)),  # a pod's generated suffix
+    (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ("/tmp", "/var/", "/private/")),
+    (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ("tmp", "TMP", "Tmp")),
+    (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>", ("pid", "PID", "process")),
+    (re.compile(r"\b[Ll](?:ine|INE) \d+\b"), "line <n>", ("ine ", "INE ")),
+    (_UNIT, _unit, ()),
+    (re.compile(r"\[\d+\]"), "[<n>]", ("[",)),
 ]
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 
 
 def _denoise(text: str) -> str:
-    for pattern, repl in _STRICT:
-        text = pattern.sub(repl, text)
+    for pattern, repl, gate in _STRICT:
+        if not gate or any(g in text for g in gate):
+            text = pattern.sub(repl, text)
     return text
 
 
@@ -70,7 +86,11 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
 
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
-_MARKED_LINE = re.compile(r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:error|E\d{3}))", re.I)
+_MARKED_LINE = re.compile(r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))", re.I)
+_WRAPPER = re.compile(
+    r"failed to solve|did not complete successfully|returned a non-zero (?:code|exit status)|make(?:\[\d+\])?: \*\*\*|"
+    r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code", re.I)
+"""Lines that only say a sub-process failed (a build wrapping the step that did): the step's own error says more."""
 _ERROR_LINE = re.compile(
     r"(?:error|exception|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
     r"denied|refused|invalid|unexpected|is required|timed? ?out|abort|panic|segmentation|killed|"
@@ -87,13 +107,14 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
     Lines in ``ambient`` (digests of lines also seen in successful outputs: environment noise) are skipped.
     """
     lines = [ln.strip() for ln in output.splitlines()[-80:] if ln.strip() and not _DECORATION.match(ln.strip())]
-    for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
-        for k in range(len(lines) - 1, -1, -1):
-            line = lines[k]
-            if pattern.search(line) and not (ambient and digest(strict(line)) in ambient):
-                if len(line) <= 12 and k + 1 < len(lines):  # a bare marker ("ERROR:"): the message is on the next line
-                    line = f"{line} {lines[k + 1]}"
-                return line[:300]
+    for wrappers in (False, True):
+        for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
+            for k in range(len(lines) - 1, -1, -1):
+                line = lines[k]
+                if pattern.search(line) and (wrappers or not _WRAPPER.search(line)) and not (ambient and digest(strict(line)) in ambient):
+                    if len(line) <= 12 and k + 1 < len(lines):  # a bare marker ("ERROR:"): the message is on the next line
+                        line = f"{line} {lines[k + 1]}"
+                    return line[:300]
     return None
 
 
@@ -110,9 +131,34 @@ def error_fingerprint(output: str, ambient: frozenset[str] = frozenset()) -> Opt
     line = error_line(output, ambient)
     if line is None:
         return None if output.strip() else "<failed with no output>"
-    exc = _EXC_TYPE.search(line)
     norm = loose(line)
-    return f"{exc.group(1) if exc else 'error'}: {norm[:200]}"
+    if _NOT_RAISED.search(line):
+        return f"did not raise: {norm[:200]}"
+    exc = _EXC_TYPE.search(line)
+    name = exc.group(1) if exc else "error"
+    if re.match(rf"(?:[\w.]+\.)?{name}\b", norm):  # the line names its type already: no doubled prefix
+        return norm[:200]
+    return f"{name}: {norm[:200]}"
+
+
+_NOT_RAISED = re.compile(r"DID NOT RAISE\s*(?:<class\s*)?['\"]?([\w.]+)['\"]?>?", re.I)
+_READABLE_NOISE = re.compile(_TS.pattern + "|" + _TIME.pattern)
+_DOUBLED = re.compile(r"^((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Warning)):\s*(?:[\w.]+\.)?(\w+):\s*")
+
+
+def readable(line: str, cap: int = 160) -> str:
+    """An error line as a person reads it: timestamps out, pytest's DID NOT RAISE said plainly, a doubled
+    type prefix once (``IndexError: IndexError: x`` -> ``IndexError: x``); never a normalization placeholder."""
+    text = " ".join(_READABLE_NOISE.sub("", line).split()).strip(" -:[]")
+    raised = _NOT_RAISED.search(text)
+    if raised:
+        prefix = text[: raised.start()].strip(" -:")
+        prefix = "" if prefix.lower() in ("", "failed", "e failed", "e") else prefix + ": "
+        text = f"{prefix}did not raise {raised.group(1).rsplit('.', 1)[-1]}"
+    doubled = _DOUBLED.match(text)
+    if doubled and doubled.group(1).rsplit(".", 1)[-1] == doubled.group(2):
+        text = f"{doubled.group(1)}: {text[doubled.end():]}"
+    return text if len(text) <= cap else text[: cap - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -121,7 +167,7 @@ class FailureClass:
     remedy: str
 
 
-_FAILURES: list[tuple[str, re.Pattern[str], str]] = [
+FAILURES: list[tuple[str, re.Pattern[str], str]] = [
     ("CUDA out of memory", re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
      "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move to a larger GPU"),
     ("NaN loss", re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
@@ -159,7 +205,7 @@ SPECIFIC_CLASSES = frozenset({
 def classify(texts: Iterable[str]) -> Optional[FailureClass]:
     """The first known failure class found in the given texts (most specific classes first)."""
     blob = "\n".join(texts)
-    for name, pattern, remedy in _FAILURES:
+    for name, pattern, remedy in FAILURES:
         if pattern.search(blob):
             return FailureClass(name, remedy)
     return None

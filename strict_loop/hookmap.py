@@ -38,8 +38,7 @@ SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_she
 _PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./=:@,+% -]{1,1000}")
 """Characters a read-only command may hold: no quoting, no expansion, no separator, no newline."""
 
-MAX_ARGS_CHARS = 16000
-MAX_ARG_CHARS = 2000
+from .clipping import MAX_ARGS_CHARS, bounded_args  # noqa: E402,F401  (re-exported: hook turns are bounded as every turn)
 
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 
@@ -111,26 +110,6 @@ def exit_code_in(text: str) -> Optional[int]:
     """The exit code Claude Code names in a failed command's text ("Exit code 1"), if any."""
     found = _EXIT_CODE.search(text)
     return int(found.group(1)) if found else None
-
-
-def bounded_args(args: dict[str, Any]) -> dict[str, Any]:
-    """``args`` small enough for an event line (a Write of a big file carries the whole file).
-
-    Long strings keep their head and tail (commands and paths stay whole); arguments still over
-    the cap become one clipped text. Event data is refused above 64 KiB; this stays far below.
-    """
-    if len(_compact(args)) <= MAX_ARGS_CHARS:
-        return args
-    shortened = {k: _clip_middle(v, MAX_ARG_CHARS) if isinstance(v, str) else v for k, v in args.items()}
-    text = _compact(shortened)
-    return shortened if len(text) <= MAX_ARGS_CHARS else {"clipped": _clip_middle(text, MAX_ARGS_CHARS)}
-
-
-def _clip_middle(text: str, cap: int) -> str:
-    if len(text) <= cap:
-        return text
-    head = cap * 2 // 3
-    return f"{text[:head]}...[{len(text) - cap} characters clipped]...{text[-(cap - head):]}"
 
 
 def _claude_output(response: Any) -> str:

@@ -76,6 +76,7 @@ class MonitorState(BaseModel):
     firings_at_level: int = 0
     last_fired: Optional[int] = None
     paused: bool = False
+    paused_at: Optional[int] = Field(None, description="The turn that paused the task (while paused)")
     whispers: list[Whisper] = Field(default_factory=list, max_length=20)
     muted_until: dict[str, int] = Field(default_factory=dict, description="signal kind -> turn until which it is muted")
     last_signals: list[Signal] = Field(default_factory=list)
@@ -97,7 +98,8 @@ class SpiralVerdict(BaseModel):
     recommended_action: str
     whisper: Optional[str] = Field(None, description="The hint the agent gets (or got) for this pattern")
     turns_seen: int = 0
-    fired_at: Optional[int] = Field(None, description="Replays only: the turn where it first fired")
+    fired_at: Optional[int] = Field(None, description="The turn where it first fired (a replay), the turn that paused the task "
+                                                      "(a paused task), or the turn it last fired (a task whispered to)")
     supervisor: Supervisor = Field(default_factory=Supervisor, description="Whispers and pause orders from the progress monitor; obey them")
 
 
@@ -141,7 +143,7 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
         state.level += 1
         state.firings_at_level = 0
         if action == "pause":
-            state.paused = True
+            state.paused, state.paused_at = True, index
             state.alerts += 1
         else:
             text = whisper_text(state, signals, 2 if action == "whisper2" else 1)
@@ -149,15 +151,18 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
     return state, action, signals
 
 
-def supervisor_view(state: MonitorState, settings: MonitorSettings, resume: str = "strict-loop resume --task <task>") -> Supervisor:
+def supervisor_view(state: MonitorState, settings: MonitorSettings, resume: str = "strict-loop resume --task <task>",
+                    diagnosed: bool = False) -> Supervisor:
     """What rides on the agent's tool results: the pause order (with the command a person runs), or recent whispers,
-    and a person's notice after a resume."""
+    and a person's notice after a resume. ``diagnosed``: the result carries the diagnosis and the whisper already
+    (detect_spiral), so the pause order does not repeat it and the whispers are left out."""
     messages = []
     if state.paused:
+        said = "(see the diagnosis in this result)" if diagnosed else diagnosis(state)
         messages.append(SupervisorMessage(
             kind="pause", level=3, signal=state.last_signals[0].kind if state.last_signals else None,
-            text=f"PAUSED by the progress monitor: {diagnosis(state)} Stop now and wait: a person must run: {resume}"))
-    else:
+            text=f"PAUSED by the progress monitor: {said} Stop now and wait: a person must run: {resume}"))
+    elif not diagnosed:
         current = state.turns - 1
         for w in state.whispers:
             if current - w.turn < settings.whisper_ttl and w.adopted is None:
@@ -182,17 +187,24 @@ def supervisor_lines(sup: Supervisor) -> tuple[list[str], list[str]]:
     return head, tail
 
 
+def _failure_class(state: MonitorState, signals: list[Signal]) -> Optional[fp.FailureClass]:
+    """The failure class behind the signals: the one a signal names (an error cycle), else the recent errors' class."""
+    named = next((s.failure_class for s in signals if s.failure_class), None)
+    if named:
+        return next((fp.FailureClass(n, r) for n, _, r in fp.FAILURES if n == named), None)
+    texts = [f.etext for f in state.window[-6:] if f.failed and f.etext]
+    return fp.classify(texts) if texts else None
+
+
 def _remedy(state: MonitorState, signals: list[Signal]) -> str:
-    texts = []
-    for f in state.window[-6:]:
-        if f.failed and f.err:
-            texts.append(f.err)
-    cls = fp.classify(texts) if texts else None
+    cls = _failure_class(state, signals)
     if cls:
         return f"This looks like a {cls.name} problem: {cls.remedy}."
     kinds = {s.kind for s in signals}
     if kinds & {"identical_calls", "equivalent_outcomes"}:
         return "Repeating the same action will give the same result: read the output once more and change the approach, not the details."
+    if "error_cycle" in kinds:
+        return "Each variation fails on something another one needed: no ordering of the same steps will work; change the plan."
     if "alternation" in kinds:
         return "You are cycling through the same steps: write down what each step showed and pick a step you have not tried."
     if "file_oscillation" in kinds:
@@ -206,38 +218,45 @@ def _remedy(state: MonitorState, signals: list[Signal]) -> str:
     return "Step back, state what you know and what you have tried, and choose a different approach."
 
 
-def _varied(state: MonitorState, signals: list[Signal]) -> str:
-    turns = {t for s in signals for t in s.turns}
-    involved = [f for f in state.window if f.i in turns]
-    tools = Counter(f.tool for f in involved)
-    distinct = len({f.sig for f in involved})
+def _varied(state: MonitorState, main: Signal) -> str:
+    """What the agent did in the turns of the main signal: every distinct action when there are few, else how many."""
+    involved = [f for f in state.window if f.i in set(main.turns)]
     if not involved:
         return ""
-    if distinct <= 1:
-        return f"the agent repeated the identical action ({involved[-1].brief.split(' -> ')[0]})"
-    return f"the agent varied its action {distinct} ways ({', '.join(f'{t} x{n}' for t, n in tools.most_common(3))})"
+    actions = list(dict.fromkeys(f.action for f in involved))
+    if len({f.sig for f in involved}) <= 1:
+        return f"the agent repeated the identical action ({involved[-1].action})"
+    if len(actions) <= 4:
+        return f"the agent varied its action {len(actions)} ways: " + "; ".join(f"`{a}`" for a in actions)
+    tools = Counter(f.tool for f in involved)
+    return (f"the agent tried {len(actions)} different actions in {len(involved)} turns "
+            f"(tools: {', '.join(f'{t} x{n}' for t, n in tools.most_common())})")
 
 
 def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> str:
+    """What the monitor saw, each sentence made from the facts that fired (the remedy is ``recommended_action``'s)."""
     signals = signals if signals is not None else state.last_signals
     if not signals:
         return "No non-progress pattern in the recent turns."
     main = signals[0]
     parts = [f"Stuck: {main.evidence}."]
-    varied = _varied(state, signals)
+    varied = _varied(state, main)
     if varied:
         parts.append(f"Meanwhile {varied}.")
-    errs = [f.err for f in state.window if f.i in set(main.turns) and f.err]
-    if errs and main.kind != "repeated_error":
-        parts.append(f"Recurring error: {Counter(errs).most_common(1)[0][0]}.")
-    if len(signals) > 1:
-        parts.append("Also: " + "; ".join(s.evidence for s in signals[1:3]) + ".")
-    parts.append(_remedy(state, signals))
+    errs = Counter(f.etext for f in state.window if f.i in set(main.turns) and f.etext).most_common(1)
+    if errs and errs[0][1] >= 2 and errs[0][0] not in " ".join(parts):
+        parts.append(f"Recurring error: {errs[0][0]}.")
+    # Another signal over the same turns says the same thing again: only those about other turns are worth a sentence.
+    others = list(dict.fromkeys(s.evidence for s in signals[1:3] if not set(s.turns) <= set(main.turns)))
+    if others:
+        parts.append("Also: " + "; ".join(others) + ".")
+    cls = _failure_class(state, signals)
+    if cls:
+        parts.append(f"This looks like a {cls.name} problem.")
     if state.whispers:
         told = state.whispers[-2:]
-        if told:
-            status = "not adopted" if any(w.adopted is False for w in told) or state.paused else "pending"
-            parts.append(f"Already suggested {len(told)} time(s) (turns {', '.join(str(w.turn) for w in told)}), {status}.")
+        status = "not adopted" if any(w.adopted is False for w in told) or state.paused else "pending"
+        parts.append(f"Already suggested {len(told)} time(s) (turns {', '.join(str(w.turn) for w in told)}), {status}.")
     return " ".join(parts)
 
 
@@ -261,13 +280,16 @@ def verdict(state: MonitorState) -> SpiralVerdict:
         detected=bool(signals), level=state.level, paused=state.paused, signals=signals,
         diagnosis=diagnosis(state, signals), recent=[f.brief for f in state.window[-5:]],
         recommended_action=recommended_action(state, signals),
-        whisper=state.whispers[-1].text if state.whispers and signals else None, turns_seen=state.turns,
+        whisper=state.whispers[-1].text if state.whispers and signals and not state.paused else None, turns_seen=state.turns,
+        fired_at=(state.paused_at if state.paused_at is not None else state.last_fired) if state.paused
+        else (state.last_fired if signals else None),
     )
 
 
 def recommended_action(state: MonitorState, signals: list[Signal]) -> str:
     if state.paused:
-        return ("A person should decide: `resume --action continue` (mute these signals for a while), "
+        remedy = f"For the agent, once resumed: {_remedy(state, signals)} " if signals else ""
+        return (f"{remedy}A person should decide: `resume --action continue` (mute these signals for a while), "
                 "`--action rollback --to N` (restore the workspace to round N), or `--action hand-back` (end the loop as blocked).")
     if not signals:
         return "Carry on."

@@ -19,7 +19,7 @@ from .monitor import Supervisor
 from .settings import MonitorSettings
 from .store import TaskStore
 from .supervision import TaskSupervision
-from .turns import Turn
+from .turns import Turn, clip_turn_data
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Opt
     environment (default ours): the secrets masked and the alert's channels come from it, and it is stored nowhere.
     """
     masked_message, masked, masked_meta = secrets.mask_tree([message, data, meta or {}], env)  # one pass over the environment
-    turn: Turn = validate_input(Turn, masked, "append_event.data")
+    turn: Turn = validate_input(Turn, clip_turn_data(masked), "append_event.data")
     supervision = TaskSupervision(store, root, settings)
     with store.locked():
         event_data, alert = supervision.observe(turn)
@@ -77,7 +77,7 @@ def record_turns(store: TaskStore, root: Path, turns: Sequence[tuple[str, Any, O
     if not turns:
         return []
     masked_all = secrets.mask_tree([[m, d, meta or {}] for m, d, meta in turns], env)
-    checked = [(m, validate_input(Turn, d, "append_event.data"), meta) for m, d, meta in masked_all]
+    checked = [(m, validate_input(Turn, clip_turn_data(d), "append_event.data"), meta) for m, d, meta in masked_all]
     supervision = TaskSupervision(store, root, settings)
     steps: list[tuple[EventRecord, Optional[str], Optional[Any]]] = []
     with store.locked():

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator
+from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from .fields import EVENT_KIND_PATTERN, MAX_JSON_DEPTH, Flag, NonBlank, Strict, TaskId, Text, too_deep
 from .models import ContractTerms, LoopContract, RoundFields
 from .settings import MonitorProfile, MonitorSettings
-from .turns import Turn, read_turns
+from .turns import Turn, clip_turn_data, read_turns
 
 MAX_EVENT_DATA_BYTES = 64 * 1024
 
@@ -86,9 +86,17 @@ class AppendEventInput(TaskRef):
     )
     message: NonBlank = Text(8000, "What happened, in one or a few sentences", required=True)
     data: Annotated[dict[str, Any], Flag(json=True)] = Field(
-        default_factory=dict, description="Details (at most 64 KiB); for tool_call, one turn")
+        default_factory=dict, description="Details (at most 64 KiB); for tool_call, one turn (clipped to fit, never refused for size)")
 
     _data_size = field_validator("data")(_json_size)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clip_turn(cls, values: Any) -> Any:
+        """A turn is clipped (head and tail of its output) before the size cap is checked: a real turn is never refused."""
+        if isinstance(values, dict) and values.get("kind") == "tool_call" and isinstance(values.get("data"), dict):
+            return {**values, "data": clip_turn_data(values["data"])}
+        return values
 
     @field_validator("kind")
     @classmethod

@@ -137,8 +137,8 @@ MONITOR_PROFILES: dict[str, dict[str, Any]] = {
 }
 """Named presets over the defaults: 'strict' fires on fewer repeats, 'lenient' needs more and climbs the ladder slower.
 A task's monitor settings are these, then the workspace's monitor-defaults.json, then a person's overrides. On the dev
-corpus (bench/spiral_bench.py --profile): default recall 0.97 / false alarms 0.013 / delay 1; strict 0.92 / 0.039 / 0
-(fires earlier, sometimes before the labeled stretch); lenient 0.79 / 0.000 / 3."""
+corpus (bench/spiral_bench.py --profile): default recall 0.97 / false alarms 0.013 / delay 1; strict 0.95 / 0.039 / 0
+(fires earlier, sometimes before the labeled stretch); lenient 0.74 / 0.000 / 3."""
 
 
 class MonitorSettings(Strict):

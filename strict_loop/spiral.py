@@ -1,175 +1,52 @@
 """The spiral detector: pure decisions over a bounded window of per-turn facts.
 
-``facts()`` turns a raw :class:`Turn` into small comparable facts (digests,
-error fingerprint, touched paths); ``SpiralDetector.evaluate`` looks at the
-window ending with the newest turn and returns every signal that fires, one
-method per pattern. No I/O here: file content hashes, if any, are passed in by
+``facts()`` (in ``novelty``) turns a raw turn into small comparable facts (digests,
+error fingerprint, touched paths, the progress it made); ``SpiralDetector.evaluate``
+looks at the window ending with the newest turn and returns every signal that
+fires, one method per pattern (the error cycle lives in ``recurrence``). No I/O here: file content hashes, if any, are passed in by
 the caller, and the window is whatever the caller keeps (its size is bounded,
 so the cost of a turn does not grow with the length of the run).
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-from typing import Any, Literal, Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from . import fingerprint as fp
+from . import recurrence
+from .novelty import TurnFacts, classify_tool, facts, turn_paths
 from .settings import SpiralThresholds
-from .turns import Turn
 
-Kind = Literal["write", "read", "search", "run", "message", "invalid", "other"]
+__all__ = ["Signal", "SignalKind", "SpiralDetector", "TurnFacts", "classify_tool", "facts", "turn_paths"]
+
 SignalKind = Literal[
-    "identical_calls", "equivalent_outcomes", "repeated_error", "file_oscillation", "alternation",
+    "identical_calls", "equivalent_outcomes", "repeated_error", "error_cycle", "file_oscillation", "alternation",
     "monologue", "error_rate", "self_diagnosis", "score_drop",
 ]
-
-
-class TurnFacts(BaseModel):
-    """What the detector remembers of one turn (small, so the window stays cheap to store)."""
-
-    i: int
-    tool: str
-    kind: Kind
-    sig: str = Field(..., description="digest of tool + exact arguments")
-    asig: str = Field(..., description="digest of tool + loosely normalized arguments")
-    out: str = Field(..., description="digest of the strictly normalized output")
-    lines: list[str] = Field(default_factory=list, description="digests of output lines (last 80)")
-    novel: bool = True
-    empty: bool = False
-    failed: bool = False
-    err: Optional[str] = None
-    etpl: Optional[str] = Field(None, description="the error fingerprint with quoted parts masked")
-    fclass: Optional[str] = Field(None, description="a specific failure class (e.g. circular dependency), if recognized")
-    paths: list[str] = Field(default_factory=list)
-    fstate: dict[str, str] = Field(default_factory=dict, description="path -> content digest after the turn")
-    talk: bool = False
-    score: Optional[float] = None
-    fails: Optional[int] = Field(None, description="failing-test count read from the output, if any")
-    brief: str = ""
 
 
 class Signal(BaseModel):
     kind: SignalKind
     turns: list[int] = Field(..., description="Turn numbers the signal is about")
     evidence: str
+    failure_class: Optional[str] = Field(None, description="The failure class the signal's errors point to (e.g. circular dependency), if any")
 
 
-WRITE_TOOLS = {"edit", "create", "write", "write_file", "apply_patch", "multiedit", "replace", "insert", "patch", "notebookedit"}
-READ_TOOLS = {"open", "goto", "scroll_down", "scroll_up", "read", "view", "read_file", "cat"}
-SEARCH_TOOLS = {"find_file", "search_dir", "search_file", "grep", "glob", "find", "ls", "search"}
-EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
-READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "wc", "sed", "awk", "git", "diff", "stat", "file", "echo", "pwd"}
-SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
-PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
-FAILS = re.compile(r"(\d+) (?:failed|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I)
-NOVEL_LINES = 3
-"""How many never-seen output lines make a turn carry new information (all of them, for a shorter output)."""
-SELF_TALK = re.compile(
-    r"\b(?:i broke|broke (?:it|the \w+|something)|(?:messed|screwed) (?:it |this |things )?up|(?:let me|let's|i(?:'ll| will| need to)) (?:restore|revert|undo)|"
-    r"same (?:mistake|error|issue|problem) (?:again|as before)|(?:isn't|is not|still not|not) working|stuck in a loop|going in circles|"
-    r"running out of ideas|this is (?:insane|hopeless)|still (?:fail\w*|broken|the same (?:error|output|result)))",
-    re.I,
-)
+SAME_ERRORS = frozenset({"repeated_error", "error_cycle"})
+"""Two views of the same failures: muting one (a person's resume) mutes both."""
 
 
-def _command_word(command: str) -> str:
-    try:
-        words = shlex.split(command.strip().splitlines()[0])
-    except (ValueError, IndexError):
-        words = command.split()
-    for word in words:
-        if "=" in word and not word.startswith("-"):
-            continue  # VAR=value prefix
-        return word.rsplit("/", 1)[-1]
-    return ""
+def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[TurnFacts]]:
+    """The turns from the last one that made progress on (it is the new baseline), and that turn (None if none did)."""
+    for k in range(len(turns) - 1, 0, -1):
+        if turns[k].prog is not None:
+            return turns[k:], turns[k]
+    return turns, None
 
 
-def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
-    name = tool.lower()
-    command = args.get("command") if isinstance(args.get("command"), str) else ""
-    if name == "message":
-        return "message"
-    if name in ("invalid_format", "format_error"):
-        return "invalid"
-    if name in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"):
-        return "write" if command in EDITOR_WRITE_COMMANDS else "read"
-    if name in WRITE_TOOLS:
-        return "write"
-    if name in READ_TOOLS:
-        return "read"
-    if name in SEARCH_TOOLS:
-        return "search"
-    if command:
-        word = _command_word(command)
-        if word in SEARCH_COMMANDS:
-            return "search"
-        if word in READ_COMMANDS:
-            return "read"
-        return "run"
-    return "other"
-
-
-def turn_paths(turn: Turn) -> list[str]:
-    if turn.paths is not None:
-        return [p for p in turn.paths if isinstance(p, str)][:20]
-    out = [turn.args[k] for k in PATH_KEYS if isinstance(turn.args.get(k), str)]
-    command = turn.args.get("command")
-    if not out and isinstance(command, str) and turn.tool.lower() in ("open", "create"):
-        parts = command.split()
-        if len(parts) >= 2:
-            out.append(parts[1].strip("\"'"))
-    return out[:20]
-
-
-def _brief(turn: Turn, kind: Kind, failed: bool) -> str:
-    args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
-    args = " ".join(str(args).split())
-    if turn.tool == "str_replace_editor" and turn.args.get("path"):
-        args = f"{turn.args.get('command')} {turn.args.get('path')}"
-    last = next((ln.strip() for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
-    outcome = fp.error_line(turn.output) if failed else last
-    return f"{turn.tool} {args[:90]} -> {'FAILED: ' if failed else ''}{(outcome or '(no output)')[:90]}"
-
-
-def _failing_count(output: str) -> Optional[int]:
-    counts = [int(g) for m in FAILS.finditer(output) for g in m.groups() if g]
-    return max(counts) if counts else None
-
-
-def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
-    """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
-    kind = classify_tool(turn.tool, turn.args)
-    failed = bool(turn.error) or (turn.exit_code not in (None, 0)) or kind == "invalid"
-    ambient = frozenset(d for f in window if not f.failed for d in f.lines)
-    err = fp.error_fingerprint(turn.output, ambient) if failed else None
-    if kind == "invalid":  # the harness rejected the action: its message is the error
-        last = next((ln for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
-        err = f"rejected by the harness: {fp.loose(last)[:160]}"
-    fclass = fp.classify([turn.output]) if failed else None
-    canonical = fp.canonical_args(turn.args)
-    # A write's output echoes the file it changed: compare it loosely (line numbers move).
-    if kind == "write":
-        loose_text, lines = fp.loose_with_lines(turn.output)
-        out_digest = fp.digest(loose_text)
-    else:
-        strict_text, lines = fp.strict_with_lines(turn.output)
-        out_digest = fp.digest(strict_text)
-    seen = {d for f in window for d in f.lines}
-    new = [d for d in lines if d not in seen]
-    novel = bool(new) and len(new) >= min(NOVEL_LINES, len(lines))
-    return TurnFacts(
-        i=index, tool=turn.tool, kind=kind,
-        sig=fp.digest(turn.tool + "\0" + canonical),
-        asig=fp.digest(turn.tool + "\0" + fp.loose(canonical)),
-        out=out_digest, lines=lines[-80:],
-        novel=novel, empty=not turn.output.strip(), failed=failed, err=err, etpl=fp.error_template(err),
-        fclass=fclass.name if fclass and fclass.name in fp.SPECIFIC_CLASSES else None,
-        paths=turn_paths(turn), fstate=fstate or {}, talk=bool(SELF_TALK.search(turn.thought)),
-        score=turn.score, fails=_failing_count(turn.output), brief=_brief(turn, kind, failed),
-    )
+def _reset(last: Optional[TurnFacts]) -> str:
+    return f" since turn {last.i} brought {last.prog}" if last is not None else ""
 
 
 class SpiralDetector:
@@ -188,7 +65,9 @@ class SpiralDetector:
         """Every signal that fires on the newest turn of ``window`` (oldest first), minus ``muted`` kinds."""
         if not window or self._progressing(window):
             return []
-        checks = (self.identical_calls, self.equivalent_outcomes, self.repeated_error, self.file_oscillation,
+        if muted & SAME_ERRORS:  # a person who let the loop go on past an error pattern let it go on past its other view too
+            muted = muted | SAME_ERRORS
+        checks = (self.identical_calls, self.equivalent_outcomes, self.error_cycle, self.repeated_error, self.file_oscillation,
                   self.alternation, self.monologue, self.error_rate, self.self_diagnosis, self.score_drop)
         found = []
         for check in checks:
@@ -200,47 +79,54 @@ class SpiralDetector:
     # -- progress that suppresses every signal ------------------------------------------
 
     def _progressing(self, w: list[TurnFacts]) -> bool:
-        scores = [f.score for f in w[-3:] if f.score is not None]
-        if len(scores) >= 2 and scores[-1] > scores[-2]:
-            return True
         cur = w[-1]
+        if cur.prog in ("higher score", "fewer failures"):
+            return True
         if cur.kind == "write" and not cur.failed and cur.paths:
             seen = {p for f in w[:-1] for p in f.paths}
             if any(p not in seen for p in cur.paths):
                 return True  # a new file: the work is spreading, not circling
-        counts = [f.fails for f in w[-self.t.error_window:] if f.fails is not None]
-        return len(counts) >= 2 and counts[-1] < counts[-2] and w[-1].fails is not None
+        return False
 
     # -- one method per pattern -----------------------------------------------------------
 
     def identical_calls(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """The identical call again and again, with nothing new coming back since the last time it did."""
         cur = w[-1]
-        if cur.kind == "message" or (cur.novel and cur.kind != "write") or (cur.empty and not cur.failed):
+        if cur.kind == "message" or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same = [f for f in w[-self.t.identical_window:] if f.sig == cur.sig]
+        same, last = since_progress([f for f in w[-self.t.identical_window:] if f.sig == cur.sig])
         if len(same) < self.t.identical_repeats:
             return None
         if cur.kind != "write" and any(f.novel for f in same[1:]):
             return None
         return Signal(kind="identical_calls", turns=[f.i for f in same],
-                      evidence=f"the identical call was made {len(same)} times in the last {self.t.identical_window} turns: {cur.brief}")
+                      evidence=f"the identical call was made {len(same)} times in the last {self.t.identical_window} turns{_reset(last)}, "
+                               f"with nothing new coming back: {cur.brief}")
 
     def equivalent_outcomes(self, w: list[TurnFacts]) -> Optional[Signal]:
         cur = w[-1]
-        if cur.kind == "message" or cur.novel or (cur.empty and not cur.failed):
+        if cur.kind == "message" or cur.novel or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same = [f for f in w[-self.t.equivalent_window:] if f.asig == cur.asig and f.out == cur.out]
+        same, last = since_progress([f for f in w[-self.t.equivalent_window:] if f.asig == cur.asig and f.out == cur.out])
         if len(same) < self.t.equivalent_repeats:
             return None
         return Signal(kind="equivalent_outcomes", turns=[f.i for f in same],
-                      evidence=f"{len(same)} equivalent actions with the same outcome (differing only in noise): {cur.brief}")
+                      evidence=f"{len(same)} equivalent actions with the same outcome (differing only in noise){_reset(last)}: {cur.brief}")
+
+    def error_cycle(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """One failing step retried with varied arguments, its errors coming back in a cycle (see ``recurrence``)."""
+        cycle = recurrence.error_cycle(w, self.t.command_window)
+        if cycle is None:
+            return None
+        return Signal(kind="error_cycle", turns=cycle.turns, evidence=cycle.evidence, failure_class=cycle.failure_class)
 
     def repeated_error(self, w: list[TurnFacts]) -> Optional[Signal]:
         """The same error again and again while the agent varies what it does.
 
         Two ways to see it: the same error (or specific failure class) several times within
-        a short window, or one command failing the same way on each of its last runs while
-        the code around it keeps changing.
+        a short window, or one command failing the same way on each of its last runs.
+        Only what came after the last turn that made progress counts.
         """
         cur = w[-1]
         if not cur.failed or (cur.err is None and cur.fclass is None):
@@ -254,26 +140,31 @@ class SpiralDetector:
             # The same command failing the same way with different details (another module, another path).
             return f.sig == cur.sig and cur.etpl is not None and f.etpl == cur.etpl
 
-        runs = [f for f in w[-self.t.command_window:] if f.sig == cur.sig][-self.t.command_repeats:]
+        runs = since_progress([f for f in w[-self.t.command_window:] if f.sig == cur.sig])[0][-self.t.command_repeats:]
         if cur.kind == "run" and len(runs) == self.t.command_repeats and all(same_error(f) for f in runs):
-            return Signal(kind="repeated_error", turns=[f.i for f in runs],
-                          evidence=f"`{cur.brief.split(' -> ')[0]}` failed the same way on each of its last {len(runs)} runs "
-                                   f"({cur.etpl or cur.err}) while the code around it kept changing")
+            edits = [f for f in w if runs[0].i < f.i < cur.i and f.kind == "write" and not f.failed]
+            meanwhile = f" while {len(edits)} edit(s) between them changed files" if edits else " with no file changed between them"
+            return Signal(kind="repeated_error", turns=[f.i for f in runs], failure_class=cur.fclass,
+                          evidence=f"`{cur.action}` failed the same way on each of its last {len(runs)} runs "
+                                   f"({cur.etext}){meanwhile}")
         if cur.novel:
             return None
         recent = w[-self.t.error_window:]
         # A success of the same kind of action (an accepted edit, a passing run) means things moved.
-        ok = [k for k, f in enumerate(recent) if f.kind == cur.kind and not f.failed]
+        ok = [k for k, f in enumerate(recent) if (f.kind == cur.kind and not f.failed) or f.prog in ("fewer failures", "higher score")]
         recent = recent[ok[-1] + 1:] if ok else recent
-        same = [f for f in recent if same_error(f)]
+        same = since_progress([f for f in recent if same_error(f)])[0]
         # When nothing at all succeeded since the error first came back, one repeat less may be enough.
         since = [f for f in recent if f.i >= same[0].i] if same else []
         relaxed = self.t.error_relax and since and all(f.failed for f in since)
         if len(same) < (self.t.error_repeats - 1 if relaxed else self.t.error_repeats):
             return None
         actions = len({f.sig for f in same})
-        what = f"the same failure class ({cur.fclass})" if cur.fclass and len({f.err for f in same}) > 1 else f"the same error ({cur.err})"
-        return Signal(kind="repeated_error", turns=[f.i for f in same],
+        if cur.fclass and len({f.err for f in same}) > 1:
+            what = f"the same failure class ({cur.fclass})"
+        else:
+            what = f"the same error ({cur.etext})"
+        return Signal(kind="repeated_error", turns=[f.i for f in same], failure_class=cur.fclass,
                       evidence=f"{what} {len(same)} times through {actions} different action(s)")
 
     def file_oscillation(self, w: list[TurnFacts]) -> Optional[Signal]:
@@ -306,7 +197,7 @@ class SpiralDetector:
             last, prev = w[-period:], w[-2 * period:-period]
             if len({f.asig for f in last}) < 2:
                 continue
-            if all(a.asig == b.asig for a, b in zip(prev, last)) and not any(f.novel and f.kind != "write" for f in last):
+            if all(a.asig == b.asig for a, b in zip(prev, last)) and not any((f.novel and f.kind != "write") or f.prog is not None for f in last):
                 cycle = " -> ".join(f.tool for f in last)
                 return Signal(kind="alternation", turns=[f.i for f in prev + last],
                               evidence=f"a {period}-step cycle ({cycle}) repeated without new information")

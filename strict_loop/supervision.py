@@ -69,7 +69,7 @@ class TaskSupervision:
                 except ValueError:
                     continue
             elif ev.get("kind") == "spiral.resumed":
-                mon.paused, mon.level, mon.firings_at_level = False, 0, 0
+                mon.paused, mon.paused_at, mon.level, mon.firings_at_level = False, None, 0, 0
                 for kind in data.get("muted", []):
                     mon.muted_until[str(kind)] = mon.turns + settings.cooldown_turns
                 mon.notice = str(data["notice"]) if data.get("notice") else None
@@ -85,15 +85,16 @@ class TaskSupervision:
     def paused(self) -> bool:
         return self.store.paths.monitor.exists() and self.load().paused
 
-    def view(self, mon: Optional[MonitorState] = None) -> Supervisor:
-        """What rides on the agent's tool results (recent whispers, the pause order, a person's notice); read-only."""
+    def view(self, mon: Optional[MonitorState] = None, diagnosed: bool = False) -> Supervisor:
+        """What rides on the agent's tool results (recent whispers, the pause order, a person's notice); read-only.
+        ``diagnosed``: for a result that carries the diagnosis itself (``monitor.supervisor_view``)."""
         if mon is None:
             if not self.store.paths.monitor.exists():
                 return Supervisor()
             mon = self.load()
         if not (mon.paused or mon.whispers or mon.notice):
             return Supervisor()
-        return monitor.supervisor_view(mon, self.settings(), monitor.resume_command(self.root, self.store.task_id))
+        return monitor.supervisor_view(mon, self.settings(), monitor.resume_command(self.root, self.store.task_id), diagnosed)
 
     def deliver(self) -> Supervisor:
         """The supervisor for the result of an operation (caller holds the lock): like ``view``, but a pending notice
@@ -203,7 +204,7 @@ class TaskSupervision:
                 result.detail = f"resumed; {', '.join(kinds) or 'no signal'} muted for {cooldown} turns"
         if mon.whispers and mon.whispers[-1].adopted is None:
             mon.whispers[-1].adopted = False
-        mon.paused, mon.level, mon.firings_at_level = False, 0, 0
+        mon.paused, mon.paused_at, mon.level, mon.firings_at_level = False, None, 0, 0
         mon.notice = None if req.action == "hand-back" else _notice(req)
         self.save(mon, sync=True)
         self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",

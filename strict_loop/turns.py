@@ -10,10 +10,9 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .clipping import MAX_THOUGHT_TEXT, MAX_TURN_TEXT, clip, clip_turn_data  # noqa: F401  (re-exported)
 from .errors import LoopError
 from .fields import parse_json
-
-MAX_TURN_TEXT = 16000
 
 
 class Turn(BaseModel):
@@ -33,16 +32,7 @@ class Turn(BaseModel):
 
     def model_post_init(self, context: Any, /) -> None:
         self.output = clip(self.output)
-        self.thought = clip(self.thought, 4000)
-
-
-def clip(text: str, cap: int = MAX_TURN_TEXT) -> str:
-    """Keep the head and the tail of long text: errors live at the end, commands at the start."""
-    if len(text) <= cap:
-        return text
-    head = cap // 4
-    return text[:head] + "\n...[clipped]...\n" + text[-(cap - head - 20):]
-
+        self.thought = clip(self.thought, MAX_THOUGHT_TEXT)
 
 
 def one_line(text: str, cap: int, tail: int = 0) -> str:

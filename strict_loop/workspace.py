@@ -268,7 +268,7 @@ class Workspace:
             return monitor.replay(req.turns, settings)[0]
         sup = TaskSupervision(self._read_store(req.task_id), self.root)
         mon = sup.load()
-        return monitor.verdict(mon).model_copy(update={"supervisor": sup.view(mon)})
+        return monitor.verdict(mon).model_copy(update={"supervisor": sup.view(mon, diagnosed=True)})
 
     @boundary("resume")
     def resume(self, request: ResumeInput | None = None, /, **params: Any) -> ResumeResult:

@@ -133,7 +133,7 @@ def test_big_arguments_are_clipped_to_fit_an_event_line():
     big = "x" * 1_000_000
     args = hookmap.turn_fields(event("claude", "claude_post_tool_use", tool_name="Write",
                                      tool_input={"file_path": "src/a.py", "content": big}))["args"]
-    assert args["file_path"] == "src/a.py" and len(args["content"]) < 2100 and "characters clipped" in args["content"]
+    assert args["file_path"] == "src/a.py" and len(args["content"]) < 2100 and "[clipped 998048 characters]" in args["content"]
     many = {f"k{i}": "y" * 1500 for i in range(100)}
     clipped = hookmap.bounded_args(many)
     assert list(clipped) == ["clipped"] and len(clipped["clipped"]) < hookmap.MAX_ARGS_CHARS + 100

@@ -1,0 +1,266 @@
+"""Per-turn facts for the spiral detector, and what counts as progress.
+
+``facts()`` turns a raw :class:`Turn` into small comparable facts (digests, error
+fingerprint, touched paths) and decides whether the turn moved the work forward
+(``prog``): a repeated call whose output changed in substance (not only in
+timestamps, ages, ids or counters), fewer failing tests than ever in the window,
+a higher verifier score than ever, new file content, new lines paged in. The
+detector's repetition signals count only what came after the last such turn, so
+healthy repetition (polling, paging, a test-driven loop) stays quiet.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, Field
+
+from . import fingerprint as fp
+from .turns import Turn
+
+Kind = Literal["write", "read", "search", "run", "message", "invalid", "other"]
+Progress = Literal["new output", "fewer failures", "higher score", "new file content", "new lines paged in"]
+
+
+class TurnFacts(BaseModel):
+    """What the detector remembers of one turn (small, so the window stays cheap to store)."""
+
+    i: int
+    tool: str
+    kind: Kind
+    sig: str = Field(..., description="digest of tool + exact arguments")
+    asig: str = Field(..., description="digest of tool + loosely normalized arguments (a write's text is kept exact)")
+    step: str = Field("", description="digest of the step retried: tool + command word, or tool + the file it targets")
+    out: str = Field(..., description="digest of the strictly normalized output")
+    lines: list[str] = Field(default_factory=list, description="digests of output lines (last 80)")
+    novel: bool = True
+    prog: Optional[Progress] = Field(None, description="how this turn moved the work forward, if it did")
+    empty: bool = False
+    failed: bool = False
+    err: Optional[str] = None
+    etpl: Optional[str] = Field(None, description="the error fingerprint with quoted parts masked")
+    etext: Optional[str] = Field(None, description="the error line as a person reads it (noise and placeholders out)")
+    fclass: Optional[str] = Field(None, description="a specific failure class (e.g. circular dependency), if recognized")
+    paths: list[str] = Field(default_factory=list)
+    fstate: dict[str, str] = Field(default_factory=dict, description="path -> content digest after the turn")
+    talk: bool = False
+    score: Optional[float] = None
+    fails: Optional[int] = Field(None, description="failing-test count read from the output, if any")
+    brief: str = ""
+
+    @property
+    def action(self) -> str:
+        """The action part of ``brief`` (without its outcome)."""
+        return self.brief.split(" -> ")[0]
+
+
+WRITE_TOOLS = {"edit", "create", "write", "write_file", "apply_patch", "multiedit", "replace", "insert", "patch", "notebookedit"}
+READ_TOOLS = {"open", "goto", "scroll_down", "scroll_up", "read", "view", "read_file", "cat"}
+SEARCH_TOOLS = {"find_file", "search_dir", "search_file", "grep", "glob", "find", "ls", "search"}
+EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
+READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "wc", "sed", "awk", "git", "diff", "stat", "file", "echo", "pwd"}
+SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
+PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
+FAILS = re.compile(r"(\d+) (?:failed|failing|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I)
+PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
+SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
+GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
+_CHAIN = re.compile(r"&&|\|\||;")
+_LINE_RANGE = re.compile(r"\b\d+:\d+\b")
+NOVEL_LINES = 3
+"""How many never-seen output lines make a turn carry new information (all of them, for a shorter output)."""
+SELF_TALK = re.compile(
+    r"\b(?:i broke|broke (?:it|the \w+|something)|(?:messed|screwed) (?:it |this |things )?up|(?:let me|let's|i(?:'ll| will| need to)) (?:restore|revert|undo)|"
+    r"same (?:mistake|error|issue|problem) (?:again|as before)|(?:isn't|is not|still not|not) working|stuck in a loop|going in circles|"
+    r"running out of ideas|this is (?:insane|hopeless)|still (?:fail\w*|broken|the same (?:error|output|result)))",
+    re.I,
+)
+
+
+def _words(command: str) -> list[str]:
+    try:
+        words = shlex.split(command.strip().splitlines()[0])
+    except (ValueError, IndexError):
+        words = command.split()
+    return [w for w in words if not ("=" in w and not w.startswith("-"))] if words else []  # VAR=value prefixes out
+
+
+def command_word(command: str) -> str:
+    words = _words(command)
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+SUBCOMMANDS = frozenset({"docker", "podman", "git", "npm", "yarn", "pnpm", "cargo", "go", "kubectl", "pip", "pip3", "uv", "poetry",
+                         "conda", "apt", "apt-get", "brew", "helm", "terraform", "gh", "dotnet", "bazel", "nix"})
+INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
+
+
+def step_words(command: str) -> str:
+    """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
+    `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
+    words = _words(_CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1])  # `cd dir && make x`: make
+    if not words:
+        return ""
+    head = words[0].rsplit("/", 1)[-1]
+    rest = words[1:]
+    if head in SUBCOMMANDS and rest and not rest[0].startswith("-"):
+        return f"{head} {rest[0]}"
+    if head in INTERPRETERS or head.startswith("python"):
+        if len(rest) >= 2 and rest[0] == "-m":
+            return f"{head} -m {rest[1]}"
+        if rest and not rest[0].startswith("-"):
+            return f"{head} {rest[0]}"
+    return head
+
+
+def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
+    name = tool.lower()
+    command = args.get("command") if isinstance(args.get("command"), str) else ""
+    if name == "message":
+        return "message"
+    if name in ("invalid_format", "format_error"):
+        return "invalid"
+    if name in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"):
+        return "write" if command in EDITOR_WRITE_COMMANDS else "read"
+    if name in WRITE_TOOLS:
+        return "write"
+    if name in READ_TOOLS:
+        return "read"
+    if name in SEARCH_TOOLS:
+        return "search"
+    if command:
+        word = command_word(command)
+        if word in SEARCH_COMMANDS:
+            return "search"
+        if word in READ_COMMANDS:
+            return "read"
+        return "run"
+    return "other"
+
+
+def turn_paths(turn: Turn) -> list[str]:
+    if turn.paths is not None:
+        return [p for p in turn.paths if isinstance(p, str)][:20]
+    out = [turn.args[k] for k in PATH_KEYS if isinstance(turn.args.get(k), str)]
+    command = turn.args.get("command")
+    if not out and isinstance(command, str) and turn.tool.lower() in ("open", "create"):
+        parts = command.split()
+        if len(parts) >= 2:
+            out.append(parts[1].strip("\"'"))
+    return out[:20]
+
+
+def _brief(turn: Turn, kind: Kind, failed: bool) -> str:
+    args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
+    args = " ".join(str(args).split())
+    if turn.tool == "str_replace_editor" and turn.args.get("path"):
+        args = f"{turn.args.get('command')} {turn.args.get('path')}"
+    last = next((ln.strip() for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
+    outcome = fp.readable(fp.error_line(turn.output) or "") if failed else last
+    return f"{turn.tool} {args[:90]} -> {'FAILED: ' if failed else ''}{(outcome or '(no output)')[:90]}"
+
+
+def _failing_count(output: str) -> Optional[int]:
+    counts = [int(g) for m in FAILS.finditer(output) for g in m.groups() if g]
+    if counts:
+        return max(counts)
+    go = len(GO_FAIL.findall(output)) if "--- FAIL: " in output else 0
+    if go:
+        return go
+    return 0 if PASSED.search(output) else None
+
+
+def _score(output: str, failed: bool) -> Optional[float]:
+    """A verifier score printed by a passing command (``score: 0.82``), when the turn carries none."""
+    if failed or not any(w in output.lower() for w in ("score", "reward", "accuracy", "pass@1")):
+        return None
+    found = SCORE.findall(output)
+    return float(found[-1]) if found else None
+
+
+def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
+    """The step being retried: a command by its word, another tool by the file it targets (else by its exact call)."""
+    command = turn.args.get("command")
+    if kind == "run" and isinstance(command, str):
+        return fp.digest(f"{turn.tool}\0run\0{step_words(command)}")
+    if paths:
+        return fp.digest(f"{turn.tool}\0path\0{paths[0]}")
+    return sig
+
+
+def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]], fresh: int) -> Optional[Progress]:
+    """How ``f`` moved the work forward compared with the earlier turns of ``window``, if it did; ``fresh`` is how many
+    of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not new)."""
+    scores = [e.score for e in window if e.score is not None]
+    if f.score is not None and scores and f.score > max(scores):
+        return "higher score"
+    fails = [e.fails for e in window if e.fails is not None]
+    if f.fails is not None and fails and f.fails < fails[-1]:
+        return "fewer failures"
+    if f.kind == "write" and not f.failed:
+        for path, state in f.fstate.items():
+            if state not in {e.fstate.get(path) for e in window}:
+                return "new file content"
+    if f.kind == "read" and f.novel:
+        return "new lines paged in"
+    earlier = outputs.get(f.sig)
+    if earlier and f.out not in earlier and fresh >= _needed(f, window):
+        return "new output"
+    return None
+
+
+def _needed(f: TurnFacts, window: list[TurnFacts]) -> int:
+    """New lines a repeated call's output needs to count as news: one, unless the agent itself wrote files since the
+    previous call (then the change may be its own doing, e.g. a search finding what it just inserted: a real page of news)."""
+    for e in reversed(window):
+        if e.sig == f.sig:
+            return 1
+        if e.kind == "write" and not e.failed:
+            return NOVEL_LINES
+    return 1
+
+
+def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
+    """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
+    kind = classify_tool(turn.tool, turn.args)
+    failed = bool(turn.error) or (turn.exit_code not in (None, 0)) or kind == "invalid"
+    ambient = frozenset(d for f in window if not f.failed for d in f.lines)
+    line = fp.error_line(turn.output, ambient) if failed else None
+    err = fp.error_fingerprint(turn.output, ambient) if failed else None
+    if kind == "invalid":  # the harness rejected the action: its message is the error
+        line = next((ln for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
+        err = f"rejected by the harness: {fp.loose(line)[:160]}"
+    fclass = fp.classify([turn.output]) if failed else None
+    canonical = fp.canonical_args(turn.args)
+    # A write's output echoes the file it changed: compare it loosely (line numbers move).
+    if kind == "write":
+        loose_text, lines = fp.loose_with_lines(turn.output)
+        out_digest = fp.digest(loose_text)
+        # Two edits are equivalent only if they write the same text (wherever in the file).
+        asig = fp.digest(turn.tool + "\0" + _LINE_RANGE.sub("<range>", " ".join(canonical.split())))
+    else:
+        strict_text, lines = fp.strict_with_lines(turn.output)
+        out_digest = fp.digest(strict_text)
+        asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
+    seen = {d for f in window for d in f.lines}
+    new = [d for d in lines if d not in seen]
+    paths = turn_paths(turn)
+    sig = fp.digest(turn.tool + "\0" + canonical)
+    f = TurnFacts(
+        i=index, tool=turn.tool, kind=kind, sig=sig, asig=asig, step=_step(turn, kind, paths, sig),
+        out=out_digest, lines=lines[-80:],
+        novel=bool(new) and len(new) >= min(NOVEL_LINES, len(lines)),
+        empty=not turn.output.strip(), failed=failed, err=err, etpl=fp.error_template(err),
+        etext=(fp.readable(line) or None) if line else ("failed with no output" if failed else None),
+        fclass=fclass.name if fclass and fclass.name in fp.SPECIFIC_CLASSES else None,
+        paths=paths, fstate=fstate or {}, talk=bool(SELF_TALK.search(turn.thought)),
+        score=turn.score if turn.score is not None else _score(turn.output, failed), fails=_failing_count(turn.output),
+        brief=_brief(turn, kind, failed),
+    )
+    outputs: dict[str, set[str]] = {}
+    for e in window:
+        outputs.setdefault(e.sig, set()).add(e.out)
+    f.prog = progress(f, window, outputs, len(new))
+    return f

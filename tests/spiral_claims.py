@@ -1,0 +1,104 @@
+"""Checking a diagnosis against the turns it describes: every claim the monitor makes is parsed and verified."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from strict_loop import fingerprint as fp
+from strict_loop.monitor import SpiralVerdict, replay
+from strict_loop.spiral import TurnFacts, facts
+from strict_loop.turns import Turn
+
+PLACEHOLDER = re.compile(r"<(?:q|n|hex|ts|time|addr|uuid|tmp|dur|size|pod|range)>")
+DOUBLED = re.compile(r"\b(\w+(?:Error|Exception)): \1:")
+
+
+def play(turns: list[dict]):
+    """``monitor.replay`` of turns given as dicts: the verdict and every ladder step."""
+    return replay([Turn.model_validate(t) for t in turns])
+
+
+def window_of(turns: list[dict]) -> list[TurnFacts]:
+    window: list[TurnFacts] = []
+    for i, t in enumerate(turns):
+        window.append(facts(Turn.model_validate(t), i, window))
+    return window
+
+
+def texts_of(v: SpiralVerdict) -> list[str]:
+    return [v.diagnosis, v.recommended_action, v.whisper or "", *(s.evidence for s in v.signals), *(m.text for m in v.supervisor.messages)]
+
+
+def said_in(error: str, output: str) -> bool:
+    """Whether ``error`` is what ``output`` says, as a person reads its lines (``fingerprint.readable``: timestamps out,
+    pytest's DID NOT RAISE said plainly, a doubled type prefix once)."""
+    return any(error in fp.readable(line, 10_000) for line in output.splitlines())
+
+
+def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
+    """The claims of one signal's evidence, checked against the turns that signal names."""
+    checked = []
+    if m := re.search(r"the identical call was made (\d+) times", evidence):
+        assert int(m.group(1)) == len(involved) and len({f.sig for f in involved}) == 1
+        checked.append("identical")
+    if m := re.search(r"failed the same way on each of its last (\d+) runs", evidence):
+        assert int(m.group(1)) == len(involved) and all(f.failed for f in involved) and len({f.sig for f in involved}) == 1
+        checked.append("same way")
+    span = [f for f in window if involved[0].i < f.i < involved[-1].i and f.kind == "write" and not f.failed]
+    if "with no file changed between them" in evidence:
+        assert not span
+        checked.append("no change")
+    if m := re.search(r"while (\d+) edit\(s\) between them changed files", evidence):
+        assert int(m.group(1)) == len(span) > 0
+        checked.append("changed")
+    if m := re.search(r"the same error \((.*)\) (\d+) times through (\d+) different action", evidence):
+        assert int(m.group(2)) == len(involved) and int(m.group(3)) == len({f.sig for f in involved})
+        assert all(said_in(m.group(1), turns[f.i]["output"]) for f in involved)
+        checked.append("same error")
+    if m := re.search(r"its errors came back in a cycle \((.*?)\): (.*)$", evidence):
+        errors = m.group(2).split(" -> ")
+        assert errors[0] == errors[-1] and len(set(errors)) >= 2
+        failing = [turns[f.i]["output"] for f in involved if f.failed][-len(errors):]
+        assert all(said_in(e, out) for e, out in zip(errors, failing)), (errors, failing)
+        checked.append("cycle")
+    return checked
+
+
+def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
+    """Every claim of ``v`` checked against ``turns``; returns the claims it found (so a test can see they were checked)."""
+    window = window_of(turns)
+    by_i = {f.i: f for f in window}
+    checked = []
+    for text in texts_of(v):
+        assert not PLACEHOLDER.search(text), f"a normalization placeholder shown: {text}"
+        assert not DOUBLED.search(text), f"a doubled prefix: {text}"
+        assert "kept changing" not in text
+    if not v.signals:
+        return checked
+    d = v.diagnosis
+    main = v.signals[0]
+    assert d.startswith(f"Stuck: {main.evidence}.")
+    for s in v.signals:
+        checked += check_evidence(s.evidence, [by_i[i] for i in s.turns], window, turns)
+    involved = [by_i[i] for i in main.turns]
+    if m := re.search(r"varied its action (\d+) ways: (.*?)\.(?: [A-Z]|$)", d):
+        listed = re.findall(r"`([^`]*)`", m.group(2))
+        actions = list(dict.fromkeys(f.action for f in involved))
+        assert int(m.group(1)) == len(listed) == len(actions) and listed == actions, (m.group(0), actions)
+        checked.append("varied")
+    if m := re.search(r"tried (\d+) different actions in (\d+) turns \(tools: (.*?)\)", d):
+        counts = {t: int(n) for t, n in re.findall(r"(\S+) x(\d+)", m.group(3))}
+        assert int(m.group(1)) == len({f.action for f in involved}) and int(m.group(2)) == len(involved) == sum(counts.values())
+        assert counts == dict(Counter(f.tool for f in involved))
+        checked.append("tried")
+    if m := re.search(r"the agent repeated the identical action \((.*?)\)\.", d):
+        assert len({f.sig for f in involved}) == 1 and involved[-1].action == m.group(1)
+        checked.append("repeated")
+    if m := re.search(r"Recurring error: (.*?)\.(?: [A-Z]|$)", d):
+        assert sum(said_in(m.group(1), t.get("output", "")) for t in turns) >= 2
+        checked.append("recurring")
+    if m := re.search(r"Already suggested (\d+) time\(s\) \(turns ([\d, ]+)\)", d):
+        assert len(m.group(2).split(", ")) == int(m.group(1))
+        checked.append("suggested")
+    return checked
