@@ -64,7 +64,7 @@ class Alert(BaseModel):
     diagnosis: str
     recent: list[str]
     recommended_action: str
-    delivery: dict[str, str] = Field(default_factory=dict, description="channel -> outcome (the webhook URL is never recorded)")
+    delivery: dict[str, str] = Field(default_factory=dict, description="channel -> outcome (no channel URL is ever recorded)")
 
 
 class MonitorState(BaseModel):

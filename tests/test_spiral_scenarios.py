@@ -8,7 +8,6 @@ import random
 import pytest
 
 from spiral_claims import check_claims, play, window_of
-from strict_loop.monitor import replay
 
 NOISE = [
     {"tool": "bash", "args": {"command": "ls"}, "output": "README.md\nsrc\ntests\n"},
