@@ -23,8 +23,7 @@ EXIT_PAUSED = 5
 """The progress monitor paused the task (as detect_spiral's paused)."""
 EXIT_FAILURES = 6
 """Too many consecutive failed invocations."""
-EXIT_SIGINT = 130
-EXIT_SIGTERM = 143
+# SIGINT and SIGTERM end a run with 130 and 143: see stopsignals.SIGNAL_EXIT.
 
 Action = Literal["continue", "stop", "pause", "fail", "limit"]
 

@@ -137,7 +137,7 @@ def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
         return CheckResult(kind="command", target=command, passed=False, detail=secrets.mask(f"could not start: {exc}", env))
     finally:
         if proc is not None:
-            _drain(proc, tail)
+            drain(proc, tail.add)
     code = proc.returncode
     duration = time.monotonic() - started
     text = secrets.mask(bytes(tail.buf).decode("utf-8", errors="replace"), env)
@@ -220,12 +220,12 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def _drain(proc: subprocess.Popen, tail: _Tail) -> None:
-    """Keep what the ended group left in the pipe. A process that left the group (setsid) may
+def drain(proc: subprocess.Popen, sink: Callable[[bytes], None], grace_s: float = _DRAIN_GRACE_S) -> None:
+    """Give ``sink`` what the ended group left in the pipe. A process that left the group (setsid) may
     hold the pipe open: give up after a grace period; closing our end stops its writes."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    deadline = time.monotonic() + _DRAIN_GRACE_S
+    deadline = time.monotonic() + grace_s
     try:
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
@@ -233,7 +233,7 @@ def _drain(proc: subprocess.Popen, tail: _Tail) -> None:
                 data = os.read(fd, _CHUNK)
                 if not data:
                     break
-                tail.add(data)
+                sink(data)
     except OSError:
         pass
     finally:

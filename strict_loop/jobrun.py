@@ -166,7 +166,7 @@ def run_job(argv: list[str], root: Path, env: dict[str, str], log_path: Path, s:
                             "give a program on PATH or a path to an executable after --") from None
         finally:
             if proc is not None:
-                _drain(proc, log)
+                commandrun.drain(proc, log.feed)
         if mfile is not None:
             log.progress = mfile.read(log.progress, s)
     finally:
@@ -218,22 +218,3 @@ def _reason(log: _Log, mfile: Optional[_MetricsFile], s: WatchSettings, deadline
     elif reason is None and deadline is not None and time.monotonic() >= deadline:
         reason = "timeout"
     return reason
-
-
-def _drain(proc: subprocess.Popen, log: _Log) -> None:
-    """What the ended group left in the pipe (bounded: a process that left the group may hold it open)."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    end = time.monotonic() + 1.0
-    try:
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while (left := end - time.monotonic()) > 0 and sel.select(left):
-                data = os.read(fd, _CHUNK)
-                if not data:
-                    break
-                log.feed(data)
-    except OSError:
-        pass
-    finally:
-        proc.stdout.close()

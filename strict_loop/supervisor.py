@@ -13,16 +13,14 @@ import json
 import os
 import re
 import shutil
-import signal
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Mapping, Optional, Sequence
 
 from . import outbox
-from .budgets import EXIT_BAD_INPUT, EXIT_PAUSED, EXIT_SIGINT, EXIT_SIGTERM, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
+from .budgets import EXIT_BAD_INPUT, EXIT_PAUSED, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
 from .errors import LoopError, validate_input
 from .fsio import atomic_write
 from .harness_run import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
@@ -30,13 +28,13 @@ from .heartbeat import Heartbeat
 from .recording import record_turn, record_turns
 from .store import TaskStore
 from .streams import Outcome, ToolCall, adapter_for
+from .stopsignals import StopSignals
 from .superlock import SeenIds, SessionFile, SupervisorLock
 from .supervise_prompt import build_prompt
 from .supervision import TaskSupervision
 from .timefmt import now_iso
 from .workspace import Workspace
 
-SIGNAL_EXIT = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
 BATCH, BATCH_WAIT_S = 10, 0.2
@@ -87,8 +85,7 @@ class Supervisor:
         self.sessions = SessionFile(self.folder, harness, self.task_id)
         self.tally = Tally()
         self.launched = 0
-        self._signal: Optional[int] = None
-        self._wake = threading.Event()
+        self.signals = StopSignals()
         self._heart: Optional[Heartbeat] = None
         self._invocation = 0
         self._rounds_checked = self._paused_checked = 0.0
@@ -106,7 +103,7 @@ class Supervisor:
             raise LoopError("supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd")
         stale = self.lock.acquire(self.harness, self._session())
         outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
-        old = self._install_signals()
+        self.signals.install()
         try:
             self._event("supervisor.started", f"supervisor started ({self.harness})",
                         {"harness": self.harness, "pid": os.getpid(), "session_id": self._session(), "took_over": stale,
@@ -117,19 +114,19 @@ class Supervisor:
         finally:
             if self._heart is not None:
                 self._heart.close()
-            self._restore_signals(old)
+            self.signals.restore()
             self.lock.release()
 
     def _loop(self) -> SupervisorResult:
         while True:
-            if self._signal is not None:
+            if self.signals.signum is not None:
                 return self._interrupted()
             if self._paused():  # a paused task launches nothing: only a person's resume answers a pause
                 return self._end(Decision(action="pause", reason="the progress monitor paused the task; a person resumes it",
                                           sleep_s=0.0, exit_code=EXIT_PAUSED))
             self._invocation = self._next_invocation()
             outcome = self._invoke(self._invocation)
-            if self._signal is not None:
+            if self.signals.signum is not None:
                 return self._interrupted()
             should_stop, stop_reason = self._check_stop()
             if should_stop is None:
@@ -272,9 +269,7 @@ class Supervisor:
                               resume=resume_command(self.root, self.task_id), event=None)
 
     def _interrupted(self) -> SupervisorResult:
-        sig = self._signal or signal.SIGINT
-        code = SIGNAL_EXIT.get(signal.Signals(sig), 128 + int(sig))
-        name = signal.Signals(sig).name
+        code, name = self.signals.exit_code(), self.signals.name()
         self._event("supervisor.interrupted", f"supervisor interrupted by {name} during invocation {self._invocation}",
                     {"signal": name, "invocation": self._invocation, "exit_code": code})
         print(f"[supervisor] {self.task_id}: interrupted by {name}; run the same command to continue", file=self.stderr, flush=True)
@@ -308,7 +303,7 @@ class Supervisor:
 
     def _tick(self) -> Optional[str]:
         """Called while a child runs: a heartbeat when due; a reason to stop the child when a signal arrived."""
-        if self._signal is not None:
+        if self.signals.signum is not None:
             return "interrupted"
         if self._pending and time.monotonic() - self._pending_since >= BATCH_WAIT_S and self._flush():
             return "paused"
@@ -330,27 +325,7 @@ class Supervisor:
 
     def _sleep(self, seconds: float) -> None:
         """Back off, beating and waking at once on a signal."""
-        end = time.monotonic() + seconds
-        while self._signal is None and (left := end - time.monotonic()) > 0:
-            self._wake.wait(min(left, 0.5))
-            self._heart_beat()
-
-    def _install_signals(self) -> dict[int, Any]:
-        if threading.current_thread() is not threading.main_thread():
-            return {}  # only the main thread may set handlers; the caller's own handling stays in force
-        old = {}
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, self._on_signal)
-        return old
-
-    def _on_signal(self, signum: int, _frame: Any) -> None:
-        self._signal = signum
-        self._wake.set()
-
-    @staticmethod
-    def _restore_signals(old: dict[int, Any]) -> None:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
+        self.signals.sleep(seconds, self._heart_beat)
 
 
 def _settings(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSettings:

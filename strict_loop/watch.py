@@ -13,10 +13,8 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
 import stat
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +29,7 @@ from .metrics import Progress
 from .recording import record_turn
 from .remedies import Decision, RemedyState, WatchSettings, decide, substitute
 from .spiral import Signal
+from .stopsignals import StopSignals
 from .supervision import TaskSupervision
 from .timefmt import now_iso
 from .workspace import Workspace
@@ -41,9 +40,6 @@ EXIT_LIMIT = 3
 """--max-runs or --timeout reached while the job still fails (or runs)."""
 EXIT_ESCALATED = 5
 """The task was paused and a person alerted: an unknown failure, no remedy left, or the spiral detector."""
-EXIT_SIGINT = 130
-EXIT_SIGTERM = 143
-_SIGNAL_EXIT = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
 
 
 @dataclass
@@ -94,8 +90,7 @@ class Watch:
         self.env = dict(os.environ if env is None else env)
         self.stream = stream if stream is not None else sys.stderr
         self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
-        self._signal: Optional[int] = None
-        self._wake = threading.Event()
+        self.signals = StopSignals()
         self._heart: Optional[_Beat] = None
         self._run = 0
 
@@ -111,14 +106,14 @@ class Watch:
         if self.store.load().status == "completed":  # its remedies could not be recorded as rounds
             raise LoopError("watch.task_id", f"task '{self.store.task_id}' is completed",
                             "watch the job for a running task (init_state a new one)")
-        old = self._install_signals()
+        self.signals.install()
         self._heart = _Beat(self, self.stream)
         try:
             self._event("watch.started", f"watching: {self.command[:300]}", {"command": self.command, "settings": self.settings.model_dump()})
             result = self._loop()
         finally:
             self._heart.close()
-            self._restore_signals(old)
+            self.signals.restore()
         self._event("watch.finished", f"watch {result.outcome} after {result.runs} run(s): {result.reason[:300]}",
                     {"outcome": result.outcome, "exit_code": result.exit_code, "runs": result.runs, "failures": result.failures,
                      "remedies": result.remedies})
@@ -151,7 +146,7 @@ class Watch:
             if result.runs >= s.max_runs:
                 return self._end(result, EXIT_LIMIT, "limit", f"--max-runs {s.max_runs} reached; last failure: {failure.summary()}")
             problem = self._apply(decision)
-            if self._signal is not None:
+            if self.signals.signum is not None:
                 return self._interrupted(result)
             if problem:
                 return self._escalate(result, failure, problem)
@@ -174,7 +169,7 @@ class Watch:
 
     def _tick(self, progress: Progress) -> Optional[str]:
         """While the job runs: keep its progress for the heartbeat, beat when due; 'signal' once we got one."""
-        if self._signal is not None:
+        if self.signals.signum is not None:
             return "signal"
         if self.first_step is None and progress.step is not None:
             self.first_step = progress.step
@@ -239,9 +234,7 @@ class Watch:
         return result
 
     def _interrupted(self, result: WatchResult) -> WatchResult:
-        sig = self._signal or signal.SIGINT
-        return self._end(result, _SIGNAL_EXIT.get(signal.Signals(sig), 128 + int(sig)), "interrupted",
-                         f"{signal.Signals(sig).name}: the job's process group was killed")
+        return self._end(result, self.signals.exit_code(), "interrupted", f"{self.signals.name()}: the job's process group was killed")
 
     # ------------------------------------------------------------------ remedies' I/O
 
@@ -249,9 +242,7 @@ class Watch:
         """Do what the remedy needs outside the job's variables (wait, empty the cache); a problem escalates."""
         print(f"[watch] remedy {decision.remedy}: {decision.reason}", file=self.stream, flush=True)
         if decision.remedy == "wait-retry":
-            end = time.monotonic() + decision.wait_s
-            while self._signal is None and (left := end - time.monotonic()) > 0:
-                self._wake.wait(min(left, 0.5))
+            self.signals.sleep(decision.wait_s)
         if decision.remedy == "clear-cache":
             assert self.settings.cache_dir is not None
             folder = self._own_dir(self.settings.cache_dir)
@@ -287,19 +278,3 @@ class Watch:
             if not entry.is_symlink() and (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)):
                 found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
         return f"{rel.rstrip('/')}/{max(found)[1]}" if found else None
-
-    # ------------------------------------------------------------------ signals
-
-    def _install_signals(self) -> dict[int, Any]:
-        if threading.current_thread() is not threading.main_thread():
-            return {}
-        return {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-    def _on_signal(self, signum: int, _frame: Any) -> None:
-        self._signal = signum
-        self._wake.set()
-
-    @staticmethod
-    def _restore_signals(old: dict[int, Any]) -> None:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
