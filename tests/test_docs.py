@@ -90,11 +90,11 @@ def test_doc_commands_run(path, tmp_path, request):
         assert proc.returncode == 0, f"{path.name} bash block {number} failed:\n{block}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
 
 
-@pytest.mark.slow  # starts the genuine console script four times
+@pytest.mark.slow  # starts the genuine console script three times
 def test_the_served_cli_answers_as_the_console_script(served_cli, tmp_path):
     """Output, exit codes, the working directory and stdin reach the served ``strict-loop`` as they reach the installed one."""
     call = '{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}'
-    script = ("strict-loop --version; rc=0; strict-loop check_stop --exit-status || rc=$?; echo \"rc=$rc\"\n"
+    script = ("rc=0; strict-loop check_stop --exit-status || rc=$?; echo \"rc=$rc\"\n"
               "strict-loop init_state --task-id t --goal g --global-stop-condition c\n"
               f"printf '%s' '{call}' | strict-loop hook claude --workspace .\n"
               "grep -c tool_call .agent-loop/tasks/t/events.jsonl\n")
