@@ -95,7 +95,7 @@ def serve(sock_path: str) -> None:
             _report_ended(waiting)
         if listener in readable:
             conn, _ = listener.accept()
-            pid = _start(conn, (listener, wake_r, wake_w))
+            pid = _start(conn, (listener, wake_r, wake_w, *waiting.values()))
             if pid is not None:
                 waiting[pid] = conn
             _report_ended(waiting)  # a SIGCHLD that came while forking
@@ -114,7 +114,11 @@ def _report_ended(waiting: dict[int, socket.socket]) -> None:
 
 
 def _start(conn: socket.socket, server_sockets: tuple) -> "int | None":
-    """Read one call and fork its child; the child never returns from here."""
+    """Read one call and fork its child; the child never returns from here.
+
+    The child closes the server's sockets, the other clients' among them: a client reads its status to the end,
+    which would not come while another call's child (``strict-loop a | strict-loop b``) held its connection.
+    """
     try:
         data, fds, _, _ = socket.recv_fds(conn, 65536, len(STDIO))
         chunks = [data]

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from importlib.metadata import version
 from typing import Iterator
 
 import pytest
@@ -90,6 +91,14 @@ def test_doc_commands_run(path, tmp_path, request):
         assert proc.returncode == 0, f"{path.name} bash block {number} failed:\n{block}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
 
 
+def _bash(script: str, cwd: Path, *bins: Path) -> tuple[int, str, str]:
+    """Run ``script`` with ``bins`` first on PATH; the exit status and the output, ``cwd`` written as WS."""
+    env = dict(os.environ, STRICT_LOOP_HOOKD="off", PATH=os.pathsep.join([*map(str, bins), os.environ.get("PATH", "")]))
+    env.pop("STRICT_LOOP_DEBUG", None)
+    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    return proc.returncode, proc.stdout.replace(str(cwd), "WS"), proc.stderr.replace(str(cwd), "WS")
+
+
 @pytest.mark.slow  # starts the genuine console script three times
 def test_the_served_cli_answers_as_the_console_script(served_cli, tmp_path):
     """Output, exit codes, the working directory and stdin reach the served ``strict-loop`` as they reach the installed one."""
@@ -98,14 +107,12 @@ def test_the_served_cli_answers_as_the_console_script(served_cli, tmp_path):
               "strict-loop init_state --task-id t --goal g --global-stop-condition c\n"
               f"printf '%s' '{call}' | strict-loop hook claude --workspace .\n"
               "grep -c tool_call .agent-loop/tasks/t/events.jsonl\n")
-    runs = []
-    for name, bins in (("installed", [Path(sys.executable).parent]), ("served", [served_cli, Path(sys.executable).parent])):
+    for name in ("installed", "served"):
         (tmp_path / name).mkdir()
-        env = dict(os.environ, STRICT_LOOP_HOOKD="off", PATH=os.pathsep.join([*map(str, bins), os.environ.get("PATH", "")]))
-        env.pop("STRICT_LOOP_DEBUG", None)
-        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path / name, env=env,
-                              capture_output=True, text=True, timeout=60)
-        runs.append((proc.returncode, *(out.replace(str(tmp_path / name), "WS") for out in (proc.stdout, proc.stderr))))
-    assert runs[0] == runs[1]
-    assert runs[0][1].endswith("rc=2\ninitialized task 't' in WS/.agent-loop/tasks/t\n1\n"), runs[0]
-    assert "no loop task exists" in runs[0][2], runs[0]
+    installed = _bash(script, tmp_path / "installed", Path(sys.executable).parent)
+    assert _bash(script, tmp_path / "served", served_cli, Path(sys.executable).parent) == installed
+    assert installed[1] == "rc=2\ninitialized task 't' in WS/.agent-loop/tasks/t\n1\n", installed
+    assert "no loop task exists" in installed[2], installed
+    # Two served calls at once, one reading what the other writes: each ends when its own child does.
+    script = "strict-loop --version | tee version.txt | strict-loop hook claude --workspace .; cat version.txt"
+    assert _bash(script, tmp_path / "served", served_cli)[:2] == (0, f"strict-agent-loop {version('strict-agent-loop')}\n")
