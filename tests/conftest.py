@@ -70,8 +70,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """
     slow: dict[str, int] = {}
     for item in items:
-        slow[item.module.__name__] = slow.get(item.module.__name__, 0) + (item.get_closest_marker("slow") is not None)
-    items.sort(key=lambda item: -slow[item.module.__name__])  # stable: ties keep the collection order
+        slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: -slow[item.path])  # stable: ties keep the collection order
 
 
 @pytest.fixture
