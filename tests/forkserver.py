@@ -76,7 +76,10 @@ def warm_up() -> None:
 
 
 def serve(sock_path: str) -> None:
-    """Import the CLI, listen at ``sock_path`` and fork one child per call; report each child's status to its client."""
+    """Import the CLI, listen at ``sock_path`` and fork one child per call; report each child's status to its client.
+
+    Ends when its stdin reaches its end: the test process that holds the other end of that pipe has ended.
+    """
     warm_up()
     gc.freeze()  # children share these objects unscanned: their collections skip them
     wake_r, wake_w = socket.socketpair()
@@ -89,7 +92,9 @@ def serve(sock_path: str) -> None:
     print("ready", flush=True)
     waiting: dict[int, socket.socket] = {}  # child pid -> the connection of the client waiting for it
     while True:
-        readable, _, _ = select.select([listener, wake_r], [], [])
+        readable, _, _ = select.select([listener, wake_r, sys.stdin], [], [])
+        if sys.stdin in readable and not os.read(sys.stdin.fileno(), 1):
+            return  # whoever started the server is gone (its end of the stdin pipe closed): so is the server
         if wake_r in readable:
             wake_r.recv(4096)
             _report_ended(waiting)

@@ -64,7 +64,7 @@ def served_cli() -> Iterator[Path]:
     """A folder whose ``strict-loop`` runs each call in a child of one fork server (tests/forkserver.py)."""
     folder = Path(tempfile.mkdtemp(prefix="sl-fork-"))  # a short path: a Unix socket's must fit in 108 bytes
     sock = folder / "s"
-    server = subprocess.Popen([sys.executable, forkserver.__file__, str(sock)], stdin=subprocess.DEVNULL,
+    server = subprocess.Popen([sys.executable, forkserver.__file__, str(sock)], stdin=subprocess.PIPE,  # its lifeline
                               stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout.readline() == "ready\n", "the fork server did not start"
@@ -73,6 +73,7 @@ def served_cli() -> Iterator[Path]:
     finally:
         server.kill()
         server.wait()
+        server.stdin.close()
         server.stdout.close()
         shutil.rmtree(folder, ignore_errors=True)
 
