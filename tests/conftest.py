@@ -59,6 +59,21 @@ def pytest_configure(config: pytest.Config) -> None:
         tempfile.tempdir = None  # gettempdir() may have cached /tmp already
 
 
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the tests by the fixtures they share
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the modules with the most slow tests first, each module's tests in their own order.
+
+    xdist's worksteal gives each worker a contiguous share and lets an idle worker take the back half of
+    a busy one's: with the long tests at the front, the run ends on short ones, and no worker is left
+    alone with a long test while the other idles. Whole modules move, so module-scoped fixtures still
+    start once per worker.
+    """
+    slow: dict[str, int] = {}
+    for item in items:
+        slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: -slow[item.path])  # stable: ties keep the collection order
+
+
 @pytest.fixture
 def ws_dir(tmp_path: Path) -> Path:
     d = tmp_path / "ws"

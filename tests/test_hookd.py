@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from strict_loop import Workspace, hookclient, hookd
+from strict_loop import Workspace, hookclient, hookd, hooks
 
 from conftest import hook_daemon_pids, read_jsonl
 
@@ -46,6 +46,17 @@ def run_hook(ws: Path, name: str, daemon: bool = True, extra_env: dict | None = 
 
 def fail(ws: Path, daemon: bool = True, **kw) -> str:
     return run_hook(ws, "claude_post_tool_use_failure", daemon, tool_input={"command": "pytest -q"}, **kw)
+
+
+def answer_in_process(ws: Path, name: str, **changes) -> str:
+    """What ``strict-loop hook claude`` with the daemon off prints, in this process: hooks.main's own steps.
+
+    For the reference side of a comparison; the processes, the daemon and the off switch are tested as processes.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "STRICT_LOOP_TASK"}
+    env["STRICT_LOOP_HOOKD"] = "0"
+    out = hooks.handle("claude", payload(name, ws, **changes), env=env, cwd="/")
+    return out + "\n" if out else ""
 
 
 def start(ws: Path) -> None:
@@ -91,14 +102,14 @@ def test_with_and_without_the_daemon_the_answers_and_the_ledger_are_the_same(tmp
     alone, served = tmp_path / "alone", tmp_path / "served"
     start(alone)
     start(served)
-    outputs = {}
-    for ws, daemon in ((alone, False), (served, True)):
-        said = [fail(ws, daemon)]
-        if daemon:
-            assert status(ws)["served"] == 0  # the first call worked in-process, then started the daemon
-        said += [fail(ws, daemon) for _ in range(7)]
-        said.append(run_hook(ws, "claude_pre_tool_use", daemon))
-        outputs[ws] = [out.replace(str(ws), "W") for out in said]
+    failed = {"tool_input": {"command": "pytest -q"}}
+    said = [answer_in_process(alone, "claude_post_tool_use_failure", **failed) for _ in range(8)]
+    outputs = {alone: [*said, answer_in_process(alone, "claude_pre_tool_use")]}
+    said = [fail(served)]
+    assert status(served)["served"] == 0  # the first call worked in-process, then started the daemon
+    said += [fail(served) for _ in range(7)]
+    outputs[served] = [*said, run_hook(served, "claude_pre_tool_use")]
+    outputs = {ws: [out.replace(str(ws), "W") for out in said] for ws, said in outputs.items()}
     assert outputs[alone] == outputs[served]
     texts = [json.loads(out)["hookSpecificOutput"] if out else None for out in outputs[served]]
     assert [i for i, t in enumerate(texts[:8]) if t] == [3, 4, 5]  # two whispers, each said once, then the pause

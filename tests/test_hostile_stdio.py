@@ -67,6 +67,17 @@ def raw(ws_dir):
     server.close()
 
 
+@pytest.fixture(scope="module")
+def shared_raw(tmp_path_factory):
+    """One server for the tests whose lines leave nothing behind (each is answered and forgotten): a start costs ~1 s.
+
+    The peak-memory test has a server of its own: another test's long line would have raised the peak it starts from.
+    """
+    server = RawServer(tmp_path_factory.mktemp("ws"))
+    yield server
+    server.close()
+
+
 DEEP = b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
 MALFORMED = [
     (b'{"jsonrpc":"2.0","id":2,"method":"tools/list",', 2, -32700),  # cut off
@@ -84,7 +95,8 @@ MALFORMED = [
 ]
 
 
-def test_every_malformed_line_gets_an_error_reply_with_its_id(raw):
+def test_every_malformed_line_gets_an_error_reply_with_its_id(shared_raw):
+    raw = shared_raw
     for line, ident, code in MALFORMED:
         raw.send(line)
         reply = raw.reply()
@@ -96,7 +108,8 @@ def test_every_malformed_line_gets_an_error_reply_with_its_id(raw):
 
 
 @pytest.mark.slow  # starts a real server process: full suite only
-def test_an_over_long_line_is_dropped_with_a_clear_reply(raw):
+def test_an_over_long_line_is_dropped_with_a_clear_reply(shared_raw):
+    raw = shared_raw
     big = b'{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"append_event","arguments":{"message":"'
     raw.send(big + b"x" * (MAX_LINE_BYTES + 10) + b'"}}}')
     reply = raw.reply()
@@ -123,12 +136,12 @@ def test_a_huge_line_does_not_take_memory(raw):
 @pytest.mark.anyio
 @pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 async def test_slow_stop_checks_cannot_starve_the_other_tools(ws_dir):
-    """45 check_stop calls whose command sleeps 2 s: at most 4 run at once, and list_tasks answers before any of them."""
+    """45 check_stop calls whose command sleeps 1 s: at most 4 run at once, and list_tasks answers before any of them."""
     log = ws_dir / "checks.log"
     finished: list[str] = []
     async with stdio_client(ws_dir) as client:
         result = await client.call_tool("init_state", {"task_id": "slow", "goal": "g", "global_stop_condition": "c", "stop_checks": {
-            "commands": ["echo start >> checks.log; sleep 2; echo end >> checks.log"]}})
+            "commands": ["echo start >> checks.log; sleep 1; echo end >> checks.log"]}})
         assert not result.is_error
 
         async def check() -> None:

@@ -149,7 +149,7 @@ async def test_seed_edit_view_churn_on_index_html(ws_dir):
     ]
     page.write_text(base)
     ladder = []
-    async with stdio_client(ws_dir) as client:
+    async with memory_client(ws_dir) as client:  # the MCP process boundary is the first seed's; this one is the monitor's
         await call(client, "init_state", task_id="tabs", goal="Add tabs to index.html", global_stop_condition="tabs render")
         for content, tool, thought in steps:
             if content is not None:
