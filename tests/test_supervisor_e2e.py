@@ -77,8 +77,8 @@ def _round(work: Path, task_id: str, k: int) -> list:
 
 def _supervisor(h: Harness, work: Path, task_id: str, url: str, err: io.StringIO, mcp: bool = False, env: Optional[dict] = None,
                 **settings) -> Supervisor:
-    """A supervisor with fast budgets; without the MCP server unless asked (one server start less per invocation:
-    the scripted model uses the CLI; the goal_met test wires it in on every harness)."""
+    """A supervisor with fast budgets; without the MCP server unless asked: the scripted model uses the CLI, and a
+    server start costs ~1.4 s of CPU per invocation. Claude's goal_met run wires it in and checks it connected."""
     h.configure(url)
     return Supervisor(work, task_id, h.name, settings=SupervisorSettings(**{**FAST, **settings}), harness_bin=str(h.binary),
                       extra_args=EXTRA.get(h.name, []), env=h.env(url, env), stderr=err, kill_grace_s=1.0, mcp=mcp)
@@ -119,37 +119,51 @@ def _run_all(sups: dict[str, Supervisor]) -> dict[str, Any]:
     return results
 
 
+REFUSED = {"claude": 500, "codex": 400, "hermes": 400}
+NO_RETRY = {"claude": {"CLAUDE_CODE_MAX_RETRIES": "0"}}
+"""An API error each harness gives up on at once: Codex and Hermes on a 400; Claude Code retries within the run unless
+told not to, and a 400 even then (it was seen to), so it gets a 500 with no retries."""
+
+
 @pytest.mark.parametrize("name", HARNESSES)
-def test_invocations_reach_goal_met_beside_a_second_supervisor(name: str, tmp_path: Path):
-    """Task ``steps`` needs n rounds over n invocations; meanwhile a second supervisor runs task ``two`` of the same
-    workspace (its own HOME: Codex and Hermes read their model's URL from it): each task's turns stay in its own ledger."""
+def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(name: str, tmp_path: Path):
+    """Task ``steps``: the API refuses twice (each harness's failed run: Claude's is_error result, Codex's turn.failed,
+    Hermes's usage file: each failure counted and backed off longer), then n rounds over n invocations: the first
+    success resets the count, the later ones resume its session, and the checks stop the run at goal_met. Meanwhile a second supervisor runs task
+    ``two`` of the same workspace (its own HOME: Codex and Hermes read their model's URL from it): each task's turns
+    stay in its own ledger. One test, so each harness starts as few times as the scenarios need."""
     n = INVOCATIONS[name]
     work, h, ws = _setup(tmp_path, name, "steps", f"step{n}.txt")
     second = _second_task(work, ws)
     (tmp_path / "second").mkdir()
-    steps = [step for k in range(1, n + 1) for step in _round(work, "steps", k)]
+    steps = [HttpError(REFUSED[name]), HttpError(REFUSED[name])] + [step for k in range(1, n + 1) for step in _round(work, "steps", k)]
     err, err2 = io.StringIO(), io.StringIO()
     with MODELS[name](steps) as model, MODELS[name](second) as model2:
-        results = _run_all({"steps": _supervisor(h, work, "steps", model.url, err, mcp=True, max_invocations=5),
+        results = _run_all({"steps": _supervisor(h, work, "steps", model.url, err, mcp=name == "claude", env=NO_RETRY.get(name),
+                                                 max_invocations=n + 3, max_consecutive_failures=3),
                             "two": _supervisor(_harness(name, tmp_path / "second"), work, "two", model2.url, err2)})
     detail = _detail(work, "steps", err) + _detail(work, "two", err2)
     result = results["steps"]
     assert results["two"].exit_code == 0, detail
     two_calls = [json.dumps(e["data"]["args"]) for e in read_jsonl(ws.task_paths("two").events) if e["kind"] == "tool_call"]
     assert len(two_calls) == 3 and all("--task-id two" in c or "done2.txt" in c for c in two_calls), detail
-    assert (result.exit_code, result.action, result.invocations) == (0, "stop", n), detail
+    runs = _invocations(ws, "steps")
+    assert [r["ok"] for r in runs] == [False, False] + [True] * n, detail
+    assert all("scripted API error" in r["reason"] for r in runs[:2]), detail
+    waits = [r["decision"]["sleep_s"] for r in runs]
+    assert waits[0] == pytest.approx(0.1) and waits[1] == pytest.approx(0.2) and waits[2] == 0, detail  # reset by the success
+    assert (result.exit_code, result.action, result.invocations) == (0, "stop", n + 2), detail
     state = ws.show_task(task_id="steps").state
     assert state.counters.iteration == n and (work / f"step{n}.txt").read_text().strip() == str(n), detail
     assert ws.show_task(task_id="steps").last_stop_report.verdict == "goal_met", detail
     folder = ws.task_paths("steps").supervisor
     for k in range(1, n + 1):
-        assert "steps" in (folder / f"invocation-{k:04d}.prompt.txt").read_text(), detail
-        assert (folder / f"invocation-{k:04d}.last.txt").read_text().strip() == f"Round {k} recorded.", detail
+        assert "steps" in (folder / f"invocation-{k + 2:04d}.prompt.txt").read_text(), detail
+        assert (folder / f"invocation-{k + 2:04d}.last.txt").read_text().strip() == f"Round {k} recorded.", detail
     events = read_jsonl(ws.task_paths("steps").events)
-    runs = _invocations(ws, "steps")
-    assert [r["decision"]["action"] for r in runs] == ["continue"] * (n - 1) + ["stop"]
-    sessions = [r["session_id"] for r in runs]
-    if name != "hermes":  # the later invocations resumed the first one's session (hermes -z cannot resume)
+    assert [r["decision"]["action"] for r in runs] == ["continue"] * (n + 1) + ["stop"], detail
+    sessions = [r["session_id"] for r in runs[2:]]
+    if name != "hermes":  # the later invocations resumed the first good one's session (hermes -z cannot resume)
         assert sessions[0] and sessions == [sessions[0]] * n, detail
     calls = [e for e in events if e["kind"] == "tool_call"]
     assert not any("done2.txt" in json.dumps(e["data"]["args"]) or "task-id two" in json.dumps(e["data"]["args"]) for e in calls)
@@ -163,7 +177,7 @@ def test_invocations_reach_goal_met_beside_a_second_supervisor(name: str, tmp_pa
     assert f"[supervisor] steps | round {n}/100" in (ws.task_paths("steps").latest_status.read_text()), detail
     assert not (folder / "supervisor.lock").exists()
     if name == "claude":  # the per-run MCP wiring: Claude reports the server it connected at start
-        init = json.loads((folder / "invocation-0001.jsonl").read_text().splitlines()[0])
+        init = json.loads((folder / "invocation-0003.jsonl").read_text().splitlines()[0])
         assert {"name": "strict-loop", "status": "connected"}.items() <= next(
             (m for m in init["mcp_servers"] if m["name"] == "strict-loop"), {}).items(), detail
 
@@ -212,28 +226,6 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, 
     assert not _procs_mentioning(str(work)), detail
 
 
-REFUSED = {"claude": 500, "codex": 400, "hermes": 400}
-NO_RETRY = {"claude": {"CLAUDE_CODE_MAX_RETRIES": "0"}}
-"""An API error each harness gives up on at once: Codex and Hermes on a 400; Claude Code retries within the run unless
-told not to, and a 400 even then (it was seen to), so it gets a 500 with no retries."""
-
-
-@pytest.mark.parametrize("name", HARNESSES)
-def test_failures_are_counted_backed_off_and_reset_by_success(name: str, tmp_path: Path):
-    """Two refused API calls (each harness's failed run: Claude's is_error result, Codex's turn.failed, Hermes's usage
-    file), each counted and backed off longer; then a round: the success resets the count and the checks stop the run."""
-    work, h, ws = _setup(tmp_path, name, "flaky", "step1.txt")
-    err = io.StringIO()
-    with MODELS[name]([HttpError(REFUSED[name]), HttpError(REFUSED[name])] + _round(work, "flaky", 1)) as model:
-        result = _supervisor(h, work, "flaky", model.url, err, env=NO_RETRY.get(name), max_consecutive_failures=3).run()
-    detail = _detail(work, "flaky", err)
-    assert (result.exit_code, result.invocations) == (0, 3), detail
-    runs = _invocations(ws, "flaky")
-    assert [r["ok"] for r in runs] == [False, False, True], detail
-    waits = [r["decision"]["sleep_s"] for r in runs]
-    assert waits[0] == pytest.approx(0.1) and waits[1] == pytest.approx(0.2) and runs[2]["decision"]["action"] == "stop", detail
-
-
 WALL_CLOCK = {"claude": 3, "codex": 3, "hermes": 6}
 """Seconds an invocation may take: past the harness's usual start-up (Hermes starts slowest), so the model hangs."""
 
@@ -243,17 +235,13 @@ def test_an_invocation_hanging_past_its_wall_clock_is_killed_and_counted(name: s
     """The model never answers in time; the whole process group is killed; one failure ends the run (exit 6)."""
     work, h, ws = _setup(tmp_path, name, "hang", "never.txt")
     err = io.StringIO()
-    with MODELS[name]([Hang(60), Final("too late")]) as model:
-        started = time.monotonic()
+    with MODELS[name]([Stall(WALL_CLOCK[name] + 30)]) as model:
         result = _supervisor(h, work, "hang", model.url, err, invocation_timeout_s=WALL_CLOCK[name], max_consecutive_failures=1).run()
-        took = time.monotonic() - started
     detail = _detail(work, "hang", err)
     # (on a quiet machine the harness is waiting on the model by then; under heavy load it may still be starting:
     # either way the invocation outlived its wall clock, and that is what is under test)
     assert (result.exit_code, result.action, result.invocations) == (6, "fail", 1), detail
-    assert took < WALL_CLOCK[name] + 15, detail
-    runs = _invocations(ws, "hang")
-    assert f"timed out after {WALL_CLOCK[name]} s" in runs[0]["reason"], detail
+    assert f"timed out after {WALL_CLOCK[name]} s" in _invocations(ws, "hang")[0]["reason"], detail
     assert not _procs_mentioning(str(work)), detail
 
 
@@ -289,7 +277,7 @@ def test_max_rounds_per_invocation_ends_a_live_run_and_the_next_one_goes_on(tmp_
     it waits on the model, and the next invocation does the second round."""
     work, h, ws = _setup(tmp_path, "codex", "capped", "step2.txt")
     err = io.StringIO()
-    first = _round(work, "capped", 1)[:-1] + [Stall(8)]
+    first = _round(work, "capped", 1)[:-1] + [Stall(3)]
     with ResponsesModel(first + _round(work, "capped", 2)) as model:
         result = _supervisor(h, work, "capped", model.url, err, max_rounds_per_invocation=1).run()
     detail = _detail(work, "capped", err)
