@@ -85,6 +85,7 @@ REFUSALS = [
 ]
 
 
+@pytest.mark.slow  # real server processes (~1.4 s of CPU each to start): full suite only
 async def test_every_refusal_is_a_clear_error_and_writes_nothing(ws_dir):
     outside = ws_dir.parent
     before_outside = sorted(p.name for p in outside.iterdir())
@@ -105,6 +106,7 @@ async def test_every_refusal_is_a_clear_error_and_writes_nothing(ws_dir):
     assert sorted(p.name for p in outside.iterdir()) == before_outside
 
 
+@pytest.mark.slow  # real server processes (~1.4 s of CPU each to start): full suite only
 async def test_two_servers_and_a_script_write_one_task(ws_dir):
     Workspace(ws_dir).init_state(goal="g", global_stop_condition="c", task_id="shared", limits={"max_iterations": 1000})
     per_writer = 25

@@ -61,6 +61,7 @@ def webhook():
     server.shutdown()
 
 
+@pytest.mark.slow  # the real server process: full suite only (the churn seed runs in-memory in the fast tier)
 async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
     url, hook = webhook
     hook.fail_first = 1  # the first delivery attempt fails: delivery is retried
