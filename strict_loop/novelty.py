@@ -226,7 +226,11 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
     kind = classify_tool(turn.tool, turn.args)
     failed = bool(turn.error) or (turn.exit_code not in (None, 0)) or kind == "invalid"
-    ambient = frozenset(d for f in window if not f.failed for d in f.lines)
+    seen: set[str] = set()  # every output line of the window (C-speed updates: this runs on every turn)
+    for f in window:
+        seen.update(f.lines)
+    # lines the window's successful turns printed too are not this failure's error (only a failure needs them)
+    ambient = frozenset(d for f in window if not f.failed for d in f.lines) if failed else frozenset()
     line = fp.error_line(turn.output, ambient) if failed else None
     err = fp.error_fingerprint(turn.output, ambient) if failed else None
     if kind == "invalid":  # the harness rejected the action: its message is the error
@@ -244,7 +248,6 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         strict_text, lines = fp.strict_with_lines(turn.output)
         out_digest = fp.digest(strict_text)
         asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
-    seen = {d for f in window for d in f.lines}
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
     sig = fp.digest(turn.tool + "\0" + canonical)
