@@ -78,7 +78,7 @@ def _round(work: Path, task_id: str, k: int) -> list:
 def _supervisor(h: Harness, work: Path, task_id: str, url: str, err: io.StringIO, mcp: bool = False, env: Optional[dict] = None,
                 **settings) -> Supervisor:
     """A supervisor with fast budgets; without the MCP server unless asked: the scripted model uses the CLI, and a
-    server start costs ~1.4 s of CPU per invocation. Claude's goal_met run wires it in and checks it connected."""
+    server start costs ~1.4 s of CPU per invocation. Claude's spiral run wires it in and checks it connected."""
     h.configure(url)
     return Supervisor(work, task_id, h.name, settings=SupervisorSettings(**{**FAST, **settings}), harness_bin=str(h.binary),
                       extra_args=EXTRA.get(h.name, []), env=h.env(url, env), stderr=err, kill_grace_s=1.0, mcp=mcp)
@@ -139,7 +139,7 @@ def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(nam
     steps = [HttpError(REFUSED[name]), HttpError(REFUSED[name])] + [step for k in range(1, n + 1) for step in _round(work, "steps", k)]
     err, err2 = io.StringIO(), io.StringIO()
     with MODELS[name](steps) as model, MODELS[name](second) as model2:
-        results = _run_all({"steps": _supervisor(h, work, "steps", model.url, err, mcp=name == "claude", env=NO_RETRY.get(name),
+        results = _run_all({"steps": _supervisor(h, work, "steps", model.url, err, env=NO_RETRY.get(name),
                                                  max_invocations=n + 3, max_consecutive_failures=3),
                             "two": _supervisor(_harness(name, tmp_path / "second"), work, "two", model2.url, err2)})
     detail = _detail(work, "steps", err) + _detail(work, "two", err2)
@@ -176,10 +176,6 @@ def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(nam
         assert all(m["event"] in ("PostToolUse", "post_tool_call") and m["tool_use_id"] for m in metas), detail
     assert f"[supervisor] steps | round {n}/100" in (ws.task_paths("steps").latest_status.read_text()), detail
     assert not (folder / "supervisor.lock").exists()
-    if name == "claude":  # the per-run MCP wiring: Claude reports the server it connected at start
-        init = json.loads((folder / "invocation-0003.jsonl").read_text().splitlines()[0])
-        assert {"name": "strict-loop", "status": "connected"}.items() <= next(
-            (m for m in init["mcp_servers"] if m["name"] == "strict-loop"), {}).items(), detail
 
 
 def _procs_mentioning(text: str) -> list[str]:
@@ -211,7 +207,7 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, 
     # supervisor (which records the stream's calls in batches, at most 0.2 s late) could end it.
     script = [Shell(PROBE)] + [Hang(0.4), Shell(PROBE)] * 9 + [Final("Giving up.")]
     with MODELS[name](script) as model:
-        result = _supervisor(h, work, "spiral", model.url, err).run()
+        result = _supervisor(h, work, "spiral", model.url, err, mcp=name == "claude").run()
         used = model.steps_used
         again = _supervisor(h, work, "spiral", model.url, err).run()  # a restart launches nothing while paused
         assert model.steps_used == used
@@ -224,6 +220,10 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, 
     assert "spiral.paused" in kinds and "spiral.alert" in kinds and kinds.count("supervisor.paused") == 2, detail
     assert read_jsonl(ws.task_paths("spiral").alerts), detail
     assert not _procs_mentioning(str(work)), detail
+    if name == "claude":  # the per-run MCP wiring: Claude reports the server it connected at start
+        init = json.loads((ws.task_paths("spiral").supervisor / "invocation-0001.jsonl").read_text().splitlines()[0])
+        assert {"name": "strict-loop", "status": "connected"}.items() <= next(
+            (m for m in init["mcp_servers"] if m["name"] == "strict-loop"), {}).items(), detail
 
 
 WALL_CLOCK = {"claude": 3, "codex": 3, "hermes": 6}
