@@ -139,16 +139,26 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
         needed = settings.second_whisper_after if state.level == 1 else settings.pause_after
         if state.firings_at_level >= needed:
             action = "whisper2" if state.level == 1 else "pause"
+    if action == "pause":
+        return paused(state, index, signals), action, signals
     if action != "none":
         state.level += 1
         state.firings_at_level = 0
-        if action == "pause":
-            state.paused, state.paused_at = True, index
-            state.alerts += 1
-        else:
-            text = whisper_text(state, signals, 2 if action == "whisper2" else 1)
-            state.whispers = (state.whispers + [Whisper(turn=index, level=state.level, text=text, signal=signals[0].kind)])[-20:]
+        text = whisper_text(state, signals, 2 if action == "whisper2" else 1)
+        state.whispers = (state.whispers + [Whisper(turn=index, level=state.level, text=text, signal=signals[0].kind)])[-20:]
     return state, action, signals
+
+
+def paused(state: MonitorState, turn: int, signals: list[Signal]) -> MonitorState:
+    """``state`` at the ladder's top step, paused at ``turn`` by ``signals`` (a new object): the monitor's own pause,
+    and one that another supervisor decides (``strict-loop watch`` escalating a failure it cannot fix)."""
+    return state.model_copy(update={"paused": True, "paused_at": turn, "level": 3, "firings_at_level": 0,
+                                    "alerts": state.alerts + 1, "last_signals": signals, "last_fired": turn})
+
+
+def lift_pause(state: MonitorState) -> None:
+    """A person's resume (or its replay when monitor.json is rebuilt): back to the ladder's foot, in place."""
+    state.paused, state.paused_at, state.level, state.firings_at_level = False, None, 0, 0
 
 
 def supervisor_view(state: MonitorState, settings: MonitorSettings, resume: str = "strict-loop resume --task <task>",

@@ -69,7 +69,7 @@ class TaskSupervision:
                 except ValueError:
                     continue
             elif ev.get("kind") == "spiral.resumed":
-                mon.paused, mon.paused_at, mon.level, mon.firings_at_level = False, None, 0, 0
+                monitor.lift_pause(mon)
                 for kind in data.get("muted", []):
                     mon.muted_until[str(kind)] = mon.turns + settings.cooldown_turns
                 mon.notice = str(data["notice"]) if data.get("notice") else None
@@ -151,15 +151,23 @@ class TaskSupervision:
         if action in ("whisper", "whisper2"):
             w = mon.whispers[-1]
             self.store.append_event("spiral.whisper", w.text, {"turn": index, "level": w.level, "signals": found})
+            self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
         elif action == "pause":
             diag = monitor.diagnosis(mon)
-            self.store.append_event("spiral.paused", f"paused at turn {index}: {diag[:500]}", {"turn": index, "signals": found})
-            alert = Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=index,
-                          level=3, signals=signals, diagnosis=diag, recent=[f.brief for f in mon.window[-5:]],
-                          recommended_action=monitor.recommended_action(mon, signals))
-        if action != "none":
-            self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
+            alert = self.record_pause(mon, diag, [f.brief for f in mon.window[-5:]], monitor.recommended_action(mon, signals),
+                                      f"paused at turn {index}: {diag[:500]}")
         return mon, data, alert
+
+    def record_pause(self, mon: MonitorState, diagnosis: str, recent: list[str], recommended_action: str, message: str,
+                     extra: Optional[dict[str, Any]] = None) -> Alert:
+        """The ledger's side of a pause already in ``mon`` (caller holds the lock, monitor.json saved): the
+        ``spiral.paused`` event, the status line, and the alert to raise after the lock."""
+        turn = mon.paused_at if mon.paused_at is not None else max(0, mon.turns - 1)
+        self.store.append_event("spiral.paused", message,
+                                {"turn": turn, "signals": [s.model_dump() for s in mon.last_signals], **(extra or {})})
+        self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
+        return Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=turn, level=3,
+                     signals=mon.last_signals, diagnosis=diagnosis, recent=recent, recommended_action=recommended_action)
 
     def raise_alert(self, alert: Alert, env: Optional[Mapping[str, str]] = None) -> None:
         """Write the alert to the outbox (after the lock: this takes it) and start its delivery in the background.
@@ -204,7 +212,7 @@ class TaskSupervision:
                 result.detail = f"resumed; {', '.join(kinds) or 'no signal'} muted for {cooldown} turns"
         if mon.whispers and mon.whispers[-1].adopted is None:
             mon.whispers[-1].adopted = False
-        mon.paused, mon.paused_at, mon.level, mon.firings_at_level = False, None, 0, 0
+        monitor.lift_pause(mon)
         mon.notice = None if req.action == "hand-back" else _notice(req)
         self.save(mon, sync=True)
         self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",

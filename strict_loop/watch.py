@@ -215,17 +215,12 @@ class Watch:
         with self.store.locked():
             mon = sup.load()
             turn = max(0, mon.turns - 1)
-            signal_ = Signal(kind="repeated_error", turns=[turn], evidence=diag[:600])
-            mon = mon.model_copy(update={"paused": True, "level": 3, "firings_at_level": 0, "alerts": mon.alerts + 1,
-                                         "last_signals": [signal_], "last_fired": turn})
+            mon = monitor.paused(mon, turn, [Signal(kind="repeated_error", turns=[turn], evidence=diag[:600])])
             sup.save(mon, sync=True)
-            self.store.append_event("spiral.paused", f"paused by watch: {diag[:500]}",
-                                    {"turn": turn, "source": "watch", "failure": failure.kind, "details": failure.details,
-                                     "signals": [signal_.model_dump()]})
-            alert = monitor.Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=turn, level=3,
-                                  signals=[signal_], diagnosis=diag, recent=[f"run {i + 1}: {k}" for i, k in enumerate(result.failures)][-5:],
-                                  recommended_action=f"{kind.advice}; then {monitor.resume_command(self.root, self.store.task_id)}")
-            self.store.write_status(self.store.load_current(), None, record=False, sup=sup.view(mon))
+            alert = sup.record_pause(mon, diag, [f"run {i + 1}: {k}" for i, k in enumerate(result.failures)][-5:],
+                                     f"{kind.advice}; then {monitor.resume_command(self.root, self.store.task_id)}",
+                                     f"paused by watch: {diag[:500]}",
+                                     {"source": "watch", "failure": failure.kind, "details": failure.details})
         sup.raise_alert(alert, self.env)
         return self._end(result, EXIT_ESCALATED, "escalated", f"{failure.summary()}; {reason}")
 

@@ -51,7 +51,9 @@ def assert_escalated(ws: Workspace, result, kind: str) -> dict:
     assert result.exit_code == EXIT_ESCALATED and result.outcome == "escalated"
     paths = ws.task_paths("t")
     assert json.loads(paths.monitor.read_text())["paused"] is True
-    assert events(ws, "spiral.paused")[-1]["data"]["failure"] == kind
+    paused = events(ws, "spiral.paused")[-1]["data"]
+    assert paused["failure"] == kind
+    assert ws.detect_spiral(task_id="t").fired_at == paused["turn"]  # the turn of the pause, as for the monitor's own
     alerts = read_jsonl(paths.alerts)
     assert len(alerts) == 1 and kind in alerts[0]["diagnosis"] and "strict-loop resume" in alerts[0]["recommended_action"]
     assert "PAUSED" in paths.latest_status.read_text()
