@@ -11,7 +11,6 @@ process that records a turn (or starts a server) starts a worker that resumes it
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sys
@@ -48,15 +47,11 @@ def run(root: Path, env: Mapping[str, str]) -> int:
 
 
 def _try_lock(root: Path, env: Mapping[str, str]) -> Optional[int]:
-    fd = os.open(outbox.queue_dir(root, env) / outbox.WORKER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fd = outbox.worker_lock(root, env)
+    if fd is not None:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())  # who delivers, for a person (or a test) to see
-        return fd
-    except OSError:
-        os.close(fd)
-        return None
+    return fd
 
 
 class _Entry:

@@ -124,21 +124,27 @@ def pending(root: Path, env: Optional[Mapping[str, str]] = None) -> list[Path]:
         return []
 
 
-def worker_running(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
+def worker_lock(root: Path, env: Optional[Mapping[str, str]] = None) -> Optional[int]:
+    """The worker's lock, taken (an open descriptor; closing it lets go), or None when a worker holds it."""
     import fcntl
 
-    try:
-        fd = os.open(queue_dir(root, env) / WORKER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    except OSError:
-        return False
+    fd = os.open(queue_dir(root, env) / WORKER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
+        return fd
     except OSError:
-        return True
-    finally:
         os.close(fd)
+        return None
+
+
+def worker_running(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
+    try:
+        fd = worker_lock(root, env)
+    except OSError:  # no queue folder (or no access to it): no worker either
+        return False
+    if fd is not None:
+        os.close(fd)
+    return fd is None
 
 
 def kick(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
