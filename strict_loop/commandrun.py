@@ -130,7 +130,7 @@ def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
         with own_group(lambda: subprocess.Popen(
                 command, shell=True, cwd=cwd, env=secrets.command_env(env), stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)) as proc:
-            timed_out = _pump(proc, tail, started + timeout_s)
+            timed_out = pump(proc, tail.add, started + timeout_s) == "timeout"
     except OSError as exc:
         if proc is not None:
             raise
@@ -152,8 +152,10 @@ def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
     )
 
 
-def _pump(proc: subprocess.Popen, tail: _Tail, deadline: float) -> bool:
-    """Read output until the leader exits (True if the deadline passed first). Never reaps the leader."""
+def pump(proc: subprocess.Popen, sink: Callable[[bytes], None], deadline: Optional[float] = None,
+         stop: Optional[Callable[[], Optional[str]]] = None, every_s: float = _POLL_S) -> Optional[str]:
+    """Give ``sink`` the group's output until the leader exits (None), the deadline passes ("timeout"), or ``stop``,
+    asked at least every ``every_s`` seconds, gives a reason to end it now (that reason). Never reaps the leader."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     pidfd = leader_fd(proc.pid)
@@ -163,18 +165,24 @@ def _pump(proc: subprocess.Popen, tail: _Tail, deadline: float) -> bool:
             if pidfd is not None:
                 sel.register(pidfd, selectors.EVENT_READ)
             while not exited(proc):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return True
-                for key, _ in sel.select(remaining if pidfd is not None else min(remaining, _POLL_S)):
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return "timeout"
+                reason = stop() if stop is not None else None
+                if reason is not None:
+                    return reason
+                # the pipe and the pidfd wake us; without a pidfd (or with a stop to ask) we look again every so often
+                poll = every_s if stop is not None or pidfd is None else None
+                waits = [w for w in (remaining, poll) if w is not None]
+                for key, _ in sel.select(min(waits) if waits else None):
                     if key.fd != fd:
                         continue
                     data = os.read(fd, _CHUNK)
                     if data:
-                        tail.add(data)
+                        sink(data)
                     else:  # the pipe closed; the pidfd (or the poll) still tells when the leader ends
                         sel.unregister(fd)
-        return False
+        return None
     finally:
         if pidfd is not None:
             os.close(pidfd)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import resource
-import selectors
 import subprocess
 import time
 from collections import deque
@@ -158,7 +157,7 @@ def run_job(argv: list[str], root: Path, env: dict[str, str], log_path: Path, s:
             with commandrun.own_group(lambda: subprocess.Popen(
                     argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     start_new_session=True, preexec_fn=_limits(s))) as proc:
-                stopped = _pump(proc, log, mfile, s, deadline, tick)
+                stopped = commandrun.pump(proc, log.feed, stop=lambda: _reason(log, mfile, s, deadline, tick), every_s=_POLL_S)
         except OSError as exc:
             if proc is not None:
                 raise
@@ -174,35 +173,6 @@ def run_job(argv: list[str], root: Path, env: dict[str, str], log_path: Path, s:
     assert proc is not None
     return RunOutcome(proc.returncode, log_path, "\n".join(log.tail), log.progress, round(time.monotonic() - started, 3),
                       stopped, log.capped)
-
-
-def _pump(proc: subprocess.Popen, log: _Log, mfile: Optional[_MetricsFile], s: WatchSettings, deadline: Optional[float],
-          tick: Callable[[Progress], Optional[str]]) -> Optional[str]:
-    """Stream output until the leader exits; returns why we stopped it early, or None."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    pidfd = commandrun.leader_fd(proc.pid)  # readable when the leader exits: no polling delay
-    try:
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            if pidfd is not None:
-                sel.register(pidfd, selectors.EVENT_READ)
-            while not commandrun.exited(proc):  # asked without reaping: the group id stays ours
-                reason = _reason(log, mfile, s, deadline, tick)
-                if reason is not None:
-                    return reason
-                for key, _ in sel.select(_POLL_S):
-                    if key.fd != fd:
-                        continue
-                    data = os.read(fd, _CHUNK)
-                    if data:
-                        log.feed(data)
-                    else:  # the pipe closed; the pidfd (or the poll) tells when the leader ends
-                        sel.unregister(fd)
-        return None
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
 
 
 def _reason(log: _Log, mfile: Optional[_MetricsFile], s: WatchSettings, deadline: Optional[float],
