@@ -29,7 +29,10 @@ def clip(text: str, cap: int = MAX_TURN_TEXT) -> str:
     return f"{text[:head]}\n...[clipped {len(text) - keep} characters]...\n{text[len(text) - (keep - head):]}"
 
 
-def _compact(value: Any) -> str:
+def compact(value: Any) -> str:
+    """One line of text for a value: a string as it is, None as nothing, anything else as compact JSON."""
+    if value is None:
+        return ""
     if isinstance(value, str):
         return value
     try:
@@ -44,11 +47,11 @@ def bounded_args(args: dict[str, Any], cap: int = MAX_ARGS_CHARS) -> dict[str, A
     Long strings keep their head and tail (commands and paths stay whole); arguments still over
     the cap become one clipped text.
     """
-    if len(_compact(args)) <= cap:
+    if len(compact(args)) <= cap:
         return args
     part = max(200, min(MAX_ARG_CHARS, cap // 8))
     shortened = {k: clip(v, part) if isinstance(v, str) else v for k, v in args.items()}
-    text = _compact(shortened)
+    text = compact(shortened)
     return shortened if len(text) <= cap else {"clipped": clip(text, cap)}
 
 

@@ -38,7 +38,7 @@ SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_she
 _PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./=:@,+% -]{1,1000}")
 """Characters a read-only command may hold: no quoting, no expansion, no separator, no newline."""
 
-from .clipping import MAX_ARGS_CHARS, bounded_args  # noqa: E402,F401  (re-exported: hook turns are bounded as every turn)
+from .clipping import MAX_ARGS_CHARS, bounded_args, compact  # noqa: E402,F401  (re-exported: hook turns are bounded as every turn)
 
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 
@@ -98,7 +98,7 @@ def turn_fields(event: HookEvent) -> dict[str, Any]:
         error = _text(event.payload.get("error"))
         fields.update(output=error, error=True, exit_code=exit_code_in(error))
     elif event.harness == "codex":  # the output text, and no exit code (a failed command looks like a quiet one)
-        fields["output"] = _compact(event.payload.get("tool_response"))
+        fields["output"] = compact(event.payload.get("tool_response"))
     else:
         response = event.payload.get("tool_response")
         fields["output"] = _claude_output(response)
@@ -116,7 +116,7 @@ def _claude_output(response: Any) -> str:
     """Bash's stdout and stderr; for other tools a compact text of the response."""
     if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
         return "\n".join(_text(response.get(k)) for k in ("stdout", "stderr") if _text(response.get(k)))
-    return _compact(response)
+    return compact(response)
 
 
 def _hermes_result(extra: Any) -> dict[str, Any]:
@@ -129,11 +129,11 @@ def _hermes_result(extra: Any) -> dict[str, Any]:
         result = raw
     failed_tool = extra.get("status") not in (None, "ok")
     if not isinstance(result, dict):
-        return {"output": _compact(result), "error": True if failed_tool else None}
+        return {"output": compact(result), "error": True if failed_tool else None}
     code = result.get("exit_code")
     code = code if type(code) is int else None
     error_text = _text(result.get("error"))
-    output = _text(result.get("output")) if "output" in result else _compact(result)
+    output = _text(result.get("output")) if "output" in result else compact(result)
     if error_text:
         output = f"{output}\n{error_text}" if output else error_text
     failed = failed_tool or bool(error_text) or (code not in (None, 0))
@@ -194,17 +194,6 @@ def block_stop_output(reason: str) -> dict[str, Any]:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _compact(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError, RecursionError):
-        return str(value)
 
 
 def _clip(text: str, cap: int) -> str:
