@@ -101,32 +101,44 @@ def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, 
         argv += ["-m", model] if model else []
         argv += list(extra_args) + ([session_id] if session_id else []) + [prompt]
         return Wiring(argv, child_env)
-    home = _hermes_home(child_env, scratch / "hermes-home", server if mcp else None)
-    if hook_program:
-        _hermes_plugin(home, hook_program, workspace)
+    home = _hermes_home(child_env, scratch / "hermes-home", server if mcp else None, hook_program, workspace)
     child_env["HERMES_HOME"] = str(home)
     usage = scratch / "usage.json"
     argv = [binary, "-z", prompt, "--usage-file", str(usage)] + (["-m", model] if model else []) + list(extra_args)
     return Wiring(argv, child_env, usage_file=usage, temp=[home])
 
 
-def _hermes_home(env: Mapping[str, str], dest: Path, server: Optional[list[str]]) -> Path:
-    """A copy of the user's HERMES_HOME (config, plugins, skills; no history) with our MCP server in its config."""
+def _hermes_home(env: Mapping[str, str], dest: Path, server: Optional[list[str]], hook_program: Optional[str],
+                 workspace: Path) -> Path:
+    """A copy of the user's HERMES_HOME (config, plugins, skills; no history) with our MCP server in its config.yaml
+    and our plugin (pinned to ``workspace``, enabled and not disabled), each when given: one edit of the config."""
     from ruamel.yaml import YAML
+
+    from .harness_config import SERVER
 
     source = Path(env.get("HERMES_HOME") or Path(env.get("HOME", str(Path.home()))) / ".hermes")
     shutil.rmtree(dest, ignore_errors=True)
     if source.is_dir():
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*HERMES_SKIP), symlinks=True)
     dest.mkdir(parents=True, exist_ok=True)
-    if server is None:
+    if server is None and hook_program is None:
         return dest
-    config = dest / "config.yaml"
-    yaml = YAML()
+    config, yaml = dest / "config.yaml", YAML()
     data = (yaml.load(config.read_text(encoding="utf-8")) if config.is_file() else None) or {}
-    servers = data.get("mcp_servers") or {}
-    servers["strict-loop"] = {"command": server[0], "args": server[1:]}
-    data["mcp_servers"] = servers
+    if server is not None:
+        data["mcp_servers"] = {**(data.get("mcp_servers") or {}), SERVER: {"command": server[0], "args": server[1:]}}
+    if hook_program is not None:
+        from .install import hermes_plugin_files
+
+        folder = dest / "plugins" / SERVER
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        for name, body in hermes_plugin_files(hook_program, workspace).items():
+            (folder / name).write_bytes(body)
+        plugins = data.get("plugins") or {}
+        plugins["enabled"] = [p for p in plugins.get("enabled") or [] if p != SERVER] + [SERVER]
+        plugins["disabled"] = [p for p in plugins.get("disabled") or [] if p != SERVER]
+        data["plugins"] = plugins
     with config.open("w", encoding="utf-8") as fh:
         yaml.dump(data, fh)
     return dest
@@ -137,28 +149,6 @@ def _hook_program() -> str:
     from .install import program
 
     return program("strict-loop")
-
-
-def _hermes_plugin(home: Path, program: str, workspace: Path) -> None:
-    """Our Hermes plugin in a temporary HERMES_HOME, pinned to ``workspace`` and enabled (not disabled) in its config.yaml."""
-    from ruamel.yaml import YAML
-
-    from .harness_config import SERVER
-    from .install import hermes_plugin_files
-
-    folder = home / "plugins" / SERVER
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    for name, data in hermes_plugin_files(program, workspace).items():
-        (folder / name).write_bytes(data)
-    config, yaml = home / "config.yaml", YAML()
-    data = (yaml.load(config.read_text(encoding="utf-8")) if config.is_file() else None) or {}
-    plugins = data.get("plugins") or {}
-    plugins["enabled"] = [p for p in plugins.get("enabled") or [] if p != SERVER] + [SERVER]
-    plugins["disabled"] = [p for p in plugins.get("disabled") or [] if p != SERVER]
-    data["plugins"] = plugins
-    with config.open("w", encoding="utf-8") as fh:
-        yaml.dump(data, fh)
 
 
 @dataclass
