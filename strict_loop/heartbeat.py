@@ -11,6 +11,7 @@ import sys
 import time
 from typing import IO, Any, Callable, Optional
 
+from .metrics import rate_and_eta
 from .store import TaskStore
 
 
@@ -21,11 +22,9 @@ def clock(seconds: float) -> str:
 
 def status_line(task_id: str, rounds: int, max_rounds: int, rounds_at_start: int, invocation: int, elapsed_s: float) -> str:
     """One line: round, elapsed, rounds/hour and the ETA to the task's max rounds (at this run's pace)."""
-    done = rounds - rounds_at_start
-    rate = done / (elapsed_s / 3600) if elapsed_s > 0 and done > 0 else 0.0
-    eta = clock((max_rounds - rounds) / rate * 3600) if rate > 0 and max_rounds > rounds else "unknown"
+    rate, eta = rate_and_eta(rounds, rounds_at_start, elapsed_s, max_rounds)
     return (f"[supervisor] {task_id} | round {rounds}/{max_rounds} | invocation {invocation} | elapsed {clock(elapsed_s)} | "
-            f"{rate:.1f} rounds/h | ETA {eta}")
+            f"{rate * 3600:.1f} rounds/h | ETA {clock(eta) if eta is not None else 'unknown'}")
 
 
 class Heartbeat:

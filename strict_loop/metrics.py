@@ -100,7 +100,8 @@ def fold(p: Progress, values: dict[str, float], metric: str, divergence_factor: 
 
 
 def rate_and_eta(step: Optional[int], first_step: Optional[int], elapsed_s: float, total: Optional[int]) -> tuple[float, Optional[float]]:
-    """Steps per second in this run and the seconds left to ``total`` (None when unknown)."""
+    """Steps (or rounds) per second since ``first_step`` and the seconds left to ``total`` (None when unknown):
+    the pace on both heartbeats, the supervisor's and watch's."""
     if step is None or first_step is None or elapsed_s <= 0 or step <= first_step:
         return 0.0, None
     rate = (step - first_step) / elapsed_s
