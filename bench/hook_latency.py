@@ -38,7 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from strict_loop import Workspace, hookd, hooks  # noqa: E402
+from strict_loop import Workspace
+from strict_loop.harness import daemon
+from strict_loop.harness import handler  # noqa: E402
 
 
 def _installed() -> tuple[str, str]:
@@ -81,7 +83,7 @@ def _workspaces(tmp: Path) -> dict[str, Path]:
     for name in ("paused-inproc", "paused-daemon"):
         failed = dict(json.loads(_payload("PostToolUse", found[name], 0)), hook_event_name="PostToolUseFailure", error="Exit code 1")
         for _ in range(8):
-            hooks.handle("claude", json.dumps(failed), env={}, cwd=str(found[name]))
+            handler.handle("claude", json.dumps(failed), env={}, cwd=str(found[name]))
     return found
 
 
@@ -89,7 +91,7 @@ def _warm(exe: str, ws: Path) -> int:
     """Start the workspace's daemon (the first hook call does) and wait until it answers; its pid."""
     _time([exe, "hook", "claude"], _payload("PostToolUse", ws, -1), ws, daemon=True)
     for _ in range(100):
-        found = hookd.status(str(ws))
+        found = daemon.status(str(ws))
         if found:
             return int(found["pid"])
         time.sleep(0.1)
@@ -107,7 +109,7 @@ def main() -> None:
         pids = [_warm(exe, ws["daemon"]), _warm(exe, ws["paused-daemon"])]
         try:
             times = _run(args.runs, exe, python, ws)
-            served = [hookd.status(str(ws[name])) for name in ("daemon", "paused-daemon")]
+            served = [daemon.status(str(ws[name])) for name in ("daemon", "paused-daemon")]
         finally:
             for pid in pids:
                 with contextlib.suppress(OSError):

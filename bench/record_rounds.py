@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from strict_loop import Workspace  # noqa: E402
-from strict_loop.models import MAX_STATE_BYTES  # noqa: E402
+from strict_loop.model.records import MAX_STATE_BYTES  # noqa: E402
 
 
 def main() -> int:

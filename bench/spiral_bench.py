@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from strict_loop import Workspace  # noqa: E402
 from strict_loop.monitor import MonitorState, observe  # noqa: E402
-from strict_loop.settings import MONITOR_PROFILES, MonitorSettings  # noqa: E402
-from strict_loop.turns import Turn  # noqa: E402
+from strict_loop.model.settings import MONITOR_PROFILES, MonitorSettings  # noqa: E402
+from strict_loop.model.turns import Turn  # noqa: E402
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "dev"
 

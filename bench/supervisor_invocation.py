@@ -35,8 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from strict_loop import Workspace  # noqa: E402
-from strict_loop.budgets import SupervisorSettings, decide  # noqa: E402
-from strict_loop.supervisor import Supervisor  # noqa: E402
+from strict_loop.supervisor.budgets import SupervisorSettings, decide  # noqa: E402
+from strict_loop.supervisor.runner import Supervisor  # noqa: E402
 
 STREAM = REPO / "tests" / "fixtures" / "streams" / "claude-ok.jsonl"
 
@@ -58,7 +58,7 @@ def main() -> int:
         sup = Supervisor(root, "bench", "claude", settings=SupervisorSettings(max_invocations=100_000, heartbeat_s=3600),
                          harness_bin=str(fake), stderr=io.StringIO())
         sup.lock.acquire("claude", None)
-        from strict_loop.heartbeat import Heartbeat
+        from strict_loop.supervisor.heartbeat import Heartbeat
 
         sup._heart = Heartbeat(sup.store, sup._view, 3600, io.StringIO())
         bare: list[float] = []

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, UnexpectedResourceError
 
 from strict_loop import LoopError, Workspace
-from strict_loop.models import TaskState
+from strict_loop.model.records import TaskState
 
 Page = Optional[types.PaginatedRequestParams]
 log = logging.getLogger("strict_loop.mcp")

@@ -4,6 +4,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from strict_loop.cli import main  # noqa: E402
+from strict_loop.cli.app import main  # noqa: E402
 
 sys.exit(main(["compact_state", *sys.argv[1:]], prog=Path(__file__).name))

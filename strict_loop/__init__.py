@@ -13,8 +13,9 @@ __version__ = "0.1.0"
 
 __all__ = ["Workspace", "Watch", "WatchSettings", "LoopError", "StateDamaged", "TaskNotFound", "__version__"]
 
-_LAZY = {"Workspace": "workspace", "Watch": "watch", "WatchSettings": "remedies", "LoopError": "errors", "StateDamaged": "errors",
-         "TaskNotFound": "errors"}
+_LAZY = {"Workspace": "loop.workspace", "Watch": "experiments.watch", "WatchSettings": "experiments.remedies", "LoopError": "base.errors",
+         "StateDamaged": "base.errors",
+         "TaskNotFound": "base.errors"}
 
 
 def __getattr__(name: str) -> Any:

@@ -14,9 +14,9 @@ from typing import Optional, Sequence
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):  # help comes from the CLI's parser
-        from .hooks import main as hook_main
+        from strict_loop.harness.handler import main as hook_main
 
         return hook_main(args[1:])
-    from .cli import main as cli_main
+    from strict_loop.cli.app import main as cli_main
 
     return cli_main(args)

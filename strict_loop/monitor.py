@@ -18,10 +18,10 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import fingerprint as fp
-from .settings import MonitorSettings
-from .spiral import Signal, SpiralDetector, TurnFacts, facts
-from .turns import Turn
+from strict_loop import fingerprint as fp
+from strict_loop.model.settings import MonitorSettings
+from strict_loop.spiral import Signal, SpiralDetector, TurnFacts, facts
+from strict_loop.model.turns import Turn
 
 
 class SupervisorMessage(BaseModel):

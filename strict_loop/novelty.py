@@ -17,8 +17,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from . import fingerprint as fp
-from .turns import Turn
+from strict_loop import fingerprint as fp
+from strict_loop.model.turns import Turn
 
 Kind = Literal["write", "read", "search", "run", "message", "invalid", "other"]
 Progress = Literal["new output", "fewer failures", "higher score", "new file content", "new lines paged in"]

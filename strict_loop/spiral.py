@@ -14,9 +14,9 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from . import recurrence
-from .novelty import TurnFacts, classify_tool, facts, turn_paths
-from .settings import SpiralThresholds
+from strict_loop import recurrence
+from strict_loop.novelty import TurnFacts, classify_tool, facts, turn_paths
+from strict_loop.model.settings import SpiralThresholds
 
 __all__ = ["Signal", "SignalKind", "SpiralDetector", "TurnFacts", "classify_tool", "facts", "turn_paths"]
 

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable, Iterator
 
-from strict_loop import outbox
+from strict_loop.alerts import outbox
 
 FAST = {"STRICT_LOOP_ALERT_ATTEMPTS": "3", "STRICT_LOOP_ALERT_BACKOFF": "0.05", "STRICT_LOOP_ALERT_TIMEOUT": "1"}
 STUCK = {"tool": "bash", "args": {"command": "cd fastxml/"}, "output": "No such file or directory", "error": True}

@@ -33,7 +33,7 @@ import pytest
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-from strict_loop import cli  # noqa: E402 (after the bytecode switch: this import compiles the package)
+from strict_loop.cli import app  # noqa: E402 (after the bytecode switch: this import compiles the package)
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
@@ -112,7 +112,7 @@ _IN_PROCESS = threading.Lock()
 
 
 def call_main(argv: Sequence[str], prog: Optional[str], cwd: Path) -> Run:
-    """``sys.exit(cli.main(argv, prog=prog))`` in ``cwd``, in this process, with its output captured.
+    """``sys.exit(app.main(argv, prog=prog))`` in ``cwd``, in this process, with its output captured.
 
     The working directory, sys.stdout and sys.stderr belong to the whole process: calls from several
     threads take turns, and other threads must not print or use relative paths meanwhile.
@@ -129,7 +129,7 @@ def _call_main(argv: Sequence[str], prog: Optional[str], cwd: Path, out: io.Stri
         os.chdir(cwd)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                raise SystemExit(cli.main(list(argv), prog=prog))  # the shim: sys.exit(main(...))
+                raise SystemExit(app.main(list(argv), prog=prog))  # the shim: sys.exit(main(...))
             except SystemExit as exc:  # also argparse's, for --help, --version and usage errors
                 code = _exit_code(exc, err)
             except Exception:  # what the interpreter does with an uncaught exception
@@ -229,7 +229,7 @@ def hook_daemon_pids(folder: Path) -> list[int]:
     for lock in sorted(folder.glob("*.lock")) if folder.is_dir() else []:
         with contextlib.suppress(OSError, ValueError):
             pid = int(lock.read_text().strip())
-            if b"strict_loop.hookd" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"strict_loop.harness.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 pids.append(pid)
     return pids
 

@@ -69,10 +69,11 @@ def warm_up() -> None:
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__.startswith("strict_loop."):
                 value.model_rebuild()
-    from strict_loop import schemas
+    from strict_loop.cli import schemas
+    from strict_loop.storage import documents
 
     for model in schemas.DOCUMENTS.values():
-        schemas._validator(model)
+        documents.validator_for(model)
 
 
 def serve(sock_path: str) -> None:

@@ -8,7 +8,7 @@ from collections import Counter
 from strict_loop import fingerprint as fp
 from strict_loop.monitor import SpiralVerdict, replay
 from strict_loop.spiral import TurnFacts, facts
-from strict_loop.turns import Turn
+from strict_loop.model.turns import Turn
 
 PLACEHOLDER = re.compile(r"<(?:q|n|hex|ts|time|addr|uuid|tmp|dur|size|pod|range)>")
 DOUBLED = re.compile(r"\b(\w+(?:Error|Exception)): \1:")

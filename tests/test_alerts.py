@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from strict_loop import Workspace, alerts, outbox
+from strict_loop import Workspace
+from strict_loop.alerts import channels
+from strict_loop.alerts import outbox
 
 from alert_rig import FAST, STUCK, IrcWatcher, irc_server, receiver, secret_free, self_signed, settled, wait_until
 from conftest import read_jsonl, run_cli
@@ -30,12 +32,12 @@ def _env(monkeypatch, **values: str) -> None:
 
 
 def test_channels_are_named_by_kind_never_by_url(tmp_path):
-    env = {alerts.URLS_ENV: "json://h.example/SECRET-1, tgram://123:SECRET-2/456 slack://SECRET-3/B/C,json://h2.example/SECRET-4",
-           alerts.WEBHOOK_ENV: "https://hooks.example/SECRET-5", alerts.IRC_ENV: "ircs://orin@irc.example/#ops"}
-    chans, problems = alerts.channels(env, tmp_path)
+    env = {channels.URLS_ENV: "json://h.example/SECRET-1, tgram://123:SECRET-2/456 slack://SECRET-3/B/C,json://h2.example/SECRET-4",
+           channels.WEBHOOK_ENV: "https://handler.example/SECRET-5", channels.IRC_ENV: "ircs://orin@irc.example/#ops"}
+    chans, problems = channels.channels(env, tmp_path)
     assert problems == [] and [c.name for c in chans] == ["webhook", "json", "tgram", "slack", "json-2", "irc"]
-    assert alerts.irc_target(env[alerts.IRC_ENV]) == ("irc.example", 6697, "orin", "#ops", True, None)
-    _, problems = alerts.channels({alerts.URLS_ENV: "not-a-url", alerts.IRC_ENV: "irc://host-only:6667/"}, tmp_path)
+    assert channels.irc_target(env[channels.IRC_ENV]) == ("irc.example", 6697, "orin", "#ops", True, None)
+    _, problems = channels.channels({channels.URLS_ENV: "not-a-url", channels.IRC_ENV: "irc://host-only:6667/"}, tmp_path)
     assert problems[0].startswith("STRICT_LOOP_ALERT_URLS: an entry is not a URL") and "irc://nick@host:6667/#channel" in problems[1]
 
 
@@ -46,12 +48,12 @@ def test_the_alerts_file_must_be_private_and_outside_the_workspace(tmp_path):
     path.write_text("# where my pauses go\njson://127.0.0.1:9/SECRET-6\nirc://bot@127.0.0.1:6667/#ops\n")
     env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
     path.chmod(0o644)
-    chans, problems = alerts.channels(env, tmp_path / "ws")
+    chans, problems = channels.channels(env, tmp_path / "ws")
     assert chans == [] and problems == [f"alerts file {path} is readable by group or others (mode 0o644): run chmod 600 {path}"]
     path.chmod(0o600)
-    chans, problems = alerts.channels(env, tmp_path / "ws")
+    chans, problems = channels.channels(env, tmp_path / "ws")
     assert problems == [] and [c.name for c in chans] == ["json", "irc"]
-    chans, problems = alerts.channels(env, tmp_path)  # a file the workspace (a repository) carries is never read
+    chans, problems = channels.channels(env, tmp_path)  # a file the workspace (a repository) carries is never read
     assert chans == [] and "is inside the workspace" in problems[0] and "~/.config/strict-loop/" in problems[0]
 
 
@@ -136,7 +138,7 @@ def test_a_hanging_and_a_failing_receiver_never_hold_the_agent(ws_dir, monkeypat
 @pytest.mark.slow  # kills a real worker process
 def test_an_alert_whose_worker_was_killed_is_delivered_by_the_next_process(ws_dir, monkeypatch):
     """The next process is a harness hook: its environment, not ours, names the channel, and reaches only the worker."""
-    from strict_loop import hooks
+    from strict_loop.harness import handler
 
     from test_hooks import payload
 
@@ -149,7 +151,7 @@ def test_an_alert_whose_worker_was_killed_is_delivered_by_the_next_process(ws_di
         ws = Workspace(ws_dir)
         ws.init_state(task_id="k", goal="g", global_stop_condition="c")
         failing = payload("claude_post_tool_use_failure", ws_dir, tool_input={"command": "pytest -q"})
-        outputs = [hooks.handle("claude", failing, env=hook_env, cwd="/") for _ in range(6)]
+        outputs = [handler.handle("claude", failing, env=hook_env, cwd="/") for _ in range(6)]
         assert "PAUSED" in "".join(outputs) and "SECRET-K" not in "".join(outputs)
         wait_until(lambda: http.received, 10, "the worker's first attempt")
         lock = outbox.queue_dir(ws_dir) / outbox.WORKER_LOCK
@@ -158,7 +160,7 @@ def test_an_alert_whose_worker_was_killed_is_delivered_by_the_next_process(ws_di
         [alert] = outbox.fold(ws.task_paths("k").alerts)
         assert alert["channels"]["webhook"]["state"] == "pending" and len(outbox.pending(ws_dir)) == 1
         http.release.set()  # the receiver answers from now on
-        hooks.handle("claude", payload("claude_post_tool_use", ws_dir), env=hook_env, cwd="/")  # the next process's turn
+        handler.handle("claude", payload("claude_post_tool_use", ws_dir), env=hook_env, cwd="/")  # the next process's turn
         [alert] = settled(ws.task_paths("k").alerts)
     assert alert["delivery"]["webhook"] == "delivered after 1 attempt(s)" and len(http.received) == 2
     assert http.received[1]["body"]["text"].startswith("[SPIRALING] k: ")
@@ -167,18 +169,18 @@ def test_an_alert_whose_worker_was_killed_is_delivered_by_the_next_process(ws_di
 
 
 def test_the_worker_exits_when_another_holds_the_lock(ws_dir):
-    from strict_loop import alert_worker
+    from strict_loop.alerts import worker
 
     queue = outbox.queue_dir(ws_dir)
     queue.mkdir(parents=True)
     (queue / "bad.json").write_text("not an entry")
-    fd = alert_worker._try_lock(ws_dir, os.environ)
+    fd = worker._try_lock(ws_dir, os.environ)
     try:
-        assert fd is not None and outbox.worker_running(ws_dir) and alert_worker.run(ws_dir, os.environ) == 0
+        assert fd is not None and outbox.worker_running(ws_dir) and worker.run(ws_dir, os.environ) == 0
     finally:
         os.close(fd)
     assert not outbox.worker_running(ws_dir)
-    assert alert_worker.run(Path(ws_dir), os.environ) == 1 and outbox.pending(ws_dir) == []  # damaged: the entry goes
+    assert worker.run(Path(ws_dir), os.environ) == 1 and outbox.pending(ws_dir) == []  # damaged: the entry goes
 
 
 def test_a_cloned_repository_cannot_make_this_machine_send(ws_dir, monkeypatch, tmp_path):
@@ -193,9 +195,9 @@ def test_a_cloned_repository_cannot_make_this_machine_send(ws_dir, monkeypatch, 
     (ws_dir / ".agent-loop" / "outbox" / "r").write_text(json.dumps(forged))
     ws.append_event(task_id="r", kind="tool_call", message="ls", data={"tool": "bash", "args": {"command": "ls"}})
     assert outbox.pending(ws_dir) == [] and not outbox.worker_running(ws_dir)
-    from strict_loop import alert_worker
+    from strict_loop.alerts import worker
 
-    assert alert_worker.run(ws_dir, os.environ) == 0  # a worker started anyway finds nothing to send
+    assert worker.run(ws_dir, os.environ) == 0  # a worker started anyway finds nothing to send
     [alert] = outbox.fold(ws.task_paths("r").alerts)
     assert alert["channels"]["webhook"] == {"state": "pending", "attempts": 0, "last_error": None}
 

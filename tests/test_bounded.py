@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from strict_loop import Workspace
-from strict_loop.models import MAX_STATE_BYTES
+from strict_loop.model.records import MAX_STATE_BYTES
 
 
 def test_state_never_exceeds_64_kib_with_maximal_inputs(tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from strict_loop.budgets import (EXIT_FAILURES, EXIT_LIMIT, EXIT_PAUSED, EXIT_STOP, SupervisorSettings, Tally, account, backoff,
+from strict_loop.supervisor.budgets import (EXIT_FAILURES, EXIT_LIMIT, EXIT_PAUSED, EXIT_STOP, SupervisorSettings, Tally, account, backoff,
                                  cost_of, cost_problem, decide, rounds_left)
-from strict_loop.streams import Outcome
+from strict_loop.harness.streams import Outcome
 
 OK = Outcome(ok=True, reason="completed")
 FAILED = Outcome(ok=False, reason="api error 400: bad request")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from strict_loop import StateDamaged, Workspace
-from strict_loop.models import EventRecord, IterationRecord
+from strict_loop.model.records import EventRecord, IterationRecord
 
 from conftest import read_jsonl, run_script
 

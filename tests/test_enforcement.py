@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from strict_loop import LoopError, Workspace
-from strict_loop.supervision import TaskSupervision
-from strict_loop.turns import Turn
+from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.model.turns import Turn
 
 from conftest import read_jsonl, run_cli
 from mcp_helpers import call, memory_client

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from strict_loop import LoopError, Workspace
-from strict_loop.errors import StorageError
+from strict_loop.base.errors import StorageError
 
 from conftest import REPO, read_jsonl
 

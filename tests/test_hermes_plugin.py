@@ -15,7 +15,7 @@ from typing import Any, Callable
 import pytest
 
 from conftest import read_jsonl, run_cli
-from strict_loop import resources
+from strict_loop.base import skillfiles
 
 FAILED = json.dumps({"output": "", "exit_code": 1, "error": None})
 
@@ -99,7 +99,7 @@ def test_with_no_running_loop_every_hook_stays_silent(installed, ws_dir):
 
 def test_the_plugin_never_raises_into_hermes_when_the_program_is_missing(tmp_path, ws_dir, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no __pycache__ in the repo's plugin folder (the wheel copies it)
-    module, hooks = load(resources.hermes_plugin_dir() / "__init__.py")
+    module, hooks = load(skillfiles.hermes_plugin_dir() / "__init__.py")
     module.STRICT_LOOP = str(tmp_path / "no-such-program")
     assert tool_call(hooks, 1) == (None, FAILED)
     assert hooks["pre_verify"](session_id="s", changed_paths=["x"]) is None

@@ -2,7 +2,7 @@
 
 Every test runs in its own ``$XDG_RUNTIME_DIR`` (conftest's ``hook_daemon_dir``), whose daemons are
 killed at teardown. That a call was served by a daemon is shown by the daemon's own count of the
-requests it served (``python -m strict_loop.hookd status``).
+requests it served (``python -m strict_loop.harness.daemon status``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from strict_loop import Workspace, hookclient, hookd, hooks
+from strict_loop import Workspace
+from strict_loop.harness import client
+from strict_loop.harness import daemon
+from strict_loop.harness import handler
 
 from conftest import hook_daemon_pids, read_jsonl
 
@@ -49,13 +52,13 @@ def fail(ws: Path, daemon: bool = True, **kw) -> str:
 
 
 def answer_in_process(ws: Path, name: str, **changes) -> str:
-    """What ``strict-loop hook claude`` with the daemon off prints, in this process: hooks.main's own steps.
+    """What ``strict-loop hook claude`` with the daemon off prints, in this process: handler.main's own steps.
 
     For the reference side of a comparison; the processes, the daemon and the off switch are tested as processes.
     """
     env = {k: v for k, v in os.environ.items() if k != "STRICT_LOOP_TASK"}
     env["STRICT_LOOP_HOOKD"] = "0"
-    out = hooks.handle("claude", payload(name, ws, **changes), env=env, cwd="/")
+    out = handler.handle("claude", payload(name, ws, **changes), env=env, cwd="/")
     return out + "\n" if out else ""
 
 
@@ -68,7 +71,7 @@ def status(ws: Path, wait: float = 10.0) -> dict | None:
     """The workspace's daemon status, waiting up to ``wait`` s for one to answer (a hook starts it in the background)."""
     deadline = time.monotonic() + wait
     while True:
-        found = hookd.status(str(ws))
+        found = daemon.status(str(ws))
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
@@ -134,10 +137,10 @@ def test_a_secret_in_the_hooks_environment_is_masked_though_the_daemon_never_had
 
 LEAN = """
 import json, sys
-from strict_loop import hooks
+from strict_loop.harness import handler
 data = json.dumps({"hook_event_name": sys.argv[2], "cwd": sys.argv[1], "tool_name": "Bash", "tool_input": {"command": "ls"},
                    "tool_response": {"stdout": "x"}})
-out = hooks.handle("claude", data, env={"STRICT_LOOP_HOOKD": "0"}, cwd="/")
+out = handler.handle("claude", data, env={"STRICT_LOOP_HOOKD": "0"}, cwd="/")
 print(json.dumps([out, "pydantic" in sys.modules]))
 """
 
@@ -156,17 +159,17 @@ def test_a_runtime_folder_open_to_others_means_no_daemon_and_the_same_records(ws
     start(ws_dir)
     hook_daemon_dir.mkdir(mode=0o700)
     os.chmod(hook_daemon_dir, 0o777)
-    assert hookclient.socket_path(ws_dir, os.environ) is None
+    assert client.socket_path(ws_dir, os.environ) is None
     fail(ws_dir)
     time.sleep(0.2)  # a daemon, had one been started, would have bound its socket by now
-    assert list(hook_daemon_dir.iterdir()) == [] and hookd.status(str(ws_dir)) is None
+    assert list(hook_daemon_dir.iterdir()) == [] and daemon.status(str(ws_dir)) is None
     assert [e["data"]["turn"] for e in events(ws_dir) if e["kind"] == "tool_call"] == [0]
 
 
 @pytest.mark.slow
 def test_a_stale_socket_file_is_replaced_by_a_live_daemon(ws_dir):
     start(ws_dir)
-    path = hookclient.socket_path(ws_dir, os.environ)
+    path = client.socket_path(ws_dir, os.environ)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:
         dead.bind(str(path))  # a socket file nobody listens on: what a killed daemon leaves behind
     stale = path.stat().st_ino
@@ -196,7 +199,7 @@ def test_the_daemon_exits_when_the_workspace_is_deleted(ws_dir):
     start(ws_dir)
     fail(ws_dir)
     found = status(ws_dir)
-    path = hookclient.socket_path(ws_dir, os.environ)
+    path = client.socket_path(ws_dir, os.environ)
     shutil.rmtree(ws_dir / ".agent-loop")
     assert gone(found["pid"]) and not path.exists()
 
@@ -206,7 +209,7 @@ def test_the_daemon_exits_when_idle(ws_dir):
     start(ws_dir)
     fail(ws_dir, extra_env={"STRICT_LOOP_HOOKD_IDLE": "1"})
     found = status(ws_dir)
-    assert gone(found["pid"]) and hookd.status(str(ws_dir)) is None
+    assert gone(found["pid"]) and daemon.status(str(ws_dir)) is None
 
 
 @pytest.mark.slow
@@ -231,7 +234,7 @@ def test_off_switch_starts_no_daemon(ws_dir, hook_daemon_dir):
     start(ws_dir)
     fail(ws_dir, daemon=False)
     time.sleep(0.2)
-    assert hookd.status(str(ws_dir)) is None and not list(hook_daemon_dir.glob("*.sock"))
+    assert daemon.status(str(ws_dir)) is None and not list(hook_daemon_dir.glob("*.sock"))
 
 
 class Server:
@@ -248,12 +251,12 @@ class Server:
     def serve(self) -> None:
         conn, _ = self.listener.accept()
         with conn:
-            hookd.read_request(conn)
+            daemon.read_request(conn)
             if self.behaviour == "no-ack":
                 time.sleep(0.5)
                 return
-            conn.sendall(hookclient.ACK)
-            assert conn.recv(1) == hookclient.GO
+            conn.sendall(client.ACK)
+            assert conn.recv(1) == client.GO
             if self.behaviour == "answer":
                 conn.sendall(b'{"ok": 1}')
 
@@ -264,14 +267,14 @@ class Server:
 
 @pytest.mark.parametrize(("behaviour", "outcome"), [("no-ack", "not served"), ("die-after-go", ""), ("answer", '{"ok": 1}')])
 def test_the_client_falls_back_only_before_the_daemon_took_the_request(tmp_path, monkeypatch, behaviour, outcome):
-    monkeypatch.setattr(hookclient, "ACK_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(client, "ACK_TIMEOUT_S", 0.3)
     path = tmp_path / "d.sock"
     server = Server(path, behaviour)
     try:
-        got = hookclient.ask(path, {"op": "hook"}, b"{}")
-    except hookclient.NotServed:
+        got = client.ask(path, {"op": "hook"}, b"{}")
+    except client.NotServed:
         got = "not served"
     server.close()
     assert got == outcome
-    with pytest.raises(hookclient.NotServed):
-        hookclient.ask(tmp_path / "nobody.sock", {"op": "hook"}, b"{}")
+    with pytest.raises(client.NotServed):
+        client.ask(tmp_path / "nobody.sock", {"op": "hook"}, b"{}")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from strict_loop import hookmap
-from strict_loop.turns import Turn
+from strict_loop.harness import payloads
+from strict_loop.model.turns import Turn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -19,14 +19,14 @@ def payload(name: str, **changes) -> dict:
     return data
 
 
-def event(harness: str, name: str, **changes) -> hookmap.HookEvent:
-    return hookmap.parse_event(harness, payload(name, **changes))
+def event(harness: str, name: str, **changes) -> payloads.HookEvent:
+    return payloads.parse_event(harness, payload(name, **changes))
 
 
 def test_claude_post_tool_use_maps_bash_stdout_and_stderr():
     e = event("claude", "claude_post_tool_use", tool_response={"stdout": "out", "stderr": "warn", "interrupted": False})
     assert e.phase == "post" and e.session_id.startswith("3f1c0a52")
-    fields = hookmap.turn_fields(e)
+    fields = payloads.turn_fields(e)
     assert fields == {"tool": "Bash", "args": {"command": "echo hi", "description": "Print hi"}, "output": "out\nwarn", "error": False}
     Turn.model_validate(fields)
     assert e.meta == {"harness": "claude", "event": "PostToolUse", "session_id": e.session_id, "tool_use_id": "toolu_01ABCDEF"}
@@ -35,31 +35,31 @@ def test_claude_post_tool_use_maps_bash_stdout_and_stderr():
 def test_claude_non_bash_tool_output_is_compact_text():
     e = event("claude", "claude_post_tool_use", tool_name="Read", tool_input={"file_path": "a.py"},
               tool_response={"type": "text", "file": {"filePath": "a.py", "content": "x = 1\n"}})
-    assert hookmap.turn_fields(e)["output"] == '{"type":"text","file":{"filePath":"a.py","content":"x = 1\\n"}}'
+    assert payloads.turn_fields(e)["output"] == '{"type":"text","file":{"filePath":"a.py","content":"x = 1\\n"}}'
 
 
 def test_claude_failure_carries_only_an_error_string():
-    fields = hookmap.turn_fields(event("claude", "claude_post_tool_use_failure"))
+    fields = payloads.turn_fields(event("claude", "claude_post_tool_use_failure"))
     assert (fields["output"], fields["error"], fields["exit_code"]) == ("Exit code 1", True, 1)
-    other = hookmap.turn_fields(event("claude", "claude_post_tool_use_failure", error="File does not exist."))
+    other = payloads.turn_fields(event("claude", "claude_post_tool_use_failure", error="File does not exist."))
     assert (other["error"], other["exit_code"]) == (True, None)
 
 
 def test_codex_post_tool_use_has_output_text_and_no_exit_code():
-    fields = hookmap.turn_fields(event("codex", "codex_post_tool_use"))
+    fields = payloads.turn_fields(event("codex", "codex_post_tool_use"))
     assert fields == {"tool": "Bash", "args": {"command": "echo hi"}, "output": "hi\n"}
     turn = Turn.model_validate(fields)
     assert turn.exit_code is None and turn.error is None
 
 
 def test_hermes_post_tool_call_reads_the_result_json_string():
-    fields = hookmap.turn_fields(event("hermes", "hermes_post_tool_call"))
+    fields = payloads.turn_fields(event("hermes", "hermes_post_tool_call"))
     assert fields == {"tool": "terminal", "args": {"command": "false"}, "output": "", "exit_code": 1, "error": True}
-    ok = hookmap.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": '{"output": "hi", "exit_code": 0, "error": null}'}))
+    ok = payloads.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": '{"output": "hi", "exit_code": 0, "error": null}'}))
     assert (ok["output"], ok["exit_code"], ok["error"]) == ("hi", 0, False)
-    broken_tool = hookmap.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": "not json", "status": "error"}))
+    broken_tool = payloads.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": "not json", "status": "error"}))
     assert (broken_tool["output"], broken_tool["error"]) == ("not json", True)
-    with_error = hookmap.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": '{"output": "", "exit_code": null, "error": "timed out"}'}))
+    with_error = payloads.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": '{"output": "", "exit_code": null, "error": "timed out"}'}))
     assert (with_error["output"], with_error["error"], with_error["exit_code"]) == ("timed out", True, None)
 
 
@@ -69,7 +69,7 @@ def test_hermes_post_tool_call_reads_the_result_json_string():
     ("mcp__other__report_status", None), ("Bash", None), ("strict-loop", None),
 ])
 def test_the_loops_own_tools_are_recognised(name, expected):
-    assert hookmap.own_tool(name) == expected
+    assert payloads.own_tool(name) == expected
 
 
 @pytest.mark.parametrize("command, allowed", [
@@ -94,48 +94,48 @@ def test_the_loops_own_tools_are_recognised(name, expected):
 ])
 def test_only_plain_read_commands_pass_while_paused(command, allowed):
     e = event("claude", "claude_pre_tool_use", tool_input={"command": command})
-    assert hookmap.reads_loop_state(e) is allowed
-    assert hookmap.reads_loop_state(event("hermes", "hermes_pre_tool_call", tool_input={"command": command})) is allowed
+    assert payloads.reads_loop_state(e) is allowed
+    assert payloads.reads_loop_state(event("hermes", "hermes_pre_tool_call", tool_input={"command": command})) is allowed
 
 
 def test_read_checks_for_tools_and_the_own_executable():
-    assert hookmap.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="mcp__strict-loop__report_status", tool_input={}))
-    assert not hookmap.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="mcp__strict-loop__update_state", tool_input={}))
-    assert not hookmap.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="Write", tool_input={"command": "strict-loop show_task"}))
-    assert not hookmap.reads_loop_state(event("codex", "claude_pre_tool_use", tool_input={"command": ["strict-loop", "show_task"]}))
+    assert payloads.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="mcp__strict-loop__report_status", tool_input={}))
+    assert not payloads.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="mcp__strict-loop__update_state", tool_input={}))
+    assert not payloads.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="Write", tool_input={"command": "strict-loop show_task"}))
+    assert not payloads.reads_loop_state(event("codex", "claude_pre_tool_use", tool_input={"command": ["strict-loop", "show_task"]}))
     own = event("claude", "claude_pre_tool_use", tool_input={"command": "/opt/venv/bin/strict-loop show_task"})
-    assert hookmap.reads_loop_state(own, "/opt/venv/bin/strict-loop") and not hookmap.reads_loop_state(own, None)
+    assert payloads.reads_loop_state(own, "/opt/venv/bin/strict-loop") and not payloads.reads_loop_state(own, None)
 
 
 def test_each_harness_gets_its_own_answer_shape():
     post = event("codex", "codex_post_tool_use")
-    assert hookmap.context_output(post, "w") == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "w"}}
+    assert payloads.context_output(post, "w") == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "w"}}
     fail = event("claude", "claude_post_tool_use_failure")
-    assert hookmap.context_output(fail, "w")["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
-    assert hookmap.context_output(event("hermes", "hermes_post_tool_call"), "w") == {"whisper": "w"}
-    assert hookmap.deny_output(event("claude", "claude_pre_tool_use"), "r") == {
+    assert payloads.context_output(fail, "w")["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
+    assert payloads.context_output(event("hermes", "hermes_post_tool_call"), "w") == {"whisper": "w"}
+    assert payloads.deny_output(event("claude", "claude_pre_tool_use"), "r") == {
         "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "r"}}
-    assert hookmap.deny_output(event("hermes", "hermes_pre_tool_call"), "r") == {"decision": "block", "reason": "r"}
-    assert hookmap.block_stop_output("r") == {"decision": "block", "reason": "r"}
+    assert payloads.deny_output(event("hermes", "hermes_pre_tool_call"), "r") == {"decision": "block", "reason": "r"}
+    assert payloads.block_stop_output("r") == {"decision": "block", "reason": "r"}
     assert [event(h, n).phase for h, n in [("claude", "claude_stop"), ("codex", "codex_stop"), ("hermes", "hermes_pre_verify"),
                                             ("hermes", "hermes_pre_tool_call")]] == ["stop", "stop", "stop", "pre"]
-    assert hookmap.parse_event("claude", {"hook_event_name": "SessionStart"}).phase == "other"
+    assert payloads.parse_event("claude", {"hook_event_name": "SessionStart"}).phase == "other"
 
 
 def test_reasons_name_the_resume_command_and_the_next_task():
-    reason = hookmap.pause_reason("Stuck: x" * 200, "strict-loop resume --workspace '/w s' --task t1 --action continue")
+    reason = payloads.pause_reason("Stuck: x" * 200, "strict-loop resume --workspace '/w s' --task t1 --action continue")
     assert reason.endswith("A person must run: strict-loop resume --workspace '/w s' --task t1 --action continue")
     assert len(reason) < 1000
-    assert "Next task: write done.txt" in hookmap.continue_reason("t1", "write done.txt", "1 check failing")
+    assert "Next task: write done.txt" in payloads.continue_reason("t1", "write done.txt", "1 check failing")
 
 
 def test_big_arguments_are_clipped_to_fit_an_event_line():
     big = "x" * 1_000_000
-    args = hookmap.turn_fields(event("claude", "claude_post_tool_use", tool_name="Write",
+    args = payloads.turn_fields(event("claude", "claude_post_tool_use", tool_name="Write",
                                      tool_input={"file_path": "src/a.py", "content": big}))["args"]
     assert args["file_path"] == "src/a.py" and len(args["content"]) < 2100 and "[clipped 998048 characters]" in args["content"]
     many = {f"k{i}": "y" * 1500 for i in range(100)}
-    clipped = hookmap.bounded_args(many)
-    assert list(clipped) == ["clipped"] and len(clipped["clipped"]) < hookmap.MAX_ARGS_CHARS + 100
+    clipped = payloads.bounded_args(many)
+    assert list(clipped) == ["clipped"] and len(clipped["clipped"]) < payloads.MAX_ARGS_CHARS + 100
     small = {"command": "echo hi"}
-    assert hookmap.bounded_args(small) is small
+    assert payloads.bounded_args(small) is small

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 
-from strict_loop import Workspace, hooks
+from strict_loop import Workspace
+from strict_loop.harness import handler
 
 from conftest import read_jsonl
 
@@ -24,7 +25,7 @@ def payload(name: str, ws: Path, **changes) -> str:
 
 
 def hook(harness: str, name: str, ws: Path, env: dict | None = None, **changes) -> dict | None:
-    out = hooks.handle(harness, payload(name, ws, **changes), env=env or {}, cwd="/")
+    out = handler.handle(harness, payload(name, ws, **changes), env=env or {}, cwd="/")
     return json.loads(out) if out else None
 
 
@@ -136,20 +137,20 @@ def test_stop_is_blocked_while_the_unattended_loop_must_continue_up_to_the_cap(w
     unattended(ws_dir)
     first = hook("claude", "claude_stop", ws_dir)
     assert first["decision"] == "block" and "Next task: write done.txt" in first["reason"]
-    answers = [hook("claude", "claude_stop", ws_dir, stop_hook_active=True) for _ in range(hooks.STOP_BLOCK_CAP + 2)]
-    assert [a is not None for a in answers] == [True] * (hooks.STOP_BLOCK_CAP - 1) + [False] * 3
+    answers = [hook("claude", "claude_stop", ws_dir, stop_hook_active=True) for _ in range(handler.STOP_BLOCK_CAP + 2)]
+    assert [a is not None for a in answers] == [True] * (handler.STOP_BLOCK_CAP - 1) + [False] * 3
     assert hook("claude", "claude_stop", ws_dir, stop_hook_active=False) is not None  # a new prompt: counting starts again
     other = hook("claude", "claude_stop", ws_dir, session_id="another-session", stop_hook_active=True)
     assert other is not None  # counted per session
-    assert len(events(ws_dir, kind="stop.checked")) == hooks.STOP_BLOCK_CAP + 2
+    assert len(events(ws_dir, kind="stop.checked")) == handler.STOP_BLOCK_CAP + 2
     (ws_dir / "done.txt").write_text("ok")
     assert hook("claude", "claude_stop", ws_dir) is None  # check_stop says stop
 
 
 def test_codex_stop_has_no_cap_of_its_own_so_ours_holds(ws_dir):
     unattended(ws_dir)
-    answers = [hook("codex", "codex_stop", ws_dir) for _ in range(hooks.STOP_BLOCK_CAP + 2)]
-    assert [a is not None for a in answers] == [True] * hooks.STOP_BLOCK_CAP + [False] * 2
+    answers = [hook("codex", "codex_stop", ws_dir) for _ in range(handler.STOP_BLOCK_CAP + 2)]
+    assert [a is not None for a in answers] == [True] * handler.STOP_BLOCK_CAP + [False] * 2
     assert hook("hermes", "hermes_pre_verify", ws_dir)["decision"] == "block"
 
 
@@ -167,7 +168,7 @@ def test_under_the_supervisor_stop_is_left_to_it(ws_dir):
     """`strict-loop supervise` marks its child's environment: the hooks record and whisper, but the supervisor alone
     decides whether the agent goes on (it re-invokes from disk), so Stop is never blocked and no check runs."""
     unattended(ws_dir)
-    supervised = {hooks.SUPERVISED_ENV: "1"}
+    supervised = {handler.SUPERVISED_ENV: "1"}
     assert hook("claude", "claude_stop", ws_dir, env=supervised) is None
     assert hook("codex", "codex_stop", ws_dir, env=supervised) is None and hook("hermes", "hermes_pre_verify", ws_dir, env=supervised) is None
     assert events(ws_dir, kind="stop.checked") == []
@@ -185,7 +186,7 @@ def test_paused_task_at_stop_is_not_blocked(ws_dir):
 
 
 def test_no_loop_means_no_output_and_no_files(tmp_path):
-    out = hooks.handle("claude", payload("claude_post_tool_use", tmp_path), env={}, cwd=str(tmp_path))
+    out = handler.handle("claude", payload("claude_post_tool_use", tmp_path), env={}, cwd=str(tmp_path))
     assert out == "" and list(tmp_path.iterdir()) == []
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -205,7 +206,7 @@ def test_task_is_found_from_a_subfolder_or_named_by_the_environment(ws_dir):
     assert events(ws_dir, "a", "tool_call") == [] and events(ws_dir, "b", "tool_call") == []
     hook("claude", "claude_post_tool_use", sub, env={"STRICT_LOOP_TASK": "b"})
     assert len(events(ws_dir, "b", "tool_call")) == 1 and events(ws_dir, "a", "tool_call") == []
-    out = hooks.handle("codex", payload("codex_post_tool_use", Path("/")), workspace=str(ws_dir), env={"STRICT_LOOP_TASK": "a"}, cwd="/")
+    out = handler.handle("codex", payload("codex_post_tool_use", Path("/")), workspace=str(ws_dir), env={"STRICT_LOOP_TASK": "a"}, cwd="/")
     assert out == "" and len(events(ws_dir, "a", "tool_call")) == 1
 
 
@@ -217,7 +218,7 @@ def test_damaged_state_is_logged_and_the_session_goes_on(ws_dir):
     assert hook("claude", "claude_pre_tool_use", ws_dir) is None
     log = (ws_dir / ".agent-loop/tasks/t1/hook-errors.log").read_text().splitlines()
     assert len(log) == 2 and "hook claude PostToolUse: StateDamaged" in log[0] and "rebuild_state" in log[0]
-    assert all(len(line) <= hooks.ERROR_LINE_MAX_CHARS for line in log)
+    assert all(len(line) <= handler.ERROR_LINE_MAX_CHARS for line in log)
 
 
 def test_damaged_monitor_settings_are_logged_and_a_big_write_is_still_recorded(ws_dir):
@@ -237,15 +238,15 @@ def test_damaged_monitor_settings_are_logged_and_a_big_write_is_still_recorded(w
 
 
 def test_the_hook_finds_workspaces_by_the_layouts_folder_name():
-    from strict_loop.layout import MANAGER_DIR
+    from strict_loop.base.layout import MANAGER_DIR
 
-    assert hooks.MANAGER_DIR == MANAGER_DIR
+    assert handler.MANAGER_DIR == MANAGER_DIR
 
 
 def test_bad_stdin_is_ignored_and_logged_when_the_task_is_known(ws_dir):
     start(ws_dir)
-    for data in ("not json", "[1, 2]", "[" * 100_000, b"\xff\xfe", "x" * (hooks.MAX_STDIN_BYTES + 1)):
-        assert hooks.handle("claude", data, env={}, cwd=str(ws_dir)) == ""
+    for data in ("not json", "[1, 2]", "[" * 100_000, b"\xff\xfe", "x" * (handler.MAX_STDIN_BYTES + 1)):
+        assert handler.handle("claude", data, env={}, cwd=str(ws_dir)) == ""
     log = (ws_dir / ".agent-loop/tasks/t1/hook-errors.log").read_text().splitlines()
     assert len(log) == 5 and all("stdin is not one JSON object" in line for line in log)
     assert events(ws_dir, kind="tool_call") == []
@@ -254,9 +255,9 @@ def test_bad_stdin_is_ignored_and_logged_when_the_task_is_known(ws_dir):
 def test_the_error_log_stays_bounded(ws_dir):
     start(ws_dir)
     log = ws_dir / ".agent-loop/tasks/t1/hook-errors.log"
-    log.write_bytes(b"old line\n" * (hooks.ERROR_LOG_MAX_BYTES // 9 + 10))
-    hooks.handle("claude", "junk", env={}, cwd=str(ws_dir))
-    assert log.stat().st_size <= hooks.ERROR_LOG_MAX_BYTES and log.read_text().splitlines()[-1].endswith("ignored")
+    log.write_bytes(b"old line\n" * (handler.ERROR_LOG_MAX_BYTES // 9 + 10))
+    handler.handle("claude", "junk", env={}, cwd=str(ws_dir))
+    assert log.stat().st_size <= handler.ERROR_LOG_MAX_BYTES and log.read_text().splitlines()[-1].endswith("ignored")
 
 
 def test_the_installed_console_script_answers_a_hook_end_to_end(ws_dir):

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from strict_loop import Workspace, secrets
-from strict_loop.stopchecks import MAX_TEXT_BYTES, run_command
+from strict_loop import Workspace
+from strict_loop.base import masking
+from strict_loop.loop.stopchecks import MAX_TEXT_BYTES, run_command
 
 from conftest import run_script, tree_digest
 from test_stopchecks import _alive
@@ -66,8 +67,8 @@ def test_stop_commands_lack_the_projects_secrets_and_every_secret_is_masked(ws_d
     report = ws.check_stop(task_id="t")
     assert report.checks[0].passed, "the project's secrets reached the stop command, or the API key did not"
     tail = report.checks[1].output_tail
-    assert f"OPENAI_API_KEY={secrets.MASK}" in tail and "FEATURE_KEY_ENABLED=true" in tail
-    assert f"https://{secrets.MASK}@db.example/x" in tail and "STRICT_LOOP_WEBHOOK_URL" not in tail
+    assert f"OPENAI_API_KEY={masking.MASK}" in tail and "FEATURE_KEY_ENABLED=true" in tail
+    assert f"https://{masking.MASK}@db.example/x" in tail and "STRICT_LOOP_WEBHOOK_URL" not in tail
     stored = b"".join(p.read_bytes() for p in (ws_dir / ".agent-loop").rglob("*") if p.is_file())
     returned = report.model_dump_json().encode()
     for secret in (WEBHOOK, MCP_TOKEN, API_KEY, "hunter2222", "a1b2c3d4", "pw123456"):
@@ -78,8 +79,8 @@ def test_mask_rules():
     env = {"GITHUB_TOKEN": "ghp_abcdefgh", "MY_PAT": "pat-123456", "DB_PASSWORD": "pw", "HOME": "/home/someone-long",
            "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock", "TOKEN_PREFIX": "ghp_abcdefgh-and-more"}
     text = "ghp_abcdefgh-and-more ghp_abcdefgh pat-123456 pw /home/someone-long /tmp/ssh-agent.sock git+ssh://git@host/x"
-    assert secrets.mask(text, env) == "*** *** *** pw /home/someone-long /tmp/ssh-agent.sock git+ssh://***@host/x"
-    assert secrets.command_env({"STRICT_LOOP_X": "1", "apprise_urls": "x", "API_KEY": "k"}) == {"API_KEY": "k"}
+    assert masking.mask(text, env) == "*** *** *** pw /home/someone-long /tmp/ssh-agent.sock git+ssh://***@host/x"
+    assert masking.command_env({"STRICT_LOOP_X": "1", "apprise_urls": "x", "API_KEY": "k"}) == {"API_KEY": "k"}
 
 
 # --- item 10: process groups and output caps -------------------------------------------------------
@@ -110,7 +111,7 @@ _YES = """
 import json, os, resource, sys, time
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))  # a file past 1 MiB kills its writer
-from strict_loop.stopchecks import run_command
+from strict_loop.loop.stopchecks import run_command
 
 def _peak_kib():  # VmHWM is this program's own peak (ru_maxrss carries the forking parent's peak across exec)
     for line in open("/proc/self/status"):
@@ -138,7 +139,7 @@ def test_yes_is_capped_in_memory_and_writes_nothing_to_disk(tmp_path):
     assert list(tmpdir.iterdir()) == [] and sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file()) < 1 << 20
 
 
-_RUNNER = "import sys\nfrom strict_loop.cli import main\nsys.exit(main(['check_stop', '--task-id', 't']))\n"
+_RUNNER = "import sys\nfrom strict_loop.cli.app import main\nsys.exit(main(['check_stop', '--task-id', 't']))\n"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
@@ -160,7 +161,7 @@ def test_interrupting_check_stop_ends_the_commands_group(ws_dir, sig):
 _THREADED = """
 import sys, threading, time
 from pathlib import Path
-from strict_loop.stopchecks import run_command
+from strict_loop.loop.stopchecks import run_command
 threading.Thread(target=run_command, args=(sys.argv[1], Path("."), 300, 100), daemon=True).start()
 while not Path("bg.pid").exists():
     time.sleep(0.02)

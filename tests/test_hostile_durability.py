@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from strict_loop import LoopError, StateDamaged, Workspace
-from strict_loop.fsio import atomic_write
-from strict_loop.models import MAX_ROUNDS
+from strict_loop.base.fsio import atomic_write
+from strict_loop.model.records import MAX_ROUNDS
 
 from conftest import REPO, read_jsonl
 

@@ -12,8 +12,8 @@ import tracemalloc
 import pytest
 
 from strict_loop import LoopError, StateDamaged, Workspace
-from strict_loop.fsio import iter_lines, last_json, tail_lines
-from strict_loop.requests import ResumeInput
+from strict_loop.base.fsio import iter_lines, last_json, tail_lines
+from strict_loop.model.requests import ResumeInput
 
 from conftest import run_script, tree_digest
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from strict_loop import Workspace
-from strict_loop.cli import main
-from strict_loop.errors import LoopError
+from strict_loop.cli.app import main
+from strict_loop.base.errors import LoopError
 
 from conftest import git, git_repo, read_jsonl, tree_digest
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from strict_loop import LoopError, Workspace
-from strict_loop.trust import TrustStore
+from strict_loop.storage.trust import TrustStore
 
 from conftest import init_basic, read_jsonl, run_script, tree_digest
 

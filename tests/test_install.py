@@ -13,7 +13,8 @@ import tomlkit
 from ruamel.yaml import YAML
 
 from conftest import run_cli
-from strict_loop import install, resources
+from strict_loop.harness import install
+from strict_loop.base import skillfiles
 
 CASES = [("claude", "project"), ("claude", "user"), ("codex", "project"), ("codex", "user"), ("hermes", "user")]
 HOOK_EVENTS = {"claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}, "codex": {"PreToolUse", "PostToolUse", "Stop"}}
@@ -89,7 +90,7 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
         assert config["plugins"]["enabled"] == ["strict-loop"]
         plugin = (where["plugin"] / "__init__.py").read_text()
         assert f"STRICT_LOOP = {json.dumps(str(exe / 'strict-loop'))}  #" in plugin
-    skill = resources.skill_root()
+    skill = skillfiles.skill_root()
     assert (where["skill"] / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
     assert (where["skill"] / "references" / "protocol.md").read_bytes() == (skill / "references" / "protocol.md").read_bytes()
     assert os.access(where["skill"] / "scripts" / "init_state.py", os.X_OK) == os.access(skill / "scripts" / "init_state.py", os.X_OK)
@@ -236,7 +237,7 @@ def test_the_help_shows_every_harness_and_an_example(place):
 
 def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(tmp_path):
     written = install.hermes_plugin_files("/abs/bin/strict-loop", tmp_path)
-    shipped = resources.hermes_plugin_dir()
+    shipped = skillfiles.hermes_plugin_dir()
     assert written["plugin.yaml"] == (shipped / "plugin.yaml").read_bytes()
     old, new = (shipped / "__init__.py").read_text().splitlines(), written["__init__.py"].decode().splitlines()
     changed = [(a.split("  #")[0], b.split("  #")[0]) for a, b in zip(old, new) if a != b]

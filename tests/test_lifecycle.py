@@ -6,8 +6,9 @@ import json
 
 import jsonschema
 
-from strict_loop import Workspace, schemas
-from strict_loop.models import IterationRecord, StatusRecord, StopReport, TaskState
+from strict_loop import Workspace
+from strict_loop.cli import schemas
+from strict_loop.model.records import IterationRecord, StatusRecord, StopReport, TaskState
 
 from conftest import read_jsonl, run_json, run_script
 

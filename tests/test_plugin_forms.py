@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from strict_loop import __version__, harness_config
+from strict_loop import __version__
+from strict_loop.harness import configedit
 
 REPO = Path(__file__).resolve().parent.parent
 CODEX_PLUGIN = "integrations/codex/strict-loop"
@@ -41,14 +42,14 @@ def expected() -> dict[str, dict]:
             "name": "strict-agent-loop", "owner": AUTHOR, "description": "The strict-agent-loop plugin for Claude Code",
             "plugins": [{"name": "strict-loop", "source": "./", "description": DESCRIPTION, "version": __version__}]},
         "hooks/hooks.json": {"description": "strict-agent-loop: record tool calls, whisper, deny while paused, keep going at Stop",
-                             "hooks": harness_config.hook_groups("claude", "strict-loop hook claude")},
+                             "hooks": configedit.hook_groups("claude", "strict-loop hook claude")},
         f"{CODEX_PLUGIN}/.codex-plugin/plugin.json": {
             "name": "strict-loop", "version": __version__, "description": DESCRIPTION, "author": AUTHOR, "license": "MIT",
             "skills": "./skills/", "mcpServers": "./.mcp.json", "hooks": "./hooks/hooks.json",
             "interface": {"displayName": "Strict agent loop", "shortDescription": "One verified task per round, enforced by hooks",
                           "developerName": AUTHOR["name"], "category": "Coding"}},
         f"{CODEX_PLUGIN}/.mcp.json": {"mcpServers": {"strict-loop": {"command": "strict-loop-mcp", "args": []}}},
-        f"{CODEX_PLUGIN}/hooks/hooks.json": {"hooks": harness_config.hook_groups("codex", "strict-loop hook codex")},
+        f"{CODEX_PLUGIN}/hooks/hooks.json": {"hooks": configedit.hook_groups("codex", "strict-loop hook codex")},
         ".agents/plugins/marketplace.json": {
             "name": "strict-agent-loop", "interface": {"displayName": "strict-agent-loop"},
             "plugins": [{"name": "strict-loop", "source": {"source": "local", "path": f"./{CODEX_PLUGIN}"},
@@ -116,8 +117,8 @@ def test_manifests_carry_the_fields_the_harnesses_read():
     assert json.loads((plugin_dir / codex["mcpServers"]).read_text())["mcpServers"]["strict-loop"]["command"] == "strict-loop-mcp"
     for path, harness in ((REPO / claude["hooks"], "claude"), (plugin_dir / codex["hooks"], "codex")):
         hooks = json.loads(path.read_text())["hooks"]
-        assert set(hooks) == {e for e, _, _ in harness_config.HOOK_EVENTS[harness]}
-        assert all(harness_config.is_our_command(h["command"], harness) for groups in hooks.values() for g in groups for h in g["hooks"])
+        assert set(hooks) == {e for e, _, _ in configedit.HOOK_EVENTS[harness]}
+        assert all(configedit.is_our_command(h["command"], harness) for groups in hooks.values() for g in groups for h in g["hooks"])
 
 
 def test_the_hermes_plugin_manifest_names_the_hooks_its_register_installs():

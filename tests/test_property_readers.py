@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from strict_loop import LoopError, Workspace
-from strict_loop.fsio import iter_lines, json_records, last_json, tail_lines
-from strict_loop.models import MAX_ROUNDS
-from strict_loop.store import TaskStore
+from strict_loop.base.fsio import iter_lines, json_records, last_json, tail_lines
+from strict_loop.model.records import MAX_ROUNDS
+from strict_loop.storage.store import TaskStore
 
 EXAMPLES = int(os.environ.get("STRICT_LOOP_EXAMPLES", 60))  # raise it for a deeper search, e.g. 1500
 FAST = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

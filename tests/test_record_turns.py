@@ -9,8 +9,8 @@ import pytest
 
 from conftest import read_jsonl
 from strict_loop import Workspace
-from strict_loop.errors import LoopError
-from strict_loop.recording import record_turn, record_turns
+from strict_loop.base.errors import LoopError
+from strict_loop.loop.recording import record_turn, record_turns
 
 TASK = "t"
 PROBE = {"tool": "Bash", "args": {"command": "ls /nonexistent-strict-loop-probe"}, "output": "No such file or directory",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from strict_loop import schemas
-from strict_loop.schemas import DOCUMENTS
+from strict_loop.cli import schemas
+from strict_loop.cli.schemas import DOCUMENTS
 
 from conftest import run_cli
 

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from spiral_claims import check_claims, play
-from strict_loop import Workspace, summaries
+from strict_loop import Workspace
+from strict_loop.loop import answers
 
 PYTEST_NO_RAISE = ("tests/test_parse.py F\n=== FAILURES ===\n___ test_rejects_bad_input ___\n    def test_rejects_bad_input():\n"
                    ">       with pytest.raises(ValueError):\nE       Failed: DID NOT RAISE <class 'ValueError'>\n"
@@ -84,7 +85,7 @@ def test_detect_spiral_while_paused_names_the_pause_turn_and_says_the_diagnosis_
     v = ws.detect_spiral(task_id="t")
     assert v.paused and v.fired_at == 5  # whisper at 3, stronger at 4, pause at 5
     first = v.diagnosis.split(". ")[0]
-    assert json.dumps(v.model_dump()).count(first) == 1 and summaries.verdict(v).count(first) == 1
+    assert json.dumps(v.model_dump()).count(first) == 1 and answers.verdict(v).count(first) == 1
     assert v.supervisor.paused and "a person must run" in v.supervisor.messages[0].text
     check_claims(v, turns)
     ws.resume(task_id="t", action="continue")

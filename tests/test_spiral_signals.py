@@ -6,9 +6,9 @@ import pytest
 
 from strict_loop import fingerprint as fp
 from strict_loop.monitor import MonitorState, observe, replay
-from strict_loop.settings import MonitorSettings, SpiralThresholds
+from strict_loop.model.settings import MonitorSettings, SpiralThresholds
 from strict_loop.spiral import SpiralDetector, TurnFacts, facts
-from strict_loop.turns import Turn
+from strict_loop.model.turns import Turn
 
 
 def window_of(turns: list[dict], fstates: list[dict] | None = None) -> list[TurnFacts]:

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from strict_loop import Workspace
-from strict_loop.models import StopChecks
-from strict_loop.stopchecks import run_checks, run_command
+from strict_loop.model.records import StopChecks
+from strict_loop.loop.stopchecks import run_checks, run_command
 
 
 def _alive(pid: int) -> bool:

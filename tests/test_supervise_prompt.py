@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import run_cli
 from strict_loop import Workspace
-from strict_loop.supervise_prompt import MAX_PROMPT_CHARS, build_prompt
+from strict_loop.supervisor.prompt import MAX_PROMPT_CHARS, build_prompt
 
 TASK = "fix-parser"
 PROBE = {"tool": "Bash", "args": {"command": "ls /nonexistent-strict-loop-probe"}, "output": "No such file or directory",

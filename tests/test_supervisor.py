@@ -15,11 +15,11 @@ import pytest
 
 from conftest import read_jsonl, run_cli
 from strict_loop import Workspace
-from strict_loop.errors import LoopError
-from strict_loop.recording import record_turn
-from strict_loop.streams import ToolCall
-from strict_loop.superlock import SeenIds, SupervisorLock, alive, process_start
-from strict_loop.supervisor import Supervisor
+from strict_loop.base.errors import LoopError
+from strict_loop.loop.recording import record_turn
+from strict_loop.harness.streams import ToolCall
+from strict_loop.supervisor.lock import SeenIds, SupervisorLock, alive, process_start
+from strict_loop.supervisor.runner import Supervisor
 
 TURN = {"tool": "Bash", "args": {"command": "ls"}, "output": "a.txt\n", "error": False, "exit_code": 0}
 
@@ -151,7 +151,7 @@ def test_supervise_launches_nothing_for_untrusted_stop_commands(ws_dir: Path, tm
 
 
 def test_the_heartbeat_line_has_round_pace_and_eta():
-    from strict_loop.heartbeat import status_line
+    from strict_loop.supervisor.heartbeat import status_line
 
     line = status_line("t", rounds=12, max_rounds=100, rounds_at_start=2, invocation=3, elapsed_s=3600)
     assert "round 12/100" in line and "invocation 3" in line and "elapsed 1:00:00" in line
@@ -160,7 +160,7 @@ def test_the_heartbeat_line_has_round_pace_and_eta():
 
 
 def test_the_heartbeat_writes_latest_status_and_stderr_without_a_bar_off_a_terminal(task: Workspace):
-    from strict_loop.heartbeat import Heartbeat
+    from strict_loop.supervisor.heartbeat import Heartbeat
 
     out = io.StringIO()
     heart = Heartbeat(task._store("t"), lambda: task.supervisor("t"), interval_s=3600, stream=out)
@@ -177,7 +177,7 @@ def test_on_a_terminal_the_heartbeat_draws_rich_s_progress_bar(task: Workspace):
     import os
     import pty
 
-    from strict_loop.heartbeat import Heartbeat
+    from strict_loop.supervisor.heartbeat import Heartbeat
 
     master, slave = pty.openpty()
     term = os.fdopen(slave, "w", encoding="utf-8")

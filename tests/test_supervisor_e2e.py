@@ -25,8 +25,8 @@ import pytest
 
 from conftest import read_jsonl
 from strict_loop import Workspace
-from strict_loop.budgets import SupervisorSettings
-from strict_loop.supervisor import Supervisor
+from strict_loop.supervisor.budgets import SupervisorSettings
+from strict_loop.supervisor.runner import Supervisor
 
 from harness_rig import Harness, require_binary
 from model_servers import AnthropicModel, ChatModel, Final, Hang, HttpError, ResponsesModel, Shell, Stall
@@ -189,7 +189,7 @@ def _procs_mentioning(text: str) -> list[str]:
                 state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
             except OSError:
                 continue
-            if text in cmd and state != "Z" and "strict_loop.hookd" not in cmd:
+            if text in cmd and state != "Z" and "strict_loop.harness.daemon" not in cmd:
                 found.append(f"{entry.name}: {cmd[:200]}")
     return found
 

@@ -10,9 +10,10 @@ import pytest
 
 from conftest import read_jsonl, run_cli
 from mcp_helpers import call, stdio_client
-from strict_loop import LoopError, Workspace, hooks
-from strict_loop.clipping import MAX_TURN_TEXT, clip, clip_turn_data
-from strict_loop.recording import record_turns
+from strict_loop import LoopError, Workspace
+from strict_loop.harness import handler
+from strict_loop.base.clipping import MAX_TURN_TEXT, clip, clip_turn_data
+from strict_loop.loop.recording import record_turns
 
 BIG = "".join(f"tests/test_{n % 97}.py::test_case_{n} PASSED\n" for n in range(4100)) + "FAILED tests/test_x.py::test_y - AssertionError: 3 != 4\n"
 assert len(BIG) > 160_000
@@ -77,7 +78,7 @@ def test_hooks_and_record_turns_keep_a_huge_turn(ws_dir):
     start(ws_dir)
     payload = {"session_id": "s1", "hook_event_name": "PostToolUse", "cwd": str(ws_dir), "tool_name": "Bash",
                "tool_input": {"command": "pytest -v"}, "tool_response": {"stdout": BIG, "stderr": "", "interrupted": False}}
-    hooks.handle("claude", json.dumps(payload), env={}, cwd=str(ws_dir))
+    handler.handle("claude", json.dumps(payload), env={}, cwd=str(ws_dir))
     ws = Workspace(ws_dir)
     record_turns(ws.index.store("t"), ws.root, [("batch", big_turn(), None)])
     outputs = recorded_outputs(ws_dir)

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import read_jsonl, run_cli
-from strict_loop.errors import LoopError
-from strict_loop.watch import EXIT_ESCALATED, EXIT_LIMIT, EXIT_OK, Watch
-from strict_loop.workspace import Workspace
+from strict_loop.base.errors import LoopError
+from strict_loop.experiments.watch import EXIT_ESCALATED, EXIT_LIMIT, EXIT_OK, Watch
+from strict_loop.loop.workspace import Workspace
 
 PY = [sys.executable, "-I", "-S"]  # a bare interpreter: the jobs start in a few ms
 

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from strict_loop import metrics
-from strict_loop.errors import LoopError, validate_input
-from strict_loop.failures import CATALOG, KINDS, classify, exit_signal
-from strict_loop.isolation import Limits, container_argv
-from strict_loop.remedies import RemedyState, WatchSettings, decide, parse_allow, substitute
+from strict_loop.experiments import joblog
+from strict_loop.base.errors import LoopError, validate_input
+from strict_loop.experiments.failures import CATALOG, KINDS, classify, exit_signal
+from strict_loop.experiments.isolation import Limits, container_argv
+from strict_loop.experiments.remedies import RemedyState, WatchSettings, decide, parse_allow, substitute
 
 CASES = [
     (1, "Traceback ...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0)", "gpu_oom"),
@@ -57,22 +57,22 @@ def test_a_module_name_from_the_log_is_data_only():
 
 
 def test_progress_from_log_lines_and_metrics_jsonl():
-    pattern = metrics.compile_pattern(None)
-    p = metrics.Progress()
+    pattern = joblog.compile_pattern(None)
+    p = joblog.Progress()
     for line in ("epoch 1 step 10 loss 1.0", "noise", "step=20 loss=0.5", "Step: 30, loss: 0.4"):
-        p = metrics.fold(p, metrics.from_line(line, pattern), "loss", 10)
+        p = joblog.fold(p, joblog.from_line(line, pattern), "loss", 10)
     assert (p.step, p.metrics["loss"], p.best, p.points, p.nonfinite) == (30, 0.4, 0.4, 3, None)
-    p = metrics.fold(p, metrics.from_line("step 31 loss NaN", pattern), "loss", 10)
+    p = joblog.fold(p, joblog.from_line("step 31 loss NaN", pattern), "loss", 10)
     assert p.nonfinite == "loss=nan at step 31"
-    custom = metrics.compile_pattern(r"it (?P<step>\d+) acc=(?P<acc>[\d.]+)")
-    assert metrics.from_line("it 7 acc=0.91", custom) == {"step": 7.0, "acc": 0.91}
-    q = metrics.Progress()
+    custom = joblog.compile_pattern(r"it (?P<step>\d+) acc=(?P<acc>[\d.]+)")
+    assert joblog.from_line("it 7 acc=0.91", custom) == {"step": 7.0, "acc": 0.91}
+    q = joblog.Progress()
     for line in ('{"step": 1, "loss": 2.0}', '{"step": 2, "loss": 1.0}', "not json", '{"step": 3, "loss": 1.2}', '{"step": 4, "loss": 11}'):
-        q = metrics.fold(q, metrics.from_json_line(line), "loss", 10)
+        q = joblog.fold(q, joblog.from_json_line(line), "loss", 10)
     assert q.diverged and "loss=11 at step 4" in q.diverged and q.nonfinite is None
-    assert metrics.from_json_line('{"step": 5, "loss": "inf", "tag": "x"}')["loss"] == math.inf
-    rate, eta = metrics.rate_and_eta(150, 50, 10.0, 1050)
-    assert rate == 10.0 and eta == 90.0 and metrics.rate_and_eta(None, None, 1, 10) == (0.0, None)
+    assert joblog.from_json_line('{"step": 5, "loss": "inf", "tag": "x"}')["loss"] == math.inf
+    rate, eta = joblog.rate_and_eta(150, 50, 10.0, 1050)
+    assert rate == 10.0 and eta == 90.0 and joblog.rate_and_eta(None, None, 1, 10) == (0.0, None)
 
 
 def _settings(**kw):

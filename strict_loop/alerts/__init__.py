@@ -1,0 +1,7 @@
+"""A person is told when a loop pauses: the channels (from the environment or a private file), the outbox in
+``alerts.jsonl``, the detached delivery worker and the senders (webhook, Apprise, IRC).
+
+It may import import ``base``, ``model``, ``monitor`` and ``storage``.
+"""
+
+__all__ = ['channels', 'outbox', 'send', 'worker']

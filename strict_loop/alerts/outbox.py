@@ -1,0 +1,175 @@
+"""The alert outbox: a pause is written down at once and delivered later, off the agent's path.
+
+Two records, for two readers. The task's ``alerts.jsonl`` is the ledger a person
+reads: append-only, an alert line (the alert, its short message, each channel
+``pending``) then one line per delivery attempt (``{"update": <alert id>, "channel",
+"state", "attempts", "last_error"}``), which ``fold`` replays into each alert's
+current state. The queue the worker delivers from lives outside the workspace, in
+this machine's config folder (one small JSON entry per alert), so a cloned
+repository carrying ``.agent-loop/`` can never make this machine send its text to a
+person's channels. Any process checks the queue in one ``listdir`` and starts the
+worker (``alert_worker``), a detached process that gets the channels' URLs through
+its environment only: no file ever holds them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from strict_loop.alerts import channels
+from strict_loop.base import masking
+from strict_loop.base.fsio import append_line, atomic_write, dumps_line, json_records
+from strict_loop.monitor import Alert
+from strict_loop.storage.store import TaskStore
+from strict_loop.base.timefmt import now_iso
+from strict_loop.storage.trust import config_dir
+
+WORKER_LOCK = ".worker.lock"
+STATES = ("pending", "delivered", "failed")
+
+
+def queue_dir(root: Path, env: Optional[Mapping[str, str]] = None) -> Path:
+    """This workspace's queue: ``$XDG_CONFIG_HOME/strict-loop/outbox/<digest of the workspace path>/``."""
+    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:20]
+    return config_dir(os.environ if env is None else env) / "outbox" / key
+
+
+def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], *, prefix: str, resume: str,
+            event: Optional[str]) -> dict[str, str]:
+    """Record ``alert`` with every configured channel pending (a misconfiguration as failed), queue it, start the worker.
+
+    Returns the delivery summary (channel -> state). ``event`` names the ledger event to write, if any."""
+    chans, problems = channels.channels(env, root)
+    msg = channels.message(prefix, alert.task_id, alert.diagnosis, resume)
+    alert.delivery = {c.name: "pending" for c in chans}
+    for i, problem in enumerate(problems):
+        alert.delivery["config" if i == 0 else f"config-{i + 1}"] = f"failed: {masking.mask(problem, env)}"
+    line: Any = masking.mask_tree({**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}}, env)
+    with store.locked():
+        append_line(store.paths.alerts, dumps_line(line))
+        if event:
+            store.append_event(event, f"{prefix} {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})
+    if chans:
+        try:
+            queue(root, line, [c.name for c in chans], env)
+        except OSError as exc:  # never the agent's call: the pause is recorded, the ledger says why nothing was sent
+            reason = f"cannot queue the alert in {queue_dir(root, env)} ({exc.strerror or exc}): fix it and run strict-loop alerts --retry"
+            with store.locked():
+                for c in chans:
+                    record(store, alert.id, c.name, "failed", 0, reason)
+            alert.delivery.update({c.name: f"failed: {reason}" for c in chans})
+        kick(root, env)
+    return dict(alert.delivery)
+
+
+def queue(root: Path, line: Mapping[str, Any], names: list[str], env: Mapping[str, str]) -> None:
+    """Put one alert (its ledger line, already masked) in this machine's queue with ``names`` pending."""
+    payload = {"text": "\n".join((line["message"]["headline"], "resume: " + line["message"]["resume"])),
+               **{k: v for k, v in line.items() if k != "delivery"}}
+    entry = {"workspace": str(root.resolve()), "task_id": line["task_id"], "alert": line["id"], "payload": payload,
+             "channels": {n: {"state": "pending", "attempts": 0, "last_error": None} for n in names}}
+    directory = queue_dir(root, env)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    name = hashlib.sha256(f"{line['id']} {line.get('ts', '')}".encode()).hexdigest()[:20]  # ids repeat after a monitor rebuild
+    atomic_write(directory / f"{name}.json", json.dumps(entry).encode())
+
+
+def record(store: TaskStore, alert_id: str, channel: str, state: str, attempts: int, last_error: Optional[str]) -> None:
+    """One delivery update in the ledger (caller holds the task lock)."""
+    append_line(store.paths.alerts, dumps_line({"update": alert_id, "channel": channel, "state": state, "attempts": attempts,
+                                                "last_error": last_error, "ts": now_iso()}), sync=state != "pending")
+
+
+def fold(path: Path) -> list[dict[str, Any]]:
+    """Each alert of ``alerts.jsonl`` in its current state: ``channels`` (name -> state, attempts, last_error) and
+    ``delivery`` (name -> one-line summary). Lines of an older format (delivery as text only) are read as final."""
+    out: list[dict[str, Any]] = []
+    latest: dict[str, dict[str, Any]] = {}  # an update belongs to the latest alert of its id (a rebuilt monitor reuses ids)
+    for _, rec in json_records(path):
+        if "update" in rec:
+            alert = latest.get(str(rec["update"]))
+            if alert is not None and rec.get("channel") in alert["channels"] and rec.get("state") in STATES:
+                alert["channels"][rec["channel"]] = {k: rec.get(k) for k in ("state", "attempts", "last_error")}
+        elif isinstance(rec.get("id"), str):
+            chans = {}
+            for name, text in (rec.get("delivery") or {}).items():
+                state = "pending" if text == "pending" else "delivered" if str(text).startswith("delivered") else "failed"
+                chans[name] = {"state": state, "attempts": 0, "last_error": None if state != "failed" else str(text)}
+            latest[rec["id"]] = {**rec, "channels": chans}
+            out.append(latest[rec["id"]])
+    for alert in out:
+        alert["delivery"] = {name: summary(c) for name, c in alert["channels"].items()}
+    return out
+
+
+def summary(chan: Mapping[str, Any]) -> str:
+    state, attempts, error = chan.get("state"), chan.get("attempts") or 0, chan.get("last_error")
+    if state == "delivered":
+        return f"delivered after {attempts} attempt(s)"
+    if state == "failed":
+        return error if attempts == 0 and error else f"failed after {attempts} attempt(s): {error}"
+    return f"pending ({attempts} attempt(s) so far: {error})" if attempts else "pending"
+
+
+def pending(root: Path, env: Optional[Mapping[str, str]] = None) -> list[Path]:
+    """The queued alerts of this workspace: one listdir (a missing folder is the common, cheapest case)."""
+    directory = queue_dir(root, env)
+    try:
+        return sorted(directory / n for n in os.listdir(directory) if n.endswith(".json"))
+    except OSError:
+        return []
+
+
+def worker_lock(root: Path, env: Optional[Mapping[str, str]] = None) -> Optional[int]:
+    """The worker's lock, taken (an open descriptor; closing it lets go), or None when a worker holds it."""
+    import fcntl
+
+    fd = os.open(queue_dir(root, env) / WORKER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError:
+        os.close(fd)
+        return None
+
+
+def worker_running(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
+    try:
+        fd = worker_lock(root, env)
+    except OSError:  # no queue folder (or no access to it): no worker either
+        return False
+    if fd is not None:
+        os.close(fd)
+    return fd is None
+
+
+def kick(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
+    """Start the worker if an alert is queued, this process can name a channel, and no worker runs; cheap otherwise.
+    Never raises: whatever goes wrong here must not fail the agent's call (the alert stays queued for the next one)."""
+    env = os.environ if env is None else env
+    try:
+        if not pending(root, env) or not channels.configured(env) or worker_running(root, env):
+            return False
+        return _spawn(root, env)
+    except (OSError, ValueError):  # ValueError: an environment value Popen refuses (an embedded NUL)
+        return False
+
+
+def _spawn(root: Path, env: Mapping[str, str]) -> bool:
+    import subprocess
+    import threading
+
+    # This very checkout, first on the path; never the workspace's folder, which `-m` would put there (a repository
+    # carrying a strict_loop/ package must not run): the worker starts in / and imports from package_parent.
+    package_parent = str(Path(__file__).resolve().parent.parent)
+    boot = f"import sys; sys.path[0] = {package_parent!r}; from strict_loop.alerts.worker import main; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", boot, str(root)], env=dict(env), cwd="/",
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True)
+    threading.Thread(target=proc.wait, daemon=True).start()  # reaped here, so a long-lived server keeps no zombie
+    return True

@@ -1,0 +1,181 @@
+"""Where everything lives under ``<workspace>/.agent-loop/`` (and the legacy ``.codex-loop/``).
+
+Free of pydantic: the hook handler finds the running task through it on every tool call.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from strict_loop.base.errors import LoopError
+
+MANAGER_DIR = ".agent-loop"
+LEGACY_MANAGER_DIR = ".codex-loop"
+TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+_TASK_ID_RE = re.compile(TASK_ID_PATTERN)
+
+
+def check_task_id(value: str) -> str:
+    if not _TASK_ID_RE.fullmatch(value):
+        raise ValueError(
+            f"{value[:80]!r} is not a task id: use 1-64 lowercase letters, digits, '-' or '_', "
+            "starting with a letter or digit (no '/', '.', '..' or spaces)"
+        )
+    return value
+
+
+class TaskPaths(NamedTuple):
+    """Every file of one task; nothing outside ``root`` is written for it.
+
+    NamedTuples, not dataclasses (here and ``Layout``): ``dataclasses`` imports ``inspect``, ~7 ms on every hook call.
+    """
+
+    root: Path
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def iterations(self) -> Path:
+        return self.root / "iterations.jsonl"
+
+    @property
+    def status_history(self) -> Path:
+        return self.root / "status-history.jsonl"
+
+    @property
+    def latest_status(self) -> Path:
+        return self.root / "latest-status.txt"
+
+    @property
+    def stop_report(self) -> Path:
+        return self.root / "latest-stop-report.json"
+
+    @property
+    def run_summary(self) -> Path:
+        return self.root / "run-summary.md"
+
+    @property
+    def rounds(self) -> Path:
+        return self.root / "rounds"
+
+    @property
+    def supervisor(self) -> Path:
+        return self.root / "supervisor"
+
+    @property
+    def monitor(self) -> Path:
+        return self.root / "monitor.json"
+
+    @property
+    def alerts(self) -> Path:
+        return self.root / "alerts.jsonl"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".lock"
+
+    def exists(self) -> bool:
+        """The one rule for what is a task: a folder holding its state or its event ledger."""
+        return self.state.is_file() or self.events.is_file()
+
+    def round_file(self, iteration: int) -> Path:
+        return self.rounds / f"iteration-{iteration:04d}.md"
+
+    def as_dict(self) -> dict[str, str]:
+        names = ("state", "events", "iterations", "status_history", "latest_status", "stop_report", "run_summary", "rounds",
+                 "supervisor", "monitor", "alerts")
+        return {name: str(getattr(self, name)) for name in names}
+
+
+class Layout(NamedTuple):
+    workspace: Path
+
+    @property
+    def manager(self) -> Path:
+        return self.workspace / MANAGER_DIR
+
+    @property
+    def registry(self) -> Path:
+        return self.manager / "registry.json"
+
+    @property
+    def monitor_defaults(self) -> Path:
+        """Workspace-wide monitor settings: the defaults every new task's contract starts from."""
+        return self.manager / "monitor-defaults.json"
+
+    @property
+    def registry_lock(self) -> Path:
+        return self.manager / ".registry.lock"
+
+    @property
+    def tasks(self) -> Path:
+        return self.manager / "tasks"
+
+    @property
+    def trash(self) -> Path:
+        return self.manager / "replaced"
+
+    @property
+    def legacy_tasks(self) -> Path:
+        return self.workspace / LEGACY_MANAGER_DIR / "tasks"
+
+    def task(self, task_id: str) -> TaskPaths:
+        check_task_id(task_id)
+        return TaskPaths(self.inside(self.tasks / task_id))
+
+    def legacy_task(self, task_id: str) -> TaskPaths:
+        check_task_id(task_id)
+        return TaskPaths(self.inside(self.legacy_tasks / task_id))
+
+    def inside(self, path: Path) -> Path:
+        """``path``, refused if it resolves outside the workspace.
+
+        Why: ``.agent-loop/`` arrives with a clone; a symbolic link there (or at a task folder) would
+        make every write of the loop land wherever the repository's author chose.
+        """
+        try:
+            real, root = path.resolve(), self.workspace.resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
+            raise LoopError(str(path), f"cannot be resolved ({exc})", "remove the symbolic link loop") from None
+        if real != root and root not in real.parents:
+            raise LoopError(str(path), f"resolves to {real}, outside the workspace {root}",
+                            "remove the symbolic link: a task's files stay inside its workspace")
+        return path
+
+    def task_ids(self) -> list[str]:
+        return _slug_dirs(self.tasks)
+
+    def legacy_task_ids(self) -> list[str]:
+        return _slug_dirs(self.legacy_tasks)
+
+
+def _slug_dirs(parent: Path) -> list[str]:
+    try:
+        entries = sorted(parent.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    out = []
+    for entry in entries:
+        try:
+            check_task_id(entry.name)
+        except ValueError:
+            continue
+        if TaskPaths(entry).exists():
+            out.append(entry.name)
+    return out
+
+
+def slug_from_goal(goal: str, max_len: int = 48) -> str:
+    """'Fix the parser's crash on empty input!' -> 'fix-the-parser-s-crash-on-empty-input'."""
+    slug = re.sub(r"[^a-z0-9]+", "-", goal.lower()).strip("-")
+    if len(slug) > max_len:
+        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
+    return slug.strip("-") or "task"

@@ -1,0 +1,66 @@
+"""``strict-loop alerts``: a person's view of the outbox (channels configured here, each alert's delivery) and retry."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from strict_loop.alerts import channels
+from strict_loop.alerts import outbox
+from strict_loop.base.errors import LoopError
+from strict_loop.loop.workspace import Workspace
+
+
+def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool) -> int:
+    """Print the channels this environment configures and every alert with its delivery; ``retry`` re-queues failures."""
+    ws = Workspace(workspace)
+    root = ws.root
+    ids = [task_id] if task_id else ws.layout.task_ids()
+    chans, problems = channels.channels(os.environ, root)
+    found: list[dict[str, Any]] = []
+    for tid in ids:
+        paths = ws.task_paths(tid)
+        if not paths.exists():
+            raise LoopError("channels.task_id", f"there is no task '{tid}' in {root}", "run strict-loop list_tasks")
+        if retry and paths.alerts.exists():
+            _requeue(ws, tid, paths.alerts)
+        found += outbox.fold(paths.alerts) if paths.alerts.exists() else []
+    if retry:
+        outbox.kick(root)
+    if as_json:
+        print(json.dumps({"channels": [c.name for c in chans], "problems": problems,
+                          "alerts": [{k: a.get(k) for k in ("id", "task_id", "ts", "channels", "delivery")} for a in found]}, indent=2))
+        return 0
+    print("channels here: " + (", ".join(c.name for c in chans) or "none (see references/alerts.md)"))
+    for problem in problems:
+        print(f"  problem: {problem}")
+    for a in found:
+        print(f"{a['id']} ({a.get('ts', '')}): {a.get('message', {}).get('headline', a.get('diagnosis', ''))[:160]}")
+        for name, text in a["delivery"].items():
+            print(f"  {name}: {text}")
+    if not found:
+        print("no alert raised" + (f" for task '{task_id}'" if task_id else ""))
+    return 0
+
+
+def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
+    """Every channel of the task's alerts not yet delivered back to pending (attempts from 0), queued for the worker.
+
+    A person's explicit step: the text sent is the one alerts.jsonl holds (shown by ``strict-loop alerts`` first)."""
+    from strict_loop.monitor import resume_command
+
+    store = ws._store(task_id)
+    with store.locked():
+        for a in outbox.fold(path):
+            names = [n for n, c in a["channels"].items() if c["state"] != "delivered" and not n.startswith("config")]
+            if not names:
+                continue
+            for name in names:
+                outbox.record(store, a["id"], name, "pending", 0, None)
+            line = {k: v for k, v in a.items() if k != "channels"}
+            if not isinstance(line.get("message"), dict):  # an alert from before the outbox
+                msg = channels.message("[SPIRALING]", task_id, str(a.get("diagnosis", "")), resume_command(ws.root, task_id))
+                line["message"] = {"headline": msg.headline, "resume": msg.resume}
+            outbox.queue(ws.root, line, names, os.environ)

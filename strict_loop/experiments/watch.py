@@ -1,0 +1,277 @@
+"""``strict-loop watch``: run a long experiment, read its progress, repair known failures within budgets, escalate the rest.
+
+Why: a training job that dies at 3 a.m. of a CUDA OOM should come back at half the batch size, and one
+that dies of something nobody foresaw should wake a person, not a script that guesses. The decisions
+are pure (``failures`` names the failure, ``remedies`` picks the fix); this module does the I/O: it runs
+the job (``jobrun``), records each failure as a monitor turn (so the spiral detector sees a job failing
+the same way after each fix), each remedy as a round, and an escalation as a pause with an alert,
+exactly as the progress monitor pauses a task. Nothing read from the job's output is ever executed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import stat
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Mapping, Optional
+
+from strict_loop import monitor
+from strict_loop.experiments import joblog
+from strict_loop.base import masking
+from strict_loop.base.errors import LoopError, validate_input
+from strict_loop.experiments.failures import KINDS, Failure, classify
+from strict_loop.supervisor.heartbeat import Heartbeat, clock
+from strict_loop.experiments.jobrun import RunOutcome, run_job
+from strict_loop.experiments.joblog import Progress
+from strict_loop.loop.recording import record_turn
+from strict_loop.experiments.remedies import Decision, RemedyState, WatchSettings, decide, substitute
+from strict_loop.spiral import Signal
+from strict_loop.base.interrupts import StopSignals
+from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.base.timefmt import now_iso
+from strict_loop.loop.workspace import Workspace
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+EXIT_LIMIT = 3
+"""--max-runs or --timeout reached while the job still fails (or runs)."""
+EXIT_ESCALATED = 5
+"""The task was paused and a person alerted: an unknown failure, no remedy left, or the spiral detector."""
+
+
+@dataclass
+class WatchResult:
+    exit_code: int
+    outcome: str
+    """succeeded, escalated, limit or interrupted"""
+    runs: int
+    reason: str
+    failures: list[str] = field(default_factory=list)
+    remedies: list[str] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+
+
+class _Beat(Heartbeat):
+    """The supervisor's heartbeat, counting steps of the current run instead of rounds."""
+
+    def __init__(self, watch: "Watch", stream: IO[str]) -> None:
+        self.watch = watch  # before the base starts the bar, which asks bar_spec
+        super().__init__(watch.store, watch.view, watch.settings.heartbeat_s, stream)
+
+    def bar_spec(self) -> tuple[str, Optional[int], int]:
+        return f"{self.watch.store.task_id} steps", self.watch.settings.total_steps, 0
+
+    def compose(self, state: Any, elapsed_s: float, invocation: int) -> tuple[str, Optional[int]]:
+        w, p = self.watch, self.watch.progress
+        total = w.settings.total_steps
+        rate, eta = joblog.rate_and_eta(p.step, w.first_step, time.monotonic() - w.run_started, total)
+        where = joblog.describe(p, w.settings.metric, total)
+        line = (f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed {clock(elapsed_s)} | "
+                f"{rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}")
+        return line, p.step
+
+
+class Watch:
+    """One ``strict-loop watch`` of ``argv`` for task ``task_id``; ``run()`` returns a :class:`WatchResult`."""
+
+    def __init__(self, workspace: str | Path, task_id: str, argv: list[str], settings: Optional[Mapping[str, Any] | WatchSettings] = None,
+                 *, env: Optional[Mapping[str, str]] = None, stream: Optional[IO[str]] = None) -> None:
+        if not argv or not all(isinstance(a, str) and a for a in argv):
+            raise LoopError("watch.command", "no command given",
+                            "put the job's command after --, e.g. strict-loop watch --task-id T -- python train.py")
+        self.ws = Workspace(workspace)
+        self.store = self.ws._store(task_id)
+        self.root = self.ws.root
+        self.settings = settings if isinstance(settings, WatchSettings) else validate_input(WatchSettings, dict(settings or {}), "watch")
+        self.argv, self.command = list(argv), shlex.join(argv)
+        self.env = dict(os.environ if env is None else env)
+        self.stream = stream if stream is not None else sys.stderr
+        self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
+        self.signals = StopSignals()
+        self._heart: Optional[_Beat] = None
+        self._run = 0
+
+    def view(self) -> Any:
+        return TaskSupervision(self.store, self.root).view()
+
+    def run(self) -> WatchResult:
+        """Run the job until it succeeds, escalates, reaches a limit or we get SIGINT/SIGTERM (its group is killed)."""
+        sup = TaskSupervision(self.store, self.root)
+        if sup.paused():
+            raise LoopError("watch", f"task '{self.store.task_id}' is paused by the progress monitor",
+                            f"a person answers the pause first: {monitor.resume_command(self.root, self.store.task_id)}")
+        if self.store.load().status == "completed":  # its remedies could not be recorded as rounds
+            raise LoopError("watch.task_id", f"task '{self.store.task_id}' is completed",
+                            "watch the job for a running task (init_state a new one)")
+        self.signals.install()
+        self._heart = _Beat(self, self.stream)
+        try:
+            self._event("watch.started", f"watching: {self.command[:300]}", {"command": self.command, "settings": self.settings.model_dump()})
+            result = self._loop()
+        finally:
+            self._heart.close()
+            self.signals.restore()
+        self._event("watch.finished", f"watch {result.outcome} after {result.runs} run(s): {result.reason[:300]}",
+                    {"outcome": result.outcome, "exit_code": result.exit_code, "runs": result.runs, "failures": result.failures,
+                     "remedies": result.remedies})
+        return result
+
+    def _loop(self) -> WatchResult:
+        s, state = self.settings, RemedyState.first(self.settings)
+        deadline = time.monotonic() + s.timeout_s if s.timeout_s else None
+        result = WatchResult(EXIT_LIMIT, "limit", 0, "")
+        while result.runs < s.max_runs:
+            self._run = result.runs = result.runs + 1
+            variables = state.variables(s)
+            outcome = self._run_once(substitute(self.argv, variables), {**masking.command_env(self.env), **variables}, deadline)
+            result.logs.append(str(outcome.log))
+            if outcome.stopped == "signal":
+                return self._interrupted(result)
+            if outcome.stopped == "timeout":
+                return self._end(result, EXIT_LIMIT, "limit", f"--timeout {s.timeout_s:g}s reached; the job was killed")
+            if outcome.returncode == 0 and outcome.stopped is None and not (outcome.progress.nonfinite or outcome.progress.diverged):
+                self._turn(outcome, None)
+                return self._end(result, EXIT_OK, "succeeded", f"the job succeeded (run {result.runs})")
+            failure = classify(outcome.returncode, outcome.tail, nonfinite=outcome.progress.nonfinite, diverged=outcome.progress.diverged)
+            result.failures.append(failure.kind)
+            print(f"[watch] run {result.runs} failed: {failure.summary()}", file=self.stream, flush=True)
+            if self._turn(outcome, failure):
+                return self._end(result, EXIT_ESCALATED, "escalated", "the progress monitor paused the task: the job keeps failing the same way")
+            decision = decide(failure, s, state, self._newest_checkpoint())
+            if decision.remedy is None:
+                return self._escalate(result, failure, decision.reason)
+            if result.runs >= s.max_runs:
+                return self._end(result, EXIT_LIMIT, "limit", f"--max-runs {s.max_runs} reached; last failure: {failure.summary()}")
+            problem = self._apply(decision)
+            if self.signals.signum is not None:
+                return self._interrupted(result)
+            if problem:
+                return self._escalate(result, failure, problem)
+            self._round(result.runs, failure, decision, outcome)
+            result.remedies.append(decision.remedy)
+            state = decision.state
+        return result
+
+    def _run_once(self, argv: list[str], env: dict[str, str], deadline: Optional[float]) -> RunOutcome:
+        folder = self.store.paths.root / "watch"
+        folder.mkdir(exist_ok=True)
+        numbers = [int(p.stem[4:]) for p in folder.glob("run-*.log") if p.stem[4:].isdigit()]
+        log = folder / f"run-{max(numbers, default=0) + 1:04d}.log"
+        self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
+        outcome = run_job(argv, self.root, env, log, self.settings, deadline, self._tick)
+        self.progress = outcome.progress
+        assert self._heart is not None
+        self._heart.beat(self._run, force=True)  # where the run got to, whatever its end
+        return outcome
+
+    def _tick(self, progress: Progress) -> Optional[str]:
+        """While the job runs: keep its progress for the heartbeat, beat when due; 'signal' once we got one."""
+        if self.signals.signum is not None:
+            return "signal"
+        if self.first_step is None and progress.step is not None:
+            self.first_step = progress.step
+        self.progress = progress
+        assert self._heart is not None
+        self._heart.beat(self._run)
+        return None
+
+    # ------------------------------------------------------------------ recording
+
+    def _event(self, kind: str, message: str, data: dict[str, Any]) -> None:
+        message, data = masking.mask_tree([message, data], self.env)  # type: ignore[misc]
+        with self.store.locked():
+            self.store.append_event(kind, message, data)
+
+    def _turn(self, outcome: RunOutcome, failure: Optional[Failure]) -> bool:
+        """The run as a monitor turn (tool 'watch', the command, the classified output); True if it paused the task."""
+        p = outcome.progress
+        if failure is None:
+            output = f"succeeded in {outcome.duration_s:g}s; {joblog.describe(p, self.settings.metric)}"
+        else:
+            output = f"{failure.summary()}\n{outcome.tail[-1500:]}"
+        data = {"tool": "watch", "args": {"command": self.command}, "output": output, "error": failure is not None,
+                "exit_code": outcome.returncode, "ts": now_iso()}
+        message = f"watch run {self._run}: " + (failure.summary()[:300] if failure else "succeeded")
+        return record_turn(self.store, self.root, message, data, env=self.env).pause is not None
+
+    def _round(self, run: int, failure: Failure, decision: Decision, outcome: RunOutcome) -> None:
+        """A remedy is a round of the task: announced, then recorded with what was seen and what changed."""
+        task, command = self.store.task_id, masking.mask(self.command, self.env)  # update_state stores what it is given
+        self.ws.append_event(task_id=task, kind="round.started", message=f"watch: run {run} failed ({failure.kind}); applying {decision.remedy}")
+        log = os.path.relpath(outcome.log, self.root)
+        self.ws.update_state(task_id=task, task=f"watch: {decision.remedy} after {failure.title} (run {run})",
+                             result_summary=f"{decision.remedy}: {decision.reason}",
+                             verification_summary=f"run {run} of `{command[:500]}` exited {outcome.returncode}: {failure.summary()}",
+                             progress="none", skip_checks=True, evidence=[f"log: {log}"])
+
+    def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:
+        """Pause the task as the progress monitor does (monitor.json, spiral.paused, the status line) and alert a person."""
+        sup = TaskSupervision(self.store, self.root)
+        kind = KINDS[failure.kind]
+        diag = f"strict-loop watch: {failure.summary()}. {reason}."
+        with self.store.locked():
+            mon = sup.load()
+            turn = max(0, mon.turns - 1)
+            mon = monitor.paused(mon, turn, [Signal(kind="repeated_error", turns=[turn], evidence=diag[:600])])
+            sup.save(mon, sync=True)
+            alert = sup.record_pause(mon, diag, [f"run {i + 1}: {k}" for i, k in enumerate(result.failures)][-5:],
+                                     f"{kind.advice}; then {monitor.resume_command(self.root, self.store.task_id)}",
+                                     f"paused by watch: {diag[:500]}",
+                                     {"source": "watch", "failure": failure.kind, "details": failure.details})
+        sup.raise_alert(alert, self.env)
+        return self._end(result, EXIT_ESCALATED, "escalated", f"{failure.summary()}; {reason}")
+
+    def _end(self, result: WatchResult, code: int, outcome: str, reason: str) -> WatchResult:
+        result.exit_code, result.outcome, result.reason = code, outcome, reason
+        return result
+
+    def _interrupted(self, result: WatchResult) -> WatchResult:
+        return self._end(result, self.signals.exit_code(), "interrupted", f"{self.signals.name()}: the job's process group was killed")
+
+    # ------------------------------------------------------------------ remedies' I/O
+
+    def _apply(self, decision: Decision) -> Optional[str]:
+        """Do what the remedy needs outside the job's variables (wait, empty the cache); a problem escalates."""
+        print(f"[watch] remedy {decision.remedy}: {decision.reason}", file=self.stream, flush=True)
+        if decision.remedy == "wait-retry":
+            self.signals.sleep(decision.wait_s)
+        if decision.remedy == "clear-cache":
+            assert self.settings.cache_dir is not None
+            folder = self._own_dir(self.settings.cache_dir)
+            if folder is None:
+                return f"clear-cache refused: {self.settings.cache_dir} is not a real folder inside the workspace (a link, or missing)"
+            for entry in os.scandir(folder):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)  # never follows links (fd-based on Linux)
+                else:
+                    os.unlink(entry.path)
+        return None
+
+    def _own_dir(self, rel: str) -> Optional[Path]:
+        """``rel`` under the workspace when every part of it is a real folder (no symbolic link on the way)."""
+        path = self.root
+        for part in Path(rel).parts:
+            path = path / part
+            try:
+                if not stat.S_ISDIR(os.lstat(path).st_mode):
+                    return None
+            except OSError:
+                return None
+        return path
+
+    def _newest_checkpoint(self) -> Optional[str]:
+        """The newest file or folder (no links) in checkpoint_dir, workspace-relative, or None."""
+        rel = self.settings.checkpoint_dir
+        folder = self._own_dir(rel) if rel else None
+        if folder is None:
+            return None
+        found = []
+        for entry in os.scandir(folder):
+            if not entry.is_symlink() and (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)):
+                found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+        return f"{rel.rstrip('/')}/{max(found)[1]}" if found else None

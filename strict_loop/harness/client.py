@@ -1,0 +1,165 @@
+"""The hook's side of the per-workspace hook daemon (``hookd``): where its socket lives, and one request to it.
+
+Why: a harness starts ``strict-loop hook`` as a new process for every tool call, and
+recording a turn needs pydantic and the detector (hundreds of milliseconds to import).
+A daemon that already imported them answers in a few milliseconds; this module asks it,
+with the standard library only. The rules that keep this safe:
+
+- the socket lives in a per-user runtime folder that must be a real directory owned by
+  us with no group/other permission bits (else there is no daemon: the hook works in-process);
+- its name is a digest of the workspace's real path and of the code (version, interpreter,
+  each module's mtime and size), so an upgraded or edited package never talks to an old daemon;
+- a request is committed only after the daemon confirmed it has all of it and we said go:
+  before that, any failure means the hook handles the event itself; after it, it says nothing
+  (the daemon may have recorded the turn: never record it twice).
+"""
+
+from __future__ import annotations
+
+import _socket  # the C module under ``socket``: the same calls, without ~4 ms of enum set-up on every hook call
+import json
+import os
+import stat
+import struct
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+try:
+    from _blake2 import blake2b  # hashlib's own blake2b, without loading OpenSSL: a few ms on every hook call
+except ImportError:  # pragma: no cover (an interpreter built without it)
+    from hashlib import blake2b
+
+IDLE_ENV = "STRICT_LOOP_HOOKD_IDLE"
+CONNECT_TIMEOUT_S = 0.25
+ACK_TIMEOUT_S = 3.0
+"""How long a hook waits for the daemon to take its request (it serves one at a time) before doing the work itself."""
+ANSWER_TIMEOUT_S = 40.0
+"""After the go: the daemon may wait up to 20 s for the task lock, as the in-process hook would."""
+MAX_SOCKET_PATH = 107
+HEADER = struct.Struct("!II")
+"""Request framing: the lengths of the JSON header and of the payload bytes that follow it."""
+ACK, GO = b"A", b"G"
+MAX_HEADER_BYTES = 1 << 20
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def runtime_dir(env: Mapping[str, str], create: bool = True) -> Optional[Path]:
+    """``$XDG_RUNTIME_DIR/strict-loop`` (else ``/tmp/strict-loop-<uid>``) if it is safe to use, else None.
+
+    Safe: a real directory (not a link), owned by our uid, with no group or other permission bits;
+    in a shared /tmp another user could otherwise plant a socket that receives our environment.
+    """
+    base = env.get("XDG_RUNTIME_DIR", "").strip()
+    folder = Path(base) / "strict-loop" if base and os.path.isabs(base) else Path(f"/tmp/strict-loop-{os.getuid()}")
+    try:
+        if create:
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                pass
+        info = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return folder
+
+
+def code_fingerprint() -> str:
+    """The package version, the environment and Python version, and every module's mtime and size: a changed file is a new daemon."""
+    from strict_loop import __version__
+
+    parts = [__version__, sys.prefix, sys.version]  # not sys.executable: python and python3 are one interpreter
+    with os.scandir(PACKAGE_DIR) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name.endswith(".py"):
+                info = entry.stat()
+                parts.append(f"{entry.name}:{info.st_mtime_ns}:{info.st_size}")
+    return "\n".join(parts)
+
+
+def socket_path(root: Path, env: Mapping[str, str], create: bool = True) -> Optional[Path]:
+    """The daemon socket of workspace ``root`` for this code and this user configuration, or None (no safe folder,
+    or a path too long for AF_UNIX)."""
+    folder = runtime_dir(env, create)
+    if folder is None:
+        return None
+    # HOME and XDG_CONFIG_HOME too: the daemon reads the machine's records (trust, snapshot stores) under its own
+    key = "\0".join([os.path.realpath(root), code_fingerprint(), env.get("HOME", ""), env.get("XDG_CONFIG_HOME", "")])
+    digest = blake2b(key.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    path = folder / f"{digest}.sock"
+    return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
+
+
+def encode_request(header: dict[str, Any], payload: bytes) -> bytes:
+    head = json.dumps(header).encode()  # ASCII: an environment value that is not valid UTF-8 travels as \u escapes
+    return HEADER.pack(len(head), len(payload)) + head + payload
+
+
+class NotServed(Exception):
+    """The daemon did not take the request: the hook does the work itself."""
+
+
+def ask(path: Path, header: dict[str, Any], payload: bytes) -> str:
+    """The daemon's answer to one request ('' when it failed after taking it); NotServed if it never took it."""
+    try:
+        request = encode_request(header, payload)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except (OSError, ValueError) as exc:
+        raise NotServed(str(exc)) from None
+    try:
+        try:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(os.fspath(path))
+            sock.settimeout(ACK_TIMEOUT_S)
+            sock.sendall(request)
+            if read_exactly(sock, 1) != ACK:
+                raise NotServed("no acknowledgement")
+            sock.sendall(GO)
+        except OSError as exc:  # refused, missing, timed out, reset: the daemon has not started on this request
+            raise NotServed(str(exc)) from None
+        try:  # committed: from here on, a failure is silence
+            sock.settimeout(ANSWER_TIMEOUT_S)
+            return _read_all(sock).decode("utf-8", "replace")
+        except OSError:
+            return ""
+    finally:
+        sock.close()
+
+
+def read_exactly(sock: _socket.socket, count: int) -> bytes:
+    data = bytearray()
+    while len(data) < count:
+        chunk = sock.recv(min(count - len(data), 1 << 20))
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def _read_all(sock: _socket.socket, cap: int = 16 << 20) -> bytes:
+    chunks, size = [], 0
+    while size <= cap:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def spawn(root: Path, path: Path) -> None:
+    """Start the workspace's daemon, detached, for the next calls (two racing hooks may start two: one exits).
+
+    It runs from this package's parent folder, so ``-m`` imports this very code; it serves only if
+    it computes the same socket ``path`` (else it would wait, unasked, behind a name nobody knows).
+    """
+    import subprocess
+
+    try:
+        subprocess.Popen([sys.executable, "-m", "strict_loop.harness.daemon", "serve", os.fspath(root), os.fspath(path)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+                         start_new_session=True, cwd=PACKAGE_DIR.parent)
+    except OSError:
+        return

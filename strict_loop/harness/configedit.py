@@ -1,0 +1,300 @@
+"""Pure edits of harness settings files: add or remove strict-loop's entries, leave everything else.
+
+Each ``edit_*`` function takes a file's current text (``None``: no such file) and returns its new
+text (``None``: the file should not exist). No I/O here: the installer reads, diffs and writes.
+Our entries are recognised by what they run, not by a marker: a hook handler whose command is
+``<dir>/strict-loop hook <harness> ...`` and an MCP server named ``strict-loop`` that runs
+``strict-loop-mcp``. A file that does not parse is refused, never rewritten.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Any, Optional
+
+from strict_loop.base.errors import LoopError
+
+SERVER = "strict-loop"
+"""The name every harness knows the MCP server and the Hermes plugin by."""
+SERVER_PROGRAMS = ("strict-loop-mcp", "strict-agent-loop")
+TOOL_TIMEOUT_S = 30
+"""Tool hooks record one turn (p50 well under a second); the bound only matters if a lock is held."""
+STOP_TIMEOUT_S = 600
+"""The Stop hook runs the task's stop checks, which may run a test suite."""
+
+HOOK_EVENTS: dict[str, tuple[tuple[str, Optional[str], int], ...]] = {
+    # (event, matcher, timeout); Claude's "*" matches every tool, Codex's matcher is a regex: none matches all.
+    "claude": (("PreToolUse", "*", TOOL_TIMEOUT_S), ("PostToolUse", "*", TOOL_TIMEOUT_S),
+               ("PostToolUseFailure", "*", TOOL_TIMEOUT_S), ("Stop", None, STOP_TIMEOUT_S)),
+    "codex": (("PreToolUse", None, TOOL_TIMEOUT_S), ("PostToolUse", None, TOOL_TIMEOUT_S), ("Stop", None, STOP_TIMEOUT_S)),
+}
+
+
+def _refuse(path: Path, what: str, detail: str) -> LoopError:
+    return LoopError(str(path), f"{what} ({detail}); nothing was changed",
+                     "fix the file (or move it aside) and run the install again")
+
+
+def hook_command(program: str, harness: str, workspace: Optional[Path] = None) -> str:
+    """The shell command a harness runs for every hook event."""
+    return shlex.join([program, "hook", harness, *(["--workspace", str(workspace)] if workspace else [])])
+
+
+def is_our_command(command: Any, harness: str) -> bool:
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return False
+    return len(words) >= 3 and os.path.basename(words[0]) == "strict-loop" and words[1:3] == ["hook", harness]
+
+
+def hook_groups(harness: str, command: str) -> dict[str, list[dict[str, Any]]]:
+    """The ``hooks`` object of a settings file / plugin hooks.json: one matcher group per event."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for event, matcher, timeout in HOOK_EVENTS[harness]:
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        out[event] = [group]
+    return out
+
+
+def _load_json(text: Optional[str], path: Path) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise _refuse(path, "is not valid JSON", str(exc)) from None
+    if not isinstance(doc, dict):
+        raise _refuse(path, "is not a JSON object", f"found {type(doc).__name__}")
+    return doc
+
+
+def _dump_json(doc: dict[str, Any], like: Optional[str]) -> Optional[str]:
+    """``doc`` in the indentation of the file it came from (2 spaces for a new file); ``None`` when empty."""
+    if not doc:
+        return None
+    found = re.match(r"\{\s*?\n([ \t]+)\S", like or "")
+    indent: Any = found.group(1) if found else 2
+    return json.dumps(doc, indent=indent, ensure_ascii=False) + ("" if like and not like.endswith("\n") else "\n")
+
+
+def _object(doc: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise _refuse(path, f"has a '{key}' that is not an object", f"found {type(value).__name__}")
+    return value
+
+
+def _strip_ours(groups: list[Any], harness: str) -> list[Any]:
+    """``groups`` without our handlers; a group left with no handler by that goes too."""
+    out = []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list):
+            out.append(group)
+            continue
+        kept = [h for h in handlers if not (isinstance(h, dict) and is_our_command(h.get("command"), harness))]
+        if len(kept) == len(handlers):
+            out.append(group)
+        elif kept:
+            out.append({**group, "hooks": kept})
+    return out
+
+
+def edit_hooks(text: Optional[str], path: Path, harness: str, command: Optional[str]) -> Optional[str]:
+    """Settings/hooks.json with our hook groups (``command``), or without them when ``command`` is None."""
+    doc = _load_json(text, path)
+    hooks = _object(doc, "hooks", path)
+    wanted = hook_groups(harness, command) if command else {}
+    changed = False
+    for event, _, _ in HOOK_EVENTS[harness]:
+        groups = hooks.get(event, [])
+        if not isinstance(groups, list):
+            raise _refuse(path, f"has hooks.{event} that is not a list", f"found {type(groups).__name__}")
+        stripped = _strip_ours(groups, harness)
+        ours = [g for g in groups if g not in stripped]
+        if ours == wanted.get(event, []) and all(g in groups for g in stripped):
+            continue  # already exactly as wanted (or nothing of ours to remove)
+        changed = True
+        new = stripped + wanted.get(event, [])
+        if new:
+            hooks[event] = new
+        else:
+            hooks.pop(event, None)
+    if not changed:
+        return text
+    if hooks:
+        doc["hooks"] = hooks
+    else:
+        doc.pop("hooks", None)
+    return _dump_json(doc, text)
+
+
+def _server_entry(path: Path, servers: Any, key: str) -> Any:
+    """Our existing server entry, ``None`` when absent; a foreign entry of that name is refused."""
+    entry = servers.get(SERVER) if hasattr(servers, "get") else None
+    if entry is None:
+        return None
+    command = entry.get("command") if hasattr(entry, "get") else None
+    if not isinstance(command, str) or os.path.basename(command) not in SERVER_PROGRAMS:
+        raise LoopError(str(path), f"{key}.{SERVER} is there already and runs {command!r}, not strict-loop-mcp; nothing was changed",
+                        "rename or remove that entry, then run the install again")
+    return entry
+
+
+def _same(current: Any, server: Optional[dict[str, Any]]) -> bool:
+    """Our entry already runs ``server`` (keys the person added to it, such as ``env``, do not count)."""
+    if current is None or server is None:
+        return current is None and server is None
+    return current.get("command") == server["command"] and list(current.get("args") or []) == server["args"]
+
+
+def edit_mcp_json(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
+    """``.mcp.json`` / ``~/.claude.json`` with ``mcpServers.strict-loop`` = ``server`` (removed when None)."""
+    doc = _load_json(text, path)
+    servers = _object(doc, "mcpServers", path)
+    current = _server_entry(path, servers, "mcpServers")
+    if _same(current, server):
+        return text
+    if server is None:
+        servers.pop(SERVER)
+    else:
+        servers[SERVER] = {**(current or {}), **server}
+    if servers:
+        doc["mcpServers"] = servers
+    else:
+        doc.pop("mcpServers", None)
+    return _dump_json(doc, text)
+
+
+def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
+    """Codex ``config.toml`` with ``[mcp_servers.strict-loop]`` (tomlkit keeps comments and layout)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        doc = tomlkit.parse(text or "")
+    except TOMLKitError as exc:
+        raise _refuse(path, "is not valid TOML", str(exc)) from None
+    servers = doc.get("mcp_servers")
+    if servers is not None and not isinstance(servers, dict):
+        raise _refuse(path, "has an 'mcp_servers' that is not a table", f"found {type(servers).__name__}")
+    current = _server_entry(path, servers or {}, "mcp_servers")
+    if _same(current, server):
+        return text
+    last = server is None and (text or "").rstrip().endswith(current.as_string().rstrip())  # our table ends the file
+    if server is None:
+        del servers[SERVER]
+        if not servers:
+            del doc["mcp_servers"]
+    else:
+        if servers is None:
+            servers = tomlkit.table(is_super_table=True)
+            doc["mcp_servers"] = servers
+        if current is None:
+            current = servers[SERVER] = tomlkit.table()
+        current.update(server)  # in place: the person's own keys and comments in our table stay
+    out = tomlkit.dumps(doc)
+    if last and out.endswith("\n\n"):  # the blank line that set our table off stays with the table before it
+        out = out[:-1]
+    return out if out.strip() else None
+
+
+def _yaml():
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    return yaml
+
+
+def edit_hermes_yaml(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
+    """Hermes ``config.yaml`` with ``mcp_servers.strict-loop`` and ``strict-loop`` in ``plugins.enabled`` (or neither)."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import YAMLError
+
+    yaml = _yaml()
+    try:
+        doc = yaml.load(text or "")
+    except YAMLError as exc:
+        raise _refuse(path, "is not valid YAML", " ".join(str(exc).split())) from None
+    doc = CommentedMap() if doc is None else doc
+    if not isinstance(doc, dict):
+        raise _refuse(path, "is not a YAML mapping", f"found {type(doc).__name__}")
+    for key in ("mcp_servers", "plugins"):
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            raise _refuse(path, f"has a '{key}' that is not a mapping", f"found {type(doc[key]).__name__}")
+    enabled = (doc.get("plugins") or {}).get("enabled")
+    if enabled is not None and not isinstance(enabled, list):
+        raise _refuse(path, "has a 'plugins.enabled' that is not a list", f"found {type(enabled).__name__}")
+    current = _server_entry(path, doc.get("mcp_servers") or {}, "mcp_servers")
+    listed = SERVER in (enabled or [])
+    if _same(current, server) and listed == (server is not None):
+        return text
+    _set_entry(doc, "mcp_servers", SERVER, server)
+    _set_listed(doc, server is not None)
+    if not doc:
+        return None
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
+
+
+def hermes_disabled(text: Optional[str]) -> bool:
+    """Whether config.yaml denies the plugin (``plugins.disabled`` wins over ``plugins.enabled`` in Hermes)."""
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        doc = _yaml().load(text) if text else None
+    except YAMLError:  # edit_hermes_yaml has refused such a file already
+        return False
+    plugins = doc.get("plugins") if isinstance(doc, dict) else None
+    disabled = plugins.get("disabled") if isinstance(plugins, dict) else None
+    return isinstance(disabled, list) and SERVER in disabled
+
+
+def _set_entry(doc: Any, key: str, name: str, value: Optional[dict[str, Any]]) -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    table = doc.get(key)
+    if value is None:
+        if table is not None and name in table:
+            del table[name]
+            if not table:
+                del doc[key]
+        return
+    if table is None:
+        table = doc[key] = CommentedMap()
+    entry = table.get(name)
+    if entry is None:
+        entry = table[name] = CommentedMap()
+    args = CommentedSeq(value["args"])
+    args.fa.set_flow_style()
+    entry["command"], entry["args"] = value["command"], args  # in place: the person's own keys stay
+
+
+def _set_listed(doc: Any, wanted: bool) -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    plugins = doc.get("plugins")
+    enabled = (plugins or {}).get("enabled")
+    if wanted and SERVER not in (enabled or []):
+        if plugins is None:
+            plugins = doc["plugins"] = CommentedMap()
+        if enabled is None:
+            enabled = plugins["enabled"] = CommentedSeq()
+        enabled.append(SERVER)
+    elif not wanted and enabled is not None and SERVER in enabled:
+        enabled.remove(SERVER)
+        if not enabled:
+            del plugins["enabled"]
+            if not plugins:
+                del doc["plugins"]

@@ -1,0 +1,336 @@
+"""``strict-loop hook {claude,codex,hermes}``: the harness's hooks record turns and enforce the monitor's pause.
+
+Reads the hook JSON on stdin, finds the workspace and its running task, records
+a tool call as a turn (``recording.record_turn``, the path ``append_event``
+takes), and prints the harness's answer only when there is something to say: a
+whisper this turn produced, a refusal while the task is paused, a block at Stop
+while an unattended loop is not done. It never breaks the user's session: it
+always exits 0, and an internal error goes to ``<task folder>/hook-errors.log``.
+It runs on every tool call, so it imports only what the event at hand needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Sequence
+
+from strict_loop.harness import payloads
+from strict_loop.harness.payloads import HookEvent
+
+if TYPE_CHECKING:
+    from strict_loop.storage.store import TaskStore
+    from strict_loop.loop.monitoring import TaskSupervision
+
+MAX_STDIN_BYTES = 8 << 20
+MANAGER_DIR = ".agent-loop"
+"""``layout.MANAGER_DIR``, named here because ``layout`` imports pydantic: without a loop the hook imports nothing more."""
+TASK_ENV = "STRICT_LOOP_TASK"
+HOOK_LOCK_TIMEOUT_S = 20.0
+"""A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
+STOP_BLOCK_CAP = 6
+"""Blocks at Stop per task and session: below Claude Code's own cap of 8 consecutive ones; Codex has none."""
+ERROR_LOG = "hook-errors.log"
+ERROR_LOG_MAX_BYTES = 64 << 10
+ERROR_LINE_MAX_CHARS = 600
+STOP_BLOCKS_FILE = "hook-stop-blocks.json"
+MAX_SESSIONS_KEPT = 50
+SUPERVISED_ENV = "STRICT_LOOP_SUPERVISOR"
+"""Set by the supervisor in its harness child's environment: the hooks record and whisper, but leave the decision to
+go on (Stop) to the supervisor."""
+DAEMON_ENV = "STRICT_LOOP_HOOKD"
+OFF = ("0", "false", "no", "off")
+"""``STRICT_LOOP_HOOKD`` values that turn the hook daemon off: every call then works in-process."""
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The console entry: parse ``HARNESS [--workspace DIR]``, read stdin (capped), print the answer; always 0."""
+    args = list(sys.argv[2:] if argv is None else argv)
+    harness, workspace = _arguments(args)
+    if harness is None:
+        print("usage: strict-loop hook {claude,codex,hermes} [--workspace DIR]", file=sys.stderr)
+        return 0
+    # pydantic looks up plugins in every installed distribution's entry points (~15 ms); none belongs in a hook
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    try:
+        data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    except (OSError, ValueError):
+        return 0
+    out = handle(harness, data, workspace=workspace, daemon=os.environ.get(DAEMON_ENV, "").strip().lower() not in OFF)
+    if out:
+        try:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
+def _arguments(args: list[str]) -> tuple[Optional[str], Optional[str]]:
+    harness = workspace = None
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--workspace":
+            workspace = next(rest, None)
+        elif arg.startswith("--workspace="):
+            workspace = arg.split("=", 1)[1]
+        elif arg in payloads.HARNESSES and harness is None:
+            harness = arg
+        else:
+            return None, None
+    return harness, workspace
+
+
+def handle(harness: str, data: bytes | str, *, workspace: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+           cwd: Optional[str] = None, daemon: bool = False, phases: Collection[str] = ("pre", "post", "stop")) -> str:
+    """What the hook prints for stdin ``data`` ('' for nothing). Never raises.
+
+    ``env`` is the hook's environment (the task's name, the secrets to mask); ``daemon``: hand tool events
+    to the workspace's hook daemon (``hookd``), starting one when none answers; ``phases``: the events to act on.
+    """
+    env = os.environ if env is None else env
+    cwd = cwd or os.getcwd()
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    payload = _payload(raw)
+    event = payloads.parse_event(harness, payload or {})
+    if payload is not None and (event.phase not in phases or (event.phase == "post" and payloads.own_tool(event.tool) is not None)):
+        return ""  # an event this handler does not act on, or the loop's own bookkeeping
+    try:
+        root = find_workspace(workspace, event.cwd or None, cwd)
+        task_dir = find_task(root, env) if root is not None else None
+    except Exception:  # noqa: BLE001 (no task known: nowhere to log, and the session must go on)
+        return ""
+    if task_dir is None or root is None:
+        return ""
+    if payload is None:
+        _log(task_dir, harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored", env)
+        return ""
+    if event.phase == "pre" and _running_unpaused(task_dir):
+        return ""  # the common case, read without pydantic
+    path = _daemon_socket(root, env) if daemon and event.phase in ("pre", "post") else None
+    if path is not None:
+        from strict_loop.harness import client
+
+        try:
+            return client.ask(path, {"op": "hook", "harness": harness, "workspace": str(root), "cwd": cwd, "env": dict(env)}, raw)
+        except client.NotServed:
+            pass
+    try:
+        answer = _decide(event, root, task_dir, env)
+        return json.dumps(answer, ensure_ascii=False) if answer else ""
+    except Exception as exc:  # noqa: BLE001 (never break the user's session: log it, say nothing)
+        _log(task_dir, harness, event.name, f"{type(exc).__name__}: {exc}", env)
+        return ""
+    finally:
+        if path is not None:
+            from strict_loop.harness.client import spawn
+
+            spawn(root, path)  # for the next calls: this one was answered in-process
+
+
+def _daemon_socket(root: Path, env: Mapping[str, str]) -> Optional[Path]:
+    from strict_loop.harness.client import socket_path
+
+    try:
+        return socket_path(root, env)
+    except OSError:
+        return None
+
+
+def _running_unpaused(task_dir: Path) -> bool:
+    """True when state.json says running and monitor.json says not paused, both read without validation.
+
+    Why: PreToolUse runs before every tool call and has nothing to say unless the task is paused;
+    anything unusual (a damaged file, a missing field) takes the full path, which logs it.
+    """
+    from strict_loop.base.jsontext import read_object
+
+    state = read_object(task_dir / "state.json")
+    if not (state is not None and state.get("status") == "running" and isinstance(state.get("contract"), dict)):
+        return False
+    if not os.path.lexists(task_dir / "monitor.json"):
+        return True
+    mon = read_object(task_dir / "monitor.json")
+    return mon is not None and mon.get("paused") is False
+
+
+def _payload(raw: bytes) -> Optional[dict[str, Any]]:
+    if len(raw) > MAX_STDIN_BYTES:
+        return None
+    try:
+        from strict_loop.base.jsontext import parse_json  # depth-capped: a hostile payload is an error, not a RecursionError
+
+        value = parse_json(raw)
+    except Exception:  # noqa: BLE001
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def find_workspace(given: Optional[str], event_cwd: Optional[str], process_cwd: str) -> Optional[Path]:
+    """``--workspace`` if given, else the nearest folder at or above the event's cwd (else ours) holding ``.agent-loop/``."""
+    if given:
+        root = Path(given).expanduser()
+        return root.resolve() if (root / MANAGER_DIR).is_dir() else None
+    start = Path(event_cwd or process_cwd).expanduser()
+    if not start.is_absolute():
+        start = Path(process_cwd) / start
+    for folder in (start, *start.parents):
+        if (folder / MANAGER_DIR).is_dir():
+            return folder.resolve()
+    return None
+
+
+def find_task(root: Path, env: Mapping[str, str]) -> Optional[Path]:
+    """The folder of env ``STRICT_LOOP_TASK``'s task, else of the single running task (a task whose state
+    does not even parse counts, so that its problem is logged rather than hidden)."""
+    from strict_loop.base.layout import Layout
+
+    layout = Layout(root)
+    ids = layout.task_ids()
+    wanted = env.get(TASK_ENV, "").strip()
+    if wanted:
+        return layout.task(wanted).root if wanted in ids else None
+    candidates = [task_id for task_id in ids if _status(layout.task(task_id).state) in ("running", None)]
+    return layout.task(candidates[0]).root if len(candidates) == 1 else None
+
+
+def _status(path: Path) -> Optional[str]:
+    """The ``status`` of a state.json, read without validating the rest; None if it cannot be read."""
+    from strict_loop.base.jsontext import read_object
+
+    status = (read_object(path) or {}).get("status")
+    return status if isinstance(status, str) else None
+
+
+def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]) -> Optional[dict[str, Any]]:
+    from strict_loop.base.layout import TaskPaths
+    from strict_loop.storage.store import TaskStore, ValidationCache
+    from strict_loop.loop.monitoring import TaskSupervision
+
+    store = TaskStore(TaskPaths(task_dir), task_dir.name, ValidationCache(), HOOK_LOCK_TIMEOUT_S)
+    if event.phase == "stop":
+        state = store.load()  # the stop checks need the whole contract
+        status, mode, settings = state.status, state.contract.operating_mode, state.contract.monitor
+    else:
+        status, mode, settings = _monitor_view(store)
+    if status != "running":
+        return None
+    supervision = TaskSupervision(store, root, settings)
+    if event.phase == "post":
+        return _after_tool(event, root, supervision, env)
+    if event.phase == "pre":
+        if not supervision.paused() or payloads.reads_loop_state(event, _own_executable()):
+            return None
+        from strict_loop.monitor import diagnosis, resume_command
+
+        reason = payloads.pause_reason(diagnosis(supervision.load()), resume_command(root, store.task_id))
+        return payloads.deny_output(event, reason)
+    if mode != "unattended" or supervision.paused() or env.get(SUPERVISED_ENV):
+        return None  # under `strict-loop supervise`, the supervisor decides whether the agent goes on
+    return _at_stop(event, root, store)
+
+
+def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
+    """The task's status, mode and monitor settings, read from state.json without validating the rest of it.
+
+    Why: a tool call needs only these, and validating the whole state is most of a hook's work.
+    The settings are validated; a state.json that does not parse is StateDamaged (and logged).
+    """
+    from strict_loop.base.errors import StateDamaged, validate_input
+    from strict_loop.base.jsontext import parse_json
+    from strict_loop.model.settings import MonitorSettings
+
+    fix = f"run `strict-loop rebuild_state --task-id {store.task_id}` to rebuild it from the ledgers"
+    try:
+        raw = parse_json(store.read(store.paths.state, fix))
+    except ValueError as exc:
+        raise StateDamaged(str(store.paths.state), str(exc), fix) from None
+    contract = raw.get("contract") if isinstance(raw, dict) else None
+    if not isinstance(contract, dict):
+        raise StateDamaged(f"{store.paths.state}: field 'contract'", "is missing or not an object", fix)
+    settings = validate_input(MonitorSettings, contract.get("monitor", {}), f"{store.paths.state}: contract.monitor")
+    return raw.get("status"), contract.get("operating_mode"), settings
+
+
+def _after_tool(event: HookEvent, root: Path, supervision: TaskSupervision, env: Mapping[str, str]) -> Optional[dict[str, Any]]:
+    from strict_loop.loop.recording import record_turn
+
+    store = supervision.store
+    fields = payloads.turn_fields(event)
+    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta, supervision.settings(),
+                           env=env)
+    said = [recorded.pause or ""] + [f"[strict-loop monitor] {text}" for text in (recorded.whisper, recorded.notice) if text]
+    text = "\n".join(t for t in said if t)
+    return payloads.context_output(event, text) if text else None
+
+
+def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[str, Any]]:
+    """Block the end of the turn while check_stop says continue, at most STOP_BLOCK_CAP times per session.
+
+    An untrusted contract's commands never run (``trust.py``): then the hook does not block at all.
+    """
+    from strict_loop.storage.trust import TrustStore
+    from strict_loop.loop.workspace import Workspace
+
+    state = store.load()  # loaded by _decide a moment ago: from this process's cache
+    trust = TrustStore()
+    if not trust.is_trusted(root, store.task_id, state.contract.stop_checks):
+        return None
+    key = f"{event.harness}:{event.session_id or 'no-session'}"
+    fresh = event.harness == "claude" and not event.stop_hook_active  # Claude Code: not a block-continued stop
+    with store.locked():
+        counts = _stop_blocks(store)
+        if fresh:
+            counts.pop(key, None)
+        if counts.get(key, 0) >= STOP_BLOCK_CAP:
+            return None
+    report = Workspace(root, lock_timeout=HOOK_LOCK_TIMEOUT_S, trust_store=trust).check_stop(task_id=store.task_id)
+    if report.should_stop:
+        return None
+    with store.locked():
+        counts = _stop_blocks(store)
+        counts[key] = (0 if fresh else counts.get(key, 0)) + 1
+        _save_stop_blocks(store, counts)
+    reason = payloads.continue_reason(store.task_id, state.next_task, report.reason)
+    notices = [m.text for m in report.supervisor.messages if m.kind == "notice"]  # handed over by check_stop: say it here
+    return payloads.block_stop_output(" ".join([reason, *notices]))
+
+
+def _stop_blocks(store: TaskStore) -> dict[str, int]:
+    from strict_loop.base.jsontext import read_object
+
+    value = read_object(store.paths.root / STOP_BLOCKS_FILE) or {}  # missing or damaged: counting starts again
+    return {k: v for k, v in value.items() if type(v) is int}
+
+
+def _save_stop_blocks(store: TaskStore, counts: dict[str, int]) -> None:
+    from strict_loop.base.fsio import atomic_write, dumps_doc
+
+    kept = dict(list(counts.items())[-MAX_SESSIONS_KEPT:])
+    atomic_write(store.paths.root / STOP_BLOCKS_FILE, dumps_doc(kept), sync=False)
+
+
+def _own_executable() -> Optional[str]:
+    """The ``strict-loop`` next to this interpreter: a paused agent may run it by its absolute path."""
+    exe = Path(sys.executable).parent / "strict-loop"
+    return str(exe) if exe.is_file() else None
+
+
+def _log(task_dir: Path, harness: str, where: str, message: str, env: Optional[Mapping[str, str]] = None) -> None:
+    """One bounded line in the task's hook-errors.log (secrets masked); a log that cannot be written is dropped."""
+    try:
+        from strict_loop.base import masking
+        from strict_loop.base.fsio import append_line, atomic_write
+
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = masking.mask(f"{stamp} hook {harness} {where}: {message}", env).replace("\n", " ")[:ERROR_LINE_MAX_CHARS]
+        path = task_dir / ERROR_LOG
+        if path.is_file() and not path.is_symlink() and path.stat().st_size > ERROR_LOG_MAX_BYTES:
+            tail = path.read_bytes()[-ERROR_LOG_MAX_BYTES // 2:]
+            atomic_write(path, tail[tail.find(b"\n") + 1:], sync=False)
+        append_line(path, (line + "\n").encode(), sync=False)
+    except Exception:  # noqa: BLE001 (logging must never become the error)
+        return

@@ -1,0 +1,241 @@
+"""Running one harness invocation headless: its command line, its per-run wiring, its process group.
+
+Why a module of its own: the supervisor's loop (``supervisor.py``) decides; this file knows each
+harness's flags and how to start, read and stop a child without touching the user's config.
+Per-run wiring only: Claude gets ``--mcp-config`` + ``--strict-mcp-config`` and our hooks through
+``--settings``; Codex gets ``-c mcp_servers.strict-loop.*`` (``exec`` prints every command with its exit
+code, so its stream is enough); Hermes, which prints no stream, gets a temporary HERMES_HOME copied from
+the user's (the original is never edited) with the MCP server and our plugin (its hooks) in the copy.
+The hooks let the monitor see each call as it happens and whisper to the agent within the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Callable, Literal, Mapping, Optional, Sequence
+
+from strict_loop.base.errors import LoopError
+from strict_loop.harness.handler import SUPERVISED_ENV
+from strict_loop.base.jsontext import read_object
+
+HarnessName = Literal["claude", "codex", "hermes"]
+HARNESSES: tuple[str, ...] = ("claude", "codex", "hermes")
+KILL_GRACE_S = 5.0
+"""Seconds between SIGTERM and SIGKILL when a child's process group is stopped."""
+HERMES_SKIP = ("sessions", "logs", "cache", "audio_cache", "image_cache", "*.db", "*.db-*", "*.sqlite*")
+"""What a temporary HERMES_HOME does not copy: history and caches (large, and not needed for one run)."""
+POLL_S = 0.2
+
+
+def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> str:
+    """The harness binary: ``given`` (a path or a name on PATH), else ``harness`` on the child's PATH."""
+    name = given or harness
+    found = shutil.which(name, path=env.get("PATH")) if os.sep not in name else (name if os.access(name, os.X_OK) else None)
+    if not found:
+        raise LoopError("supervise.harness_bin", f"no executable '{name}' found" + ("" if given else " on PATH"),
+                        f"install {harness}, or pass its path with --harness-bin")
+    return found
+
+
+def mcp_command(workspace: Path) -> list[str]:
+    """How a harness starts our MCP server for this workspace (this interpreter's copy of the package)."""
+    return [sys.executable, "-m", "mcp_server", "--workspace", str(workspace)]
+
+
+@dataclass
+class Wiring:
+    """One invocation's command line, environment and temporary files (removed by ``cleanup``)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    usage_file: Optional[Path] = None
+    temp: list[Path] = field(default_factory=list)
+
+    def cleanup(self) -> None:
+        for path in self.temp:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, scratch: Path, *, model: Optional[str] = None,
+         session_id: Optional[str] = None, extra_args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
+         mcp: bool = True, hooks: bool = True) -> Wiring:
+    """The child's argv and environment for one headless run (``scratch``: a per-invocation folder for temp files).
+
+    ``mcp`` off: no MCP server is wired in (the agent uses the ``strict-loop`` CLI through its shell, as the prompt
+    shows), which saves starting one server per invocation. ``hooks`` off: Claude and Hermes run without our hooks
+    (Hermes's calls then reach the monitor not at all: it prints no stream)."""
+    child_env = dict(os.environ if env is None else env)
+    child_env["STRICT_LOOP_TASK"] = task_id  # hooks record to this task even with other tasks running here
+    child_env[SUPERVISED_ENV] = "1"
+    server = mcp_command(workspace)
+    hook_program = _hook_program() if hooks and harness != "codex" else None
+    if harness == "claude":
+        servers = {"strict-loop": {"command": server[0], "args": server[1:]}} if mcp else {}
+        argv = [binary, "-p", prompt, "--output-format", "stream-json", "--verbose", "--mcp-config",
+                json.dumps({"mcpServers": servers}), "--strict-mcp-config", "--permission-mode", "bypassPermissions"]
+        if hook_program:
+            from strict_loop.harness.configedit import hook_command, hook_groups
+
+            argv += ["--settings", json.dumps({"hooks": hook_groups("claude", hook_command(hook_program, "claude", workspace))})]
+        argv += ["--resume", session_id] if session_id else []
+        argv += ["--model", model] if model else []
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            child_env["IS_SANDBOX"] = "1"  # Claude refuses bypassPermissions for root otherwise
+        return Wiring(argv + list(extra_args), child_env)
+    if harness == "codex":
+        argv = [binary, "exec"] + (["resume"] if session_id else [])
+        argv += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
+        argv += ["-c", f"mcp_servers.strict-loop.command={json.dumps(server[0])}",
+                 "-c", f"mcp_servers.strict-loop.args={json.dumps(server[1:])}"] if mcp else []
+        argv += [] if session_id else ["-C", str(workspace)]
+        argv += ["-m", model] if model else []
+        argv += list(extra_args) + ([session_id] if session_id else []) + [prompt]
+        return Wiring(argv, child_env)
+    home = _hermes_home(child_env, scratch / "hermes-home", server if mcp else None, hook_program, workspace)
+    child_env["HERMES_HOME"] = str(home)
+    usage = scratch / "usage.json"
+    argv = [binary, "-z", prompt, "--usage-file", str(usage)] + (["-m", model] if model else []) + list(extra_args)
+    return Wiring(argv, child_env, usage_file=usage, temp=[home])
+
+
+def _hermes_home(env: Mapping[str, str], dest: Path, server: Optional[list[str]], hook_program: Optional[str],
+                 workspace: Path) -> Path:
+    """A copy of the user's HERMES_HOME (config, plugins, skills; no history) with our MCP server in its config.yaml
+    and our plugin (pinned to ``workspace``, enabled and not disabled), each when given: one edit of the config."""
+    from ruamel.yaml import YAML
+
+    from strict_loop.harness.configedit import SERVER
+
+    source = Path(env.get("HERMES_HOME") or Path(env.get("HOME", str(Path.home()))) / ".hermes")
+    shutil.rmtree(dest, ignore_errors=True)
+    if source.is_dir():
+        shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*HERMES_SKIP), symlinks=True)
+    dest.mkdir(parents=True, exist_ok=True)
+    if server is None and hook_program is None:
+        return dest
+    config, yaml = dest / "config.yaml", YAML()
+    data = (yaml.load(config.read_text(encoding="utf-8")) if config.is_file() else None) or {}
+    if server is not None:
+        data["mcp_servers"] = {**(data.get("mcp_servers") or {}), SERVER: {"command": server[0], "args": server[1:]}}
+    if hook_program is not None:
+        from strict_loop.harness.install import hermes_plugin_files
+
+        folder = dest / "plugins" / SERVER
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        for name, body in hermes_plugin_files(hook_program, workspace).items():
+            (folder / name).write_bytes(body)
+        plugins = data.get("plugins") or {}
+        plugins["enabled"] = [p for p in plugins.get("enabled") or [] if p != SERVER] + [SERVER]
+        plugins["disabled"] = [p for p in plugins.get("disabled") or [] if p != SERVER]
+        data["plugins"] = plugins
+    with config.open("w", encoding="utf-8") as fh:
+        yaml.dump(data, fh)
+    return dest
+
+
+def _hook_program() -> str:
+    """Our ``strict-loop`` program, which the harness's hooks run (the one beside this Python, else on PATH)."""
+    from strict_loop.harness.install import program
+
+    return program("strict-loop")
+
+
+@dataclass
+class ChildResult:
+    """How a child ended: its exit code (None when killed before it reported), and why we stopped it, if we did."""
+
+    exit_code: Optional[int]
+    timed_out: bool = False
+    stopped: Optional[str] = None  # "interrupted", "paused": the supervisor ended it
+
+
+def kill_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM the child's whole process group, then SIGKILL what is left after ``grace_s``."""
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        if sig == signal.SIGTERM:  # the leader is gone; its children may not be
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        return
+
+
+def run_child(wiring: Wiring, cwd: Path, raw: IO[str], stderr_file: IO[str], on_line: Callable[[str], Optional[str]],
+              timeout_s: float, tick: Callable[[], Optional[str]], grace_s: float = KILL_GRACE_S) -> ChildResult:
+    """Run the child in its own process group; each stdout line goes to ``raw`` and ``on_line``.
+
+    ``on_line`` and ``tick`` (called about every 0.2 s) return a reason to stop the child now (e.g. the task was
+    paused, or a signal arrived), else None. Past ``timeout_s`` the whole group is killed.
+    """
+    proc = subprocess.Popen(wiring.argv, cwd=cwd, env=wiring.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=stderr_file, text=True, encoding="utf-8", errors="replace", start_new_session=True)
+    lines: queue.Queue[Optional[str]] = queue.Queue()
+    reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
+    reader.start()
+    deadline, ended = time.monotonic() + timeout_s, False
+    stop: Optional[str] = None
+    while stop is None and not ended:
+        if time.monotonic() >= deadline:
+            kill_group(proc, grace_s)
+            reader.join(timeout=2)
+            return ChildResult(None, timed_out=True)
+        try:
+            line = lines.get(timeout=POLL_S)
+        except queue.Empty:
+            stop = tick()
+            continue
+        if line is None:
+            ended = True
+            continue
+        raw.write(line if line.endswith("\n") else line + "\n")
+        raw.flush()
+        stop = on_line(line) or tick()
+    while stop is None and proc.poll() is None:  # stdout closed; the leader may still be finishing
+        if time.monotonic() >= deadline:
+            kill_group(proc, grace_s)
+            return ChildResult(None, timed_out=True)
+        try:
+            proc.wait(timeout=POLL_S)
+        except subprocess.TimeoutExpired:
+            stop = tick()
+    if stop is not None:
+        kill_group(proc, grace_s)
+        reader.join(timeout=2)
+        return ChildResult(proc.returncode, stopped=stop)
+    return ChildResult(proc.returncode)
+
+
+def _pump(stream: Optional[IO[str]], out: "queue.Queue[Optional[str]]") -> None:
+    """Read the child's stdout line by line into ``out``; None marks its end."""
+    try:
+        if stream is not None:
+            for line in stream:
+                out.put(line)
+    except (OSError, ValueError):
+        pass
+    finally:
+        out.put(None)
+
+
+def read_usage(path: Optional[Path]) -> Optional[dict]:
+    """Hermes's usage file as a dict, or None when absent or unreadable."""
+    return None if path is None else read_object(path)

@@ -1,0 +1,351 @@
+"""``strict-loop install {claude,codex,hermes}``: the skill, the MCP server and the hooks, in one command.
+
+A run first builds a :class:`Plan` (every file's current and new text, every folder's current and new
+files) without writing anything; ``--dry-run`` prints it as diffs, otherwise each change is written
+atomically. Nothing is written when any settings file fails to parse. ``--uninstall`` plans the
+removal of exactly our entries (see :mod:`harness_config`) and folders; a file or folder left empty by
+that goes, and so do the empty folders above it up to the workspace or home folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import re
+import secrets
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from strict_loop.base import fsio
+from strict_loop.harness import configedit
+from strict_loop.base import skillfiles
+from strict_loop.base.errors import LoopError
+
+HARNESSES = ("claude", "codex", "hermes")
+SKILL = "strict-agent-loop"
+SKILL_PARTS = ("SKILL.md", "references", "scripts")
+MAX_SETTINGS_BYTES = 64 << 20
+"""~/.claude.json grows with every project Claude Code has opened; anything bigger is not a settings file."""
+
+Editor = Callable[[Optional[str]], Optional[str]]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One settings file: its text now and after the change (``None``: absent / to be removed)."""
+
+    path: Path
+    old: Optional[str]
+    new: Optional[str]
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One folder we own (the skill copy, the Hermes plugin): its files now and after the change."""
+
+    dest: Path
+    old: Optional[dict[str, bytes]]
+    new: Optional[dict[str, bytes]]
+    executable: frozenset[str] = frozenset()
+    """Files of ``new`` to write with the executable bit (the skill's scripts are run directly)."""
+
+
+@dataclass
+class Plan:
+    """Everything one install or uninstall would change, and what the person must do afterwards."""
+
+    root: Path
+    edits: list[Edit] = field(default_factory=list)
+    trees: list[Tree] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def changes(self) -> list[Edit | Tree]:
+        return [c for c in [*self.edits, *self.trees] if c.old != c.new]
+
+
+def program(name: str) -> str:
+    """Absolute path of one of our executables: the one beside this Python, else the one on PATH."""
+    beside = Path(os.path.abspath(sys.executable)).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which(name)
+    if not found:
+        raise LoopError("install", f"cannot find the '{name}' program beside {sys.executable} or on PATH",
+                        "install strict-agent-loop with pip (pip install strict-agent-loop) and run the install again")
+    return os.path.abspath(found)
+
+
+def _read_text(path: Path) -> Optional[str]:
+    try:
+        data = fsio.read_regular(path, MAX_SETTINGS_BYTES)
+    except FileNotFoundError:
+        return None
+    except fsio.Unreadable as exc:
+        raise LoopError(str(path), f"is not a regular file we can read ({exc.kind}); nothing was changed",
+                        "put a regular file there (or remove it) and run the install again") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LoopError(str(path), "is not UTF-8 text; nothing was changed", "fix the file and run the install again") from None
+
+
+def _edit(path: Path, editor: Editor) -> Edit:
+    real = path.resolve()  # a settings file linked from a dotfiles folder is edited where it lives
+    old = _read_text(real)
+    return Edit(real, old, editor(old))
+
+
+def _read_tree(dest: Path) -> Optional[dict[str, bytes]]:
+    if not dest.is_dir():
+        return None
+    return {p.relative_to(dest).as_posix(): p.read_bytes() for p in sorted(dest.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.relative_to(dest).parts}
+
+
+def _source_tree(root: Path, parts: tuple[str, ...]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for part in parts:
+        base = root / part
+        paths = [base] if base.is_file() else sorted(base.rglob("*"))
+        for p in paths:
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
+                out[p.relative_to(root).as_posix()] = p.read_bytes()
+    return out
+
+
+def _tree(dest: Path, new: Optional[dict[str, bytes]], marker: str, name: str, executable: frozenset[str] = frozenset()) -> Tree:
+    """Our folder at ``dest``; a folder of that name that is not ours is refused, never replaced."""
+    old = _read_tree(dest)
+    if old is not None and old:
+        text = old.get(marker, b"").decode("utf-8", "replace")
+        if not re.search(rf"^name:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE):
+            raise LoopError(str(dest), f"exists and is not strict-agent-loop's (no {marker} naming '{name}'); nothing was changed",
+                            "move that folder aside and run the install again")
+    return Tree(dest, old, new, executable)
+
+
+def _skill(dest: Path, install: bool) -> Tree:
+    root = skillfiles.skill_root()
+    files = _source_tree(root, SKILL_PARTS) if install else None
+    executable = frozenset(name for name in files or () if os.access(root / name, os.X_OK))
+    return _tree(dest, files, "SKILL.md", SKILL, executable)
+
+
+def hermes_plugin_files(strict_loop: str, workspace: Optional[Path]) -> dict[str, bytes]:
+    """The shipped Hermes plugin with the absolute program path (and the pinned workspace) written in."""
+    src = skillfiles.hermes_plugin_dir()
+    code = (src / "__init__.py").read_text(encoding="utf-8")
+    for name, value in (("STRICT_LOOP", strict_loop), ("WORKSPACE", str(workspace or ""))):
+        line = re.search(rf"^{name} = \"[^\"\n]*\"", code, re.MULTILINE)
+        if line is None:
+            raise LoopError(str(src / "__init__.py"), f"has no '{name} = \"...\"' line to fill in", "reinstall strict-agent-loop")
+        code = code[:line.start()] + f"{name} = {json.dumps(value)}" + code[line.end():]
+    return {"plugin.yaml": (src / "plugin.yaml").read_bytes(), "__init__.py": code.encode("utf-8")}
+
+
+def _server(workspace: Optional[Path], install: bool) -> Optional[dict]:
+    if not install:
+        return None
+    return {"command": program("strict-loop-mcp"), "args": ["--workspace", str(workspace)] if workspace else []}
+
+
+def _hooks(harness: str, workspace: Optional[Path], install: bool) -> Optional[str]:
+    return configedit.hook_command(program("strict-loop"), harness, workspace) if install else None
+
+
+def _home(env_name: str, default: str) -> Path:
+    value = os.environ.get(env_name)
+    return Path(value).expanduser().absolute() if value else Path.home() / default
+
+
+def _plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
+    if scope == "project":
+        assert workspace is not None
+        base, mcp_file, root = workspace / ".claude", workspace / ".mcp.json", workspace
+    else:
+        base = _home("CLAUDE_CONFIG_DIR", ".claude")
+        # user-scope MCP servers live in .claude.json: in CLAUDE_CONFIG_DIR when set, else in the home folder
+        mcp_file = base / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude.json"
+        root = base.parent
+    hooks, server = _hooks("claude", workspace, install), _server(workspace, install)
+    plan = Plan(root)
+    plan.edits.append(_edit(base / "settings.json", lambda t, p=base / "settings.json": configedit.edit_hooks(t, p, "claude", hooks)))
+    plan.edits.append(_edit(mcp_file, lambda t: configedit.edit_mcp_json(t, mcp_file, server)))
+    plan.trees.append(_skill(base / "skills" / SKILL, install))
+    if install:
+        plan.notes.append("Claude Code reads the hooks and the MCP server when a session starts: start a new one "
+                          "(`/hooks` and `/mcp` inside it show them).")
+    return plan
+
+
+def _plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
+    if scope == "project":
+        assert workspace is not None
+        base, skills, root = workspace / ".codex", workspace / ".agents" / "skills", workspace
+    else:
+        base = _home("CODEX_HOME", ".codex")
+        skills, root = base / "skills", base.parent
+    hooks, server = _hooks("codex", workspace, install), _server(workspace, install)
+    plan = Plan(root)
+    plan.edits.append(_edit(base / "hooks.json", lambda t, p=base / "hooks.json": configedit.edit_hooks(t, p, "codex", hooks)))
+    plan.edits.append(_edit(base / "config.toml", lambda t, p=base / "config.toml": configedit.edit_mcp_toml(t, p, server)))
+    plan.trees.append(_skill(skills / SKILL, install))
+    if install:
+        plan.notes.append("Codex runs a new or changed hook only after you trust it: start `codex`, open `/hooks` and trust "
+                          "the strict-loop hooks (once). `codex exec` skips them unless run with --dangerously-bypass-hook-trust.")
+        if scope == "project":
+            plan.notes.append(f"Codex reads {base} only in a trusted project: trust {workspace} when Codex asks.")
+    return plan
+
+
+def _plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
+    if scope == "project":
+        raise LoopError("--scope", "Hermes has no project-scope settings: its config.yaml, plugins and skills live in "
+                        "$HERMES_HOME (~/.hermes)", "use --scope user (add --workspace DIR to pin the loop to one folder)")
+    home = _home("HERMES_HOME", ".hermes")
+    server = _server(workspace, install)
+    plan = Plan(home.parent)
+    plan.edits.append(_edit(home / "config.yaml", lambda t, p=home / "config.yaml": configedit.edit_hermes_yaml(t, p, server)))
+    plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
+    plan.trees.append(_tree(home / "plugins" / configedit.SERVER, plugin, "plugin.yaml", configedit.SERVER))
+    plan.trees.append(_skill(home / "skills" / SKILL, install))
+    if install and configedit.hermes_disabled(plan.edits[0].old):
+        plan.notes.append(f"{plan.edits[0].path} lists strict-loop in plugins.disabled, which wins over plugins.enabled: "
+                          "remove it there (`hermes plugins enable strict-loop`) or the plugin stays off.")
+    if install:
+        plan.notes.append("Hermes loads the plugin (enabled in config.yaml's plugins.enabled) and the MCP server when it "
+                          "starts: start a new session (`hermes plugins list` shows strict-loop enabled).")
+    return plan
+
+
+PLANNERS = {"claude": _plan_claude, "codex": _plan_codex, "hermes": _plan_hermes}
+DEFAULT_SCOPE = {"claude": "project", "codex": "project", "hermes": "user"}
+
+
+def plan(harness: str, scope: Optional[str] = None, workspace: Optional[Path | str] = None, *, uninstall: bool = False) -> Plan:
+    """What ``install`` (or ``--uninstall``) would change; reads files, writes nothing."""
+    scope = scope or DEFAULT_SCOPE[harness]
+    ws: Optional[Path] = Path(workspace).expanduser().absolute() if workspace else None
+    if scope == "project":
+        ws = ws or Path.cwd()
+        if not ws.is_dir():
+            raise LoopError("--workspace", f"{ws} is not a folder", "name the project folder to install into")
+    return PLANNERS[harness](scope, ws, not uninstall)
+
+
+def _diff(change: Edit | Tree) -> str:
+    if isinstance(change, Tree):
+        if change.new is None:
+            return f"would remove {change.dest}/ ({len(change.old or {})} files)\n"
+        verb = "copy" if change.old is None else "update"
+        tops = sorted({name.split("/")[0] + ("/" if "/" in name else "") for name in change.new})
+        return f"would {verb} {len(change.new)} files into {change.dest}/: {', '.join(tops)}\n"
+    lines = difflib.unified_diff((change.old or "").splitlines(keepends=True), (change.new or "").splitlines(keepends=True),
+                                 fromfile=str(change.path) if change.old is not None else "/dev/null",
+                                 tofile=str(change.path) if change.new is not None else "/dev/null")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def render(p: Plan, *, dry_run: bool) -> str:
+    """The report a run prints: diffs for a dry run, one line per change otherwise, then the notes."""
+    changes = p.changes()
+    if not changes:
+        out = ["nothing to change"]
+    elif dry_run:
+        out = [_diff(c).rstrip("\n") for c in changes] + ["(dry run: nothing was written)"]
+    else:
+        out = [(f"removed {c.dest}/" if c.new is None else f"copied {len(c.new)} files into {c.dest}/") if isinstance(c, Tree)
+               else (f"removed {c.path}" if c.new is None else f"wrote {c.path}") for c in changes]
+    return "\n".join(out + p.notes)
+
+
+def _write_tree(dest: Path, files: dict[str, bytes], executable: frozenset[str]) -> None:
+    """Build the folder beside ``dest``, then swap it in: a reader sees the old folder or the new one."""
+    stage, old = (dest.with_name(f".{dest.name}.{os.getpid()}.{secrets.token_hex(4)}.{end}") for end in ("tmp", "old"))
+    try:
+        for name, data in files.items():
+            fsio.atomic_write(stage / name, data, sync=False)
+            if name in executable:
+                os.chmod(stage / name, 0o755)
+        if dest.exists():
+            dest.rename(old)
+        stage.rename(dest)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _prune(path: Path, root: Path) -> None:
+    """Remove the folders above ``path`` that the removal left empty, up to (not including) ``root``."""
+    parent = path.parent
+    while parent != root and root in parent.parents:
+        try:
+            parent.rmdir()
+        except OSError:
+            return
+        parent = parent.parent
+
+
+def apply(p: Plan) -> None:
+    """Write every change of ``p`` (each file atomically)."""
+    for change in p.changes():
+        if isinstance(change, Tree):
+            if change.new is None:
+                shutil.rmtree(change.dest)
+                _prune(change.dest, p.root)
+            else:
+                _write_tree(change.dest, change.new, change.executable)
+        elif change.new is None:
+            change.path.unlink()
+            _prune(change.path, p.root)
+        else:
+            fsio.atomic_write(change.path, change.new.encode("utf-8"))
+
+
+HELP = """\
+Make a harness run the loop: copy the skill (SKILL.md, references/, scripts/) where it finds skills,
+register the MCP server as 'strict-loop', and add hooks that record every tool call, whisper the
+progress monitor's warnings, block tool calls while the task is paused and keep an unattended agent
+going while the stop checks say continue. Hooks and server use this installation's absolute paths.
+Running it again changes nothing; it merges into existing settings and leaves other entries alone.
+
+  claude  project: .claude/settings.json, .mcp.json, .claude/skills/strict-agent-loop/
+          user:    ~/.claude/settings.json, ~/.claude.json, ~/.claude/skills/strict-agent-loop/
+  codex   project: .codex/hooks.json, .codex/config.toml, .agents/skills/strict-agent-loop/
+          user:    $CODEX_HOME (~/.codex): hooks.json, config.toml, skills/strict-agent-loop/
+  hermes  user:    $HERMES_HOME (~/.hermes): config.yaml (mcp_servers, plugins.enabled),
+                   plugins/strict-loop/, skills/strict-agent-loop/
+
+examples:
+  strict-loop install claude --workspace ~/src/myproject
+  strict-loop install codex --scope user --dry-run
+  strict-loop install hermes
+  strict-loop install claude --uninstall
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The ``install`` subcommand's parser (a person's command: the CLI only, never an MCP tool)."""
+    p = sub.add_parser("install", help="install the skill, MCP server and hooks into Claude Code, Codex or Hermes",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    p.add_argument("harness", choices=HARNESSES, help="the harness to install into")
+    p.add_argument("--scope", choices=("project", "user"),
+                   help="project: files in the workspace (default for claude, codex); user: your home folder (default for hermes)")
+    p.add_argument("--workspace", metavar="DIR", help="the project folder (default: current directory); with --scope user it "
+                   "pins the MCP server and hooks to DIR instead of the folder each session starts in")
+    p.add_argument("--dry-run", action="store_true", help="print the changes as diffs and write nothing")
+    p.add_argument("--uninstall", action="store_true", help="remove exactly what the install added")
+    return p
+
+
+def run(harness: str, scope: Optional[str], workspace: Optional[str], *, dry_run: bool, uninstall: bool) -> str:
+    """The ``install`` subcommand: plan, then show or write; returns what to print."""
+    p = plan(harness, scope, workspace, uninstall=uninstall)
+    if not dry_run:
+        apply(p)
+    return render(p, dry_run=dry_run)

@@ -1,0 +1,200 @@
+"""The harnesses' hook formats, as pure functions: payload -> event and turn fields, decision -> output JSON.
+
+Claude Code, Codex and Hermes send different JSON for the same moments (after a
+tool call, before one, at the end of a turn) and expect different answers. This
+module knows those shapes (see references/harnesses.md) and nothing else: no
+files, no loop state, so every mapping is tested from payloads alone. The I/O
+(finding the task, recording, deciding) is ``hooks``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any, Literal, NamedTuple, Optional
+
+HARNESSES = ("claude", "codex", "hermes")
+
+Phase = Literal["post", "pre", "stop", "other"]
+
+_PHASES: dict[str, Phase] = {
+    "PostToolUse": "post", "PostToolUseFailure": "post", "PreToolUse": "pre", "Stop": "stop",  # Claude Code, Codex
+    "post_tool_call": "post", "pre_tool_call": "pre", "pre_verify": "stop",  # Hermes
+}
+
+OWN_TOOL_PREFIXES = ("mcp__strict-loop__", "mcp__strict_loop__", "mcp__plugin_strict-loop_",  # Claude Code, Codex
+                     "mcp_strict_loop_", "mcp_strict-loop_")  # Hermes names MCP tools mcp_<server>_<tool>
+"""The loop's own MCP tools: calling them is the loop's bookkeeping, not the agent's work, so they are no turns."""
+
+READ_TOOLS = frozenset({"report_status", "show_task", "list_tasks", "check_stop", "detect_spiral"})
+"""The loop's MCP tools that only read (or report) its state: allowed while the task is paused."""
+
+READ_COMMANDS = READ_TOOLS | {name.replace("_", "-") for name in READ_TOOLS}
+"""``strict-loop`` subcommands allowed while paused (both spellings the CLI accepts)."""
+
+SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_shell"})
+
+_PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./=:@,+% -]{1,1000}")
+"""Characters a read-only command may hold: no quoting, no expansion, no separator, no newline."""
+
+from strict_loop.base.clipping import MAX_ARGS_CHARS, bounded_args, compact  # noqa: E402,F401  (re-exported: hook turns are bounded as every turn)
+
+_EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
+
+
+class HookEvent(NamedTuple):
+    """One hook call, in the harness's own words but with common names.
+
+    A NamedTuple, not a dataclass: ``dataclasses`` imports ``inspect``, ~7 ms on every hook call.
+    """
+
+    harness: str
+    name: str
+    phase: Phase
+    tool: str
+    tool_input: Any
+    session_id: str
+    cwd: str
+    stop_hook_active: bool
+    payload: dict[str, Any]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """What the event line keeps about the hook call (a supervisor dedupes by tool_use_id)."""
+        out = {"harness": self.harness, "event": self.name, "session_id": self.session_id}
+        extra = self.payload.get("extra") if isinstance(self.payload.get("extra"), dict) else {}
+        call_id = self.payload.get("tool_use_id") or extra.get("tool_call_id")
+        if isinstance(call_id, str) and call_id:
+            out["tool_use_id"] = call_id[:200]
+        return out
+
+
+def parse_event(harness: str, payload: dict[str, Any]) -> HookEvent:
+    """The event in ``payload`` (a harness's hook stdin); an unknown event name has phase 'other'."""
+    name = _text(payload.get("hook_event_name"))
+    return HookEvent(
+        harness=harness, name=name, phase=_PHASES.get(name, "other"), tool=_text(payload.get("tool_name"))[:200],
+        tool_input=payload.get("tool_input"), session_id=_text(payload.get("session_id"))[:200], cwd=_text(payload.get("cwd")),
+        stop_hook_active=payload.get("stop_hook_active") is True, payload=payload,
+    )
+
+
+def own_tool(name: str) -> Optional[str]:
+    """The loop tool's own name (``report_status``) if ``name`` is one of the loop's MCP tools, else None."""
+    for prefix in OWN_TOOL_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix):].rsplit("__", 1)[-1]  # plugin names: mcp__plugin_strict-loop_<server>__<tool>
+    return None
+
+
+def turn_fields(event: HookEvent) -> dict[str, Any]:
+    """The ``Turn`` fields of a post-tool event (``tool``, ``args``, ``output``, ``error``, ``exit_code``)."""
+    args = event.tool_input if isinstance(event.tool_input, dict) else ({} if event.tool_input is None else {"input": event.tool_input})
+    fields: dict[str, Any] = {"tool": event.tool or "unknown", "args": bounded_args(args)}
+    if event.harness == "hermes":
+        fields.update(_hermes_result(event.payload.get("extra")))
+    elif event.name == "PostToolUseFailure":  # Claude Code: only an error string such as "Exit code 1"
+        error = _text(event.payload.get("error"))
+        fields.update(output=error, error=True, exit_code=exit_code_in(error))
+    elif event.harness == "codex":  # the output text, and no exit code (a failed command looks like a quiet one)
+        fields["output"] = compact(event.payload.get("tool_response"))
+    else:
+        response = event.payload.get("tool_response")
+        fields["output"] = _claude_output(response)
+        fields["error"] = bool(isinstance(response, dict) and response.get("interrupted") is True)
+    return fields
+
+
+def exit_code_in(text: str) -> Optional[int]:
+    """The exit code Claude Code names in a failed command's text ("Exit code 1"), if any."""
+    found = _EXIT_CODE.search(text)
+    return int(found.group(1)) if found else None
+
+
+def _claude_output(response: Any) -> str:
+    """Bash's stdout and stderr; for other tools a compact text of the response."""
+    if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
+        return "\n".join(_text(response.get(k)) for k in ("stdout", "stderr") if _text(response.get(k)))
+    return compact(response)
+
+
+def _hermes_result(extra: Any) -> dict[str, Any]:
+    """Hermes ``extra.result``: a JSON string ``{"output", "exit_code", "error"}`` (plain text for some tools)."""
+    extra = extra if isinstance(extra, dict) else {}
+    raw = extra.get("result")
+    try:
+        result = json.loads(raw) if isinstance(raw, str) else raw
+    except (ValueError, RecursionError):
+        result = raw
+    failed_tool = extra.get("status") not in (None, "ok")
+    if not isinstance(result, dict):
+        return {"output": compact(result), "error": True if failed_tool else None}
+    code = result.get("exit_code")
+    code = code if type(code) is int else None
+    error_text = _text(result.get("error"))
+    output = _text(result.get("output")) if "output" in result else compact(result)
+    if error_text:
+        output = f"{output}\n{error_text}" if output else error_text
+    failed = failed_tool or bool(error_text) or (code not in (None, 0))
+    return {"output": output, "exit_code": code, "error": failed if (failed or code is not None) else None}
+
+
+def reads_loop_state(event: HookEvent, own_executable: Optional[str] = None) -> bool:
+    """True for a call that only reads the loop's state: the loop's read tools, or one plain ``strict-loop <read op>``.
+
+    Strict on purpose (the agent is untrusted): a shell command passes only when it holds no quoting,
+    expansion, separator or newline, starts with ``strict-loop`` (or this very executable's path) and
+    names a read operation.
+    """
+    name = own_tool(event.tool)
+    if name is not None:
+        return name in READ_TOOLS
+    if event.tool not in SHELL_TOOLS or not isinstance(event.tool_input, dict):
+        return False
+    command = event.tool_input.get("command", event.tool_input.get("cmd"))
+    if not isinstance(command, str) or not _PLAIN_COMMAND.fullmatch(command):
+        return False
+    words = shlex.split(command)
+    allowed = {"strict-loop"} | ({own_executable} if own_executable else set())
+    return len(words) >= 2 and words[0] in allowed and words[1] in READ_COMMANDS
+
+
+def pause_reason(diagnosis: str, resume_command: str) -> str:
+    """Why a tool call is refused while paused, and what the person must run."""
+    return (f"PAUSED by the strict-loop progress monitor: {_clip(diagnosis, 600)} Stop working and wait for a person; "
+            f"only reading the loop's state is allowed. A person must run: {resume_command}")
+
+
+def continue_reason(task_id: str, next_task: str, verdict_reason: str) -> str:
+    """Why an unattended loop may not stop yet, with the next task."""
+    todo = _clip(next_task, 600) if next_task.strip() else "the next step toward the goal (see show_task)"
+    return (f"The strict loop '{task_id}' is not done: check_stop says continue ({_clip(verdict_reason, 400)}). "
+            f"Next task: {todo}. Do one round: announce it, do it, verify it, record it with update_state.")
+
+
+def context_output(event: HookEvent, text: str) -> dict[str, Any]:
+    """Text for the model next to the tool result."""
+    if event.harness == "hermes":
+        return {"whisper": text}  # the strict-loop Hermes plugin appends it in transform_tool_result
+    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
+
+
+def deny_output(event: HookEvent, reason: str) -> dict[str, Any]:
+    """Refuse the tool call that is about to run."""
+    if event.harness == "hermes":
+        return {"decision": "block", "reason": reason}
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+
+
+def block_stop_output(reason: str) -> dict[str, Any]:
+    """Keep the agent working instead of ending its turn (Stop on Claude Code and Codex, pre_verify on Hermes)."""
+    return {"decision": "block", "reason": reason}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _clip(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 3] + "..."

@@ -1,0 +1,139 @@
+"""One-paragraph text renderings of operation results, for people and agents.
+
+The CLI prints these; the MCP server sends them as the text part of tool results.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, TypeVar
+
+from strict_loop.monitor import SpiralVerdict, Supervisor, supervisor_lines
+from strict_loop.model.results import (
+    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, StopResult, TaskSummary, TaskView,
+    TrustResult,
+)
+from strict_loop.base.timefmt import human_duration
+
+R = TypeVar("R")
+
+
+def with_supervisor(text: str, sup: Supervisor) -> str:
+    """``text`` with the monitor's pause order on top and its whispers and notices below; unchanged when it is quiet."""
+    head, tail = supervisor_lines(sup)
+    return "\n".join(head + [text] + tail)
+
+
+def supervised(render: Callable[[R], str]) -> Callable[[R], str]:
+    """A renderer whose text also carries the result's ``supervisor``: no path hides a whisper or a pause."""
+
+    @functools.wraps(render)
+    def wrapped(result: Any) -> str:
+        return with_supervisor(render(result), result.supervisor)
+
+    return wrapped
+
+
+def status(r: StatusReport) -> str:
+    """The status broadcast as written to latest-status.txt (which already shows the monitor)."""
+    return r.text.rstrip()
+
+
+@supervised
+def init(r: InitResult) -> str:
+    out = f"initialized task '{r.task_id}' in {r.task_dir}"
+    return out + (f"\nprevious task files moved to {r.replaced}" if r.replaced else "")
+
+
+@supervised
+def event(r: EventResult) -> str:
+    return f"event #{r.seq} {r.kind} recorded for '{r.task_id}' at {r.ts}"
+
+
+@supervised
+def round_result(r: RoundResult) -> str:
+    lines = [f"recorded round {r.iteration} of '{r.task_id}': progress {r.progress}, status {r.status}, "
+             f"took {human_duration(r.duration_s)}; notes in {r.round_file}"]
+    if r.stop is not None:
+        lines.append(f"{'STOP' if r.stop.should_stop else 'continue'}: {r.stop.verdict} -- {r.stop.reason}")
+        lines += [f"  [FAIL] {c.kind} {c.target}: {c.detail}" for c in r.stop.failing]
+    if r.status_line:
+        lines.append(r.status_line)
+    lines += [f"warning: {w}" for w in r.warnings]
+    return "\n".join(lines)
+
+
+@supervised
+def stop_report(r: StopResult) -> str:
+    lines = [f"{r.task_id}: {r.verdict} ({'stop' if r.should_stop else 'continue'}) -- {r.reason}"]
+    for c in r.checks:
+        lines.append(f"  [{'pass' if c.passed else 'FAIL'}] {c.kind} {c.target}: {c.detail}")
+    for lim in r.limits:
+        lines.append(f"  [{'HIT ' if lim.hit else 'ok  '}] {lim.name}: {lim.value}/{lim.limit}")
+    return "\n".join(lines)
+
+
+@supervised
+def compact(r: CompactResult) -> str:
+    return f"'{r.task_id}': kept {r.kept} rounds in state.json, archived {r.archived}; state.json is {r.state_bytes} bytes"
+
+
+def task_list(tasks: list[TaskSummary]) -> str:
+    if not tasks:
+        return "no tasks (create one with init_state)"
+    lines = []
+    for t in tasks:
+        if t.problem:
+            lines.append(f"{t.task_id:<32} DAMAGED   {t.problem}")
+            continue
+        src = " [.codex-loop]" if t.source == "codex-loop" else ""
+        flag = " NEEDS HUMAN INPUT" if t.needs_human_input else ""
+        lines.append(f"{t.task_id:<32} {t.status:<9} {t.iteration:>5}/{t.max_iterations:<6} {t.goal[:60]}{src}{flag}")
+    return "\n".join(lines)
+
+
+@supervised
+def task_view(v: TaskView) -> str:
+    s = v.state
+    lines = [f"task {s.task_id} ({v.summary.source}): {s.status}, {s.counters.iteration}/{s.contract.limits.max_iterations} rounds",
+             f"goal: {s.contract.goal}", f"stop when: {s.contract.global_stop_condition}", f"next task: {s.next_task or '(not set)'}"]
+    for r in s.recent_rounds:
+        lines.append(f"  #{r.iteration} [{r.progress}, {r.status}] {r.task}")
+    if s.last_stop:
+        lines.append(f"last stop check: {s.last_stop.verdict} -- {s.last_stop.reason}")
+    lines.append(f"files: {v.paths['state']}")
+    return "\n".join(lines)
+
+
+@supervised
+def rebuild(r: RebuildResult) -> str:
+    lines = [f"rebuilt '{r.task_id}': {r.iteration} rounds, {r.events} events"]
+    lines += [f"  fixed: {note}" for note in r.repaired] or ["  nothing needed fixing"]
+    return "\n".join(lines)
+
+
+@supervised
+def verdict(v: SpiralVerdict) -> str:
+    if not v.detected:
+        return f"no spiral: {v.turns_seen} turns seen, nothing repeating without progress"
+    head = {1: "whispered once", 2: "whispered twice", 3: "PAUSED"}.get(v.level, "detected")
+    lines = [f"spiral detected ({head}): {v.diagnosis}"]
+    lines += [f"  signal {s.kind} (turns {', '.join(map(str, s.turns))}): {s.evidence}" for s in v.signals]
+    lines += ["  recent:"] + [f"    {r}" for r in v.recent]
+    lines.append(f"  recommended: {v.recommended_action}")
+    return "\n".join(lines)
+
+
+@supervised
+def resume(r: ResumeResult) -> str:
+    return f"'{r.task_id}': {r.action}: {r.detail}"
+
+
+@supervised
+def trust(r: TrustResult) -> str:
+    if not r.commands:
+        return f"'{r.task_id}' runs no stop command; nothing to trust"
+    lines = [f"{'trusted' if r.newly_trusted else 'already trusted'}: the stop commands of '{r.task_id}' "
+             f"(each killed after {r.command_timeout_s:g}s), recorded in {r.record}:"]
+    lines += [f"  $ {c}" for c in r.commands]
+    return "\n".join(lines)

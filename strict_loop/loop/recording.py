@@ -1,0 +1,105 @@
+"""Recording one agent turn: the single path every adapter (MCP, CLI, harness hooks) takes for a ``tool_call`` event.
+
+Secrets are masked before anything is stored, the monitor sees the turn under the
+task's lock, and a pause's alert goes to the outbox after it (delivered in the background).
+Kept apart from ``workspace`` so that the hook handler, which runs once per agent
+tool call, records exactly as ``append_event`` does without importing every operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from strict_loop.alerts import outbox
+from strict_loop.base import masking
+from strict_loop.base.errors import validate_input
+from strict_loop.model.records import EventRecord
+from strict_loop.monitor import Supervisor
+from strict_loop.model.settings import MonitorSettings
+from strict_loop.storage.store import TaskStore
+from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.model.turns import Turn, clip_turn_data
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What recording a turn did: its event line, what the monitor said because of this very turn, and what rides
+    on the result (``supervisor``: as every operation's result, with a person's resume notice handed over once)."""
+
+    event: EventRecord
+    supervisor: Supervisor
+    whisper: Optional[str] = None
+    """The whisper this turn produced (None when the turn produced none, even while older ones are still fresh)."""
+    pause: Optional[str] = None
+    """The pause order when this turn paused the task (with the command a person runs)."""
+    notice: Optional[str] = None
+    """A person's resume notice, handed over with this turn's result (once)."""
+
+
+def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Optional[dict[str, Any]] = None,
+                settings: Optional[MonitorSettings] = None, env: Optional[Mapping[str, str]] = None) -> Recorded:
+    """Mask, validate and record one turn on ``store``'s task.
+
+    ``meta`` (e.g. the hook's session) rides along in the event; ``settings`` are the task's monitor
+    settings when the caller has them already (else they come from state.json); ``env`` is the caller's
+    environment (default ours): the secrets masked and the alert's channels come from it, and it is stored nowhere.
+    """
+    masked_message, masked, masked_meta = masking.mask_tree([message, data, meta or {}], env)  # one pass over the environment
+    turn: Turn = validate_input(Turn, clip_turn_data(masked), "append_event.data")
+    supervision = TaskSupervision(store, root, settings)
+    with store.locked():
+        event_data, alert = supervision.observe(turn)
+        if meta:
+            event_data["hook"] = masked_meta
+        rec = store.append_event("tool_call", masked_message, event_data)
+        mon = supervision.load()  # just written by observe: read back from this process's cache
+        view = supervision.deliver()
+    if alert is not None:
+        supervision.raise_alert(alert, env)  # starts the outbox worker itself
+    else:
+        outbox.kick(root, env)  # one listdir: an alert a dead process left pending goes out now
+    texts = {m.kind: m.text for m in view.messages}
+    fresh = bool(mon.whispers) and mon.whispers[-1].turn == event_data["turn"] and alert is None
+    return Recorded(event=rec, supervisor=view, whisper=mon.whispers[-1].text if fresh else None,
+                    pause=texts.get("pause") if alert is not None else None, notice=texts.get("notice"))
+
+
+def record_turns(store: TaskStore, root: Path, turns: Sequence[tuple[str, Any, Optional[dict[str, Any]]]],
+                 settings: Optional[MonitorSettings] = None, env: Optional[Mapping[str, str]] = None) -> list[Recorded]:
+    """Several turns ``(message, data, meta)`` in order, as ``record_turn`` records each, under one lock.
+
+    For a supervisor forwarding the tool calls of a harness's stream: the monitor state is read once
+    and monitor.json written once at the end (and before every whisper or pause, as one turn does),
+    which is most of a turn's cost. All turns are validated before any is written: one bad turn
+    records none. Alerts are delivered after the lock, in order.
+    """
+    if not turns:
+        return []
+    masked_all = masking.mask_tree([[m, d, meta or {}] for m, d, meta in turns], env)
+    checked = [(m, validate_input(Turn, clip_turn_data(d), "append_event.data"), meta) for m, d, meta in masked_all]
+    supervision = TaskSupervision(store, root, settings)
+    steps: list[tuple[EventRecord, Optional[str], Optional[Any]]] = []
+    with store.locked():
+        settings = supervision.settings()
+        mon = supervision.load()
+        for message, turn, meta in checked:
+            mon, event_data, alert = supervision.step(mon, turn, settings, save_quiet=False)
+            if meta:
+                event_data["hook"] = meta
+            rec = store.append_event("tool_call", message, event_data)
+            fresh = bool(mon.whispers) and mon.whispers[-1].turn == event_data["turn"]
+            steps.append((rec, mon.whispers[-1].text if fresh and alert is None else None, alert))
+        supervision.save(mon, sync=False)
+        view = supervision.deliver()
+    texts = {m.kind: m.text for m in view.messages}
+    if not any(alert is not None for _, _, alert in steps):
+        outbox.kick(root, env)
+    out = []
+    for rec, whisper, alert in steps:
+        if alert is not None:
+            supervision.raise_alert(alert, env)
+        out.append(Recorded(event=rec, supervisor=view, whisper=whisper, pause=texts.get("pause") if alert is not None else None,
+                            notice=texts.get("notice") if rec is steps[-1][0] else None))
+    return out

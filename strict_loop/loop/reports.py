@@ -1,0 +1,185 @@
+"""Pure rendering of progress broadcasts: status line, round notes, run summary.
+
+No I/O here; the Workspace decides where the text goes.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from strict_loop.base.layout import TaskPaths
+from strict_loop.model.records import IterationRecord, StatusRecord, StopReport, TaskState
+from strict_loop.monitor import MonitorState, Supervisor, diagnosis, supervisor_lines
+from strict_loop.base.timefmt import human_duration
+
+BAR_WIDTH = 24
+
+
+def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
+    total = max(total, 1)
+    filled = min(width, round(width * min(done, total) / total))
+    return "[" + "#" * filled + "-" * (width - filled) + "]"
+
+
+def recent_durations(state: TaskState, count: int = 5) -> list[float]:
+    return [r.duration_s for r in state.recent_rounds if r.duration_s is not None][-count:]
+
+
+def status_record(state: TaskState, ts: str, label: Optional[str], sup: Optional[Supervisor] = None) -> StatusRecord:
+    lim, cnt = state.contract.limits, state.counters
+    recent = recent_durations(state)
+    avg = sum(recent) / len(recent) if recent else None
+    remaining = max(0, lim.max_iterations - cnt.iteration)
+    running = state.status == "running"
+    return StatusRecord(
+        ts=ts,
+        task_id=state.task_id,
+        label=label,
+        status=state.status,
+        iteration=cnt.iteration,
+        max_iterations=lim.max_iterations,
+        percent=round(100.0 * min(cnt.iteration, lim.max_iterations) / lim.max_iterations, 1),
+        recent_round_s=[round(d, 1) for d in recent],
+        avg_round_s=None if avg is None else round(avg, 1),
+        eta_s=None if (avg is None or not running) else round(avg * remaining, 1),
+        consecutive_no_progress=cnt.consecutive_no_progress,
+        next_task=state.next_task,
+        stop_verdict=state.last_stop.verdict if state.last_stop else None,
+        paused=bool(sup and sup.paused),
+        monitor=sup.messages[0].text[:1000] if sup and sup.messages else None,
+    )
+
+
+def status_text(state: TaskState, rec: StatusRecord, sup: Optional[Supervisor] = None) -> str:
+    lim = state.contract.limits
+    tag = f" ({rec.label})" if rec.label else ""
+    head, tail = supervisor_lines(sup or Supervisor())
+    lines = head + [
+        f"[strict-loop] {state.task_id}{tag} | {'PAUSED' if rec.paused else state.status} | iteration {rec.iteration} of "
+        f"{rec.max_iterations} {progress_bar(rec.iteration, rec.max_iterations)} {rec.percent:g}%",
+    ]
+    if rec.recent_round_s:
+        times = " ".join(human_duration(d) for d in rec.recent_round_s)
+        eta = f"ETA <= {human_duration(rec.eta_s)} ({rec.max_iterations - rec.iteration} rounds left at most)" if rec.eta_s is not None else "ETA n/a"
+        lines.append(f"recent rounds: {times} | avg {human_duration(rec.avg_round_s)} | {eta}")
+    else:
+        lines.append("recent rounds: none timed yet | ETA n/a")
+    lines.append(f"no-progress streak: {rec.consecutive_no_progress} of {lim.max_no_progress_rounds}")
+    if state.current_round:
+        lines.append(f"in progress: round {state.current_round.iteration} announced {state.current_round.announced_at}: {state.current_round.message}")
+    lines.append(f"next task: {state.next_task or '(not set)'}")
+    if state.last_stop:
+        s = state.last_stop
+        lines.append(f"last stop check: {s.verdict} ({s.passed} pass, {s.failed} fail) at {s.checked_at}: {s.reason}")
+    else:
+        lines.append("last stop check: never run")
+    if state.status != "running" and state.stop_reason:
+        lines.append(f"stop reason: {state.stop_reason}")
+    if state.needs_human_input:
+        lines.append("NEEDS HUMAN INPUT")
+    return "\n".join(lines + tail) + "\n"
+
+
+def round_markdown(rec: IterationRecord, task_id: str) -> str:
+    def bullets(items: list[str]) -> str:
+        return "\n".join(f"- {item}" for item in items) if items else "- (none)"
+
+    parts = [
+        f"# {task_id}: iteration {rec.iteration}",
+        "",
+        f"- recorded: {rec.recorded_at}",
+        f"- duration: {human_duration(rec.duration_s)}",
+        f"- progress: {rec.progress}",
+        f"- status: {rec.status}",
+    ]
+    if rec.stop_reason:
+        parts.append(f"- stop reason: {rec.stop_reason}")
+    if rec.needs_human_input:
+        parts.append("- needs human input: yes")
+    parts += [
+        "",
+        "## Task",
+        rec.task,
+        "",
+        "## Done when",
+        rec.local_done_condition or "(not stated)",
+        "",
+        "## Result",
+        rec.result_summary,
+        "",
+        "## Verification",
+        rec.verification_summary,
+        "",
+        "## Evidence",
+        bullets(rec.evidence),
+        "",
+        "## Artifacts",
+        bullets(rec.artifacts),
+        "",
+        "## Next task",
+        rec.next_task or "(unchanged)",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def run_summary(state: TaskState, status: str, report: Optional[StopReport]) -> str:
+    c = state.contract
+    a = state.archive
+    lines = [
+        f"# Run summary: {state.task_id}",
+        "",
+        "```",
+        status.rstrip(),
+        "```",
+        "",
+        "## Contract",
+        f"- goal: {c.goal}",
+        f"- global stop condition: {c.global_stop_condition}",
+        f"- mode: {c.operating_mode}",
+        f"- blocker definition: {c.blocker_definition}",
+        "- success evidence: " + ("; ".join(c.success_evidence) or "(none)"),
+        f"- limits: {c.limits.max_iterations} rounds, {c.limits.max_no_progress_rounds} no-progress rounds in a row",
+        "- stop checks: " + (", ".join(c.stop_checks.commands + c.stop_checks.paths_exist + c.stop_checks.text_patterns) or "(none)"),
+        "",
+        "## Counters",
+        f"- rounds recorded: {state.counters.iteration} ({state.counters.progress_rounds} with progress, {state.counters.no_progress_rounds} without)",
+        f"- measured round time: {human_duration(state.counters.total_round_seconds)} over {state.counters.timed_rounds} rounds",
+    ]
+    if a.rounds:
+        lines += [
+            "",
+            "## Archived rounds",
+            f"{a.rounds} rounds (#{a.first_iteration} to #{a.last_iteration}) are in iterations.jsonl and rounds/; latest:",
+        ] + [f"- {h}" for h in a.headlines]
+    lines += ["", "## Recent rounds"]
+    if state.recent_rounds:
+        for r in state.recent_rounds:
+            lines.append(f"- #{r.iteration} [{r.progress}, {r.status}, {human_duration(r.duration_s)}] {r.task}")
+            if r.result:
+                lines.append(f"  - result: {r.result}")
+            if r.verification:
+                lines.append(f"  - verified: {r.verification}")
+    else:
+        lines.append("- (none yet)")
+    if state.context_snapshot:
+        lines += ["", "## Context snapshot", state.context_snapshot]
+    if report:
+        lines += ["", f"## Last stop report ({report.checked_at})", f"verdict: {report.verdict} -- {report.reason}"]
+        lines += [f"- [{'x' if ch.passed else ' '}] {ch.kind}: {ch.target} ({ch.detail})" for ch in report.checks]
+        lines += [f"- limit {lim.name}: {lim.value}/{lim.limit}{' HIT' if lim.hit else ''}" for lim in report.limits]
+    return "\n".join(lines) + "\n"
+
+
+def handback_markdown(state: TaskState, mon: MonitorState, note: str, paths: TaskPaths) -> str:
+    """handback.md: why the monitor stopped the loop, the last turns and the hints given, for the person taking over."""
+    lines = [f"# Handed back: {state.task_id}", "", f"Goal: {state.contract.goal}", "",
+             f"Rounds recorded: {state.counters.iteration}. Next task was: {state.next_task or '(not set)'}", "",
+             "## Why the loop stopped", diagnosis(mon), "", "## Last turns"]
+    lines += [f"- {f.brief}" for f in mon.window[-8:]] or ["- (none recorded)"]
+    lines += ["", "## Hints given"] + ([f"- turn {w.turn} (level {w.level}, {'adopted' if w.adopted else 'not adopted'}): {w.text}"
+                                       for w in mon.whispers] or ["- (none)"])
+    if note:
+        lines += ["", "## Note from the person", note]
+    lines += ["", f"Full history: {paths.events} and {paths.iterations}.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""One agent turn: the action it took and what came back. Published as a model and JSON Schema.
+
+Turns reach the progress monitor through ``append_event(kind="tool_call", data=<turn>)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from strict_loop.base.clipping import MAX_THOUGHT_TEXT, MAX_TURN_TEXT, clip, clip_turn_data  # noqa: F401  (re-exported)
+from strict_loop.base.errors import LoopError
+from strict_loop.model.fields import parse_json
+
+
+class Turn(BaseModel):
+    """One agent action and its result."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    tool: str = Field("message", max_length=200, description="Tool name; 'message' for a turn without one")
+    args: dict[str, Any] = Field(default_factory=dict, description="Its arguments")
+    output: str = Field("", description="What came back (clipped to head and tail)")
+    error: Optional[bool] = Field(None, description="Whether it failed")
+    exit_code: Optional[int] = Field(None, description="A command's exit code")
+    thought: str = Field("", description="The agent's text around it")
+    paths: Optional[list[str]] = Field(None, description="Files touched (default: from args)")
+    score: Optional[float] = Field(None, description="A verifier score; higher is better")
+    ts: Optional[str] = Field(None, description="ISO 8601 time")
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.output = clip(self.output)
+        self.thought = clip(self.thought, MAX_THOUGHT_TEXT)
+
+
+def one_line(text: str, cap: int, tail: int = 0) -> str:
+    """``text`` on one line within ``cap`` characters (whitespace runs become one space); ``tail`` keeps
+    that many characters of the end too, where a resume command or an error sits."""
+    one = " ".join(str(text).split())
+    if len(one) <= cap:
+        return one
+    return one[: cap - tail - 5] + " ... " + one[len(one) - tail:] if tail else one[: cap - 3] + "..."
+
+def read_turns(path: str | Path) -> list[dict[str, Any]]:
+    """The turns of a JSONL trajectory file (one turn object per line; blank lines skipped)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoopError(str(path), f"cannot be read ({getattr(exc, 'strerror', None) or exc})", "give a readable JSONL file") from None
+    turns = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                value = parse_json(line)
+            except ValueError as exc:
+                raise LoopError(f"{path.name} line {number}", str(exc), "one JSON object per line") from None
+            if not isinstance(value, dict):
+                raise LoopError(f"{path.name} line {number}", "is not a JSON object", "one turn object per line")
+            turns.append(value)
+    return turns

@@ -1,0 +1,7 @@
+"""One task's files and the workspace's index of tasks: locked loads and saves, ledgers, recovery from them,
+round notes, the registry, legacy ``.codex-loop/`` tasks, trusted contracts and snapshots.
+
+It may import ``base``, ``model`` and ``monitor``.
+"""
+
+__all__ = ['documents', 'legacy', 'recovery', 'rounds', 'snapshots', 'snapstore', 'store', 'taskindex', 'trust']

@@ -1,0 +1,94 @@
+"""Which loop contracts this machine trusts to run their stop commands.
+
+A contract's stop commands are shell commands. A contract that ``init_state``
+wrote on this machine is trusted automatically; one that arrived any other way
+(a cloned repository carrying ``.agent-loop/``, a copied folder, a takeover of
+``.codex-loop/``, a hand edit of ``state.json``) is not, until a person runs
+``strict-loop trust --task-id T``, which shows the commands and records them.
+The record lives outside every repository, under ``$XDG_CONFIG_HOME/strict-loop/``
+(default ``~/.config/strict-loop/``), so repository content cannot forge it; it
+holds a digest of the commands per workspace and task, as direnv's allow list does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Mapping, Optional
+
+from strict_loop.base.errors import LoopError
+from strict_loop.model.fields import parse_json
+from strict_loop.base.fsio import atomic_write, dumps_doc, file_lock
+from strict_loop.model.settings import StopChecks
+from strict_loop.base.timefmt import now_iso
+
+TRUST_FILE = "trusted-contracts.json"
+
+
+def config_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """``$XDG_CONFIG_HOME/strict-loop``, else ``~/.config/strict-loop``."""
+    base = env.get("XDG_CONFIG_HOME", "").strip()
+    return (Path(base) if base else Path.home() / ".config") / "strict-loop"
+
+
+def digest(checks: StopChecks) -> str:
+    """What is trusted: the exact commands and how long they may run."""
+    canonical = json.dumps({"commands": checks.commands, "timeout": checks.command_timeout_s}, sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _key(root: Path, task_id: str) -> str:
+    return f"{root.resolve()}::{task_id}"
+
+
+class TrustStore:
+    """The machine's record of trusted contracts (one small JSON document, replaced atomically under a lock)."""
+
+    def __init__(self, directory: Optional[Path] = None) -> None:
+        self.directory = directory or config_dir()
+        self.path = self.directory / TRUST_FILE
+
+    def _read(self) -> dict[str, dict]:
+        try:
+            doc = parse_json(self.path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError):
+            return {}  # damaged: nothing is trusted until re-recorded (fails safe)
+        return doc.get("contracts", {}) if isinstance(doc, dict) and isinstance(doc.get("contracts"), dict) else {}
+
+    def is_trusted(self, root: Path, task_id: str, checks: StopChecks) -> bool:
+        """True when the contract runs no command, or its commands are the ones recorded for this task."""
+        if not checks.commands:
+            return True
+        entry = self._read().get(_key(root, task_id))
+        return isinstance(entry, dict) and entry.get("digest") == digest(checks)
+
+    def record(self, root: Path, task_id: str, checks: StopChecks) -> bool:
+        """Record the task's commands as trusted; False if they already were."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with file_lock(self.directory / ".trust.lock", "the trust record", 30):
+                contracts = self._read()
+                key = _key(root, task_id)
+                if contracts.get(key, {}).get("digest") == digest(checks):
+                    return False
+                contracts[key] = {"workspace": str(root.resolve()), "task_id": task_id, "digest": digest(checks),
+                                  "commands": list(checks.commands), "trusted_at": now_iso()}
+                atomic_write(self.path, dumps_doc({"version": 1, "contracts": contracts}))
+        except OSError as exc:
+            raise LoopError("trust", f"cannot write {self.path} ({exc.strerror or exc})",
+                            "make the folder writable or set XDG_CONFIG_HOME to a writable folder") from None
+        return True
+
+
+def refusal(task_id: str, checks: StopChecks, operation: str) -> LoopError:
+    """The one-line refusal for a contract whose commands this machine has not trusted."""
+    n = len(checks.commands)
+    return LoopError(
+        operation, f"task '{task_id}' has {n} stop command(s) this machine has not trusted (the contract came with the "
+                   "repository, a copy, a takeover or a hand edit); nothing was run",
+        f"a person reviews and trusts them with: strict-loop trust --task-id {task_id}",
+    )

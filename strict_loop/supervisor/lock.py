@@ -1,0 +1,158 @@
+"""The supervisor's bookkeeping that outlives a process: its per-task lock, the session it resumes and the tool calls
+already recorded.
+
+Why apart from ``supervisor.py``: both are small and testable without a harness. The lock makes one
+supervisor per task (a dead holder's lock is taken over; a live one refuses); the seen-ids set keeps
+a tool call that a harness hook already recorded from being recorded a second time from the stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from strict_loop.base.errors import LoopError
+from strict_loop.base.fsio import atomic_write, file_lock
+from strict_loop.base.jsontext import read_object
+from strict_loop.base.timefmt import now_iso
+
+SEEN_CAP = 2000
+"""Tool-call ids remembered; the set is rebuilt from the last events, so older ids are never needed."""
+
+
+def process_start(pid: int) -> Optional[str]:
+    """The process's start time in clock ticks since boot (Linux ``/proc``), or None where unknown.
+
+    Why: a pid alone is reused; pid + start time names one process for good."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]  # field 22 of stat; fields 3.. follow the command name in parentheses
+
+
+def alive(holder: dict[str, Any]) -> bool:
+    """Whether the process a lock file names still runs (the same process: its start time matches)."""
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # someone else's process: it exists
+    start = holder.get("start")
+    return start is None or process_start(pid) in (None, start)
+
+
+class SupervisorLock:
+    """``<task>/supervisor/supervisor.lock``: who supervises the task (pid, start time, harness, session)."""
+
+    def __init__(self, folder: Path, task_id: str) -> None:
+        self.path = folder / "supervisor.lock"
+        self.task_id = task_id
+        self.mine: Optional[dict[str, Any]] = None
+
+    def holder(self) -> Optional[dict[str, Any]]:
+        return read_object(self.path)
+
+    def acquire(self, harness: str, session_id: Optional[str]) -> Optional[dict[str, Any]]:
+        """Take the lock; returns the stale holder it took over (None if the lock was free).
+
+        A short flock around the check-and-write makes two starting supervisors agree on one winner."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        pid = os.getpid()
+        mine = {"pid": pid, "start": process_start(pid), "task_id": self.task_id, "harness": harness,
+                "session_id": session_id, "started_at": now_iso()}
+        with file_lock(self.path.with_name("supervisor.lock.guard"), "the supervisor lock"):
+            stale = None
+            if self.path.exists():
+                held = self.holder()
+                if held is not None and alive(held):
+                    raise LoopError("supervise.task_id",
+                                    f"task '{self.task_id}' is already supervised by pid {held.get('pid')} ({held.get('harness')}, "
+                                    f"since {held.get('started_at')})",
+                                    "let it finish or stop it (kill -INT <pid>); one supervisor per task")
+                stale = held or {}
+            tmp = self.path.with_name(f"supervisor.lock.{pid}.tmp")
+            tmp.write_text(json.dumps(mine), encoding="utf-8")
+            os.replace(tmp, self.path)
+        self.mine = mine
+        return stale
+
+    def update(self, **fields: Any) -> None:
+        """Record e.g. the session id now resumed (only while the lock is ours)."""
+        if self.mine is None:
+            return
+        self.mine.update(fields)
+        tmp = self.path.with_name(f"supervisor.lock.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.mine), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    def release(self) -> None:
+        """Remove the lock if it is still ours (never a successor's)."""
+        if self.mine is None:
+            return
+        held = self.holder()
+        if held and held.get("pid") == self.mine["pid"] and held.get("start") == self.mine["start"]:
+            self.path.unlink(missing_ok=True)
+        self.mine = None
+
+
+class SeenIds:
+    """A bounded set of tool-call ids already recorded (by a hook or by us), rebuilt from the recent events."""
+
+    def __init__(self, cap: int = SEEN_CAP) -> None:
+        self._order: deque[str] = deque()
+        self._ids: set[str] = set()
+        self.cap = cap
+
+    def __contains__(self, call_id: str) -> bool:
+        return call_id in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def add(self, call_id: str) -> None:
+        if not call_id or call_id in self._ids:
+            return
+        self._order.append(call_id)
+        self._ids.add(call_id)
+        while len(self._order) > self.cap:
+            self._ids.discard(self._order.popleft())
+
+    def absorb(self, events: Iterable[dict[str, Any]]) -> None:
+        """Remember the ids of the ``tool_call`` events given (``hook.tool_use_id`` from hooks, ``hook.call_id`` from us)."""
+        for event in events:
+            if event.get("kind") != "tool_call":
+                continue
+            data = event.get("data")
+            meta = data.get("hook") if isinstance(data, dict) else None
+            if isinstance(meta, dict):
+                for key in ("tool_use_id", "call_id"):
+                    if isinstance(meta.get(key), str):
+                        self.add(meta[key])
+
+
+class SessionFile:
+    """``session.json``: the harness session this task's supervisor resumes (its own harness's, one it started)."""
+
+    def __init__(self, folder: Path, harness: str, task_id: str) -> None:
+        self.path, self.harness, self.task_id = folder / "session.json", harness, task_id
+
+    def get(self) -> Optional[str]:
+        data = read_object(self.path)
+        ok = data is not None and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
+        return data["session_id"] if ok and self.harness != "hermes" else None  # hermes -z has no resume
+
+    def keep(self, resumed: Optional[str], ok: bool, session_id: Optional[str]) -> None:
+        """Remember the session after a good run; forget it after a failed one (the next run starts fresh from disk)."""
+        if ok and session_id:
+            body = {"harness": self.harness, "session_id": session_id, "task_id": self.task_id, "updated_at": now_iso()}
+            atomic_write(self.path, json.dumps(body).encode(), sync=False)  # lost: the next run starts fresh
+        elif not ok and (resumed or self.path.exists()):
+            self.path.unlink(missing_ok=True)

@@ -1,0 +1,336 @@
+"""The unattended supervisor: re-invoke Codex, Claude Code or Hermes from disk until the stop rules say stop.
+
+Each invocation: a prompt built from disk, the harness run headless (``harness_run``), its stream
+parsed as it arrives and each tool call recorded as a turn (unless a hook recorded it already), so
+the progress monitor sees every call. Then the stop checks, the budgets (``budgets.decide``) and the
+monitor decide whether to go on. Everything it knows is on disk: a supervisor killed at any point
+is restarted with the same command and continues (the invocation counter, the session to resume).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Mapping, Optional, Sequence
+
+from strict_loop.alerts import outbox
+from strict_loop.supervisor.budgets import EXIT_BAD_INPUT, EXIT_PAUSED, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
+from strict_loop.base.errors import LoopError, validate_input
+from strict_loop.base.fsio import atomic_write
+from strict_loop.harness.headless import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
+from strict_loop.supervisor.heartbeat import Heartbeat
+from strict_loop.loop.recording import record_turn, record_turns
+from strict_loop.storage.store import TaskStore
+from strict_loop.harness.streams import Outcome, ToolCall, adapter_for
+from strict_loop.base.interrupts import StopSignals
+from strict_loop.supervisor.lock import SeenIds, SessionFile, SupervisorLock
+from strict_loop.supervisor.prompt import build_prompt
+from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.base.timefmt import now_iso
+from strict_loop.loop.workspace import Workspace
+
+RECENT_EVENTS = 300
+"""Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
+BATCH, BATCH_WAIT_S = 10, 0.2
+"""Stream tool calls are recorded in batches of up to 10, at most 0.2 s late: one lock and one monitor write per batch."""
+PAUSE_POLL_S = 0.3
+"""How often a running child's task is checked for a pause its hooks recorded (monitor.json, a small read)."""
+_INVOCATION = re.compile(r"invocation-(\d{4,})\.prompt\.txt$")
+
+
+@dataclass(frozen=True)
+class SupervisorResult:
+    """How a supervisor run ended: the exit code the CLI returns and why."""
+
+    exit_code: int
+    action: str  # stop, pause, fail, limit, interrupted, refused
+    reason: str
+    invocations: int  # launched by this run
+    rounds: int  # the task's rounds recorded when it ended
+    cost_usd: float = 0.0
+
+
+class Supervisor:
+    """One supervisor for one task of one workspace; ``run()`` drives it to an end and returns a SupervisorResult."""
+
+    def __init__(self, workspace: str | Path, task_id: str, harness: str, *, settings: Optional[SupervisorSettings] = None,
+                 model: Optional[str] = None, harness_bin: Optional[str] = None, extra_args: Sequence[str] = (),
+                 env: Optional[Mapping[str, str]] = None, stderr: Optional[IO[str]] = None, kill_grace_s: float = KILL_GRACE_S,
+                 overrides: Optional[Mapping[str, Any]] = None, mcp: bool = True) -> None:
+        """``settings``: every budget; else the contract's ``unattended`` budgets, then ``overrides`` (e.g. CLI flags), then defaults."""
+        if harness not in HARNESSES:
+            raise LoopError("supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(HARNESSES)}")
+        self.ws = Workspace(workspace)
+        self.root = self.ws.root
+        self.store: TaskStore = self.ws._store(task_id)
+        if not self.store.exists():
+            raise LoopError("supervise.task_id", f"no task '{task_id}' in {self.root}", "create it with strict-loop init_state first")
+        self.task_id, self.harness, self.model = self.store.task_id, harness, model
+        self.settings = settings or _settings(self.store, overrides or {})
+        self.env = dict(os.environ if env is None else env)
+        self.binary = find_binary(harness, harness_bin, self.env)
+        self.extra_args = list(extra_args)
+        self.stderr = stderr if stderr is not None else sys.stderr
+        self.kill_grace_s = kill_grace_s
+        self.mcp = mcp
+        self.folder = self.store.paths.supervisor
+        self.lock = SupervisorLock(self.folder, self.task_id)
+        self.seen = SeenIds()
+        self.sessions = SessionFile(self.folder, harness, self.task_id)
+        self.tally = Tally()
+        self.launched = 0
+        self.signals = StopSignals()
+        self._heart: Optional[Heartbeat] = None
+        self._invocation = 0
+        self._rounds_checked = self._paused_checked = 0.0
+        self._pending: list[tuple[str, Any, Optional[dict[str, Any]]]] = []
+        self._pending_ids: list[str] = []  # the harness's id of each queued call
+        self._pending_since = 0.0
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> SupervisorResult:
+        """Invoke the harness until a stop, a pause, a limit, too many failures or a signal; the lock is held throughout."""
+        self._refuse_untrusted()
+        problem = cost_problem(self.settings, self.harness)
+        if problem:
+            raise LoopError("supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd")
+        stale = self.lock.acquire(self.harness, self._session())
+        outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
+        self.signals.install()
+        try:
+            self._event("supervisor.started", f"supervisor started ({self.harness})",
+                        {"harness": self.harness, "pid": os.getpid(), "session_id": self._session(), "took_over": stale,
+                         "settings": self.settings.model_dump(mode="json")})
+            self._heart = Heartbeat(self.store, self._view, self.settings.heartbeat_s, self.stderr)
+            self.tally = self.tally.model_copy(update={"rounds_at_start": self._heart.rounds_at_start})
+            return self._loop()
+        finally:
+            if self._heart is not None:
+                self._heart.close()
+            self.signals.restore()
+            self.lock.release()
+
+    def _loop(self) -> SupervisorResult:
+        while True:
+            if self.signals.signum is not None:
+                return self._interrupted()
+            if self._paused():  # a paused task launches nothing: only a person's resume answers a pause
+                return self._end(Decision(action="pause", reason="the progress monitor paused the task; a person resumes it",
+                                          sleep_s=0.0, exit_code=EXIT_PAUSED))
+            self._invocation = self._next_invocation()
+            outcome = self._invoke(self._invocation)
+            if self.signals.signum is not None:
+                return self._interrupted()
+            should_stop, stop_reason = self._check_stop()
+            if should_stop is None:
+                return self._end(Decision(action="stop", reason=stop_reason, sleep_s=0.0, exit_code=EXIT_BAD_INPUT), refused=True)
+            rounds = self.store.load().counters.iteration
+            decision = decide(self.settings, self.tally, outcome, rounds, should_stop, self._paused())
+            self.tally = decision.tally or self.tally
+            self._event("supervisor.invocation", f"invocation {self._invocation}: {outcome.reason[:300]} -> {decision.action}",
+                        {"invocation": self._invocation, "ok": outcome.ok, "reason": outcome.reason[:1000], "session_id": outcome.session_id,
+                         "cost_usd": outcome.cost_usd, "input_tokens": outcome.input_tokens, "output_tokens": outcome.output_tokens,
+                         "rate_limited": outcome.rate_limited, "stop": stop_reason[:500], "rounds": rounds,
+                         "decision": {"action": decision.action, "reason": decision.reason, "sleep_s": decision.sleep_s}})
+            self._heart_beat(force=True)
+            if decision.action != "continue":
+                return self._end(decision)
+            if decision.sleep_s > 0:
+                self._sleep(decision.sleep_s)
+
+    def _invoke(self, n: int) -> Outcome:
+        """One harness run: prompt, child, stream, recorded turns; returns the adapter's verdict."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        stem = self.folder / f"invocation-{n:04d}"
+        prompt = build_prompt(self.root, self.task_id, self.settings.max_rounds_per_invocation)
+        atomic_write(stem.with_suffix(".prompt.txt"), prompt.encode(), sync=False)  # a record, rebuilt from disk if lost
+        session = self._session()
+        scratch = stem.with_suffix(".tmp")
+        scratch.mkdir(exist_ok=True)
+        wiring = wire(self.harness, self.binary, prompt, self.root, self.task_id, scratch, model=self.model, session_id=session,
+                      extra_args=self.extra_args, env=self.env, mcp=self.mcp)
+        adapter = adapter_for(self.harness)  # type: ignore[arg-type]
+        self.seen.absorb(self.store.events(last=RECENT_EVENTS))
+        self.launched += 1
+        self.lock.update(session_id=session, invocation=n)
+
+        def on_line(line: str) -> Optional[str]:
+            for call in adapter.feed(line):
+                self._queue(call, n)
+            return "paused" if len(self._pending) >= BATCH and self._flush() else None
+
+        try:
+            with stem.with_suffix(".jsonl").open("w", encoding="utf-8") as raw, \
+                    stem.with_suffix(".stderr.txt").open("w", encoding="utf-8") as err:
+                child = run_child(wiring, self.root, raw, err, on_line, self.settings.invocation_timeout_s, self._tick, self.kill_grace_s)
+            self._flush()  # what the child printed last
+            usage = read_usage(wiring.usage_file)
+            if usage is not None:
+                atomic_write(stem.with_suffix(".usage.json"), json.dumps(usage, indent=2).encode(), sync=False)
+        finally:
+            wiring.cleanup()
+            shutil.rmtree(scratch, ignore_errors=True)
+        outcome = adapter.finish(child.exit_code, child.timed_out, usage, timeout_s=self.settings.invocation_timeout_s)
+        if child.stopped == "rounds":
+            outcome.reason = f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; {outcome.reason}"
+        atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode(), sync=False)
+        self.sessions.keep(session, outcome.ok, outcome.session_id)
+        return outcome
+
+    def _record(self, call: ToolCall, n: int) -> bool:
+        """Record one stream tool call now (see ``_queue``); True when it paused the task."""
+        self._queue(call, n)
+        return self._flush()
+
+    def _queue(self, call: ToolCall, n: int) -> None:
+        """Queue a stream's tool call for recording unless a hook (or we) recorded it already.
+
+        A hook stores the harness's own id (``hook.tool_use_id``); we store ``<invocation>:<id>`` (``hook.call_id``),
+        since some ids restart with each session (Codex numbers its items ``item_0``, ``item_1``... per run)."""
+        own = f"{n}:{call.call_id}"
+        self.seen.absorb(self.store.events(last=50))  # a hook of this very call may have written it just now
+        if call.call_id in self.seen or own in self.seen:
+            return
+        self.seen.add(own)
+        if not self._pending:
+            self._pending_since = time.monotonic()
+        meta = {"source": "supervisor", "harness": self.harness, "call_id": own, "invocation": n}
+        self._pending.append((f"{self.harness} {call.turn.get('tool', 'tool')}", call.turn, meta))
+        self._pending_ids.append(call.call_id)
+
+    def _flush(self) -> bool:
+        """Record the queued calls in one batch (one lock, monitor.json written once); True when one paused the task.
+
+        A hook may have recorded one of them since it was queued (a batch waits up to BATCH_WAIT_S): dropped here."""
+        if self._pending:
+            self.seen.absorb(self.store.events(last=50))
+        batch = [item for item, raw in zip(self._pending, self._pending_ids) if raw not in self.seen]
+        self._pending, self._pending_ids = [], []
+        if not batch:
+            return False
+        try:
+            recorded = record_turns(self.store, self.root, batch, env=self.env)
+        except LoopError:  # one odd turn fails the batch: record the others one by one, noting the odd one
+            recorded = []
+            for message, turn, meta in batch:
+                try:
+                    recorded.append(record_turn(self.store, self.root, message, turn, meta=meta, env=self.env))
+                except LoopError as exc:
+                    print(f"[supervisor] could not record a {turn.get('tool')} call: {exc}", file=self.stderr, flush=True)
+        return any(r.pause is not None for r in recorded)
+
+    # ------------------------------------------------------------------ after an invocation
+
+    def _check_stop(self) -> tuple[Optional[bool], str]:
+        """(should stop, why); (None, why) when the checks may not run (an untrusted contract) or fail to."""
+        try:
+            report = self.ws.check_stop(task_id=self.task_id)
+        except LoopError as exc:
+            return None, f"the stop checks could not run: {exc}"
+        return report.should_stop, f"{report.verdict}: {report.reason}"
+
+    def _refuse_untrusted(self) -> None:
+        """Launch nothing for a contract whose commands this machine has not trusted: no run could ever be checked."""
+        checks = self.store.load().contract.stop_checks
+        if checks.commands and not self.ws.trust_store.is_trusted(self.root, self.task_id, checks):
+            from strict_loop.storage.trust import refusal
+
+            raise refusal(self.task_id, checks, "supervise")
+
+    def _end(self, decision: Decision, refused: bool = False) -> SupervisorResult:
+        action = "refused" if refused else decision.action
+        data: dict[str, Any] = {"action": action, "reason": decision.reason, "exit_code": decision.exit_code,
+                                "invocations": self.launched, "cost_usd": self.tally.cost_usd}
+        if decision.action == "pause":
+            data["delivery"] = self._alert(decision.reason)
+        kind = {"pause": "supervisor.paused", "fail": "supervisor.failed", "limit": "supervisor.limit"}.get(decision.action,
+                                                                                                        "supervisor.stopped")
+        self._event(kind, f"supervisor ended ({action}): {decision.reason[:400]}", data)
+        self._heart_beat(force=True)
+        print(f"[supervisor] {self.task_id}: {action}: {decision.reason} (exit {decision.exit_code})", file=self.stderr, flush=True)
+        return SupervisorResult(decision.exit_code, action, decision.reason, self.launched, self.store.load().counters.iteration,
+                                self.tally.cost_usd)
+
+    def _alert(self, reason: str) -> dict[str, str]:
+        """The supervisor's own pause alert, through the same outbox as the monitor's (delivered in the background)."""
+        from strict_loop.monitor import Alert, resume_command
+
+        turns = TaskSupervision(self.store, self.root).load().turns
+        alert = Alert(id=f"{self.task_id}-supervisor-{int(time.time())}", ts=now_iso(), task_id=self.task_id, turn=turns,
+                      level=3, signals=[], diagnosis=reason, recent=[], recommended_action="a person answers with strict-loop resume")
+        return outbox.enqueue(self.store, self.root, alert, self.env, prefix="[SUPERVISOR STOPPED]",
+                              resume=resume_command(self.root, self.task_id), event=None)
+
+    def _interrupted(self) -> SupervisorResult:
+        code, name = self.signals.exit_code(), self.signals.name()
+        self._event("supervisor.interrupted", f"supervisor interrupted by {name} during invocation {self._invocation}",
+                    {"signal": name, "invocation": self._invocation, "exit_code": code})
+        print(f"[supervisor] {self.task_id}: interrupted by {name}; run the same command to continue", file=self.stderr, flush=True)
+        return SupervisorResult(code, "interrupted", f"interrupted by {name}", self.launched, self.store.load().counters.iteration,
+                                self.tally.cost_usd)
+
+    # ------------------------------------------------------------------ state kept on disk
+
+    def _next_invocation(self) -> int:
+        """One past the highest invocation on disk (files, then events): a restarted supervisor continues the count."""
+        found = [int(m.group(1)) for p in self.folder.glob("invocation-*.prompt.txt") if (m := _INVOCATION.search(p.name))]
+        for event in self.store.events(last=RECENT_EVENTS):
+            if str(event.get("kind", "")).startswith("supervisor.") and isinstance((event.get("data") or {}).get("invocation"), int):
+                found.append(event["data"]["invocation"])
+        return max(found, default=0) + 1
+
+    def _session(self) -> Optional[str]:
+        return self.sessions.get()
+
+    def _event(self, kind: str, message: str, data: dict[str, Any]) -> None:
+        with self.store.locked():
+            self.store.append_event(kind, message, data)
+
+    def _paused(self) -> bool:
+        return TaskSupervision(self.store, self.root).paused()
+
+    def _view(self) -> Any:
+        return TaskSupervision(self.store, self.root).view()
+
+    # ------------------------------------------------------------------ time, signals
+
+    def _tick(self) -> Optional[str]:
+        """Called while a child runs: a heartbeat when due; a reason to stop the child when a signal arrived."""
+        if self.signals.signum is not None:
+            return "interrupted"
+        if self._pending and time.monotonic() - self._pending_since >= BATCH_WAIT_S and self._flush():
+            return "paused"
+        self._heart_beat()
+        now = time.monotonic()
+        if now - self._paused_checked >= PAUSE_POLL_S:  # a hook of the child's may have paused the task
+            self._paused_checked = now
+            if self._paused():
+                return "paused"
+        if now - self._rounds_checked >= 1.0:  # state.json read at most once a second
+            self._rounds_checked = now
+            if rounds_left(self.settings, self.tally, self.store.load().counters.iteration) == 0:
+                return "rounds"
+        return None
+
+    def _heart_beat(self, force: bool = False) -> None:
+        if self._heart is not None:
+            self._heart.beat(self._invocation, force=force)
+
+    def _sleep(self, seconds: float) -> None:
+        """Back off, beating and waking at once on a signal."""
+        self.signals.sleep(seconds, self._heart_beat)
+
+
+def _settings(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSettings:
+    """The run's budgets: the loop contract's unattended budgets, overridden by the caller's, over the defaults."""
+    unattended = store.load().contract.unattended
+    base = {"max_rounds_per_invocation": unattended.max_rounds_per_invocation,
+            "max_consecutive_failures": unattended.max_consecutive_failures}
+    return validate_input(SupervisorSettings, {**base, **overrides}, "supervise")
