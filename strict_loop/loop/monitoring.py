@@ -23,6 +23,7 @@ from strict_loop.spiral import turn_paths
 from strict_loop.storage.store import TaskStore
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.turns import Turn
+from strict_loop.loop import reports
 
 if TYPE_CHECKING:  # a person's resume needs these; the hook handler (every tool call) does not load them
     from strict_loop.model.requests import ResumeInput
@@ -151,7 +152,7 @@ class TaskSupervision:
         if action in ("whisper", "whisper2"):
             w = mon.whispers[-1]
             self.store.append_event("spiral.whisper", w.text, {"turn": index, "level": w.level, "signals": found})
-            self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
+            reports.write_status(self.store, self.store.load_current(), None, record=False, sup=self.view(mon))
         elif action == "pause":
             diag = monitor.diagnosis(mon)
             alert = self.record_pause(mon, diag, [f.brief for f in mon.window[-5:]], monitor.recommended_action(mon, signals),
@@ -165,7 +166,7 @@ class TaskSupervision:
         turn = mon.paused_at if mon.paused_at is not None else max(0, mon.turns - 1)
         self.store.append_event("spiral.paused", message,
                                 {"turn": turn, "signals": [s.model_dump() for s in mon.last_signals], **(extra or {})})
-        self.store.write_status(self.store.load_current(), None, record=False, sup=self.view(mon))
+        reports.write_status(self.store, self.store.load_current(), None, record=False, sup=self.view(mon))
         return Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=turn, level=3,
                      signals=mon.last_signals, diagnosis=diagnosis, recent=recent, recommended_action=recommended_action)
 
@@ -218,7 +219,7 @@ class TaskSupervision:
         self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",
                                 {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note, "notice": mon.notice})
         result.supervisor = self.view(mon)  # what the agent's next result will say; only the agent's operations hand it over
-        self.store.write_status(self.store.load_current(), None, record=False, sup=result.supervisor)
+        reports.write_status(self.store, self.store.load_current(), None, record=False, sup=result.supervisor)
         return result, req.action == "hand-back"
 
     def _rollback(self, req: ResumeInput, result: ResumeResult) -> None:

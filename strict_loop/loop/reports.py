@@ -1,16 +1,21 @@
-"""Pure rendering of progress broadcasts: status line, round notes, run summary.
+"""The progress broadcasts: status line, run summary, hand-back; rendered by pure functions, written by ``write_status``.
 
-No I/O here; the Workspace decides where the text goes.
+Why here and not in storage: the store writes what the loop decides; the texts carry the monitor's view.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
+from strict_loop.base.fsio import append_line, atomic_write, dumps_line
 from strict_loop.base.layout import TaskPaths
 from strict_loop.model.records import IterationRecord, StatusRecord, StopReport, TaskState
 from strict_loop.monitor import MonitorState, Supervisor, diagnosis, supervisor_lines
-from strict_loop.base.timefmt import human_duration
+from strict_loop.base.timefmt import human_duration, now_iso
+from strict_loop.storage.store import TaskStore
+
+if TYPE_CHECKING:
+    from strict_loop.model.results import StatusReport
 
 BAR_WIDTH = 24
 
@@ -80,49 +85,6 @@ def status_text(state: TaskState, rec: StatusRecord, sup: Optional[Supervisor] =
     return "\n".join(lines + tail) + "\n"
 
 
-def round_markdown(rec: IterationRecord, task_id: str) -> str:
-    def bullets(items: list[str]) -> str:
-        return "\n".join(f"- {item}" for item in items) if items else "- (none)"
-
-    parts = [
-        f"# {task_id}: iteration {rec.iteration}",
-        "",
-        f"- recorded: {rec.recorded_at}",
-        f"- duration: {human_duration(rec.duration_s)}",
-        f"- progress: {rec.progress}",
-        f"- status: {rec.status}",
-    ]
-    if rec.stop_reason:
-        parts.append(f"- stop reason: {rec.stop_reason}")
-    if rec.needs_human_input:
-        parts.append("- needs human input: yes")
-    parts += [
-        "",
-        "## Task",
-        rec.task,
-        "",
-        "## Done when",
-        rec.local_done_condition or "(not stated)",
-        "",
-        "## Result",
-        rec.result_summary,
-        "",
-        "## Verification",
-        rec.verification_summary,
-        "",
-        "## Evidence",
-        bullets(rec.evidence),
-        "",
-        "## Artifacts",
-        bullets(rec.artifacts),
-        "",
-        "## Next task",
-        rec.next_task or "(unchanged)",
-        "",
-    ]
-    return "\n".join(parts)
-
-
 def run_summary(state: TaskState, status: str, report: Optional[StopReport]) -> str:
     c = state.contract
     a = state.archive
@@ -183,3 +145,21 @@ def handback_markdown(state: TaskState, mon: MonitorState, note: str, paths: Tas
         lines += ["", "## Note from the person", note]
     lines += ["", f"Full history: {paths.events} and {paths.iterations}.", ""]
     return "\n".join(lines)
+
+
+def write_status(store: TaskStore, state: TaskState, label: Optional[str], *, record: bool, sup: Optional[Supervisor] = None,
+                 sync: bool = True) -> StatusReport:
+    """latest-status.txt and run-summary.md (with the monitor's pause or whispers); with ``record``, also a line in
+    status-history.jsonl. ``sync`` off: both files are derived from state.json and rewritten every round, so a
+    power cut may only bring back the previous version."""
+    from strict_loop.model.results import StatusReport
+
+    sup = sup or Supervisor()
+    rec = status_record(state, now_iso(), label, sup)
+    text = status_text(state, rec, sup)
+    paths = store.paths
+    atomic_write(paths.latest_status, text.encode(), sync=sync)
+    if record:
+        append_line(paths.status_history, dumps_line(rec.model_dump(mode="json")))
+    atomic_write(paths.run_summary, run_summary(state, text, store.last_stop_report()).encode(), sync=sync)
+    return StatusReport(text=text, record=rec, supervisor=sup)

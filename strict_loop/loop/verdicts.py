@@ -23,6 +23,7 @@ from strict_loop.storage.store import TaskStore
 from strict_loop.loop.monitoring import TaskSupervision
 from strict_loop.base.timefmt import now_iso
 from strict_loop.storage.trust import TrustStore
+from strict_loop.loop import reports
 
 
 def stop_report(trust_store: TrustStore, root: Path, state: TaskState, operation: str) -> StopReport:
@@ -87,7 +88,7 @@ def after_round(trust_store: TrustStore, sup: TaskSupervision, state: TaskState,
     steps: list[tuple[str, Any]] = [("recording the stop check", lambda: record_stop(store, verdict))] if fresh else []
     if status is None:
         steps.append(("writing latest-status.txt", lambda: shown.append(
-            store.write_status(store.load_current(), None, record=False, sup=sup.view(), sync=False))))
+            reports.write_status(store, store.load_current(), None, record=False, sup=sup.view(), sync=False))))
     try:
         problems = store.settle_locked(result.iteration, steps) if steps else []
     except LoopError as exc:

@@ -41,6 +41,7 @@ from strict_loop.storage.taskindex import TaskIndex, summarize
 from strict_loop.base.timefmt import now_iso, seconds_between
 from strict_loop.storage.trust import TrustStore
 from strict_loop.model.turns import Turn
+from strict_loop.loop import reports
 
 
 class Workspace:
@@ -89,7 +90,7 @@ class Workspace:
             store.save(state)
             if dropped:
                 store.append_event(*dropped)
-            store.write_status(state, None, record=False)
+            reports.write_status(store, state, None, record=False)
         self.index.register(state)
         snapshots.record_after_round(self.root, store, state, 0)
         return InitResult(task_id=store.task_id, task_dir=str(store.paths.root), created_at=ts, replaced=replaced)
@@ -172,7 +173,7 @@ class Workspace:
                           {"iteration": iteration, "progress": req.progress, "status": req.status}))]
             if req.skip_checks or not verdicts.checks_due(state, report):
                 steps.append(("writing latest-status.txt",
-                              lambda: shown.append(store.write_status(state, None, record=False, sup=sup.view(), sync=False))))
+                              lambda: shown.append(reports.write_status(store, state, None, record=False, sup=sup.view(), sync=False))))
             problems = store.settle(iteration, steps)
             view = sup.deliver()
         problems += snapshots.record_after_round(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
@@ -198,7 +199,7 @@ class Workspace:
         req: ReportStatusInput = validate_input(ReportStatusInput, request or params, "report_status")
         store = self._store(req.task_id)
         with store.locked():
-            return store.write_status(store.load_current(), req.label, record=True, sup=TaskSupervision(store, self.root).deliver())
+            return reports.write_status(store, store.load_current(), req.label, record=True, sup=TaskSupervision(store, self.root).deliver())
 
     @boundary("compact_state")
     def compact_state(self, request: CompactStateInput | None = None, /, **params: Any) -> CompactResult:

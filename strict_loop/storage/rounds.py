@@ -13,6 +13,7 @@ from typing import Optional
 from strict_loop.base.errors import LoopError
 from strict_loop.model.records import MAX_ROUNDS, MAX_SECONDS, MAX_STATE_BYTES, ArchiveDigest, IterationRecord, RoundBrief, RoundFields, TaskState
 from strict_loop.model.turns import one_line
+from strict_loop.base.timefmt import human_duration
 
 HEADLINES = 10
 
@@ -130,3 +131,46 @@ def warnings(state: TaskState, announced: bool) -> list[str]:
     if cnt.iteration >= lim.max_iterations:
         out.append(f"iteration limit reached ({cnt.iteration}/{lim.max_iterations})")
     return out
+
+
+def round_markdown(rec: IterationRecord, task_id: str) -> str:
+    def bullets(items: list[str]) -> str:
+        return "\n".join(f"- {item}" for item in items) if items else "- (none)"
+
+    parts = [
+        f"# {task_id}: iteration {rec.iteration}",
+        "",
+        f"- recorded: {rec.recorded_at}",
+        f"- duration: {human_duration(rec.duration_s)}",
+        f"- progress: {rec.progress}",
+        f"- status: {rec.status}",
+    ]
+    if rec.stop_reason:
+        parts.append(f"- stop reason: {rec.stop_reason}")
+    if rec.needs_human_input:
+        parts.append("- needs human input: yes")
+    parts += [
+        "",
+        "## Task",
+        rec.task,
+        "",
+        "## Done when",
+        rec.local_done_condition or "(not stated)",
+        "",
+        "## Result",
+        rec.result_summary,
+        "",
+        "## Verification",
+        rec.verification_summary,
+        "",
+        "## Evidence",
+        bullets(rec.evidence),
+        "",
+        "## Artifacts",
+        bullets(rec.artifacts),
+        "",
+        "## Next task",
+        rec.next_task or "(unchanged)",
+        "",
+    ]
+    return "\n".join(parts)

@@ -27,7 +27,7 @@ from strict_loop.base.timefmt import now_iso
 # Recovery, reports and the JSON Schema check are imported where they are used: the hook handler
 # (once per agent tool call) loads a state and appends an event, and should pay for no more.
 if TYPE_CHECKING:
-    from strict_loop.model.results import RoundResult, StatusReport, Supervisor
+    from strict_loop.model.results import RoundResult
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -173,12 +173,10 @@ class TaskStore:
         append_line(self.paths.iterations, dumps_line(rec.model_dump(mode="json")))
 
     def write_round_note(self, rec: IterationRecord) -> None:
-        from strict_loop.loop.reports import round_markdown
-
         if self.paths.rounds.is_symlink():  # the task folder is checked to be inside the workspace; this folder too
             raise LoopError(str(self.paths.rounds), "is a symbolic link; round notes are never written through one",
                             "replace it with a real folder")
-        atomic_write(self.paths.round_file(rec.iteration), round_markdown(rec, self.task_id).encode())
+        atomic_write(self.paths.round_file(rec.iteration), rounds.round_markdown(rec, self.task_id).encode())
 
     def last_stop_report(self) -> Optional[StopReport]:
         """The last stop report if there is a readable one (it is only a report; check_stop rewrites it)."""
@@ -186,23 +184,6 @@ class TaskStore:
             return self.cache.parse(StopReport, self.paths.stop_report, read_own(self.paths.stop_report), "")
         except (OSError, LoopError):
             return None
-
-    def write_status(self, state: TaskState, label: Optional[str], *, record: bool, sup: Optional[Supervisor] = None,
-                     sync: bool = True) -> StatusReport:
-        """latest-status.txt and run-summary.md (with the monitor's pause or whispers); with ``record``, also a line in
-        status-history.jsonl. ``sync`` off: both files are derived from state.json and rewritten every round, so a
-        power cut may only bring back the previous version."""
-        from strict_loop.loop.reports import run_summary, status_record, status_text
-        from strict_loop.model.results import StatusReport, Supervisor
-
-        sup = sup or Supervisor()
-        rec = status_record(state, now_iso(), label, sup)
-        text = status_text(state, rec, sup)
-        atomic_write(self.paths.latest_status, text.encode(), sync=sync)
-        if record:
-            append_line(self.paths.status_history, dumps_line(rec.model_dump(mode="json")))
-        atomic_write(self.paths.run_summary, run_summary(state, text, self.last_stop_report()).encode(), sync=sync)
-        return StatusReport(text=text, record=rec, supervisor=sup)
 
     def retried_round(self, state: TaskState, req: RoundFields) -> Optional[IterationRecord]:
         """The last recorded round if ``req`` repeats it word for word and the latest announcement is that round's.

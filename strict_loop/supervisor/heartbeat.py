@@ -13,6 +13,7 @@ from typing import IO, Any, Callable, Optional
 
 from strict_loop.experiments.joblog import rate_and_eta
 from strict_loop.storage.store import TaskStore
+from strict_loop.loop import reports
 
 
 def clock(seconds: float) -> str:
@@ -74,7 +75,7 @@ class Heartbeat:
         with self.store.locked():
             state = self.store.load()
             self.line, position = self.compose(state, self.last - self.started, invocation)
-            self.store.write_status(state, self.line, record=False, sup=self.view(), sync=False)
+            reports.write_status(self.store, state, self.line, record=False, sup=self.view(), sync=False)
         if self._bar is not None:
             if position is not None:
                 self._bar.update(self._bar_task, completed=position)
