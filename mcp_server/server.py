@@ -25,32 +25,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from pydantic import BaseModel, ConfigDict
 
 from strict_loop import LoopError, Workspace, __version__
-from strict_loop.loop import answers
+from strict_loop.loop.operations import OPERATIONS, Operation
 from strict_loop.base.errors import validate_input
-from strict_loop.monitor import SpiralVerdict
-from strict_loop.model.requests import (
-    AppendEventInput,
-    CheckStopInput,
-    CompactStateInput,
-    DetectSpiralInput,
-    InitStateInput,
-    RebuildStateInput,
-    ReportStatusInput,
-    ShowTaskInput,
-    UpdateStateInput,
-)
-from strict_loop.model.results import (
-    CompactResult,
-    EventResult,
-    InitResult,
-    RebuildResult,
-    RoundResult,
-    StatusReport,
-    StatusResult,
-    StopResult,
-    TaskSummary,
-    TaskView,
-)
 
 from . import http_transport, stdio_transport
 from .content import add_prompts, add_resources, handlers
@@ -72,12 +48,10 @@ class NoInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TaskList(BaseModel):
-    tasks: list[TaskSummary]
-
-
 @dataclass(frozen=True)
 class ToolSpec:
+    """One MCP tool: an operation of the core's table (``strict_loop.loop.operations``) as the server serves it."""
+
     name: str
     title: str
     description: str
@@ -91,62 +65,18 @@ class ToolSpec:
 
 
 def _specs() -> list[ToolSpec]:
-    """The tools; every result about a task carries the core's ``supervisor`` field, and its text the monitor's lines."""
-    return [
-        ToolSpec("init_state", "Define a loop contract",
-                 "Create a loop task: goal, stop condition, machine stop checks. Once, before round 1. "
-                 "The monitor's settings come from monitor_profile and the workspace's defaults, set by a person.",
-                 InitStateInput, InitResult, lambda ws, r: _pair(ws.init_state(r), answers.init), destructive=True),
-        ToolSpec("append_event", "Append an event",
-                 "Append one event. Announce every round with kind='round.started'; 'note' or 'blocker' for the rest. "
-                 "Without harness hooks, report each own tool call as kind='tool_call', data = one turn "
-                 "{tool, args, output, error, exit_code}: the progress monitor watches for circles.",
-                 AppendEventInput, EventResult, lambda ws, r: _pair(ws.append_event(r), answers.event), open_world=True),
-        ToolSpec("update_state", "Record a verified round",
-                 "Record one verified round (verification_summary required) and get the verdict: stop.should_stop, the "
-                 "failing checks, the status line. Runs the stop checks unless skip_checks; 'completed' is refused while one fails.",
-                 UpdateStateInput, RoundResult, lambda ws, r: _pair(ws.update_state(r), answers.round_result), open_world=True,
-                 runs_checks=lambda arguments: not arguments.get("skip_checks")),
-        ToolSpec("check_stop", "Run the stop checks",
-                 "Run the stop checks and hard limits on demand (update_state already does after each round); "
-                 "returns the verdict and every check, with output for failing ones only.",
-                 CheckStopInput, StopResult, lambda ws, r: _pair(ws.check_stop(r), answers.stop_report), open_world=True,
-                 runs_checks=lambda arguments: True),
-        ToolSpec("report_status", "Broadcast progress",
-                 "Broadcast progress on demand: refresh latest-status.txt and run-summary.md, append to status-history.jsonl. "
-                 "The text is the status; the structured result is its record.",
-                 ReportStatusInput, StatusResult, lambda ws, r: _status(ws.report_status(r))),
-        ToolSpec("compact_state", "Compact the state window",
-                 "Move older rounds out of state.json's rolling window (they stay in the ledgers) and trim the context snapshot.",
-                 CompactStateInput, CompactResult, lambda ws, r: _pair(ws.compact_state(r), answers.compact)),
-        ToolSpec("rebuild_state", "Rebuild state from the ledgers",
-                 "Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; reports what it fixed.",
-                 RebuildStateInput, RebuildResult, lambda ws, r: _pair(ws.rebuild_state(r), answers.rebuild), destructive=True),
-        ToolSpec("detect_spiral", "Check for a spiral",
-                 "The progress monitor's verdict: whether the agent repeats itself without progress, the signals, a diagnosis "
-                 "and what to do instead. Turns are judged as they arrive; this only reads. turns=[...] judges that list instead.",
-                 DetectSpiralInput, SpiralVerdict, lambda ws, r: _pair(ws.detect_spiral(r), answers.verdict), read_only=True),
-        ToolSpec("list_tasks", "List loop tasks",
-                 "List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
-                 NoInput, TaskList, lambda ws, r: _list(ws), read_only=True),
-        ToolSpec("show_task", "Show a task",
-                 "A task's full state: contract, counters, next task, recent rounds, context snapshot and last stop report.",
-                 ShowTaskInput, TaskView, lambda ws, r: _pair(ws.show_task(r), answers.task_view), read_only=True),
-    ]
+    """The tools: every operation of the table that has a tool description; every result about a task carries the
+    core's ``supervisor`` field, and its text the monitor's lines."""
+    return [ToolSpec(op.name, op.title, op.tool, op.request or NoInput, op.result, functools.partial(_answer, op),
+                     read_only=op.read_only, destructive=op.destructive, open_world=op.open_world,
+                     runs_checks=op.runs_checks)
+            for op in OPERATIONS if op.tool is not None]
 
 
-def _pair(result: BaseModel, render: Callable[[Any], str]) -> tuple[BaseModel, str]:
-    return result, render(result)
-
-
-def _status(report: StatusReport) -> tuple[BaseModel, str]:
-    """The status text once, as the text; the record and the supervisor as the structured result."""
-    return StatusResult(**dict(report.record), supervisor=report.supervisor), answers.status(report)
-
-
-def _list(ws: Workspace) -> tuple[BaseModel, str]:
-    tasks = ws.list_tasks()
-    return TaskList(tasks=tasks), answers.task_list(tasks)
+def _answer(op: Operation, ws: Workspace, request: Any) -> tuple[BaseModel, str]:
+    """The structured result and its text for one call (list_tasks takes no request)."""
+    result = op.call(ws, request)
+    return op.structured(result), op.answer(result)
 
 
 def _inline(schema: dict[str, Any]) -> dict[str, Any]:

@@ -11,11 +11,12 @@ from pydantic import BaseModel
 from mcp_helpers import memory_client
 from strict_loop.cli import app
 from strict_loop.cli.flags import request_from
+from strict_loop.loop.operations import OPERATIONS
 from strict_loop.model.fields import Flag
 from strict_loop.model.records import ContractTerms, IterationRecord, LoopContract, RoundFields, RoundHeader
 from strict_loop.model.requests import InitStateInput, InitStateRequest, UpdateStateInput
 
-MODELS = {c.name: c.model for c in app.COMMANDS if c.model is not None}
+MODELS = {op.name: op.flags for op in OPERATIONS if op.flags is not None}
 
 
 def leaf_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
@@ -36,7 +37,7 @@ def flag_paths(parser: argparse.ArgumentParser) -> dict[tuple[str, ...], list[st
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_every_request_field_has_exactly_one_cli_flag(name):
-    _, parsers = app._parser()
+    _, parsers = app.build_parser()
     assert set(flag_paths(parsers[name])) == leaf_paths(MODELS[name])
 
 
@@ -62,7 +63,7 @@ def test_item_caps_are_in_the_published_schemas():
 def test_cli_values_reach_the_request_model_unchanged(tmp_path):
     monitor = tmp_path / "monitor.json"
     monitor.write_text(json.dumps({"thresholds": {"identical_repeats": 3}}))
-    _, parsers = app._parser()
+    _, parsers = app.build_parser()
     ns = parsers["init_state"].parse_args([
         "--goal", "g", "--global-stop-condition", "c", "--task-id", "t1", "--success-evidence", "e1", "--success-evidence", "e2",
         "--operating-mode", "unattended", "--stop-command", "true", "--require-path", "a.txt", "--require-text", "a.txt::x",
@@ -81,7 +82,7 @@ def test_cli_values_reach_the_request_model_unchanged(tmp_path):
 
 
 def test_flags_not_given_leave_the_model_defaults():
-    _, parsers = app._parser()
+    _, parsers = app.build_parser()
     ns = parsers["update_state"].parse_args(["--task", "t", "--result-summary", "r", "--verification-summary", "v"])
     assert request_from(ns) == {"task": "t", "result_summary": "r", "verification_summary": "v"}
     req = UpdateStateInput.model_validate(request_from(ns))

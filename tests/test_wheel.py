@@ -69,8 +69,8 @@ def installed(tmp_path_factory) -> dict:
 
 
 def test_installed_code_is_the_wheels_not_the_repos(installed):
-    out = _ok(_run(installed["python"], "-c", "import json, strict_loop, mcp_server; from strict_loop import resources; "
-                   "print(json.dumps([strict_loop.__file__, mcp_server.__file__, str(resources.skill_root())]))",
+    out = _ok(_run(installed["python"], "-c", "import json, strict_loop, mcp_server; from strict_loop.base import skillfiles; "
+                   "print(json.dumps([strict_loop.__file__, mcp_server.__file__, str(skillfiles.skill_root())]))",
                    cwd=installed["tmp"])).stdout
     site = installed["site"].resolve()
     for path in json.loads(out):

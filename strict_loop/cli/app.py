@@ -27,16 +27,11 @@ from strict_loop.base import skillfiles
 from strict_loop.loop import answers
 from strict_loop.cli.flags import add_model_flags, request_from
 from strict_loop.base.errors import LoopError, validate_input
-from strict_loop.model.requests import (
-    AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateRequest, RebuildStateInput,
-    ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
-)
+from strict_loop.loop import operations
+from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL, OPERATIONS
 from strict_loop.loop.workspace import Workspace
 
 EXIT_ERROR = 2
-EXIT_CONTINUE = 3
-EXIT_SPIRAL = 4  # detect_spiral --exit-status: the monitor sees a spiral (it whispers)
-EXIT_PAUSED = 5  # detect_spiral --exit-status: the task is paused until a person resumes it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,69 +50,9 @@ def _common() -> argparse.ArgumentParser:
     return p
 
 
-@dataclass(frozen=True)
-class Command:
-    """One operation as a subcommand: its flags come from ``model``; ``render`` turns the result into text."""
-
-    name: str
-    help: str
-    description: str
-    model: Optional[type[BaseModel]]
-    render: Callable[[Any], str]
 
 
-COMMANDS = (
-    Command("init_state", "define the loop contract and create a task",
-            "Define the loop contract once, before round 1. Unattended mode needs at least one machine stop check.\n\n"
-            "example:\n  strict-loop init_state --goal 'Fix the parser crash' \\\n"
-            "    --global-stop-condition 'pytest passes and a regression test exists' \\\n"
-            "    --stop-command 'pytest -q' --require-path tests/test_parser.py\n\n"
-            "The monitor: --monitor-profile, then .agent-loop/monitor-defaults.json, then --monitor (JSON or @file.json).",
-            InitStateRequest, answers.init),
-    Command("append_event", "append one event (e.g. a round announcement)",
-            "Append one line to events.jsonl. Announce each round with --kind round.started before doing it.\n\n"
-            "example:\n  strict-loop append_event --kind round.started --message 'Round 3: add the regression test'",
-            AppendEventInput, answers.event),
-    Command("update_state", "record one verified round",
-            "Record one verified round. --verification-summary is required: no progress without evidence.\n"
-            "--status completed is refused while stop checks fail.\n\n"
-            "example:\n  strict-loop update_state --task 'Add regression test' --result-summary 'tests/test_parser.py added' \\\n"
-            "    --verification-summary 'pytest -q: 12 passed' --progress made --next-task 'Fix the crash'",
-            UpdateStateInput, answers.round_result),
-    Command("check_stop", "run the stop checks and hard limits",
-            "Run every stop check and hard limit; write latest-stop-report.json.\n"
-            "With --exit-status, exit 0 when the loop should stop and 3 when it should continue.", CheckStopInput, answers.stop_report),
-    Command("report_status", "refresh the progress broadcast",
-            "Write latest-status.txt and run-summary.md and append to status-history.jsonl.", ReportStatusInput, answers.status),
-    Command("compact_state", "shrink the rolling window in state.json",
-            "Move older rounds out of state.json's window (they stay in iterations.jsonl and rounds/).", CompactStateInput, answers.compact),
-    Command("list_tasks", "list the tasks in this workspace",
-            "List every task under .agent-loop/ (and an original .codex-loop/, if present).", None, answers.task_list),
-    Command("show_task", "show one task's state", "Show a task's contract, counters, recent rounds and last stop report.",
-            ShowTaskInput, answers.task_view),
-    Command("rebuild_state", "rebuild state.json from the ledgers",
-            "Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; prints what was fixed.",
-            RebuildStateInput, answers.rebuild),
-    Command("detect_spiral", "show the progress monitor's verdict",
-            "The task's current spiral verdict: signals, diagnosis, recent turns, recommended action.\n"
-            "With --turns FILE.jsonl, evaluate those turns from scratch instead (nothing is written).\n"
-            f"With --exit-status, exit 0 when quiet, {EXIT_SPIRAL} when a spiral is detected, {EXIT_PAUSED} when the task is paused.",
-            DetectSpiralInput, answers.verdict),
-    Command("trust", "trust the task's stop commands on this machine",
-            "Show the task's stop commands and record them as trusted by this machine (a person's step, like `direnv allow`).\n"
-            "A contract made here by init_state is trusted already; one that came with a repository, a copy, a takeover\n"
-            "or a hand edit runs no command until trusted. Records live in $XDG_CONFIG_HOME/strict-loop/ (~/.config/strict-loop/).",
-            TrustInput, answers.trust),
-    Command("resume", "answer a pause: continue, roll back, or hand back",
-            "Resume a task the progress monitor paused.\n"
-            "  continue   mute the signals that fired for monitor.cooldown_turns turns and go on\n"
-            "  rollback   restore the workspace to round --to N from its snapshot (the current tree is saved first)\n"
-            "  hand-back  end the loop as blocked and write handback.md for the person", ResumeInput, answers.resume),
-)
-"""Every operation's subcommand; its flags are generated from the request model (``cliflags``)."""
-
-
-def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     common = _common()
     top = _Parser(
         prog=prog or "strict-loop", allow_abbrev=False,
@@ -127,12 +62,12 @@ def _parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[s
     top.add_argument("--version", action="version", version=f"strict-agent-loop {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parsers: dict[str, argparse.ArgumentParser] = {}
-    for cmd in COMMANDS:
-        p = sub.add_parser(cmd.name, aliases=[cmd.name.replace("_", "-")], parents=[common], help=cmd.help,
-                           description=cmd.description, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter)
-        if cmd.model is not None:
-            add_model_flags(p, cmd.model)
-        parsers[cmd.name] = p
+    for op in OPERATIONS:
+        p = sub.add_parser(op.name, aliases=[op.name.replace("_", "-")], parents=[common], help=op.summary,
+                           description=op.cli_text, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter)
+        if op.flags is not None:
+            add_model_flags(p, op.flags)
+        parsers[op.name] = p
     parsers["check_stop"].add_argument("--exit-status", action="store_true", help="exit 0 = stop, 3 = continue")
     parsers["detect_spiral"].add_argument("--exit-status", action="store_true",
                                           help=f"exit 0 = quiet, {EXIT_SPIRAL} = spiral detected, {EXIT_PAUSED} = paused")
@@ -271,9 +206,9 @@ def _supervise(a: argparse.Namespace) -> int:
 def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
     ws = Workspace(a.workspace)
     name = a.command.replace("-", "_")
-    cmd = next(c for c in COMMANDS if c.name == name)
-    if cmd.model is None:
-        return ws.list_tasks(), cmd.render, 0
+    op = operations.by_name(name)
+    if op.request is None:
+        return op.call(ws), op.answer, 0
     params = request_from(a)
     if name == "resume":
         given = {t for t in (a.task, a.task_flag, params.get("task_id")) if t}
@@ -287,7 +222,7 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
         code = 0 if result.should_stop else EXIT_CONTINUE
     if name == "detect_spiral" and a.exit_status:
         code = EXIT_PAUSED if result.paused else EXIT_SPIRAL if result.detected else 0
-    return result, cmd.render, code
+    return result, op.answer, code
 
 
 def _run_schemas(a: argparse.Namespace) -> int:
@@ -339,7 +274,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
         from strict_loop.harness.handler import main as hook_main
 
         return hook_main(args[1:])
-    top, parsers = _parser(prog)
+    top, parsers = build_parser(prog)
     if prog and args and args[0] in parsers:  # a script shim: show the subcommand's own help and usage
         sub = parsers[args[0]]
         sub.prog = prog

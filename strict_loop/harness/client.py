@@ -41,7 +41,7 @@ HEADER = struct.Struct("!II")
 """Request framing: the lengths of the JSON header and of the payload bytes that follow it."""
 ACK, GO = b"A", b"G"
 MAX_HEADER_BYTES = 1 << 20
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # strict_loop/
 
 
 def runtime_dir(env: Mapping[str, str], create: bool = True) -> Optional[Path]:
@@ -71,11 +71,15 @@ def code_fingerprint() -> str:
     from strict_loop import __version__
 
     parts = [__version__, sys.prefix, sys.version]  # not sys.executable: python and python3 are one interpreter
-    with os.scandir(PACKAGE_DIR) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            if entry.name.endswith(".py"):
-                info = entry.stat()
-                parts.append(f"{entry.name}:{info.st_mtime_ns}:{info.st_size}")
+    folders = [PACKAGE_DIR]
+    while folders:  # the package and its subpackages
+        with os.scandir(folders.pop()) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.name.endswith(".py"):
+                    info = entry.stat()
+                    parts.append(f"{entry.path}:{info.st_mtime_ns}:{info.st_size}")
+                elif entry.is_dir(follow_symlinks=False) and not entry.name.startswith(("_", ".")):
+                    folders.append(entry.path)
     return "\n".join(parts)
 
 

@@ -220,7 +220,7 @@ def _warm_up() -> None:
     from strict_loop.loop import recording
     from strict_loop.loop import monitoring  # alerts: on a pause
 
-    del alerts, hooks, monitor, recording, supervision
+    del channels, handler, monitor, recording, monitoring
 
 
 def status(root_arg: str) -> Optional[dict[str, Any]]:

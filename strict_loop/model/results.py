@@ -96,6 +96,10 @@ class TaskSummary(Result):
     problem: Optional[str] = Field(None, description="Why the task's state could not be read, if it could not")
 
 
+class TaskList(BaseModel):  # list_tasks as a structured result (no docstring: it would reach the tool's outputSchema)
+    tasks: list[TaskSummary]
+
+
 class TaskView(Result):
     summary: TaskSummary
     state: TaskState
