@@ -25,7 +25,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from pydantic import BaseModel, ConfigDict
 
 from strict_loop import LoopError, Workspace, __version__
-from strict_loop.loop.operations import OPERATIONS, Operation
+from strict_loop.loop import operations
+from strict_loop.loop.operations import Operation
 from strict_loop.base.errors import validate_input
 
 from . import http_transport, stdio_transport
@@ -70,7 +71,7 @@ def _specs() -> list[ToolSpec]:
     return [ToolSpec(op.name, op.title, op.tool, op.request or NoInput, op.result, functools.partial(_answer, op),
                      read_only=op.read_only, destructive=op.destructive, open_world=op.open_world,
                      runs_checks=op.runs_checks)
-            for op in OPERATIONS if op.tool is not None]
+            for op in operations.OPERATIONS if op.tool is not None]
 
 
 def _answer(op: Operation, ws: Workspace, request: Any) -> tuple[BaseModel, str]:

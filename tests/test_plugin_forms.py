@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from strict_loop import __version__
-from strict_loop.harness import configedit
+from strict_loop.harness import configedit, registry
 
 REPO = Path(__file__).resolve().parent.parent
 CODEX_PLUGIN = "integrations/codex/strict-loop"
@@ -117,7 +117,7 @@ def test_manifests_carry_the_fields_the_harnesses_read():
     assert json.loads((plugin_dir / codex["mcpServers"]).read_text())["mcpServers"]["strict-loop"]["command"] == "strict-loop-mcp"
     for path, harness in ((REPO / claude["hooks"], "claude"), (plugin_dir / codex["hooks"], "codex")):
         hooks = json.loads(path.read_text())["hooks"]
-        assert set(hooks) == {e for e, _, _ in configedit.HOOK_EVENTS[harness]}
+        assert set(hooks) == {e for e, _, _ in registry.get(harness).hook_events}
         assert all(configedit.is_our_command(h["command"], harness) for groups in hooks.values() for g in groups for h in g["hooks"])
 
 

@@ -13,7 +13,6 @@ import dataclasses
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -22,13 +21,13 @@ from pydantic import BaseModel
 from strict_loop import __version__
 from strict_loop.cli import schemas
 from strict_loop.cli import demo
-from strict_loop.harness import install
+from strict_loop.harness import install, registry
 from strict_loop.base import skillfiles
 from strict_loop.loop import answers
 from strict_loop.cli.flags import add_model_flags, request_from
 from strict_loop.base.errors import LoopError, validate_input
 from strict_loop.loop import operations
-from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL, OPERATIONS
+from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL
 from strict_loop.loop.workspace import Workspace
 
 EXIT_ERROR = 2
@@ -62,7 +61,7 @@ def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, d
     top.add_argument("--version", action="version", version=f"strict-agent-loop {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parsers: dict[str, argparse.ArgumentParser] = {}
-    for op in OPERATIONS:
+    for op in operations.OPERATIONS:
         p = sub.add_parser(op.name, aliases=[op.name.replace("_", "-")], parents=[common], help=op.summary,
                            description=op.cli_text, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter)
         if op.flags is not None:
@@ -114,7 +113,7 @@ def _person_parsers(sub: Any, common: argparse.ArgumentParser, parsers: dict[str
                                    "as turns of the running task, prints a whisper, a refusal while paused, or a block at Stop.\n"
                                    "Task: $STRICT_LOOP_TASK, else the single running task. Always exits 0.",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("harness", choices=("claude", "codex", "hermes"))
+    p.add_argument("harness", choices=registry.names())
     p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the nearest folder above the hook's cwd holding .agent-loop/)")
     parsers["hook"] = p
 
@@ -139,7 +138,7 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
                                    "5 paused by the progress monitor, 6 too many failed invocations in a row, 130/143 SIGINT/SIGTERM.\n"
                                    "See references/supervisor.md.", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task-id", required=True, help="the task to run (created with init_state)")
-    p.add_argument("--harness", required=True, choices=("codex", "claude", "hermes"), help="the agent harness to invoke")
+    p.add_argument("--harness", required=True, choices=registry.names(), help="the agent harness to invoke")
     p.add_argument("--harness-bin", metavar="PATH", help="the harness executable (default: found on PATH)")
     p.add_argument("--model", help="the model the harness uses (default: the harness's own)")
     p.add_argument("--no-mcp", action="store_true", help="wire no MCP server into the harness (the agent uses the strict-loop CLI)")

@@ -18,23 +18,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from strict_loop.base.errors import LoopError
+from strict_loop.harness import registry
 
 SERVER = "strict-loop"
 """The name every harness knows the MCP server and the Hermes plugin by."""
 SERVER_PROGRAMS = ("strict-loop-mcp", "strict-agent-loop")
-TOOL_TIMEOUT_S = 30
-"""Tool hooks record one turn (p50 well under a second); the bound only matters if a lock is held."""
-STOP_TIMEOUT_S = 600
-"""The Stop hook runs the task's stop checks, which may run a test suite."""
-
-HOOK_EVENTS: dict[str, tuple[tuple[str, Optional[str], int], ...]] = {
-    # (event, matcher, timeout); Claude's "*" matches every tool, Codex's matcher is a regex: none matches all.
-    "claude": (("PreToolUse", "*", TOOL_TIMEOUT_S), ("PostToolUse", "*", TOOL_TIMEOUT_S),
-               ("PostToolUseFailure", "*", TOOL_TIMEOUT_S), ("Stop", None, STOP_TIMEOUT_S)),
-    "codex": (("PreToolUse", None, TOOL_TIMEOUT_S), ("PostToolUse", None, TOOL_TIMEOUT_S), ("Stop", None, STOP_TIMEOUT_S)),
-}
-
-
 def _refuse(path: Path, what: str, detail: str) -> LoopError:
     return LoopError(str(path), f"{what} ({detail}); nothing was changed",
                      "fix the file (or move it aside) and run the install again")
@@ -56,7 +44,7 @@ def is_our_command(command: Any, harness: str) -> bool:
 def hook_groups(harness: str, command: str) -> dict[str, list[dict[str, Any]]]:
     """The ``hooks`` object of a settings file / plugin hooks.json: one matcher group per event."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for event, matcher, timeout in HOOK_EVENTS[harness]:
+    for event, matcher, timeout in registry.get(harness).hook_events:
         group: dict[str, Any] = {"matcher": matcher} if matcher else {}
         group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
         out[event] = [group]
@@ -113,7 +101,7 @@ def edit_hooks(text: Optional[str], path: Path, harness: str, command: Optional[
     hooks = _object(doc, "hooks", path)
     wanted = hook_groups(harness, command) if command else {}
     changed = False
-    for event, _, _ in HOOK_EVENTS[harness]:
+    for event, _, _ in registry.get(harness).hook_events:
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise _refuse(path, f"has hooks.{event} that is not a list", f"found {type(groups).__name__}")

@@ -26,6 +26,7 @@ from typing import Any, Optional, Sequence
 
 from strict_loop.harness import client
 from strict_loop.harness.client import ACK, GO, HEADER, MAX_HEADER_BYTES
+from strict_loop.harness import registry
 
 DEFAULT_IDLE_S = 600.0
 POLL_S = 1.0
@@ -99,7 +100,7 @@ class Daemon:
         from strict_loop.harness import handler
 
         env, cwd, harness = header.get("env"), header.get("cwd"), header.get("harness")
-        if not (isinstance(env, dict) and isinstance(cwd, str) and harness in handler.payloads.HARNESSES):
+        if not (isinstance(env, dict) and isinstance(cwd, str) and harness in registry.names()):
             return ""
         if os.path.realpath(str(header.get("workspace"))) != str(self.root):
             return ""  # not our workspace: a name clash a 128-bit digest does not produce

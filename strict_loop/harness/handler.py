@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Sequence
 
 from strict_loop.harness import payloads
 from strict_loop.harness.payloads import HookEvent
+from strict_loop.harness import registry
 
 if TYPE_CHECKING:
     from strict_loop.storage.store import TaskStore
@@ -77,7 +78,7 @@ def _arguments(args: list[str]) -> tuple[Optional[str], Optional[str]]:
             workspace = next(rest, None)
         elif arg.startswith("--workspace="):
             workspace = arg.split("=", 1)[1]
-        elif arg in payloads.HARNESSES and harness is None:
+        elif arg in registry.names() and harness is None:
             harness = arg
         else:
             return None, None
@@ -280,7 +281,7 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
     if not trust.is_trusted(root, store.task_id, state.contract.stop_checks):
         return None
     key = f"{event.harness}:{event.session_id or 'no-session'}"
-    fresh = event.harness == "claude" and not event.stop_hook_active  # Claude Code: not a block-continued stop
+    fresh = registry.get(event.harness).stop_restarts_on_new_turn and not event.stop_hook_active  # not a block-continued stop
     with store.locked():
         counts = _stop_blocks(store)
         if fresh:

@@ -22,14 +22,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Literal, Mapping, Optional, Sequence
+from typing import IO, Callable, Mapping, NamedTuple, Optional, Sequence
 
 from strict_loop.base.errors import LoopError
 from strict_loop.harness.handler import SUPERVISED_ENV
 from strict_loop.base.jsontext import read_object
+from strict_loop.harness import registry
 
-HarnessName = Literal["claude", "codex", "hermes"]
-HARNESSES: tuple[str, ...] = ("claude", "codex", "hermes")
 KILL_GRACE_S = 5.0
 """Seconds between SIGTERM and SIGKILL when a child's process group is stopped."""
 HERMES_SKIP = ("sessions", "logs", "cache", "audio_cache", "image_cache", "*.db", "*.db-*", "*.sqlite*")
@@ -66,6 +65,21 @@ class Wiring:
             shutil.rmtree(path, ignore_errors=True)
 
 
+class Run(NamedTuple):
+    """What one headless invocation is given; each harness's ``argv_fn`` turns it into a ``Wiring``."""
+
+    binary: str
+    prompt: str
+    workspace: Path
+    scratch: Path  # a per-invocation folder for temp files
+    server: Optional[list[str]]  # our MCP server's argv, or None: no MCP server wired in
+    hook_program: Optional[str]  # our hook program, or None: no hooks
+    model: Optional[str]
+    session_id: Optional[str]  # resume this session
+    extra_args: Sequence[str]
+    env: dict[str, str]
+
+
 def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, scratch: Path, *, model: Optional[str] = None,
          session_id: Optional[str] = None, extra_args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
          mcp: bool = True, hooks: bool = True) -> Wiring:
@@ -74,38 +88,52 @@ def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, 
     ``mcp`` off: no MCP server is wired in (the agent uses the ``strict-loop`` CLI through its shell, as the prompt
     shows), which saves starting one server per invocation. ``hooks`` off: Claude and Hermes run without our hooks
     (Hermes's calls then reach the monitor not at all: it prints no stream)."""
+    row = registry.get(harness)
     child_env = dict(os.environ if env is None else env)
     child_env["STRICT_LOOP_TASK"] = task_id  # hooks record to this task even with other tasks running here
     child_env[SUPERVISED_ENV] = "1"
-    server = mcp_command(workspace)
-    hook_program = _hook_program() if hooks and harness != "codex" else None
-    if harness == "claude":
-        servers = {"strict-loop": {"command": server[0], "args": server[1:]}} if mcp else {}
-        argv = [binary, "-p", prompt, "--output-format", "stream-json", "--verbose", "--mcp-config",
-                json.dumps({"mcpServers": servers}), "--strict-mcp-config", "--permission-mode", "bypassPermissions"]
-        if hook_program:
-            from strict_loop.harness.configedit import hook_command, hook_groups
+    hook_program = _hook_program() if hooks and row.hooks_in_headless else None
+    run = Run(binary, prompt, workspace, scratch, mcp_command(workspace) if mcp else None, hook_program, model, session_id,
+              extra_args, child_env)
+    wiring: Wiring = registry.resolve(row.argv_fn)(run)
+    return wiring
 
-            argv += ["--settings", json.dumps({"hooks": hook_groups("claude", hook_command(hook_program, "claude", workspace))})]
-        argv += ["--resume", session_id] if session_id else []
-        argv += ["--model", model] if model else []
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            child_env["IS_SANDBOX"] = "1"  # Claude refuses bypassPermissions for root otherwise
-        return Wiring(argv + list(extra_args), child_env)
-    if harness == "codex":
-        argv = [binary, "exec"] + (["resume"] if session_id else [])
-        argv += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
-        argv += ["-c", f"mcp_servers.strict-loop.command={json.dumps(server[0])}",
-                 "-c", f"mcp_servers.strict-loop.args={json.dumps(server[1:])}"] if mcp else []
-        argv += [] if session_id else ["-C", str(workspace)]
-        argv += ["-m", model] if model else []
-        argv += list(extra_args) + ([session_id] if session_id else []) + [prompt]
-        return Wiring(argv, child_env)
-    home = _hermes_home(child_env, scratch / "hermes-home", server if mcp else None, hook_program, workspace)
-    child_env["HERMES_HOME"] = str(home)
-    usage = scratch / "usage.json"
-    argv = [binary, "-z", prompt, "--usage-file", str(usage)] + (["-m", model] if model else []) + list(extra_args)
-    return Wiring(argv, child_env, usage_file=usage, temp=[home])
+
+def claude_argv(run: Run) -> Wiring:
+    """``claude -p`` with stream-json, our MCP server only (--strict-mcp-config) and our hooks through --settings."""
+    servers = {"strict-loop": {"command": run.server[0], "args": run.server[1:]}} if run.server else {}
+    argv = [run.binary, "-p", run.prompt, "--output-format", "stream-json", "--verbose", "--mcp-config",
+            json.dumps({"mcpServers": servers}), "--strict-mcp-config", "--permission-mode", "bypassPermissions"]
+    if run.hook_program:
+        from strict_loop.harness.configedit import hook_command, hook_groups
+
+        argv += ["--settings", json.dumps({"hooks": hook_groups("claude", hook_command(run.hook_program, "claude", run.workspace))})]
+    argv += ["--resume", run.session_id] if run.session_id else []
+    argv += ["--model", run.model] if run.model else []
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        run.env["IS_SANDBOX"] = "1"  # Claude refuses bypassPermissions for root otherwise
+    return Wiring(argv + list(run.extra_args), run.env)
+
+
+def codex_argv(run: Run) -> Wiring:
+    """``codex exec [resume ID] --json`` with our MCP server through -c (the user's config.toml is not edited)."""
+    argv = [run.binary, "exec"] + (["resume"] if run.session_id else [])
+    argv += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
+    argv += ["-c", f"mcp_servers.strict-loop.command={json.dumps(run.server[0])}",
+             "-c", f"mcp_servers.strict-loop.args={json.dumps(run.server[1:])}"] if run.server else []
+    argv += [] if run.session_id else ["-C", str(run.workspace)]
+    argv += ["-m", run.model] if run.model else []
+    argv += list(run.extra_args) + ([run.session_id] if run.session_id else []) + [run.prompt]
+    return Wiring(argv, run.env)
+
+
+def hermes_argv(run: Run) -> Wiring:
+    """``hermes -z`` with a per-run HERMES_HOME copy that carries our MCP server and plugin, and a usage file."""
+    home = _hermes_home(run.env, run.scratch / "hermes-home", run.server, run.hook_program, run.workspace)
+    run.env["HERMES_HOME"] = str(home)
+    usage = run.scratch / "usage.json"
+    argv = [run.binary, "-z", run.prompt, "--usage-file", str(usage)] + (["-m", run.model] if run.model else [])
+    return Wiring(argv + list(run.extra_args), run.env, usage_file=usage, temp=[home])
 
 
 def _hermes_home(env: Mapping[str, str], dest: Path, server: Optional[list[str]], hook_program: Optional[str],

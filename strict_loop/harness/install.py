@@ -25,8 +25,8 @@ from strict_loop.base import fsio
 from strict_loop.harness import configedit
 from strict_loop.base import skillfiles
 from strict_loop.base.errors import LoopError
+from strict_loop.harness import registry
 
-HARNESSES = ("claude", "codex", "hermes")
 SKILL = "strict-agent-loop"
 SKILL_PARTS = ("SKILL.md", "references", "scripts")
 MAX_SETTINGS_BYTES = 64 << 20
@@ -163,7 +163,7 @@ def _home(env_name: str, default: str) -> Path:
     return Path(value).expanduser().absolute() if value else Path.home() / default
 
 
-def _plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
+def plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     if scope == "project":
         assert workspace is not None
         base, mcp_file, root = workspace / ".claude", workspace / ".mcp.json", workspace
@@ -183,7 +183,7 @@ def _plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     return plan
 
 
-def _plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
+def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     if scope == "project":
         assert workspace is not None
         base, skills, root = workspace / ".codex", workspace / ".agents" / "skills", workspace
@@ -203,7 +203,7 @@ def _plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     return plan
 
 
-def _plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
+def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     if scope == "project":
         raise LoopError("--scope", "Hermes has no project-scope settings: its config.yaml, plugins and skills live in "
                         "$HERMES_HOME (~/.hermes)", "use --scope user (add --workspace DIR to pin the loop to one folder)")
@@ -223,19 +223,18 @@ def _plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     return plan
 
 
-PLANNERS = {"claude": _plan_claude, "codex": _plan_codex, "hermes": _plan_hermes}
-DEFAULT_SCOPE = {"claude": "project", "codex": "project", "hermes": "user"}
 
 
 def plan(harness: str, scope: Optional[str] = None, workspace: Optional[Path | str] = None, *, uninstall: bool = False) -> Plan:
     """What ``install`` (or ``--uninstall``) would change; reads files, writes nothing."""
-    scope = scope or DEFAULT_SCOPE[harness]
+    row = registry.get(harness)
+    scope = scope or row.default_scope
     ws: Optional[Path] = Path(workspace).expanduser().absolute() if workspace else None
     if scope == "project":
         ws = ws or Path.cwd()
         if not ws.is_dir():
             raise LoopError("--workspace", f"{ws} is not a folder", "name the project folder to install into")
-    return PLANNERS[harness](scope, ws, not uninstall)
+    return registry.resolve(row.plan_fn)(scope, ws, not uninstall)
 
 
 def _diff(change: Edit | Tree) -> str:
@@ -333,7 +332,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``install`` subcommand's parser (a person's command: the CLI only, never an MCP tool)."""
     p = sub.add_parser("install", help="install the skill, MCP server and hooks into Claude Code, Codex or Hermes",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
-    p.add_argument("harness", choices=HARNESSES, help="the harness to install into")
+    p.add_argument("harness", choices=registry.names(), help="the harness to install into")
     p.add_argument("--scope", choices=("project", "user"),
                    help="project: files in the workspace (default for claude, codex); user: your home folder (default for hermes)")
     p.add_argument("--workspace", metavar="DIR", help="the project folder (default: current directory); with --scope user it "

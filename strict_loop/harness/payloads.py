@@ -14,7 +14,7 @@ import re
 import shlex
 from typing import Any, Literal, NamedTuple, Optional
 
-HARNESSES = ("claude", "codex", "hermes")
+from strict_loop.harness.registry import get, resolve
 
 Phase = Literal["post", "pre", "stop", "other"]
 
@@ -92,18 +92,27 @@ def turn_fields(event: HookEvent) -> dict[str, Any]:
     """The ``Turn`` fields of a post-tool event (``tool``, ``args``, ``output``, ``error``, ``exit_code``)."""
     args = event.tool_input if isinstance(event.tool_input, dict) else ({} if event.tool_input is None else {"input": event.tool_input})
     fields: dict[str, Any] = {"tool": event.tool or "unknown", "args": bounded_args(args)}
-    if event.harness == "hermes":
-        fields.update(_hermes_result(event.payload.get("extra")))
-    elif event.name == "PostToolUseFailure":  # Claude Code: only an error string such as "Exit code 1"
-        error = _text(event.payload.get("error"))
-        fields.update(output=error, error=True, exit_code=exit_code_in(error))
-    elif event.harness == "codex":  # the output text, and no exit code (a failed command looks like a quiet one)
-        fields["output"] = compact(event.payload.get("tool_response"))
-    else:
-        response = event.payload.get("tool_response")
-        fields["output"] = _claude_output(response)
-        fields["error"] = bool(isinstance(response, dict) and response.get("interrupted") is True)
+    fields.update(resolve(get(event.harness).turn_fn)(event))
     return fields
+
+
+def claude_turn(event: HookEvent) -> dict[str, Any]:
+    """Claude Code: Bash's stdout and stderr; on PostToolUseFailure the error text ("Exit code N" and what followed)."""
+    if event.name == "PostToolUseFailure":
+        error = _text(event.payload.get("error"))
+        return {"output": error, "error": True, "exit_code": exit_code_in(error)}
+    response = event.payload.get("tool_response")
+    return {"output": _claude_output(response), "error": bool(isinstance(response, dict) and response.get("interrupted") is True)}
+
+
+def codex_turn(event: HookEvent) -> dict[str, Any]:
+    """Codex: the output text, and no exit code (a failed command looks like a quiet one)."""
+    return {"output": compact(event.payload.get("tool_response"))}
+
+
+def hermes_turn(event: HookEvent) -> dict[str, Any]:
+    """Hermes: the plugin's ``extra.result``."""
+    return _hermes_result(event.payload.get("extra"))
 
 
 def exit_code_in(text: str) -> Optional[int]:
@@ -175,16 +184,32 @@ def continue_reason(task_id: str, next_task: str, verdict_reason: str) -> str:
 
 def context_output(event: HookEvent, text: str) -> dict[str, Any]:
     """Text for the model next to the tool result."""
-    if event.harness == "hermes":
-        return {"whisper": text}  # the strict-loop Hermes plugin appends it in transform_tool_result
-    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
+    return resolve(get(event.harness).context_fn)(event, text)
 
 
 def deny_output(event: HookEvent, reason: str) -> dict[str, Any]:
     """Refuse the tool call that is about to run."""
-    if event.harness == "hermes":
-        return {"decision": "block", "reason": reason}
+    return resolve(get(event.harness).deny_fn)(event, reason)
+
+
+def hook_specific_context(event: HookEvent, text: str) -> dict[str, Any]:
+    """Claude Code and Codex: ``additionalContext`` beside the tool result."""
+    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
+
+
+def hook_specific_deny(event: HookEvent, reason: str) -> dict[str, Any]:
+    """Claude Code and Codex: a PreToolUse permission decision."""
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+
+
+def hermes_context(event: HookEvent, text: str) -> dict[str, Any]:
+    """Hermes: the strict-loop plugin appends the whisper in transform_tool_result."""
+    return {"whisper": text}
+
+
+def hermes_deny(event: HookEvent, reason: str) -> dict[str, Any]:
+    """Hermes: the plugin's pre_tool_call blocks the call."""
+    return {"decision": "block", "reason": reason}
 
 
 def block_stop_output(reason: str) -> dict[str, Any]:

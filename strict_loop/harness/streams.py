@@ -15,7 +15,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 from strict_loop.harness.payloads import bounded_args, exit_code_in, own_tool
 from strict_loop.model.turns import MAX_TURN_TEXT, clip, one_line
@@ -294,15 +294,16 @@ class HermesAdapter(StreamAdapter):
         return self._outcome(True, "completed", **fields)
 
 
-ADAPTERS = {"claude": ClaudeAdapter, "codex": CodexAdapter, "hermes": HermesAdapter}
+def adapter_for(harness: str) -> StreamAdapter:
+    """A fresh adapter for one invocation of ``harness`` (the registry's ``stream_fn``)."""
+    from strict_loop.harness import registry
 
-
-def adapter_for(harness: Literal["claude", "codex", "hermes"]) -> StreamAdapter:
-    """A fresh adapter for one invocation of ``harness``."""
     try:
-        return ADAPTERS[harness]()
-    except KeyError:
-        raise ValueError(f"unknown harness {harness!r}: use one of {', '.join(ADAPTERS)}") from None
+        row = registry.get(harness)
+    except KeyError as exc:
+        raise ValueError(str(exc).strip('"')) from None
+    adapter: StreamAdapter = registry.resolve(row.stream_fn)()
+    return adapter
 
 
 def _unwrap(command: str) -> str:

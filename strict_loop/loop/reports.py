@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 from strict_loop.base.fsio import append_line, atomic_write, dumps_line
 from strict_loop.base.layout import TaskPaths
-from strict_loop.model.records import IterationRecord, StatusRecord, StopReport, TaskState
+from strict_loop.model.records import StatusRecord, StopReport, TaskState
 from strict_loop.monitor import MonitorState, Supervisor, diagnosis, supervisor_lines
 from strict_loop.base.timefmt import human_duration, now_iso
 from strict_loop.storage.store import TaskStore

@@ -146,8 +146,10 @@ def decide(settings: SupervisorSettings, tally: Tally, outcome: Optional[Outcome
 
 def cost_problem(settings: SupervisorSettings, harness: str) -> Optional[str]:
     """Why ``max_cost_usd`` cannot be enforced for ``harness`` (Codex reports tokens only), else None: check before launching."""
-    if settings.max_cost_usd is not None and harness == "codex" and settings.usd_per_mtok_in is None:
-        return "codex reports no cost, only tokens: give usd_per_mtok_in and usd_per_mtok_out with max_cost_usd"
+    from strict_loop.harness import registry
+
+    if settings.max_cost_usd is not None and not registry.get(harness).reports_cost and settings.usd_per_mtok_in is None:
+        return f"{harness} reports no cost, only tokens: give usd_per_mtok_in and usd_per_mtok_out with max_cost_usd"
     return None
 
 

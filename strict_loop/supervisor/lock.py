@@ -147,7 +147,9 @@ class SessionFile:
     def get(self) -> Optional[str]:
         data = read_object(self.path)
         ok = data is not None and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
-        return data["session_id"] if ok and self.harness != "hermes" else None  # hermes -z has no resume
+        from strict_loop.harness import registry
+
+        return data["session_id"] if ok and registry.get(self.harness).resumes_sessions else None  # e.g. hermes -z has no resume
 
     def keep(self, resumed: Optional[str], ok: bool, session_id: Optional[str]) -> None:
         """Remember the session after a good run; forget it after a failed one (the next run starts fresh from disk)."""

@@ -23,7 +23,8 @@ from strict_loop.alerts import outbox
 from strict_loop.supervisor.budgets import EXIT_BAD_INPUT, EXIT_PAUSED, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
 from strict_loop.base.errors import LoopError, validate_input
 from strict_loop.base.fsio import atomic_write
-from strict_loop.harness.headless import HARNESSES, KILL_GRACE_S, find_binary, read_usage, run_child, wire
+from strict_loop.harness import registry
+from strict_loop.harness.headless import KILL_GRACE_S, find_binary, read_usage, run_child, wire
 from strict_loop.supervisor.heartbeat import Heartbeat
 from strict_loop.loop.recording import record_turn, record_turns
 from strict_loop.storage.store import TaskStore
@@ -64,8 +65,8 @@ class Supervisor:
                  env: Optional[Mapping[str, str]] = None, stderr: Optional[IO[str]] = None, kill_grace_s: float = KILL_GRACE_S,
                  overrides: Optional[Mapping[str, Any]] = None, mcp: bool = True) -> None:
         """``settings``: every budget; else the contract's ``unattended`` budgets, then ``overrides`` (e.g. CLI flags), then defaults."""
-        if harness not in HARNESSES:
-            raise LoopError("supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(HARNESSES)}")
+        if harness not in registry.names():
+            raise LoopError("supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(registry.names())}")
         self.ws = Workspace(workspace)
         self.root = self.ws.root
         self.store: TaskStore = self.ws._store(task_id)

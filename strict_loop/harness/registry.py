@@ -1,0 +1,91 @@
+"""The one table of coding harnesses: each harness's hooks, answers, settings, headless run and stream, in one row.
+
+Why a table: adding a harness (OpenCode, Gemini CLI, Goose, ...) is one ``Harness`` row and the functions it
+names; nothing else branches on a harness's name. The functions are named as ``"module:attribute"`` and
+imported on first use: the hook's fast path reads this table for every tool call and must import neither the
+installer (tomlkit, ruamel) nor the stream parsers. Standard library only.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any, NamedTuple, Optional
+
+__all__ = ["HARNESSES", "Harness", "get", "names", "register", "resolve"]
+
+TOOL_TIMEOUT_S = 30
+"""Tool hooks record one turn (p50 well under a second); the bound only matters if a lock is held."""
+STOP_TIMEOUT_S = 600
+"""The Stop hook runs the task's stop checks, which may run a test suite."""
+
+
+class Harness(NamedTuple):
+    """One harness. A NamedTuple, not a dataclass: ``dataclasses`` imports ``inspect``, ~7 ms on every hook call.
+
+    The ``*_fn`` fields name functions as ``"strict_loop.harness.module:function"`` (see ``resolve``).
+    """
+
+    name: str  # the word on the command line: strict-loop hook NAME, install NAME, supervise --harness NAME
+    title: str
+    hook_events: tuple[tuple[str, Optional[str], int], ...]  # (event, matcher, timeout) the installer registers
+    turn_fn: str  # HookEvent -> the Turn fields of a post-tool event (output, error, exit code)
+    context_fn: str  # (HookEvent, text) -> hook output that puts text beside the tool result
+    deny_fn: str  # (HookEvent, reason) -> hook output that refuses the tool call about to run
+    plan_fn: str  # (scope, workspace, install) -> install.Plan: the files ``strict-loop install`` edits
+    default_scope: str  # "project" or "user"
+    argv_fn: str  # headless.Run -> Wiring: the command line and environment of one unattended invocation
+    stream_fn: str  # () -> a streams.StreamAdapter for what the headless run prints
+    stop_restarts_on_new_turn: bool  # a Stop without stop_hook_active begins a new turn (the block count resets)
+    resumes_sessions: bool  # the headless run can resume the previous session
+    reports_cost: bool  # the headless run reports its cost in dollars (else only tokens)
+    hooks_in_headless: bool  # the headless run takes our hook program (Codex reads its own hooks files)
+
+
+CLAUDE_EVENTS = (("PreToolUse", "*", TOOL_TIMEOUT_S), ("PostToolUse", "*", TOOL_TIMEOUT_S),
+                 ("PostToolUseFailure", "*", TOOL_TIMEOUT_S), ("Stop", None, STOP_TIMEOUT_S))
+# Claude's "*" matches every tool; Codex's matcher is a regex: none matches all.
+CODEX_EVENTS = (("PreToolUse", None, TOOL_TIMEOUT_S), ("PostToolUse", None, TOOL_TIMEOUT_S), ("Stop", None, STOP_TIMEOUT_S))
+
+_P, _I, _H, _S = "strict_loop.harness.payloads:", "strict_loop.harness.install:", "strict_loop.harness.headless:", \
+    "strict_loop.harness.streams:"
+
+HARNESSES: dict[str, Harness] = {
+    "claude": Harness(
+        "claude", "Claude Code", CLAUDE_EVENTS, _P + "claude_turn", _P + "hook_specific_context", _P + "hook_specific_deny",
+        _I + "plan_claude", "project", _H + "claude_argv", _S + "ClaudeAdapter",
+        stop_restarts_on_new_turn=True, resumes_sessions=True, reports_cost=True, hooks_in_headless=True),
+    "codex": Harness(
+        "codex", "Codex CLI", CODEX_EVENTS, _P + "codex_turn", _P + "hook_specific_context", _P + "hook_specific_deny",
+        _I + "plan_codex", "project", _H + "codex_argv", _S + "CodexAdapter",
+        stop_restarts_on_new_turn=False, resumes_sessions=True, reports_cost=False, hooks_in_headless=False),
+    "hermes": Harness(
+        "hermes", "Hermes Agent", (), _P + "hermes_turn", _P + "hermes_context", _P + "hermes_deny",
+        _I + "plan_hermes", "user", _H + "hermes_argv", _S + "HermesAdapter",
+        stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=True, hooks_in_headless=True),
+}
+"""Every harness, by name. Hermes's hooks are its plugin's (integrations/hermes/), so it lists no hook events."""
+
+
+
+def names() -> tuple[str, ...]:
+    """The harness names, for command-line choices."""
+    return tuple(HARNESSES)
+
+
+def get(name: str) -> Harness:
+    """The harness called ``name``; KeyError names the known ones."""
+    try:
+        return HARNESSES[name]
+    except KeyError:
+        raise KeyError(f"unknown harness {name!r} (known: {', '.join(HARNESSES)})") from None
+
+
+def register(harness: Harness) -> None:
+    """Add (or replace) a harness: a fourth harness needs this row and the functions it names, nothing else."""
+    HARNESSES[harness.name] = harness
+
+
+def resolve(ref: str) -> Any:
+    """The object a ``"module:attribute"`` reference names, imported now."""
+    module, _, attribute = ref.partition(":")
+    return getattr(import_module(module), attribute)
