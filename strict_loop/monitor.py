@@ -19,6 +19,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import fingerprint as fp
+from . import spiral_catalog as catalog
 from .settings import MonitorSettings
 from .spiral import Signal, SpiralDetector, TurnFacts, facts
 from .turns import Turn
@@ -134,7 +135,7 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
     action: Action = "none"
     if state.level == 0:
         action = "whisper"
-    else:
+    elif any(s.escalate for s in signals):  # a patient wait whispers once and climbs only after a long stretch
         state.firings_at_level += 1
         needed = settings.second_whisper_after if state.level == 1 else settings.pause_after
         if state.firings_at_level >= needed:
@@ -207,25 +208,12 @@ def _failure_class(state: MonitorState, signals: list[Signal]) -> Optional[fp.Fa
 
 
 def _remedy(state: MonitorState, signals: list[Signal]) -> str:
-    cls = _failure_class(state, signals)
+    """The remedy that fits the pattern that fired (``spiral_catalog``); a recognised failure class's own remedy for failures."""
+    kinds = {s.kind for s in signals}
+    cls = _failure_class(state, signals) if kinds & catalog.FAILURE_CLASS_FIRST else None
     if cls:
         return f"This looks like a {cls.name} problem: {cls.remedy}."
-    kinds = {s.kind for s in signals}
-    if kinds & {"identical_calls", "equivalent_outcomes"}:
-        return "Repeating the same action will give the same result: read the output once more and change the approach, not the details."
-    if "error_cycle" in kinds:
-        return "Each variation fails on something another one needed: no ordering of the same steps will work; change the plan."
-    if "alternation" in kinds:
-        return "You are cycling through the same steps: write down what each step showed and pick a step you have not tried."
-    if "file_oscillation" in kinds:
-        return "Stop patching the file piecemeal: re-read the whole region and write it once, completely, then verify."
-    if "repeated_error" in kinds:
-        return "The error does not depend on what you keep varying: find out what causes it (read the message and the code it names) before another attempt."
-    if "monologue" in kinds:
-        return "Take an action (run, read or edit something) instead of reasoning further without tools."
-    if "score_drop" in kinds:
-        return "The verifier score is falling: go back to the last change that raised it."
-    return "Step back, state what you know and what you have tried, and choose a different approach."
+    return catalog.remedy(kinds)
 
 
 def _varied(state: MonitorState, main: Signal) -> str:
@@ -260,7 +248,10 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
     others = list(dict.fromkeys(s.evidence for s in signals[1:3] if not set(s.turns) <= set(main.turns)))
     if others:
         parts.append("Also: " + "; ".join(others) + ".")
-    cls = _failure_class(state, signals)
+    missing = next((f.missing for f in state.window if f.i in set(main.turns) and f.missing), None)
+    if missing:
+        parts.append(f"Missing {missing}: the output says it was not found.")
+    cls = _failure_class(state, signals) if {s.kind for s in signals} & catalog.FAILURE_CLASS_FIRST else None
     if cls:
         parts.append(f"This looks like a {cls.name} problem.")
     if state.whispers:
