@@ -27,7 +27,7 @@ from .turns import Turn
 
 Kind = Literal["write", "read", "search", "run", "message", "invalid", "person", "other"]
 Progress = Literal["new output", "fewer failures", "higher score", "new file content", "new lines paged in", "check passes",
-                   "different failure"]
+                   "different failure", "a new request"]
 """'new file content' is no longer made (an edit is an attempt); it stays so that older monitor.json files load."""
 
 
@@ -65,6 +65,7 @@ class TurnFacts(BaseModel):
     polls: int = Field(0, description="unchanged polls of a running job in a row, this one included")
     since: Optional[float] = Field(None, description="when those polls began (epoch seconds, from Turn.ts)")
     ts: Optional[float] = None
+    asks: Optional[str] = Field(None, description="digest of what a person asked for here (not a complaint): new direction")
     edit: Optional[str] = Field(None, description="digest of path + (removed, added) of a replacing edit")
     undo: Optional[str] = Field(None, description="digest of the edit that would undo this one")
 
@@ -226,6 +227,8 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
         return "fewer failures"
     if f.verdict == "pass" and not any(e.verdict == "pass" and e.sig == f.sig and e.out == f.out for e in window):
         return "check passes"
+    if f.asks is not None and f.asks not in {e.asks for e in window}:
+        return "a new request"
     if f.verdict == "fail" and f.actor == "agent":
         failed = {e.fsig for e in window if e.verdict == "fail"}
         return "different failure" if failed and f.fsig not in failed else None
@@ -330,9 +333,12 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     if unknown:  # lost content is never the same as anything: each such turn gets digests of its own
         sig = asig = out_digest = fp.digest(f"unknown\0{index}\0{turn.tool}")
         lines = []
+    elif outcomes.clipped(turn.output):  # its middle is unknown: the output is never 'the same' (its lines still count)
+        out_digest = fp.digest(f"clipped\0{index}\0{out_digest}")
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
     verdict, said = _outcome(turn, kind, failed, line)
+    words = outcomes.person_text(turn.tool, turn.actor, turn.output) if verdict is None else None
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
         i=index, tool=turn.tool, kind=kind, sig=sig, asig=asig, step=_step(turn, kind, paths, sig),
@@ -347,6 +353,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         fsig=fp.digest(err if (verdict == "fail" and err and said == line) else fp.loose(said)) if verdict == "fail" and said else None,
         ftext=fp.readable(said) if verdict == "fail" and said else None,
         missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None, edit=edit, undo=undo,
+        asks=fp.digest(fp.loose(words)) if words and words.strip() else None,
     )
     f.polls, f.since = _polls(turn, f, window)
     outputs: dict[str, set[str]] = {}

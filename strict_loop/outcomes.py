@@ -103,6 +103,14 @@ def unknown_content(kind: str, args: dict[str, Any], output: str) -> bool:
     return False
 
 
+_CLIPPED = re.compile(r"\.\.\.\[(?:clipped|truncated) \d+ char|<response clipped>")
+
+
+def clipped(output: str) -> bool:
+    """Whether part of the output was cut (a clipping marker): what was cut is unknown."""
+    return "..." in output and bool(_CLIPPED.search(output)) or "<response clipped>" in output
+
+
 def running(output: str) -> bool:
     return bool(RUNNING.search(output))
 

@@ -56,6 +56,17 @@ def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
     return state is not None and len(states) >= 2 and state in states[:-1] and state != states[-1]
 
 
+def _since_written(w: list[TurnFacts]) -> list[TurnFacts]:
+    """For a read, the turns since a file it reads was last written: reading back what was just written is a new look."""
+    cur = w[-1]
+    if cur.kind != "read" or not cur.paths:
+        return w
+    for k in range(len(w) - 2, -1, -1):
+        if w[k].kind == "write" and set(w[k].paths) & set(cur.paths):
+            return w[k + 1:]
+    return w
+
+
 def _reset(last: Optional[TurnFacts]) -> str:
     return f" since turn {last.i} brought {last.prog}" if last is not None else ""
 
@@ -104,7 +115,7 @@ class SpiralDetector:
         cur = w[-1]
         if cur.kind in ("message", "person") or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same, last = since_progress([f for f in w[-self.t.identical_window:] if f.sig == cur.sig])
+        same, last = since_progress([f for f in _since_written(w[-self.t.identical_window:]) if f.sig == cur.sig])
         if len(same) < self.t.identical_repeats:
             return None
         if cur.kind != "write" and any(f.novel for f in same[1:]):
@@ -117,7 +128,7 @@ class SpiralDetector:
         cur = w[-1]
         if cur.kind in ("message", "person") or cur.novel or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same, last = since_progress([f for f in w[-self.t.equivalent_window:] if f.asig == cur.asig and f.out == cur.out])
+        same, last = since_progress([f for f in _since_written(w[-self.t.equivalent_window:]) if f.asig == cur.asig and f.out == cur.out])
         if len(same) < self.t.equivalent_repeats:
             return None
         return Signal(kind="equivalent_outcomes", turns=[f.i for f in same],
