@@ -310,7 +310,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     ambient = frozenset(d for f in window if not f.failed for d in f.lines) if failed else frozenset()
     line = fp.error_line(turn.output, ambient) if failed else None
     err = fp.error_fingerprint(turn.output, ambient) if failed else None
-    if failed and line is None and outcomes.last_line(turn.output):  # a one-line failure says what it is
+    if failed and line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2:  # a one-line failure says what it is
         line = outcomes.last_line(turn.output)[:300]
         err = err or f"error: {fp.loose(line)[:200]}"
     if kind == "invalid":  # the harness rejected the action: its message is the error

@@ -167,7 +167,7 @@ class SpiralDetector:
             return Signal(kind="repeated_error", turns=[f.i for f in runs], failure_class=cur.fclass,
                           evidence=f"`{cur.action}` failed the same way on each of its last {len(runs)} runs "
                                    f"({cur.etext}){meanwhile}")
-        if cur.novel:
+        if cur.novel and cur.err not in {f.err for f in w[:-1]}:  # news, unless only the details of a known error changed
             return None
         recent = w[-self.t.error_window:]
         # A success of the same kind of action (an accepted edit, a passing run) means things moved.
