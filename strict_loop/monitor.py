@@ -221,6 +221,11 @@ def _varied(state: MonitorState, main: Signal) -> str:
     involved = [f for f in state.window if f.i in set(main.turns)]
     if not involved:
         return ""
+    if main.kind == "same_failure":  # what was attempted is the edits between the checks, and what did not change is the failure
+        edits = [f for f in state.window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
+        paths = list(dict.fromkeys(p for f in edits for p in f.paths)) or ["files"]
+        return (f"the agent made {len(edits)} edit(s) ({', '.join(paths[:4])}) and the failure stayed the same: "
+                f"{involved[-1].ftext}")
     actions = list(dict.fromkeys(f.action for f in involved))
     if len({f.sig for f in involved}) <= 1:
         return f"the agent repeated the identical action ({involved[-1].action})"

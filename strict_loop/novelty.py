@@ -91,6 +91,7 @@ SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
 _CHAIN = re.compile(r"&&|\|\||;")
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
+_MARKER = re.compile(r"^(?:E|>)\s+")
 NOVEL_LINES = 3
 """How many never-seen output lines make a turn carry new information (all of them, for a shorter output)."""
 SELF_TALK = re.compile(
@@ -338,6 +339,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
     verdict, said = _outcome(turn, kind, failed, line)
+    said = _MARKER.sub("", said.strip()) if verdict == "fail" and said else None  # pytest's 'E   ' is not part of the failure
     words = outcomes.person_text(turn.tool, turn.actor, turn.output) if verdict is None else None
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
@@ -350,8 +352,8 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         paths=paths, fstate=fstate or whole, talk=bool(SELF_TALK.search(turn.thought)),
         score=turn.score if turn.score is not None else _score(turn.output, failed), fails=_failing_count(turn.output),
         brief=_brief(turn, kind, failed, line), actor=turn.actor, verdict=verdict, unknown=unknown, ts=_epoch(turn.ts),
-        fsig=fp.digest(err if (verdict == "fail" and err and said == line) else fp.loose(said)) if verdict == "fail" and said else None,
-        ftext=fp.readable(said) if verdict == "fail" and said else None,
+        fsig=fp.digest(fp.error_fingerprint(said) or fp.loose(said)) if said else None,
+        ftext=fp.readable(said) if said else None,
         missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None, edit=edit, undo=undo,
         asks=fp.digest(fp.loose(words)) if words and words.strip() else None,
     )
