@@ -107,7 +107,7 @@ def cost(corpora: list[Path], total: int) -> None:
         ws.init_state(task_id="cost", goal="cost", global_stop_condition="never",
                       monitor={"thresholds": {"identical_repeats": 20, "equivalent_repeats": 20, "error_repeats": 20,
                                               "command_repeats": 20, "self_talk_hits": 10, "score_drops": 10,
-                                              "monologue_turns": 20, "error_rate": 1.0}})
+                                              "monologue_turns": 20, "error_rate": 1.0, "failure_repeats": 20, "poll_whisper": 500}})
         eval_ms: dict[int, list[float]] = defaultdict(list)
         append_ms: dict[int, list[float]] = defaultdict(list)
         state = MonitorState()

@@ -196,3 +196,20 @@ def test_old_monitor_json_still_loads_and_the_state_stays_bounded():
     for turn in polls(300, 3)[1:] + edit_thrash("npm") * 40:
         state, _, _ = observe(state, Turn.model_validate(turn), settings)
     assert len(state.window) <= 50 and len(state.model_dump_json()) < 120_000
+
+
+def test_a_person_turn_is_recorded_with_its_actor_and_counts_as_a_failed_check(ws_dir):
+    from strict_loop import Workspace
+
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="t", goal="g", global_stop_condition="c")
+    for k in range(3):
+        ws.append_event(task_id="t", kind="tool_call", message="edit", data=write("src/export.py", k))
+        ws.append_event(task_id="t", kind="tool_call", message="person", data=person("the export is still truncated"))
+    import json
+
+    lines = ws.task_paths("t").events.read_text().splitlines()
+    recorded = [json.loads(line) for line in lines if '"tool_call"' in line]
+    assert recorded[-1]["data"]["actor"] == "person" and recorded[-2]["data"].get("actor", "agent") == "agent"
+    v = ws.detect_spiral(task_id="t")
+    assert v.detected and v.signals[0].kind == "same_failure"
