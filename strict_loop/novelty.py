@@ -300,6 +300,28 @@ def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Opti
     return 1, f.ts
 
 
+def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, str, str, list[str]]:
+    """The call's exact and loose digests, its output's digest and line digests. Unknown content gets digests of its own
+    (never 'the same' as anything); a clipped output's middle is unknown, so its digest is its own too (its lines count)."""
+    canonical = fp.canonical_args(turn.args)
+    if kind == "write":  # a write's output echoes the file it changed: compare it loosely (line numbers move)
+        loose_text, lines = fp.loose_with_lines(turn.output)
+        out_digest = fp.digest(loose_text)
+        # Two edits are equivalent only if they write the same text (wherever in the file).
+        asig = fp.digest(turn.tool + "\0" + _LINE_RANGE.sub("<range>", " ".join(canonical.split())))
+    else:
+        strict_text, lines = fp.strict_with_lines(turn.output)
+        out_digest = fp.digest(strict_text)
+        asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
+    sig = fp.digest(turn.tool + "\0" + canonical)
+    if unknown:
+        own = fp.digest(f"unknown\0{index}\0{turn.tool}")
+        return own, own, own, []
+    if outcomes.clipped(turn.output):
+        out_digest = fp.digest(f"clipped\0{index}\0{out_digest}")
+    return sig, asig, out_digest, lines
+
+
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
     """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
@@ -318,24 +340,8 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         line = next((ln for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
         err = f"rejected by the harness: {fp.loose(line)[:160]}"
     fclass = fp.classify([turn.output]) if failed else None
-    canonical = fp.canonical_args(turn.args)
     unknown = outcomes.unknown_content(kind, turn.args, turn.output)
-    # A write's output echoes the file it changed: compare it loosely (line numbers move).
-    if kind == "write":
-        loose_text, lines = fp.loose_with_lines(turn.output)
-        out_digest = fp.digest(loose_text)
-        # Two edits are equivalent only if they write the same text (wherever in the file).
-        asig = fp.digest(turn.tool + "\0" + _LINE_RANGE.sub("<range>", " ".join(canonical.split())))
-    else:
-        strict_text, lines = fp.strict_with_lines(turn.output)
-        out_digest = fp.digest(strict_text)
-        asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
-    sig = fp.digest(turn.tool + "\0" + canonical)
-    if unknown:  # lost content is never the same as anything: each such turn gets digests of its own
-        sig = asig = out_digest = fp.digest(f"unknown\0{index}\0{turn.tool}")
-        lines = []
-    elif outcomes.clipped(turn.output):  # its middle is unknown: the output is never 'the same' (its lines still count)
-        out_digest = fp.digest(f"clipped\0{index}\0{out_digest}")
+    sig, asig, out_digest, lines = _digests(turn, kind, index, unknown)
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
     verdict, said = _outcome(turn, kind, failed, line)
