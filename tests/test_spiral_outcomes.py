@@ -109,7 +109,7 @@ def test_long_polls_of_a_live_job_whisper_late_with_wait_advice():
 @pytest.mark.parametrize("every_s, pauses", [(3, False), (60, True), (None, True)])
 def test_polls_pause_only_after_a_long_stretch_in_turns_and_in_time(every_s, pauses):
     t = MonitorSettings().thresholds
-    verdict, steps = play(polls(t.poll_pause + 5, every_s))
+    _, steps = play(polls(t.poll_pause + 5, every_s))
     assert ("pause" in [a for _, a, _ in steps]) is pauses  # 45 polls 3 s apart: a long build, never paused for being long
     if pauses:
         assert min(i for i, a, _ in steps if a != "whisper") >= t.poll_pause
