@@ -39,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from strict_loop import Workspace
-from strict_loop.harness import daemon
+from strict_loop.harness import daemon as hookd
 from strict_loop.harness import handler  # noqa: E402
 
 
@@ -91,7 +91,7 @@ def _warm(exe: str, ws: Path) -> int:
     """Start the workspace's daemon (the first hook call does) and wait until it answers; its pid."""
     _time([exe, "hook", "claude"], _payload("PostToolUse", ws, -1), ws, daemon=True)
     for _ in range(100):
-        found = daemon.status(str(ws))
+        found = hookd.status(str(ws))
         if found:
             return int(found["pid"])
         time.sleep(0.1)
@@ -109,7 +109,7 @@ def main() -> None:
         pids = [_warm(exe, ws["daemon"]), _warm(exe, ws["paused-daemon"])]
         try:
             times = _run(args.runs, exe, python, ws)
-            served = [daemon.status(str(ws[name])) for name in ("daemon", "paused-daemon")]
+            served = [hookd.status(str(ws[name])) for name in ("daemon", "paused-daemon")]
         finally:
             for pid in pids:
                 with contextlib.suppress(OSError):

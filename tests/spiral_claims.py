@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from strict_loop import fingerprint as fp
-from strict_loop.monitor import SpiralVerdict, replay
-from strict_loop.spiral import TurnFacts, facts
+from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import outcomes
+from strict_loop.model.monitoring import SpiralVerdict
+from strict_loop.monitor.ladder import replay
+from strict_loop.model.monitoring import TurnFacts
+from strict_loop.monitor.spiral import facts
 from strict_loop.model.turns import Turn
 
 PLACEHOLDER = re.compile(r"<(?:q|n|hex|ts|time|addr|uuid|tmp|dur|size|pod|range)>")
@@ -36,9 +39,45 @@ def said_in(error: str, output: str) -> bool:
     return any(error in fp.readable(line, 10_000) for line in output.splitlines())
 
 
+def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
+    """Whether a failure named by the monitor is what the turn says: an output line, an editor diagnostic ('file: message'),
+    or a person's complaint in their own words. ``loosely``: the same failure with other numbers (a line that moved)."""
+    output = turn.get("output", "")
+    if failure == outcomes.PERSON_SAYS_FAILS:
+        return bool(outcomes.COMPLAINT.search(output) or "denied" in output)
+    if said_in(failure, output) or (loosely and fp.loose(failure) in fp.loose(output)):
+        return True
+    where, _, message = failure.partition(": ")
+    return bool(message) and where in output and failure_said(message, turn, loosely)
+
+
+def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
+    """The claims of the outcome signals (same failure after edits, stalled polls, repeated reverts, missing things)."""
+    checked = []
+    if m := re.search(r"(?:failed the same way|reported the same failure) (\d+) times \((.*)\) while (\d+) edit\(s\)(?: to (.*?))? between", evidence):
+        assert int(m.group(1)) == len(involved) and all(f.verdict == "fail" for f in involved) and len({f.fsig for f in involved}) == 1
+        assert failure_said(m.group(2), turns[involved[-1].i]), (m.group(2), turns[involved[-1].i]["output"][:300])
+        assert all(failure_said(m.group(2), turns[f.i], loosely=True) for f in involved)
+        edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
+        assert int(m.group(3)) == len(edits) > 0
+        named = [p for p in (m.group(4) or "").replace(" and more", "").split(", ") if p]
+        assert all(any(p in f.paths for f in edits) for p in named), (named, [f.paths for f in edits])
+        checked.append("same failure")
+    if m := re.search(r"a running job was polled (\d+) times in a row", evidence):
+        assert int(m.group(1)) >= len(involved) > 1 and len({f.sig for f in involved}) == 1 and len({f.out for f in involved}) == 1
+        assert all(outcomes.running(turns[f.i].get("output", "")) for f in involved)
+        checked.append("polled")
+    if m := re.search(r"was put back to an earlier version (\d+) times \(turns ([\d, ]+)\)", evidence):
+        listed = [int(x) for x in m.group(2).split(", ")]
+        assert int(m.group(1)) == len(listed) and all(window[i].kind == "write" for i in listed)
+        assert all(window[i].undo in {e.edit for e in window[:i]} or window[i].fstate for i in listed)
+        checked.append("reverted")
+    return checked
+
+
 def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
     """The claims of one signal's evidence, checked against the turns that signal names."""
-    checked = []
+    checked = check_outcomes(evidence, involved, window, turns)
     if m := re.search(r"the identical call was made (\d+) times", evidence):
         assert int(m.group(1)) == len(involved) and len({f.sig for f in involved}) == 1
         checked.append("identical")
@@ -98,6 +137,14 @@ def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
     if m := re.search(r"Recurring error: (.*?)\.(?: [A-Z]|$)", d):
         assert sum(said_in(m.group(1), t.get("output", "")) for t in turns) >= 2
         checked.append("recurring")
+    if m := re.search(r"the agent made (\d+) edit\(s\) \((.*?)\) and the failure stayed the same: (.*?)\.(?: [A-Z]|$)", d):
+        edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
+        assert int(m.group(1)) == len(edits) and all(any(p in f.paths for f in edits) for p in m.group(2).split(", ") if p != "files")
+        assert failure_said(m.group(3), turns[involved[-1].i])
+        checked.append("edited")
+    if m := re.search(r"Missing (module|program|file) (\S+): the output says it was not found", d):
+        assert any(m.group(2) in turns[f.i].get("output", "") for f in involved), m.group(0)
+        checked.append("missing")
     if m := re.search(r"Already suggested (\d+) time\(s\) \(turns ([\d, ]+)\)", d):
         assert len(m.group(2).split(", ")) == int(m.group(1))
         checked.append("suggested")

@@ -65,7 +65,7 @@ def test_no_code_changing_is_claimed_unless_files_changed():
     quiet, _ = fired(STUCK["same command, nothing changed"])
     assert "kept changing" not in quiet.diagnosis
     busy, _ = fired(STUCK["same command, edits between"])
-    assert "changed files" in busy.diagnosis and "no file changed" not in busy.diagnosis
+    assert ("changed files" in busy.diagnosis or "edit(s)" in busy.diagnosis) and "no file changed" not in busy.diagnosis
 
 
 def test_the_varied_count_matches_the_list():
@@ -100,14 +100,14 @@ def test_detect_spiral_while_paused_names_the_pause_turn_and_says_the_diagnosis_
     ("FAILED t.py::test_x - Failed: DID NOT RAISE <class 'pkg.errors.ParseError'>", "FAILED t.py::test_x - Failed: did not raise ParseError"),
 ])
 def test_error_lines_are_said_as_a_person_reads_them(line, said):
-    from strict_loop import fingerprint as fp
+    from strict_loop.monitor import fingerprint as fp
 
     assert fp.readable(line) == said
     assert not fp.error_fingerprint(line).startswith("ValueError")  # an exception expected, not raised
 
 
 def test_fingerprints_add_no_type_prefix_a_line_already_has():
-    from strict_loop import fingerprint as fp
+    from strict_loop.monitor import fingerprint as fp
 
     assert fp.error_fingerprint("IndexError: list index out of range") == "IndexError: list index out of range"
     assert fp.error_fingerprint("x = f()  # raises KeyError: 'a'").startswith("KeyError: ")

@@ -4,4 +4,4 @@
 It may import import ``base``, ``model``, ``monitor`` and ``storage``.
 """
 
-__all__ = ['channels', 'outbox', 'send', 'worker']
+__all__ = ["channels", "outbox", "send", "worker"]

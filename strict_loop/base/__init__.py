@@ -3,4 +3,4 @@
 Imports: Standard library only (no pydantic): the harness hook's fast path imports from here alone.
 """
 
-__all__ = ['clipping', 'errors', 'fsio', 'interrupts', 'jsontext', 'layout', 'masking', 'skillfiles', 'timefmt']
+__all__ = ["clipping", "errors", "fsio", "interrupts", "jsontext", "layout", "masking", "skillfiles", "timefmt"]

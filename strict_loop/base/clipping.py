@@ -16,7 +16,7 @@ MAX_ARGS_CHARS = 16000
 MAX_ARG_CHARS = 2000
 TURN_DATA_BUDGET = 56 * 1024
 """Bytes (as JSON) a clipped turn stays under: below the 64 KiB cap on event data, with room for the event's own fields."""
-TURN_FIELDS = ("tool", "args", "output", "error", "exit_code", "thought", "paths", "score", "ts")
+TURN_FIELDS = ("tool", "args", "output", "error", "exit_code", "thought", "paths", "score", "ts", "actor")
 
 
 def clip(text: str, cap: int = MAX_TURN_TEXT) -> str:

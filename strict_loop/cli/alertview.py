@@ -49,7 +49,7 @@ def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
     """Every channel of the task's alerts not yet delivered back to pending (attempts from 0), queued for the worker.
 
     A person's explicit step: the text sent is the one alerts.jsonl holds (shown by ``strict-loop alerts`` first)."""
-    from strict_loop.monitor import resume_command
+    from strict_loop.monitor.ladder import resume_command
 
     store = ws._store(task_id)
     with store.locked():

@@ -241,7 +241,7 @@ def _run_schemas(a: argparse.Namespace) -> int:
 
 
 def _replay(path: Path, as_json: bool) -> int:
-    from strict_loop.monitor import replay
+    from strict_loop.monitor.ladder import replay
     from strict_loop.model.turns import Turn, read_turns
 
     turns = [validate_input(Turn, t, f"{path.name} line {i + 1}") for i, t in enumerate(read_turns(path))]

@@ -16,7 +16,7 @@ from strict_loop.base.skillfiles import schema_dir
 from strict_loop.experiments.remedies import WatchSettings
 from strict_loop.model.records import EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import Alert, MonitorState
+from strict_loop.model.monitoring import Alert, MonitorState
 
 __all__ = ["DOCUMENTS", "SCHEMA_DIR", "generate", "render", "write_all"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Mapping, Optional
 
-from strict_loop import monitor
+from strict_loop.monitor import ladder
 from strict_loop.experiments import joblog
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError, validate_input
@@ -30,7 +30,7 @@ from strict_loop.experiments.jobrun import RunOutcome, run_job
 from strict_loop.experiments.joblog import Progress
 from strict_loop.loop.recording import record_turn
 from strict_loop.experiments.remedies import Decision, RemedyState, WatchSettings, decide, substitute
-from strict_loop.spiral import Signal
+from strict_loop.model.monitoring import Signal
 from strict_loop.base.interrupts import StopSignals
 from strict_loop.loop.monitoring import TaskSupervision
 from strict_loop.base.timefmt import now_iso
@@ -104,7 +104,7 @@ class Watch:
         sup = TaskSupervision(self.store, self.root)
         if sup.paused():
             raise LoopError("watch", f"task '{self.store.task_id}' is paused by the progress monitor",
-                            f"a person answers the pause first: {monitor.resume_command(self.root, self.store.task_id)}")
+                            f"a person answers the pause first: {ladder.resume_command(self.root, self.store.task_id)}")
         if self.store.load().status == "completed":  # its remedies could not be recorded as rounds
             raise LoopError("watch.task_id", f"task '{self.store.task_id}' is completed",
                             "watch the job for a running task (init_state a new one)")
@@ -210,17 +210,17 @@ class Watch:
                              progress="none", skip_checks=True, evidence=[f"log: {log}"])
 
     def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:
-        """Pause the task as the progress monitor does (monitor.json, spiral.paused, the status line) and alert a person."""
+        """Pause the task as the progress monitor does (ladder.json, spiral.paused, the status line) and alert a person."""
         sup = TaskSupervision(self.store, self.root)
         kind = KINDS[failure.kind]
         diag = f"strict-loop watch: {failure.summary()}. {reason}."
         with self.store.locked():
             mon = sup.load()
             turn = max(0, mon.turns - 1)
-            mon = monitor.paused(mon, turn, [Signal(kind="repeated_error", turns=[turn], evidence=diag[:600])])
+            mon = ladder.paused(mon, turn, [Signal(kind="repeated_error", turns=[turn], evidence=diag[:600])])
             sup.save(mon, sync=True)
             alert = sup.record_pause(mon, diag, [f"run {i + 1}: {k}" for i, k in enumerate(result.failures)][-5:],
-                                     f"{kind.advice}; then {monitor.resume_command(self.root, self.store.task_id)}",
+                                     f"{kind.advice}; then {ladder.resume_command(self.root, self.store.task_id)}",
                                      f"paused by watch: {diag[:500]}",
                                      {"source": "watch", "failure": failure.kind, "details": failure.details})
         sup.raise_alert(alert, self.env)

@@ -215,13 +215,13 @@ def _same_inode(path: Path, inode: int) -> bool:
 
 def _warm_up() -> None:
     """Import what recording a turn needs now, so the first request pays nothing for it."""
-    from strict_loop import monitor
+    from strict_loop.monitor import ladder
     from strict_loop.alerts import channels
     from strict_loop.harness import handler
     from strict_loop.loop import recording
     from strict_loop.loop import monitoring  # alerts: on a pause
 
-    del channels, handler, monitor, recording, monitoring
+    del channels, handler, ladder, recording, monitoring
 
 
 def status(root_arg: str) -> Optional[dict[str, Any]]:

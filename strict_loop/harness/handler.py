@@ -225,7 +225,7 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
     if event.phase == "pre":
         if not supervision.paused() or payloads.reads_loop_state(event, _own_executable()):
             return None
-        from strict_loop.monitor import diagnosis, resume_command
+        from strict_loop.monitor.ladder import diagnosis, resume_command
 
         reason = payloads.pause_reason(diagnosis(supervision.load()), resume_command(root, store.task_id))
         return payloads.deny_output(event, reason)

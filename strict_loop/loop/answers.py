@@ -8,7 +8,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, TypeVar
 
-from strict_loop.monitor import SpiralVerdict, Supervisor, supervisor_lines
+from strict_loop.model.monitoring import SpiralVerdict, MonitorView
+from strict_loop.monitor.ladder import supervisor_lines
 from strict_loop.model.results import (
     CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, StopResult, TaskSummary, TaskView,
     TrustResult,
@@ -18,7 +19,7 @@ from strict_loop.base.timefmt import human_duration
 R = TypeVar("R")
 
 
-def with_supervisor(text: str, sup: Supervisor) -> str:
+def with_supervisor(text: str, sup: MonitorView) -> str:
     """``text`` with the monitor's pause order on top and its whispers and notices below; unchanged when it is quiet."""
     head, tail = supervisor_lines(sup)
     return "\n".join(head + [text] + tail)

@@ -1,7 +1,7 @@
-"""The progress monitor's I/O for one task: monitor.json, turn observation, alerts, and a person's resume.
+"""The progress monitor's I/O for one task: ladder.json, turn observation, alerts, and a person's resume.
 
-The decisions are pure (``monitor.py`` over ``spiral.py``); this module keeps
-their state in ``monitor.json`` (rebuilt from the event ledger if damaged),
+The decisions are pure (``ladder.py`` over ``spiral.py``); this module keeps
+their state in ``ladder.json`` (rebuilt from the event ledger if damaged),
 writes the ladder's steps as events, delivers alerts, and carries out the
 answers to a pause.
 """
@@ -13,13 +13,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
-from strict_loop import monitor
+from strict_loop.monitor import ladder
 from strict_loop.base.errors import LoopError, StateDamaged, validate_input
 from strict_loop.model.fields import parse_json
 from strict_loop.base.fsio import atomic_write, read_own
-from strict_loop.monitor import Alert, MonitorState, Supervisor
+from strict_loop.model.monitoring import Alert, MonitorState, MonitorView
 from strict_loop.model.settings import MONITOR_PROFILES, MonitorSettings
-from strict_loop.spiral import turn_paths
+from strict_loop.monitor.spiral import turn_paths
 from strict_loop.storage.store import TaskStore
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.turns import Turn
@@ -45,7 +45,7 @@ class TaskSupervision:
         return self._settings if self._settings is not None else self.store.load().contract.monitor
 
     def load(self) -> MonitorState:
-        """monitor.json, or a rebuilt one (from the recent tool_call events) if it is missing or damaged."""
+        """ladder.json, or a rebuilt one (from the recent tool_call events) if it is missing or damaged."""
         path = self.store.paths.monitor
         try:
             data = read_own(path)  # never through a link, never a FIFO (a cloned repo may carry either)
@@ -66,11 +66,11 @@ class TaskSupervision:
             data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
             if ev.get("kind") == "tool_call":
                 try:
-                    mon, _, _ = monitor.observe(mon, Turn.model_validate(data), settings)
+                    mon, _, _ = ladder.observe(mon, Turn.model_validate(data), settings)
                 except ValueError:
                     continue
             elif ev.get("kind") == "spiral.resumed":
-                monitor.lift_pause(mon)
+                ladder.lift_pause(mon)
                 for kind in data.get("muted", []):
                     mon.muted_until[str(kind)] = mon.turns + settings.cooldown_turns
                 mon.notice = str(data["notice"]) if data.get("notice") else None
@@ -86,22 +86,22 @@ class TaskSupervision:
     def paused(self) -> bool:
         return self.store.paths.monitor.exists() and self.load().paused
 
-    def view(self, mon: Optional[MonitorState] = None, diagnosed: bool = False) -> Supervisor:
+    def view(self, mon: Optional[MonitorState] = None, diagnosed: bool = False) -> MonitorView:
         """What rides on the agent's tool results (recent whispers, the pause order, a person's notice); read-only.
-        ``diagnosed``: for a result that carries the diagnosis itself (``monitor.supervisor_view``)."""
+        ``diagnosed``: for a result that carries the diagnosis itself (``ladder.supervisor_view``)."""
         if mon is None:
             if not self.store.paths.monitor.exists():
-                return Supervisor()
+                return MonitorView()
             mon = self.load()
         if not (mon.paused or mon.whispers or mon.notice):
-            return Supervisor()
-        return monitor.supervisor_view(mon, self.settings(), monitor.resume_command(self.root, self.store.task_id), diagnosed)
+            return MonitorView()
+        return ladder.supervisor_view(mon, self.settings(), ladder.resume_command(self.root, self.store.task_id), diagnosed)
 
-    def deliver(self) -> Supervisor:
+    def deliver(self) -> MonitorView:
         """The supervisor for the result of an operation (caller holds the lock): like ``view``, but a pending notice
-        from a person's resume is handed over this once; monitor.json and the ledger record that it was."""
+        from a person's resume is handed over this once; ladder.json and the ledger record that it was."""
         if not self.store.paths.monitor.exists():
-            return Supervisor()
+            return MonitorView()
         mon = self.load()
         sup = self.view(mon)
         if mon.notice:
@@ -113,10 +113,10 @@ class TaskSupervision:
         """While paused no round is announced or recorded (caller holds the lock, so no resume slips in between)."""
         if not self.paused():
             return
-        diag = monitor.short_diagnosis(self.load())
+        diag = ladder.short_diagnosis(self.load())
         raise LoopError(operation, f"task '{self.store.task_id}' is paused by the progress monitor ({diag}); "
                                    "no round can be announced or recorded until a person answers the pause",
-                        f"stop and wait; a person must run: {monitor.resume_command(self.root, self.store.task_id)}")
+                        f"stop and wait; a person must run: {ladder.resume_command(self.root, self.store.task_id)}")
 
     def file_states(self, paths_in: list[str]) -> dict[str, str]:
         """Content digests of the files a turn touched, for those inside the workspace (small files only)."""
@@ -132,7 +132,7 @@ class TaskSupervision:
         return out
 
     def observe(self, turn: Turn) -> tuple[dict[str, Any], Optional[Alert]]:
-        """Evaluate one turn (caller holds the lock): update monitor.json, record ladder steps; returns the event data
+        """Evaluate one turn (caller holds the lock): update ladder.json, record ladder steps; returns the event data
         and the alert to raise (a pause). A whisper or the pause also refreshes latest-status.txt, so whoever watches
         it sees it at once."""
         _, data, alert = self.step(self.load(), turn, self.settings())
@@ -140,9 +140,9 @@ class TaskSupervision:
 
     def step(self, mon: MonitorState, turn: Turn, settings: MonitorSettings, *,
              save_quiet: bool = True) -> tuple[MonitorState, dict[str, Any], Optional[Alert]]:
-        """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves monitor.json unwritten
+        """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves ladder.json unwritten
         when the turn changed no ladder step (a batch writes it once at its end), a whisper or pause is always saved first."""
-        mon, action, signals = monitor.observe(mon, turn, settings, self.file_states(turn_paths(turn)))
+        mon, action, signals = ladder.observe(mon, turn, settings, self.file_states(turn_paths(turn)))
         index = mon.turns - 1
         if save_quiet or action != "none":
             self.save(mon, sync=action != "none")
@@ -154,14 +154,14 @@ class TaskSupervision:
             self.store.append_event("spiral.whisper", w.text, {"turn": index, "level": w.level, "signals": found})
             reports.write_status(self.store, self.store.load_current(), None, record=False, sup=self.view(mon))
         elif action == "pause":
-            diag = monitor.diagnosis(mon)
-            alert = self.record_pause(mon, diag, [f.brief for f in mon.window[-5:]], monitor.recommended_action(mon, signals),
+            diag = ladder.diagnosis(mon)
+            alert = self.record_pause(mon, diag, [f.brief for f in mon.window[-5:]], ladder.recommended_action(mon, signals),
                                       f"paused at turn {index}: {diag[:500]}")
         return mon, data, alert
 
     def record_pause(self, mon: MonitorState, diagnosis: str, recent: list[str], recommended_action: str, message: str,
                      extra: Optional[dict[str, Any]] = None) -> Alert:
-        """The ledger's side of a pause already in ``mon`` (caller holds the lock, monitor.json saved): the
+        """The ledger's side of a pause already in ``mon`` (caller holds the lock, ladder.json saved): the
         ``spiral.paused`` event, the status line, and the alert to raise after the lock."""
         turn = mon.paused_at if mon.paused_at is not None else max(0, mon.turns - 1)
         self.store.append_event("spiral.paused", message,
@@ -178,7 +178,7 @@ class TaskSupervision:
         from strict_loop.alerts import outbox
 
         outbox.enqueue(self.store, self.root, alert, os.environ if env is None else env, prefix="[SPIRALING]",
-                       resume=monitor.resume_command(self.root, self.store.task_id), event="spiral.alert")
+                       resume=ladder.resume_command(self.root, self.store.task_id), event="spiral.alert")
 
     def resume(self, req: ResumeInput) -> tuple[ResumeResult, bool]:
         """A person's answer to a pause (caller holds the lock); returns the result and whether the task ended."""
@@ -198,7 +198,7 @@ class TaskSupervision:
             handback = self.store.paths.root / "handback.md"
             atomic_write(handback, handback_markdown(state, mon, req.note, self.store.paths).encode())
             state.status, state.needs_human_input = "blocked", True
-            state.stop_reason = ("handed back to a person after the progress monitor paused the loop: " + monitor.diagnosis(mon))[:2000]
+            state.stop_reason = ("handed back to a person after the progress monitor paused the loop: " + ladder.diagnosis(mon))[:2000]
             state.updated_at = now_iso()
             self.store.save(state)
             result.handback_file = str(handback)
@@ -213,7 +213,7 @@ class TaskSupervision:
                 result.detail = f"resumed; {', '.join(kinds) or 'no signal'} muted for {cooldown} turns"
         if mon.whispers and mon.whispers[-1].adopted is None:
             mon.whispers[-1].adopted = False
-        monitor.lift_pause(mon)
+        ladder.lift_pause(mon)
         mon.notice = None if req.action == "hand-back" else _notice(req)
         self.save(mon, sync=True)
         self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",
@@ -241,7 +241,7 @@ class TaskSupervision:
             raise LoopError("resume.action", f"rollback refused: {exc}", "nothing was changed") from None
         except SnapshotRefused as exc:
             raise LoopError("resume.to", f"{exc}; nothing was changed",
-                            "pick another round; snapshots are taken after each round when monitor.snapshots is on "
+                            "pick another round; snapshots are taken after each round when ladder.snapshots is on "
                             "(or 'auto' in a git repository)") from None
         except SnapshotError as exc:
             raise LoopError("resume", f"rollback failed: {exc}", "see events.jsonl; nothing of the loop's history changed") from None

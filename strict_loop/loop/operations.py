@@ -42,7 +42,7 @@ from strict_loop.model.results import (
     TaskView,
     TrustResult,
 )
-from strict_loop.monitor import SpiralVerdict
+from strict_loop.model.monitoring import SpiralVerdict
 
 __all__ = ["EXIT_CONTINUE", "EXIT_PAUSED", "EXIT_SPIRAL", "OPERATIONS", "Operation", "by_name"]
 

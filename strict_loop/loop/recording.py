@@ -16,7 +16,7 @@ from strict_loop.alerts import outbox
 from strict_loop.base import masking
 from strict_loop.base.errors import validate_input
 from strict_loop.model.records import EventRecord
-from strict_loop.monitor import Supervisor
+from strict_loop.model.monitoring import MonitorView
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.storage.store import TaskStore
 from strict_loop.loop.monitoring import TaskSupervision
@@ -29,7 +29,7 @@ class Recorded:
     on the result (``supervisor``: as every operation's result, with a person's resume notice handed over once)."""
 
     event: EventRecord
-    supervisor: Supervisor
+    supervisor: MonitorView
     whisper: Optional[str] = None
     """The whisper this turn produced (None when the turn produced none, even while older ones are still fresh)."""
     pause: Optional[str] = None

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Optional
 from strict_loop.base.fsio import append_line, atomic_write, dumps_line
 from strict_loop.base.layout import TaskPaths
 from strict_loop.model.records import StatusRecord, StopReport, TaskState
-from strict_loop.monitor import MonitorState, Supervisor, diagnosis, supervisor_lines
+from strict_loop.model.monitoring import MonitorState, MonitorView
+from strict_loop.monitor.ladder import diagnosis, supervisor_lines
 from strict_loop.base.timefmt import human_duration, now_iso
 from strict_loop.storage.store import TaskStore
 
@@ -30,7 +31,7 @@ def recent_durations(state: TaskState, count: int = 5) -> list[float]:
     return [r.duration_s for r in state.recent_rounds if r.duration_s is not None][-count:]
 
 
-def status_record(state: TaskState, ts: str, label: Optional[str], sup: Optional[Supervisor] = None) -> StatusRecord:
+def status_record(state: TaskState, ts: str, label: Optional[str], sup: Optional[MonitorView] = None) -> StatusRecord:
     lim, cnt = state.contract.limits, state.counters
     recent = recent_durations(state)
     avg = sum(recent) / len(recent) if recent else None
@@ -55,10 +56,10 @@ def status_record(state: TaskState, ts: str, label: Optional[str], sup: Optional
     )
 
 
-def status_text(state: TaskState, rec: StatusRecord, sup: Optional[Supervisor] = None) -> str:
+def status_text(state: TaskState, rec: StatusRecord, sup: Optional[MonitorView] = None) -> str:
     lim = state.contract.limits
     tag = f" ({rec.label})" if rec.label else ""
-    head, tail = supervisor_lines(sup or Supervisor())
+    head, tail = supervisor_lines(sup or MonitorView())
     lines = head + [
         f"[strict-loop] {state.task_id}{tag} | {'PAUSED' if rec.paused else state.status} | iteration {rec.iteration} of "
         f"{rec.max_iterations} {progress_bar(rec.iteration, rec.max_iterations)} {rec.percent:g}%",
@@ -147,14 +148,14 @@ def handback_markdown(state: TaskState, mon: MonitorState, note: str, paths: Tas
     return "\n".join(lines)
 
 
-def write_status(store: TaskStore, state: TaskState, label: Optional[str], *, record: bool, sup: Optional[Supervisor] = None,
+def write_status(store: TaskStore, state: TaskState, label: Optional[str], *, record: bool, sup: Optional[MonitorView] = None,
                  sync: bool = True) -> StatusReport:
     """latest-status.txt and run-summary.md (with the monitor's pause or whispers); with ``record``, also a line in
     status-history.jsonl. ``sync`` off: both files are derived from state.json and rewritten every round, so a
     power cut may only bring back the previous version."""
     from strict_loop.model.results import StatusReport
 
-    sup = sup or Supervisor()
+    sup = sup or MonitorView()
     rec = status_record(state, now_iso(), label, sup)
     text = status_text(state, rec, sup)
     paths = store.paths

@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from strict_loop import __version__, monitor
+from strict_loop import __version__
+from strict_loop.monitor import ladder
 from strict_loop.storage import legacy
 from strict_loop.storage import rounds
 from strict_loop.base import masking
@@ -23,7 +24,7 @@ from strict_loop.base.errors import LoopError, TaskNotFound, boundary, validate_
 from strict_loop.base.fsio import LOCK_TIMEOUT_S, atomic_write, dumps_doc, iter_lines, tail_lines, trim_torn_tail
 from strict_loop.base.layout import Layout, TaskPaths, slug_from_goal
 from strict_loop.model.records import MAX_CONTRACT_BYTES, CurrentRound, IterationRecord, StopReport, StopSummary, TaskState
-from strict_loop.monitor import SpiralVerdict, Supervisor
+from strict_loop.model.monitoring import SpiralVerdict, MonitorView
 from strict_loop.storage.recovery import LEDGERS
 from strict_loop.loop.recording import record_turn
 from strict_loop.model.requests import (
@@ -255,14 +256,14 @@ class Workspace:
         return RebuildResult(task_id=store.task_id, iteration=state.counters.iteration, events=events + 1, repaired=repaired, supervisor=view)
 
     @boundary("supervisor")
-    def supervisor(self, task_id: Optional[str]) -> Supervisor:
+    def supervisor(self, task_id: Optional[str]) -> MonitorView:
         """Messages for the agent working on ``task_id`` (recent whispers, the pause order, a pending notice); read-only.
 
         Every result about a task carries it already; operations that write also hand a person's resume notice over
         (once), reads only show it.
         """
         if not task_id:
-            return Supervisor()
+            return MonitorView()
         return TaskSupervision(self.index.store(task_id), self.root).view()
 
     @boundary("detect_spiral")
@@ -271,10 +272,10 @@ class Workspace:
         req: DetectSpiralInput = validate_input(DetectSpiralInput, request or params, "detect_spiral")
         if req.turns is not None:
             settings = self._read_store(req.task_id).load().contract.monitor if req.task_id else MonitorSettings()
-            return monitor.replay(req.turns, settings)[0]
+            return ladder.replay(req.turns, settings)[0]
         sup = TaskSupervision(self._read_store(req.task_id), self.root)
         mon = sup.load()
-        return monitor.verdict(mon).model_copy(update={"supervisor": sup.view(mon, diagnosed=True)})
+        return ladder.verdict(mon).model_copy(update={"supervisor": sup.view(mon, diagnosed=True)})
 
     @boundary("resume")
     def resume(self, request: ResumeInput | None = None, /, **params: Any) -> ResumeResult:

@@ -7,9 +7,9 @@ from typing import Annotated, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from strict_loop.model.records import CheckResult, OperatingMode, Progress, Status, StatusRecord, StopReport, StopVerdict, TaskState
-from strict_loop.monitor import Supervisor, SupervisorMessage  # noqa: F401 (adapters import them from here)
+from strict_loop.model.monitoring import MonitorView, SupervisorMessage  # noqa: F401 (adapters import them from here)
 
-SupervisorField = Annotated[Supervisor, Field(default_factory=Supervisor,
+SupervisorField = Annotated[MonitorView, Field(default_factory=MonitorView,
                                               description="Whispers and pause orders from the progress monitor; obey them")]
 """Every result about a task carries it, on every path (MCP, CLI text and --json), so the monitor is never out of sight."""
 

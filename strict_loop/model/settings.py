@@ -123,6 +123,13 @@ class SpiralThresholds(Strict):
     self_talk_hits: int = Field(2, ge=1, le=10, description="Turns whose thought admits trouble ...")
     self_talk_window: int = Field(3, ge=1, le=20, description="... within this many turns")
     score_drops: int = Field(2, ge=1, le=10, description="Verifier score drops in a row")
+    failure_repeats: int = Field(3, ge=2, le=20, description="A check (test, build, lint, diagnostics, a person) failing the same way this many times ...")
+    failure_edits: int = Field(2, ge=1, le=20, description="... with at least this many different edits between the first and the last ...")
+    failure_window: int = Field(24, ge=4, le=50, description="... within this many turns, and no passing check between")
+    poll_whisper: int = Field(10, ge=2, le=500, description="Unchanged polls of a running job in a row before a whisper (wait advice)")
+    poll_pause: int = Field(40, ge=2, le=5000, description="Unchanged polls in a row before the ladder may climb past the whisper ...")
+    poll_pause_s: float = Field(1200.0, ge=0, le=604800, description="... and seconds they must span too (when turns carry ts)")
+    oscillation_reverts: int = Field(2, ge=1, le=20, description="Edits that undo an earlier edit of one file (or restore an earlier content)")
 
 
 MonitorProfile = Literal["default", "strict", "lenient"]
@@ -132,7 +139,7 @@ MONITOR_PROFILES: dict[str, dict[str, Any]] = {
     "strict": {"thresholds": {"identical_repeats": 3}, "reset_after": 10},
     "lenient": {"thresholds": {"identical_repeats": 6, "identical_window": 9, "equivalent_repeats": 6, "equivalent_window": 12,
                                "error_repeats": 6, "error_window": 15, "command_repeats": 6, "churn_edits": 4, "churn_window": 8,
-                               "monologue_turns": 5},
+                               "monologue_turns": 5, "failure_repeats": 4, "poll_whisper": 20},
                 "second_whisper_after": 2, "pause_after": 2, "reset_after": 4},
 }
 """Named presets over the defaults: 'strict' fires on fewer repeats, 'lenient' needs more and climbs the ladder slower.

@@ -1,12 +1,14 @@
-"""One agent turn: the action it took and what came back. Published as a model and JSON Schema.
+"""One turn: an agent's action and what came back, or a person's word. Published as a model and JSON Schema.
 
-Turns reach the progress monitor through ``append_event(kind="tool_call", data=<turn>)``.
+Turns reach the progress monitor through ``append_event(kind="tool_call", data=<turn>)``. A person's message is a
+turn too (``actor="person"``, ``tool="user_prompt"``, ``output`` = the person's text, masked like any output): the
+person often says the verdict ("still the same error"), and the monitor counts it as an outcome, never as progress.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +18,7 @@ from strict_loop.model.fields import parse_json
 
 
 class Turn(BaseModel):
-    """One agent action and its result."""
+    """One agent action and its result, or one message of a person (``actor="person"``)."""
 
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
@@ -29,6 +31,8 @@ class Turn(BaseModel):
     paths: Optional[list[str]] = Field(None, description="Files touched (default: from args)")
     score: Optional[float] = Field(None, description="A verifier score; higher is better")
     ts: Optional[str] = Field(None, description="ISO 8601 time")
+    actor: Literal["agent", "person"] = Field(
+        "agent", description="Who spoke: 'agent' for a tool call; 'person' for a person's message (tool 'user_prompt', output = the text)")
 
     def model_post_init(self, context: Any, /) -> None:
         self.output = clip(self.output)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from strict_loop.model.records import RoundBrief, TaskState
-from strict_loop.monitor import Supervisor
+from strict_loop.model.monitoring import MonitorView
 from strict_loop.model.results import TaskView
 from strict_loop.model.turns import one_line
 from strict_loop.loop.workspace import Workspace
@@ -55,7 +55,7 @@ def _intro(root: Path, state: TaskState) -> str:
     return "\n".join(lines)
 
 
-def _monitor(sup: Supervisor) -> str:
+def _monitor(sup: MonitorView) -> str:
     """The pause first and loudest, then whispers and a person's note."""
     lines = []
     for m in sup.messages:

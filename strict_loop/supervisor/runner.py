@@ -261,7 +261,8 @@ class Supervisor:
 
     def _alert(self, reason: str) -> dict[str, str]:
         """The supervisor's own pause alert, through the same outbox as the monitor's (delivered in the background)."""
-        from strict_loop.monitor import Alert, resume_command
+        from strict_loop.model.monitoring import Alert
+        from strict_loop.monitor.ladder import resume_command
 
         turns = TaskSupervision(self.store, self.root).load().turns
         alert = Alert(id=f"{self.task_id}-supervisor-{int(time.time())}", ts=now_iso(), task_id=self.task_id, turn=turns,

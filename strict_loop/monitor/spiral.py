@@ -3,35 +3,23 @@
 ``facts()`` (in ``novelty``) turns a raw turn into small comparable facts (digests,
 error fingerprint, touched paths, the progress it made); ``SpiralDetector.evaluate``
 looks at the window ending with the newest turn and returns every signal that
-fires, one method per pattern (the error cycle lives in ``recurrence``). No I/O here: file content hashes, if any, are passed in by
+fires, one method per pattern (the error cycle lives in ``recurrence``; every signal is listed, with
+its remedy, in ``spiral_catalog``). No I/O here: file content hashes, if any, are passed in by
 the caller, and the window is whatever the caller keeps (its size is bounded,
 so the cost of a turn does not grow with the length of the run).
 """
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Optional
 
-from pydantic import BaseModel, Field
 
-from strict_loop import recurrence
-from strict_loop.novelty import TurnFacts, classify_tool, facts, turn_paths
+from strict_loop.monitor import recurrence
+from strict_loop.monitor.novelty import classify_tool, facts, turn_paths
 from strict_loop.model.settings import SpiralThresholds
+from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 
 __all__ = ["Signal", "SignalKind", "SpiralDetector", "TurnFacts", "classify_tool", "facts", "turn_paths"]
-
-SignalKind = Literal[
-    "identical_calls", "equivalent_outcomes", "repeated_error", "error_cycle", "file_oscillation", "alternation",
-    "monologue", "error_rate", "self_diagnosis", "score_drop",
-]
-
-
-class Signal(BaseModel):
-    kind: SignalKind
-    turns: list[int] = Field(..., description="Turn numbers the signal is about")
-    evidence: str
-    failure_class: Optional[str] = Field(None, description="The failure class the signal's errors point to (e.g. circular dependency), if any")
-
 
 SAME_ERRORS = frozenset({"repeated_error", "error_cycle"})
 """Two views of the same failures: muting one (a person's resume) mutes both."""
@@ -43,6 +31,26 @@ def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[Tu
         if turns[k].prog is not None:
             return turns[k:], turns[k]
     return turns, None
+
+
+def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
+    """Whether write ``f`` puts ``path`` back: it swaps an earlier edit's text back, or restores an earlier content (not the latest)."""
+    if f.undo is not None and any(e.edit == f.undo for e in earlier):
+        return True
+    state = f.fstate.get(path)
+    states = [e.fstate[path] for e in earlier if path in e.fstate]
+    return state is not None and len(states) >= 2 and state in states[:-1] and state != states[-1]
+
+
+def _since_written(w: list[TurnFacts]) -> list[TurnFacts]:
+    """For a read, the turns since a file it reads was last written: reading back what was just written is a new look."""
+    cur = w[-1]
+    if cur.kind != "read" or not cur.paths:
+        return w
+    for k in range(len(w) - 2, -1, -1):
+        if w[k].kind == "write" and set(w[k].paths) & set(cur.paths):
+            return w[k + 1:]
+    return w
 
 
 def _reset(last: Optional[TurnFacts]) -> str:
@@ -59,7 +67,7 @@ class SpiralDetector:
     def window_size(self) -> int:
         t = self.t
         return max(t.identical_window, t.equivalent_window, t.error_window, t.command_window, t.churn_window, 2 * t.max_cycle,
-                   t.monologue_turns, t.error_rate_window, t.self_talk_window, t.score_drops + 1)
+                   t.monologue_turns, t.error_rate_window, t.self_talk_window, t.score_drops + 1, t.failure_window)
 
     def evaluate(self, window: list[TurnFacts], muted: frozenset[str] = frozenset()) -> list[Signal]:
         """Every signal that fires on the newest turn of ``window`` (oldest first), minus ``muted`` kinds."""
@@ -67,8 +75,10 @@ class SpiralDetector:
             return []
         if muted & SAME_ERRORS:  # a person who let the loop go on past an error pattern let it go on past its other view too
             muted = muted | SAME_ERRORS
-        checks = (self.identical_calls, self.equivalent_outcomes, self.error_cycle, self.repeated_error, self.file_oscillation,
-                  self.alternation, self.monologue, self.error_rate, self.self_diagnosis, self.score_drop)
+        checks = (self.same_failure, self.identical_calls, self.equivalent_outcomes, self.error_cycle, self.repeated_error,
+                  self.file_oscillation, self.alternation, self.monologue, self.error_rate, self.self_diagnosis, self.score_drop)
+        if window[-1].polls:  # waiting on a running job is judged by how long, never as a repeated attempt
+            checks = (self.stalled_poll,)
         found = []
         for check in checks:
             signal = check(window)
@@ -82,10 +92,6 @@ class SpiralDetector:
         cur = w[-1]
         if cur.prog in ("higher score", "fewer failures"):
             return True
-        if cur.kind == "write" and not cur.failed and cur.paths:
-            seen = {p for f in w[:-1] for p in f.paths}
-            if any(p not in seen for p in cur.paths):
-                return True  # a new file: the work is spreading, not circling
         return False
 
     # -- one method per pattern -----------------------------------------------------------
@@ -93,9 +99,9 @@ class SpiralDetector:
     def identical_calls(self, w: list[TurnFacts]) -> Optional[Signal]:
         """The identical call again and again, with nothing new coming back since the last time it did."""
         cur = w[-1]
-        if cur.kind == "message" or cur.prog is not None or (cur.empty and not cur.failed):
+        if cur.kind in ("message", "person") or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same, last = since_progress([f for f in w[-self.t.identical_window:] if f.sig == cur.sig])
+        same, last = since_progress([f for f in _since_written(w[-self.t.identical_window:]) if f.sig == cur.sig])
         if len(same) < self.t.identical_repeats:
             return None
         if cur.kind != "write" and any(f.novel for f in same[1:]):
@@ -106,9 +112,9 @@ class SpiralDetector:
 
     def equivalent_outcomes(self, w: list[TurnFacts]) -> Optional[Signal]:
         cur = w[-1]
-        if cur.kind == "message" or cur.novel or cur.prog is not None or (cur.empty and not cur.failed):
+        if cur.kind in ("message", "person") or cur.novel or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same, last = since_progress([f for f in w[-self.t.equivalent_window:] if f.asig == cur.asig and f.out == cur.out])
+        same, last = since_progress([f for f in _since_written(w[-self.t.equivalent_window:]) if f.asig == cur.asig and f.out == cur.out])
         if len(same) < self.t.equivalent_repeats:
             return None
         return Signal(kind="equivalent_outcomes", turns=[f.i for f in same],
@@ -147,7 +153,7 @@ class SpiralDetector:
             return Signal(kind="repeated_error", turns=[f.i for f in runs], failure_class=cur.fclass,
                           evidence=f"`{cur.action}` failed the same way on each of its last {len(runs)} runs "
                                    f"({cur.etext}){meanwhile}")
-        if cur.novel:
+        if cur.novel and cur.err not in {f.err for f in w[:-1]}:  # news, unless only the details of a known error changed
             return None
         recent = w[-self.t.error_window:]
         # A success of the same kind of action (an accepted edit, a passing run) means things moved.
@@ -168,14 +174,18 @@ class SpiralDetector:
                       evidence=f"{what} {len(same)} times through {actions} different action(s)")
 
     def file_oscillation(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """An edit undone again and again (the first revert is a correction; the second is going back and forth), or edit/view
+        churn on one file while the agent says it is going wrong."""
         cur = w[-1]
         if cur.kind != "write":
             return None
-        for path, state in cur.fstate.items():
-            earlier = [f for f in w[:-1] if path in f.fstate]
-            if len(earlier) >= 2 and state in {f.fstate[path] for f in earlier[:-1]} and state != earlier[-1].fstate[path]:
-                return Signal(kind="file_oscillation", turns=[f.i for f in earlier] + [cur.i],
-                              evidence=f"{path} returned to an earlier state after {len(earlier)} edits")
+        for path in cur.paths or [""]:
+            writes = [f for f in w if f.kind == "write" and (not path or path in f.paths)]
+            reverts = [f for k, f in enumerate(writes) if _reverts(f, writes[:k], path)]
+            if reverts and reverts[-1] is cur and len(reverts) >= self.t.oscillation_reverts:
+                return Signal(kind="file_oscillation", turns=[f.i for f in writes if f.i >= reverts[0].i - 1 or f in reverts],
+                              evidence=f"{path or 'the file'} was put back to an earlier version {len(reverts)} times "
+                                       f"(turns {', '.join(str(f.i) for f in reverts)}), undoing its own edits")
         recent = w[-self.t.churn_window:]
         for path in cur.paths:
             touching = [f for f in recent if path in f.paths]
@@ -188,6 +198,45 @@ class SpiralDetector:
                               evidence=f"edit/view churn on {path}: {len(edits)} edits and {len(views)} views in {len(recent)} turns, "
                                        f"with the agent saying it is going wrong")
         return None
+
+    def same_failure(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """A check failing the same way after each of several different edits: the edits are attempts that achieve nothing.
+        Counted back to the last passing check (or falling failure count, rising score); a different failure in between
+        does not reset it, since the old one came back."""
+        cur = w[-1]
+        if cur.verdict != "fail" or cur.fsig is None:
+            return None
+        same: list[TurnFacts] = []
+        for f in reversed(w[-self.t.failure_window:]):
+            if f.verdict == "pass" or f.prog in ("fewer failures", "higher score"):
+                break
+            if f.verdict == "fail" and f.fsig == cur.fsig:
+                same.append(f)
+        same.reverse()
+        if len(same) < self.t.failure_repeats:
+            return None
+        edits = [f for f in w if same[0].i < f.i <= cur.i and f.kind == "write"]
+        if len({f.asig for f in edits}) < self.t.failure_edits:
+            return None
+        paths = list(dict.fromkeys(p for f in edits for p in f.paths))
+        where = f" to {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''}" if paths else ""
+        who = "the person reported the same failure" if all(f.actor == "person" for f in same) else (
+            f"`{cur.action[:80]}` failed the same way" if cur.actor == "agent" else "the check failed the same way")
+        return Signal(kind="same_failure", turns=[f.i for f in same], failure_class=cur.fclass,
+                      evidence=f"{who} {len(same)} times ({cur.ftext}) while {len(edits)} edit(s){where} between them did not change it")
+
+    def stalled_poll(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """A running job polled again and again with nothing new: a whisper with wait advice; the ladder climbs only after a
+        long stretch, in polls and (when turns carry times) in wall time, so a long build is never paused for being long."""
+        cur = w[-1]
+        if cur.polls < self.t.poll_whisper:
+            return None
+        span = cur.ts - cur.since if cur.ts is not None and cur.since is not None else None
+        long = cur.polls >= self.t.poll_pause and (span is None or span >= self.t.poll_pause_s)
+        polled = [f for f in w if f.sig == cur.sig and f.polls][-cur.polls:]
+        wall = f" over {span / 60:.0f} min" if span is not None else ""
+        return Signal(kind="stalled_poll", turns=[f.i for f in polled], escalate=long,
+                      evidence=f"a running job was polled {cur.polls} times in a row{wall} with nothing new coming back: {cur.brief}")
 
     def alternation(self, w: list[TurnFacts]) -> Optional[Signal]:
         """A-B-A-B or A-B-C-A-B-C: the same cycle of (loosely equal) actions twice, the second time with nothing new."""

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from strict_loop import fingerprint as fp
-from strict_loop.novelty import TurnFacts
+from strict_loop.monitor import fingerprint as fp
+from strict_loop.model.monitoring import TurnFacts
 
 MISSING = re.compile(
     r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to find|requir(?:es?|ed)\b|need(?:s|ed)?\b|"

@@ -1,64 +1,36 @@
 """Per-turn facts for the spiral detector, and what counts as progress.
 
 ``facts()`` turns a raw :class:`Turn` into small comparable facts (digests, error
-fingerprint, touched paths) and decides whether the turn moved the work forward
-(``prog``): a repeated call whose output changed in substance (not only in
-timestamps, ages, ids or counters), fewer failing tests than ever in the window,
-a higher verifier score than ever, new file content, new lines paged in. The
-detector's repetition signals count only what came after the last such turn, so
-healthy repetition (polling, paging, a test-driven loop) stays quiet.
+fingerprint, touched paths, the verdict of whatever judged the work) and decides
+whether the turn moved the work forward (``prog``). Progress is an outcome, never
+an attempt: writing new content is an attempt; progress is a check that passes, a
+check with fewer failures or a different failure than before, a higher verifier
+score, a repeated call whose output changed in substance (not only in timestamps,
+ages, ids or counters), new lines paged in. The detector's repetition signals count
+only what came after the last such turn, so healthy repetition (polling, paging, a
+test-driven loop whose failures fall or change) stays quiet, and an edit-test loop
+that keeps failing the same way does not.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Literal, Optional
+from datetime import datetime
+from typing import Any, Optional
 
-from pydantic import BaseModel, Field
 
-from strict_loop import fingerprint as fp
+from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import outcomes
 from strict_loop.model.turns import Turn
+from strict_loop.model.monitoring import Kind, Progress, TurnFacts
 
-Kind = Literal["write", "read", "search", "run", "message", "invalid", "other"]
-Progress = Literal["new output", "fewer failures", "higher score", "new file content", "new lines paged in"]
-
-
-class TurnFacts(BaseModel):
-    """What the detector remembers of one turn (small, so the window stays cheap to store)."""
-
-    i: int
-    tool: str
-    kind: Kind
-    sig: str = Field(..., description="digest of tool + exact arguments")
-    asig: str = Field(..., description="digest of tool + loosely normalized arguments (a write's text is kept exact)")
-    step: str = Field("", description="digest of the step retried: tool + command word, or tool + the file it targets")
-    out: str = Field(..., description="digest of the strictly normalized output")
-    lines: list[str] = Field(default_factory=list, description="digests of output lines (last 80)")
-    novel: bool = True
-    prog: Optional[Progress] = Field(None, description="how this turn moved the work forward, if it did")
-    empty: bool = False
-    failed: bool = False
-    err: Optional[str] = None
-    etpl: Optional[str] = Field(None, description="the error fingerprint with quoted parts masked")
-    etext: Optional[str] = Field(None, description="the error line as a person reads it (noise and placeholders out)")
-    fclass: Optional[str] = Field(None, description="a specific failure class (e.g. circular dependency), if recognized")
-    paths: list[str] = Field(default_factory=list)
-    fstate: dict[str, str] = Field(default_factory=dict, description="path -> content digest after the turn")
-    talk: bool = False
-    score: Optional[float] = None
-    fails: Optional[int] = Field(None, description="failing-test count read from the output, if any")
-    brief: str = ""
-
-    @property
-    def action(self) -> str:
-        """The action part of ``brief`` (without its outcome)."""
-        return self.brief.split(" -> ")[0]
-
-
-WRITE_TOOLS = {"edit", "create", "write", "write_file", "apply_patch", "multiedit", "replace", "insert", "patch", "notebookedit"}
-READ_TOOLS = {"open", "goto", "scroll_down", "scroll_up", "read", "view", "read_file", "cat"}
-SEARCH_TOOLS = {"find_file", "search_dir", "search_file", "grep", "glob", "find", "ls", "search"}
+WRITE_TOOLS = {"edit", "create", "write", "write_file", "apply_patch", "multiedit", "replace", "insert", "patch", "notebookedit",
+               "write_to_file", "replace_in_file", "edit_file", "search_replace", "apply_diff", "insert_content", "create_file"}
+READ_TOOLS = {"open", "goto", "scroll_down", "scroll_up", "read", "view", "read_file", "cat", "view_file"}
+SEARCH_TOOLS = {"find_file", "search_dir", "search_file", "grep", "glob", "find", "ls", "search", "list_files", "search_files",
+                "list_dir", "codebase_search", "grep_search", "file_search", "list_code_definition_names"}
+PERSON_TOOLS = {"user_prompt"}
 EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
 READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "wc", "sed", "awk", "git", "diff", "stat", "file", "echo", "pwd"}
 SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
@@ -69,6 +41,7 @@ SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
 _CHAIN = re.compile(r"&&|\|\||;")
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
+_MARKER = re.compile(r"^(?:E|>)\s+")
 NOVEL_LINES = 3
 """How many never-seen output lines make a turn carry new information (all of them, for a shorter output)."""
 SELF_TALK = re.compile(
@@ -118,6 +91,8 @@ def step_words(command: str) -> str:
 def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
     name = tool.lower()
     command = args.get("command") if isinstance(args.get("command"), str) else ""
+    if name in PERSON_TOOLS:
+        return "person"
     if name == "message":
         return "message"
     if name in ("invalid_format", "format_error"):
@@ -152,13 +127,14 @@ def turn_paths(turn: Turn) -> list[str]:
     return out[:20]
 
 
-def _brief(turn: Turn, kind: Kind, failed: bool) -> str:
+def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> str:
+    """One line for the turn: its action and, for a failure, its error line (else the last meaningful line of the output)."""
     args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
     args = " ".join(str(args).split())
     if turn.tool == "str_replace_editor" and turn.args.get("path"):
         args = f"{turn.args.get('command')} {turn.args.get('path')}"
-    last = next((ln.strip() for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
-    outcome = fp.readable(fp.error_line(turn.output) or "") if failed else last
+    last = outcomes.last_line(turn.output)
+    outcome = fp.readable(line or last) if failed else last
     return f"{turn.tool} {args[:90]} -> {'FAILED: ' if failed else ''}{(outcome or '(no output)')[:90]}"
 
 
@@ -192,17 +168,23 @@ def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
 
 def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]], fresh: int) -> Optional[Progress]:
     """How ``f`` moved the work forward compared with the earlier turns of ``window``, if it did; ``fresh`` is how many
-    of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not new)."""
+    of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not new).
+    Only outcomes count: an edit is an attempt, and a person repeating a complaint is a failed check, not news."""
     scores = [e.score for e in window if e.score is not None]
     if f.score is not None and scores and f.score > max(scores):
         return "higher score"
     fails = [e.fails for e in window if e.fails is not None]
     if f.fails is not None and fails and f.fails < fails[-1]:
         return "fewer failures"
-    if f.kind == "write" and not f.failed:
-        for path, state in f.fstate.items():
-            if state not in {e.fstate.get(path) for e in window}:
-                return "new file content"
+    if f.verdict == "pass" and not any(e.verdict == "pass" and e.sig == f.sig and e.out == f.out for e in window):
+        return "check passes"
+    if f.asks is not None and f.asks not in {e.asks for e in window}:
+        return "a new request"
+    if f.verdict == "fail" and f.actor == "agent":
+        failed = {e.fsig for e in window if e.verdict == "fail"}
+        return "different failure" if failed and f.fsig not in failed else None
+    if f.kind in ("write", "person") or f.unknown:
+        return None
     if f.kind == "read" and f.novel:
         return "new lines paged in"
     earlier = outputs.get(f.sig)
@@ -222,24 +204,57 @@ def _needed(f: TurnFacts, window: list[TurnFacts]) -> int:
     return 1
 
 
-def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
-    """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
-    kind = classify_tool(turn.tool, turn.args)
-    failed = bool(turn.error) or (turn.exit_code not in (None, 0)) or kind == "invalid"
-    seen: set[str] = set()  # every output line of the window (C-speed updates: this runs on every turn)
-    for f in window:
-        seen.update(f.lines)
-    # lines the window's successful turns printed too are not this failure's error (only a failure needs them)
-    ambient = frozenset(d for f in window if not f.failed for d in f.lines) if failed else frozenset()
-    line = fp.error_line(turn.output, ambient) if failed else None
-    err = fp.error_fingerprint(turn.output, ambient) if failed else None
-    if kind == "invalid":  # the harness rejected the action: its message is the error
-        line = next((ln for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
-        err = f"rejected by the harness: {fp.loose(line)[:160]}"
-    fclass = fp.classify([turn.output]) if failed else None
+def _epoch(ts: Optional[str]) -> Optional[float]:
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() if ts else None
+    except ValueError:
+        return None
+
+
+def _outcome(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> tuple[Optional[outcomes.Verdict], Optional[str]]:
+    """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged it)."""
+    said = outcomes.person_text(turn.tool, turn.actor, turn.output)
+    if said is not None:
+        verdict, sig = outcomes.person_verdict(said) if said else ("fail", "the person rejected the change")
+        if verdict == "fail" or (verdict == "pass" and turn.actor == "person"):
+            return verdict, sig
+    diag = outcomes.diagnostics(turn.output)
+    if diag:
+        return "fail", diag
+    command = turn.args.get("command")
+    if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
+        return ("fail", line or "failed with no output") if failed else ("pass", None)
+    return None, None
+
+
+def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str], Optional[str], dict[str, str]]:
+    """A write's edit digest, the digest of the edit that undoes it, and (a whole-file write) the file's new content digest."""
+    if kind != "write":
+        return None, None, {}
+    where = paths[0] if paths else ""
+    pair = outcomes.edit_pair(turn.args)
+    whole = next((turn.args[k] for k in ("content", "file_text") if isinstance(turn.args.get(k), str)), None)
+    state = {where: fp.digest(whole)} if whole is not None and pair is None and where else {}
+    if pair is None or pair[0] == pair[1]:
+        return None, None, state
+    return fp.digest(f"{where}\0{pair[0]}\0{pair[1]}"), fp.digest(f"{where}\0{pair[1]}\0{pair[0]}"), state
+
+
+def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Optional[float]]:
+    """How many unchanged polls of a running job in a row this turn makes, and when they began."""
+    if f.failed or f.unknown or f.kind in ("write", "message", "person") or not outcomes.running(turn.output):
+        return 0, None
+    prev = next((e for e in reversed(window) if e.sig == f.sig), None)
+    if prev is not None and prev.polls and prev.out == f.out:
+        return prev.polls + 1, prev.since
+    return 1, f.ts
+
+
+def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, str, str, list[str]]:
+    """The call's exact and loose digests, its output's digest and line digests. Unknown content gets digests of its own
+    (never 'the same' as anything); a clipped output's middle is unknown, so its digest is its own too (its lines count)."""
     canonical = fp.canonical_args(turn.args)
-    # A write's output echoes the file it changed: compare it loosely (line numbers move).
-    if kind == "write":
+    if kind == "write":  # a write's output echoes the file it changed: compare it loosely (line numbers move)
         loose_text, lines = fp.loose_with_lines(turn.output)
         out_digest = fp.digest(loose_text)
         # Two edits are equivalent only if they write the same text (wherever in the file).
@@ -248,9 +263,41 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         strict_text, lines = fp.strict_with_lines(turn.output)
         out_digest = fp.digest(strict_text)
         asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
+    sig = fp.digest(turn.tool + "\0" + canonical)
+    if unknown:
+        own = fp.digest(f"unknown\0{index}\0{turn.tool}")
+        return own, own, own, []
+    if outcomes.clipped(turn.output):
+        out_digest = fp.digest(f"clipped\0{index}\0{out_digest}")
+    return sig, asig, out_digest, lines
+
+
+def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
+    """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
+    kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
+    failed = bool(turn.error) or (turn.exit_code not in (None, 0)) or kind == "invalid"
+    seen: set[str] = set()  # every output line of the window (C-speed updates: this runs on every turn)
+    for f in window:
+        seen.update(f.lines)
+    # lines the window's successful turns printed too are not this failure's error (only a failure needs them)
+    ambient = frozenset(d for f in window if not f.failed for d in f.lines) if failed else frozenset()
+    line = fp.error_line(turn.output, ambient) if failed else None
+    err = fp.error_fingerprint(turn.output, ambient) if failed else None
+    if failed and line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2:  # a one-line failure says what it is
+        line = outcomes.last_line(turn.output)[:300]
+        err = err or f"error: {fp.loose(line)[:200]}"
+    if kind == "invalid":  # the harness rejected the action: its message is the error
+        line = next((ln for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
+        err = f"rejected by the harness: {fp.loose(line)[:160]}"
+    fclass = fp.classify([turn.output]) if failed else None
+    unknown = outcomes.unknown_content(kind, turn.args, turn.output)
+    sig, asig, out_digest, lines = _digests(turn, kind, index, unknown)
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
-    sig = fp.digest(turn.tool + "\0" + canonical)
+    verdict, said = _outcome(turn, kind, failed, line)
+    said = _MARKER.sub("", said.strip()) if verdict == "fail" and said else None  # pytest's 'E   ' is not part of the failure
+    words = outcomes.person_text(turn.tool, turn.actor, turn.output) if verdict is None else None
+    edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
         i=index, tool=turn.tool, kind=kind, sig=sig, asig=asig, step=_step(turn, kind, paths, sig),
         out=out_digest, lines=lines[-80:],
@@ -258,10 +305,15 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         empty=not turn.output.strip(), failed=failed, err=err, etpl=fp.error_template(err),
         etext=(fp.readable(line) or None) if line else ("failed with no output" if failed else None),
         fclass=fclass.name if fclass and fclass.name in fp.SPECIFIC_CLASSES else None,
-        paths=paths, fstate=fstate or {}, talk=bool(SELF_TALK.search(turn.thought)),
+        paths=paths, fstate=fstate or whole, talk=bool(SELF_TALK.search(turn.thought)),
         score=turn.score if turn.score is not None else _score(turn.output, failed), fails=_failing_count(turn.output),
-        brief=_brief(turn, kind, failed),
+        brief=_brief(turn, kind, failed, line), actor=turn.actor, verdict=verdict, unknown=unknown, ts=_epoch(turn.ts),
+        fsig=fp.digest(fp.error_fingerprint(said) or fp.loose(said)) if said else None,
+        ftext=fp.readable(said) if said else None,
+        missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None, edit=edit, undo=undo,
+        asks=fp.digest(fp.loose(words)) if words and words.strip() else None,
     )
+    f.polls, f.since = _polls(turn, f, window)
     outputs: dict[str, set[str]] = {}
     for e in window:
         outputs.setdefault(e.sig, set()).add(e.out)

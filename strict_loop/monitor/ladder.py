@@ -14,96 +14,17 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 from shlex import quote
-from typing import Literal, Optional
+from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field
 
-from strict_loop import fingerprint as fp
+from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import catalog as catalog
 from strict_loop.model.settings import MonitorSettings
-from strict_loop.spiral import Signal, SpiralDetector, TurnFacts, facts
+from strict_loop.monitor.spiral import SpiralDetector, facts
 from strict_loop.model.turns import Turn
+from strict_loop.model.monitoring import Action, MonitorState, MonitorView, Signal, SpiralVerdict, SupervisorMessage, Whisper
 
 
-class SupervisorMessage(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
-
-    kind: Literal["whisper", "pause", "notice"] = Field(..., description="whisper = a hint; pause = stop and wait for a person")
-    level: int = Field(0, ge=0, description="Escalation level: 1-2 whispers, 3 paused")
-    text: str
-    signal: Optional[str] = Field(None, description="The detector signal behind the message, if any")
-
-
-class Supervisor(BaseModel):
-    """What the progress monitor has to tell the agent; it rides on every tool result for a task."""
-
-    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
-
-    paused: bool = Field(False, description="True while the task is paused: stop working and wait")
-    messages: list[SupervisorMessage] = Field(default_factory=list)
-
-
-class Whisper(BaseModel):
-    turn: int
-    level: int
-    text: str
-    signal: str
-    adopted: Optional[bool] = None
-
-
-class Alert(BaseModel):
-    """One line of alerts.jsonl: a pause with its diagnosis."""
-
-    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
-
-    id: str
-    ts: str
-    task_id: str
-    turn: int
-    level: int
-    signals: list[Signal]
-    diagnosis: str
-    recent: list[str]
-    recommended_action: str
-    delivery: dict[str, str] = Field(default_factory=dict, description="channel -> outcome (no channel URL is ever recorded)")
-
-
-class MonitorState(BaseModel):
-    """monitor.json: the detector's window and the ladder; bounded whatever the length of the run."""
-
-    turns: int = Field(0, ge=0, description="tool_call turns seen")
-    window: list[TurnFacts] = Field(default_factory=list)
-    level: int = Field(0, ge=0, le=3)
-    firings_at_level: int = 0
-    last_fired: Optional[int] = None
-    paused: bool = False
-    paused_at: Optional[int] = Field(None, description="The turn that paused the task (while paused)")
-    whispers: list[Whisper] = Field(default_factory=list, max_length=20)
-    muted_until: dict[str, int] = Field(default_factory=dict, description="signal kind -> turn until which it is muted")
-    last_signals: list[Signal] = Field(default_factory=list)
-    alerts: int = 0
-    notice: Optional[str] = Field(None, description="What a person's resume tells the agent, until a result has carried it once")
-
-
-class SpiralVerdict(BaseModel):
-    """detect_spiral's answer."""
-
-    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
-
-    detected: bool
-    level: int = Field(..., description="0 quiet, 1 whispered, 2 whispered twice, 3 paused")
-    paused: bool
-    signals: list[Signal]
-    diagnosis: str
-    recent: list[str] = Field(..., description="The last turns, one line each")
-    recommended_action: str
-    whisper: Optional[str] = Field(None, description="The hint the agent gets (or got) for this pattern")
-    turns_seen: int = 0
-    fired_at: Optional[int] = Field(None, description="The turn where it first fired (a replay), the turn that paused the task "
-                                                      "(a paused task), or the turn it last fired (a task whispered to)")
-    supervisor: Supervisor = Field(default_factory=Supervisor, description="Whispers and pause orders from the progress monitor; obey them")
-
-
-Action = Literal["none", "whisper", "whisper2", "pause"]
 
 
 def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: Optional[dict[str, str]] = None) -> tuple[MonitorState, Action, list[Signal]]:
@@ -134,7 +55,7 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
     action: Action = "none"
     if state.level == 0:
         action = "whisper"
-    else:
+    elif any(s.escalate for s in signals):  # a patient wait whispers once and climbs only after a long stretch
         state.firings_at_level += 1
         needed = settings.second_whisper_after if state.level == 1 else settings.pause_after
         if state.firings_at_level >= needed:
@@ -162,7 +83,7 @@ def lift_pause(state: MonitorState) -> None:
 
 
 def supervisor_view(state: MonitorState, settings: MonitorSettings, resume: str = "strict-loop resume --task <task>",
-                    diagnosed: bool = False) -> Supervisor:
+                    diagnosed: bool = False) -> MonitorView:
     """What rides on the agent's tool results: the pause order (with the command a person runs), or recent whispers,
     and a person's notice after a resume. ``diagnosed``: the result carries the diagnosis and the whisper already
     (detect_spiral), so the pause order does not repeat it and the whispers are left out."""
@@ -179,7 +100,7 @@ def supervisor_view(state: MonitorState, settings: MonitorSettings, resume: str 
                 messages.append(SupervisorMessage(kind="whisper", level=w.level, text=w.text, signal=w.signal))
     if state.notice:
         messages.append(SupervisorMessage(kind="notice", text=state.notice))
-    return Supervisor(paused=state.paused, messages=messages)
+    return MonitorView(paused=state.paused, messages=messages)
 
 
 def resume_command(root: Path, task_id: str) -> str:
@@ -187,7 +108,7 @@ def resume_command(root: Path, task_id: str) -> str:
     return f"strict-loop resume --workspace {quote(str(root))} --task {quote(task_id)} --action continue|rollback|hand-back"
 
 
-def supervisor_lines(sup: Supervisor) -> tuple[list[str], list[str]]:
+def supervisor_lines(sup: MonitorView) -> tuple[list[str], list[str]]:
     """A supervisor as text: (lines to put first, lines to put last); both empty when the monitor is quiet.
 
     The pause goes first, where a person or an agent cannot miss it; whispers and notices follow the result.
@@ -207,25 +128,12 @@ def _failure_class(state: MonitorState, signals: list[Signal]) -> Optional[fp.Fa
 
 
 def _remedy(state: MonitorState, signals: list[Signal]) -> str:
-    cls = _failure_class(state, signals)
+    """The remedy that fits the pattern that fired (``spiral_catalog``); a recognised failure class's own remedy for failures."""
+    kinds = {s.kind for s in signals}
+    cls = _failure_class(state, signals) if kinds & catalog.FAILURE_CLASS_FIRST else None
     if cls:
         return f"This looks like a {cls.name} problem: {cls.remedy}."
-    kinds = {s.kind for s in signals}
-    if kinds & {"identical_calls", "equivalent_outcomes"}:
-        return "Repeating the same action will give the same result: read the output once more and change the approach, not the details."
-    if "error_cycle" in kinds:
-        return "Each variation fails on something another one needed: no ordering of the same steps will work; change the plan."
-    if "alternation" in kinds:
-        return "You are cycling through the same steps: write down what each step showed and pick a step you have not tried."
-    if "file_oscillation" in kinds:
-        return "Stop patching the file piecemeal: re-read the whole region and write it once, completely, then verify."
-    if "repeated_error" in kinds:
-        return "The error does not depend on what you keep varying: find out what causes it (read the message and the code it names) before another attempt."
-    if "monologue" in kinds:
-        return "Take an action (run, read or edit something) instead of reasoning further without tools."
-    if "score_drop" in kinds:
-        return "The verifier score is falling: go back to the last change that raised it."
-    return "Step back, state what you know and what you have tried, and choose a different approach."
+    return catalog.remedy(kinds)
 
 
 def _varied(state: MonitorState, main: Signal) -> str:
@@ -233,6 +141,11 @@ def _varied(state: MonitorState, main: Signal) -> str:
     involved = [f for f in state.window if f.i in set(main.turns)]
     if not involved:
         return ""
+    if main.kind == "same_failure":  # what was attempted is the edits between the checks, and what did not change is the failure
+        edits = [f for f in state.window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
+        paths = list(dict.fromkeys(p for f in edits for p in f.paths)) or ["files"]
+        return (f"the agent made {len(edits)} edit(s) ({', '.join(paths[:4])}) and the failure stayed the same: "
+                f"{involved[-1].ftext}")
     actions = list(dict.fromkeys(f.action for f in involved))
     if len({f.sig for f in involved}) <= 1:
         return f"the agent repeated the identical action ({involved[-1].action})"
@@ -260,7 +173,10 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
     others = list(dict.fromkeys(s.evidence for s in signals[1:3] if not set(s.turns) <= set(main.turns)))
     if others:
         parts.append("Also: " + "; ".join(others) + ".")
-    cls = _failure_class(state, signals)
+    missing = next((f.missing for f in state.window if f.i in set(main.turns) and f.missing), None)
+    if missing:
+        parts.append(f"Missing {missing}: the output says it was not found.")
+    cls = _failure_class(state, signals) if {s.kind for s in signals} & catalog.FAILURE_CLASS_FIRST else None
     if cls:
         parts.append(f"This looks like a {cls.name} problem.")
     if state.whispers:

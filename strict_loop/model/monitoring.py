@@ -1,0 +1,163 @@
+"""The progress monitor's formats: a turn's facts, a signal, monitor.json, an alert, the view every result carries.
+
+Why in ``model`` and not beside the detector: they are stored (monitor.json, alerts.jsonl) and returned (every
+result's ``supervisor``, detect_spiral's verdict), so storage, results and the schemas need them without the
+detector's logic; the detector (``strict_loop.monitor``) imports them from here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Action", "Alert", "Kind", "MonitorState", "MonitorView", "Progress", "Signal", "SignalKind", "SpiralVerdict",
+           "SupervisorMessage", "TurnFacts", "Verdict", "Whisper"]
+
+Verdict = Literal["pass", "fail"]
+"""What judged the work said: a check run, editor diagnostics, a person."""
+
+Kind = Literal["write", "read", "search", "run", "message", "invalid", "person", "other"]
+Progress = Literal["new output", "fewer failures", "higher score", "new file content", "new lines paged in", "check passes",
+                   "different failure", "a new request"]
+"""'new file content' is no longer made (an edit is an attempt); it stays so that older monitor.json files load."""
+
+
+class TurnFacts(BaseModel):
+    """What the detector remembers of one turn (small, so the window stays cheap to store)."""
+
+    i: int
+    tool: str
+    kind: Kind
+    sig: str = Field(..., description="digest of tool + exact arguments")
+    asig: str = Field(..., description="digest of tool + loosely normalized arguments (a write's text is kept exact)")
+    step: str = Field("", description="digest of the step retried: tool + command word, or tool + the file it targets")
+    out: str = Field(..., description="digest of the strictly normalized output")
+    lines: list[str] = Field(default_factory=list, description="digests of output lines (last 80)")
+    novel: bool = True
+    prog: Optional[Progress] = Field(None, description="how this turn moved the work forward, if it did")
+    empty: bool = False
+    failed: bool = False
+    err: Optional[str] = None
+    etpl: Optional[str] = Field(None, description="the error fingerprint with quoted parts masked")
+    etext: Optional[str] = Field(None, description="the error line as a person reads it (noise and placeholders out)")
+    fclass: Optional[str] = Field(None, description="a specific failure class (e.g. circular dependency), if recognized")
+    paths: list[str] = Field(default_factory=list)
+    fstate: dict[str, str] = Field(default_factory=dict, description="path -> content digest after the turn")
+    talk: bool = False
+    score: Optional[float] = None
+    fails: Optional[int] = Field(None, description="failing-test count read from the output, if any")
+    brief: str = ""
+    actor: Literal["agent", "person"] = "agent"
+    verdict: Optional[Verdict] = Field(None, description="pass/fail of what judged the work: a check run, editor diagnostics, a person")
+    fsig: Optional[str] = Field(None, description="digest of the failure signature (error class, location, normalised message)")
+    ftext: Optional[str] = Field(None, description="the failure as a person reads it")
+    missing: Optional[str] = Field(None, description="what a failure says is missing: 'module mypy', 'program javac'")
+    unknown: bool = Field(False, description="the content was lost (an export's placeholder, an empty read): never 'the same'")
+    polls: int = Field(0, description="unchanged polls of a running job in a row, this one included")
+    since: Optional[float] = Field(None, description="when those polls began (epoch seconds, from Turn.ts)")
+    ts: Optional[float] = None
+    asks: Optional[str] = Field(None, description="digest of what a person asked for here (not a complaint): new direction")
+    edit: Optional[str] = Field(None, description="digest of path + (removed, added) of a replacing edit")
+    undo: Optional[str] = Field(None, description="digest of the edit that would undo this one")
+
+    @property
+    def action(self) -> str:
+        """The action part of ``brief`` (without its outcome)."""
+        return self.brief.split(" -> ")[0]
+
+
+SignalKind = Literal[
+    "identical_calls", "equivalent_outcomes", "repeated_error", "error_cycle", "file_oscillation", "alternation",
+    "monologue", "error_rate", "self_diagnosis", "score_drop", "same_failure", "stalled_poll",
+]
+
+
+class Signal(BaseModel):
+    kind: SignalKind
+    turns: list[int] = Field(..., description="Turn numbers the signal is about")
+    evidence: str
+    failure_class: Optional[str] = Field(None, description="The failure class the signal's errors point to (e.g. circular dependency), if any")
+    escalate: bool = Field(True, description="False: whisper, but do not climb the ladder (a job polled patiently, not yet for long)")
+
+
+class SupervisorMessage(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
+
+    kind: Literal["whisper", "pause", "notice"] = Field(..., description="whisper = a hint; pause = stop and wait for a person")
+    level: int = Field(0, ge=0, description="Escalation level: 1-2 whispers, 3 paused")
+    text: str
+    signal: Optional[str] = Field(None, description="The detector signal behind the message, if any")
+
+
+class MonitorView(BaseModel):
+    """What the progress monitor has to tell the agent; it rides on every tool result for a task (as ``supervisor``)."""
+
+    model_config = ConfigDict(defer_build=True, title="Supervisor")  # built on first use; the title keeps the published schemas as they were
+
+    paused: bool = Field(False, description="True while the task is paused: stop working and wait")
+    messages: list[SupervisorMessage] = Field(default_factory=list)
+
+
+class Whisper(BaseModel):
+    turn: int
+    level: int
+    text: str
+    signal: str
+    adopted: Optional[bool] = None
+
+
+class Alert(BaseModel):
+    """One line of alerts.jsonl: a pause with its diagnosis."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
+
+    id: str
+    ts: str
+    task_id: str
+    turn: int
+    level: int
+    signals: list[Signal]
+    diagnosis: str
+    recent: list[str]
+    recommended_action: str
+    delivery: dict[str, str] = Field(default_factory=dict, description="channel -> outcome (no channel URL is ever recorded)")
+
+
+class MonitorState(BaseModel):
+    """monitor.json: the detector's window and the ladder; bounded whatever the length of the run."""
+
+    turns: int = Field(0, ge=0, description="tool_call turns seen")
+    window: list[TurnFacts] = Field(default_factory=list)
+    level: int = Field(0, ge=0, le=3)
+    firings_at_level: int = 0
+    last_fired: Optional[int] = None
+    paused: bool = False
+    paused_at: Optional[int] = Field(None, description="The turn that paused the task (while paused)")
+    whispers: list[Whisper] = Field(default_factory=list, max_length=20)
+    muted_until: dict[str, int] = Field(default_factory=dict, description="signal kind -> turn until which it is muted")
+    last_signals: list[Signal] = Field(default_factory=list)
+    alerts: int = 0
+    notice: Optional[str] = Field(None, description="What a person's resume tells the agent, until a result has carried it once")
+
+
+class SpiralVerdict(BaseModel):
+    """detect_spiral's answer."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
+
+    detected: bool
+    level: int = Field(..., description="0 quiet, 1 whispered, 2 whispered twice, 3 paused")
+    paused: bool
+    signals: list[Signal]
+    diagnosis: str
+    recent: list[str] = Field(..., description="The last turns, one line each")
+    recommended_action: str
+    whisper: Optional[str] = Field(None, description="The hint the agent gets (or got) for this pattern")
+    turns_seen: int = 0
+    fired_at: Optional[int] = Field(None, description="The turn where it first fired (a replay), the turn that paused the task "
+                                                      "(a paused task), or the turn it last fired (a task whispered to)")
+    supervisor: MonitorView = Field(default_factory=MonitorView, description="Whispers and pause orders from the progress monitor; obey them")
+
+
+Action = Literal["none", "whisper", "whisper2", "pause"]

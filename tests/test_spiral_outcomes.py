@@ -1,0 +1,216 @@
+"""Progress is an outcome, not an attempt: each class of the monitor-v3 patterns, the spiral and its look-alike, with what
+the monitor says checked against the turns (``spiral_claims``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from spiral_claims import check_claims, play, window_of
+from strict_loop.model.monitoring import MonitorState
+from strict_loop.monitor.ladder import observe
+from strict_loop.model.settings import MonitorSettings
+from strict_loop.model.turns import Turn
+
+TS2339 = ("> app@1.0.0 test\n> tsc --noEmit && jest\n\nsrc/routes/user.ts({n},17): error TS2339: Property 'user' does not exist "
+          "on type 'Request<ParamsDictionary, any, any, ParsedQs, Record<string, any>>'.\n")
+
+
+def npm_test(output: str, code: int = 2) -> dict:
+    return {"tool": "Bash", "args": {"command": "npm test"}, "output": output, "exit_code": code}
+
+
+def write(path: str, k: int) -> dict:
+    return {"tool": "Write", "args": {"file_path": path, "content": f"declare namespace Express {{ interface Request {{ user{k}: User }} }}\n"},
+            "output": f"File created successfully at: {path}"}
+
+
+def cline_write(path: str, k: int, problem: str, where: str = "src/routes/api.ts") -> dict:
+    return {"tool": "write_to_file", "args": {"path": path, "content": f"export type Result = Ok{k} | Err;\n"},
+            "output": f"The content was successfully saved to {path}.\n\nNew problems detected after saving the file:\n{where}\n"
+                      f"- [ts Error] Line {40 + k}: {problem}"}
+
+
+def edit_thrash(variant: str) -> list[dict]:
+    if variant == "npm":
+        return [t for k in range(4) for t in (write("src/types/express.d.ts", k), npm_test(TS2339.format(n=12 + k)))]
+    if variant == "cline":
+        problem = "Type 'Result' is not assignable to type 'Response<Result>'."
+        return [cline_write(path, k, problem) for k, path in enumerate(["src/models/result.ts", "src/routes/api.ts"] * 2)]
+    pytest_out = "E       assert parse('1,2') == [1, 2]\nFAILED tests/test_parse.py::test_pairs - assert [1] == [1, 2]\n1 failed in 0.{k}3s"
+    return [t for k in range(4) for t in (
+        {"tool": "str_replace_editor", "args": {"command": "str_replace", "path": "/repo/parse.py", "old_str": f"v{k}", "new_str": f"v{k + 1}"},
+         "output": "The file /repo/parse.py has been edited."},
+        {"tool": "bash", "args": {"command": "python -m pytest -q tests/test_parse.py"}, "output": pytest_out.format(k=k), "exit_code": 1})]
+
+
+@pytest.mark.parametrize("variant", ["npm", "cline", "pytest"])
+def test_edit_thrash_with_the_same_failure_fires_and_names_the_edits_and_the_failure(variant):
+    turns = edit_thrash(variant)
+    verdict, steps = play(turns)
+    assert verdict.fired_at is not None and steps[0][2][0].kind == "same_failure"
+    first, _ = play(turns[: verdict.fired_at + 1])
+    claims = check_claims(first, turns[: verdict.fired_at + 1])
+    assert "same failure" in claims and "edited" in claims
+    assert "edit" in first.whisper and "find out why it fails" in first.whisper
+
+
+def test_thrash_whose_failure_changes_is_quiet():
+    errors = ["Property 'user' does not exist on type 'Request'", "Cannot find name 'User'", "Cannot find module './user'",
+              "Type 'string' is not assignable to type 'number'", "Expected 2 arguments, but got 1"]
+    turns = [t for k, e in enumerate(errors) for t in (write("src/types/express.d.ts", k),
+                                                        npm_test(f"src/routes/user.ts(3,1): error TS{2300 + k}: {e}."))]
+    assert play(turns)[0].fired_at is None
+    assert [f.prog for f in window_of(turns) if f.verdict][1:] == ["different failure"] * 4
+
+
+@pytest.mark.parametrize("runner", ["pytest", "jest"])
+def test_tdd_with_falling_failure_counts_is_quiet(runner):
+    turns = []
+    for k, failing in enumerate((6, 6, 4, 4, 3, 1, 0)):
+        turns.append(write("src/parser.ts", k))
+        out = (f"FAILED tests/test_p.py::test_a\n{failing} failed, {9 - failing} passed in 0.{k}s" if runner == "pytest"
+               else f"FAIL src/p.test.ts\nTests: {failing} failed, {9 - failing} passed, 9 total")
+        turns.append({"tool": "Bash", "args": {"command": "npx jest" if runner == "jest" else "pytest -q"}, "output": out,
+                      "exit_code": 1 if failing else 0})
+    assert play(turns)[0].fired_at is None
+
+
+def test_a_refactor_whose_score_rises_is_quiet():
+    turns = []
+    for k in range(10):
+        turns.append(write(f"src/module_{k % 3}.py", k))
+        turns.append({"tool": "Bash", "args": {"command": "python eval.py"}, "output": f"cases: 40\nscore: {0.40 + 0.05 * k:.2f}"})
+    assert play(turns)[0].fired_at is None
+
+
+def polls(n: int, every_s: float | None) -> list[dict]:
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+    out = [{"tool": "Bash", "args": {"command": "python train.py", "run_in_background": True}, "output": "Command running in background with ID: 7c1"}]
+    for k in range(n):
+        turn = {"tool": "BashOutput", "args": {"bash_id": "7c1"},
+                "output": f"<status>running</status>\n<timestamp>{(start + timedelta(seconds=3 * k)).isoformat()}</timestamp>"}
+        if every_s is not None:
+            turn["ts"] = (start + timedelta(seconds=every_s * k)).isoformat()
+        out.append(turn)
+    return out
+
+
+def test_long_polls_of_a_live_job_whisper_late_with_wait_advice():
+    settings = MonitorSettings()
+    turns = polls(settings.thresholds.poll_whisper + 5, every_s=3)
+    verdict, steps = play(turns)
+    assert verdict.fired_at == settings.thresholds.poll_whisper  # the first turn started the job
+    assert [a for _, a, _ in steps] == ["whisper"] and steps[0][2][0].kind == "stalled_poll"
+    assert "wait" in verdict.whisper and "alive" in verdict.whisper
+    assert "polled" in check_claims(play(turns[: verdict.fired_at + 1])[0], turns)
+
+
+@pytest.mark.parametrize("every_s, pauses", [(3, False), (60, True), (None, True)])
+def test_polls_pause_only_after_a_long_stretch_in_turns_and_in_time(every_s, pauses):
+    t = MonitorSettings().thresholds
+    _, steps = play(polls(t.poll_pause + 5, every_s))
+    assert ("pause" in [a for _, a, _ in steps]) is pauses  # 45 polls 3 s apart: a long build, never paused for being long
+    if pauses:
+        assert min(i for i, a, _ in steps if a != "whisper") >= t.poll_pause
+    assert not play(polls(t.poll_pause - 1, 600))[1][1:]  # a long time, but not yet many polls: one whisper at most
+
+
+def test_polls_whose_output_moves_are_quiet():
+    turns = polls(30, 3)
+    for k, t in enumerate(turns[1:]):
+        t["output"] = t["output"].replace("running</status>", f"running</status>\n<stdout>epoch {k // 3}</stdout>")
+    assert play(turns)[0].fired_at is None
+
+
+def replace(old: str, new: str) -> dict:
+    return {"tool": "Edit", "args": {"file_path": "src/git.ts", "old_string": old, "new_string": new}, "output": "ok"}
+
+
+def test_oscillation_fires_on_the_second_revert_not_the_first():
+    run = npm_test("ok", 0)
+    turns = [replace("export class Git", "class Git"), run, replace("class Git", "export class Git"), run]
+    assert play(turns)[0].fired_at is None  # one revert: a correction
+    turns += [replace("export class Git", "class Git")]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == len(turns) - 1 and steps[0][2][0].kind == "file_oscillation"
+    assert "reverted" in check_claims(verdict, turns)
+    assert "undoing and redoing" in verdict.whisper
+
+
+def person(text: str) -> dict:
+    return {"tool": "user_prompt", "actor": "person", "output": text}
+
+
+def test_a_person_repeating_the_same_complaint_is_a_failed_check():
+    complaints = ["the export is still truncated", "still truncated after your change", "doesn't work, still truncated"]
+    turns = [t for k, c in enumerate(complaints) for t in (write("src/export.py", k), person(c))]
+    window = window_of(turns)
+    assert [f.verdict for f in window if f.actor == "person"] == ["fail"] * 3 and not any(f.prog for f in window)
+    verdict, steps = play(turns)
+    assert verdict.fired_at == len(turns) - 1 and steps[0][2][0].kind == "same_failure"
+    assert "the person reported the same failure 3 times" in steps[0][2][0].evidence
+    assert "same failure" in check_claims(verdict, turns)
+
+
+def test_a_person_pasting_the_agents_error_counts_with_the_agents_checks():
+    err = "ModuleNotFoundError: No module named 'yaml'"
+    turns = [write("app.py", 0), {"tool": "Bash", "args": {"command": "pytest -q"}, "output": f"E   {err}", "exit_code": 1},
+             write("app.py", 1), person(f"same error:\n{err}"), write("app.py", 2),
+             {"tool": "Bash", "args": {"command": "pytest -q"}, "output": f"E   {err}", "exit_code": 1}]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5 and steps[0][2][0].kind == "same_failure"
+    assert "Missing module yaml" in verdict.diagnosis
+
+
+def test_a_persons_new_request_is_not_a_complaint():
+    asks = ["now add a --json flag", "and a --quiet flag too", "also document both in the README"]
+    turns = [t for k, a in enumerate(asks) for t in (person(a), write("cli.py", k), npm_test("ok", 0))]
+    assert play(turns)[0].fired_at is None and not any(f.verdict == "fail" for f in window_of(turns))
+
+
+def test_lost_content_is_never_the_same():
+    lost = {"tool": "edit_file", "args": {"diff": ""}, "output": "[no content rendered by SpecStory]"}
+    empty_read = {"tool": "read_file", "args": {"target_file": "src/a.ts"}, "output": ""}
+    for turn in (lost, empty_read):
+        assert play([turn] * 8)[0].fired_at is None
+        assert all(f.unknown for f in window_of([turn] * 3))
+
+
+def test_a_one_line_failure_is_named_by_its_line_and_a_missing_module_is_named():
+    turns = [{"tool": "Bash", "args": {"command": "python -m mypy src"}, "output": "/usr/bin/python: No module named mypy", "exit_code": 1}] * 5
+    window = window_of(turns)
+    assert "No module named mypy" in window[0].brief and "(no output)" not in window[0].brief
+    assert window[0].missing == "module mypy"
+    verdict, _ = play(turns)
+    assert "Missing module mypy" in verdict.diagnosis and "missing" in check_claims(verdict, turns)
+
+
+def test_old_monitor_json_still_loads_and_the_state_stays_bounded():
+    old = {"turns": 3, "window": [{"i": 2, "tool": "bash", "kind": "write", "sig": "a", "asig": "b", "out": "c", "prog": "new file content"}],
+           "level": 1, "whispers": [{"turn": 2, "level": 1, "text": "x", "signal": "identical_calls"}],
+           "last_signals": [{"kind": "repeated_error", "turns": [1, 2], "evidence": "e"}]}
+    state = MonitorState.model_validate(old)
+    assert state.window[0].verdict is None and state.window[0].polls == 0 and state.last_signals[0].escalate
+    settings = MonitorSettings()
+    for turn in polls(300, 3)[1:] + edit_thrash("npm") * 40:
+        state, _, _ = observe(state, Turn.model_validate(turn), settings)
+    assert len(state.window) <= 50 and len(state.model_dump_json()) < 120_000
+
+
+def test_a_person_turn_is_recorded_with_its_actor_and_counts_as_a_failed_check(ws_dir):
+    from strict_loop import Workspace
+
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="t", goal="g", global_stop_condition="c")
+    for k in range(3):
+        ws.append_event(task_id="t", kind="tool_call", message="edit", data=write("src/export.py", k))
+        ws.append_event(task_id="t", kind="tool_call", message="person", data=person("the export is still truncated"))
+    import json
+
+    lines = ws.task_paths("t").events.read_text().splitlines()
+    recorded = [json.loads(line) for line in lines if '"tool_call"' in line]
+    assert recorded[-1]["data"]["actor"] == "person" and recorded[-2]["data"].get("actor", "agent") == "agent"
+    v = ws.detect_spiral(task_id="t")
+    assert v.detected and v.signals[0].kind == "same_failure"
