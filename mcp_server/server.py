@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from strict_loop import LoopError, Workspace, __version__
 from strict_loop.loop import operations
 from strict_loop.loop.operations import Operation
-from strict_loop.base.errors import validate_input
+from strict_loop.model.validation import validate_input
 
 from . import http_transport, stdio_transport
 from .content import add_prompts, add_resources, handlers

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from strict_loop.experiments import joblog
-from strict_loop.base.errors import LoopError, validate_input
+from strict_loop.base.errors import LoopError
+from strict_loop.model.validation import validate_input
 from strict_loop.experiments.failures import CATALOG, KINDS, classify, exit_signal
 from strict_loop.experiments.isolation import Limits, container_argv
 from strict_loop.experiments.remedies import RemedyState, WatchSettings, decide, parse_allow, substitute

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
-
-if TYPE_CHECKING:  # pydantic is imported on first use: the hook's fast path reads files through fsio without it
-    from pydantic import BaseModel, ValidationError
+from typing import Any, Callable, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,53 +81,7 @@ def _mapped(operation: str, exc: Exception) -> LoopError | None:
     return None
 
 
-def _first(exc: ValidationError) -> str:
+def _first(exc: Any) -> str:
+    """The first problem of a pydantic ValidationError (typed Any: this module never imports pydantic)."""
     first = exc.errors(include_url=False)[0]
     return f"{'.'.join(str(p) for p in first.get('loc', ())) or 'input'}: {first.get('msg', 'invalid')}"
-
-
-def validate_input(model: type[BaseModel], params: Any, operation: str) -> Any:
-    """Validate ``params`` against ``model``, turning pydantic errors into one LoopError.
-
-    The message names the field (dotted path), what pydantic objected to, and
-    the field's own description as the hint for what to send instead.
-    """
-    from pydantic import ValidationError
-
-    if isinstance(params, model):
-        return params
-    try:
-        return model.model_validate(params)
-    except ValidationError as exc:
-        raise _from_validation(exc, model, operation) from None
-
-
-def _from_validation(exc: ValidationError, model: type[BaseModel], operation: str) -> LoopError:
-    first = exc.errors(include_url=False)[0]
-    loc = [str(p) for p in first.get("loc", ())]
-    field = ".".join(loc) or "input"
-    msg = first.get("msg", "invalid value")
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    hint = _field_hint(model, first.get("loc", ()))
-    extra = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-    return LoopError(f"{operation}.{field}", msg + extra, hint)
-
-
-def _field_hint(model: type[BaseModel], loc: tuple) -> str:
-    from pydantic import BaseModel
-
-    current: Any = model
-    info = None
-    for part in loc:
-        fields = getattr(current, "model_fields", None)
-        if not fields or not isinstance(part, str) or part not in fields:
-            break
-        info = fields[part]
-        ann = info.annotation
-        current = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
-        if current is None:
-            break
-    if info is not None and info.description:
-        return f"expected: {info.description}"
-    return ""

@@ -25,7 +25,8 @@ from strict_loop.harness import install, registry
 from strict_loop.base import skillfiles
 from strict_loop.loop import answers
 from strict_loop.cli.flags import add_model_flags, request_from
-from strict_loop.base.errors import LoopError, validate_input
+from strict_loop.base.errors import LoopError
+from strict_loop.model.validation import validate_input
 from strict_loop.loop import operations
 from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL
 from strict_loop.loop.workspace import Workspace

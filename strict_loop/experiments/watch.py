@@ -23,7 +23,8 @@ from typing import IO, Any, Mapping, Optional
 from strict_loop.monitor import ladder
 from strict_loop.experiments import joblog
 from strict_loop.base import masking
-from strict_loop.base.errors import LoopError, validate_input
+from strict_loop.base.errors import LoopError
+from strict_loop.model.validation import validate_input
 from strict_loop.experiments.failures import KINDS, Failure, classify
 from strict_loop.supervisor.heartbeat import Heartbeat, clock
 from strict_loop.experiments.jobrun import RunOutcome, run_job

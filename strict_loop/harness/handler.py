@@ -240,7 +240,8 @@ def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
     Why: a tool call needs only these, and validating the whole state is most of a hook's work.
     The settings are validated; a state.json that does not parse is StateDamaged (and logged).
     """
-    from strict_loop.base.errors import StateDamaged, validate_input
+    from strict_loop.base.errors import StateDamaged
+    from strict_loop.model.validation import validate_input
     from strict_loop.base.jsontext import parse_json
     from strict_loop.model.settings import MonitorSettings
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from strict_loop.monitor import ladder
-from strict_loop.base.errors import LoopError, StateDamaged, validate_input
+from strict_loop.base.errors import LoopError, StateDamaged
+from strict_loop.model.validation import validate_input
 from strict_loop.model.fields import parse_json
 from strict_loop.base.fsio import atomic_write, read_own
 from strict_loop.model.monitoring import Alert, MonitorState, MonitorView

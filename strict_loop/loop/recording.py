@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from strict_loop.alerts import outbox
 from strict_loop.base import masking
-from strict_loop.base.errors import validate_input
+from strict_loop.model.validation import validate_input
 from strict_loop.model.records import EventRecord
 from strict_loop.model.monitoring import MonitorView
 from strict_loop.model.settings import MonitorSettings

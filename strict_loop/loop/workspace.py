@@ -20,7 +20,8 @@ from strict_loop.storage import rounds
 from strict_loop.base import masking
 from strict_loop.storage import snapshots
 from strict_loop.loop import verdicts
-from strict_loop.base.errors import LoopError, TaskNotFound, boundary, validate_input
+from strict_loop.base.errors import LoopError, TaskNotFound, boundary
+from strict_loop.model.validation import validate_input
 from strict_loop.base.fsio import LOCK_TIMEOUT_S, atomic_write, dumps_doc, iter_lines, tail_lines, trim_torn_tail
 from strict_loop.base.layout import Layout, TaskPaths, slug_from_goal
 from strict_loop.model.records import MAX_CONTRACT_BYTES, CurrentRound, IterationRecord, StopReport, StopSummary, TaskState

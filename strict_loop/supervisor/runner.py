@@ -21,7 +21,8 @@ from typing import IO, Any, Mapping, Optional, Sequence
 
 from strict_loop.alerts import outbox
 from strict_loop.supervisor.budgets import EXIT_BAD_INPUT, EXIT_PAUSED, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
-from strict_loop.base.errors import LoopError, validate_input
+from strict_loop.base.errors import LoopError
+from strict_loop.model.validation import validate_input
 from strict_loop.base.fsio import atomic_write
 from strict_loop.harness import registry
 from strict_loop.harness.headless import KILL_GRACE_S, find_binary, read_usage, run_child, wire
