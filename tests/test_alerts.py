@@ -174,7 +174,7 @@ def test_the_worker_exits_when_another_holds_the_lock(ws_dir):
     queue = outbox.queue_dir(ws_dir)
     queue.mkdir(parents=True)
     (queue / "bad.json").write_text("not an entry")
-    fd = worker._try_lock(ws_dir, os.environ)
+    fd = outbox.worker_lock(ws_dir, os.environ)
     try:
         assert fd is not None and outbox.worker_running(ws_dir) and worker.run(ws_dir, os.environ) == 0
     finally:

@@ -12,6 +12,7 @@ from strict_loop.model.validation import validate_input
 from strict_loop.experiments.failures import CATALOG, KINDS, classify, exit_signal
 from strict_loop.experiments.isolation import Limits, container_argv
 from strict_loop.experiments.remedies import RemedyState, WatchSettings, decide, parse_allow, substitute
+from strict_loop.base import timefmt
 
 CASES = [
     (1, "Traceback ...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0)", "gpu_oom"),
@@ -72,8 +73,8 @@ def test_progress_from_log_lines_and_metrics_jsonl():
         q = joblog.fold(q, joblog.from_json_line(line), "loss", 10)
     assert q.diverged and "loss=11 at step 4" in q.diverged and q.nonfinite is None
     assert joblog.from_json_line('{"step": 5, "loss": "inf", "tag": "x"}')["loss"] == math.inf
-    rate, eta = joblog.rate_and_eta(150, 50, 10.0, 1050)
-    assert rate == 10.0 and eta == 90.0 and joblog.rate_and_eta(None, None, 1, 10) == (0.0, None)
+    rate, eta = timefmt.rate_and_eta(150, 50, 10.0, 1050)
+    assert rate == 10.0 and eta == 90.0 and timefmt.rate_and_eta(None, None, 1, 10) == (0.0, None)
 
 
 def _settings(**kw):

@@ -1,6 +1,6 @@
 """The ground floor: files, paths, text clipping, secret masking, time, JSON text, signals, the skill's files.
 
-Imports: Standard library only (no pydantic): the harness hook's fast path imports from here alone.
+It may import the standard library only (no pydantic): the harness hook's fast path imports from here alone.
 """
 
 __all__ = ["clipping", "errors", "fsio", "interrupts", "jsontext", "layout", "masking", "skillfiles", "timefmt"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Optional
 
 
 def now() -> datetime:
@@ -46,3 +47,14 @@ def human_duration(seconds: float | None) -> str:
         return f"{hours}h{minutes:02d}m"
     days, hours = divmod(hours, 24)
     return f"{days}d{hours:02d}h"
+
+
+def rate_and_eta(step: Optional[int], first_step: Optional[int], elapsed_s: float, total: Optional[int]) -> tuple[float, Optional[float]]:
+    """Steps (or rounds) per second since ``first_step`` and the seconds left to ``total`` (None when unknown):
+    the pace on both heartbeats, the supervisor's and watch's."""
+    if step is None or first_step is None or elapsed_s <= 0 or step <= first_step:
+        return 0.0, None
+    rate = (step - first_step) / elapsed_s
+    if total is None or total <= step:
+        return rate, None
+    return rate, (total - step) / rate

@@ -51,7 +51,7 @@ def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
     A person's explicit step: the text sent is the one alerts.jsonl holds (shown by ``strict-loop alerts`` first)."""
     from strict_loop.monitor.ladder import resume_command
 
-    store = ws._store(task_id)
+    store = ws.task_store(task_id)
     with store.locked():
         for a in outbox.fold(path):
             names = [n for n, c in a["channels"].items() if c["state"] != "delivered" and not n.startswith("config")]

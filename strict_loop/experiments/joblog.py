@@ -99,17 +99,6 @@ def fold(p: Progress, values: dict[str, float], metric: str, divergence_factor: 
     return p
 
 
-def rate_and_eta(step: Optional[int], first_step: Optional[int], elapsed_s: float, total: Optional[int]) -> tuple[float, Optional[float]]:
-    """Steps (or rounds) per second since ``first_step`` and the seconds left to ``total`` (None when unknown):
-    the pace on both heartbeats, the supervisor's and watch's."""
-    if step is None or first_step is None or elapsed_s <= 0 or step <= first_step:
-        return 0.0, None
-    rate = (step - first_step) / elapsed_s
-    if total is None or total <= step:
-        return rate, None
-    return rate, (total - step) / rate
-
-
 def describe(p: Progress, metric: str, total: Optional[int] = None) -> str:
     """'step 120/5000 | loss 0.53' for the heartbeat line."""
     parts = [f"step {p.step if p.step is not None else '?'}" + (f"/{total}" if total else "")]

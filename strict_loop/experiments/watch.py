@@ -36,6 +36,7 @@ from strict_loop.base.interrupts import StopSignals
 from strict_loop.loop.monitoring import TaskSupervision
 from strict_loop.base.timefmt import now_iso
 from strict_loop.loop.workspace import Workspace
+from strict_loop.base import timefmt
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -70,7 +71,7 @@ class _Beat(Heartbeat):
     def compose(self, state: Any, elapsed_s: float, invocation: int) -> tuple[str, Optional[int]]:
         w, p = self.watch, self.watch.progress
         total = w.settings.total_steps
-        rate, eta = joblog.rate_and_eta(p.step, w.first_step, time.monotonic() - w.run_started, total)
+        rate, eta = timefmt.rate_and_eta(p.step, w.first_step, time.monotonic() - w.run_started, total)
         where = joblog.describe(p, w.settings.metric, total)
         line = (f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed {clock(elapsed_s)} | "
                 f"{rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}")
@@ -86,7 +87,7 @@ class Watch:
             raise LoopError("watch.command", "no command given",
                             "put the job's command after --, e.g. strict-loop watch --task-id T -- python train.py")
         self.ws = Workspace(workspace)
-        self.store = self.ws._store(task_id)
+        self.store = self.ws.task_store(task_id)
         self.root = self.ws.root
         self.settings = settings if isinstance(settings, WatchSettings) else validate_input(WatchSettings, dict(settings or {}), "watch")
         self.argv, self.command = list(argv), shlex.join(argv)

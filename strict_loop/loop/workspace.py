@@ -103,14 +103,14 @@ class Workspace:
         req: AppendEventInput = validate_input(AppendEventInput, request or params, "append_event")
         if req.kind == "tool_call":  # the one path for turns, shared with the harness hooks (masks, observes, alerts)
             validate_input(Turn, req.data, "append_event.data")  # a bad turn is refused before the task is looked up
-            store = self._store(req.task_id)
+            store = self.task_store(req.task_id)
             recorded = record_turn(store, self.root, req.message, req.data)
             rec = recorded.event
             return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=recorded.supervisor)
         # What an agent reports (its own notes) may hold secrets: they are masked before anything is stored.
         message, data = masking.mask_tree([req.message, req.data])  # one pass over the environment for both
         req = req.model_copy(update={"message": message, "data": data})
-        store = self._store(req.task_id)
+        store = self.task_store(req.task_id)
         with store.locked():
             sup = TaskSupervision(store, self.root)
             data, state = dict(req.data), None
@@ -136,7 +136,7 @@ class Workspace:
         round just recorded gets that round back instead of recording it twice.
         """
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
-        store = self._store(req.task_id)
+        store = self.task_store(req.task_id)
         sup = TaskSupervision(store, self.root)
         sup.refuse_round("update_state")  # before the stop checks run, and again under the lock
         report = verdicts.before_completed(self.trust_store, self.root, store, req) if req.status == "completed" else None
@@ -188,7 +188,7 @@ class Workspace:
     def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopResult:
         """Run the stop checks and hard limits; write latest-stop-report.json."""
         req: CheckStopInput = validate_input(CheckStopInput, request or params, "check_stop")
-        store = self._store(req.task_id)
+        store = self.task_store(req.task_id)
         report = verdicts.stop_report(self.trust_store, self.root, store.load(), "check_stop")  # outside the lock: commands may take minutes
         with store.locked():
             report = verdicts.record_stop(store, report)
@@ -199,7 +199,7 @@ class Workspace:
     def report_status(self, request: ReportStatusInput | None = None, /, **params: Any) -> StatusReport:
         """Refresh latest-status.txt and run-summary.md; append to status-history.jsonl."""
         req: ReportStatusInput = validate_input(ReportStatusInput, request or params, "report_status")
-        store = self._store(req.task_id)
+        store = self.task_store(req.task_id)
         with store.locked():
             return reports.write_status(store, store.load_current(), req.label, record=True, sup=TaskSupervision(store, self.root).deliver())
 
@@ -207,7 +207,7 @@ class Workspace:
     def compact_state(self, request: CompactStateInput | None = None, /, **params: Any) -> CompactResult:
         """Shrink the rolling window (older rounds stay in the ledgers) and trim the context snapshot."""
         req: CompactStateInput = validate_input(CompactStateInput, request or params, "compact_state")
-        store = self._store(req.task_id)
+        store = self.task_store(req.task_id)
         with store.locked():
             state = store.load_current()
             keep = req.keep if req.keep is not None else state.contract.limits.history_window // 2
@@ -282,7 +282,7 @@ class Workspace:
     def resume(self, request: ResumeInput | None = None, /, **params: Any) -> ResumeResult:
         """A person's answer to a pause: continue (with a cooldown), roll the workspace back, or hand the task back."""
         req: ResumeInput = validate_input(ResumeInput, request or params, "resume")
-        store = self._store(req.task_id)
+        store = self.task_store(req.task_id)
         with store.locked():
             result, ended = TaskSupervision(store, self.root).resume(req)
         if ended:
@@ -304,7 +304,7 @@ class Workspace:
     def trust(self, request: TrustInput | None = None, /, **params: Any) -> TrustResult:
         """Record the task's stop commands as trusted by this machine (a person's decision; not an MCP tool)."""
         req: TrustInput = validate_input(TrustInput, request or params, "trust")
-        state = self._store(req.task_id).load()
+        state = self.task_store(req.task_id).load()
         checks = state.contract.stop_checks
         recorded = self.trust_store.record(self.root, state.task_id, checks) if checks.commands else False
         return TrustResult(task_id=state.task_id, commands=checks.commands, command_timeout_s=checks.command_timeout_s,
@@ -320,8 +320,9 @@ class Workspace:
 
     # ------------------------------------------------------------------ helpers
 
-    def _store(self, task_id: Optional[str]) -> TaskStore:
-        """The task's store for a write (a legacy task is migrated first)."""
+    def task_store(self, task_id: Optional[str]) -> TaskStore:
+        """The task's store for a write (a legacy task is migrated first): for the supervisor, watch and alerts,
+        which keep files of their own beside the task's."""
         found = self.index.find(task_id, write=True)
         assert isinstance(found, TaskStore)
         return found

@@ -4,4 +4,4 @@ turn, the operations' requests and results, and the field types with their caps.
 It may import ``base`` and ``monitor``'s data types only; no I/O.
 """
 
-__all__ = ["fields", "monitoring", "records", "requests", "results", "settings", "turns"]
+__all__ = ["fields", "monitoring", "records", "requests", "results", "settings", "turns", "validation"]

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import IO, Any, Callable, Optional
 
-from strict_loop.experiments.joblog import rate_and_eta
+from strict_loop.base.timefmt import rate_and_eta
 from strict_loop.storage.store import TaskStore
 from strict_loop.loop import reports
 

@@ -70,7 +70,7 @@ class Supervisor:
             raise LoopError("supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(registry.names())}")
         self.ws = Workspace(workspace)
         self.root = self.ws.root
-        self.store: TaskStore = self.ws._store(task_id)
+        self.store: TaskStore = self.ws.task_store(task_id)
         if not self.store.exists():
             raise LoopError("supervise.task_id", f"no task '{task_id}' in {self.root}", "create it with strict-loop init_state first")
         self.task_id, self.harness, self.model = self.store.task_id, harness, model

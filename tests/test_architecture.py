@@ -1,0 +1,172 @@
+"""The package's shape, checked on every import statement of every module: imports point down the layers, ``base``
+imports only the standard library, no private name crosses a package, every package says what it exports, and
+the hook's fast path imports no pydantic. Why a test: the layout is the architecture a newcomer reads; it must not
+erode one convenient import at a time."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+import pytest
+
+import strict_loop
+
+PACKAGE = Path(strict_loop.__file__).parent
+LAYERS = ["base", "model", "monitor", "storage", "alerts", "loop", "harness", "supervisor", "experiments", "cli"]
+"""Lowest first: a package may import its own modules and those of packages before it, never after."""
+TOP = {"__init__", "__main__", "entry"}  # the package's own entry points sit above every layer
+MAX_MODULES = 12
+
+
+class Import(NamedTuple):
+    module: str  # the importing module, dotted
+    line: int
+    target: str  # the module imported from, dotted
+    names: tuple[str, ...]
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "skill" not in p.relative_to(PACKAGE).parts)
+
+
+def dotted(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def imports(path: Path) -> Iterator[Import]:
+    """Every import in the file, inside functions and ``TYPE_CHECKING`` blocks too."""
+    name = dotted(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(name, node.lineno, alias.name, ())
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            yield Import(name, node.lineno, base, tuple(a.name for a in node.names))
+
+
+def layer(module: str) -> str:
+    """The subpackage of a ``strict_loop`` module (or its own name for a top-level module)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def ours() -> list[Import]:
+    return [i for p in modules() for i in imports(p)]
+
+
+def test_every_module_is_in_a_layer_and_no_folder_is_crowded():
+    for path in modules():
+        rel = path.relative_to(PACKAGE)
+        assert len(rel.parts) == 1 and rel.stem in TOP or rel.parts[0] in LAYERS, f"{rel} is in no layer"
+    for folder in LAYERS:
+        count = len([p for p in (PACKAGE / folder).glob("*.py") if p.name != "__init__.py"])
+        assert 0 < count <= MAX_MODULES, f"{folder}/ holds {count} modules"
+
+
+def test_imports_point_down_the_layers():
+    wrong = []
+    for imp in ours():
+        if not imp.target.startswith("strict_loop.") or layer(imp.module) in TOP:
+            continue
+        src, dst = layer(imp.module), layer(imp.target)
+        if dst in TOP and imp.target != "strict_loop":
+            wrong.append(f"{imp.module}:{imp.line} imports the entry point {imp.target}")
+        elif dst in LAYERS and LAYERS.index(dst) > LAYERS.index(src):
+            wrong.append(f"{imp.module}:{imp.line} ({src}) imports {imp.target} ({dst}), a layer above it")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_base_imports_only_the_standard_library():
+    foreign = [f"{i.module}:{i.line} imports {i.target}" for i in ours()
+               if layer(i.module) == "base" and i.target.split(".")[0] not in sys.stdlib_module_names
+               and not i.target.startswith("strict_loop.base") and i.target != "strict_loop"]
+    assert not foreign, "\n".join(foreign)
+
+
+def test_the_detector_and_the_formats_import_nothing_above_them():
+    for imp in ours():
+        if layer(imp.module) in ("model", "monitor") and imp.target.startswith("strict_loop."):
+            assert layer(imp.target) in ("base", "model", "monitor")[: LAYERS.index(layer(imp.module)) + 1], imp
+
+
+def test_no_private_name_crosses_a_package():
+    """Tests, benchmarks and adapters included: they use the public surface (or a documented test helper)."""
+    crossing = []
+    repo = PACKAGE.parent
+    files = modules() + sorted((repo / "tests").glob("*.py")) + sorted((repo / "mcp_server").glob("*.py")) \
+        + sorted((repo / "bench").glob("*.py")) + sorted((repo / "scripts").glob("*.py"))
+    for path in files:
+        for imp in imports(path) if path.is_relative_to(PACKAGE) else _foreign_imports(path):
+            if not imp.target.startswith("strict_loop"):
+                continue
+            same = imp.module.startswith("strict_loop.") and layer(imp.module) == layer(imp.target) and imp.target != "strict_loop"
+            private = [n for n in imp.names if n.startswith("_") and not n.startswith("__")]
+            private += [part for part in imp.target.split(".") if part.startswith("_")]
+            if private and not same:
+                crossing.append(f"{imp.module}:{imp.line} imports {', '.join(private)} from {imp.target}")
+    assert not crossing, "\n".join(crossing)
+
+
+def test_no_private_attribute_of_another_packages_module_is_used():
+    """``module._name`` where ``module`` was imported from another package (or the module is used from outside)."""
+    repo = PACKAGE.parent
+    files = modules() + sorted((repo / "tests").glob("*.py")) + sorted((repo / "mcp_server").glob("*.py")) \
+        + sorted((repo / "bench").glob("*.py"))
+    used = []
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own = layer(dotted(path)) if path.is_relative_to(PACKAGE) else None
+        bound = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("strict_loop"):
+                for alias in node.names:
+                    target = f"{node.module}.{alias.name}"
+                    if (PACKAGE.parent / target.replace(".", "/")).with_suffix(".py").exists():
+                        bound[alias.asname or alias.name] = target
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
+                    and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and layer(bound[node.value.id]) != own):
+                used.append(f"{path.name}:{node.lineno} uses {bound[node.value.id]}.{node.attr}")
+    assert not used, "\n".join(used)
+
+
+def _foreign_imports(path: Path) -> Iterator[Import]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield Import(str(path.name), node.lineno, node.module, tuple(a.name for a in node.names))
+
+
+@pytest.mark.parametrize("folder", LAYERS)
+def test_each_package_says_what_it_owns_and_exports(folder):
+    init = PACKAGE / folder / "__init__.py"
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    doc = ast.get_docstring(tree) or ""
+    assert "may import" in doc, f"{folder}/__init__.py must say what the package may import"
+    exported = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets))
+    assert set(exported) >= {p.stem for p in (PACKAGE / folder).glob("*.py") if p.name != "__init__.py"}
+
+
+def test_no_module_is_named_like_the_standard_library():
+    clashes = [str(p.relative_to(PACKAGE)) for p in modules() if p.stem in sys.stdlib_module_names]
+    assert not clashes, clashes
+
+
+def test_the_hooks_fast_path_imports_no_pydantic():
+    """What a hook call imports before it knows there is a loop: the entry, the handler, the registry, the payloads."""
+    code = ("import sys; import strict_loop.entry, strict_loop.harness.handler, strict_loop.harness.registry, "
+            "strict_loop.harness.payloads, strict_loop.harness.client; print('pydantic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent)
+    assert out.stdout.strip() == "False"
