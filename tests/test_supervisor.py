@@ -96,7 +96,7 @@ def _supervisor(ws: Workspace) -> Supervisor:
 
 
 def test_a_call_a_hook_recorded_is_not_recorded_again(task: Workspace):
-    store = task._store("t")
+    store = task.task_store("t")
     record_turn(store, task.root, "hook", TURN, meta={"harness": "claude", "tool_use_id": "toolu_1"})
     sup = _supervisor(task)
     assert sup._record(ToolCall("toolu_1", TURN), 1) is False  # the hook's
@@ -163,7 +163,7 @@ def test_the_heartbeat_writes_latest_status_and_stderr_without_a_bar_off_a_termi
     from strict_loop.supervisor.heartbeat import Heartbeat
 
     out = io.StringIO()
-    heart = Heartbeat(task._store("t"), lambda: task.supervisor("t"), interval_s=3600, stream=out)
+    heart = Heartbeat(task.task_store("t"), lambda: task.supervisor("t"), interval_s=3600, stream=out)
     assert heart.beat(1) is not None and heart.beat(1) is None  # the first is due; the next waits its interval
     assert heart.beat(2, force=True)
     text = task.task_paths("t").latest_status.read_text()
@@ -182,7 +182,7 @@ def test_on_a_terminal_the_heartbeat_draws_rich_s_progress_bar(task: Workspace):
     master, slave = pty.openpty()
     term = os.fdopen(slave, "w", encoding="utf-8")
     try:
-        heart = Heartbeat(task._store("t"), lambda: task.supervisor("t"), interval_s=3600, stream=term)
+        heart = Heartbeat(task.task_store("t"), lambda: task.supervisor("t"), interval_s=3600, stream=term)
         assert heart._bar is not None
         heart.beat(1, force=True)
         heart.close()
