@@ -68,8 +68,11 @@ def main() -> None:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"127.0.0.1:{server.server_port}"
-    channels = {"STRICT_LOOP_WEBHOOK_URL": f"http://{base}/hook", "STRICT_LOOP_ALERT_ATTEMPTS": "1",
-                "STRICT_LOOP_ALERT_URLS": f"json://{base}/a json://{base}/b"}
+    channels = {
+        "STRICT_LOOP_WEBHOOK_URL": f"http://{base}/hook",
+        "STRICT_LOOP_ALERT_ATTEMPTS": "1",
+        "STRICT_LOOP_ALERT_URLS": f"json://{base}/a json://{base}/b",
+    }
     quiet, bare, loaded = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name in CHANNEL_VARS:
@@ -90,7 +93,9 @@ def main() -> None:
     print(f"{args.runs} pauses each (median of the pausing append_event call):")
     print(f"  a quiet turn (no ladder step), for scale {med['quiet']:8.2f} ms")
     print(f"  pause, no channel configured            {med['bare']:8.2f} ms")
-    print(f"  pause, 3 channels, receiver hangs 5 s   {med['loaded']:8.2f} ms   (p90 {sorted(loaded)[int(0.9 * len(loaded))] * 1000:.2f} ms)")
+    print(
+        f"  pause, 3 channels, receiver hangs 5 s   {med['loaded']:8.2f} ms   (p90 {sorted(loaded)[int(0.9 * len(loaded))] * 1000:.2f} ms)"
+    )
     print(f"  ratio with/without channels             {med['loaded'] / med['bare']:8.2f} x")
 
 

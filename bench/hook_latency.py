@@ -55,8 +55,15 @@ def _installed() -> tuple[str, str]:
 
 
 def _payload(event: str, cwd: Path, n: int) -> bytes:
-    data = {"session_id": "bench", "transcript_path": "/dev/null", "cwd": str(cwd), "hook_event_name": event,
-            "tool_name": "Bash", "tool_input": {"command": f"ls src/module_{n}.py", "description": "list"}, "tool_use_id": f"toolu_{n}"}
+    data = {
+        "session_id": "bench",
+        "transcript_path": "/dev/null",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        "tool_name": "Bash",
+        "tool_input": {"command": f"ls src/module_{n}.py", "description": "list"},
+        "tool_use_id": f"toolu_{n}",
+    }
     if event == "PostToolUse":
         data["tool_response"] = {"stdout": f"src/module_{n}.py", "stderr": "", "interrupted": False}
     return json.dumps(data).encode()
@@ -81,7 +88,11 @@ def _workspaces(tmp: Path) -> dict[str, Path]:
         if name != "empty":
             Workspace(ws).init_state(task_id="bench", goal="Benchmark the hook", global_stop_condition="never")
     for name in ("paused-inproc", "paused-daemon"):
-        failed = dict(json.loads(_payload("PostToolUse", found[name], 0)), hook_event_name="PostToolUseFailure", error="Exit code 1")
+        failed = dict(
+            json.loads(_payload("PostToolUse", found[name], 0)),
+            hook_event_name="PostToolUseFailure",
+            error="Exit code 1",
+        )
         for _ in range(8):
             handler.handle("claude", json.dumps(failed), env={}, cwd=str(found[name]))
     return found
@@ -114,13 +125,22 @@ def main() -> None:
             for pid in pids:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGTERM)
-        recorded = {name: sum('"tool_call"' in line for line in (ws[name] / ".agent-loop/tasks/bench/events.jsonl").read_text().splitlines())
-                    for name in ("inproc", "daemon")}
+        recorded = {
+            name: sum(
+                '"tool_call"' in line
+                for line in (ws[name] / ".agent-loop/tasks/bench/events.jsonl").read_text().splitlines()
+            )
+            for name in ("inproc", "daemon")
+        }
     floor = statistics.median(times["python -c pass"])
     print(f"{args.runs} invocations each, interleaved; interpreter {python}")
-    print(f"turns recorded: in-process {recorded['inproc']}, with the daemon {recorded['daemon']} "
-          f"(daemons served {[s and s['served'] for s in served]} requests)")
-    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (min is the least disturbed run)")
+    print(
+        f"turns recorded: in-process {recorded['inproc']}, with the daemon {recorded['daemon']} "
+        f"(daemons served {[s and s['served'] for s in served]} requests)"
+    )
+    print(
+        f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (min is the least disturbed run)"
+    )
     print(f"{'case':34s} {'p50 ms':>8s} {'p90 ms':>8s} {'min ms':>8s} {'p50 / bare':>11s} {'in-proc / daemon':>17s}")
     for name, values in times.items():
         ordered = sorted(values)
@@ -132,15 +152,29 @@ def main() -> None:
 
 def _run(runs: int, exe: str, python: str, ws: dict[str, Path]) -> dict[str, list[float]]:
     hook = [exe, "hook", "claude"]
-    cases = {"python -c pass": lambda n: ([python, "-c", "pass"], b"", ws["empty"]),
-             "hook, no loop": lambda n: (hook, _payload("PostToolUse", ws["empty"], n), ws["empty"])}
+    cases = {
+        "python -c pass": lambda n: ([python, "-c", "pass"], b"", ws["empty"]),
+        "hook, no loop": lambda n: (hook, _payload("PostToolUse", ws["empty"], n), ws["empty"]),
+    }
     for way, daemon in (("in-process", False), ("daemon", True)):
         plain, paused = ws["daemon" if daemon else "inproc"], ws[f"paused-{'daemon' if daemon else 'inproc'}"]
-        cases.update({
-            f"hook {way}, quiet turn recorded": lambda n, w=plain, d=daemon: (hook, _payload("PostToolUse", w, n), w, d),
-            f"hook {way}, PreToolUse": lambda n, w=plain, d=daemon: (hook, _payload("PreToolUse", w, n), w, d),
-            f"hook {way}, PreToolUse paused": lambda n, w=paused, d=daemon: (hook, _payload("PreToolUse", w, n), w, d),
-        })
+        cases.update(
+            {
+                f"hook {way}, quiet turn recorded": lambda n, w=plain, d=daemon: (
+                    hook,
+                    _payload("PostToolUse", w, n),
+                    w,
+                    d,
+                ),
+                f"hook {way}, PreToolUse": lambda n, w=plain, d=daemon: (hook, _payload("PreToolUse", w, n), w, d),
+                f"hook {way}, PreToolUse paused": lambda n, w=paused, d=daemon: (
+                    hook,
+                    _payload("PreToolUse", w, n),
+                    w,
+                    d,
+                ),
+            }
+        )
     cases["strict-loop list_tasks"] = lambda n: ([exe, "list_tasks"], b"", ws["inproc"])
     times: dict[str, list[float]] = {name: [] for name in cases}
     for n in range(runs):

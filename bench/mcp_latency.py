@@ -56,20 +56,32 @@ async def _startup(workspace: Path, noop: bool, runs: int) -> float:
 
 async def run(calls: int, rounds: int, workspace: Path) -> None:
     ws = Workspace(workspace)
-    ws.init_state(goal="bench", global_stop_condition="never", task_id="bench", limits={"max_iterations": rounds + 10 * calls})
+    ws.init_state(
+        goal="bench", global_stop_condition="never", task_id="bench", limits={"max_iterations": rounds + 10 * calls}
+    )
     t0 = time.perf_counter()
     for i in range(rounds):
         ws.update_state(task_id="bench", task=f"seed {i}", result_summary="r", verification_summary="v")
     print(f"seeded {rounds} rounds in {time.perf_counter() - t0:.0f}s")
     timings: dict[str, list[float]] = {"noop": [], "append_event": [], "update_state": [], "round.started": []}
     async with Client(_params(workspace, True)) as noop, Client(_params(workspace, False)) as loop:
+
         async def once(record: bool, i: int) -> None:
             for name, client, tool, args in (
                 ("noop", noop, "noop", {}),
                 ("append_event", loop, "append_event", {"task_id": "bench", "kind": "note", "message": f"event {i}"}),
-                ("round.started", loop, "append_event", {"task_id": "bench", "kind": "round.started", "message": f"round {i}"}),
-                ("update_state", loop, "update_state", {"task_id": "bench", "task": f"round {i}", "result_summary": "r",
-                                                         "verification_summary": "v"}),
+                (
+                    "round.started",
+                    loop,
+                    "append_event",
+                    {"task_id": "bench", "kind": "round.started", "message": f"round {i}"},
+                ),
+                (
+                    "update_state",
+                    loop,
+                    "update_state",
+                    {"task_id": "bench", "task": f"round {i}", "result_summary": "r", "verification_summary": "v"},
+                ),
             ):
                 t = time.perf_counter()
                 result = await client.call_tool(tool, args)
@@ -89,7 +101,9 @@ async def run(calls: int, rounds: int, workspace: Path) -> None:
         print(f"{name:<14}{_pct(values, 0.5):>9.3f}{_pct(values, 0.99):>9.3f}{_pct(values, 0.5) / base:>13.2f}")
     ours, theirs = await _startup(workspace, False, 5), await _startup(workspace, True, 5)
     print(f"start to first tools/list: strict-loop {ours:.0f} ms, no-op server {theirs:.0f} ms (median of 5)")
-    print(f"goal append_event p50 <= 1.25 x no-op: {'met' if _pct(timings['append_event'], 0.5) <= 1.25 * base else 'NOT met'}")
+    print(
+        f"goal append_event p50 <= 1.25 x no-op: {'met' if _pct(timings['append_event'], 0.5) <= 1.25 * base else 'NOT met'}"
+    )
 
 
 def main() -> None:

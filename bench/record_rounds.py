@@ -37,8 +37,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(a.workspace or tmp)
         ws = Workspace(root)
-        ws.init_state(goal="benchmark", global_stop_condition="never", task_id="bench",
-                      limits={"max_iterations": a.rounds, "history_window": 10})
+        ws.init_state(
+            goal="benchmark",
+            global_stop_condition="never",
+            task_id="bench",
+            limits={"max_iterations": a.rounds, "history_window": 10},
+        )
         state_file = ws.task_paths("bench").state
         costs: list[float] = []
         cpu: list[float] = []
@@ -46,15 +50,25 @@ def main() -> int:
         started = time.perf_counter()
         for i in range(1, a.rounds + 1):
             t0, c0 = time.perf_counter(), time.process_time()
-            ws.update_state(task_id="bench", task=f"round {i}: compute the next value", result_summary=f"value {i * 7919 % 10007}",
-                            verification_summary="recomputed independently; matches", evidence=[f"check {i}"],
-                            next_task=f"round {i + 1}", context_snapshot=f"at round {i}")
+            ws.update_state(
+                task_id="bench",
+                task=f"round {i}: compute the next value",
+                result_summary=f"value {i * 7919 % 10007}",
+                verification_summary="recomputed independently; matches",
+                evidence=[f"check {i}"],
+                next_task=f"round {i + 1}",
+                context_snapshot=f"at round {i}",
+            )
             costs.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
             max_size = max(max_size, state_file.stat().st_size)
             if i % 10_000 == 0:
-                print(f"  {i} rounds, {time.perf_counter() - started:.0f}s elapsed, median of last 1000: "
-                      f"{statistics.median(costs[-1000:]) * 1000:.2f} ms", file=sys.stderr, flush=True)
+                print(
+                    f"  {i} rounds, {time.perf_counter() - started:.0f}s elapsed, median of last 1000: "
+                    f"{statistics.median(costs[-1000:]) * 1000:.2f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
         first = statistics.median(costs[:window])
         last = statistics.median(costs[-window:])
         cpu_first = statistics.mean(cpu[:window])
@@ -65,7 +79,9 @@ def main() -> int:
     print(f"median cost, last {window}:         {last * 1000:.3f} ms")
     print(f"ratio last/first (wall):           {last / first:.3f}")
     print(f"mean CPU time, first/last {window}:  {cpu_first * 1000:.3f} / {cpu_last * 1000:.3f} ms")
-    print(f"ratio last/first (CPU):            {cpu_last / cpu_first:.3f}   (wall includes fsync latency, which is disk noise)")
+    print(
+        f"ratio last/first (CPU):            {cpu_last / cpu_first:.3f}   (wall includes fsync latency, which is disk noise)"
+    )
     print(f"largest state.json seen:           {max_size} bytes (cap {MAX_STATE_BYTES})")
     print(f"iterations.jsonl at the end:       {ledger / 1e6:.1f} MB")
     return 0 if max_size <= MAX_STATE_BYTES else 1

@@ -28,18 +28,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from strict_loop import Workspace  # noqa: E402
 from strict_loop.model.monitoring import MonitorState
-from strict_loop.monitor.ladder import observe  # noqa: E402
 from strict_loop.model.settings import MONITOR_PROFILES, MonitorSettings  # noqa: E402
 from strict_loop.model.turns import Turn  # noqa: E402
+from strict_loop.monitor.ladder import observe  # noqa: E402
 
 DEFAULT_CORPORA = [Path(__file__).resolve().parents[2] / "shared" / "corpus" / name for name in ("dev", "interactive")]
-GOALS = {"dev": "recall >= 0.95, false alarms <= 0.03, median delay <= 1 turn", "interactive": "recall >= 0.80, false alarms <= 0.05"}
+GOALS = {
+    "dev": "recall >= 0.95, false alarms <= 0.03, median delay <= 1 turn",
+    "interactive": "recall >= 0.80, false alarms <= 0.05",
+}
 
 
 def first_firing(turns: list[dict], root: Path, profile: str = "default") -> tuple[int | None, list[str]]:
     ws = Workspace(root)
-    ws.init_state(task_id="replay", goal="replay a recorded run", global_stop_condition="never", limits={"max_iterations": 1000},
-                  monitor_profile=profile)
+    ws.init_state(
+        task_id="replay",
+        goal="replay a recorded run",
+        global_stop_condition="never",
+        limits={"max_iterations": 1000},
+        monitor_profile=profile,
+    )
     for d in turns:
         ws.append_event(task_id="replay", kind="tool_call", message=f"{d.get('tool')} turn {d.get('turn')}", data=d)
         verdict = ws.detect_spiral(task_id="replay")
@@ -50,11 +58,17 @@ def first_firing(turns: list[dict], root: Path, profile: str = "default") -> tup
 
 def score(corpus: Path, profile: str = "default") -> None:
     labels = [json.loads(line) for line in (corpus / "labels.jsonl").read_text().splitlines() if line.strip()]
-    stats: dict[str, dict] = defaultdict(lambda: {"spirals": 0, "hits": 0, "progress": 0, "fa_progress": 0, "fa_spiral": 0, "delays": []})
+    stats: dict[str, dict] = defaultdict(
+        lambda: {"spirals": 0, "hits": 0, "progress": 0, "fa_progress": 0, "fa_spiral": 0, "delays": []}
+    )
     misses = []
     started = time.perf_counter()
     for label in labels:
-        turns = [json.loads(line) for line in (corpus / label["source"] / f"{label['traj_id']}.jsonl").read_text().splitlines() if line.strip()]
+        turns = [
+            json.loads(line)
+            for line in (corpus / label["source"] / f"{label['traj_id']}.jsonl").read_text().splitlines()
+            if line.strip()
+        ]
         with tempfile.TemporaryDirectory() as tmp:
             fired, kinds = first_firing(turns, Path(tmp), profile)
         for key in (label["source"], "ALL"):
@@ -72,10 +86,14 @@ def score(corpus: Path, profile: str = "default") -> None:
         spiral = label["label"] == "spiral"
         ok = (fired is not None and any(a <= fired <= e for a, _, e in label["stretches"])) if spiral else fired is None
         if not ok:
-            misses.append(f"  {'missed spiral' if spiral else 'false alarm  '} {label['source']}/{label['traj_id']}: "
-                          f"fired at {fired} ({', '.join(kinds) or 'never'}), labeled {label.get('stretches') or 'progress'}")
-    print(f"== corpus {corpus.name}: replayed {len(labels)} runs through append_event + detect_spiral (monitor profile '{profile}') "
-          f"in {time.perf_counter() - started:.0f}s\n")
+            misses.append(
+                f"  {'missed spiral' if spiral else 'false alarm  '} {label['source']}/{label['traj_id']}: "
+                f"fired at {fired} ({', '.join(kinds) or 'never'}), labeled {label.get('stretches') or 'progress'}"
+            )
+    print(
+        f"== corpus {corpus.name}: replayed {len(labels)} runs through append_event + detect_spiral (monitor profile '{profile}') "
+        f"in {time.perf_counter() - started:.0f}s\n"
+    )
     header = f"{'source':36}{'spirals':>8}{'recall':>8}{'progress':>9}{'FA rate':>8}{'F1':>6}{'median delay':>14}"
     print(header)
     print("-" * len(header))
@@ -105,10 +123,25 @@ def cost(corpora: list[Path], total: int) -> None:
     settings = MonitorSettings()
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(tmp)
-        ws.init_state(task_id="cost", goal="cost", global_stop_condition="never",
-                      monitor={"thresholds": {"identical_repeats": 20, "equivalent_repeats": 20, "error_repeats": 20,
-                                              "command_repeats": 20, "self_talk_hits": 10, "score_drops": 10,
-                                              "monologue_turns": 20, "error_rate": 1.0, "failure_repeats": 20, "poll_whisper": 500}})
+        ws.init_state(
+            task_id="cost",
+            goal="cost",
+            global_stop_condition="never",
+            monitor={
+                "thresholds": {
+                    "identical_repeats": 20,
+                    "equivalent_repeats": 20,
+                    "error_repeats": 20,
+                    "command_repeats": 20,
+                    "self_talk_hits": 10,
+                    "score_drops": 10,
+                    "monologue_turns": 20,
+                    "error_rate": 1.0,
+                    "failure_repeats": 20,
+                    "poll_whisper": 500,
+                }
+            },
+        )
         eval_ms: dict[int, list[float]] = defaultdict(list)
         append_ms: dict[int, list[float]] = defaultdict(list)
         state = MonitorState()
@@ -124,18 +157,30 @@ def cost(corpora: list[Path], total: int) -> None:
             if bucket:
                 eval_ms[bucket].append((t1 - t0) * 1000)
                 append_ms[bucket].append((t2 - t1) * 1000)
-    print(f"\ncost per turn (median over the same {samples} corpus turns at both points; ladder kept quiet so every turn is fully evaluated):")
-    for label, data in (("evaluation (facts + signals + ladder)", eval_ms), ("append_event(tool_call) end to end", append_ms)):
+    print(
+        f"\ncost per turn (median over the same {samples} corpus turns at both points; ladder kept quiet so every turn is fully evaluated):"
+    )
+    for label, data in (
+        ("evaluation (facts + signals + ladder)", eval_ms),
+        ("append_event(tool_call) end to end", append_ms),
+    ):
         a, b = statistics.median(data[100]), statistics.median(data[total])
         print(f"  {label:40} at ~100 turns {a:.3f} ms | at ~{total} turns {b:.3f} ms | ratio {b / a:.2f}")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--corpus", type=Path, action="append", help="a labeled corpus folder (repeatable; default: dev and interactive)")
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        action="append",
+        help="a labeled corpus folder (repeatable; default: dev and interactive)",
+    )
     p.add_argument("--cost-turns", type=int, default=10_000)
     p.add_argument("--skip-cost", action="store_true")
-    p.add_argument("--profile", choices=sorted(MONITOR_PROFILES), default="default", help="the monitor profile to score")
+    p.add_argument(
+        "--profile", choices=sorted(MONITOR_PROFILES), default="default", help="the monitor profile to score"
+    )
     a = p.parse_args()
     corpora = a.corpus or DEFAULT_CORPORA
     for corpus in corpora:

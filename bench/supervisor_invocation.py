@@ -44,7 +44,9 @@ STREAM = REPO / "tests" / "fixtures" / "streams" / "claude-ok.jsonl"
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=40)
-    p.add_argument("--dir", help="where the workspace goes (default: the temp dir; /dev/shm shows the cost without disk syncs)")
+    p.add_argument(
+        "--dir", help="where the workspace goes (default: the temp dir; /dev/shm shows the cost without disk syncs)"
+    )
     a = p.parse_args()
     with tempfile.TemporaryDirectory(dir=a.dir) as tmp:
         root = Path(tmp) / "w"
@@ -53,10 +55,21 @@ def main() -> int:
         fake.write_text(f"#!/bin/sh\ncat '{STREAM}'\n")
         fake.chmod(0o755)
         ws = Workspace(root)
-        ws.init_state(task_id="bench", goal="benchmark the supervisor", global_stop_condition="never.txt exists",
-                      stop_checks={"paths_exist": ["never.txt"]}, limits={"max_iterations": 100_000})
-        sup = Supervisor(root, "bench", "claude", settings=SupervisorSettings(max_invocations=100_000, heartbeat_s=3600),
-                         harness_bin=str(fake), stderr=io.StringIO())
+        ws.init_state(
+            task_id="bench",
+            goal="benchmark the supervisor",
+            global_stop_condition="never.txt exists",
+            stop_checks={"paths_exist": ["never.txt"]},
+            limits={"max_iterations": 100_000},
+        )
+        sup = Supervisor(
+            root,
+            "bench",
+            "claude",
+            settings=SupervisorSettings(max_invocations=100_000, heartbeat_s=3600),
+            harness_bin=str(fake),
+            stderr=io.StringIO(),
+        )
         sup.lock.acquire("claude", None)
         from strict_loop.supervisor.heartbeat import Heartbeat
 
@@ -72,7 +85,14 @@ def main() -> int:
                 n = sup._next_invocation()
                 outcome = sup._invoke(n)
                 should_stop, _ = sup._check_stop()
-                decision = decide(sup.settings, sup.tally, outcome, sup.store.load().counters.iteration, bool(should_stop), sup._paused())
+                decision = decide(
+                    sup.settings,
+                    sup.tally,
+                    outcome,
+                    sup.store.load().counters.iteration,
+                    bool(should_stop),
+                    sup._paused(),
+                )
                 sup.tally = decision.tally or sup.tally
                 sup._event("supervisor.invocation", f"invocation {n}", {"invocation": n, "ok": outcome.ok})
                 sup._heart_beat(force=True)
@@ -81,7 +101,9 @@ def main() -> int:
             sup.lock.release()
         calls = sum(1 for e in ws.recent_events("bench", 10_000) if '"tool_call"' in e)
     b, f = statistics.median(bare) * 1000, statistics.median(full) * 1000
-    print(f"{a.runs} invocations of a scripted Claude stream ({calls} tool calls recorded in all), workspace in {a.dir or tempfile.gettempdir()}")
+    print(
+        f"{a.runs} invocations of a scripted Claude stream ({calls} tool calls recorded in all), workspace in {a.dir or tempfile.gettempdir()}"
+    )
     print(f"  bare child (start + cat):      median {b:7.2f} ms")
     print(f"  supervisor invocation:         median {f:7.2f} ms  ({f / b:.1f}x the bare child)")
     print(f"  overhead (invocation - bare):  median {f - b:7.2f} ms  (target <= 50 ms)")

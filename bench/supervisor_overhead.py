@@ -30,9 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from strict_loop import Workspace  # noqa: E402
-from strict_loop.supervisor.budgets import SupervisorSettings, Tally, decide  # noqa: E402
-from strict_loop.loop.recording import record_turn, record_turns  # noqa: E402
 from strict_loop.harness.streams import adapter_for  # noqa: E402
+from strict_loop.loop.recording import record_turn, record_turns  # noqa: E402
+from strict_loop.supervisor.budgets import SupervisorSettings, Tally, decide  # noqa: E402
 from strict_loop.supervisor.prompt import build_prompt  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "streams"
@@ -41,7 +41,21 @@ TASK = "bench"
 PARTS = ("prompt", "stream", "record", "decide")
 PROBE, WRITE = "ls /nonexistent-strict-loop-probe", "echo hello > out.txt && cat out.txt"
 MODULES = sorted(p.stem for p in (Path(__file__).resolve().parent.parent / "strict_loop").glob("*.py"))
-WORDS = ("parse", "load", "save", "check", "render", "merge", "clip", "lock", "flush", "index", "replay", "decide", "mask")
+WORDS = (
+    "parse",
+    "load",
+    "save",
+    "check",
+    "render",
+    "merge",
+    "clip",
+    "lock",
+    "flush",
+    "index",
+    "replay",
+    "decide",
+    "mask",
+)
 
 
 def stream_lines(harness: str, count: int, invocation: int) -> list[str]:
@@ -56,16 +70,24 @@ def stream_lines(harness: str, count: int, invocation: int) -> list[str]:
     while len(out) < count - len(tail):
         mod, word, tag = MODULES[rep % len(MODULES)], WORDS[(rep * 7 + invocation) % len(WORDS)], f"{invocation}-{rep}"
         for line in body:
-            out.append(line.replace(PROBE, f"python -m pytest -q tests/test_{mod}.py -k {word}")
-                       .replace("No such file or directory", f"FAILED tests/test_{mod}.py::test_{word} - assert {rep} == {invocation}")
-                       .replace(WRITE, f"grep -n {word} strict_loop/{mod}.py").replace('"hello', f'"{rep}: def {word}_{mod}()')
-                       .replace("toolu_", f"toolu_{tag}_").replace('"item_', f'"item_{tag}_'))
+            out.append(
+                line.replace(PROBE, f"python -m pytest -q tests/test_{mod}.py -k {word}")
+                .replace(
+                    "No such file or directory",
+                    f"FAILED tests/test_{mod}.py::test_{word} - assert {rep} == {invocation}",
+                )
+                .replace(WRITE, f"grep -n {word} strict_loop/{mod}.py")
+                .replace('"hello', f'"{rep}: def {word}_{mod}()')
+                .replace("toolu_", f"toolu_{tag}_")
+                .replace('"item_', f'"item_{tag}_')
+            )
         rep += 1
     return out[: count - len(tail)] + tail
 
 
-def one_invocation(ws: Workspace, harness: str, lines: list[str], settings: SupervisorSettings, tally: Tally,
-                   mode: str, batch: int) -> tuple[dict, Tally, int]:
+def one_invocation(
+    ws: Workspace, harness: str, lines: list[str], settings: SupervisorSettings, tally: Tally, mode: str, batch: int
+) -> tuple[dict, Tally, int]:
     store = ws.index.store(TASK)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -74,14 +96,20 @@ def one_invocation(ws: Workspace, harness: str, lines: list[str], settings: Supe
     adapter = adapter_for(harness)
     calls = [call for line in lines for call in adapter.feed(line)]
     t2 = time.perf_counter()
-    turns = [(f"{c.turn['tool']} ({harness} stream)", c.turn, {"harness": harness, "source": "stream", "tool_use_id": c.call_id})
-             for c in calls]
+    turns = [
+        (
+            f"{c.turn['tool']} ({harness} stream)",
+            c.turn,
+            {"harness": harness, "source": "stream", "tool_use_id": c.call_id},
+        )
+        for c in calls
+    ]
     if mode == "single":
         for message, data, meta in turns:
             record_turn(store, ws.root, message, data, meta)
     elif mode == "batch":
         for start in range(0, len(turns), batch):
-            record_turns(store, ws.root, turns[start:start + batch])
+            record_turns(store, ws.root, turns[start : start + batch])
     t3 = time.perf_counter()
     outcome = adapter.finish(0, False)
     state = store.load()
@@ -95,8 +123,13 @@ def one_invocation(ws: Workspace, harness: str, lines: list[str], settings: Supe
 
 def run(harness: str, a: argparse.Namespace, root: Path, mode: str) -> None:
     ws = Workspace(root)
-    ws.init_state(task_id=TASK, goal="benchmark the supervisor", global_stop_condition="never",
-                  next_task="keep going", stop_checks={"paths_exist": ["never-there"]})
+    ws.init_state(
+        task_id=TASK,
+        goal="benchmark the supervisor",
+        global_stop_condition="never",
+        next_task="keep going",
+        stop_checks={"paths_exist": ["never-there"]},
+    )
     settings = SupervisorSettings(max_invocations=100_000, max_consecutive_failures=100)
     tally, samples, calls, pauses = Tally(), [], 0, 0
     for i in range(a.warmup + a.invocations):
@@ -107,34 +140,52 @@ def run(harness: str, a: argparse.Namespace, root: Path, mode: str) -> None:
         if ws.supervisor(TASK).paused:  # the monitor saw a pattern anyway: a person's answer, outside the timed part
             pauses += 1
             ws.resume(task_id=TASK, action="continue", note="benchmark")
-        ws.update_state(task_id=TASK, task=f"round {i}", result_summary="done", verification_summary="checked", skip_checks=True)
+        ws.update_state(
+            task_id=TASK, task=f"round {i}", result_summary="done", verification_summary="checked", skip_checks=True
+        )
     totals = sorted(s["total"] for s in samples)
     median, p90 = statistics.median(totals), totals[int(0.9 * (len(totals) - 1))]
     shares = {p: statistics.median(s[p] for s in samples) for p in PARTS}
     per_call = statistics.median(s["record"] / calls for s in samples) if calls else 0.0
-    how = {"hooks": f"{calls} tool calls seen, all already recorded by hooks",
-           "single": f"{calls} tool calls recorded one by one (record_turn)",
-           "batch": f"{calls} tool calls recorded in batches of {a.batch} (record_turns)"}[mode]
+    how = {
+        "hooks": f"{calls} tool calls seen, all already recorded by hooks",
+        "single": f"{calls} tool calls recorded one by one (record_turn)",
+        "batch": f"{calls} tool calls recorded in batches of {a.batch} (record_turns)",
+    }[mode]
     print(f"{harness}: {a.lines} stream lines, {how}, per invocation; {len(samples)} invocations, {pauses} pause(s)")
     print(f"  median {median * 1000:.1f} ms   p90 {p90 * 1000:.1f} ms   median / 50 ms goal = {median / GOAL_S:.2f}")
     per_call_text = f"   (record per tool call {per_call * 1000:.2f} ms)" if mode != "hooks" else ""
     print("  median parts: " + ", ".join(f"{p} {shares[p] * 1000:.2f} ms" for p in PARTS) + per_call_text)
-    print("  " + json.dumps({"harness": harness, "mode": mode, "median_ms": round(median * 1000, 2), "p90_ms": round(p90 * 1000, 2),
-                             "ratio_to_goal": round(median / GOAL_S, 3),
-                             "recorded_calls": calls if mode != "hooks" else 0}))
+    print(
+        "  "
+        + json.dumps(
+            {
+                "harness": harness,
+                "mode": mode,
+                "median_ms": round(median * 1000, 2),
+                "p90_ms": round(p90 * 1000, 2),
+                "ratio_to_goal": round(median / GOAL_S, 3),
+                "recorded_calls": calls if mode != "hooks" else 0,
+            }
+        )
+    )
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--harness", choices=["claude", "codex", "all"], default="all",
-                   help="hermes prints no stream: its overhead is the prompt and decide parts alone")
+    p.add_argument(
+        "--harness",
+        choices=["claude", "codex", "all"],
+        default="all",
+        help="hermes prints no stream: its overhead is the prompt and decide parts alone",
+    )
     p.add_argument("--lines", type=int, default=200, help="stream lines per invocation")
     p.add_argument("--invocations", type=int, default=60)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--batch", type=int, default=10, help="tool calls per record_turns call in the batch mode")
     p.add_argument("--workspace", help="parent folder for the workspaces (default: a temporary one)")
     a = p.parse_args()
-    for harness in (["claude", "codex"] if a.harness == "all" else [a.harness]):
+    for harness in ["claude", "codex"] if a.harness == "all" else [a.harness]:
         for mode in ("hooks", "single", "batch"):
             with tempfile.TemporaryDirectory(dir=a.workspace) as tmp:
                 run(harness, a, Path(tmp), mode)

@@ -37,17 +37,40 @@ Scope = dict[str, Any]
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1: loopback only); "
-                   f"any other address needs a token ({TOKEN_ENV} or --token-file)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="HTTP bind address (default 127.0.0.1: loopback only); "
+        f"any other address needs a token ({TOKEN_ENV} or --token-file)",
+    )
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    p.add_argument("--token-file", metavar="FILE", help=f"file holding the bearer token every request must carry "
-                   f"(instead of {TOKEN_ENV}); at least {MIN_TOKEN_CHARS} characters")
-    p.add_argument("--allow-host", action="append", default=[], metavar="HOST[:PORT]",
-                   help="another Host header value to accept besides the bind address and localhost (repeatable)")
-    p.add_argument("--max-sessions", type=int, default=100, metavar="N",
-                   help="open HTTP sessions kept at once; a new one closes the least recently used idle one (default 100)")
-    p.add_argument("--session-idle-timeout", type=float, default=600.0, metavar="SECONDS",
-                   help="an HTTP session with no request for this long is closed (default 600)")
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help=f"file holding the bearer token every request must carry "
+        f"(instead of {TOKEN_ENV}); at least {MIN_TOKEN_CHARS} characters",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="another Host header value to accept besides the bind address and localhost (repeatable)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=100,
+        metavar="N",
+        help="open HTTP sessions kept at once; a new one closes the least recently used idle one (default 100)",
+    )
+    p.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="an HTTP session with no request for this long is closed (default 600)",
+    )
 
 
 @dataclass(frozen=True)
@@ -67,15 +90,27 @@ def settings(args: argparse.Namespace) -> HttpSettings:
     if args.max_sessions < 1:
         raise LoopError("--max-sessions", f"must be at least 1, not {args.max_sessions}", "give a positive number")
     if not 0 < args.session_idle_timeout < float("inf"):
-        raise LoopError("--session-idle-timeout", f"must be a positive number of seconds, not {args.session_idle_timeout}",
-                        "give e.g. 600")
+        raise LoopError(
+            "--session-idle-timeout",
+            f"must be a positive number of seconds, not {args.session_idle_timeout}",
+            "give e.g. 600",
+        )
     token = _token(args.token_file)
     if token is None and not is_loopback(args.host):
-        raise LoopError("--host", f"{args.host} is reachable from other machines and no token is set",
-                        f"bind 127.0.0.1, or set {TOKEN_ENV} (or --token-file FILE) to a secret of at least "
-                        f"{MIN_TOKEN_CHARS} characters that clients send as 'Authorization: Bearer <token>'")
-    return HttpSettings(args.host, args.port, token, allowed_hosts(args.host, args.port, args.allow_host),
-                        args.max_sessions, args.session_idle_timeout)
+        raise LoopError(
+            "--host",
+            f"{args.host} is reachable from other machines and no token is set",
+            f"bind 127.0.0.1, or set {TOKEN_ENV} (or --token-file FILE) to a secret of at least "
+            f"{MIN_TOKEN_CHARS} characters that clients send as 'Authorization: Bearer <token>'",
+        )
+    return HttpSettings(
+        args.host,
+        args.port,
+        token,
+        allowed_hosts(args.host, args.port, args.allow_host),
+        args.max_sessions,
+        args.session_idle_timeout,
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -97,8 +132,11 @@ def _token(token_file: Optional[str]) -> Optional[str]:
         try:
             raw = Path(token_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise LoopError("--token-file", f"cannot be read ({getattr(exc, 'strerror', None) or type(exc).__name__})",
-                            "name a readable file holding the token") from None
+            raise LoopError(
+                "--token-file",
+                f"cannot be read ({getattr(exc, 'strerror', None) or type(exc).__name__})",
+                "name a readable file holding the token",
+            ) from None
         os.environ.pop(TOKEN_ENV, None)
     else:
         raw = os.environ.pop(TOKEN_ENV, None)
@@ -106,8 +144,11 @@ def _token(token_file: Optional[str]) -> Optional[str]:
             return None
     token = raw.strip()
     if len(token) < MIN_TOKEN_CHARS or not all("\x21" <= ch <= "\x7e" for ch in token):
-        raise LoopError(where, f"the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters without spaces",
-                        "generate one: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+        raise LoopError(
+            where,
+            f"the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters without spaces",
+            "generate one: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
+        )
     return token
 
 
@@ -142,10 +183,17 @@ def _host_values(name: str, port: int) -> list[str]:
 def build_app(server: Server, http: HttpSettings) -> Any:
     """The SDK's streamable HTTP app with Host/Origin checks for every bind address, inside our session cap and auth."""
     security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=list(http.allowed_hosts),
-        allowed_origins=[f"{scheme}://{value}" for value in http.allowed_hosts for scheme in ("http", "https")])
-    app = server.streamable_http_app(host=http.host, transport_security=security, max_request_body_size=MAX_MESSAGE_BYTES,
-                                     session_idle_timeout=http.idle_timeout, max_sessions=2 * http.max_sessions)
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(http.allowed_hosts),
+        allowed_origins=[f"{scheme}://{value}" for value in http.allowed_hosts for scheme in ("http", "https")],
+    )
+    app = server.streamable_http_app(
+        host=http.host,
+        transport_security=security,
+        max_request_body_size=MAX_MESSAGE_BYTES,
+        session_idle_timeout=http.idle_timeout,
+        max_sessions=2 * http.max_sessions,
+    )
     app = SessionCap(app, http.max_sessions, http.idle_timeout)
     return BearerAuth(app, http.token) if http.token else app
 
@@ -154,8 +202,11 @@ def serve(server: Server, http: HttpSettings) -> None:
     import uvicorn
 
     auth = "a bearer token is required" if http.token else "no token (loopback only)"
-    print(f"strict-loop-mcp: serving http://{_host_values(http.host, http.port)[0]}/mcp; {auth}; "
-          f"accepted Host values: {', '.join(http.allowed_hosts)} (add more with --allow-host)", file=sys.stderr)
+    print(
+        f"strict-loop-mcp: serving http://{_host_values(http.host, http.port)[0]}/mcp; {auth}; "
+        f"accepted Host values: {', '.join(http.allowed_hosts)} (add more with --allow-host)",
+        file=sys.stderr,
+    )
     uvicorn.run(build_app(server, http), host=http.host.strip("[]"), port=http.port, log_level="info")
 
 
@@ -172,9 +223,17 @@ class BearerAuth:
             return
         if scope["type"] == "http" and not self._authorized(scope):
             body = b'{"error":"unauthorized: send the header Authorization: Bearer <token>"}'
-            await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer realm="strict-loop-mcp"')]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"www-authenticate", b'Bearer realm="strict-loop-mcp"'),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
@@ -276,7 +335,9 @@ class SessionCap:
 
     async def _close(self, scope: Scope, sid: str) -> None:
         """DELETE the session through the app, with the Host and Origin of the request that was just accepted."""
-        headers = [(k, v) for k, v in scope["headers"] if k in (b"host", b"origin")] + [(SESSION_HEADER.encode(), sid.encode())]
+        headers = [(k, v) for k, v in scope["headers"] if k in (b"host", b"origin")] + [
+            (SESSION_HEADER.encode(), sid.encode())
+        ]
         request = {**scope, "method": "DELETE", "headers": headers, "query_string": b""}
         messages = [{"type": "http.request", "body": b"", "more_body": False}]
 

@@ -13,13 +13,15 @@ import argparse
 import functools
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import anyio
 import mcp_types as types
-from mcp.server import Server, ServerRequestContext as Ctx
+from mcp.server import Server
+from mcp.server import ServerRequestContext as Ctx
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from pydantic import BaseModel, ConfigDict
@@ -68,10 +70,22 @@ class ToolSpec:
 def _specs() -> list[ToolSpec]:
     """The tools: every operation of the table that has a tool description; every result about a task carries the
     core's ``supervisor`` field, and its text the monitor's lines."""
-    return [ToolSpec(op.name, op.title, op.tool, op.request or NoInput, op.result, functools.partial(_answer, op),
-                     read_only=op.read_only, destructive=op.destructive, open_world=op.open_world,
-                     runs_checks=op.runs_checks)
-            for op in operations.OPERATIONS if op.tool is not None]
+    return [
+        ToolSpec(
+            op.name,
+            op.title,
+            op.tool,
+            op.request or NoInput,
+            op.result,
+            functools.partial(_answer, op),
+            read_only=op.read_only,
+            destructive=op.destructive,
+            open_world=op.open_world,
+            runs_checks=op.runs_checks,
+        )
+        for op in operations.OPERATIONS
+        if op.tool is not None
+    ]
 
 
 def _answer(op: Operation, ws: Workspace, request: Any) -> tuple[BaseModel, str]:
@@ -93,7 +107,7 @@ def _inline(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                merged = {**defs[ref[len("#/$defs/"):]], **{k: v for k, v in node.items() if k != "$ref"}}
+                merged = {**defs[ref[len("#/$defs/") :]], **{k: v for k, v in node.items() if k != "$ref"}}
                 return walk(merged)
             return {k: walk(v) for k, v in node.items() if k != "$defs"}
         if isinstance(node, list):
@@ -105,7 +119,9 @@ def _inline(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = _lean(_inline(model.model_json_schema()))
-    schema.pop("description", None)  # the model's docstring is for developers; the tool's description speaks to the agent
+    schema.pop(
+        "description", None
+    )  # the model's docstring is for developers; the tool's description speaks to the agent
     return schema
 
 
@@ -121,7 +137,12 @@ def _lean(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     variants = node.get("anyOf")
-    if isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants and node.get("default", 0) is None:
+    if (
+        isinstance(variants, list)
+        and len(variants) == 2
+        and {"type": "null"} in variants
+        and node.get("default", 0) is None
+    ):
         other = next(v for v in variants if v != {"type": "null"})
         node = {**other, **{k: v for k, v in node.items() if k not in ("anyOf", "default")}}
     out = {}
@@ -152,7 +173,9 @@ class _Tools:
         self.specs = {spec.name: spec for spec in specs}
         self.tools = [_describe(spec) for spec in specs]
         self.schemas = {tool.name: tool.input_schema for tool in self.tools}
-        self.checks, self.writes, self.reads = (anyio.CapacityLimiter(n) for n in (max_stop_checks, WRITE_THREADS, READ_THREADS))
+        self.checks, self.writes, self.reads = (
+            anyio.CapacityLimiter(n) for n in (max_stop_checks, WRITE_THREADS, READ_THREADS)
+        )
 
     def _lane(self, spec: ToolSpec, arguments: dict[str, Any]) -> anyio.CapacityLimiter:
         if spec.read_only:
@@ -168,7 +191,9 @@ class _Tools:
             return _failure(f"Unknown tool: {params.name}")
         arguments = params.arguments or {}
         try:
-            return await anyio.to_thread.run_sync(functools.partial(self._run, spec, arguments), limiter=self._lane(spec, arguments))
+            return await anyio.to_thread.run_sync(
+                functools.partial(self._run, spec, arguments), limiter=self._lane(spec, arguments)
+            )
         except Exception:  # a bug, not bad input: the traceback stays in the server's log
             log.exception("Tool %r raised an unexpected exception", spec.name)
             return _failure(f"Error executing tool {spec.name}")
@@ -186,10 +211,18 @@ class _Tools:
 
 def _describe(spec: ToolSpec) -> types.Tool:
     return types.Tool(
-        name=spec.name, title=spec.title, description=spec.description,
-        input_schema=_input_schema(spec.input_model), output_schema=_inline(spec.output_model.model_json_schema()),
-        annotations=types.ToolAnnotations(title=spec.title, read_only_hint=spec.read_only, destructive_hint=spec.destructive,
-                                          idempotent_hint=spec.read_only, open_world_hint=spec.open_world),
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=_input_schema(spec.input_model),
+        output_schema=_inline(spec.output_model.model_json_schema()),
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.read_only,
+            open_world_hint=spec.open_world,
+        ),
     )
 
 
@@ -205,16 +238,35 @@ def build_server(workspace: str | Path = ".", *, max_stop_checks: int = MAX_STOP
     add_resources(content, ws)
     add_prompts(content, ws)
     tools = _Tools(ws, _specs(), max_stop_checks)
-    return Server(NAME, version=__version__, instructions=INSTRUCTIONS, get_tool_input_schema=tools.schemas.get,
-                  on_list_tools=tools.list_tools, on_call_tool=tools.call_tool, **handlers(content),
-                  on_subscriptions_listen=ListenHandler(InMemorySubscriptionBus()))  # as MCPServer serves by default
+    return Server(
+        NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=tools.schemas.get,
+        on_list_tools=tools.list_tools,
+        on_call_tool=tools.call_tool,
+        **handlers(content),
+        on_subscriptions_listen=ListenHandler(InMemorySubscriptionBus()),
+    )  # as MCPServer serves by default
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="strict-loop-mcp", description="MCP server for strict-agent-loop (stdio by default).")
-    p.add_argument("--workspace", default=".", metavar="DIR", help="workspace root holding .agent-loop/ (default: the current directory)")
-    p.add_argument("--max-stop-checks", type=_positive, default=MAX_STOP_CHECKS, metavar="N",
-                   help=f"tool calls that run stop-check commands at once; the rest wait (default {MAX_STOP_CHECKS})")
+    p = argparse.ArgumentParser(
+        prog="strict-loop-mcp", description="MCP server for strict-agent-loop (stdio by default)."
+    )
+    p.add_argument(
+        "--workspace",
+        default=".",
+        metavar="DIR",
+        help="workspace root holding .agent-loop/ (default: the current directory)",
+    )
+    p.add_argument(
+        "--max-stop-checks",
+        type=_positive,
+        default=MAX_STOP_CHECKS,
+        metavar="N",
+        help=f"tool calls that run stop-check commands at once; the rest wait (default {MAX_STOP_CHECKS})",
+    )
     http_transport.add_arguments(p)
     p.add_argument("--version", action="version", version=f"strict-agent-loop {__version__}")
     return p.parse_args(argv)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Optional, Union
+from typing import Any, Optional, Union
 
 import anyio
 import mcp_types as types
@@ -97,11 +98,18 @@ async def _read(wire: int, messages: MemoryObjectSendStream, replies: MemoryObje
             await _dispatch(bytes(line), dropped, messages, replies)
 
 
-async def _dispatch(line: bytes, dropped: Optional[bytes], messages: MemoryObjectSendStream, replies: MemoryObjectSendStream) -> None:
+async def _dispatch(
+    line: bytes, dropped: Optional[bytes], messages: MemoryObjectSendStream, replies: MemoryObjectSendStream
+) -> None:
     if dropped is not None:
-        await replies.send(_error(_prefix_id(dropped.decode("utf-8", errors="replace")), types.INVALID_REQUEST,
-                                  f"Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes and was dropped unread; "
-                                  "send smaller arguments"))
+        await replies.send(
+            _error(
+                _prefix_id(dropped.decode("utf-8", errors="replace")),
+                types.INVALID_REQUEST,
+                f"Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes and was dropped unread; "
+                "send smaller arguments",
+            )
+        )
         return
     text = line.decode("utf-8", errors="replace")
     if not text.strip():
@@ -119,11 +127,19 @@ def _diagnose(text: str) -> SessionMessage:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        return _error(_prefix_id(text[:PREFIX]), types.PARSE_ERROR, "Parse error: the line is not valid JSON "
-                      "(send one JSON-RPC message per line, UTF-8, no raw newlines inside)")
+        return _error(
+            _prefix_id(text[:PREFIX]),
+            types.PARSE_ERROR,
+            "Parse error: the line is not valid JSON "
+            "(send one JSON-RPC message per line, UTF-8, no raw newlines inside)",
+        )
     ident = _request_id(value) if isinstance(value, dict) else None
-    return _error(ident, types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message (an object with "
-                  "jsonrpc '2.0' and a string method, an optional id of string or integer, and object params)")
+    return _error(
+        ident,
+        types.INVALID_REQUEST,
+        "Invalid Request: not a JSON-RPC 2.0 message (an object with "
+        "jsonrpc '2.0' and a string method, an optional id of string or integer, and object params)",
+    )
 
 
 def _request_id(fields: dict[str, Any]) -> RequestId:
@@ -149,7 +165,7 @@ def _prefix_id(prefix: str) -> RequestId:
             depth += 1
         elif token in ("}", "]"):
             depth -= 1
-        elif depth == 1 and token.startswith('"') and tokens[i + 1:i + 2] == [":"] and tokens[i - 1] in ("{", ","):
+        elif depth == 1 and token.startswith('"') and tokens[i + 1 : i + 2] == [":"] and tokens[i - 1] in ("{", ","):
             fields[_literal(token)] = _literal(tokens[i + 2]) if i + 2 < len(tokens) else None
     return _request_id(fields)
 
@@ -163,7 +179,9 @@ def _literal(token: str) -> Any:
 
 
 def _error(ident: RequestId, code: int, message: str) -> SessionMessage:
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message)))
+    return SessionMessage(
+        types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message))
+    )
 
 
 async def _write(wire: int, outgoing: MemoryObjectReceiveStream) -> None:

@@ -13,9 +13,14 @@ __version__ = "0.1.0"
 
 __all__ = ["Workspace", "Watch", "WatchSettings", "LoopError", "StateDamaged", "TaskNotFound", "__version__"]
 
-_LAZY = {"Workspace": "loop.workspace", "Watch": "experiments.watch", "WatchSettings": "experiments.remedies", "LoopError": "base.errors",
-         "StateDamaged": "base.errors",
-         "TaskNotFound": "base.errors"}
+_LAZY = {
+    "Workspace": "loop.workspace",
+    "Watch": "experiments.watch",
+    "WatchSettings": "experiments.remedies",
+    "LoopError": "base.errors",
+    "StateDamaged": "base.errors",
+    "TaskNotFound": "base.errors",
+}
 
 
 def __getattr__(name: str) -> Any:

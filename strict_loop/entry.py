@@ -8,7 +8,8 @@ hundreds of milliseconds to import.
 from __future__ import annotations
 
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

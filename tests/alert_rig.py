@@ -11,10 +11,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable, Iterator
 
 from strict_loop.alerts import outbox
 
@@ -71,9 +71,30 @@ def free_port() -> int:
 def self_signed(folder: Path) -> tuple[Path, Path]:
     """(cert, key) for 127.0.0.1, made by the openssl command line tool."""
     cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
@@ -85,8 +106,11 @@ def irc_server(tls: tuple[Path, Path] | None = None) -> Iterator[int]:
     assert binary, "miniircd is missing: python3 -m pip install -e '.[test]'"
     as_root = ["--setuid", "root"] if os.geteuid() == 0 else []  # miniircd refuses root unless told (CI runs as root)
     ssl_args = ["--ssl-cert-file", str(tls[0]), "--ssl-key-file", str(tls[1])] if tls else []
-    proc = subprocess.Popen([binary, "--listen", "127.0.0.1", "--ports", str(port), *as_root, *ssl_args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [binary, "--listen", "127.0.0.1", "--ports", str(port), *as_root, *ssl_args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_until(lambda: _connects(port), 10, "miniircd to listen")
         yield port
@@ -109,7 +133,9 @@ class IrcWatcher:
     def __init__(self, port: int, channel: str, nick: str = "ori", cafile: Path | None = None) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         if cafile is not None:
-            self.sock = ssl.create_default_context(cafile=str(cafile)).wrap_socket(self.sock, server_hostname="127.0.0.1")
+            self.sock = ssl.create_default_context(cafile=str(cafile)).wrap_socket(
+                self.sock, server_hostname="127.0.0.1"
+            )
         self.buf, self.channel = b"", channel
         self.notices: list[tuple[str, str]] = []
         self._send(f"NICK {nick}", f"USER {nick} 0 * :{nick}")
@@ -158,9 +184,13 @@ def wait_until(check: Callable[[], object], timeout: float, what: str) -> object
 
 def settled(alerts_path: Path, timeout: float = 15) -> list[dict]:
     """The folded alerts once no channel is pending any more."""
+
     def done():
         folded = outbox.fold(alerts_path) if alerts_path.exists() else []
-        return folded if folded and all(c["state"] != "pending" for a in folded for c in a["channels"].values()) else None
+        return (
+            folded if folded and all(c["state"] != "pending" for a in folded for c in a["channels"].values()) else None
+        )
+
     return wait_until(done, timeout, "every channel to be delivered or failed")  # type: ignore[return-value]
 
 

@@ -26,7 +26,11 @@ from model_servers import AnthropicModel, ChatModel, Final, ResponsesModel, Shel
 
 OUT = Path(__file__).resolve().parent / "fixtures" / "streams"
 MODELS = {"claude": AnthropicModel, "codex": ResponsesModel, "hermes": ChatModel}
-STEPS = [Shell("ls /nonexistent-strict-loop-probe"), Shell("echo hello > out.txt && cat out.txt"), Final("Wrote out.txt.")]
+STEPS = [
+    Shell("ls /nonexistent-strict-loop-probe"),
+    Shell("echo hello > out.txt && cat out.txt"),
+    Final("Wrote out.txt."),
+]
 PROMPT = "List the probe folder, then write hello to out.txt."
 OK_TIMEOUT_S = 120.0
 ERROR_TIMEOUT_S = 45.0
@@ -42,7 +46,9 @@ def failing_model(base: type, status: int) -> type:
                 if body.get("tools") or status == 400:
                     kind = "rate_limit_error" if status == 429 else "invalid_request_error"
                     if base is AnthropicModel:
-                        return _json({"type": "error", "error": {"type": kind, "message": f"scripted HTTP {status}"}}, status)
+                        return _json(
+                            {"type": "error", "error": {"type": kind, "message": f"scripted HTTP {status}"}}, status
+                        )
                     return _json({"error": {"message": f"scripted HTTP {status}", "type": kind, "code": kind}}, status)
             return super().respond(method, path, body)
 
@@ -70,8 +76,15 @@ def capture(name: str, case: str, model_class: type, timeout: float, extra_env: 
             harness.configure(model.url)
             timed_out, rc = False, None
             try:
-                proc = subprocess.run(command(harness, work, usage), cwd=work, env=harness.env(model.url, extra_env), capture_output=True,
-                                      text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                proc = subprocess.run(
+                    command(harness, work, usage),
+                    cwd=work,
+                    env=harness.env(model.url, extra_env),
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    stdin=subprocess.DEVNULL,
+                )
                 out, rc = proc.stdout, proc.returncode
             except subprocess.TimeoutExpired as exc:
                 raw = exc.stdout or b""
@@ -89,8 +102,17 @@ def main(argv: list[str]) -> int:
     names = argv or list(MODELS)
     for name in names:
         capture(name, "ok", MODELS[name], OK_TIMEOUT_S)
-        for status in (400, 429):  # Claude retries a 429 ten times over minutes: here once, and once more killed mid-retries
-            capture(name, f"http{status}", failing_model(MODELS[name], status), ERROR_TIMEOUT_S, {"CLAUDE_CODE_MAX_RETRIES": "1"})
+        for status in (
+            400,
+            429,
+        ):  # Claude retries a 429 ten times over minutes: here once, and once more killed mid-retries
+            capture(
+                name,
+                f"http{status}",
+                failing_model(MODELS[name], status),
+                ERROR_TIMEOUT_S,
+                {"CLAUDE_CODE_MAX_RETRIES": "1"},
+            )
         if name == "claude":
             capture(name, "http429-killed", failing_model(MODELS[name], 429), KILLED_TIMEOUT_S)
     return 0

@@ -21,9 +21,10 @@ import sys
 import tempfile
 import threading
 import traceback
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Optional
 
 import pytest
 
@@ -54,7 +55,12 @@ def pytest_configure(config: pytest.Config) -> None:
     behave as on any disk; no test can observe a power cut either way. pytest's usual numbered,
     self-cleaning pytest-of-<user>/pytest-N folders are kept, only under /dev/shm.
     """
-    if config.option.basetemp is None and not os.environ.get("TMPDIR") and TMPFS.is_dir() and os.access(TMPFS, os.W_OK | os.X_OK):
+    if (
+        config.option.basetemp is None
+        and not os.environ.get("TMPDIR")
+        and TMPFS.is_dir()
+        and os.access(TMPFS, os.W_OK | os.X_OK)
+    ):
         os.environ["TMPDIR"] = str(TMPFS)
         tempfile.tempdir = None  # gettempdir() may have cached /tmp already
 
@@ -169,8 +175,19 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def init_basic(ws: Path, task_id: str = "demo", *extra: str) -> None:
-    run_script("init_state", "--task-id", task_id, "--goal", "Write notes.md", "--global-stop-condition",
-               "notes.md says done", "--require-text", "notes.md::done", *extra, cwd=ws)
+    run_script(
+        "init_state",
+        "--task-id",
+        task_id,
+        "--goal",
+        "Write notes.md",
+        "--global-stop-condition",
+        "notes.md says done",
+        "--require-text",
+        "notes.md::done",
+        *extra,
+        cwd=ws,
+    )
 
 
 @pytest.fixture

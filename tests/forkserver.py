@@ -30,9 +30,12 @@ from forkclient import STDIO, is_open
 def client_script(bin_dir: Path, sock_path: Path) -> Path:
     """Write ``<bin_dir>/strict-loop``: a program that runs its call in the server listening at ``sock_path``."""
     exe = bin_dir / "strict-loop"
-    exe.write_text(f"#!{sys.executable} -IS\n"
-                   f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-                   f"import forkclient\nforkclient.call({str(sock_path)!r})\n", encoding="utf-8")
+    exe.write_text(
+        f"#!{sys.executable} -IS\n"
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"import forkclient\nforkclient.call({str(sock_path)!r})\n",
+        encoding="utf-8",
+    )
     exe.chmod(0o755)
     return exe
 
@@ -40,7 +43,7 @@ def client_script(bin_dir: Path, sock_path: Path) -> Path:
 def decode(request: bytes) -> tuple:
     """The argv, cwd, environment and stdio fd numbers of a request that forkclient.encode made."""
     cwd, fds, argc, *rest = request.split(b"\0")
-    argv, env = [os.fsdecode(a) for a in rest[:int(argc)]], rest[int(argc):]
+    argv, env = [os.fsdecode(a) for a in rest[: int(argc)]], rest[int(argc) :]
     return argv, os.fsdecode(cwd), [e.split(b"=", 1) for e in env], [int(fd) for fd in fds.split()]
 
 
@@ -58,11 +61,15 @@ def warm_up() -> None:
     import importlib
     import pkgutil
 
-    import strict_loop
     from pydantic import BaseModel
 
-    modules = [importlib.import_module(f"strict_loop.{m.name}") for m in pkgutil.iter_modules(strict_loop.__path__)
-               if m.name != "__main__"]  # which would run the CLI
+    import strict_loop
+
+    modules = [
+        importlib.import_module(f"strict_loop.{m.name}")
+        for m in pkgutil.iter_modules(strict_loop.__path__)
+        if m.name != "__main__"
+    ]  # which would run the CLI
     for name in LAZY_IMPORTS:
         importlib.import_module(name)
     for module in modules:
@@ -119,7 +126,7 @@ def _report_ended(waiting: dict[int, socket.socket]) -> None:
             conn.close()
 
 
-def _start(conn: socket.socket, server_sockets: tuple) -> "int | None":
+def _start(conn: socket.socket, server_sockets: tuple) -> int | None:
     """Read one call and fork its child; the child never returns from here.
 
     The child closes the server's sockets, the other clients' among them: a client reads its status to the end,
@@ -162,7 +169,9 @@ def _become(request: tuple, fds: list) -> None:
     for key, value in env:
         os.environ[os.fsdecode(key)] = os.fsdecode(value)
     sys.argv = argv
-    sys.stdin, sys.stdout, sys.stderr = (_text_stream(fd, old) for fd, old in zip(STDIO, (sys.stdin, sys.stdout, sys.stderr)))
+    sys.stdin, sys.stdout, sys.stderr = (
+        _text_stream(fd, old) for fd, old in zip(STDIO, (sys.stdin, sys.stdout, sys.stderr))
+    )
     from strict_loop.entry import main
 
     sys.exit(main())  # what the console script does; the interpreter's exit does the rest
@@ -178,7 +187,7 @@ def _text_stream(fd: int, like):
     if not is_open(fd):
         return None
     line_buffered = fd == 2 or (fd == 1 and os.isatty(fd))
-    raw = io.open(fd, "rb" if fd == 0 else "wb", closefd=False)
+    raw = open(fd, "rb" if fd == 0 else "wb", closefd=False)
     return io.TextIOWrapper(raw, encoding=like.encoding, errors=like.errors, line_buffering=line_buffered)
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -22,8 +23,12 @@ def server_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 def stdio_params(workspace: Path, env: dict[str, str] | None = None) -> StdioServerParameters:
     """Spawn the server the way a harness would: a separate process speaking stdio."""
-    return StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "--workspace", str(workspace)],
-                                 cwd=str(workspace), env=server_env(env))
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_server", "--workspace", str(workspace)],
+        cwd=str(workspace),
+        env=server_env(env),
+    )
 
 
 @asynccontextmanager

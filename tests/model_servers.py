@@ -17,9 +17,10 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator, Optional, Sequence, Union
+from typing import Optional, Union
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class ScriptedModel:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_port}"
 
-    def __enter__(self) -> "ScriptedModel":
+    def __enter__(self) -> ScriptedModel:
         self._thread.start()
         return self
 
@@ -163,8 +164,17 @@ class ScriptedModel:
                 try:
                     status, ctype, payload = model.respond(self.command, self.path.split("?")[0], body)
                 except _Status as failed:  # one body both wire formats read: Anthropic's and OpenAI's error shapes
-                    status, ctype, payload = _json({"type": "error", "error": {"type": "invalid_request_error", "code": "scripted",
-                                                                               "message": failed.step.message}}, failed.step.status)
+                    status, ctype, payload = _json(
+                        {
+                            "type": "error",
+                            "error": {
+                                "type": "invalid_request_error",
+                                "code": "scripted",
+                                "message": failed.step.message,
+                            },
+                        },
+                        failed.step.status,
+                    )
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", ctype)
@@ -207,23 +217,53 @@ class AnthropicModel(ScriptedModel):
         step = self.take(body) if body.get("tools") else Final(SIDE_TEXT)
         if isinstance(step, Shell):
             block = {"type": "tool_use", "id": self.new_id("toolu"), "name": "Bash", "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps({"command": step.command, "description": "Run a command"})}
+            delta = {
+                "type": "input_json_delta",
+                "partial_json": json.dumps({"command": step.command, "description": "Run a command"}),
+            }
             stop = "tool_use"
         else:
             block, delta, stop = {"type": "text", "text": ""}, {"type": "text_delta", "text": step.text}, "end_turn"
-        message = {"id": self.new_id("msg"), "type": "message", "role": "assistant", "model": body.get("model", "mock"),
-                   "content": [], "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 100, "output_tokens": 1}}
+        message = {
+            "id": self.new_id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "mock"),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 100, "output_tokens": 1},
+        }
         if not body.get("stream"):
-            full = dict(block, input=json.loads(delta["partial_json"])) if stop == "tool_use" else {"type": "text", "text": step.text}
-            return _json(dict(message, content=[full], stop_reason=stop, usage={"input_tokens": 100, "output_tokens": 10}))
-        return 200, "text/event-stream", _sse([
-            ("message_start", {"type": "message_start", "message": message}),
-            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 10}}),
-            ("message_stop", {"type": "message_stop"}),
-        ])
+            full = (
+                dict(block, input=json.loads(delta["partial_json"]))
+                if stop == "tool_use"
+                else {"type": "text", "text": step.text}
+            )
+            return _json(
+                dict(message, content=[full], stop_reason=stop, usage={"input_tokens": 100, "output_tokens": 10})
+            )
+        return (
+            200,
+            "text/event-stream",
+            _sse(
+                [
+                    ("message_start", {"type": "message_start", "message": message}),
+                    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+                    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+                    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                    (
+                        "message_delta",
+                        {
+                            "type": "message_delta",
+                            "delta": {"stop_reason": stop, "stop_sequence": None},
+                            "usage": {"output_tokens": 10},
+                        },
+                    ),
+                    ("message_stop", {"type": "message_stop"}),
+                ]
+            ),
+        )
 
 
 class ResponsesModel(ScriptedModel):
@@ -233,24 +273,56 @@ class ResponsesModel(ScriptedModel):
 
     def respond(self, method: str, path: str, body: dict) -> tuple[int, str, bytes]:
         if method != "POST" or not path.endswith("/responses"):
-            return _json({"object": "list", "data": [{"id": "mock-model", "object": "model"}]} if path.endswith("/models")
-                         else {"error": {"message": path}}, 200 if path.endswith("/models") else 404)
+            return _json(
+                {"object": "list", "data": [{"id": "mock-model", "object": "model"}]}
+                if path.endswith("/models")
+                else {"error": {"message": path}},
+                200 if path.endswith("/models") else 404,
+            )
         step = self.take(body) if body.get("tools") else Final(SIDE_TEXT)
         if isinstance(step, Shell):
-            item = {"type": "function_call", "id": self.new_id("fc"), "call_id": self.new_id("call"), "name": "exec_command",
-                    "arguments": json.dumps({"cmd": step.command}), "status": "completed"}
+            item = {
+                "type": "function_call",
+                "id": self.new_id("fc"),
+                "call_id": self.new_id("call"),
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": step.command}),
+                "status": "completed",
+            }
         else:
-            item = {"type": "message", "id": self.new_id("msg"), "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": step.text, "annotations": []}]}
+            item = {
+                "type": "message",
+                "id": self.new_id("msg"),
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": step.text, "annotations": []}],
+            }
         rid = self.new_id("resp")
-        usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
-                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110}
-        return 200, "text/event-stream", _sse([
-            ("response.created", {"type": "response.created", "response": {"id": rid}}),
-            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
-            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-            ("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
-        ])
+        usage = {
+            "input_tokens": 100,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 10,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 110,
+        }
+        return (
+            200,
+            "text/event-stream",
+            _sse(
+                [
+                    ("response.created", {"type": "response.created", "response": {"id": rid}}),
+                    (
+                        "response.output_item.added",
+                        {"type": "response.output_item.added", "output_index": 0, "item": item},
+                    ),
+                    (
+                        "response.output_item.done",
+                        {"type": "response.output_item.done", "output_index": 0, "item": item},
+                    ),
+                    ("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
+                ]
+            ),
+        )
 
 
 class ChatModel(ScriptedModel):
@@ -260,24 +332,44 @@ class ChatModel(ScriptedModel):
 
     def respond(self, method: str, path: str, body: dict) -> tuple[int, str, bytes]:
         if method == "GET" and "/models" in path:
-            card = {"id": "mock-model", "object": "model", "created": 0, "owned_by": "scripted", "context_length": 128000}
+            card = {
+                "id": "mock-model",
+                "object": "model",
+                "created": 0,
+                "owned_by": "scripted",
+                "context_length": 128000,
+            }
             return _json(card if path.rstrip("/").endswith("mock-model") else {"object": "list", "data": [card]})
         if method != "POST" or not path.endswith("/chat/completions"):
             return _json({"error": {"message": f"no route {path}"}}, 404)
         step = self.take(body) if body.get("tools") else Final(SIDE_TEXT)
         message: dict = {"role": "assistant", "content": None}
         if isinstance(step, Shell):
-            message["tool_calls"] = [{"index": 0, "id": self.new_id("call"), "type": "function",
-                                      "function": {"name": "terminal", "arguments": json.dumps({"command": step.command})}}]
+            message["tool_calls"] = [
+                {
+                    "index": 0,
+                    "id": self.new_id("call"),
+                    "type": "function",
+                    "function": {"name": "terminal", "arguments": json.dumps({"command": step.command})},
+                }
+            ]
             finish = "tool_calls"
         else:
             message["content"], finish = step.text, "stop"
         base = {"id": self.new_id("chatcmpl"), "created": int(time.time()), "model": body.get("model", "mock-model")}
         usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
         if not body.get("stream"):
-            return _json(dict(base, object="chat.completion", usage=usage,
-                              choices=[{"index": 0, "message": message, "finish_reason": finish}]))
+            return _json(
+                dict(
+                    base,
+                    object="chat.completion",
+                    usage=usage,
+                    choices=[{"index": 0, "message": message, "finish_reason": finish}],
+                )
+            )
         chunk = dict(base, object="chat.completion.chunk")
-        events = [(None, dict(chunk, choices=[{"index": 0, "delta": message, "finish_reason": None}])),
-                  (None, dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": finish}], usage=usage))]
+        events = [
+            (None, dict(chunk, choices=[{"index": 0, "delta": message, "finish_reason": None}])),
+            (None, dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": finish}], usage=usage)),
+        ]
         return 200, "text/event-stream", _sse(events) + b"data: [DONE]\n\n"

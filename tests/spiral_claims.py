@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
+from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes
-from strict_loop.model.monitoring import SpiralVerdict
 from strict_loop.monitor.ladder import replay
-from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor.spiral import facts
-from strict_loop.model.turns import Turn
 
 PLACEHOLDER = re.compile(r"<(?:q|n|hex|ts|time|addr|uuid|tmp|dur|size|pod|range)>")
 DOUBLED = re.compile(r"\b(\w+(?:Error|Exception)): \1:")
@@ -30,7 +29,13 @@ def window_of(turns: list[dict]) -> list[TurnFacts]:
 
 
 def texts_of(v: SpiralVerdict) -> list[str]:
-    return [v.diagnosis, v.recommended_action, v.whisper or "", *(s.evidence for s in v.signals), *(m.text for m in v.supervisor.messages)]
+    return [
+        v.diagnosis,
+        v.recommended_action,
+        v.whisper or "",
+        *(s.evidence for s in v.signals),
+        *(m.text for m in v.supervisor.messages),
+    ]
 
 
 def said_in(error: str, output: str) -> bool:
@@ -54,8 +59,15 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
 def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
     """The claims of the outcome signals (same failure after edits, stalled polls, repeated reverts, missing things)."""
     checked = []
-    if m := re.search(r"(?:failed the same way|reported the same failure) (\d+) times \((.*)\) while (\d+) edit\(s\)(?: to (.*?))? between", evidence):
-        assert int(m.group(1)) == len(involved) and all(f.verdict == "fail" for f in involved) and len({f.fsig for f in involved}) == 1
+    if m := re.search(
+        r"(?:failed the same way|reported the same failure) (\d+) times \((.*)\) while (\d+) edit\(s\)(?: to (.*?))? between",
+        evidence,
+    ):
+        assert (
+            int(m.group(1)) == len(involved)
+            and all(f.verdict == "fail" for f in involved)
+            and len({f.fsig for f in involved}) == 1
+        )
         assert failure_said(m.group(2), turns[involved[-1].i]), (m.group(2), turns[involved[-1].i]["output"][:300])
         assert all(failure_said(m.group(2), turns[f.i], loosely=True) for f in involved)
         edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
@@ -64,7 +76,11 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         assert all(any(p in f.paths for f in edits) for p in named), (named, [f.paths for f in edits])
         checked.append("same failure")
     if m := re.search(r"a running job was polled (\d+) times in a row", evidence):
-        assert int(m.group(1)) >= len(involved) > 1 and len({f.sig for f in involved}) == 1 and len({f.out for f in involved}) == 1
+        assert (
+            int(m.group(1)) >= len(involved) > 1
+            and len({f.sig for f in involved}) == 1
+            and len({f.out for f in involved}) == 1
+        )
         assert all(outcomes.running(turns[f.i].get("output", "")) for f in involved)
         checked.append("polled")
     if m := re.search(r"was put back to an earlier version (\d+) times \(turns ([\d, ]+)\)", evidence):
@@ -82,7 +98,9 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         assert int(m.group(1)) == len(involved) and len({f.sig for f in involved}) == 1
         checked.append("identical")
     if m := re.search(r"failed the same way on each of its last (\d+) runs", evidence):
-        assert int(m.group(1)) == len(involved) and all(f.failed for f in involved) and len({f.sig for f in involved}) == 1
+        assert (
+            int(m.group(1)) == len(involved) and all(f.failed for f in involved) and len({f.sig for f in involved}) == 1
+        )
         checked.append("same way")
     span = [f for f in window if involved[0].i < f.i < involved[-1].i and f.kind == "write" and not f.failed]
     if "with no file changed between them" in evidence:
@@ -98,7 +116,7 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     if m := re.search(r"its errors came back in a cycle \((.*?)\): (.*)$", evidence):
         errors = m.group(2).split(" -> ")
         assert errors[0] == errors[-1] and len(set(errors)) >= 2
-        failing = [turns[f.i]["output"] for f in involved if f.failed][-len(errors):]
+        failing = [turns[f.i]["output"] for f in involved if f.failed][-len(errors) :]
         assert all(said_in(e, out) for e, out in zip(errors, failing)), (errors, failing)
         checked.append("cycle")
     return checked
@@ -128,7 +146,9 @@ def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
         checked.append("varied")
     if m := re.search(r"tried (\d+) different actions in (\d+) turns \(tools: (.*?)\)", d):
         counts = {t: int(n) for t, n in re.findall(r"(\S+) x(\d+)", m.group(3))}
-        assert int(m.group(1)) == len({f.action for f in involved}) and int(m.group(2)) == len(involved) == sum(counts.values())
+        assert int(m.group(1)) == len({f.action for f in involved}) and int(m.group(2)) == len(involved) == sum(
+            counts.values()
+        )
         assert counts == dict(Counter(f.tool for f in involved))
         checked.append("tried")
     if m := re.search(r"the agent repeated the identical action \((.*?)\)\.", d):
@@ -137,9 +157,13 @@ def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
     if m := re.search(r"Recurring error: (.*?)\.(?: [A-Z]|$)", d):
         assert sum(said_in(m.group(1), t.get("output", "")) for t in turns) >= 2
         checked.append("recurring")
-    if m := re.search(r"the agent made (\d+) edit\(s\) \((.*?)\) and the failure stayed the same: (.*?)\.(?: [A-Z]|$)", d):
+    if m := re.search(
+        r"the agent made (\d+) edit\(s\) \((.*?)\) and the failure stayed the same: (.*?)\.(?: [A-Z]|$)", d
+    ):
         edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
-        assert int(m.group(1)) == len(edits) and all(any(p in f.paths for f in edits) for p in m.group(2).split(", ") if p != "files")
+        assert int(m.group(1)) == len(edits) and all(
+            any(p in f.paths for f in edits) for p in m.group(2).split(", ") if p != "files"
+        )
         assert failure_said(m.group(3), turns[involved[-1].i])
         checked.append("edited")
     if m := re.search(r"Missing (module|program|file) (\S+): the output says it was not found", d):

@@ -8,8 +8,9 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import pytest
 
@@ -88,9 +89,14 @@ def test_imports_point_down_the_layers():
 
 
 def test_base_imports_only_the_standard_library():
-    foreign = [f"{i.module}:{i.line} imports {i.target}" for i in ours()
-               if layer(i.module) == "base" and i.target.split(".")[0] not in sys.stdlib_module_names
-               and not i.target.startswith("strict_loop.base") and i.target != "strict_loop"]
+    foreign = [
+        f"{i.module}:{i.line} imports {i.target}"
+        for i in ours()
+        if layer(i.module) == "base"
+        and i.target.split(".")[0] not in sys.stdlib_module_names
+        and not i.target.startswith("strict_loop.base")
+        and i.target != "strict_loop"
+    ]
     assert not foreign, "\n".join(foreign)
 
 
@@ -104,13 +110,22 @@ def test_no_private_name_crosses_a_package():
     """Tests, benchmarks and adapters included: they use the public surface (or a documented test helper)."""
     crossing = []
     repo = PACKAGE.parent
-    files = modules() + sorted((repo / "tests").glob("*.py")) + sorted((repo / "mcp_server").glob("*.py")) \
-        + sorted((repo / "bench").glob("*.py")) + sorted((repo / "scripts").glob("*.py"))
+    files = (
+        modules()
+        + sorted((repo / "tests").glob("*.py"))
+        + sorted((repo / "mcp_server").glob("*.py"))
+        + sorted((repo / "bench").glob("*.py"))
+        + sorted((repo / "scripts").glob("*.py"))
+    )
     for path in files:
         for imp in imports(path) if path.is_relative_to(PACKAGE) else _foreign_imports(path):
             if not imp.target.startswith("strict_loop"):
                 continue
-            same = imp.module.startswith("strict_loop.") and layer(imp.module) == layer(imp.target) and imp.target != "strict_loop"
+            same = (
+                imp.module.startswith("strict_loop.")
+                and layer(imp.module) == layer(imp.target)
+                and imp.target != "strict_loop"
+            )
             private = [n for n in imp.names if n.startswith("_") and not n.startswith("__")]
             private += [part for part in imp.target.split(".") if part.startswith("_")]
             if private and not same:
@@ -121,8 +136,12 @@ def test_no_private_name_crosses_a_package():
 def test_no_private_attribute_of_another_packages_module_is_used():
     """``module._name`` where ``module`` was imported from another package (or the module is used from outside)."""
     repo = PACKAGE.parent
-    files = modules() + sorted((repo / "tests").glob("*.py")) + sorted((repo / "mcp_server").glob("*.py")) \
+    files = (
+        modules()
+        + sorted((repo / "tests").glob("*.py"))
+        + sorted((repo / "mcp_server").glob("*.py"))
         + sorted((repo / "bench").glob("*.py"))
+    )
     used = []
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -135,9 +154,14 @@ def test_no_private_attribute_of_another_packages_module_is_used():
                     if (PACKAGE.parent / target.replace(".", "/")).with_suffix(".py").exists():
                         bound[alias.asname or alias.name] = target
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
-                    and node.attr.startswith("_") and not node.attr.startswith("__")
-                    and layer(bound[node.value.id]) != own):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and layer(bound[node.value.id]) != own
+            ):
                 used.append(f"{path.name}:{node.lineno} uses {bound[node.value.id]}.{node.attr}")
     assert not used, "\n".join(used)
 
@@ -154,8 +178,11 @@ def test_each_package_says_what_it_owns_and_exports(folder):
     tree = ast.parse(init.read_text(encoding="utf-8"))
     doc = ast.get_docstring(tree) or ""
     assert "may import" in doc, f"{folder}/__init__.py must say what the package may import"
-    exported = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets))
+    exported = next(
+        ast.literal_eval(n.value)
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)
+    )
     assert set(exported) >= {p.stem for p in (PACKAGE / folder).glob("*.py") if p.name != "__init__.py"}
 
 
@@ -166,7 +193,9 @@ def test_no_module_is_named_like_the_standard_library():
 
 def test_the_hooks_fast_path_imports_no_pydantic():
     """What a hook call imports before it knows there is a loop: the entry, the handler, the registry, the payloads."""
-    code = ("import sys; import strict_loop.entry, strict_loop.harness.handler, strict_loop.harness.registry, "
-            "strict_loop.harness.payloads, strict_loop.harness.client; print('pydantic' in sys.modules)")
+    code = (
+        "import sys; import strict_loop.entry, strict_loop.harness.handler, strict_loop.harness.registry, "
+        "strict_loop.harness.payloads, strict_loop.harness.client; print('pydantic' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent)
     assert out.stdout.strip() == "False"

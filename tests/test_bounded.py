@@ -9,16 +9,32 @@ from strict_loop.model.records import MAX_STATE_BYTES
 def test_state_never_exceeds_64_kib_with_maximal_inputs(tmp_path):
     ws = Workspace(tmp_path)
     big = "x" * 3999
-    ws.init_state(goal=big, global_stop_condition=big, task_id="big", success_evidence=["e" * 500] * 8,
-                  stop_checks={"commands": ["true " + "y" * 1000] * 4}, next_task="n" * 2000,
-                  limits={"history_window": 50, "max_context_chars": 20000, "max_iterations": 1000})
+    ws.init_state(
+        goal=big,
+        global_stop_condition=big,
+        task_id="big",
+        success_evidence=["e" * 500] * 8,
+        stop_checks={"commands": ["true " + "y" * 1000] * 4},
+        next_task="n" * 2000,
+        limits={"history_window": 50, "max_context_chars": 20000, "max_iterations": 1000},
+    )
     paths = ws.task_paths("big")
     sizes = []
     for i in range(120):
-        ws.update_state(task_id="big", task="t" * 2000, local_done_condition="d" * 2000, result_summary="r" * 20000,
-                        verification_summary="v" * 20000, evidence=["e" * 1000] * 50, artifacts=["a" * 1000] * 50,
-                        next_task="n" * 2000, context_snapshot="c" * 20000, progress="none" if i % 3 else "made",
-                        stop_reason="s" * 2000, skip_checks=True)  # sizes, not checks: 480 commands would add seconds
+        ws.update_state(
+            task_id="big",
+            task="t" * 2000,
+            local_done_condition="d" * 2000,
+            result_summary="r" * 20000,
+            verification_summary="v" * 20000,
+            evidence=["e" * 1000] * 50,
+            artifacts=["a" * 1000] * 50,
+            next_task="n" * 2000,
+            context_snapshot="c" * 20000,
+            progress="none" if i % 3 else "made",
+            stop_reason="s" * 2000,
+            skip_checks=True,
+        )  # sizes, not checks: 480 commands would add seconds
         sizes.append(paths.state.stat().st_size)
     assert max(sizes) <= MAX_STATE_BYTES
     state = ws.show_task(task_id="big").state

@@ -5,9 +5,21 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from strict_loop.supervisor.budgets import (EXIT_FAILURES, EXIT_LIMIT, EXIT_PAUSED, EXIT_STOP, SupervisorSettings, Tally, account, backoff,
-                                 cost_of, cost_problem, decide, rounds_left)
 from strict_loop.harness.streams import Outcome
+from strict_loop.supervisor.budgets import (
+    EXIT_FAILURES,
+    EXIT_LIMIT,
+    EXIT_PAUSED,
+    EXIT_STOP,
+    SupervisorSettings,
+    Tally,
+    account,
+    backoff,
+    cost_of,
+    cost_problem,
+    decide,
+    rounds_left,
+)
 
 OK = Outcome(ok=True, reason="completed")
 FAILED = Outcome(ok=False, reason="api error 400: bad request")
@@ -17,25 +29,51 @@ DEFAULTS = SupervisorSettings()
 
 def test_defaults_are_the_documented_safe_ones():
     s = DEFAULTS
-    assert (s.max_invocations, s.max_rounds_per_invocation, s.max_consecutive_failures, s.invocation_timeout_s) == (20, 5, 3, 1800)
+    assert (s.max_invocations, s.max_rounds_per_invocation, s.max_consecutive_failures, s.invocation_timeout_s) == (
+        20,
+        5,
+        3,
+        1800,
+    )
     assert (s.max_cost_usd, s.usd_per_mtok_in, s.usd_per_mtok_out) == (None, None, None)
     assert (s.heartbeat_s, s.backoff_base_s, s.backoff_max_s) == (30, 5, 300)
 
 
-@pytest.mark.parametrize("name, tally, outcome, rounds, stop, paused, action, code", [
-    ("before the first launch", Tally(), None, 0, False, False, "continue", EXIT_STOP),
-    ("progress, not done", Tally(rounds_at_start=2), OK, 3, False, False, "continue", EXIT_STOP),
-    ("stop checks say stop", Tally(), OK, 1, True, False, "stop", EXIT_STOP),
-    ("already done before launching", Tally(), None, 4, True, False, "stop", EXIT_STOP),
-    ("paused by the monitor", Tally(), OK, 1, False, True, "pause", EXIT_PAUSED),
-    ("paused wins over stop", Tally(), OK, 1, True, True, "pause", EXIT_PAUSED),
-    ("stop wins over a spent budget", Tally(invocations=19), OK, 1, True, False, "stop", EXIT_STOP),
-    ("last invocation of the budget", Tally(invocations=19), OK, 1, False, False, "limit", EXIT_LIMIT),
-    ("failures in a row", Tally(consecutive_failures=2), FAILED, 0, False, False, "fail", EXIT_FAILURES),
-    ("ok but no round, third time", Tally(consecutive_failures=2), OK, 0, False, False, "fail", EXIT_FAILURES),
-    ("a failure with progress resets", Tally(consecutive_failures=2), FAILED, 1, False, False, "continue", EXIT_STOP),
-    ("rate limits are no failures", Tally(consecutive_failures=2, consecutive_rate_limits=5), LIMITED, 0, False, False, "continue", EXIT_STOP),
-])
+@pytest.mark.parametrize(
+    "name, tally, outcome, rounds, stop, paused, action, code",
+    [
+        ("before the first launch", Tally(), None, 0, False, False, "continue", EXIT_STOP),
+        ("progress, not done", Tally(rounds_at_start=2), OK, 3, False, False, "continue", EXIT_STOP),
+        ("stop checks say stop", Tally(), OK, 1, True, False, "stop", EXIT_STOP),
+        ("already done before launching", Tally(), None, 4, True, False, "stop", EXIT_STOP),
+        ("paused by the monitor", Tally(), OK, 1, False, True, "pause", EXIT_PAUSED),
+        ("paused wins over stop", Tally(), OK, 1, True, True, "pause", EXIT_PAUSED),
+        ("stop wins over a spent budget", Tally(invocations=19), OK, 1, True, False, "stop", EXIT_STOP),
+        ("last invocation of the budget", Tally(invocations=19), OK, 1, False, False, "limit", EXIT_LIMIT),
+        ("failures in a row", Tally(consecutive_failures=2), FAILED, 0, False, False, "fail", EXIT_FAILURES),
+        ("ok but no round, third time", Tally(consecutive_failures=2), OK, 0, False, False, "fail", EXIT_FAILURES),
+        (
+            "a failure with progress resets",
+            Tally(consecutive_failures=2),
+            FAILED,
+            1,
+            False,
+            False,
+            "continue",
+            EXIT_STOP,
+        ),
+        (
+            "rate limits are no failures",
+            Tally(consecutive_failures=2, consecutive_rate_limits=5),
+            LIMITED,
+            0,
+            False,
+            False,
+            "continue",
+            EXIT_STOP,
+        ),
+    ],
+)
 def test_decide(name, tally, outcome, rounds, stop, paused, action, code):
     decision = decide(DEFAULTS, tally, outcome, rounds, stop, paused)
     assert (decision.action, decision.exit_code) == (action, code), (name, decision)
@@ -113,21 +151,36 @@ def test_a_cost_cap_that_cannot_be_priced_is_a_limit_not_a_blind_run():
     assert decision.action == "limit" and "usd_per_mtok_in" in decision.reason
     assert "usd_per_mtok" in (cost_problem(settings, "codex") or "")
     assert cost_problem(settings, "claude") is None and cost_problem(DEFAULTS, "codex") is None
-    assert decide(DEFAULTS, Tally(), unpriced, 1, False, False).tally.cost_unknown == 1  # counted, but no cap to enforce
+    assert (
+        decide(DEFAULTS, Tally(), unpriced, 1, False, False).tally.cost_unknown == 1
+    )  # counted, but no cap to enforce
 
 
 def test_rounds_per_invocation():
     tally = account(DEFAULTS, Tally(), OK, 7)
-    assert rounds_left(DEFAULTS, tally, 7) == 5 and rounds_left(DEFAULTS, tally, 11) == 1 and rounds_left(DEFAULTS, tally, 20) == 0
+    assert (
+        rounds_left(DEFAULTS, tally, 7) == 5
+        and rounds_left(DEFAULTS, tally, 11) == 1
+        and rounds_left(DEFAULTS, tally, 20) == 0
+    )
 
 
-@pytest.mark.parametrize("fields, named", [({"max_invocations": 0}, "max_invocations"), ({"invocation_timeout_s": -1}, "invocation_timeout_s"),
-                                           ({"usd_per_mtok_in": 1.0}, "usd_per_mtok_out"), ({"max_invocatons": 3}, "max_invocatons")])
+@pytest.mark.parametrize(
+    "fields, named",
+    [
+        ({"max_invocations": 0}, "max_invocations"),
+        ({"invocation_timeout_s": -1}, "invocation_timeout_s"),
+        ({"usd_per_mtok_in": 1.0}, "usd_per_mtok_out"),
+        ({"max_invocatons": 3}, "max_invocatons"),
+    ],
+)
 def test_bad_settings_are_refused_naming_the_field(fields, named):
     with pytest.raises(ValidationError, match=named):
         SupervisorSettings(**fields)
 
 
 def test_the_tally_round_trips_through_json():
-    tally = decide(DEFAULTS, Tally(), Outcome(ok=True, reason="completed", cost_usd=0.25, input_tokens=3), 1, False, False).tally
+    tally = decide(
+        DEFAULTS, Tally(), Outcome(ok=True, reason="completed", cost_usd=0.25, input_tokens=3), 1, False, False
+    ).tally
     assert Tally.model_validate_json(tally.model_dump_json()) == tally

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from strict_loop import Workspace
-
 from conftest import read_jsonl, run_script
+
+from strict_loop import Workspace
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "v0.1.0" / "agent-loop"
 
@@ -22,8 +22,13 @@ def test_a_0_1_0_workspace_loads_resumes_and_records(ws_dir):
     assert ws.detect_spiral(task_id="old-task").paused  # its monitor.json (with fields 0.1.0 wrote) loads
     ws.resume(task_id="old-task", action="continue", note="carry on")
     (ws_dir / "notes.md").write_text("done\n")
-    result = ws.update_state(task_id="old-task", task="finish", result_summary="notes.md written",
-                             verification_summary="grep done notes.md", status="completed")
+    result = ws.update_state(
+        task_id="old-task",
+        task="finish",
+        result_summary="notes.md written",
+        verification_summary="grep done notes.md",
+        status="completed",
+    )
     assert result.iteration == 4 and result.status == "completed"
     rebuilt = ws.rebuild_state(task_id="old-task")
     assert rebuilt.iteration == 4 and rebuilt.repaired == []

@@ -16,13 +16,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
+from collections.abc import Iterator
 from importlib.metadata import version
-from typing import Iterator
-
-import pytest
+from pathlib import Path
 
 import forkserver
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", REPO / "SKILL.md", *sorted((REPO / "references").glob("*.md"))]
@@ -64,8 +63,12 @@ def served_cli() -> Iterator[Path]:
     """A folder whose ``strict-loop`` runs each call in a child of one fork server (tests/forkserver.py)."""
     folder = Path(tempfile.mkdtemp(prefix="sl-fork-"))  # a short path: a Unix socket's must fit in 108 bytes
     sock = folder / "s"
-    server = subprocess.Popen([sys.executable, forkserver.__file__, str(sock)], stdin=subprocess.PIPE,  # its lifeline
-                              stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, forkserver.__file__, str(sock)],
+        stdin=subprocess.PIPE,  # its lifeline
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert server.stdout.readline() == "ready\n", "the fork server did not start"
         forkserver.client_script(folder, sock)
@@ -87,16 +90,26 @@ def test_doc_commands_run(path, tmp_path, request):
     env = dict(os.environ, SKILL_DIR=str(REPO), PATH=os.pathsep.join([*map(str, bins), os.environ.get("PATH", "")]))
     env.pop("STRICT_LOOP_DEBUG", None)
     for number, block in enumerate(_runnable(path), start=1):
-        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, f"{path.name} bash block {number} failed:\n{block}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        proc = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, (
+            f"{path.name} bash block {number} failed:\n{block}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
 
 
 def _bash(script: str, cwd: Path, *bins: Path) -> tuple[int, str, str]:
     """Run ``script`` with ``bins`` first on PATH; the exit status and the output, ``cwd`` written as WS."""
     env = dict(os.environ, STRICT_LOOP_HOOKD="off", PATH=os.pathsep.join([*map(str, bins), os.environ.get("PATH", "")]))
     env.pop("STRICT_LOOP_DEBUG", None)
-    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
     return proc.returncode, proc.stdout.replace(str(cwd), "WS"), proc.stderr.replace(str(cwd), "WS")
 
 
@@ -104,10 +117,12 @@ def _bash(script: str, cwd: Path, *bins: Path) -> tuple[int, str, str]:
 def test_the_served_cli_answers_as_the_console_script(served_cli, tmp_path):
     """Output, exit codes, the working directory and stdin reach the served ``strict-loop`` as they reach the installed one."""
     call = '{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}'
-    script = ("rc=0; strict-loop check_stop --exit-status || rc=$?; echo \"rc=$rc\"\n"
-              "strict-loop init_state --task-id t --goal g --global-stop-condition c\n"
-              f"printf '%s' '{call}' | strict-loop hook claude --workspace .\n"
-              "grep -c tool_call .agent-loop/tasks/t/events.jsonl\n")
+    script = (
+        'rc=0; strict-loop check_stop --exit-status || rc=$?; echo "rc=$rc"\n'
+        "strict-loop init_state --task-id t --goal g --global-stop-condition c\n"
+        f"printf '%s' '{call}' | strict-loop hook claude --workspace .\n"
+        "grep -c tool_call .agent-loop/tasks/t/events.jsonl\n"
+    )
     for name in ("installed", "served"):
         (tmp_path / name).mkdir()
     installed = _bash(script, tmp_path / "installed", Path(sys.executable).parent)
@@ -116,4 +131,7 @@ def test_the_served_cli_answers_as_the_console_script(served_cli, tmp_path):
     assert "no loop task exists" in installed[2], installed
     # Two served calls at once, one reading what the other writes: each ends when its own child does.
     script = "strict-loop --version | tee version.txt | strict-loop hook claude --workspace .; cat version.txt"
-    assert _bash(script, tmp_path / "served", served_cli)[:2] == (0, f"strict-agent-loop {version('strict-agent-loop')}\n")
+    assert _bash(script, tmp_path / "served", served_cli)[:2] == (
+        0,
+        f"strict-agent-loop {version('strict-agent-loop')}\n",
+    )

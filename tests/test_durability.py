@@ -15,11 +15,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import read_jsonl, run_script
 
 from strict_loop import StateDamaged, Workspace
 from strict_loop.model.records import EventRecord, IterationRecord
-
-from conftest import read_jsonl, run_script
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 
@@ -30,8 +29,14 @@ class Writers:
     def __init__(self, errors: Path):
         self.errors = errors
         with open(errors, "w") as err:
-            self.proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=err, text=True, bufsize=1)
+            self.proc = subprocess.Popen(
+                [sys.executable, str(WORKER)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                bufsize=1,
+            )
         self.log: list[list[str]] = []
         self._lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -45,7 +50,7 @@ class Writers:
         """Wait for the count-th line starting with prefix (lines seen earlier count too); return it."""
         deadline = time.monotonic() + timeout
         while True:
-            seen = [words for words in self.log if words[:len(prefix)] == list(prefix)]
+            seen = [words for words in self.log if words[: len(prefix)] == list(prefix)]
             if len(seen) >= count:
                 return seen[count - 1]
             try:
@@ -58,7 +63,9 @@ class Writers:
     def _send(self, **command) -> None:
         self.proc.stdin.write(json.dumps(command) + "\n")
 
-    def start(self, ws: Path, task: str, name: str, events: int = 0, rounds: int | str = 0, stop: Path | None = None) -> int:
+    def start(
+        self, ws: Path, task: str, name: str, events: int = 0, rounds: int | str = 0, stop: Path | None = None
+    ) -> int:
         """Fork a writer (names are unique per session); return its pid."""
         self._send(start=name, workspace=str(ws), task=task, events=events, rounds=rounds, stop=stop and str(stop))
         return int(self.until("started", name)[2])
@@ -117,7 +124,9 @@ def test_scripts_and_library_write_one_task_together(ws_dir, writers):
     ws.init_state(goal="g", global_stop_condition="c", task_id="mixed")
     stop = ws_dir.parent / "stop-lib"
     lib = writers.start(ws_dir, "mixed", "lib", events=10**6, rounds=5, stop=stop)
-    for i in range(6):  # they take turns: the other process writes notes (and rounds) before, between and after the scripts
+    for i in range(
+        6
+    ):  # they take turns: the other process writes notes (and rounds) before, between and after the scripts
         writers.until("event", "lib", count=3 * (i + 1))
         run_script("append_event", "--task-id", "mixed", "--kind", "note", "--message", f"script {i}", cwd=ws_dir)
     writers.until("event", "lib", count=3 * 7)
@@ -153,7 +162,9 @@ KILLS = 20
 
 def test_sigkill_at_random_instants_leaves_loadable_state(ws_dir, writers):
     ws = Workspace(ws_dir)
-    ws.init_state(goal="g", global_stop_condition="c", task_id="crashy", limits={"max_iterations": 100000, "history_window": 5})
+    ws.init_state(
+        goal="g", global_stop_condition="c", task_id="crashy", limits={"max_iterations": 100000, "history_window": 5}
+    )
     paths = ws.task_paths("crashy")
     rng = random.Random(1234)
     reported: dict[str, int] = {}  # "k3:0" (the round's evidence) -> its iteration
@@ -203,7 +214,9 @@ def test_ledger_ahead_of_state_rolls_forward(ws_dir):
     ws.update_state(task_id="ahead", task="t1", result_summary="r", verification_summary="v")
     paths = ws.task_paths("ahead")
     stale = paths.state.read_bytes()
-    ws.update_state(task_id="ahead", task="t2", result_summary="r", verification_summary="v", progress="none", next_task="n2")
+    ws.update_state(
+        task_id="ahead", task="t2", result_summary="r", verification_summary="v", progress="none", next_task="n2"
+    )
     paths.state.write_bytes(stale)  # as if killed after the ledger line, before state.json was replaced
     r = ws.update_state(task_id="ahead", task="t3", result_summary="r", verification_summary="v", progress="none")
     assert r.iteration == 3 and r.consecutive_no_progress == 2
@@ -214,10 +227,18 @@ def test_ledger_ahead_of_state_rolls_forward(ws_dir):
 @pytest.mark.parametrize(
     "damage, field, problem",
     [
-        (lambda d: d["counters"].__setitem__("iteration", -3), "field 'counters.iteration'", "-3 is less than the minimum of 0"),
+        (
+            lambda d: d["counters"].__setitem__("iteration", -3),
+            "field 'counters.iteration'",
+            "-3 is less than the minimum of 0",
+        ),
         (lambda d: d.pop("contract"), "field '(top level)'", "'contract' is a required property"),
         (lambda d: d.__setitem__("status", "sleeping"), "field 'status'", "'sleeping' is not one of"),
-        (lambda d: d["contract"]["limits"].__setitem__("max_iterations", "many"), "field 'contract.limits.max_iterations'", "is not of type 'integer'"),
+        (
+            lambda d: d["contract"]["limits"].__setitem__("max_iterations", "many"),
+            "field 'contract.limits.max_iterations'",
+            "is not of type 'integer'",
+        ),
         (lambda d: d.__setitem__("task_id", "../etc"), "field 'task_id'", "does not match"),
     ],
 )
@@ -259,8 +280,14 @@ def test_rebuild_from_ledgers_when_state_is_gone(ws_dir):
     ws = Workspace(ws_dir)
     ws.init_state(goal="keep me", global_stop_condition="c", task_id="gone", limits={"history_window": 3})
     for i in range(7):
-        ws.update_state(task_id="gone", task=f"t{i}", result_summary="r", verification_summary="v",
-                        progress="none" if i >= 5 else "made", next_task=f"after {i}")
+        ws.update_state(
+            task_id="gone",
+            task=f"t{i}",
+            result_summary="r",
+            verification_summary="v",
+            progress="none" if i >= 5 else "made",
+            next_task=f"after {i}",
+        )
     before = ws.show_task(task_id="gone").state
     ws.task_paths("gone").state.unlink()
     listed = ws.list_tasks()
@@ -293,9 +320,16 @@ def test_a_held_lock_gives_a_clear_error_and_dies_with_its_holder(ws_dir):
     Workspace(ws_dir).init_state(goal="g", global_stop_condition="c", task_id="held")
     lock = Workspace(ws_dir).task_paths("held").lock
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
-         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)", str(lock)],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline().strip() == "held"
     impatient = Workspace(ws_dir, lock_timeout=0.3)
     with pytest.raises(LoopError, match="task 'held' stayed locked for 0.3s"):

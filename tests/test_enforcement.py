@@ -11,16 +11,20 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import read_jsonl, run_cli
+from mcp_helpers import call, memory_client
 
 from strict_loop import LoopError, Workspace
 from strict_loop.loop.monitoring import TaskSupervision
 from strict_loop.model.turns import Turn
 
-from conftest import read_jsonl, run_cli
-from mcp_helpers import call, memory_client
-
-FAILING = {"tool": "bash", "args": {"command": "python -m pytest -q tests/test_io.py"}, "exit_code": 1, "error": True,
-           "output": "E   ModuleNotFoundError: No module named 'lxml'\n1 error in 0.12s"}
+FAILING = {
+    "tool": "bash",
+    "args": {"command": "python -m pytest -q tests/test_io.py"},
+    "exit_code": 1,
+    "error": True,
+    "output": "E   ModuleNotFoundError: No module named 'lxml'\n1 error in 0.12s",
+}
 RESUME = re.compile(r"strict-loop resume --workspace (\S+) --task (\S+) --action continue\|rollback\|hand-back")
 
 
@@ -52,8 +56,15 @@ def test_a_pause_shows_on_every_cli_path_and_in_the_status_files(ws_dir):
     first = status_file.read_text().splitlines()[0]
     assert first.startswith("PAUSED by the progress monitor: Stuck:") and "ModuleNotFoundError" in first
     assert resume_argv(first) == ["resume", "--workspace", str(ws_dir.resolve()), "--task", "t", "--action", "continue"]
-    for argv in (["append_event", "--kind", "note", "--message", "still here"], ["check_stop"], ["report_status"],
-                 ["show_task"], ["detect_spiral"], ["compact_state"], ["rebuild_state"]):
+    for argv in (
+        ["append_event", "--kind", "note", "--message", "still here"],
+        ["check_stop"],
+        ["report_status"],
+        ["show_task"],
+        ["detect_spiral"],
+        ["compact_state"],
+        ["rebuild_state"],
+    ):
         text = cli(ws_dir, *argv, "--task-id", "t").stdout
         assert text.startswith("PAUSED by the progress monitor:") and RESUME.search(text.splitlines()[0]), argv
         out = json.loads(cli(ws_dir, *argv, "--task-id", "t", "--json").stdout)
@@ -91,9 +102,16 @@ def test_detect_spiral_exit_status(ws_dir, tmp_path):
     codes.append(cli(ws_dir, "detect_spiral", "--exit-status", check=False).returncode)
     assert codes == [0, 0, 0, 0, 4, 4, 5]  # quiet, quiet, quiet, quiet, whispered, whispered twice, paused
     assert cli(ws_dir, "detect_spiral", check=False).returncode == 0  # without the flag, as before
-    assert "0 when quiet, 4 when a spiral is detected, 5 when the task is paused" in cli(ws_dir, "detect_spiral", "--help").stdout
+    assert (
+        "0 when quiet, 4 when a spiral is detected, 5 when the task is paused"
+        in cli(ws_dir, "detect_spiral", "--help").stdout
+    )
     quiet = tmp_path / "quiet.jsonl"
-    quiet.write_text("".join(json.dumps({"tool": "bash", "args": {"command": f"ls d{i}"}, "output": f"f{i}"}) + "\n" for i in range(6)))
+    quiet.write_text(
+        "".join(
+            json.dumps({"tool": "bash", "args": {"command": f"ls d{i}"}, "output": f"f{i}"}) + "\n" for i in range(6)
+        )
+    )
     assert cli(ws_dir, "detect_spiral", "--turns", str(quiet), "--exit-status", check=False).returncode == 0
     cli(ws_dir, "resume", "d", "--action", "continue")
     assert cli(ws_dir, "detect_spiral", "--exit-status", check=False).returncode == 0
@@ -106,13 +124,32 @@ def test_round_operations_are_refused_while_paused_and_work_after_resume(ws_dir)
     for i in range(6):
         ws.append_event(task_id="t", kind="tool_call", message=f"run {i}", data=FAILING)
     state_before = ws.task_paths("t").state.read_bytes()
-    proc = cli(ws_dir, "update_state", "--task-id", "t", "--task", "import lxml", "--result-summary", "still failing",
-               "--verification-summary", "pytest: 1 error", "--progress", "none", check=False)
-    assert proc.returncode == 2 and proc.stderr.startswith("error: update_state: task 't' is paused by the progress monitor (stuck: the identical call")
+    proc = cli(
+        ws_dir,
+        "update_state",
+        "--task-id",
+        "t",
+        "--task",
+        "import lxml",
+        "--result-summary",
+        "still failing",
+        "--verification-summary",
+        "pytest: 1 error",
+        "--progress",
+        "none",
+        check=False,
+    )
+    assert proc.returncode == 2 and proc.stderr.startswith(
+        "error: update_state: task 't' is paused by the progress monitor (stuck: the identical call"
+    )
     assert "a person must run: strict-loop resume --workspace" in proc.stderr
-    with pytest.raises(LoopError, match=r"append_event.kind: task 't' is paused .*--task t --action continue\|rollback\|hand-back"):
+    with pytest.raises(
+        LoopError, match=r"append_event.kind: task 't' is paused .*--task t --action continue\|rollback\|hand-back"
+    ):
         ws.append_event(task_id="t", kind="round.started", message="Round 2: try again")
-    with pytest.raises(LoopError, match="is paused by the progress monitor"):  # 'completed' is refused before any check runs
+    with pytest.raises(
+        LoopError, match="is paused by the progress monitor"
+    ):  # 'completed' is refused before any check runs
         ws.update_state(task_id="t", task="x", result_summary="r", verification_summary="v", status="completed")
     assert ws.task_paths("t").state.read_bytes() == state_before  # nothing was recorded
     # Notes and turns are still recorded: the person needs the whole story.
@@ -122,7 +159,9 @@ def test_round_operations_are_refused_while_paused_and_work_after_resume(ws_dir)
     assert kinds[-2:] == ["note", "tool_call"] and "round.completed" not in kinds
     # The person runs exactly the command the refusal named; then the announced round is recorded, and the next one too.
     run_cli(*resume_argv(proc.stderr), "--note", "lxml is vendored in vendor/; use it", cwd=ws_dir.parent)
-    done = ws.update_state(task_id="t", task="import lxml", result_summary="uses vendor/lxml", verification_summary="pytest: 3 passed")
+    done = ws.update_state(
+        task_id="t", task="import lxml", result_summary="uses vendor/lxml", verification_summary="pytest: 3 passed"
+    )
     assert done.iteration == 1 and not done.warnings  # it was announced before the pause
     ws.append_event(task_id="t", kind="round.started", message="Round 2: parse the feed")
     assert ws.update_state(task_id="t", task="parse", result_summary="r", verification_summary="v").iteration == 2
@@ -157,7 +196,9 @@ def test_the_resume_note_reaches_the_agent_once(ws_dir):
     ws = paused_task(ws_dir)
     result = ws.resume(task_id="t", action="continue", note="lxml is vendored; stop reinstalling it")
     notice = "Resumed by a person (continue). Their note: lxml is vendored; stop reinstalling it"
-    assert [(m.kind, m.text) for m in result.supervisor.messages] == [("notice", notice)]  # the person sees what the agent will
+    assert [(m.kind, m.text) for m in result.supervisor.messages] == [
+        ("notice", notice)
+    ]  # the person sees what the agent will
     # Reads show it without using it up (a person checking on the task must not swallow it) ...
     assert [m.text for m in ws.show_task(task_id="t").supervisor.messages] == [notice]
     assert "[monitor notice] " + notice in cli(ws_dir, "show_task", "--task-id", "t").stdout
@@ -168,7 +209,9 @@ def test_the_resume_note_reaches_the_agent_once(ws_dir):
     assert ws.append_event(task_id="t", kind="note", message="again").supervisor.messages == []
     assert json.loads(cli(ws_dir, "show_task", "--json").stdout)["supervisor"]["messages"] == []
     assert json.loads(ws.task_paths("t").monitor.read_text())["notice"] is None
-    ws.task_paths("t").monitor.write_text('{"turns": "many"')  # rebuilt from the ledger once more: delivered stays delivered
+    ws.task_paths("t").monitor.write_text(
+        '{"turns": "many"'
+    )  # rebuilt from the ledger once more: delivered stays delivered
     assert Workspace(ws_dir).supervisor("t").messages == []
     kinds = [e["kind"] for e in read_jsonl(ws.task_paths("t").events)]
     assert kinds.count("spiral.notice_delivered") == 1
@@ -191,7 +234,9 @@ async def test_mcp_results_carry_the_pause_the_refusal_and_the_note(ws_dir):
     async with memory_client(ws_dir) as client:  # the real server and the official client, in this process
         await call(client, "init_state", task_id="m", goal="Parse the XML feed", global_stop_condition="pytest passes")
         for i in range(8):
-            err, out, text = await call(client, "append_event", task_id="m", kind="tool_call", message=f"run {i}", data=FAILING)
+            err, out, text = await call(
+                client, "append_event", task_id="m", kind="tool_call", message=f"run {i}", data=FAILING
+            )
             assert not err, text
         assert out["supervisor"]["paused"] and out["supervisor"]["messages"][0]["kind"] == "pause"
         assert text.startswith("PAUSED by the progress monitor:") and RESUME.search(text)
@@ -201,5 +246,12 @@ async def test_mcp_results_carry_the_pause_the_refusal_and_the_note(ws_dir):
         err, out, text = await call(client, "append_event", task_id="m", kind="round.started", message="Round 1")
         assert not err and [m["kind"] for m in out["supervisor"]["messages"]] == ["notice"]
         assert "[monitor notice] Resumed by a person (continue). Their note: use the vendored lxml" in text
-        err, out, text = await call(client, "update_state", task_id="m", task="import lxml", result_summary="r", verification_summary="v")
-        assert not err and out["iteration"] == 1 and out["supervisor"] == {"paused": False, "messages": []} and "[monitor" not in text
+        err, out, text = await call(
+            client, "update_state", task_id="m", task="import lxml", result_summary="r", verification_summary="v"
+        )
+        assert (
+            not err
+            and out["iteration"] == 1
+            and out["supervisor"] == {"paused": False, "messages": []}
+            and "[monitor" not in text
+        )

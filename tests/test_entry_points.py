@@ -15,9 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from strict_loop import Workspace
-
 from conftest import SCRIPTS, run_cli, run_script
+
+from strict_loop import Workspace
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -27,21 +27,37 @@ def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_script_shim_runs_as_a_process(ws_dir):
-    proc = _run([sys.executable, str(SCRIPTS / "init_state.py"), "--task-id", "shim", "--goal", "g",
-                 "--global-stop-condition", "c", "--json"], cwd=ws_dir)  # --workspace defaults to the working directory
+    proc = _run(
+        [
+            sys.executable,
+            str(SCRIPTS / "init_state.py"),
+            "--task-id",
+            "shim",
+            "--goal",
+            "g",
+            "--global-stop-condition",
+            "c",
+            "--json",
+        ],
+        cwd=ws_dir,
+    )  # --workspace defaults to the working directory
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["task_id"] == "shim"
     assert Workspace(ws_dir).show_task(task_id="shim").state.contract.goal == "g"
     # A usage error: the subcommand's own usage line, exit 2; the in-process runner reports the same.
     proc = _run([sys.executable, str(SCRIPTS / "update_state.py"), "--task", "t"], cwd=ws_dir)
-    assert proc.returncode == 2 and proc.stderr.startswith("update_state.py: error: the following arguments are required")
+    assert proc.returncode == 2 and proc.stderr.startswith(
+        "update_state.py: error: the following arguments are required"
+    )
     same = run_script("update_state", "--task", "t", cwd=ws_dir, check=False)
     assert (same.returncode, same.stdout, same.stderr) == (proc.returncode, proc.stdout, proc.stderr)
 
 
 def test_python_m_strict_loop_runs_as_a_process(ws_dir):
     Workspace(ws_dir).init_state(goal="g", global_stop_condition="c", task_id="mod")
-    proc = _run([sys.executable, "-m", "strict_loop", "list_tasks", "--json", "--workspace", str(ws_dir)], cwd=ws_dir.parent)
+    proc = _run(
+        [sys.executable, "-m", "strict_loop", "list_tasks", "--json", "--workspace", str(ws_dir)], cwd=ws_dir.parent
+    )
     assert proc.returncode == 0, proc.stderr
     assert [t["task_id"] for t in json.loads(proc.stdout)] == ["mod"]
     same = run_cli("list_tasks", "--json", "--workspace", str(ws_dir), cwd=ws_dir.parent)
@@ -52,6 +68,8 @@ def test_strict_loop_console_script_runs_as_a_process(ws_dir):
     exe = shutil.which("strict-loop", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     assert exe, "the strict-loop console script is not installed: pip install -e ."
     proc = _run([exe, "check_stop", "--exit-status"], cwd=ws_dir)
-    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "no loop task exists" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "no loop task exists" in proc.stderr, (
+        proc.stderr
+    )
     same = run_cli("check_stop", "--exit-status", cwd=ws_dir, check=False)
     assert (same.returncode, same.stdout, same.stderr) == (proc.returncode, proc.stdout, proc.stderr)

@@ -9,11 +9,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import REPO, read_jsonl
 
 from strict_loop import LoopError, Workspace
 from strict_loop.base.errors import StorageError
-
-from conftest import REPO, read_jsonl
 
 
 def test_one_unreadable_task_does_not_break_list_tasks(ws_dir):
@@ -52,9 +51,23 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_fix(ws_dir):
     events = ws.task_paths("full").events
     before = events.read_bytes()
     proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "append_event.py"), "--task-id", "full", "--kind", "note",
-         "--message", "m", "--data", json.dumps({"x": "y" * 30_000})],
-        cwd=ws_dir, capture_output=True, text=True, preexec_fn=_limit_file_size, timeout=60,
+        [
+            sys.executable,
+            str(REPO / "scripts" / "append_event.py"),
+            "--task-id",
+            "full",
+            "--kind",
+            "note",
+            "--message",
+            "m",
+            "--data",
+            json.dumps({"x": "y" * 30_000}),
+        ],
+        cwd=ws_dir,
+        capture_output=True,
+        text=True,
+        preexec_fn=_limit_file_size,
+        timeout=60,
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"error: append_event ({events}): file system error: File too large"), proc.stderr
@@ -63,7 +76,9 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_fix(ws_dir):
     assert events.read_bytes().startswith(before)
     Workspace(ws_dir).append_event(task_id="full", kind="note", message="after the disk filled")
     lines = read_jsonl(events)
-    assert [e["seq"] for e in lines] == list(range(1, len(lines) + 1)) and lines[-1]["message"] == "after the disk filled"
+    assert [e["seq"] for e in lines] == list(range(1, len(lines) + 1)) and lines[-1][
+        "message"
+    ] == "after the disk filled"
 
 
 def test_storage_errors_are_loop_errors():

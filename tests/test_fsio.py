@@ -11,8 +11,10 @@ def test_tail_lines_matches_a_naive_reader(tmp_path):
     rng = random.Random(5)
     path = tmp_path / "ledger.jsonl"
     for trial in range(400):
-        lines = [("x" * rng.choice([0, 1, 5, 100, 5000, 20000])) + str(i) if rng.random() > 0.3 else ""
-                 for i in range(rng.randint(0, 40))]
+        lines = [
+            ("x" * rng.choice([0, 1, 5, 100, 5000, 20000])) + str(i) if rng.random() > 0.3 else ""
+            for i in range(rng.randint(0, 40))
+        ]
         data = "\n".join(lines) + ("\n" if lines else "")
         if rng.random() < 0.3:
             data += "torn fragment"

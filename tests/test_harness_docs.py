@@ -19,7 +19,6 @@ import pytest
 import yaml
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
 from mcp_helpers import server_env
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,11 +35,11 @@ def _blocks(lang: str, path: Path = DOC) -> list[str]:
 def _from_command(line: str) -> tuple[str, list[str]] | None:
     words = shlex.split(line)
     if words[:3] in (["claude", "mcp", "add"], ["codex", "mcp", "add"]) and "--" in words:
-        rest = words[words.index("--") + 1:]
+        rest = words[words.index("--") + 1 :]
         return rest[0], rest[1:]
     if words[:3] == ["hermes", "mcp", "add"] and "--command" in words:
         i = words.index("--command")
-        args = words[words.index("--args") + 1:] if "--args" in words else []
+        args = words[words.index("--args") + 1 :] if "--args" in words else []
         return words[i + 1], args
     return None
 
@@ -88,7 +87,9 @@ def server_commands() -> dict[tuple[str, tuple[str, ...]], list[str]]:
     return commands
 
 
-@pytest.mark.parametrize("command, args", list(server_commands()), ids=[" ".join([c, *a]) for c, a in server_commands()])
+@pytest.mark.parametrize(
+    "command, args", list(server_commands()), ids=[" ".join([c, *a]) for c, a in server_commands()]
+)
 @pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 async def test_documented_server_command_starts_the_server(command, args, tmp_path):
     exe = _executable(command)
@@ -108,7 +109,11 @@ def install_commands() -> list[tuple[str, list[str]]]:
     found = []
     for path in (DOC, REPO / "README.md"):
         for block in _blocks("text", path):
-            found += [(path.name, shlex.split(line)[1:]) for line in block.splitlines() if line.startswith("strict-loop install ")]
+            found += [
+                (path.name, shlex.split(line)[1:])
+                for line in block.splitlines()
+                if line.startswith("strict-loop install ")
+            ]
     return found
 
 

@@ -12,12 +12,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import read_jsonl, run_cli
-from strict_loop import Workspace
-
 from harness_rig import Harness, require_binary
 from model_servers import AnthropicModel, ChatModel, Final, ResponsesModel, Shell, strings
+
+from strict_loop import Workspace
 
 pytestmark = pytest.mark.slow
 HARNESS_NAMES = ["claude", "codex", "hermes"]
@@ -26,8 +25,10 @@ MODELS = {"claude": AnthropicModel, "codex": ResponsesModel, "hermes": ChatModel
 
 def _run_detail(proc, model) -> str:
     """What a failed assertion shows: the harness's exit code and output tails, and how far the script got."""
-    return (f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
-            f"steps used: {model.steps_used}; paths asked: {[r['path'] for r in model.requests]}")
+    return (
+        f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
+        f"steps used: {model.steps_used}; paths asked: {[r['path'] for r in model.requests]}"
+    )
 
 
 def _harness(name: str, tmp_path: Path) -> Harness:
@@ -58,7 +59,9 @@ def test_smoke_scripted_model_drives_the_harness_shell(quick_harness: Harness, t
     detail = _run_detail(proc, model)
     assert (work / "smoke-marker").is_file(), detail
     assert model.steps_used == 2, detail
-    assert any("smoke-marker" in text for text in strings(model.model_requests[1])), "the second request carries the tool call"
+    assert any("smoke-marker" in text for text in strings(model.model_requests[1])), (
+        "the second request carries the tool call"
+    )
 
 
 TASK = "probe"
@@ -72,13 +75,21 @@ def workspace(harness: Harness, tmp_path: Path, monkeypatch) -> Path:
     """A workspace W with the loop installed for ``harness`` (temporary HOME) and one running task."""
     work = tmp_path / "w"
     work.mkdir()
-    for name, value in (("HOME", harness.home), ("CODEX_HOME", harness.codex_home), ("HERMES_HOME", harness.hermes_home)):
+    for name, value in (
+        ("HOME", harness.home),
+        ("CODEX_HOME", harness.codex_home),
+        ("HERMES_HOME", harness.hermes_home),
+    ):
         monkeypatch.setenv(name, str(value))
     run_cli("install", harness.name, "--workspace", str(work), cwd=work)  # each harness's default scope
     if harness.name == "codex":  # Codex reads W/.codex only in a trusted project: what a person answers when Codex asks
         harness.trust_project(work)
-    Workspace(work).init_state(task_id=TASK, goal="Find out why the probe folder is missing",
-                               global_stop_condition="probe.txt exists", stop_checks={"paths_exist": ["probe.txt"]})
+    Workspace(work).init_state(
+        task_id=TASK,
+        goal="Find out why the probe folder is missing",
+        global_stop_condition="probe.txt exists",
+        stop_checks={"paths_exist": ["probe.txt"]},
+    )
     return work
 
 
@@ -88,14 +99,20 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
     with MODELS[harness.name](steps) as model:
         proc = harness.run("List the probe folder until it appears, then create the marker.", work, model.url)
     events = read_jsonl(ws.task_paths(TASK).events)
-    detail = _run_detail(proc, model) + "\nevents: " + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
+    detail = (
+        _run_detail(proc, model) + "\nevents: " + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
+    )
 
     # Every command the harness ran reached the ledger as a turn, though the model never called a loop tool.
     calls = [e for e in events if e["kind"] == "tool_call"]
     assert calls and all(PROBE in json.dumps(e["data"]["args"]) for e in calls), detail
-    assert {e["data"]["tool"] for e in calls} == {HOOKED_SHELL[harness.name]}, detail  # the tool as the harness's hook names it
+    assert {e["data"]["tool"] for e in calls} == {HOOKED_SHELL[harness.name]}, (
+        detail
+    )  # the tool as the harness's hook names it
     paused = [e for e in events if e["kind"] == "spiral.paused"]
-    assert len(paused) == 1 and paused[0]["data"]["turn"] == len(calls) - 1, detail  # the last command that ran paused the task
+    assert len(paused) == 1 and paused[0]["data"]["turn"] == len(calls) - 1, (
+        detail
+    )  # the last command that ran paused the task
     assert len(calls) < FAILURES, detail  # the probes after the pause never ran (a command that runs is recorded)
 
     # The whisper rode back to the model with a tool result: a later request carries its text.
@@ -117,5 +134,7 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
     with MODELS[harness.name]([Shell("touch resumed-marker"), Final("Created the marker.")]) as model2:
         proc2 = harness.run("Create the marker.", work, model2.url)
     assert (work / "resumed-marker").is_file(), _run_detail(proc2, model2)
-    after = read_jsonl(ws.task_paths(TASK).events)[len(events):]
-    assert any(e["kind"] == "tool_call" and "resumed-marker" in json.dumps(e["data"]) for e in after), _run_detail(proc2, model2)
+    after = read_jsonl(ws.task_paths(TASK).events)[len(events) :]
+    assert any(e["kind"] == "tool_call" and "resumed-marker" in json.dumps(e["data"]) for e in after), _run_detail(
+        proc2, model2
+    )

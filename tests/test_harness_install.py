@@ -5,14 +5,21 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from harnesses import install
 
 
-@pytest.mark.parametrize(("node", "engines", "ok"), [
-    ("v20.20.2", ">=22.0.0", False), ("v22.0.0", ">=22.0.0", True), ("v22.23.3", ">=22", True),
-    ("v20.20.2", ">=16", True), ("v20.20.2", "", True), ("v24.1.0", "^22 || ^24", False), ("v18.0.0", ">= 18.0", True),
-])
+@pytest.mark.parametrize(
+    ("node", "engines", "ok"),
+    [
+        ("v20.20.2", ">=22.0.0", False),
+        ("v22.0.0", ">=22.0.0", True),
+        ("v22.23.3", ">=22", True),
+        ("v20.20.2", ">=16", True),
+        ("v20.20.2", "", True),
+        ("v24.1.0", "^22 || ^24", False),
+        ("v18.0.0", ">= 18.0", True),
+    ],
+)
 def test_node_meets_only_ranges_it_understands(node, engines, ok):
     assert install.node_satisfies(node, engines) is ok
 

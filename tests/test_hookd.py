@@ -19,13 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import hook_daemon_pids, read_jsonl
 
 from strict_loop import Workspace
-from strict_loop.harness import client
-from strict_loop.harness import daemon
-from strict_loop.harness import handler
-
-from conftest import hook_daemon_pids, read_jsonl
+from strict_loop.harness import client, daemon, handler
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 EXE = shutil.which("strict-loop", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -41,8 +38,15 @@ def payload(name: str, ws: Path, **changes) -> str:
 def run_hook(ws: Path, name: str, daemon: bool = True, extra_env: dict | None = None, **changes) -> str:
     env = {k: v for k, v in os.environ.items() if k != "STRICT_LOOP_TASK"}
     env.update({"STRICT_LOOP_HOOKD": "1" if daemon else "0", **(extra_env or {})})
-    proc = subprocess.run([EXE, "hook", "claude"], input=payload(name, ws, **changes), capture_output=True, text=True,
-                          cwd="/", env=env, timeout=60)
+    proc = subprocess.run(
+        [EXE, "hook", "claude"],
+        input=payload(name, ws, **changes),
+        capture_output=True,
+        text=True,
+        cwd="/",
+        env=env,
+        timeout=60,
+    )
     assert (proc.returncode, proc.stderr) == (0, "")
     return proc.stdout
 
@@ -83,8 +87,11 @@ def events(ws: Path) -> list[dict]:
 
 def comparable(ws: Path) -> list[tuple]:
     """The event ledger without what differs between two runs (times, the workspace's path)."""
-    return [(e["kind"], e["message"].replace(str(ws), "W"), json.dumps(e["data"], sort_keys=True).replace(str(ws), "W"))
-            for e in events(ws) if e["kind"] != "task.initialized"]  # its data holds the time of creation
+    return [
+        (e["kind"], e["message"].replace(str(ws), "W"), json.dumps(e["data"], sort_keys=True).replace(str(ws), "W"))
+        for e in events(ws)
+        if e["kind"] != "task.initialized"
+    ]  # its data holds the time of creation
 
 
 def gone(pid: int, wait: float = 8.0) -> bool:
@@ -127,8 +134,12 @@ def test_a_secret_in_the_hooks_environment_is_masked_though_the_daemon_never_had
     start(ws_dir)
     fail(ws_dir)
     pid = status(ws_dir)["pid"]
-    run_hook(ws_dir, "claude_post_tool_use", extra_env={"DEPLOY_TOKEN": "s3cr3t-value-123", "NOT_UTF8": "caf\udce9"},
-             tool_response={"stdout": "deploying with s3cr3t-value-123", "stderr": ""})
+    run_hook(
+        ws_dir,
+        "claude_post_tool_use",
+        extra_env={"DEPLOY_TOKEN": "s3cr3t-value-123", "NOT_UTF8": "caf\udce9"},
+        tool_response={"stdout": "deploying with s3cr3t-value-123", "stderr": ""},
+    )
     assert status(ws_dir)["served"] == 1
     assert b"s3cr3t-value-123" not in Path(f"/proc/{pid}/environ").read_bytes()
     ledger = (ws_dir / ".agent-loop/tasks/t1/events.jsonl").read_text()
@@ -145,13 +156,17 @@ print(json.dumps([out, "pydantic" in sys.modules]))
 """
 
 
-@pytest.mark.parametrize(("where", "event", "heavy"), [("empty", "PostToolUse", False), ("ws", "PreToolUse", False),
-                                                        ("ws", "PostToolUse", True)])
+@pytest.mark.parametrize(
+    ("where", "event", "heavy"),
+    [("empty", "PostToolUse", False), ("ws", "PreToolUse", False), ("ws", "PostToolUse", True)],
+)
 def test_no_loop_and_a_pretooluse_on_a_running_task_never_import_pydantic(tmp_path, where, event, heavy):
     """The two calls a harness makes most without anything to record stay on the lean path; recording does not."""
     start(tmp_path / "ws")
     (tmp_path / "empty").mkdir()
-    proc = subprocess.run([sys.executable, "-c", LEAN, str(tmp_path / where), event], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", LEAN, str(tmp_path / where), event], capture_output=True, text=True, check=True
+    )
     assert json.loads(proc.stdout) == ["", heavy]
 
 
@@ -265,7 +280,9 @@ class Server:
         self.listener.close()
 
 
-@pytest.mark.parametrize(("behaviour", "outcome"), [("no-ack", "not served"), ("die-after-go", ""), ("answer", '{"ok": 1}')])
+@pytest.mark.parametrize(
+    ("behaviour", "outcome"), [("no-ack", "not served"), ("die-after-go", ""), ("answer", '{"ok": 1}')]
+)
 def test_the_client_falls_back_only_before_the_daemon_took_the_request(tmp_path, monkeypatch, behaviour, outcome):
     monkeypatch.setattr(client, "ACK_TIMEOUT_S", 0.3)
     path = tmp_path / "d.sock"

@@ -27,14 +27,29 @@ def test_claude_post_tool_use_maps_bash_stdout_and_stderr():
     e = event("claude", "claude_post_tool_use", tool_response={"stdout": "out", "stderr": "warn", "interrupted": False})
     assert e.phase == "post" and e.session_id.startswith("3f1c0a52")
     fields = payloads.turn_fields(e)
-    assert fields == {"tool": "Bash", "args": {"command": "echo hi", "description": "Print hi"}, "output": "out\nwarn", "error": False}
+    assert fields == {
+        "tool": "Bash",
+        "args": {"command": "echo hi", "description": "Print hi"},
+        "output": "out\nwarn",
+        "error": False,
+    }
     Turn.model_validate(fields)
-    assert e.meta == {"harness": "claude", "event": "PostToolUse", "session_id": e.session_id, "tool_use_id": "toolu_01ABCDEF"}
+    assert e.meta == {
+        "harness": "claude",
+        "event": "PostToolUse",
+        "session_id": e.session_id,
+        "tool_use_id": "toolu_01ABCDEF",
+    }
 
 
 def test_claude_non_bash_tool_output_is_compact_text():
-    e = event("claude", "claude_post_tool_use", tool_name="Read", tool_input={"file_path": "a.py"},
-              tool_response={"type": "text", "file": {"filePath": "a.py", "content": "x = 1\n"}})
+    e = event(
+        "claude",
+        "claude_post_tool_use",
+        tool_name="Read",
+        tool_input={"file_path": "a.py"},
+        tool_response={"type": "text", "file": {"filePath": "a.py", "content": "x = 1\n"}},
+    )
     assert payloads.turn_fields(e)["output"] == '{"type":"text","file":{"filePath":"a.py","content":"x = 1\\n"}}'
 
 
@@ -55,75 +70,121 @@ def test_codex_post_tool_use_has_output_text_and_no_exit_code():
 def test_hermes_post_tool_call_reads_the_result_json_string():
     fields = payloads.turn_fields(event("hermes", "hermes_post_tool_call"))
     assert fields == {"tool": "terminal", "args": {"command": "false"}, "output": "", "exit_code": 1, "error": True}
-    ok = payloads.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": '{"output": "hi", "exit_code": 0, "error": null}'}))
+    ok = payloads.turn_fields(
+        event("hermes", "hermes_post_tool_call", extra={"result": '{"output": "hi", "exit_code": 0, "error": null}'})
+    )
     assert (ok["output"], ok["exit_code"], ok["error"]) == ("hi", 0, False)
-    broken_tool = payloads.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": "not json", "status": "error"}))
+    broken_tool = payloads.turn_fields(
+        event("hermes", "hermes_post_tool_call", extra={"result": "not json", "status": "error"})
+    )
     assert (broken_tool["output"], broken_tool["error"]) == ("not json", True)
-    with_error = payloads.turn_fields(event("hermes", "hermes_post_tool_call", extra={"result": '{"output": "", "exit_code": null, "error": "timed out"}'}))
+    with_error = payloads.turn_fields(
+        event(
+            "hermes",
+            "hermes_post_tool_call",
+            extra={"result": '{"output": "", "exit_code": null, "error": "timed out"}'},
+        )
+    )
     assert (with_error["output"], with_error["error"], with_error["exit_code"]) == ("timed out", True, None)
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("mcp__strict-loop__append_event", "append_event"), ("mcp__strict_loop__report_status", "report_status"),
-    ("mcp__plugin_strict-loop_strict-loop__show_task", "show_task"), ("mcp_strict_loop_list_tasks", "list_tasks"),
-    ("mcp__other__report_status", None), ("Bash", None), ("strict-loop", None),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("mcp__strict-loop__append_event", "append_event"),
+        ("mcp__strict_loop__report_status", "report_status"),
+        ("mcp__plugin_strict-loop_strict-loop__show_task", "show_task"),
+        ("mcp_strict_loop_list_tasks", "list_tasks"),
+        ("mcp__other__report_status", None),
+        ("Bash", None),
+        ("strict-loop", None),
+    ],
+)
 def test_the_loops_own_tools_are_recognised(name, expected):
     assert payloads.own_tool(name) == expected
 
 
-@pytest.mark.parametrize("command, allowed", [
-    ("strict-loop show_task --task-id t1", True),
-    ("strict-loop list-tasks", True),
-    ("strict-loop report_status --workspace /w/x --json", True),
-    ("strict-loop check_stop", True),
-    ("strict-loop update_state --task x", False),
-    ("strict-loop resume --action continue", False),
-    ("strict-loop", False),
-    ("strict-loop show_task; rm -rf x", False),
-    ("strict-loop show_task && touch marker", False),
-    ("strict-loop show_task\ntouch marker", False),
-    ("strict-loop show_task | sh", False),
-    ("strict-loop show_task $(touch marker)", False),
-    ("strict-loop show_task `touch marker`", False),
-    ("strict-loop show_task > state.json", False),
-    ("strict-loop 'show_task'", False),
-    ("PATH=/tmp strict-loop show_task", False),
-    ("/tmp/evil/strict-loop show_task", False),
-    ("echo strict-loop show_task", False),
-])
+@pytest.mark.parametrize(
+    "command, allowed",
+    [
+        ("strict-loop show_task --task-id t1", True),
+        ("strict-loop list-tasks", True),
+        ("strict-loop report_status --workspace /w/x --json", True),
+        ("strict-loop check_stop", True),
+        ("strict-loop update_state --task x", False),
+        ("strict-loop resume --action continue", False),
+        ("strict-loop", False),
+        ("strict-loop show_task; rm -rf x", False),
+        ("strict-loop show_task && touch marker", False),
+        ("strict-loop show_task\ntouch marker", False),
+        ("strict-loop show_task | sh", False),
+        ("strict-loop show_task $(touch marker)", False),
+        ("strict-loop show_task `touch marker`", False),
+        ("strict-loop show_task > state.json", False),
+        ("strict-loop 'show_task'", False),
+        ("PATH=/tmp strict-loop show_task", False),
+        ("/tmp/evil/strict-loop show_task", False),
+        ("echo strict-loop show_task", False),
+    ],
+)
 def test_only_plain_read_commands_pass_while_paused(command, allowed):
     e = event("claude", "claude_pre_tool_use", tool_input={"command": command})
     assert payloads.reads_loop_state(e) is allowed
-    assert payloads.reads_loop_state(event("hermes", "hermes_pre_tool_call", tool_input={"command": command})) is allowed
+    assert (
+        payloads.reads_loop_state(event("hermes", "hermes_pre_tool_call", tool_input={"command": command})) is allowed
+    )
 
 
 def test_read_checks_for_tools_and_the_own_executable():
-    assert payloads.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="mcp__strict-loop__report_status", tool_input={}))
-    assert not payloads.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="mcp__strict-loop__update_state", tool_input={}))
-    assert not payloads.reads_loop_state(event("claude", "claude_pre_tool_use", tool_name="Write", tool_input={"command": "strict-loop show_task"}))
-    assert not payloads.reads_loop_state(event("codex", "claude_pre_tool_use", tool_input={"command": ["strict-loop", "show_task"]}))
+    assert payloads.reads_loop_state(
+        event("claude", "claude_pre_tool_use", tool_name="mcp__strict-loop__report_status", tool_input={})
+    )
+    assert not payloads.reads_loop_state(
+        event("claude", "claude_pre_tool_use", tool_name="mcp__strict-loop__update_state", tool_input={})
+    )
+    assert not payloads.reads_loop_state(
+        event("claude", "claude_pre_tool_use", tool_name="Write", tool_input={"command": "strict-loop show_task"})
+    )
+    assert not payloads.reads_loop_state(
+        event("codex", "claude_pre_tool_use", tool_input={"command": ["strict-loop", "show_task"]})
+    )
     own = event("claude", "claude_pre_tool_use", tool_input={"command": "/opt/venv/bin/strict-loop show_task"})
     assert payloads.reads_loop_state(own, "/opt/venv/bin/strict-loop") and not payloads.reads_loop_state(own, None)
 
 
 def test_each_harness_gets_its_own_answer_shape():
     post = event("codex", "codex_post_tool_use")
-    assert payloads.context_output(post, "w") == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "w"}}
+    assert payloads.context_output(post, "w") == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "w"}
+    }
     fail = event("claude", "claude_post_tool_use_failure")
     assert payloads.context_output(fail, "w")["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
     assert payloads.context_output(event("hermes", "hermes_post_tool_call"), "w") == {"whisper": "w"}
     assert payloads.deny_output(event("claude", "claude_pre_tool_use"), "r") == {
-        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "r"}}
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "r",
+        }
+    }
     assert payloads.deny_output(event("hermes", "hermes_pre_tool_call"), "r") == {"decision": "block", "reason": "r"}
     assert payloads.block_stop_output("r") == {"decision": "block", "reason": "r"}
-    assert [event(h, n).phase for h, n in [("claude", "claude_stop"), ("codex", "codex_stop"), ("hermes", "hermes_pre_verify"),
-                                            ("hermes", "hermes_pre_tool_call")]] == ["stop", "stop", "stop", "pre"]
+    assert [
+        event(h, n).phase
+        for h, n in [
+            ("claude", "claude_stop"),
+            ("codex", "codex_stop"),
+            ("hermes", "hermes_pre_verify"),
+            ("hermes", "hermes_pre_tool_call"),
+        ]
+    ] == ["stop", "stop", "stop", "pre"]
     assert payloads.parse_event("claude", {"hook_event_name": "SessionStart"}).phase == "other"
 
 
 def test_reasons_name_the_resume_command_and_the_next_task():
-    reason = payloads.pause_reason("Stuck: x" * 200, "strict-loop resume --workspace '/w s' --task t1 --action continue")
+    reason = payloads.pause_reason(
+        "Stuck: x" * 200, "strict-loop resume --workspace '/w s' --task t1 --action continue"
+    )
     assert reason.endswith("A person must run: strict-loop resume --workspace '/w s' --task t1 --action continue")
     assert len(reason) < 1000
     assert "Next task: write done.txt" in payloads.continue_reason("t1", "write done.txt", "1 check failing")
@@ -131,9 +192,14 @@ def test_reasons_name_the_resume_command_and_the_next_task():
 
 def test_big_arguments_are_clipped_to_fit_an_event_line():
     big = "x" * 1_000_000
-    args = payloads.turn_fields(event("claude", "claude_post_tool_use", tool_name="Write",
-                                     tool_input={"file_path": "src/a.py", "content": big}))["args"]
-    assert args["file_path"] == "src/a.py" and len(args["content"]) < 2100 and "[clipped 998048 characters]" in args["content"]
+    args = payloads.turn_fields(
+        event("claude", "claude_post_tool_use", tool_name="Write", tool_input={"file_path": "src/a.py", "content": big})
+    )["args"]
+    assert (
+        args["file_path"] == "src/a.py"
+        and len(args["content"]) < 2100
+        and "[clipped 998048 characters]" in args["content"]
+    )
     many = {f"k{i}": "y" * 1500 for i in range(100)}
     clipped = payloads.bounded_args(many)
     assert list(clipped) == ["clipped"] and len(clipped["clipped"]) < payloads.MAX_ARGS_CHARS + 100

@@ -9,11 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import read_jsonl
 
 from strict_loop import Workspace
 from strict_loop.harness import handler
-
-from conftest import read_jsonl
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -51,18 +50,34 @@ def test_each_harness_records_its_turns_with_the_right_fields(ws_dir):
     assert hook("codex", "codex_post_tool_use", ws_dir) is None
     assert hook("hermes", "hermes_post_tool_call", ws_dir) is None
     turns = events(ws_dir, kind="tool_call")
-    assert [(t["data"]["tool"], t["data"].get("output"), t["data"].get("error"), t["data"].get("exit_code")) for t in turns] == [
-        ("Bash", "hi", False, None), ("Bash", "Exit code 1", True, 1), ("Bash", "hi\n", None, None), ("terminal", "", True, 1)]
+    assert [
+        (t["data"]["tool"], t["data"].get("output"), t["data"].get("error"), t["data"].get("exit_code")) for t in turns
+    ] == [
+        ("Bash", "hi", False, None),
+        ("Bash", "Exit code 1", True, 1),
+        ("Bash", "hi\n", None, None),
+        ("terminal", "", True, 1),
+    ]
     assert [t["data"]["turn"] for t in turns] == [0, 1, 2, 3]
-    assert turns[0]["data"]["hook"] == {"harness": "claude", "event": "PostToolUse", "session_id": "3f1c0a52-7b7e-4c2e-9a51-0d7f2f1b9e10",
-                                        "tool_use_id": "toolu_01ABCDEF"}
+    assert turns[0]["data"]["hook"] == {
+        "harness": "claude",
+        "event": "PostToolUse",
+        "session_id": "3f1c0a52-7b7e-4c2e-9a51-0d7f2f1b9e10",
+        "tool_use_id": "toolu_01ABCDEF",
+    }
     assert turns[3]["data"]["args"] == {"command": "false"} and turns[3]["data"]["hook"]["tool_use_id"] == "call_h1"
 
 
 def test_secrets_are_masked_like_append_event(ws_dir):
     start(ws_dir)
-    hook("claude", "claude_post_tool_use", ws_dir, env={"DEPLOY_TOKEN": "s3cr3t-value-123"}, tool_input={"command": "echo s3cr3t-value-123"},
-         tool_response={"stdout": "s3cr3t-value-123 https://u:pw@host/x", "stderr": ""})
+    hook(
+        "claude",
+        "claude_post_tool_use",
+        ws_dir,
+        env={"DEPLOY_TOKEN": "s3cr3t-value-123"},
+        tool_input={"command": "echo s3cr3t-value-123"},
+        tool_response={"stdout": "s3cr3t-value-123 https://u:pw@host/x", "stderr": ""},
+    )
     line = (ws_dir / ".agent-loop/tasks/t1/events.jsonl").read_text()
     assert "s3cr3t-value-123" not in line and "u:pw@" not in line and "echo ***" in line
 
@@ -71,14 +86,23 @@ def test_the_secrets_masked_are_those_of_the_hooks_environment_not_this_process(
     """A hook daemon records for hooks started in other environments: the hook's own env decides what is masked."""
     start(ws_dir)
     monkeypatch.setenv("DAEMON_ONLY_TOKEN", "daemon-side-value")
-    hook("claude", "claude_post_tool_use", ws_dir, env={"CLIENT_TOKEN": "client-side-value"},
-         tool_response={"stdout": "client-side-value daemon-side-value", "stderr": ""})
+    hook(
+        "claude",
+        "claude_post_tool_use",
+        ws_dir,
+        env={"CLIENT_TOKEN": "client-side-value"},
+        tool_response={"stdout": "client-side-value daemon-side-value", "stderr": ""},
+    )
     assert events(ws_dir, kind="tool_call")[0]["data"]["output"] == "*** daemon-side-value"
 
 
 def test_the_loops_own_tools_are_not_recorded(ws_dir):
     start(ws_dir)
-    for name in ("mcp__strict-loop__append_event", "mcp__strict_loop__update_state", "mcp__plugin_strict-loop_strict-loop__check_stop"):
+    for name in (
+        "mcp__strict-loop__append_event",
+        "mcp__strict_loop__update_state",
+        "mcp__plugin_strict-loop_strict-loop__check_stop",
+    ):
         assert hook("claude", "claude_post_tool_use", ws_dir, tool_name=name, tool_response={"content": "ok"}) is None
     assert events(ws_dir, kind="tool_call") == []
 
@@ -87,13 +111,19 @@ def test_a_new_whisper_is_said_once_then_the_pause(ws_dir):
     start(ws_dir)
     outputs = fail_until_paused(ws_dir)
     said = [i for i, out in enumerate(outputs) if out]
-    ladder = [(e["data"]["turn"], e["kind"]) for e in events(ws_dir) if e["kind"] in ("spiral.whisper", "spiral.paused")]
-    assert said == [turn for turn, _ in ladder] and [k for _, k in ladder] == ["spiral.whisper", "spiral.whisper", "spiral.paused"]
+    ladder = [
+        (e["data"]["turn"], e["kind"]) for e in events(ws_dir) if e["kind"] in ("spiral.whisper", "spiral.paused")
+    ]
+    assert said == [turn for turn, _ in ladder] and [k for _, k in ladder] == [
+        "spiral.whisper",
+        "spiral.whisper",
+        "spiral.paused",
+    ]
     texts = [outputs[i]["hookSpecificOutput"]["additionalContext"] for i in said]
     assert all(outputs[i]["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure" for i in said)
     assert texts[0].startswith("[strict-loop monitor]") and texts[0] != texts[1] and len(set(texts)) == 3
     assert "PAUSED" in texts[2] and f"strict-loop resume --workspace {ws_dir} --task t1 --action continue" in texts[2]
-    assert outputs[said[-1] + 1:] == [None] * (len(outputs) - said[-1] - 1)  # nothing repeated after the pause
+    assert outputs[said[-1] + 1 :] == [None] * (len(outputs) - said[-1] - 1)  # nothing repeated after the pause
     assert len(events(ws_dir, kind="tool_call")) == 8
 
 
@@ -111,10 +141,22 @@ def test_paused_task_denies_work_and_allows_reading_the_loop_state(ws_dir):
     denied = hook("claude", "claude_pre_tool_use", ws_dir)["hookSpecificOutput"]
     assert denied["permissionDecision"] == "deny" and denied["hookEventName"] == "PreToolUse"
     assert denied["permissionDecisionReason"].startswith("PAUSED") and "Stuck" in denied["permissionDecisionReason"]
-    assert f"strict-loop resume --workspace {ws_dir} --task t1 --action continue|rollback|hand-back" in denied["permissionDecisionReason"]
-    assert hook("codex", "claude_pre_tool_use", ws_dir, tool_input={"command": "strict-loop show_task --task-id t1"}) is None
-    assert hook("claude", "claude_pre_tool_use", ws_dir, tool_name="mcp__strict-loop__report_status", tool_input={}) is None
-    assert hook("claude", "claude_pre_tool_use", ws_dir, tool_input={"command": "strict-loop show_task; touch x"}) is not None
+    assert (
+        f"strict-loop resume --workspace {ws_dir} --task t1 --action continue|rollback|hand-back"
+        in denied["permissionDecisionReason"]
+    )
+    assert (
+        hook("codex", "claude_pre_tool_use", ws_dir, tool_input={"command": "strict-loop show_task --task-id t1"})
+        is None
+    )
+    assert (
+        hook("claude", "claude_pre_tool_use", ws_dir, tool_name="mcp__strict-loop__report_status", tool_input={})
+        is None
+    )
+    assert (
+        hook("claude", "claude_pre_tool_use", ws_dir, tool_input={"command": "strict-loop show_task; touch x"})
+        is not None
+    )
     assert hook("hermes", "hermes_pre_tool_call", ws_dir)["decision"] == "block"
     Workspace(ws_dir).resume(task_id="t1", action="continue")
     assert hook("claude", "claude_pre_tool_use", ws_dir) is None
@@ -139,7 +181,9 @@ def test_stop_is_blocked_while_the_unattended_loop_must_continue_up_to_the_cap(w
     assert first["decision"] == "block" and "Next task: write done.txt" in first["reason"]
     answers = [hook("claude", "claude_stop", ws_dir, stop_hook_active=True) for _ in range(handler.STOP_BLOCK_CAP + 2)]
     assert [a is not None for a in answers] == [True] * (handler.STOP_BLOCK_CAP - 1) + [False] * 3
-    assert hook("claude", "claude_stop", ws_dir, stop_hook_active=False) is not None  # a new prompt: counting starts again
+    assert (
+        hook("claude", "claude_stop", ws_dir, stop_hook_active=False) is not None
+    )  # a new prompt: counting starts again
     other = hook("claude", "claude_stop", ws_dir, session_id="another-session", stop_hook_active=True)
     assert other is not None  # counted per session
     assert len(events(ws_dir, kind="stop.checked")) == handler.STOP_BLOCK_CAP + 2
@@ -170,7 +214,10 @@ def test_under_the_supervisor_stop_is_left_to_it(ws_dir):
     unattended(ws_dir)
     supervised = {handler.SUPERVISED_ENV: "1"}
     assert hook("claude", "claude_stop", ws_dir, env=supervised) is None
-    assert hook("codex", "codex_stop", ws_dir, env=supervised) is None and hook("hermes", "hermes_pre_verify", ws_dir, env=supervised) is None
+    assert (
+        hook("codex", "codex_stop", ws_dir, env=supervised) is None
+        and hook("hermes", "hermes_pre_verify", ws_dir, env=supervised) is None
+    )
     assert events(ws_dir, kind="stop.checked") == []
     assert hook("claude", "claude_stop", ws_dir)["decision"] == "block"  # the same task, not supervised
 
@@ -192,8 +239,15 @@ def test_no_loop_means_no_output_and_no_files(tmp_path):
     ws.mkdir()
     start(ws, "done-task")
     w = Workspace(ws)
-    w.update_state(task_id="done-task", task="t", result_summary="r", verification_summary="v", progress="made", status="blocked",
-                   stop_reason="needs a person")
+    w.update_state(
+        task_id="done-task",
+        task="t",
+        result_summary="r",
+        verification_summary="v",
+        progress="made",
+        status="blocked",
+        stop_reason="needs a person",
+    )
     assert hook("claude", "claude_post_tool_use", ws) is None and events(ws, "done-task", "tool_call") == []
 
 
@@ -206,7 +260,13 @@ def test_task_is_found_from_a_subfolder_or_named_by_the_environment(ws_dir):
     assert events(ws_dir, "a", "tool_call") == [] and events(ws_dir, "b", "tool_call") == []
     hook("claude", "claude_post_tool_use", sub, env={"STRICT_LOOP_TASK": "b"})
     assert len(events(ws_dir, "b", "tool_call")) == 1 and events(ws_dir, "a", "tool_call") == []
-    out = handler.handle("codex", payload("codex_post_tool_use", Path("/")), workspace=str(ws_dir), env={"STRICT_LOOP_TASK": "a"}, cwd="/")
+    out = handler.handle(
+        "codex",
+        payload("codex_post_tool_use", Path("/")),
+        workspace=str(ws_dir),
+        env={"STRICT_LOOP_TASK": "a"},
+        cwd="/",
+    )
     assert out == "" and len(events(ws_dir, "a", "tool_call")) == 1
 
 
@@ -224,8 +284,14 @@ def test_damaged_state_is_logged_and_the_session_goes_on(ws_dir):
 def test_damaged_monitor_settings_are_logged_and_a_big_write_is_still_recorded(ws_dir):
     start(ws_dir)
     big = "x" * 1_000_000
-    hook("claude", "claude_post_tool_use", ws_dir, tool_name="Write", tool_input={"file_path": "a.txt", "content": big},
-         tool_response={"type": "create", "filePath": "a.txt", "content": big})
+    hook(
+        "claude",
+        "claude_post_tool_use",
+        ws_dir,
+        tool_name="Write",
+        tool_input={"file_path": "a.txt", "content": big},
+        tool_response={"type": "create", "filePath": "a.txt", "content": big},
+    )
     (turn,) = events(ws_dir, kind="tool_call")
     assert turn["data"]["args"]["file_path"] == "a.txt" and len(json.dumps(turn["data"])) < 64 * 1024
     state = ws_dir / ".agent-loop/tasks/t1/state.json"
@@ -266,9 +332,18 @@ def test_the_installed_console_script_answers_a_hook_end_to_end(ws_dir):
     start(ws_dir)
     fail_until_paused(ws_dir)
     env = {k: v for k, v in os.environ.items() if k != "STRICT_LOOP_TASK"}
-    proc = subprocess.run([exe, "hook", "claude"], input=payload("claude_pre_tool_use", ws_dir), capture_output=True, text=True,
-                          cwd="/", env=env, timeout=60)
+    proc = subprocess.run(
+        [exe, "hook", "claude"],
+        input=payload("claude_pre_tool_use", ws_dir),
+        capture_output=True,
+        text=True,
+        cwd="/",
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0 and proc.stderr == ""
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
-    proc = subprocess.run([exe, "hook", "claude"], input="{not json", capture_output=True, text=True, cwd=str(ws_dir), env=env, timeout=60)
+    proc = subprocess.run(
+        [exe, "hook", "claude"], input="{not json", capture_output=True, text=True, cwd=str(ws_dir), env=env, timeout=60
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")

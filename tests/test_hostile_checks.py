@@ -15,13 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_script, tree_digest
+from test_stopchecks import _alive
 
 from strict_loop import Workspace
 from strict_loop.base import masking
 from strict_loop.loop.stopchecks import MAX_TEXT_BYTES, run_command
-
-from conftest import run_script, tree_digest
-from test_stopchecks import _alive
 
 WEBHOOK = "https://hooks.example/T0/B0/webhook-secret-123"
 MCP_TOKEN = "mcp-token-abcdef-987"
@@ -62,7 +61,9 @@ def test_stop_commands_lack_the_projects_secrets_and_every_secret_is_masked(ws_d
     (ws_dir / "key.txt").write_text(API_KEY)
     received = '[ -z "$STRICT_LOOP_WEBHOOK_URL$STRICT_LOOP_MCP_TOKEN$APPRISE_URLS" ] && [ "$OPENAI_API_KEY" = "$(cat key.txt)" ]'
     # the project's secrets are not in the command's environment, but may still reach its output (a config file, a log)
-    (ws_dir / "leak.txt").write_text(f"{WEBHOOK} {MCP_TOKEN}\nhttps://bob:hunter2222@db.example/x\njson://alerts.example/a1b2c3d4\n")
+    (ws_dir / "leak.txt").write_text(
+        f"{WEBHOOK} {MCP_TOKEN}\nhttps://bob:hunter2222@db.example/x\njson://alerts.example/a1b2c3d4\n"
+    )
     ws = _init(ws_dir, commands=[received, "env; cat leak.txt; exit 1"])
     report = ws.check_stop(task_id="t")
     assert report.checks[0].passed, "the project's secrets reached the stop command, or the API key did not"
@@ -76,9 +77,17 @@ def test_stop_commands_lack_the_projects_secrets_and_every_secret_is_masked(ws_d
 
 
 def test_mask_rules():
-    env = {"GITHUB_TOKEN": "ghp_abcdefgh", "MY_PAT": "pat-123456", "DB_PASSWORD": "pw", "HOME": "/home/someone-long",
-           "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock", "TOKEN_PREFIX": "ghp_abcdefgh-and-more"}
-    text = "ghp_abcdefgh-and-more ghp_abcdefgh pat-123456 pw /home/someone-long /tmp/ssh-agent.sock git+ssh://git@host/x"
+    env = {
+        "GITHUB_TOKEN": "ghp_abcdefgh",
+        "MY_PAT": "pat-123456",
+        "DB_PASSWORD": "pw",
+        "HOME": "/home/someone-long",
+        "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",
+        "TOKEN_PREFIX": "ghp_abcdefgh-and-more",
+    }
+    text = (
+        "ghp_abcdefgh-and-more ghp_abcdefgh pat-123456 pw /home/someone-long /tmp/ssh-agent.sock git+ssh://git@host/x"
+    )
     assert masking.mask(text, env) == "*** *** *** pw /home/someone-long /tmp/ssh-agent.sock git+ssh://***@host/x"
     assert masking.command_env({"STRICT_LOOP_X": "1", "apprise_urls": "x", "API_KEY": "k"}) == {"API_KEY": "k"}
 
@@ -130,7 +139,9 @@ def test_yes_is_capped_in_memory_and_writes_nothing_to_disk(tmp_path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     env = {**os.environ, "TMPDIR": str(tmpdir)}
-    proc = subprocess.run([sys.executable, "-c", _YES, str(tmp_path)], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", _YES, str(tmp_path)], env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     # `yes` ran until the timeout: had its output gone to a file, the 1 MiB file-size limit would have killed it
@@ -145,8 +156,13 @@ _RUNNER = "import sys\nfrom strict_loop.cli.app import main\nsys.exit(main(['che
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_interrupting_check_stop_ends_the_commands_group(ws_dir, sig):
     _init(ws_dir, commands=["echo $$ > leader.pid; sleep 300 & echo $! > bg.pid; sleep 300"])
-    proc = subprocess.Popen([sys.executable, "-c", _RUNNER], cwd=ws_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _RUNNER],
+        cwd=ws_dir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         background, leader = _wait_for(ws_dir / "bg.pid"), _wait_for(ws_dir / "leader.pid")
         proc.send_signal(sig)
@@ -179,19 +195,33 @@ def test_a_command_run_by_a_worker_thread_ends_when_the_interpreter_does(tmp_pat
 # --- item 11: where text and path checks may look --------------------------------------------------
 
 
-@pytest.mark.parametrize("flag, value, field", [
-    ("--require-path", "/etc/hostname", "paths_exist"),
-    ("--require-path", "../outside.txt", "paths_exist"),
-    ("--require-path", "docs/../../outside.txt", "paths_exist"),
-    ("--require-path", "~/notes.md", "paths_exist"),
-    ("--require-text", "/dev/zero::x", "text_patterns"),
-    ("--require-text", "../secret.txt::re:.", "text_patterns"),
-    ("--require-text", "~/.ssh/id_rsa::KEY", "text_patterns"),
-])
+@pytest.mark.parametrize(
+    "flag, value, field",
+    [
+        ("--require-path", "/etc/hostname", "paths_exist"),
+        ("--require-path", "../outside.txt", "paths_exist"),
+        ("--require-path", "docs/../../outside.txt", "paths_exist"),
+        ("--require-path", "~/notes.md", "paths_exist"),
+        ("--require-text", "/dev/zero::x", "text_patterns"),
+        ("--require-text", "../secret.txt::re:.", "text_patterns"),
+        ("--require-text", "~/.ssh/id_rsa::KEY", "text_patterns"),
+    ],
+)
 def test_init_state_refuses_checks_outside_the_workspace(ws_dir, flag, value, field):
     before = tree_digest(ws_dir)
-    run = run_script("init_state", "--task-id", "t", "--goal", "g", "--global-stop-condition", "c", flag, value,
-                     cwd=ws_dir, check=False)
+    run = run_script(
+        "init_state",
+        "--task-id",
+        "t",
+        "--goal",
+        "g",
+        "--global-stop-condition",
+        "c",
+        flag,
+        value,
+        cwd=ws_dir,
+        check=False,
+    )
     assert run.returncode == 2 and run.stdout == ""
     assert len(run.stderr.strip().splitlines()) == 1
     assert f"init_state.stop_checks.{field}" in run.stderr and "relative to the workspace root" in run.stderr
@@ -215,8 +245,11 @@ def test_special_files_and_symlinks_out_of_the_workspace_fail_without_being_open
     (ws_dir / "docs").mkdir()
     (ws_dir / "docs" / "real.md").write_text("done\n")
     (ws_dir / "in").symlink_to("docs/real.md")
-    ws = _init(ws_dir, paths_exist=["pipe", "zero", "out", "docs", "in"],
-               text_patterns=["pipe::x", "zero::x", "out::secret", "docs::x", "in::done"])
+    ws = _init(
+        ws_dir,
+        paths_exist=["pipe", "zero", "out", "docs", "in"],
+        text_patterns=["pipe::x", "zero::x", "out::secret", "docs::x", "in::done"],
+    )
     try:
         report = _checked_within(ws, 10)
     finally:  # unblock a reader stuck on the FIFO, so a failure cannot hang the worker
@@ -245,7 +278,10 @@ def test_a_file_beyond_the_cap_fails_the_text_check_promptly(ws_dir):
     started = time.monotonic()
     huge, edge = ws.check_stop(task_id="t").checks
     assert time.monotonic() - started < 10
-    assert not huge.passed and huge.detail == "huge.log is larger than 16 MiB, the cap for text checks; check a smaller file"
+    assert (
+        not huge.passed
+        and huge.detail == "huge.log is larger than 16 MiB, the cap for text checks; check a smaller file"
+    )
     assert edge.passed
 
 
@@ -260,22 +296,39 @@ def test_a_stored_contract_with_an_absolute_path_still_loads_and_its_check_is_re
     view = Workspace(ws_dir).show_task(task_id="t")
     assert view.state.contract.stop_checks.paths_exist == ["/etc/hostname"]
     path, text = Workspace(ws_dir).check_stop(task_id="t").checks
-    assert not path.passed and path.detail == "/etc/hostname refused: it is absolute; stop-check paths are relative to the workspace root"
+    assert (
+        not path.passed
+        and path.detail == "/etc/hostname refused: it is absolute; stop-check paths are relative to the workspace root"
+    )
     assert not text.passed and text.detail.startswith("/etc/hostname refused: it is absolute")
 
 
 def test_a_legacy_contract_with_absolute_paths_keeps_the_task_readable(ws_dir):
     root = ws_dir / ".codex-loop" / "tasks" / "old"
     root.mkdir(parents=True)
-    (root / "state.json").write_text(json.dumps({
-        "goal": "port it", "global_stop_condition": "done", "workspace_root": "/somewhere/it/used/to/live",
-        "counters": {"iteration": 0}, "status": "running",
-        "stop_checks": {
-            "paths_exist": [{"path": str(ws_dir / "docs" / "a.md")}, {"path": "/somewhere/it/used/to/live/b.md"},
-                            {"path": "/etc/passwd"}, {"path": "c.md"}],
-            "text_patterns": [{"path": "/etc/shadow", "pattern": "root"}, {"path": str(ws_dir / "d.md"), "pattern": "x"}],
-        },
-    }))
+    (root / "state.json").write_text(
+        json.dumps(
+            {
+                "goal": "port it",
+                "global_stop_condition": "done",
+                "workspace_root": "/somewhere/it/used/to/live",
+                "counters": {"iteration": 0},
+                "status": "running",
+                "stop_checks": {
+                    "paths_exist": [
+                        {"path": str(ws_dir / "docs" / "a.md")},
+                        {"path": "/somewhere/it/used/to/live/b.md"},
+                        {"path": "/etc/passwd"},
+                        {"path": "c.md"},
+                    ],
+                    "text_patterns": [
+                        {"path": "/etc/shadow", "pattern": "root"},
+                        {"path": str(ws_dir / "d.md"), "pattern": "x"},
+                    ],
+                },
+            }
+        )
+    )
     ws = Workspace(ws_dir)
     checks = ws.show_task(task_id="old").state.contract.stop_checks
     assert checks.paths_exist == ["docs/a.md", "b.md", "c.md"] and checks.text_patterns == ["d.md::x"]
@@ -292,9 +345,17 @@ def test_secrets_in_what_the_agent_reports_are_masked_before_storage(ws_dir, mon
     monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789")
     ws = Workspace(ws_dir)
     ws.init_state(goal="g", global_stop_condition="c", task_id="m")
-    ws.append_event(task_id="m", kind="tool_call", message="ran env with sk-live-0123456789",
-                    data={"tool": "bash", "args": {"command": "curl https://bob:hunter22@example.test/x"},
-                          "output": "OPENAI_API_KEY=sk-live-0123456789\n", "exit_code": 0})
+    ws.append_event(
+        task_id="m",
+        kind="tool_call",
+        message="ran env with sk-live-0123456789",
+        data={
+            "tool": "bash",
+            "args": {"command": "curl https://bob:hunter22@example.test/x"},
+            "output": "OPENAI_API_KEY=sk-live-0123456789\n",
+            "exit_code": 0,
+        },
+    )
     ws.append_event(task_id="m", kind="note", message="note", data={"nested": ["key sk-live-0123456789"]})
     stored = b"".join(p.read_bytes() for p in (ws_dir / ".agent-loop").rglob("*") if p.is_file())
     assert b"sk-live-0123456789" not in stored and b"hunter22" not in stored

@@ -4,23 +4,31 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import resource
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+from conftest import REPO, read_jsonl
 
 from strict_loop import LoopError, StateDamaged, Workspace
 from strict_loop.base.fsio import atomic_write
 from strict_loop.model.records import MAX_ROUNDS
 
-from conftest import REPO, read_jsonl
-
-GOAL = "Keep the notes file current. " * 100  # a contract of ~3 KB: state.json and events.jsonl outgrow a small file-size limit
-ROUND = ("--task", "Write notes.md", "--result-summary", "notes.md written", "--verification-summary", "cat notes.md: ok")
+GOAL = (
+    "Keep the notes file current. " * 100
+)  # a contract of ~3 KB: state.json and events.jsonl outgrow a small file-size limit
+ROUND = (
+    "--task",
+    "Write notes.md",
+    "--result-summary",
+    "notes.md written",
+    "--verification-summary",
+    "cat notes.md: ok",
+)
 ROUND_KW = {"task": "Write notes.md", "result_summary": "notes.md written", "verification_summary": "cat notes.md: ok"}
 
 
@@ -32,12 +40,19 @@ def _init(ws_dir: Path, task_id: str = "t") -> Workspace:
 
 def _update_with_file_limit(ws_dir: Path, limit: int, *args: str) -> subprocess.CompletedProcess:
     """Run update_state in a process whose files may not grow past ``limit`` bytes: a real full disk (EFBIG)."""
+
     def limited() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of killing us
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "update_state.py"), "--task-id", "t", *args, "--json"],
-                          cwd=ws_dir, capture_output=True, text=True, preexec_fn=limited, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "update_state.py"), "--task-id", "t", *args, "--json"],
+        cwd=ws_dir,
+        capture_output=True,
+        text=True,
+        preexec_fn=limited,
+        timeout=60,
+    )
 
 
 # ---------------------------------------------------------------- item 12
@@ -158,7 +173,10 @@ def test_a_bad_seq_in_the_event_ledger_does_not_block_writes(ws_dir, bad_seq):
     events = ws.task_paths("t").events
     good = len(read_jsonl(events))
     with open(events, "a") as fh:
-        fh.write('{"seq": %s, "ts": "2026-01-01T00:00:00Z", "kind": "note", "message": "hand-edited", "data": {}}\n' % bad_seq)
+        fh.write(
+            '{"seq": %s, "ts": "2026-01-01T00:00:00Z", "kind": "note", "message": "hand-edited", "data": {}}\n'
+            % bad_seq
+        )
     first = ws.append_event(task_id="t", kind="note", message="after the damage")
     second = ws.append_event(task_id="t", kind="note", message="and again")
     assert (first.seq, second.seq) == (good + 1, good + 2)

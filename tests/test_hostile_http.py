@@ -12,9 +12,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 import httpx2
 import pytest
@@ -24,8 +25,12 @@ from mcp_server.server import parse_args
 from strict_loop import LoopError
 
 TOKEN = "tok-" + "s3cret" * 5
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 JSON_SSE = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
@@ -47,7 +52,9 @@ class Served:
         self.proc, self.host, self.port, self.log, self.client = proc, host, port, log, client
         self.url = f"http://{host}:{port}/mcp"
 
-    def post(self, body: dict, *, sid: Optional[str] = None, token: Optional[str] = None, **headers: str) -> httpx2.Response:
+    def post(
+        self, body: dict, *, sid: Optional[str] = None, token: Optional[str] = None, **headers: str
+    ) -> httpx2.Response:
         sent = {**JSON_SSE, **headers}
         if sid:
             sent.update({"mcp-session-id": sid, "mcp-protocol-version": "2025-06-18"})
@@ -59,7 +66,10 @@ class Served:
         r = self.post(INIT, token=token)
         assert r.status_code == 200, (r.status_code, r.text)
         sid = r.headers["mcp-session-id"]
-        assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid=sid, token=token).status_code == 202
+        assert (
+            self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid=sid, token=token).status_code
+            == 202
+        )
         return sid
 
     def alive(self, sid: str) -> bool:
@@ -74,8 +84,24 @@ def served(ws: Path, *args: str, host: str = "127.0.0.1", env: Optional[dict] = 
     log = ws.parent / f"server-{port}.log"
     environ = {k: v for k, v in os.environ.items() if k != http_transport.TOKEN_ENV}
     with open(log, "wb") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "mcp_server", "--workspace", str(ws), "--http", "--host", host,
-                                 "--port", str(port), *args], stdout=sink, stderr=subprocess.STDOUT, env={**environ, **(env or {})})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcp_server",
+                "--workspace",
+                str(ws),
+                "--http",
+                "--host",
+                host,
+                "--port",
+                str(port),
+                *args,
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env={**environ, **(env or {})},
+        )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -94,12 +120,29 @@ def served(ws: Path, *args: str, host: str = "127.0.0.1", env: Optional[dict] = 
 
 # -- item 5: outside loopback only with a token; with a token, nothing without it -----------------------------------
 
+
 @pytest.mark.slow  # starts a real server process: full suite only
 def test_a_non_loopback_bind_without_a_token_is_refused_before_binding(ws_dir):
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != http_transport.TOKEN_ENV}
-    proc = subprocess.run([sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir), "--http", "--host", "0.0.0.0",
-                           "--port", str(port)], capture_output=True, text=True, timeout=20, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcp_server",
+            "--workspace",
+            str(ws_dir),
+            "--http",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        env=env,
+    )
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("strict-loop-mcp: error: --host: 0.0.0.0 is reachable from other machines")
@@ -108,7 +151,9 @@ def test_a_non_loopback_bind_without_a_token_is_refused_before_binding(ws_dir):
     assert not (ws_dir / ".agent-loop").exists()
 
 
-@pytest.mark.parametrize("host", ["::", "10.1.2.3", "192.168.0.7", "example.invalid", "::ffff:10.0.0.1", "127.0.0.1.nip.io"])
+@pytest.mark.parametrize(
+    "host", ["::", "10.1.2.3", "192.168.0.7", "example.invalid", "::ffff:10.0.0.1", "127.0.0.1.nip.io"]
+)
 def test_every_address_outside_loopback_needs_a_token(host, monkeypatch):
     monkeypatch.delenv(http_transport.TOKEN_ENV, raising=False)
     with pytest.raises(LoopError) as refused:  # what main() prints before anything is built or bound
@@ -116,7 +161,9 @@ def test_every_address_outside_loopback_needs_a_token(host, monkeypatch):
     assert str(refused.value).startswith(f"--host: {host} is reachable from other machines and no token is set")
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"]
+)
 def test_loopback_addresses_need_no_token(host):
     assert http_transport.is_loopback(host)
 
@@ -142,26 +189,60 @@ def test_a_weak_or_unreadable_token_is_refused_without_echoing_it(source, tmp_pa
 def test_with_a_token_every_request_without_it_gets_401(ws_dir):
     wrong = TOKEN[:-1] + "X"
     with served(ws_dir, env={http_transport.TOKEN_ENV: TOKEN}) as s:
-        for headers in ({}, {"Authorization": f"Bearer {wrong}"}, {"Authorization": f"Bearer {TOKEN}x"},
-                        {"Authorization": f"Basic {TOKEN}"}, {"Authorization": TOKEN}, {"Authorization": "Bearer"}):
+        for headers in (
+            {},
+            {"Authorization": f"Bearer {wrong}"},
+            {"Authorization": f"Bearer {TOKEN}x"},
+            {"Authorization": f"Basic {TOKEN}"},
+            {"Authorization": TOKEN},
+            {"Authorization": "Bearer"},
+        ):
             r = s.post(INIT, **headers)
             assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
             assert TOKEN not in r.text and wrong not in r.text
-        for method, path in (("GET", "/mcp"), ("DELETE", "/mcp"), ("GET", "/"), ("GET", "/.well-known/oauth-protected-resource")):
+        for method, path in (
+            ("GET", "/mcp"),
+            ("DELETE", "/mcp"),
+            ("GET", "/"),
+            ("GET", "/.well-known/oauth-protected-resource"),
+        ):
             assert s.client.request(method, f"http://127.0.0.1:{s.port}{path}").status_code == 401
-        assert s.post(INIT, token=TOKEN, Host="evil.example").status_code == 421  # the token does not lift item 6's checks
+        assert (
+            s.post(INIT, token=TOKEN, Host="evil.example").status_code == 421
+        )  # the token does not lift item 6's checks
         assert s.post(INIT, token=TOKEN, Origin="http://evil.example").status_code == 403
         sid = s.open_session(token=TOKEN)
         r = s.post(LIST, sid=sid, token=TOKEN)
         assert r.status_code == 200 and "check_stop" in r.text
         assert s.post(LIST, sid=sid).status_code == 401  # a session id is no substitute for the token
-        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "init_state", "arguments": {
-            "task_id": "t", "goal": "g", "global_stop_condition": "c", "stop_checks": {"commands": ["env > env.txt"]}}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "name": "init_state",
+                "arguments": {
+                    "task_id": "t",
+                    "goal": "g",
+                    "global_stop_condition": "c",
+                    "stop_checks": {"commands": ["env > env.txt"]},
+                },
+            },
+        }
         assert s.post(call, sid=sid, token=TOKEN).status_code == 200
-        check = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "check_stop", "arguments": {"task_id": "t"}}}
+        check = {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "check_stop", "arguments": {"task_id": "t"}},
+        }
         assert s.post(check, sid=sid, token=TOKEN).status_code == 200
     seen_by_commands = (ws_dir / "env.txt").read_text()
-    assert "PATH=" in seen_by_commands and TOKEN not in seen_by_commands and http_transport.TOKEN_ENV not in seen_by_commands
+    assert (
+        "PATH=" in seen_by_commands
+        and TOKEN not in seen_by_commands
+        and http_transport.TOKEN_ENV not in seen_by_commands
+    )
     log = s.log.read_text()
     assert "401" in log and TOKEN not in log and wrong not in log and "s3cret" not in log
     assert "a bearer token is required" in log
@@ -171,14 +252,21 @@ def test_with_a_token_every_request_without_it_gets_401(ws_dir):
 def test_a_token_file_is_read_and_wins_over_the_environment(ws_dir, tmp_path, monkeypatch):
     (tmp_path / "token").write_text(f"  {TOKEN}\n")
     monkeypatch.setenv(http_transport.TOKEN_ENV, "another-token-of-enough-length")
-    args = argparse.Namespace(host="0.0.0.0", port=8765, token_file=str(tmp_path / "token"), allow_host=[], max_sessions=3,
-                              session_idle_timeout=60.0)
+    args = argparse.Namespace(
+        host="0.0.0.0",
+        port=8765,
+        token_file=str(tmp_path / "token"),
+        allow_host=[],
+        max_sessions=3,
+        session_idle_timeout=60.0,
+    )
     http = http_transport.settings(args)
     assert http.token == TOKEN and TOKEN not in repr(http)
     assert http_transport.TOKEN_ENV not in os.environ  # no stop command inherits it
 
 
 # -- item 6: Host and Origin checked whatever the bind address ---------------------------------------------------------
+
 
 def _bindable(host: str) -> bool:
     try:
@@ -193,12 +281,26 @@ def _bindable(host: str) -> bool:
 def test_host_and_origin_are_checked_on_every_bind_address(ws_dir):
     with served(ws_dir, "--allow-host", "my.box", "--allow-host", "proxy.lan:9000", host="127.0.0.2") as s:
         here = f"127.0.0.2:{s.port}"
-        for host in ("evil.example", f"evil.example:{s.port}", "127.0.0.2", f"127.0.0.2:{s.port + 1}", f"my.box:{s.port + 1}", ""):
+        for host in (
+            "evil.example",
+            f"evil.example:{s.port}",
+            "127.0.0.2",
+            f"127.0.0.2:{s.port + 1}",
+            f"my.box:{s.port + 1}",
+            "",
+        ):
             r = s.post(INIT, Host=host)
             assert r.status_code in (400, 421), (host, r.status_code)  # an empty Host is refused by uvicorn itself
         for origin in ("http://evil.example", f"http://evil.example:{s.port}", "null", f"http://{here}.evil.example"):
             assert s.post(INIT, Origin=origin).status_code == 403, origin
-        for host in (here, f"localhost:{s.port}", f"127.0.0.1:{s.port}", f"[::1]:{s.port}", f"my.box:{s.port}", "proxy.lan:9000"):
+        for host in (
+            here,
+            f"localhost:{s.port}",
+            f"127.0.0.1:{s.port}",
+            f"[::1]:{s.port}",
+            f"my.box:{s.port}",
+            "proxy.lan:9000",
+        ):
             assert s.post(INIT, Host=host).status_code == 200, host
         for origin in (f"http://{here}", f"http://localhost:{s.port}", f"https://my.box:{s.port}"):
             assert s.post(INIT, Origin=origin).status_code == 200, origin
@@ -206,13 +308,28 @@ def test_host_and_origin_are_checked_on_every_bind_address(ws_dir):
 
 def test_allowed_hosts_are_the_bind_address_and_localhost_with_the_port():
     assert http_transport.allowed_hosts("127.0.0.2", 8765, []) == (
-        "127.0.0.2:8765", "127.0.0.1:8765", "localhost:8765", "[::1]:8765")
+        "127.0.0.2:8765",
+        "127.0.0.1:8765",
+        "localhost:8765",
+        "[::1]:8765",
+    )
     assert http_transport.allowed_hosts("0.0.0.0", 80, ["Box.lan", "[fe80::1]", "h:81"]) == (
-        "127.0.0.1:80", "127.0.0.1", "localhost:80", "localhost", "[::1]:80", "[::1]", "box.lan:80", "box.lan",
-        "[fe80::1]:80", "[fe80::1]", "h:81")
+        "127.0.0.1:80",
+        "127.0.0.1",
+        "localhost:80",
+        "localhost",
+        "[::1]:80",
+        "[::1]",
+        "box.lan:80",
+        "box.lan",
+        "[fe80::1]:80",
+        "[fe80::1]",
+        "h:81",
+    )
 
 
 # -- item 7: sessions are capped and expire --------------------------------------------------------------------------
+
 
 @pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 def test_unclosed_sessions_never_lock_out_a_new_one(ws_dir):
@@ -221,8 +338,11 @@ def test_unclosed_sessions_never_lock_out_a_new_one(ws_dir):
         assert s.alive(first)  # now the most recently used
         fourth = s.open_session()
         assert not s.alive(second) and all(s.alive(x) for x in (first, third, fourth))  # the least recently used went
-        with s.client.stream("GET", s.url, headers={"Accept": "text/event-stream", "mcp-session-id": first,
-                                                    "mcp-protocol-version": "2025-06-18"}) as stream:
+        with s.client.stream(
+            "GET",
+            s.url,
+            headers={"Accept": "text/event-stream", "mcp-session-id": first, "mcp-protocol-version": "2025-06-18"},
+        ) as stream:
             assert stream.status_code == 200  # an open stream keeps `first` busy
             late = [s.open_session() for _ in range(20)]  # and none of these is ever closed by its client
             assert s.alive(first)
@@ -243,8 +363,12 @@ def test_idle_sessions_expire(ws_dir):
 
 
 def test_session_options_are_checked():
-    for flag, value in (("--max-sessions", "0"), ("--session-idle-timeout", "-1"), ("--session-idle-timeout", "inf"),
-                        ("--port", "70000")):
+    for flag, value in (
+        ("--max-sessions", "0"),
+        ("--session-idle-timeout", "-1"),
+        ("--session-idle-timeout", "inf"),
+        ("--port", "70000"),
+    ):
         with pytest.raises(LoopError) as refused:
             http_transport.settings(parse_args(["--http", flag, value]))
         assert str(refused.value).startswith(f"{flag}: ")

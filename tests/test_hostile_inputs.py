@@ -10,12 +10,11 @@ import time
 import tracemalloc
 
 import pytest
+from conftest import run_script, tree_digest
 
 from strict_loop import LoopError, StateDamaged, Workspace
 from strict_loop.base.fsio import iter_lines, last_json, tail_lines
 from strict_loop.model.requests import ResumeInput
-
-from conftest import run_script, tree_digest
 
 
 @pytest.fixture
@@ -40,12 +39,18 @@ def test_a_task_id_with_a_trailing_newline_is_refused(ws, ws_dir):
     with pytest.raises(LoopError, match=r"^append_event\.task_id: 't\\n' is not a task id") as err:
         ws.append_event(task_id="t\n", kind="note", message="m")
     assert "\n" not in str(err.value)
-    assert "is not a task id" in _refused(ws_dir, "append_event", "--task-id", "t\n", "--kind", "note", "--message", "m")
+    assert "is not a task id" in _refused(
+        ws_dir, "append_event", "--task-id", "t\n", "--kind", "note", "--message", "m"
+    )
 
 
 @pytest.mark.parametrize("flag,command", [("--data", "append_event"), ("--monitor", "init_state")])
 def test_a_missing_at_file_is_one_line(ws, ws_dir, flag, command):
-    args = ["--kind", "note", "--message", "m"] if command == "append_event" else ["--goal", "g", "--global-stop-condition", "c"]
+    args = (
+        ["--kind", "note", "--message", "m"]
+        if command == "append_event"
+        else ["--goal", "g", "--global-stop-condition", "c"]
+    )
     err = _refused(ws_dir, command, "--task-id", "t2" if command == "init_state" else "t", *args, flag, "@missing.json")
     assert f"argument {flag}: cannot read 'missing.json' (No such file or directory)" in err
 
@@ -59,7 +64,9 @@ def test_non_finite_numbers_in_cli_json_are_refused(ws, ws_dir, text):
 def test_non_finite_numbers_are_refused_by_the_api(ws):
     with pytest.raises(LoopError, match=r"^append_event\.data: holds NaN or Infinity"):
         ws.append_event(task_id="t", kind="note", message="m", data={"x": [float("nan")]})
-    with pytest.raises(LoopError, match=r"^init_state\.stop_checks\.command_timeout_s: Input should be a finite number"):
+    with pytest.raises(
+        LoopError, match=r"^init_state\.stop_checks\.command_timeout_s: Input should be a finite number"
+    ):
         ws.init_state(goal="g", global_stop_condition="c", task_id="u", stop_checks={"command_timeout_s": float("inf")})
     with pytest.raises(LoopError, match=r"finite number"):
         ws.append_event(task_id="t", kind="tool_call", message="m", data={"tool": "bash", "score": float("inf")})
@@ -68,17 +75,29 @@ def test_non_finite_numbers_are_refused_by_the_api(ws):
 @pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 def test_non_finite_numbers_are_refused_over_mcp(ws, ws_dir):
     """Raw JSON-RPC over stdio, as a client would send it: the SDK's parser takes NaN and 1e999; the core refuses them."""
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir)], cwd=ws_dir, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir)],
+        cwd=ws_dir,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     watchdog = threading.Timer(60, proc.kill)
     watchdog.start()
     try:
         init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}) + "\n"
-                         + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+            + "\n"
+            + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            + "\n"
+        )
         for i, number in enumerate(["NaN", "-Infinity", "1e999"], start=1):
-            proc.stdin.write('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"append_event","arguments":'
-                             '{"task_id":"t","kind":"note","message":"m","data":{"x":[%s]}}}}\n' % (i, number))
+            proc.stdin.write(
+                '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"append_event","arguments":'
+                '{"task_id":"t","kind":"note","message":"m","data":{"x":[%s]}}}}\n' % (i, number)
+            )
         proc.stdin.flush()
         replies = {}
         while len(replies) < 4:
@@ -101,7 +120,10 @@ def test_a_byte_order_mark_is_accepted_in_at_files_state_json_and_monitor_defaul
     state = ws.task_paths("t").state
     state.write_bytes(b"\xef\xbb\xbf" + state.read_bytes())
     assert Workspace(ws_dir).show_task(task_id="t").state.task_id == "t"
-    assert Workspace(ws_dir).update_state(task_id="t", task="t", result_summary="r", verification_summary="v").iteration == 1
+    assert (
+        Workspace(ws_dir).update_state(task_id="t", task="t", result_summary="r", verification_summary="v").iteration
+        == 1
+    )
     (ws_dir / ".agent-loop" / "monitor-defaults.json").write_bytes(b'\xef\xbb\xbf{"cooldown_turns": 7}')
     ws.init_state(goal="g", global_stop_condition="c", task_id="bom")
     assert ws.show_task(task_id="bom").state.contract.monitor.cooldown_turns == 7
@@ -116,7 +138,9 @@ def test_json_nested_thousands_deep_is_one_line(ws, ws_dir, depth):
     (ws_dir / "deep.json").write_text(_deep(depth))
     for value, what in ((_deep(depth), "the value"), ("@deep.json", "'deep.json'")):
         if len(value) < 100_000:  # a longer argument is over the OS limit for one argument
-            err = _refused(ws_dir, "append_event", "--task-id", "t", "--kind", "note", "--message", "m", "--data", value)
+            err = _refused(
+                ws_dir, "append_event", "--task-id", "t", "--kind", "note", "--message", "m", "--data", value
+            )
             assert f"argument --data: {what} is nested more than 64 levels deep" in err
 
 
@@ -142,12 +166,16 @@ def test_deep_data_and_deep_stored_files_are_clear_errors(ws, ws_dir):
         fh.write("[" * 100_000 + "]" * 100_000 + "\n")  # a damaged ledger line: skipped, not a RecursionError
     assert ws.append_event(task_id="t", kind="note", message="after").seq == 3
     paths.state.write_text(_deep(100_000))
-    with pytest.raises(StateDamaged, match=r"state\.json: is nested more than 64 levels deep -- run `strict-loop rebuild_state"):
+    with pytest.raises(
+        StateDamaged, match=r"state\.json: is nested more than 64 levels deep -- run `strict-loop rebuild_state"
+    ):
         Workspace(ws_dir).show_task(task_id="t")
     assert Workspace(ws_dir).rebuild_state(task_id="t").iteration == 0
 
 
-@pytest.mark.parametrize("field,value", [("iteration", 10**30), ("progress_rounds", 10**8), ("total_round_seconds", 1e300)])
+@pytest.mark.parametrize(
+    "field,value", [("iteration", 10**30), ("progress_rounds", 10**8), ("total_round_seconds", 1e300)]
+)
 def test_counters_beyond_any_real_run_are_refused_naming_the_field(ws, ws_dir, field, value):
     path = ws.task_paths("t").state
     doc = json.loads(path.read_text())

@@ -15,20 +15,23 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import git, git_repo, read_jsonl, tree_digest
 
 from strict_loop import Workspace
-from strict_loop.cli.app import main
 from strict_loop.base.errors import LoopError
-
-from conftest import git, git_repo, read_jsonl, tree_digest
+from strict_loop.cli.app import main
 
 ROUND = dict(result_summary="r", verification_summary="v")
 
 
 def store_git(ws: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Read our own store (made by the tool, so plain git is safe on it)."""
-    return subprocess.run(["git", "--git-dir", str(ws / ".agent-loop" / "snapshots.git"), *args],
-                          capture_output=True, text=True, check=check)
+    return subprocess.run(
+        ["git", "--git-dir", str(ws / ".agent-loop" / "snapshots.git"), *args],
+        capture_output=True,
+        text=True,
+        check=check,
+    )
 
 
 def task_refs(ws: Path, task: str) -> set[str]:
@@ -37,7 +40,9 @@ def task_refs(ws: Path, task: str) -> set[str]:
 
 
 def events(ws: Path, task: str, kind_prefix: str = "snapshot.") -> list[dict]:
-    return [e for e in read_jsonl(ws / ".agent-loop" / "tasks" / task / "events.jsonl") if e["kind"].startswith(kind_prefix)]
+    return [
+        e for e in read_jsonl(ws / ".agent-loop" / "tasks" / task / "events.jsonl") if e["kind"].startswith(kind_prefix)
+    ]
 
 
 def work_tree(ws: Path) -> str:
@@ -110,12 +115,23 @@ def test_hostile_config_in_the_users_repo_and_global_config_never_run(ws_dir, tm
     ws, marker = git_repo(ws_dir), tmp_path / "ran"
     hooks = tmp_path / "hooks"
     hooks.mkdir()
-    for name in ("pre-commit", "post-commit", "reference-transaction", "post-index-change", "post-checkout", "pre-auto-gc"):
+    for name in (
+        "pre-commit",
+        "post-commit",
+        "reference-transaction",
+        "post-index-change",
+        "post-checkout",
+        "pre-auto-gc",
+    ):
         (hooks / name).write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
         (hooks / name).chmod(0o755)
-    for key, value in (("core.fsmonitor", f"echo fsmonitor >> {marker}; true"), ("core.hooksPath", str(hooks)),
-                       ("filter.evil.clean", f"sh -c 'echo clean >> {marker}; cat'"), ("filter.evil.required", "true"),
-                       ("filter.evil.smudge", f"sh -c 'echo smudge >> {marker}; cat'")):
+    for key, value in (
+        ("core.fsmonitor", f"echo fsmonitor >> {marker}; true"),
+        ("core.hooksPath", str(hooks)),
+        ("filter.evil.clean", f"sh -c 'echo clean >> {marker}; cat'"),
+        ("filter.evil.required", "true"),
+        ("filter.evil.smudge", f"sh -c 'echo smudge >> {marker}; cat'"),
+    ):
         git(ws, "config", key, value)
     (ws / ".gitattributes").write_text("* filter=evil\n")
     (tmp_path / "global").write_text(f"[core]\n\tfsmonitor = echo global >> {marker}; true\n")
@@ -207,8 +223,10 @@ def test_resume_to_a_round_beyond_the_last_is_one_clear_line(ws_dir, capsys):
     code = main(["resume", "t", "--action", "rollback", "--to", "99", "--workspace", str(ws)])
     err = capsys.readouterr().err.strip()
     assert code != 0 and err.count("\n") == 0
-    assert err == ("error: resume.to: there is no snapshot of round 99 for task 't': its last round is 1 "
-                   "-- pass --to a round from 0 to 1 (0 = as it was at init_state)")
+    assert err == (
+        "error: resume.to: there is no snapshot of round 99 for task 't': its last round is 1 "
+        "-- pass --to a round from 0 to 1 (0 = as it was at init_state)"
+    )
     assert tree_digest(ws) == before
 
 
@@ -244,7 +262,9 @@ def test_a_target_with_a_missing_object_is_refused_before_any_file_changes(ws_di
     (ws / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     (ws / "b.txt").write_text("b changed\n")
     before, refs = work_tree(ws), task_refs(ws, "t")
-    with pytest.raises(LoopError, match=r"resume.to: the snapshot of round 0 is incomplete: 1 of its files .*\(e.g. a.txt\)"):
+    with pytest.raises(
+        LoopError, match=r"resume.to: the snapshot of round 0 is incomplete: 1 of its files .*\(e.g. a.txt\)"
+    ):
         w.resume(task_id="t", action="rollback", to=0)
     assert work_tree(ws) == before and task_refs(ws, "t") == refs  # not even a save was made
     # The next snapshot still works (its index entry for a.txt points at the pruned blob: it is rebuilt) ...
@@ -267,7 +287,10 @@ def test_big_files_are_left_out_of_snapshots_and_listed(ws_dir):
     result = w.update_state(task_id="t", task="round 1", **ROUND)
     taken = events(ws, "t")[-1]
     assert taken["kind"] == "snapshot.taken" and taken["data"]["skipped_count"] == 2
-    assert sorted((s["path"], s["bytes"]) for s in taken["data"]["skipped"]) == [("big.bin", 20_000), ("grows.bin", 30_000)]
+    assert sorted((s["path"], s["bytes"]) for s in taken["data"]["skipped"]) == [
+        ("big.bin", 20_000),
+        ("grows.bin", 30_000),
+    ]
     assert "over the 0.01 MB cap" in taken["message"] and "big.bin" in taken["message"]
     assert not [x for x in result.warnings if "snapshot" in x]
     files = store_git(ws, "ls-tree", "-r", "--name-only", "refs/strict-loop/t/round-1").stdout.split()
@@ -330,7 +353,9 @@ def test_the_task_lock_is_free_while_a_snapshot_runs(ws_dir, tmp_path, monkeypat
         go.touch()
         worker.join(timeout=60)
     assert done and done[0].iteration == 1
-    kinds = [(e["kind"], e["data"].get("iteration")) for e in read_jsonl(ws / ".agent-loop" / "tasks" / "t" / "events.jsonl")]
+    kinds = [
+        (e["kind"], e["data"].get("iteration")) for e in read_jsonl(ws / ".agent-loop" / "tasks" / "t" / "events.jsonl")
+    ]
     assert kinds[-3:] == [("round.completed", 1), ("note", None), ("snapshot.taken", 1)]
 
 
@@ -341,4 +366,9 @@ def test_snapshot_settings_are_part_of_the_contract(ws_dir):
     assert (monitor.snapshot_max_file_mb, monitor.snapshot_keep) == (10.0, 50)
     with pytest.raises(LoopError, match="snapshot_keep"):
         w.init_state(task_id="u", goal="g", global_stop_condition="c", monitor={"snapshot_keep": 0})
-    assert json.loads((ws_dir / ".agent-loop" / "tasks" / "t" / "state.json").read_text())["contract"]["monitor"]["snapshot_keep"] == 50
+    assert (
+        json.loads((ws_dir / ".agent-loop" / "tasks" / "t" / "state.json").read_text())["contract"]["monitor"][
+            "snapshot_keep"
+        ]
+        == 50
+    )

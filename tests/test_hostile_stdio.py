@@ -16,21 +16,29 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp_helpers import stdio_client
 
 from mcp_server.stdio_transport import MAX_LINE_BYTES
 
-from mcp_helpers import stdio_client
-
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
 
 
 class RawServer:
     """The server over raw pipes: write bytes, read reply lines (with a timeout, so silence fails instead of hanging)."""
 
     def __init__(self, ws: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "mcp_server", "--workspace", str(ws)], cwd=ws,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mcp_server", "--workspace", str(ws)],
+            cwd=ws,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         self.replies: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.send(json.dumps(INIT).encode())
@@ -140,8 +148,15 @@ async def test_slow_stop_checks_cannot_starve_the_other_tools(ws_dir):
     log = ws_dir / "checks.log"
     finished: list[str] = []
     async with stdio_client(ws_dir) as client:
-        result = await client.call_tool("init_state", {"task_id": "slow", "goal": "g", "global_stop_condition": "c", "stop_checks": {
-            "commands": ["echo start >> checks.log; sleep 1; echo end >> checks.log"]}})
+        result = await client.call_tool(
+            "init_state",
+            {
+                "task_id": "slow",
+                "goal": "g",
+                "global_stop_condition": "c",
+                "stop_checks": {"commands": ["echo start >> checks.log; sleep 1; echo end >> checks.log"]},
+            },
+        )
         assert not result.is_error
 
         async def check() -> None:

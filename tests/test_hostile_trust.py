@@ -8,11 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import init_basic, read_jsonl, run_script, tree_digest
 
 from strict_loop import LoopError, Workspace
 from strict_loop.storage.trust import TrustStore
-
-from conftest import init_basic, read_jsonl, run_script, tree_digest
 
 CMD = "touch ran.txt"
 
@@ -39,9 +38,15 @@ def test_a_cloned_contract_runs_nothing_until_a_person_trusts_it(ws_dir, tmp_pat
     clone = _cloned(ws_dir, tmp_path / "clone")
     ws = Workspace(clone)
     before = tree_digest(clone / ".agent-loop")
-    for call in (lambda: ws.check_stop(task_id="t"),
-                 lambda: ws.update_state(task_id="t", task="x", result_summary="r", verification_summary="v", status="completed")):
-        with pytest.raises(LoopError, match=r"has 1 stop command\(s\) this machine has not trusted.*strict-loop trust --task-id t"):
+    for call in (
+        lambda: ws.check_stop(task_id="t"),
+        lambda: ws.update_state(
+            task_id="t", task="x", result_summary="r", verification_summary="v", status="completed"
+        ),
+    ):
+        with pytest.raises(
+            LoopError, match=r"has 1 stop command\(s\) this machine has not trusted.*strict-loop trust --task-id t"
+        ):
             call()
     assert not (clone / "ran.txt").exists() and tree_digest(clone / ".agent-loop") == before
     proc = run_script("check_stop", "--task-id", "t", cwd=clone, check=False)
@@ -55,7 +60,9 @@ def test_a_cloned_contract_runs_nothing_until_a_person_trusts_it(ws_dir, tmp_pat
 
 def test_the_same_repo_at_another_path_is_another_contract(ws_dir, tmp_path):
     _made_here(ws_dir)
-    clone = _cloned(ws_dir, tmp_path / "elsewhere")  # same machine, same user: a copy is still not what init_state wrote
+    clone = _cloned(
+        ws_dir, tmp_path / "elsewhere"
+    )  # same machine, same user: a copy is still not what init_state wrote
     with pytest.raises(LoopError, match="not trusted"):
         Workspace(clone).check_stop(task_id="t")
 
@@ -74,9 +81,17 @@ def test_a_hand_edited_command_is_not_trusted(ws_dir):
 def test_a_legacy_takeover_with_commands_needs_trust(ws_dir):
     legacy = ws_dir / ".codex-loop" / "tasks" / "old"
     legacy.mkdir(parents=True)
-    (legacy / "state.json").write_text(json.dumps({
-        "goal": "g", "global_stop_condition": "c", "status": "running", "counters": {"iteration": 0},
-        "stop_checks": {"commands": [{"command": CMD, "timeout_seconds": 30}]}}))
+    (legacy / "state.json").write_text(
+        json.dumps(
+            {
+                "goal": "g",
+                "global_stop_condition": "c",
+                "status": "running",
+                "counters": {"iteration": 0},
+                "stop_checks": {"commands": [{"command": CMD, "timeout_seconds": 30}]},
+            }
+        )
+    )
     with pytest.raises(LoopError, match="not trusted"):
         Workspace(ws_dir).check_stop(task_id="old")
     assert not (ws_dir / "ran.txt").exists()
@@ -97,7 +112,13 @@ def test_checks_without_commands_need_no_trust(ws_dir, tmp_path, monkeypatch):
     assert Workspace(_cloned(ws_dir, tmp_path / "c")).check_stop(task_id="demo").verdict == "continue"
 
 
-FAILING = {"tool": "bash", "args": {"command": "make"}, "output": "make: *** [all] Error 2\ncircular dependency", "error": True, "exit_code": 2}
+FAILING = {
+    "tool": "bash",
+    "args": {"command": "make"},
+    "output": "make: *** [all] Error 2\ncircular dependency",
+    "error": True,
+    "exit_code": 2,
+}
 
 
 def _pause(ws: Workspace, task: str) -> None:
@@ -119,8 +140,20 @@ def test_force_cannot_replace_a_paused_task(ws_dir):
     assert ws.init_state(goal="g2", global_stop_condition="c", task_id="t", force=True).replaced
 
 
-@pytest.mark.parametrize("kind", ["task.initialized", "round.completed", "spiral.resumed", "spiral.paused", "stop.checked",
-                                  "state.rebuilt", "snapshot.taken", "workspace.rolled_back", "trust.recorded"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "task.initialized",
+        "round.completed",
+        "spiral.resumed",
+        "spiral.paused",
+        "stop.checked",
+        "state.rebuilt",
+        "snapshot.taken",
+        "workspace.rolled_back",
+        "trust.recorded",
+    ],
+)
 def test_system_event_kinds_are_refused(ws_dir, kind):
     ws = _made_here(ws_dir)
     with pytest.raises(LoopError, match=f"append_event.kind: '{kind}' is written by strict-loop itself"):
@@ -136,8 +169,15 @@ def test_caller_kinds_are_accepted(ws_dir, kind):
 def test_rebuild_trusts_the_first_task_initialized(ws_dir):
     ws = _made_here(ws_dir)
     paths = ws.task_paths("t")
-    forged = {"seq": 99, "ts": "2026-01-01T00:00:00.000Z", "kind": "task.initialized", "message": "forged",
-              "data": {"contract": {"goal": "evil", "global_stop_condition": "c", "stop_checks": {"commands": ["touch evil.txt"]}}}}
+    forged = {
+        "seq": 99,
+        "ts": "2026-01-01T00:00:00.000Z",
+        "kind": "task.initialized",
+        "message": "forged",
+        "data": {
+            "contract": {"goal": "evil", "global_stop_condition": "c", "stop_checks": {"commands": ["touch evil.txt"]}}
+        },
+    }
     with open(paths.events, "a") as fh:  # written to the file directly, past append_event
         fh.write(json.dumps(forged) + "\n")
     paths.state.unlink()

@@ -10,14 +10,17 @@ from pathlib import Path
 
 import pytest
 import tomlkit
+from conftest import run_cli
 from ruamel.yaml import YAML
 
-from conftest import run_cli
-from strict_loop.harness import install
 from strict_loop.base import skillfiles
+from strict_loop.harness import install
 
 CASES = [("claude", "project"), ("claude", "user"), ("codex", "project"), ("codex", "user"), ("hermes", "user")]
-HOOK_EVENTS = {"claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}, "codex": {"PreToolUse", "PostToolUse", "Stop"}}
+HOOK_EVENTS = {
+    "claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"},
+    "codex": {"PreToolUse", "PostToolUse", "Stop"},
+}
 
 
 @pytest.fixture
@@ -42,14 +45,24 @@ def layout(place: Path, harness: str, scope: str) -> dict[str, Path]:
     home, ws = place / "home", place / "ws"
     if harness == "claude":
         base = ws / ".claude" if scope == "project" else home / ".claude"
-        return {"hooks": base / "settings.json", "mcp": ws / ".mcp.json" if scope == "project" else home / ".claude.json",
-                "skill": base / "skills" / "strict-agent-loop"}
+        return {
+            "hooks": base / "settings.json",
+            "mcp": ws / ".mcp.json" if scope == "project" else home / ".claude.json",
+            "skill": base / "skills" / "strict-agent-loop",
+        }
     if harness == "codex":
         base = ws / ".codex" if scope == "project" else home / ".codex"
-        return {"hooks": base / "hooks.json", "mcp": base / "config.toml",
-                "skill": (ws / ".agents" / "skills" if scope == "project" else base / "skills") / "strict-agent-loop"}
+        return {
+            "hooks": base / "hooks.json",
+            "mcp": base / "config.toml",
+            "skill": (ws / ".agents" / "skills" if scope == "project" else base / "skills") / "strict-agent-loop",
+        }
     base = home / ".hermes"
-    return {"mcp": base / "config.yaml", "skill": base / "skills" / "strict-agent-loop", "plugin": base / "plugins" / "strict-loop"}
+    return {
+        "mcp": base / "config.yaml",
+        "skill": base / "skills" / "strict-agent-loop",
+        "plugin": base / "plugins" / "strict-loop",
+    }
 
 
 def servers(path: Path) -> dict:
@@ -63,8 +76,10 @@ def servers(path: Path) -> dict:
 
 def our_handlers(path: Path, harness: str) -> dict[str, list[dict]]:
     hooks = json.loads(path.read_text(encoding="utf-8"))["hooks"]
-    return {event: [h for g in groups for h in g["hooks"] if shlex.split(h["command"])[1:3] == ["hook", harness]]
-            for event, groups in hooks.items()}
+    return {
+        event: [h for g in groups for h in g["hooks"] if shlex.split(h["command"])[1:3] == ["hook", harness]]
+        for event, groups in hooks.items()
+    }
 
 
 def install_args(harness: str, scope: str, *extra: str) -> list[str]:
@@ -83,7 +98,11 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
         handlers = our_handlers(where["hooks"], harness)
         assert set(handlers) == HOOK_EVENTS[harness] and all(len(h) == 1 for h in handlers.values())
         words = shlex.split(handlers["PostToolUse"][0]["command"])
-        assert words[0] == str(exe / "strict-loop") and words[1:] == ["hook", harness, *(["--workspace", str(ws)] if scope == "project" else [])]
+        assert words[0] == str(exe / "strict-loop") and words[1:] == [
+            "hook",
+            harness,
+            *(["--workspace", str(ws)] if scope == "project" else []),
+        ]
         assert handlers["Stop"][0]["timeout"] > handlers["PostToolUse"][0]["timeout"]
     else:
         config = YAML(typ="safe").load(where["mcp"].read_text())
@@ -92,8 +111,12 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
         assert f"STRICT_LOOP = {json.dumps(str(exe / 'strict-loop'))}  #" in plugin
     skill = skillfiles.skill_root()
     assert (where["skill"] / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
-    assert (where["skill"] / "references" / "protocol.md").read_bytes() == (skill / "references" / "protocol.md").read_bytes()
-    assert os.access(where["skill"] / "scripts" / "init_state.py", os.X_OK) == os.access(skill / "scripts" / "init_state.py", os.X_OK)
+    assert (where["skill"] / "references" / "protocol.md").read_bytes() == (
+        skill / "references" / "protocol.md"
+    ).read_bytes()
+    assert os.access(where["skill"] / "scripts" / "init_state.py", os.X_OK) == os.access(
+        skill / "scripts" / "init_state.py", os.X_OK
+    )
     before = files(place)
     again = run_cli(*install_args(harness, scope), cwd=ws)
     assert files(place) == before and again.stdout.startswith("nothing to change")
@@ -110,12 +133,18 @@ def test_uninstall_after_a_fresh_install_removes_every_file_and_folder_it_made(p
     assert run_cli(*install_args(harness, scope, "--uninstall"), cwd=ws).stdout.startswith("nothing to change")
 
 
-CLAUDE_SETTINGS = {"permissions": {"allow": ["Bash(ls:*)"]},
-                   "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}],
-                             "SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}]}}
+CLAUDE_SETTINGS = {
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}],
+        "SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}],
+    },
+}
 CODEX_TOML = '# my Codex settings\nmodel = "o4"  # the usual\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--port", "1"]\n'
-HERMES_YAML = ("# Hermes, hand edited\nmodel:\n  default: some-model  # keep this comment\nmcp_servers:\n  docs:\n"
-               "    command: \"docs-mcp\"\n    args: [\"--x\"]\nplugins:\n  enabled:\n    - disk-cleanup\n")
+HERMES_YAML = (
+    "# Hermes, hand edited\nmodel:\n  default: some-model  # keep this comment\nmcp_servers:\n  docs:\n"
+    '    command: "docs-mcp"\n    args: ["--x"]\nplugins:\n  enabled:\n    - disk-cleanup\n'
+)
 
 
 def seed(place: Path, harness: str, scope: str) -> dict[str, bytes]:
@@ -130,10 +159,23 @@ def seed(place: Path, harness: str, scope: str) -> dict[str, bytes]:
         elif path.suffix == ".yaml":
             path.write_text(HERMES_YAML)
         elif key == "hooks":
-            path.write_text(json.dumps(CLAUDE_SETTINGS if harness == "claude" else {"hooks": {"Stop": [
-                {"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}]}}, indent=4) + "\n")
+            path.write_text(
+                json.dumps(
+                    CLAUDE_SETTINGS
+                    if harness == "claude"
+                    else {
+                        "hooks": {
+                            "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}]
+                        }
+                    },
+                    indent=4,
+                )
+                + "\n"
+            )
         else:
-            path.write_text(json.dumps({"numStartups": 7, "mcpServers": {"docs": {"command": "docs-mcp", "args": []}}}, indent=2))
+            path.write_text(
+                json.dumps({"numStartups": 7, "mcpServers": {"docs": {"command": "docs-mcp", "args": []}}}, indent=2)
+            )
     return files(place)
 
 
@@ -174,9 +216,15 @@ def test_dry_run_prints_the_diffs_and_writes_nothing(place, harness, scope):
     assert f"would remove {where['skill']}/" in removal and f"--- {where['mcp']}" in removal
 
 
-@pytest.mark.parametrize("harness, scope, broken", [
-    ("claude", "project", '{"hooks": {"PostToolUse": [}'), ("codex", "project", "[mcp_servers\nx = 1\n"),
-    ("hermes", "user", "mcp_servers:\n  a: [unclosed\n"), ("claude", "user", "[1, 2]\n")])
+@pytest.mark.parametrize(
+    "harness, scope, broken",
+    [
+        ("claude", "project", '{"hooks": {"PostToolUse": [}'),
+        ("codex", "project", "[mcp_servers\nx = 1\n"),
+        ("hermes", "user", "mcp_servers:\n  a: [unclosed\n"),
+        ("claude", "user", "[1, 2]\n"),
+    ],
+)
 def test_a_settings_file_that_does_not_parse_is_refused_and_nothing_is_written(place, harness, scope, broken):
     ws, where = place / "ws", layout(place, harness, scope)
     path = where["mcp"] if harness != "claude" or scope == "user" else where["hooks"]
@@ -232,7 +280,11 @@ def test_a_moved_installation_replaces_its_old_hook_entries_instead_of_adding_mo
 
 def test_the_help_shows_every_harness_and_an_example(place):
     out = run_cli("install", "--help", cwd=place).stdout
-    assert all(h in out for h in ("claude", "codex", "hermes")) and "strict-loop install claude" in out and "--dry-run" in out
+    assert (
+        all(h in out for h in ("claude", "codex", "hermes"))
+        and "strict-loop install claude" in out
+        and "--dry-run" in out
+    )
 
 
 def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(tmp_path):
@@ -241,8 +293,10 @@ def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(t
     assert written["plugin.yaml"] == (shipped / "plugin.yaml").read_bytes()
     old, new = (shipped / "__init__.py").read_text().splitlines(), written["__init__.py"].decode().splitlines()
     changed = [(a.split("  #")[0], b.split("  #")[0]) for a, b in zip(old, new) if a != b]
-    assert len(old) == len(new) and changed == [('STRICT_LOOP = "strict-loop"', 'STRICT_LOOP = "/abs/bin/strict-loop"'),
-                                                ('WORKSPACE = ""', f'WORKSPACE = "{tmp_path}"')]
+    assert len(old) == len(new) and changed == [
+        ('STRICT_LOOP = "strict-loop"', 'STRICT_LOOP = "/abs/bin/strict-loop"'),
+        ('WORKSPACE = ""', f'WORKSPACE = "{tmp_path}"'),
+    ]
 
 
 @pytest.mark.slow  # two real `strict-loop hook` processes
@@ -254,10 +308,22 @@ def test_the_installed_hook_command_records_a_tool_call(place, harness):
     run_cli("init_state", "--task-id", "t1", "--goal", "g", "--global-stop-condition", "c", cwd=ws)
     run_cli("install", harness, cwd=ws)
     handlers = our_handlers(layout(place, harness, "project")["hooks"], harness)
-    event = {"session_id": "s1", "cwd": "/", "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "x1",
-             "tool_input": {"command": "echo hi"}, "tool_response": {"stdout": "hi", "stderr": ""} if harness == "claude" else "hi\n"}
-    done = subprocess.run(shlex.split(handlers["PostToolUse"][0]["command"]), input=json.dumps(event), capture_output=True,
-                          text=True, timeout=60)
+    event = {
+        "session_id": "s1",
+        "cwd": "/",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "x1",
+        "tool_input": {"command": "echo hi"},
+        "tool_response": {"stdout": "hi", "stderr": ""} if harness == "claude" else "hi\n",
+    }
+    done = subprocess.run(
+        shlex.split(handlers["PostToolUse"][0]["command"]),
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stderr == ""
     lines = (ws / ".agent-loop" / "tasks" / "t1" / "events.jsonl").read_text().splitlines()
     turns = [json.loads(line)["data"] for line in lines if json.loads(line)["kind"] == "tool_call"]
@@ -266,16 +332,37 @@ def test_the_installed_hook_command_records_a_tool_call(place, harness):
 
 def test_a_reinstall_updates_our_server_entry_in_place_and_keeps_keys_the_person_added(place):
     ws, home = place / "ws", place / "home"
-    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"strict-loop": {"command": "/old/bin/strict-loop-mcp", "args": [],
-                                                                              "env": {"STRICT_LOOP_TASK": "t1"}}}}))
+    (ws / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "strict-loop": {
+                        "command": "/old/bin/strict-loop-mcp",
+                        "args": [],
+                        "env": {"STRICT_LOOP_TASK": "t1"},
+                    }
+                }
+            }
+        )
+    )
     (home / ".codex").mkdir()
-    (home / ".codex" / "config.toml").write_text('[mcp_servers.strict-loop]\ncommand = "/old/bin/strict-loop-mcp"  # mine\n'
-                                                 'args = []\nenv = { STRICT_LOOP_TASK = "t1" }\n')
+    (home / ".codex" / "config.toml").write_text(
+        '[mcp_servers.strict-loop]\ncommand = "/old/bin/strict-loop-mcp"  # mine\n'
+        'args = []\nenv = { STRICT_LOOP_TASK = "t1" }\n'
+    )
     run_cli("install", "claude", cwd=ws)
     run_cli("install", "codex", "--scope", "user", cwd=ws)
     new = str(Path(sys.executable).parent / "strict-loop-mcp")
-    assert servers(ws / ".mcp.json")["strict-loop"] == {"command": new, "args": ["--workspace", str(ws)], "env": {"STRICT_LOOP_TASK": "t1"}}
-    assert servers(home / ".codex" / "config.toml")["strict-loop"] == {"command": new, "args": [], "env": {"STRICT_LOOP_TASK": "t1"}}
+    assert servers(ws / ".mcp.json")["strict-loop"] == {
+        "command": new,
+        "args": ["--workspace", str(ws)],
+        "env": {"STRICT_LOOP_TASK": "t1"},
+    }
+    assert servers(home / ".codex" / "config.toml")["strict-loop"] == {
+        "command": new,
+        "args": [],
+        "env": {"STRICT_LOOP_TASK": "t1"},
+    }
 
 
 def test_hermes_says_when_the_persons_deny_list_keeps_the_plugin_off(place):
@@ -284,4 +371,7 @@ def test_hermes_says_when_the_persons_deny_list_keeps_the_plugin_off(place):
     config.write_text("plugins:\n  disabled:\n    - strict-loop\n")
     out = run_cli("install", "hermes", cwd=place).stdout
     assert "plugins.disabled" in out and "hermes plugins enable strict-loop" in out
-    assert YAML(typ="safe").load(config.read_text())["plugins"] == {"disabled": ["strict-loop"], "enabled": ["strict-loop"]}
+    assert YAML(typ="safe").load(config.read_text())["plugins"] == {
+        "disabled": ["strict-loop"],
+        "enabled": ["strict-loop"],
+    }

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from strict_loop import Workspace
-
 from conftest import read_jsonl, run_json, tree_digest
+
+from strict_loop import Workspace
 
 
 def _legacy_task(ws: Path, task_id: str = "parser-fix", rounds: int = 3) -> Path:
@@ -17,11 +17,22 @@ def _legacy_task(ws: Path, task_id: str = "parser-fix", rounds: int = 3) -> Path
     history = []
     for i in range(1, rounds + 1):
         entry = {
-            "iteration": i, "timestamp": f"2026-05-0{i}T10:00:00Z", "task": f"legacy step {i}",
-            "announcement": f"Round {i}", "local_done_condition": "test passes", "result_summary": f"did step {i}",
-            "verification_summary": f"pytest -q ok ({i})", "progress_made": i != 2, "status": "running",
-            "stop_condition_met": False, "stop_reason": "", "needs_human_input": False, "evidence": [f"log {i}"],
-            "artifacts": ["src/parser.py"], "next_task": f"legacy step {i + 1}", "elapsed_since_previous_seconds": 30 + i,
+            "iteration": i,
+            "timestamp": f"2026-05-0{i}T10:00:00Z",
+            "task": f"legacy step {i}",
+            "announcement": f"Round {i}",
+            "local_done_condition": "test passes",
+            "result_summary": f"did step {i}",
+            "verification_summary": f"pytest -q ok ({i})",
+            "progress_made": i != 2,
+            "status": "running",
+            "stop_condition_met": False,
+            "stop_reason": "",
+            "needs_human_input": False,
+            "evidence": [f"log {i}"],
+            "artifacts": ["src/parser.py"],
+            "next_task": f"legacy step {i + 1}",
+            "elapsed_since_previous_seconds": 30 + i,
             "round_summary_path": str(root / "rounds" / f"iteration-{i:04d}.md"),
         }
         history.append(entry)
@@ -30,15 +41,24 @@ def _legacy_task(ws: Path, task_id: str = "parser-fix", rounds: int = 3) -> Path
         for entry in history:
             fh.write(json.dumps(entry) + "\n")
     with open(root / "events.jsonl", "w") as fh:
-        fh.write(json.dumps({"timestamp": "2026-05-01T09:59:00Z", "event_type": "round_announcement", "message": "Round 1"}) + "\n")
+        fh.write(
+            json.dumps({"timestamp": "2026-05-01T09:59:00Z", "event_type": "round_announcement", "message": "Round 1"})
+            + "\n"
+        )
         fh.write(json.dumps({"timestamp": "2026-05-01T10:00:00Z", "event_type": "note", "details": {"k": 1}}) + "\n")
     state = {
-        "schema_version": 3, "skill_name": "strict-agent-loop", "created_at": "2026-05-01T09:00:00Z",
+        "schema_version": 3,
+        "skill_name": "strict-agent-loop",
+        "created_at": "2026-05-01T09:00:00Z",
         "updated_at": "2026-05-03T10:00:00Z",
         "task": {"id": task_id, "root_dir": str(root), "manager_dir": str(ws / ".codex-loop")},
-        "goal": "Fix the parser in strict atomic steps.", "global_stop_condition": "pytest passes",
-        "workspace_root": str(ws), "success_evidence": ["pytest -q passes"], "blocker_definition": "needs a human",
-        "operating_mode": "unattended", "status": "running",
+        "goal": "Fix the parser in strict atomic steps.",
+        "global_stop_condition": "pytest passes",
+        "workspace_root": str(ws),
+        "success_evidence": ["pytest -q passes"],
+        "blocker_definition": "needs a human",
+        "operating_mode": "unattended",
+        "status": "running",
         "limits": {"max_iterations": 40, "max_no_progress_rounds": 4, "max_context_chars": 12000},
         "counters": {"iteration": rounds, "no_progress_rounds": 0, "recovery_count": 0},
         "stop_checks": {
@@ -48,10 +68,15 @@ def _legacy_task(ws: Path, task_id: str = "parser-fix", rounds: int = 3) -> Path
         },
         "supervisor": {"enabled": True, "max_rounds_per_invocation": 4, "max_consecutive_failures": 2},
         "blocker": {"needs_human_input": False, "reason": ""},
-        "next_task": "legacy step 4", "context_snapshot": "parser half fixed", "archive_summary": "", "history": history[-2:],
+        "next_task": "legacy step 4",
+        "context_snapshot": "parser half fixed",
+        "archive_summary": "",
+        "history": history[-2:],
     }
     (root / "state.json").write_text(json.dumps(state, indent=2))
-    (ws / ".codex-loop" / "registry.json").write_text(json.dumps({"schema_version": 1, "tasks": {task_id: {"id": task_id}}}))
+    (ws / ".codex-loop" / "registry.json").write_text(
+        json.dumps({"schema_version": 1, "tasks": {task_id: {"id": task_id}}})
+    )
     return root
 
 
@@ -59,13 +84,26 @@ def test_legacy_tasks_are_listed_and_shown_in_place(ws_dir):
     legacy_root = _legacy_task(ws_dir)
     before = tree_digest(ws_dir / ".codex-loop")
     listed = run_json("list_tasks", cwd=ws_dir)
-    assert listed == [{**listed[0], "task_id": "parser-fix", "source": "codex-loop", "status": "running", "iteration": 3,
-                       "max_iterations": 40, "operating_mode": "unattended"}]
+    assert listed == [
+        {
+            **listed[0],
+            "task_id": "parser-fix",
+            "source": "codex-loop",
+            "status": "running",
+            "iteration": 3,
+            "max_iterations": 40,
+            "operating_mode": "unattended",
+        }
+    ]
     shown = run_json("show_task", "--task-id", "parser-fix", cwd=ws_dir)
     state = shown["state"]
     assert state["contract"]["stop_checks"] == {
-        "commands": ["test -f parser.done"], "paths_exist": ["src/parser.py"], "text_patterns": ["README.md::parser"],
-        "command_timeout_s": 900.0, "output_tail_chars": 4000}
+        "commands": ["test -f parser.done"],
+        "paths_exist": ["src/parser.py"],
+        "text_patterns": ["README.md::parser"],
+        "command_timeout_s": 900.0,
+        "output_tail_chars": 4000,
+    }
     assert state["contract"]["unattended"]["max_rounds_per_invocation"] == 4
     assert state["counters"]["progress_rounds"] == 2 and state["counters"]["no_progress_rounds"] == 1
     assert state["next_task"] == "legacy step 4" and state["context_snapshot"] == "parser half fixed"

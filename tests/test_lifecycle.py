@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import jsonschema
+from conftest import read_jsonl, run_json, run_script
 
 from strict_loop import Workspace
 from strict_loop.cli import schemas
 from strict_loop.model.records import IterationRecord, StatusRecord, StopReport, TaskState
-
-from conftest import read_jsonl, run_json, run_script
 
 
 def _schema(name: str) -> dict:
@@ -18,22 +17,63 @@ def _schema(name: str) -> dict:
 
 
 def test_full_lifecycle_through_scripts(ws_dir):
-    out = run_json("init_state", "--task-id", "notes", "--goal", "Write notes.md with three facts",
-                   "--global-stop-condition", "notes.md has a 'done' line", "--success-evidence", "notes.md exists",
-                   "--stop-command", "test -f notes.md", "--require-path", "notes.md",
-                   "--require-text", "notes.md::re:^done$", "--max-iterations", "10", "--next-task", "fact 1",
-                   cwd=ws_dir)
+    out = run_json(
+        "init_state",
+        "--task-id",
+        "notes",
+        "--goal",
+        "Write notes.md with three facts",
+        "--global-stop-condition",
+        "notes.md has a 'done' line",
+        "--success-evidence",
+        "notes.md exists",
+        "--stop-command",
+        "test -f notes.md",
+        "--require-path",
+        "notes.md",
+        "--require-text",
+        "notes.md::re:^done$",
+        "--max-iterations",
+        "10",
+        "--next-task",
+        "fact 1",
+        cwd=ws_dir,
+    )
     assert out["task_id"] == "notes"
     task = ws_dir / ".agent-loop" / "tasks" / "notes"
 
     for i in range(1, 4):
-        ev = run_json("append_event", "--task-id", "notes", "--kind", "round.started", "--message", f"Round {i}: fact {i}", cwd=ws_dir)
+        ev = run_json(
+            "append_event",
+            "--task-id",
+            "notes",
+            "--kind",
+            "round.started",
+            "--message",
+            f"Round {i}: fact {i}",
+            cwd=ws_dir,
+        )
         assert ev["kind"] == "round.started"
         with open(ws_dir / "notes.md", "a") as fh:
             fh.write(f"fact {i}\n")
-        rnd = run_json("update_state", "--task-id", "notes", "--task", f"fact {i}", "--result-summary", f"added fact {i}",
-                       "--verification-summary", f"notes.md has {i} lines", "--evidence", "wc -l notes.md",
-                       "--artifacts", "notes.md", "--next-task", f"fact {i + 1}", cwd=ws_dir)
+        rnd = run_json(
+            "update_state",
+            "--task-id",
+            "notes",
+            "--task",
+            f"fact {i}",
+            "--result-summary",
+            f"added fact {i}",
+            "--verification-summary",
+            f"notes.md has {i} lines",
+            "--evidence",
+            "wc -l notes.md",
+            "--artifacts",
+            "notes.md",
+            "--next-task",
+            f"fact {i + 1}",
+            cwd=ws_dir,
+        )
         assert rnd["iteration"] == i and rnd["warnings"] == [] and rnd["duration_s"] is not None
 
     stop = run_json("check_stop", "--task-id", "notes", cwd=ws_dir)
@@ -43,15 +83,40 @@ def test_full_lifecycle_through_scripts(ws_dir):
 
     # Completing while a check fails is refused and writes nothing.
     before = (task / "state.json").read_bytes()
-    refused = run_script("update_state", "--task-id", "notes", "--task", "finish", "--result-summary", "r",
-                         "--verification-summary", "v", "--status", "completed", cwd=ws_dir, check=False)
+    refused = run_script(
+        "update_state",
+        "--task-id",
+        "notes",
+        "--task",
+        "finish",
+        "--result-summary",
+        "r",
+        "--verification-summary",
+        "v",
+        "--status",
+        "completed",
+        cwd=ws_dir,
+        check=False,
+    )
     assert refused.returncode == 2 and "stop check(s) fail" in refused.stderr
     assert (task / "state.json").read_bytes() == before
 
     (ws_dir / "notes.md").write_text("fact 1\nfact 2\nfact 3\ndone\n")
-    run_script("append_event", "--kind", "round.started", "--message", "Round 4: finish", cwd=ws_dir)  # only task: id optional
-    done = run_json("update_state", "--task", "finish", "--result-summary", "done line", "--verification-summary",
-                    "check_stop: goal_met", "--status", "completed", cwd=ws_dir)
+    run_script(
+        "append_event", "--kind", "round.started", "--message", "Round 4: finish", cwd=ws_dir
+    )  # only task: id optional
+    done = run_json(
+        "update_state",
+        "--task",
+        "finish",
+        "--result-summary",
+        "done line",
+        "--verification-summary",
+        "check_stop: goal_met",
+        "--status",
+        "completed",
+        cwd=ws_dir,
+    )
     assert done["status"] == "completed"
     final = run_json("check_stop", "--task-id", "notes", cwd=ws_dir)
     assert final["verdict"] == "goal_met" and final["should_stop"] is True
@@ -94,7 +159,9 @@ def test_full_lifecycle_through_scripts(ws_dir):
 
 def test_no_progress_streak_and_limits(ws_dir):
     ws = Workspace(ws_dir)
-    ws.init_state(goal="g", global_stop_condition="c", task_id="slow", limits={"max_no_progress_rounds": 2, "max_iterations": 5})
+    ws.init_state(
+        goal="g", global_stop_condition="c", task_id="slow", limits={"max_no_progress_rounds": 2, "max_iterations": 5}
+    )
     ws.update_state(task_id="slow", task="t1", result_summary="r", verification_summary="v", progress="none")
     r = ws.update_state(task_id="slow", task="t2", result_summary="r", verification_summary="v", progress="none")
     assert r.consecutive_no_progress == 2 and any("max_no_progress_rounds" in w for w in r.warnings)
@@ -124,8 +191,15 @@ def test_round_duration_comes_from_the_announcement(ws_dir):
 def test_blocked_then_resumed(ws_dir):
     ws = Workspace(ws_dir)
     ws.init_state(goal="g", global_stop_condition="c", task_id="b")
-    ws.update_state(task_id="b", task="t", result_summary="r", verification_summary="v", status="blocked",
-                    stop_reason="needs an API key", needs_human_input=True)
+    ws.update_state(
+        task_id="b",
+        task="t",
+        result_summary="r",
+        verification_summary="v",
+        status="blocked",
+        stop_reason="needs an API key",
+        needs_human_input=True,
+    )
     report = ws.check_stop(task_id="b")
     assert report.verdict == "blocked" and report.reason == "needs an API key"
     assert ws.list_tasks()[0].needs_human_input is True

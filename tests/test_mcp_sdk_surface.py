@@ -77,13 +77,22 @@ def test_the_server_uses_only_public_sdk_names(module):
 @pytest.mark.parametrize("module", MODULES, ids=lambda path: path.name)
 def test_no_private_attribute_of_an_sdk_object_is_touched(module):
     tree = ast.parse(module.read_text(encoding="utf-8"))
-    private = sorted({node.attr for node in ast.walk(tree)
-                      if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-                      and not (isinstance(node.value, ast.Name) and node.value.id == "self")})  # our own helpers
+    private = sorted(
+        {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+        }
+    )  # our own helpers
     assert not private, f"mcp_server/{module.name} reaches into private attributes: {private}"
 
 
 def test_the_signature_rule_admits_only_what_server_takes():
-    assert _is_public("mcp.shared.message", "SessionMessage") and _is_public("mcp.server.transport_security", "TransportSecuritySettings")
+    assert _is_public("mcp.shared.message", "SessionMessage") and _is_public(
+        "mcp.server.transport_security", "TransportSecuritySettings"
+    )
     assert not _is_public("mcp.server.transport_security", "TransportSecurityMiddleware")
     assert not _is_public("mcp.server.streamable_http_manager", "StreamableHTTPSessionManager")

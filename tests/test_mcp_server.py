@@ -13,22 +13,37 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from mcp_helpers import call, memory_client, server_env
 
 from strict_loop import Workspace
-
-from mcp_helpers import call, memory_client, server_env
 
 pytestmark = pytest.mark.anyio
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
-TOOLS = ["init_state", "append_event", "update_state", "check_stop", "report_status", "compact_state",
-         "rebuild_state", "detect_spiral", "list_tasks", "show_task"]
+TOOLS = [
+    "init_state",
+    "append_event",
+    "update_state",
+    "check_stop",
+    "report_status",
+    "compact_state",
+    "rebuild_state",
+    "detect_spiral",
+    "list_tasks",
+    "show_task",
+]
 
 
 def tools_snapshot(tools) -> list[dict]:
     return [
-        {"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema,
-         "outputSchema": t.output_schema, "annotations": t.annotations.model_dump(mode="json", exclude_none=True, by_alias=True)}
+        {
+            "name": t.name,
+            "title": t.title,
+            "description": t.description,
+            "inputSchema": t.input_schema,
+            "outputSchema": t.output_schema,
+            "annotations": t.annotations.model_dump(mode="json", exclude_none=True, by_alias=True),
+        }
         for t in tools
     ]
 
@@ -54,7 +69,11 @@ async def test_annotations_tell_the_truth(ws_dir):
     # init_state(force) replaces a task and rebuild_state overwrites state.json; clients ask before calling these
     assert {name for name, t in tools.items() if t.annotations.destructive_hint} == {"init_state", "rebuild_state"}
     # stop-check commands run (check_stop, update_state status='completed'); a pause may post an alert (append_event)
-    assert {name for name, t in tools.items() if t.annotations.open_world_hint} == {"check_stop", "update_state", "append_event"}
+    assert {name for name, t in tools.items() if t.annotations.open_world_hint} == {
+        "check_stop",
+        "update_state",
+        "append_event",
+    }
     for name in TOOLS:
         assert tools[name].output_schema and tools[name].output_schema["type"] == "object"
         desc = tools[name].input_schema.get("properties", {})
@@ -78,9 +97,15 @@ async def test_task_id_may_be_omitted_when_one_task_runs(ws_dir):
 async def test_supervisor_field_rides_on_every_task_result(ws_dir):
     async with memory_client(ws_dir) as client:
         await call(client, "init_state", task_id="s", goal="g", global_stop_condition="c")
-        for tool, args in [("append_event", {"kind": "note", "message": "m"}),
-                           ("update_state", {"task": "t", "result_summary": "r", "verification_summary": "v"}),
-                           ("check_stop", {}), ("report_status", {}), ("compact_state", {}), ("show_task", {}), ("rebuild_state", {})]:
+        for tool, args in [
+            ("append_event", {"kind": "note", "message": "m"}),
+            ("update_state", {"task": "t", "result_summary": "r", "verification_summary": "v"}),
+            ("check_stop", {}),
+            ("report_status", {}),
+            ("compact_state", {}),
+            ("show_task", {}),
+            ("rebuild_state", {}),
+        ]:
             err, out, text = await call(client, tool, task_id="s", **args)
             assert not err, text
             assert out["supervisor"] == {"paused": False, "messages": []}, tool
@@ -88,6 +113,7 @@ async def test_supervisor_field_rides_on_every_task_result(ws_dir):
 
 async def test_a_crash_is_reported_without_its_details(ws_dir, monkeypatch, caplog):
     """A bug in the core is an isError result naming only the tool; the traceback goes to the server's log."""
+
     def crash(self):
         raise RuntimeError("secret internals")
 
@@ -120,15 +146,30 @@ async def test_resources(ws_dir):
         with pytest.raises(Exception, match="no task 'ghost'"):
             await client.read_resource("loop://tasks/ghost/summary")
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
-        assert templates == {"loop://tasks/{task_id}/state", "loop://tasks/{task_id}/summary", "loop://tasks/{task_id}/events"}
+        assert templates == {
+            "loop://tasks/{task_id}/state",
+            "loop://tasks/{task_id}/summary",
+            "loop://tasks/{task_id}/events",
+        }
 
 
 async def test_prompts(ws_dir):
     ws = Workspace(ws_dir)
-    ws.init_state(task_id="p", goal="Port the parser", global_stop_condition="tests pass", next_task="read parser.py",
-                  stop_checks={"commands": ["pytest -q tests/test_parser.py"]})
-    ws.update_state(task_id="p", task="read the code", result_summary="found the bug", verification_summary="line 42",
-                    context_snapshot="bug is in tokenize()", skip_checks=True)
+    ws.init_state(
+        task_id="p",
+        goal="Port the parser",
+        global_stop_condition="tests pass",
+        next_task="read parser.py",
+        stop_checks={"commands": ["pytest -q tests/test_parser.py"]},
+    )
+    ws.update_state(
+        task_id="p",
+        task="read the code",
+        result_summary="found the bug",
+        verification_summary="line 42",
+        context_snapshot="bug is in tokenize()",
+        skip_checks=True,
+    )
     ws.append_event(task_id="p", kind="round.started", message="Round 2: fix tokenize")
     async with memory_client(ws_dir) as client:
         names = {p.name for p in (await client.list_prompts()).prompts}
@@ -149,8 +190,11 @@ def _free_port() -> int:
 @pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 async def test_streamable_http_on_loopback(ws_dir):
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir), "--http", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir), "--http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -170,12 +214,28 @@ async def test_streamable_http_on_loopback(ws_dir):
 
 
 @pytest.mark.slow  # npx fetches and starts the Inspector (Node): ~30 s
-@pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not on this machine, so the MCP Inspector CLI cannot run")
+@pytest.mark.skipif(
+    shutil.which("npx") is None, reason="npx is not on this machine, so the MCP Inspector CLI cannot run"
+)
 def test_mcp_inspector_cli_lists_the_tools(ws_dir):
     proc = subprocess.run(
-        ["npx", "-y", "@modelcontextprotocol/inspector", "--cli", sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir),
-         "--method", "tools/list"],
-        capture_output=True, text=True, timeout=300, cwd=ws_dir,
+        [
+            "npx",
+            "-y",
+            "@modelcontextprotocol/inspector",
+            "--cli",
+            sys.executable,
+            "-m",
+            "mcp_server",
+            "--workspace",
+            str(ws_dir),
+            "--method",
+            "tools/list",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ws_dir,
     )
     if proc.returncode != 0 and ("ENOTFOUND" in proc.stderr or "EAI_AGAIN" in proc.stderr):
         pytest.skip("the npm registry is not reachable from here")
@@ -200,7 +260,9 @@ async def test_server_json_manifest_launches_what_it_names(ws_dir):
     assert package["identifier"] == project["name"] and package["version"] == manifest["version"] == project["version"]
     assert project["scripts"][package["identifier"]] == "mcp_server.server:main"
     assert f"mcp-name: {manifest['name']}" in (repo / "README.md").read_text()  # the registry's ownership check
-    exe = shutil.which(package["identifier"], path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    exe = shutil.which(
+        package["identifier"], path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    )
     (arg,) = package["packageArguments"]
     async with Client(StdioServerParameters(command=exe, args=[arg["name"], str(ws_dir)], env=server_env())) as client:
         assert {t.name for t in (await client.list_tools()).tools} == set(TOOLS)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import urllib.request
 
-import pytest
-
 import harness_rig
+import pytest
 from model_servers import SIDE_TEXT, AnthropicModel, ChatModel, Final, ResponsesModel, Shell, strings
 
 TOOLS = [{"name": "shell"}]
@@ -20,7 +19,11 @@ def post(url: str, body: dict) -> tuple[str, bytes]:
 
 
 def sse_data(raw: bytes) -> list:
-    return [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ") and line != "data: [DONE]"]
+    return [
+        json.loads(line[6:])
+        for line in raw.decode().splitlines()
+        if line.startswith("data: ") and line != "data: [DONE]"
+    ]
 
 
 def test_anthropic_side_calls_take_no_step_and_a_used_up_script_repeats_its_final_text():
@@ -30,7 +33,10 @@ def test_anthropic_side_calls_take_no_step_and_a_used_up_script_repeats_its_fina
         second = sse_data(post(f"{model.url}/v1/messages", {"tools": TOOLS, "stream": True, "messages": ["r1"]})[1])
         again = sse_data(post(f"{model.url}/v1/messages", {"tools": TOOLS, "stream": True, "messages": ["r2"]})[1])
     assert side["content"] == [{"type": "text", "text": SIDE_TEXT}]
-    assert first[1]["content_block"]["name"] == "Bash" and json.loads(first[2]["delta"]["partial_json"])["command"] == "false"
+    assert (
+        first[1]["content_block"]["name"] == "Bash"
+        and json.loads(first[2]["delta"]["partial_json"])["command"] == "false"
+    )
     assert first[4]["delta"]["stop_reason"] == "tool_use" and second[4]["delta"]["stop_reason"] == "end_turn"
     assert second[2]["delta"]["text"] == again[2]["delta"]["text"] == "all done"
     assert model.steps_used == 2 and [b["messages"] for b in model.model_requests] == [[], ["r1"], ["r2"]]
@@ -42,8 +48,17 @@ def test_responses_stream_a_function_call_then_a_message():
         call = sse_data(post(f"{model.url}/v1/responses", {"tools": TOOLS, "stream": True})[1])
         text = sse_data(post(f"{model.url}/v1/responses", {"tools": TOOLS, "stream": True})[1])
     item = call[2]["item"]
-    assert [e["type"] for e in call] == ["response.created", "response.output_item.added", "response.output_item.done", "response.completed"]
-    assert item["type"] == "function_call" and item["name"] == "exec_command" and json.loads(item["arguments"]) == {"cmd": "ls"}
+    assert [e["type"] for e in call] == [
+        "response.created",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert (
+        item["type"] == "function_call"
+        and item["name"] == "exec_command"
+        and json.loads(item["arguments"]) == {"cmd": "ls"}
+    )
     assert text[2]["item"]["content"][0]["text"] == "ok"
 
 
@@ -70,5 +85,7 @@ def test_strings_finds_text_at_any_depth():
 def test_a_missing_harness_skips_with_the_install_command(monkeypatch, tmp_path):
     monkeypatch.setitem(harness_rig.BINARIES, "codex", tmp_path / "absent" / "codex")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(pytest.skip.Exception, match=r"codex is not installed: run `python3 tests/harnesses/install.py`"):
+    with pytest.raises(
+        pytest.skip.Exception, match=r"codex is not installed: run `python3 tests/harnesses/install.py`"
+    ):
         harness_rig.require_binary("codex")

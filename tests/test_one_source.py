@@ -6,9 +6,9 @@ import argparse
 import json
 
 import pytest
+from mcp_helpers import memory_client
 from pydantic import BaseModel
 
-from mcp_helpers import memory_client
 from strict_loop.cli import app
 from strict_loop.cli.flags import request_from
 from strict_loop.loop.operations import OPERATIONS
@@ -44,10 +44,13 @@ def test_every_request_field_has_exactly_one_cli_flag(name):
 def test_request_models_derive_from_the_stored_models():
     # the agent's init_state is the contract without the monitor's knobs; a person's (CLI) adds them back
     assert set(ContractTerms.model_fields) <= set(InitStateInput.model_fields)
-    assert "monitor" not in InitStateInput.model_fields and set(LoopContract.model_fields) <= set(InitStateRequest.model_fields)
+    assert "monitor" not in InitStateInput.model_fields and set(LoopContract.model_fields) <= set(
+        InitStateRequest.model_fields
+    )
     for field in ContractTerms.model_fields:
         assert InitStateInput.model_fields[field] is LoopContract.model_fields[field] or (
-            InitStateInput.model_fields[field].description == LoopContract.model_fields[field].description)
+            InitStateInput.model_fields[field].description == LoopContract.model_fields[field].description
+        )
     assert set(UpdateStateInput.model_fields) == set(RoundFields.model_fields) | {"task_id", "skip_checks"}
     assert set(IterationRecord.model_fields) == set(RoundFields.model_fields) | set(RoundHeader.model_fields)
 
@@ -64,19 +67,64 @@ def test_cli_values_reach_the_request_model_unchanged(tmp_path):
     monitor = tmp_path / "monitor.json"
     monitor.write_text(json.dumps({"thresholds": {"identical_repeats": 3}}))
     _, parsers = app.build_parser()
-    ns = parsers["init_state"].parse_args([
-        "--goal", "g", "--global-stop-condition", "c", "--task-id", "t1", "--success-evidence", "e1", "--success-evidence", "e2",
-        "--operating-mode", "unattended", "--stop-command", "true", "--require-path", "a.txt", "--require-text", "a.txt::x",
-        "--command-timeout", "5", "--output-tail-chars", "10", "--max-iterations", "7", "--max-no-progress-rounds", "2",
-        "--history-window", "4", "--max-context-chars", "300", "--max-rounds-per-invocation", "9",
-        "--max-consecutive-failures", "8", "--monitor", f"@{monitor}", "--next-task", "n", "--force",
-    ])
+    ns = parsers["init_state"].parse_args(
+        [
+            "--goal",
+            "g",
+            "--global-stop-condition",
+            "c",
+            "--task-id",
+            "t1",
+            "--success-evidence",
+            "e1",
+            "--success-evidence",
+            "e2",
+            "--operating-mode",
+            "unattended",
+            "--stop-command",
+            "true",
+            "--require-path",
+            "a.txt",
+            "--require-text",
+            "a.txt::x",
+            "--command-timeout",
+            "5",
+            "--output-tail-chars",
+            "10",
+            "--max-iterations",
+            "7",
+            "--max-no-progress-rounds",
+            "2",
+            "--history-window",
+            "4",
+            "--max-context-chars",
+            "300",
+            "--max-rounds-per-invocation",
+            "9",
+            "--max-consecutive-failures",
+            "8",
+            "--monitor",
+            f"@{monitor}",
+            "--next-task",
+            "n",
+            "--force",
+        ]
+    )
     req = InitStateRequest.model_validate(request_from(ns))
     assert req.success_evidence == ["e1", "e2"] and req.operating_mode == "unattended" and req.force
-    assert req.stop_checks.model_dump() == {"commands": ["true"], "paths_exist": ["a.txt"], "text_patterns": ["a.txt::x"],
-                                            "command_timeout_s": 5.0, "output_tail_chars": 10}
-    assert (req.limits.max_iterations, req.limits.max_no_progress_rounds, req.limits.history_window,
-            req.limits.max_context_chars) == (7, 2, 4, 300)
+    assert req.stop_checks.model_dump() == {
+        "commands": ["true"],
+        "paths_exist": ["a.txt"],
+        "text_patterns": ["a.txt::x"],
+        "command_timeout_s": 5.0,
+        "output_tail_chars": 10,
+    }
+    assert (
+        req.limits.max_iterations,
+        req.limits.max_no_progress_rounds,
+        req.limits.history_window,
+        req.limits.max_context_chars,
+    ) == (7, 2, 4, 300)
     assert (req.unattended.max_rounds_per_invocation, req.unattended.max_consecutive_failures) == (9, 8)
     assert req.monitor.thresholds.identical_repeats == 3 and req.next_task == "n" and req.task_id == "t1"
 

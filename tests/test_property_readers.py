@@ -35,22 +35,37 @@ def _deep(depth: int) -> bytes:
     return b"[" * depth + b"]" * depth
 
 
-ROUND = {"iteration": 1, "recorded_at": "2026-01-01T00:00:00.000Z", "started_at": None, "duration_s": 1.0, "task": "t",
-         "result_summary": "r", "verification_summary": "v", "progress": "made", "status": "running"}
+ROUND = {
+    "iteration": 1,
+    "recorded_at": "2026-01-01T00:00:00.000Z",
+    "started_at": None,
+    "duration_s": 1.0,
+    "task": "t",
+    "result_summary": "r",
+    "verification_summary": "v",
+    "progress": "made",
+    "status": "running",
+}
 
 round_lines = st.builds(
-    lambda it, dur, progress, status, extra: json.dumps({**ROUND, "iteration": it, "duration_s": dur, "progress": progress,
-                                                         "status": status, **extra}).encode(),
-    st.integers(min_value=1, max_value=12) | st.integers(min_value=MAX_ROUNDS - 2, max_value=MAX_ROUNDS + 2)
+    lambda it, dur, progress, status, extra: json.dumps(
+        {**ROUND, "iteration": it, "duration_s": dur, "progress": progress, "status": status, **extra}
+    ).encode(),
+    st.integers(min_value=1, max_value=12)
+    | st.integers(min_value=MAX_ROUNDS - 2, max_value=MAX_ROUNDS + 2)
     | st.integers(min_value=-2, max_value=MAX_ROUNDS + 2),
     st.none() | st.floats(min_value=0, max_value=2e12),
     st.sampled_from(["made", "none", "maybe"]),
     st.sampled_from(["running", "completed", "blocked", "failed"]),
-    st.dictionaries(st.sampled_from(["stop_reason", "next_task", "context_snapshot", "evidence", "bogus"]), json_values, max_size=2),
+    st.dictionaries(
+        st.sampled_from(["stop_reason", "next_task", "context_snapshot", "evidence", "bogus"]), json_values, max_size=2
+    ),
 )
 
 event_lines = st.builds(
-    lambda seq, kind, data: json.dumps({"seq": seq, "ts": "2026-01-01T00:00:00Z", "kind": kind, "message": "m", "data": data}).encode(),
+    lambda seq, kind, data: json.dumps(
+        {"seq": seq, "ts": "2026-01-01T00:00:00Z", "kind": kind, "message": "m", "data": data}
+    ).encode(),
     json_values,
     st.sampled_from(["note", "round.started", "task.initialized", "round.completed"]),
     st.dictionaries(st.sampled_from(["iteration", "contract", "created_at", "imported_from"]), json_values, max_size=3)
@@ -58,13 +73,30 @@ event_lines = st.builds(
 )
 
 garbage_lines = st.binary(max_size=60).map(lambda b: b.replace(b"\n", b"")) | st.sampled_from(
-    [b"", b"   ", b"\x1c", b"{", b"null", b"[1, 2]", b'"text"', b"NaN", b"1e999", b"\xef\xbb\xbf{}", b"9" * 5000, _deep(5000)])
+    [
+        b"",
+        b"   ",
+        b"\x1c",
+        b"{",
+        b"null",
+        b"[1, 2]",
+        b'"text"',
+        b"NaN",
+        b"1e999",
+        b"\xef\xbb\xbf{}",
+        b"9" * 5000,
+        _deep(5000),
+    ]
+)
 
 
 def ledger(lines: st.SearchStrategy[bytes]) -> st.SearchStrategy[bytes]:
     """Lines joined by newlines, sometimes ending in an unterminated fragment (a torn write)."""
-    return st.builds(lambda body, torn: b"".join(line + b"\n" for line in body) + torn,
-                     st.lists(lines | garbage_lines, max_size=12), st.sampled_from([b"", b'{"seq": 9', b"x"]))
+    return st.builds(
+        lambda body, torn: b"".join(line + b"\n" for line in body) + torn,
+        st.lists(lines | garbage_lines, max_size=12),
+        st.sampled_from([b"", b'{"seq": 9', b"x"]),
+    )
 
 
 def _naive(data: bytes) -> list[str]:
@@ -84,7 +116,7 @@ def test_ledger_readers_take_any_bytes(tmp_path_factory, data, count):
     assert all(isinstance(rec, dict) for rec in records)
     tail_records = [rec for _, rec in json_records(path, last=3)]
     assert last_json(path) == (tail_records[-1] if tail_records else None)
-    assert tail_records == records[len(records) - len(tail_records):]
+    assert tail_records == records[len(records) - len(tail_records) :]
 
 
 @pytest.fixture(scope="module")
@@ -116,9 +148,22 @@ def _mutated(doc: dict, path: list[str], value: object) -> dict:
     return doc
 
 
-state_paths = st.sampled_from([["task_id"], ["counters", "iteration"], ["counters", "total_round_seconds"], ["contract"],
-                               ["contract", "limits", "max_iterations"], ["recent_rounds"], ["current_round"], ["status"],
-                               ["schema_version"], ["workspace_root"], ["unknown"], ["contract", "monitor", "thresholds"]])
+state_paths = st.sampled_from(
+    [
+        ["task_id"],
+        ["counters", "iteration"],
+        ["counters", "total_round_seconds"],
+        ["contract"],
+        ["contract", "limits", "max_iterations"],
+        ["recent_rounds"],
+        ["current_round"],
+        ["status"],
+        ["schema_version"],
+        ["workspace_root"],
+        ["unknown"],
+        ["contract", "monitor", "thresholds"],
+    ]
+)
 
 
 @FAST
@@ -129,7 +174,9 @@ def test_the_state_loader_takes_any_bytes_or_json(task_template, tmp_path_factor
     raw = data.draw(
         st.binary(max_size=200)
         | st.builds(lambda p, v: json.dumps(_mutated(doc, p, v)).encode(), state_paths, json_values)
-        | st.sampled_from([b"\xef\xbb\xbf" + json.dumps(doc).encode(), _deep(100_000), b"{" * 3]), label="state.json")
+        | st.sampled_from([b"\xef\xbb\xbf" + json.dumps(doc).encode(), _deep(100_000), b"{" * 3]),
+        label="state.json",
+    )
     store.paths.state.write_bytes(raw)
     try:
         state = store.load()
@@ -140,8 +187,11 @@ def test_the_state_loader_takes_any_bytes_or_json(task_template, tmp_path_factor
 
 
 @SLOWER
-@given(iterations=ledger(round_lines), events=ledger(event_lines),
-       state=st.sampled_from(["kept", "missing", "garbage", "far ahead"]))
+@given(
+    iterations=ledger(round_lines),
+    events=ledger(event_lines),
+    state=st.sampled_from(["kept", "missing", "garbage", "far ahead"]),
+)
 def test_rebuild_state_takes_any_ledgers(task_template, tmp_path_factory, iterations, events, state):
     ws, store = _fresh(task_template, tmp_path_factory)
     store.paths.iterations.write_bytes(iterations)
@@ -160,8 +210,11 @@ def test_rebuild_state_takes_any_ledgers(task_template, tmp_path_factory, iterat
         return
     reloaded = store.load()  # what rebuild_state saved loads again
     assert reloaded.counters.iteration == result.iteration
-    numbers = [rec["iteration"] for _, rec in json_records(store.paths.iterations)
-               if type(rec.get("iteration")) is int and 0 < rec["iteration"] <= MAX_ROUNDS]
+    numbers = [
+        rec["iteration"]
+        for _, rec in json_records(store.paths.iterations)
+        if type(rec.get("iteration")) is int and 0 < rec["iteration"] <= MAX_ROUNDS
+    ]
     assert result.iteration >= max(numbers, default=0)  # no recorded round number can be given out again
     try:
         recorded = ws.update_state(task_id="t", task="next", result_summary="r", verification_summary="v")

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-
 import pytest
-
-from strict_loop import LoopError, Workspace
-
 from conftest import init_basic, run_script, tree_digest
 
+from strict_loop import LoopError, Workspace
 
 INIT = ["--goal", "g", "--global-stop-condition", "c"]
 
@@ -28,7 +25,10 @@ INIT = ["--goal", "g", "--global-stop-condition", "c"]
         (INIT + ["--history-window", "51"], "init_state.limits.history_window"),
         (INIT + ["--require-text", "no-separator"], "needs the form PATH::TEXT"),
         (INIT + ["--require-text", "f.txt::re:(unclosed"], "bad regular expression"),
-        (INIT + ["--stop-command", "   "], "init_state.stop_checks.commands: Value error, item 0 is blank".replace("Value error, ", "")),
+        (
+            INIT + ["--stop-command", "   "],
+            "init_state.stop_checks.commands: Value error, item 0 is blank".replace("Value error, ", ""),
+        ),
     ],
 )
 def test_init_refusals(ws_dir, args, needle):
@@ -43,7 +43,18 @@ def test_existing_task_needs_force_and_force_moves_aside(ws_dir):
     init_basic(ws_dir, "same")
     proc = run_script("init_state", "--task-id", "same", *INIT, cwd=ws_dir, check=False)
     assert proc.returncode == 2 and "task 'same' already exists" in proc.stderr and "force" in proc.stderr
-    run_script("update_state", "--task-id", "same", "--task", "t", "--result-summary", "r", "--verification-summary", "v", cwd=ws_dir)
+    run_script(
+        "update_state",
+        "--task-id",
+        "same",
+        "--task",
+        "t",
+        "--result-summary",
+        "r",
+        "--verification-summary",
+        "v",
+        cwd=ws_dir,
+    )
     proc = run_script("init_state", "--task-id", "same", *INIT, "--force", cwd=ws_dir)
     assert "previous task files moved to" in proc.stdout
     aside = list((ws_dir / ".agent-loop" / "replaced").iterdir())
@@ -62,20 +73,39 @@ def test_derived_task_id_collides_without_force(ws_dir):
     "args, needle",
     [
         (["--task", "t", "--result-summary", "r", "--verification-summary", ""], "update_state.verification_summary"),
-        (["--task", "t", "--result-summary", "r", "--verification-summary", "  "], "verification_summary: must not be blank"),
+        (
+            ["--task", "t", "--result-summary", "r", "--verification-summary", "  "],
+            "verification_summary: must not be blank",
+        ),
         (["--task", "", "--result-summary", "r", "--verification-summary", "v"], "update_state.task"),
-        (["--task", "t", "--result-summary", "r", "--verification-summary", "v", "--status", "blocked"],
-         "update_state.stop_reason: is required when status is 'blocked'"),
-        (["--task", "t", "--result-summary", "r", "--verification-summary", "v", "--status", "failed"],
-         "update_state.stop_reason: is required when status is 'failed'"),
-        (["--task", "t", "--result-summary", "x" * 20001, "--verification-summary", "v"],
-         "update_state.result_summary: String should have at most 20000 characters"),
-        (["--task", "t", "--result-summary", "r", "--verification-summary", "v", "--context-snapshot", "x" * 9000],
-         "update_state.context_snapshot: has 9000 characters; this task's cap is 8000"),
-        (["--task", "t", "--result-summary", "r", "--verification-summary", "v", "--status", "completed"],
-         "update_state.status: cannot be 'completed' while 1 stop check(s) fail"),
-        (["--task-id", "nope", "--task", "t", "--result-summary", "r", "--verification-summary", "v"], "no task 'nope'"),
-        (["--task-id", "..", "--task", "t", "--result-summary", "r", "--verification-summary", "v"], "is not a task id"),
+        (
+            ["--task", "t", "--result-summary", "r", "--verification-summary", "v", "--status", "blocked"],
+            "update_state.stop_reason: is required when status is 'blocked'",
+        ),
+        (
+            ["--task", "t", "--result-summary", "r", "--verification-summary", "v", "--status", "failed"],
+            "update_state.stop_reason: is required when status is 'failed'",
+        ),
+        (
+            ["--task", "t", "--result-summary", "x" * 20001, "--verification-summary", "v"],
+            "update_state.result_summary: String should have at most 20000 characters",
+        ),
+        (
+            ["--task", "t", "--result-summary", "r", "--verification-summary", "v", "--context-snapshot", "x" * 9000],
+            "update_state.context_snapshot: has 9000 characters; this task's cap is 8000",
+        ),
+        (
+            ["--task", "t", "--result-summary", "r", "--verification-summary", "v", "--status", "completed"],
+            "update_state.status: cannot be 'completed' while 1 stop check(s) fail",
+        ),
+        (
+            ["--task-id", "nope", "--task", "t", "--result-summary", "r", "--verification-summary", "v"],
+            "no task 'nope'",
+        ),
+        (
+            ["--task-id", "..", "--task", "t", "--result-summary", "r", "--verification-summary", "v"],
+            "is not a task id",
+        ),
     ],
 )
 def test_update_refusals_write_nothing(ws_dir, args, needle):
@@ -94,7 +124,10 @@ def test_update_refusals_write_nothing(ws_dir, args, needle):
         (["--kind", "note", "--message", ""], "append_event.message"),
         (["--kind", "note", "--message", "m", "--data", "[1]"], "must be a JSON object"),
         (["--kind", "note", "--message", "m", "--data", "{bad"], "not valid JSON"),
-        (["--kind", "note", "--message", "m", "--data", '{"x": "' + "y" * 70000 + '"}'], "append_event.data: is 70009 bytes as JSON; the cap is 65536"),
+        (
+            ["--kind", "note", "--message", "m", "--data", '{"x": "' + "y" * 70000 + '"}'],
+            "append_event.data: is 70009 bytes as JSON; the cap is 65536",
+        ),
     ],
 )
 def test_append_refusals(ws_dir, args, needle):
@@ -121,7 +154,9 @@ def test_task_id_needed_when_ambiguous(ws_dir):
     ws.init_state(goal="g", global_stop_condition="c", task_id="two")
     with pytest.raises(LoopError, match=r"2 tasks are running \(one, two\)"):
         ws.append_event(kind="note", message="m")
-    ws.update_state(task_id="two", task="t", result_summary="r", verification_summary="v", status="failed", stop_reason="x")
+    ws.update_state(
+        task_id="two", task="t", result_summary="r", verification_summary="v", status="failed", stop_reason="x"
+    )
     assert ws.append_event(kind="note", message="m").task_id == "one"
 
 
@@ -132,12 +167,25 @@ def test_workspace_must_exist(tmp_path):
 
 def test_oversized_contract_is_refused(ws_dir):
     with pytest.raises(LoopError, match="the loop contract is .* bytes; the cap is 24576"):
-        Workspace(ws_dir).init_state(goal="g", global_stop_condition="c", stop_checks={"commands": ["true " + "x" * 1990] * 14})
+        Workspace(ws_dir).init_state(
+            goal="g", global_stop_condition="c", stop_checks={"commands": ["true " + "x" * 1990] * 14}
+        )
 
 
 def test_scripts_have_real_help(ws_dir):
-    for name in ("init_state", "append_event", "update_state", "check_stop", "report_status", "compact_state",
-                 "list_tasks", "show_task", "rebuild_state", "detect_spiral", "resume"):
+    for name in (
+        "init_state",
+        "append_event",
+        "update_state",
+        "check_stop",
+        "report_status",
+        "compact_state",
+        "list_tasks",
+        "show_task",
+        "rebuild_state",
+        "detect_spiral",
+        "resume",
+    ):
         proc = run_script(name, "--help", cwd=ws_dir)
         assert proc.stdout.startswith(f"usage: {name}.py"), proc.stdout[:100]
         assert "--workspace" in proc.stdout and "--json" in proc.stdout

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from conftest import run_cli
+
 from strict_loop.cli import schemas
 from strict_loop.cli.schemas import DOCUMENTS
-
-from conftest import run_cli
 
 
 def test_shipped_schema_files_equal_generated():

@@ -34,8 +34,21 @@ def test_skill_scripts_run_from_an_installed_copy(tmp_path):
     init.write_text(init.read_text().replace('__version__ = "', '__version__ = "9.9.9-copy+'))
     ws = tmp_path / "ws"
     ws.mkdir()
-    run = subprocess.run([sys.executable, str(skill / "scripts" / "init_state.py"), "--goal", "g",
-                          "--global-stop-condition", "c", "--task-id", "copy"], cwd=ws, capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(skill / "scripts" / "init_state.py"),
+            "--goal",
+            "g",
+            "--global-stop-condition",
+            "c",
+            "--task-id",
+            "copy",
+        ],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     first = json.loads((ws / ".agent-loop" / "tasks" / "copy" / "events.jsonl").read_text().splitlines()[0])
     assert first["data"]["written_by"].startswith("strict-agent-loop 9.9.9-copy+")  # the copy's code ran

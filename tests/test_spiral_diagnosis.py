@@ -6,16 +6,18 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from spiral_claims import check_claims, play
+
 from strict_loop import Workspace
 from strict_loop.loop import answers
 
-PYTEST_NO_RAISE = ("tests/test_parse.py F\n=== FAILURES ===\n___ test_rejects_bad_input ___\n    def test_rejects_bad_input():\n"
-                   ">       with pytest.raises(ValueError):\nE       Failed: DID NOT RAISE <class 'ValueError'>\n"
-                   "tests/test_parse.py:{n}: Failed\n=== short test summary info ===\n"
-                   "FAILED tests/test_parse.py::test_rejects_bad_input - Failed: DID NOT RAISE <class 'ValueError'>\n1 failed in 0.0{n}s")
-DOUBLED = "Traceback (most recent call last):\n  File \"run.py\", line {n}, in <module>\nIndexError: IndexError: list index out of range"
+PYTEST_NO_RAISE = (
+    "tests/test_parse.py F\n=== FAILURES ===\n___ test_rejects_bad_input ___\n    def test_rejects_bad_input():\n"
+    ">       with pytest.raises(ValueError):\nE       Failed: DID NOT RAISE <class 'ValueError'>\n"
+    "tests/test_parse.py:{n}: Failed\n=== short test summary info ===\n"
+    "FAILED tests/test_parse.py::test_rejects_bad_input - Failed: DID NOT RAISE <class 'ValueError'>\n1 failed in 0.0{n}s"
+)
+DOUBLED = 'Traceback (most recent call last):\n  File "run.py", line {n}, in <module>\nIndexError: IndexError: list index out of range'
 
 
 def run(cmd: str, output: str) -> dict:
@@ -23,8 +25,11 @@ def run(cmd: str, output: str) -> dict:
 
 
 def edit(k: int, path: str = "/repo/src/parse.py") -> dict:
-    return {"tool": "str_replace_editor", "args": {"command": "str_replace", "path": path, "old_str": f"a{k}", "new_str": f"b{k}"},
-            "output": f"The file {path} has been edited."}
+    return {
+        "tool": "str_replace_editor",
+        "args": {"command": "str_replace", "path": path, "old_str": f"a{k}", "new_str": f"b{k}"},
+        "output": f"The file {path} has been edited.",
+    }
 
 
 def fired(turns: list[dict]):
@@ -36,10 +41,16 @@ def fired(turns: list[dict]):
 
 
 STUCK = {
-    "same command, nothing changed": [run("pytest -q tests/test_parse.py", PYTEST_NO_RAISE.format(n=3)) for _ in range(6)],
-    "same command, edits between": [t for k in range(5) for t in (run("pytest -q tests/test_parse.py", PYTEST_NO_RAISE.format(n=k)), edit(k))][:-1],
-    "varied commands, same error": [run(f"pytest -q tests/test_parse.py -k {name}", PYTEST_NO_RAISE.format(n=4))
-                                    for name in ("bad", "input", "rejects", "parse", "bad_input", "x")],
+    "same command, nothing changed": [
+        run("pytest -q tests/test_parse.py", PYTEST_NO_RAISE.format(n=3)) for _ in range(6)
+    ],
+    "same command, edits between": [
+        t for k in range(5) for t in (run("pytest -q tests/test_parse.py", PYTEST_NO_RAISE.format(n=k)), edit(k))
+    ][:-1],
+    "varied commands, same error": [
+        run(f"pytest -q tests/test_parse.py -k {name}", PYTEST_NO_RAISE.format(n=4))
+        for name in ("bad", "input", "rejects", "parse", "bad_input", "x")
+    ],
     "doubled prefix": [run(f"python run.py --case {k}", DOUBLED.format(n=10 + k)) for k in range(3)] * 2,
     "many ways": [run(f"python run.py --case {k}", DOUBLED.format(n=10)) for k in range(7)],
     "identical": [run("cd fastxml/", "bash: cd: fastxml/: No such file or directory")] * 5,
@@ -65,7 +76,9 @@ def test_no_code_changing_is_claimed_unless_files_changed():
     quiet, _ = fired(STUCK["same command, nothing changed"])
     assert "kept changing" not in quiet.diagnosis
     busy, _ = fired(STUCK["same command, edits between"])
-    assert ("changed files" in busy.diagnosis or "edit(s)" in busy.diagnosis) and "no file changed" not in busy.diagnosis
+    assert (
+        "changed files" in busy.diagnosis or "edit(s)" in busy.diagnosis
+    ) and "no file changed" not in busy.diagnosis
 
 
 def test_the_varied_count_matches_the_list():
@@ -79,7 +92,9 @@ def test_the_varied_count_matches_the_list():
 def test_detect_spiral_while_paused_names_the_pause_turn_and_says_the_diagnosis_once(ws_dir):
     ws = Workspace(ws_dir)
     ws.init_state(task_id="t", goal="g", global_stop_condition="c")
-    turns = STUCK["same command, nothing changed"] + [run("pytest -q tests/test_parse.py", PYTEST_NO_RAISE.format(n=3))] * 2
+    turns = (
+        STUCK["same command, nothing changed"] + [run("pytest -q tests/test_parse.py", PYTEST_NO_RAISE.format(n=3))] * 2
+    )
     for t in turns:
         ws.append_event(task_id="t", kind="tool_call", message="pytest", data=t)
     v = ws.detect_spiral(task_id="t")
@@ -93,12 +108,18 @@ def test_detect_spiral_while_paused_names_the_pause_turn_and_says_the_diagnosis_
     assert not after.paused and after.fired_at is None
 
 
-@pytest.mark.parametrize("line, said", [
-    ("E       Failed: DID NOT RAISE <class 'ValueError'>", "did not raise ValueError"),
-    ("IndexError: IndexError: list index out of range", "IndexError: list index out of range"),
-    ("2026-11-23 14:05:33 ERROR: connection reset", "ERROR: connection reset"),
-    ("FAILED t.py::test_x - Failed: DID NOT RAISE <class 'pkg.errors.ParseError'>", "FAILED t.py::test_x - Failed: did not raise ParseError"),
-])
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("E       Failed: DID NOT RAISE <class 'ValueError'>", "did not raise ValueError"),
+        ("IndexError: IndexError: list index out of range", "IndexError: list index out of range"),
+        ("2026-11-23 14:05:33 ERROR: connection reset", "ERROR: connection reset"),
+        (
+            "FAILED t.py::test_x - Failed: DID NOT RAISE <class 'pkg.errors.ParseError'>",
+            "FAILED t.py::test_x - Failed: did not raise ParseError",
+        ),
+    ],
+)
 def test_error_lines_are_said_as_a_person_reads_them(line, said):
     from strict_loop.monitor import fingerprint as fp
 

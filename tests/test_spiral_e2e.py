@@ -10,27 +10,41 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
-
-from strict_loop import LoopError, Workspace
-
 from alert_rig import FAST, settled
 from conftest import git, git_repo, read_jsonl, run_cli, run_script, tree_digest
 from mcp_helpers import call, memory_client, stdio_client
 
+from strict_loop import LoopError, Workspace
+
 pytestmark = pytest.mark.anyio
 
-ORDERS = ["cuda-python -> tensorrt -> torch -> tensorrt-llm", "tensorrt -> cuda-python -> torch -> tensorrt-llm",
-          "tensorrt (dev) -> torch -> cuda-python -> tensorrt-llm", "torch (minimal) -> tensorrt -> cuda-python -> tensorrt-llm",
-          "torch (cuda) -> tensorrt -> cuda-python -> tensorrt-llm", "cuda-python (stub) -> torch -> tensorrt -> tensorrt-llm"]
-FAILURES = ["ModuleNotFoundError: No module named 'torch'", "fatal error: NvInfer.h: No such file or directory",
-            "error: cuda-python is required at build time for JIT support", "ImportError: torch was built without CUDA support",
-            "error: cuda-python>=11.8 is required", "error: cuda-python has no stub build mode"]
+ORDERS = [
+    "cuda-python -> tensorrt -> torch -> tensorrt-llm",
+    "tensorrt -> cuda-python -> torch -> tensorrt-llm",
+    "tensorrt (dev) -> torch -> cuda-python -> tensorrt-llm",
+    "torch (minimal) -> tensorrt -> cuda-python -> tensorrt-llm",
+    "torch (cuda) -> tensorrt -> cuda-python -> tensorrt-llm",
+    "cuda-python (stub) -> torch -> tensorrt -> tensorrt-llm",
+]
+FAILURES = [
+    "ModuleNotFoundError: No module named 'torch'",
+    "fatal error: NvInfer.h: No such file or directory",
+    "error: cuda-python is required at build time for JIT support",
+    "ImportError: torch was built without CUDA support",
+    "error: cuda-python>=11.8 is required",
+    "error: cuda-python has no stub build mode",
+]
 
 
 def build_turn(i: int) -> dict:
-    return {"tool": "bash", "args": {"command": f"./build.sh --order '{ORDERS[i]}'"}, "error": True, "exit_code": 1,
-            "thought": f"Attempting build order {i + 1}: {ORDERS[i]}",
-            "output": f"[build {i + 1}] step 4/6 failed\n{FAILURES[i]}\nerror: circular dependency detected: tensorrt -> cuda-python -> torch -> tensorrt"}
+    return {
+        "tool": "bash",
+        "args": {"command": f"./build.sh --order '{ORDERS[i]}'"},
+        "error": True,
+        "exit_code": 1,
+        "thought": f"Attempting build order {i + 1}: {ORDERS[i]}",
+        "output": f"[build {i + 1}] step 4/6 failed\n{FAILURES[i]}\nerror: circular dependency detected: tensorrt -> cuda-python -> torch -> tensorrt",
+    }
 
 
 class Hook(BaseHTTPRequestHandler):
@@ -68,34 +82,65 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
     ladder = []
     env = {"STRICT_LOOP_WEBHOOK_URL": url, "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], **FAST}
     async with stdio_client(ws_dir, env=env) as client:
-        await call(client, "init_state", task_id="trt", goal="Package tensorrt-llm for jetson-containers",
-                   global_stop_condition="the image builds and imports", operating_mode="unattended",
-                   stop_checks={"paths_exist": ["image.built"]})
+        await call(
+            client,
+            "init_state",
+            task_id="trt",
+            goal="Package tensorrt-llm for jetson-containers",
+            global_stop_condition="the image builds and imports",
+            operating_mode="unattended",
+            stop_checks={"paths_exist": ["image.built"]},
+        )
         for i in range(6):
-            err, out, text = await call(client, "append_event", task_id="trt", kind="tool_call", message=f"build {i + 1}", data=build_turn(i))
+            err, out, text = await call(
+                client, "append_event", task_id="trt", kind="tool_call", message=f"build {i + 1}", data=build_turn(i)
+            )
             assert not err, text
             sup = out["supervisor"]
             ladder.append("pause" if sup["paused"] else "+".join(str(m["level"]) for m in sup["messages"]) or "-")
         assert ladder == ["-", "-", "-", "1", "2", "pause"]  # the stronger whisper supersedes the ignored one
         assert "PAUSED" in text
         # While paused, every tool result tells the agent to stop and wait.
-        calls = [("append_event", {"kind": "note", "message": "trying build 7"}), ("check_stop", {}), ("report_status", {}),
-                 ("show_task", {}), ("detect_spiral", {}), ("compact_state", {}), ("rebuild_state", {})]
+        calls = [
+            ("append_event", {"kind": "note", "message": "trying build 7"}),
+            ("check_stop", {}),
+            ("report_status", {}),
+            ("show_task", {}),
+            ("detect_spiral", {}),
+            ("compact_state", {}),
+            ("rebuild_state", {}),
+        ]
         for tool, args in calls:
             err, out, text = await call(client, tool, task_id="trt", **args)
             assert not err and out["supervisor"]["paused"] is True and text.startswith("PAUSED"), tool
         # ... and no round can be recorded until a person answers.
-        err, _, text = await call(client, "update_state", task_id="trt", task="build 7", result_summary="failed",
-                                  verification_summary="build.sh exit 1", progress="none")
-        assert err and "is paused by the progress monitor" in text and "--task trt --action continue|rollback|hand-back" in text
+        err, _, text = await call(
+            client,
+            "update_state",
+            task_id="trt",
+            task="build 7",
+            result_summary="failed",
+            verification_summary="build.sh exit 1",
+            progress="none",
+        )
+        assert (
+            err
+            and "is paused by the progress monitor" in text
+            and "--task trt --action continue|rollback|hand-back" in text
+        )
         err, verdict, _ = await call(client, "detect_spiral", task_id="trt")
         assert verdict["paused"] and verdict["level"] == 3 and verdict["detected"]
-        assert "circular dependency" in verdict["diagnosis"] and "tried 6 different actions in 6 turns" in verdict["diagnosis"]
+        assert (
+            "circular dependency" in verdict["diagnosis"]
+            and "tried 6 different actions in 6 turns" in verdict["diagnosis"]
+        )
         assert "not adopted" in verdict["diagnosis"] and "multi-stage" in verdict["recommended_action"]
         assert len(verdict["recent"]) == 5 and "resume" in verdict["recommended_action"]
     task = ws_dir / ".agent-loop" / "tasks" / "trt"
     (alert,) = settled(task / "alerts.jsonl")  # delivered by the outbox worker, after the agent's call returned
-    assert alert["delivery"]["webhook"] == "delivered after 2 attempt(s)" and "circular dependency" in alert["diagnosis"]
+    assert (
+        alert["delivery"]["webhook"] == "delivered after 2 attempt(s)" and "circular dependency" in alert["diagnosis"]
+    )
     (received,) = hook.received
     assert received["path"] == "/hooks/SECRET-TOKEN-4242" and received["body"]["text"].startswith("[SPIRALING] trt:")
     kinds = [e["kind"] for e in read_jsonl(task / "events.jsonl")]
@@ -120,7 +165,12 @@ async def test_webhook_failure_is_recorded_and_never_fatal(ws_dir):
     env = {"STRICT_LOOP_WEBHOOK_URL": "http://127.0.0.1:9/hooks/SECRET-TOKEN-9", **FAST}  # nothing listens on port 9
     os.environ.update(env)
     try:
-        stuck = {"tool": "bash", "args": {"command": "cd fastxml/"}, "output": "No such file or directory", "error": True}
+        stuck = {
+            "tool": "bash",
+            "args": {"command": "cd fastxml/"},
+            "output": "No such file or directory",
+            "error": True,
+        }
         for _ in range(6):
             ws.append_event(task_id="w", kind="tool_call", message="cd", data=stuck)
     finally:
@@ -150,16 +200,30 @@ async def test_seed_edit_view_churn_on_index_html(ws_dir):
     ]
     page.write_text(base)
     ladder = []
-    async with memory_client(ws_dir) as client:  # the MCP process boundary is the first seed's; this one is the monitor's
-        await call(client, "init_state", task_id="tabs", goal="Add tabs to index.html", global_stop_condition="tabs render")
+    async with memory_client(
+        ws_dir
+    ) as client:  # the MCP process boundary is the first seed's; this one is the monitor's
+        await call(
+            client, "init_state", task_id="tabs", goal="Add tabs to index.html", global_stop_condition="tabs render"
+        )
         for content, tool, thought in steps:
             if content is not None:
                 page.write_text(content)
-            turn = {"tool": tool, "args": {"file_path": "index.html", **({"new_string": content[-40:]} if content else {})},
-                    "output": "ok" if content else page.read_text(), "thought": thought}
-            err, out, text = await call(client, "append_event", task_id="tabs", kind="tool_call", message=thought, data=turn)
+            turn = {
+                "tool": tool,
+                "args": {"file_path": "index.html", **({"new_string": content[-40:]} if content else {})},
+                "output": "ok" if content else page.read_text(),
+                "thought": thought,
+            }
+            err, out, text = await call(
+                client, "append_event", task_id="tabs", kind="tool_call", message=thought, data=turn
+            )
             assert not err, text
-            ladder.append("pause" if out["supervisor"]["paused"] else max((m["level"] for m in out["supervisor"]["messages"]), default=0))
+            ladder.append(
+                "pause"
+                if out["supervisor"]["paused"]
+                else max((m["level"] for m in out["supervisor"]["messages"]), default=0)
+            )
         err, verdict, _ = await call(client, "detect_spiral", task_id="tabs")
     assert ladder[:4] == [0, 0, 0, 0] and ladder[4] == 1 and ladder[5] == 2 and ladder[6] == "pause"
     assert verdict["paused"] and "index.html" in verdict["diagnosis"]
@@ -169,16 +233,31 @@ async def test_seed_edit_view_churn_on_index_html(ws_dir):
 async def test_detect_spiral_on_a_list_touches_nothing(ws_dir):
     Workspace(ws_dir).init_state(task_id="t", goal="g", global_stop_condition="c")
     before = tree_digest(ws_dir)
-    stuck = {"tool": "bash", "args": {"command": "javac Repro.java"}, "output": "bash: line 3: javac: command not found", "error": True}
+    stuck = {
+        "tool": "bash",
+        "args": {"command": "javac Repro.java"},
+        "output": "bash: line 3: javac: command not found",
+        "error": True,
+    }
     async with memory_client(ws_dir) as client:
         err, out, text = await call(client, "detect_spiral", turns=[stuck] * 6)
         assert not err and out["detected"] and out["level"] == 3 and out["fired_at"] == 3
-        assert "command not found" in out["diagnosis"] and "which" in out["recommended_action"] and "resume" in out["recommended_action"]
-        err, out, _ = await call(client, "detect_spiral", turns=[{"tool": "bash", "args": {"command": f"ls d{i}"}, "output": f"f{i}"} for i in range(6)])
+        assert (
+            "command not found" in out["diagnosis"]
+            and "which" in out["recommended_action"]
+            and "resume" in out["recommended_action"]
+        )
+        err, out, _ = await call(
+            client,
+            "detect_spiral",
+            turns=[{"tool": "bash", "args": {"command": f"ls d{i}"}, "output": f"f{i}"} for i in range(6)],
+        )
         assert not err and not out["detected"]
         err, _, text = await call(client, "detect_spiral", turns=[{"tool": 5}])
         assert err and "detect_spiral.turns.0.tool" in text
-        err, _, text = await call(client, "append_event", task_id="t", kind="tool_call", message="m", data={"args": "not an object"})
+        err, _, text = await call(
+            client, "append_event", task_id="t", kind="tool_call", message="m", data={"args": "not an object"}
+        )
         assert err and "append_event.data.args" in text
     assert tree_digest(ws_dir) == before
 
@@ -197,15 +276,28 @@ def test_rollback_restores_a_round_and_loses_nothing(ws_dir):
     git(ws_dir, "add", "c.txt")  # the person's own staged change
     ws.update_state(task_id="rb", task="round 2", result_summary="r", verification_summary="v")
     (ws_dir / "d.txt").write_text("written after round 2\n")
-    out = run_cli("resume", "--task-id", "rb", "--action", "rollback", "--to", "1", "--workspace", str(ws_dir), "--json",
-                  cwd=ws_dir.parent).stdout
+    out = run_cli(
+        "resume",
+        "--task-id",
+        "rb",
+        "--action",
+        "rollback",
+        "--to",
+        "1",
+        "--workspace",
+        str(ws_dir),
+        "--json",
+        cwd=ws_dir.parent,
+    ).stdout
     result = json.loads(out)
     assert (ws_dir / "a.txt").read_text() == "v1\n" and (ws_dir / "b.txt").read_text() == "b1\n"
     assert not (ws_dir / "c.txt").exists() and not (ws_dir / "d.txt").exists()
     # Nothing is lost: the tree as it was is in the private snapshot store.
     store = ["git", "--git-dir", str(ws_dir / ".agent-loop" / "snapshots.git")]
     saved = result["saved_commit"]
-    show = lambda path: subprocess.run([*store, "show", f"{saved}:{path}"], capture_output=True, text=True, check=True).stdout  # noqa: E731
+    show = lambda path: (
+        subprocess.run([*store, "show", f"{saved}:{path}"], capture_output=True, text=True, check=True).stdout
+    )  # noqa: E731
     assert show("c.txt") == "c2 precious\n" and show("d.txt") == "written after round 2\n" and show("a.txt") == "v2\n"
     # The person's repository is untouched: HEAD, branch, index, refs.
     assert git(ws_dir, "rev-parse", "HEAD") == head and git(ws_dir, "branch", "--show-current") == branch
@@ -250,7 +342,12 @@ def test_damaged_monitor_state_is_rebuilt_from_the_ledger(ws_dir):
 
 def test_replay_cli_prints_where_and_why(tmp_path):
     traj = tmp_path / "run.jsonl"
-    stuck = {"tool": "bash", "args": {"command": "cd fastjson/"}, "output": "bash: line 9: cd: fastjson/: No such file or directory", "error": True}
+    stuck = {
+        "tool": "bash",
+        "args": {"command": "cd fastjson/"},
+        "output": "bash: line 9: cd: fastjson/: No such file or directory",
+        "error": True,
+    }
     traj.write_text("\n".join(json.dumps(dict(stuck, turn=i)) for i in range(6)) + "\n")
     proc = run_cli("replay", str(traj), cwd=tmp_path, check=False)
     assert proc.returncode == 0
@@ -266,20 +363,46 @@ def test_replay_cli_prints_where_and_why(tmp_path):
 def test_thresholds_are_overridable_per_workspace_and_per_task(ws_dir):
     (ws_dir / ".agent-loop").mkdir()
     (ws_dir / ".agent-loop" / "monitor-defaults.json").write_text(
-        json.dumps({"thresholds": {"identical_repeats": 3, "identical_window": 5}, "cooldown_turns": 4}))
+        json.dumps({"thresholds": {"identical_repeats": 3, "identical_window": 5}, "cooldown_turns": 4})
+    )
     run_script("init_state", "--task-id", "strict", "--goal", "g", "--global-stop-condition", "c", cwd=ws_dir)
-    run_script("init_state", "--task-id", "lenient", "--goal", "g", "--global-stop-condition", "c",
-               "--monitor", '{"thresholds": {"identical_repeats": 6}}', cwd=ws_dir)
+    run_script(
+        "init_state",
+        "--task-id",
+        "lenient",
+        "--goal",
+        "g",
+        "--global-stop-condition",
+        "c",
+        "--monitor",
+        '{"thresholds": {"identical_repeats": 6}}',
+        cwd=ws_dir,
+    )
     ws = Workspace(ws_dir)
     strict = ws.show_task(task_id="strict").state.contract.monitor
     lenient = ws.show_task(task_id="lenient").state.contract.monitor
     assert (strict.thresholds.identical_repeats, strict.thresholds.identical_window, strict.cooldown_turns) == (3, 5, 4)
-    assert (lenient.thresholds.identical_repeats, lenient.thresholds.identical_window, lenient.cooldown_turns) == (6, 5, 4)
+    assert (lenient.thresholds.identical_repeats, lenient.thresholds.identical_window, lenient.cooldown_turns) == (
+        6,
+        5,
+        4,
+    )
     stuck = {"tool": "bash", "args": {"command": "cd fastxml/"}, "output": "No such file or directory", "error": True}
     for task in ("strict", "lenient"):
         for _ in range(3):
             ws.append_event(task_id=task, kind="tool_call", message="cd", data=stuck)
     assert ws.detect_spiral(task_id="strict").detected and not ws.detect_spiral(task_id="lenient").detected
-    proc = run_script("init_state", "--task-id", "typo", "--goal", "g", "--global-stop-condition", "c",
-                      "--monitor", '{"thresholds": {"identical_repeat": 3}}', cwd=ws_dir, check=False)
+    proc = run_script(
+        "init_state",
+        "--task-id",
+        "typo",
+        "--goal",
+        "g",
+        "--global-stop-condition",
+        "c",
+        "--monitor",
+        '{"thresholds": {"identical_repeat": 3}}',
+        cwd=ws_dir,
+        check=False,
+    )
     assert proc.returncode == 2 and "thresholds.identical_repeat: Extra inputs are not permitted" in proc.stderr

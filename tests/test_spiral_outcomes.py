@@ -6,15 +6,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from spiral_claims import check_claims, play, window_of
+
 from strict_loop.model.monitoring import MonitorState
-from strict_loop.monitor.ladder import observe
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
+from strict_loop.monitor.ladder import observe
 
-TS2339 = ("> app@1.0.0 test\n> tsc --noEmit && jest\n\nsrc/routes/user.ts({n},17): error TS2339: Property 'user' does not exist "
-          "on type 'Request<ParamsDictionary, any, any, ParsedQs, Record<string, any>>'.\n")
+TS2339 = (
+    "> app@1.0.0 test\n> tsc --noEmit && jest\n\nsrc/routes/user.ts({n},17): error TS2339: Property 'user' does not exist "
+    "on type 'Request<ParamsDictionary, any, any, ParsedQs, Record<string, any>>'.\n"
+)
 
 
 def npm_test(output: str, code: int = 2) -> dict:
@@ -22,14 +24,23 @@ def npm_test(output: str, code: int = 2) -> dict:
 
 
 def write(path: str, k: int) -> dict:
-    return {"tool": "Write", "args": {"file_path": path, "content": f"declare namespace Express {{ interface Request {{ user{k}: User }} }}\n"},
-            "output": f"File created successfully at: {path}"}
+    return {
+        "tool": "Write",
+        "args": {
+            "file_path": path,
+            "content": f"declare namespace Express {{ interface Request {{ user{k}: User }} }}\n",
+        },
+        "output": f"File created successfully at: {path}",
+    }
 
 
 def cline_write(path: str, k: int, problem: str, where: str = "src/routes/api.ts") -> dict:
-    return {"tool": "write_to_file", "args": {"path": path, "content": f"export type Result = Ok{k} | Err;\n"},
-            "output": f"The content was successfully saved to {path}.\n\nNew problems detected after saving the file:\n{where}\n"
-                      f"- [ts Error] Line {40 + k}: {problem}"}
+    return {
+        "tool": "write_to_file",
+        "args": {"path": path, "content": f"export type Result = Ok{k} | Err;\n"},
+        "output": f"The content was successfully saved to {path}.\n\nNew problems detected after saving the file:\n{where}\n"
+        f"- [ts Error] Line {40 + k}: {problem}",
+    }
 
 
 def edit_thrash(variant: str) -> list[dict]:
@@ -37,12 +48,32 @@ def edit_thrash(variant: str) -> list[dict]:
         return [t for k in range(4) for t in (write("src/types/express.d.ts", k), npm_test(TS2339.format(n=12 + k)))]
     if variant == "cline":
         problem = "Type 'Result' is not assignable to type 'Response<Result>'."
-        return [cline_write(path, k, problem) for k, path in enumerate(["src/models/result.ts", "src/routes/api.ts"] * 2)]
+        return [
+            cline_write(path, k, problem) for k, path in enumerate(["src/models/result.ts", "src/routes/api.ts"] * 2)
+        ]
     pytest_out = "E       assert parse('1,2') == [1, 2]\nFAILED tests/test_parse.py::test_pairs - assert [1] == [1, 2]\n1 failed in 0.{k}3s"
-    return [t for k in range(4) for t in (
-        {"tool": "str_replace_editor", "args": {"command": "str_replace", "path": "/repo/parse.py", "old_str": f"v{k}", "new_str": f"v{k + 1}"},
-         "output": "The file /repo/parse.py has been edited."},
-        {"tool": "bash", "args": {"command": "python -m pytest -q tests/test_parse.py"}, "output": pytest_out.format(k=k), "exit_code": 1})]
+    return [
+        t
+        for k in range(4)
+        for t in (
+            {
+                "tool": "str_replace_editor",
+                "args": {
+                    "command": "str_replace",
+                    "path": "/repo/parse.py",
+                    "old_str": f"v{k}",
+                    "new_str": f"v{k + 1}",
+                },
+                "output": "The file /repo/parse.py has been edited.",
+            },
+            {
+                "tool": "bash",
+                "args": {"command": "python -m pytest -q tests/test_parse.py"},
+                "output": pytest_out.format(k=k),
+                "exit_code": 1,
+            },
+        )
+    ]
 
 
 @pytest.mark.parametrize("variant", ["npm", "cline", "pytest"])
@@ -57,10 +88,18 @@ def test_edit_thrash_with_the_same_failure_fires_and_names_the_edits_and_the_fai
 
 
 def test_thrash_whose_failure_changes_is_quiet():
-    errors = ["Property 'user' does not exist on type 'Request'", "Cannot find name 'User'", "Cannot find module './user'",
-              "Type 'string' is not assignable to type 'number'", "Expected 2 arguments, but got 1"]
-    turns = [t for k, e in enumerate(errors) for t in (write("src/types/express.d.ts", k),
-                                                        npm_test(f"src/routes/user.ts(3,1): error TS{2300 + k}: {e}."))]
+    errors = [
+        "Property 'user' does not exist on type 'Request'",
+        "Cannot find name 'User'",
+        "Cannot find module './user'",
+        "Type 'string' is not assignable to type 'number'",
+        "Expected 2 arguments, but got 1",
+    ]
+    turns = [
+        t
+        for k, e in enumerate(errors)
+        for t in (write("src/types/express.d.ts", k), npm_test(f"src/routes/user.ts(3,1): error TS{2300 + k}: {e}."))
+    ]
     assert play(turns)[0].fired_at is None
     assert [f.prog for f in window_of(turns) if f.verdict][1:] == ["different failure"] * 4
 
@@ -70,10 +109,19 @@ def test_tdd_with_falling_failure_counts_is_quiet(runner):
     turns = []
     for k, failing in enumerate((6, 6, 4, 4, 3, 1, 0)):
         turns.append(write("src/parser.ts", k))
-        out = (f"FAILED tests/test_p.py::test_a\n{failing} failed, {9 - failing} passed in 0.{k}s" if runner == "pytest"
-               else f"FAIL src/p.test.ts\nTests: {failing} failed, {9 - failing} passed, 9 total")
-        turns.append({"tool": "Bash", "args": {"command": "npx jest" if runner == "jest" else "pytest -q"}, "output": out,
-                      "exit_code": 1 if failing else 0})
+        out = (
+            f"FAILED tests/test_p.py::test_a\n{failing} failed, {9 - failing} passed in 0.{k}s"
+            if runner == "pytest"
+            else f"FAIL src/p.test.ts\nTests: {failing} failed, {9 - failing} passed, 9 total"
+        )
+        turns.append(
+            {
+                "tool": "Bash",
+                "args": {"command": "npx jest" if runner == "jest" else "pytest -q"},
+                "output": out,
+                "exit_code": 1 if failing else 0,
+            }
+        )
     assert play(turns)[0].fired_at is None
 
 
@@ -81,16 +129,31 @@ def test_a_refactor_whose_score_rises_is_quiet():
     turns = []
     for k in range(10):
         turns.append(write(f"src/module_{k % 3}.py", k))
-        turns.append({"tool": "Bash", "args": {"command": "python eval.py"}, "output": f"cases: 40\nscore: {0.40 + 0.05 * k:.2f}"})
+        turns.append(
+            {
+                "tool": "Bash",
+                "args": {"command": "python eval.py"},
+                "output": f"cases: 40\nscore: {0.40 + 0.05 * k:.2f}",
+            }
+        )
     assert play(turns)[0].fired_at is None
 
 
 def polls(n: int, every_s: float | None) -> list[dict]:
     start = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
-    out = [{"tool": "Bash", "args": {"command": "python train.py", "run_in_background": True}, "output": "Command running in background with ID: 7c1"}]
+    out = [
+        {
+            "tool": "Bash",
+            "args": {"command": "python train.py", "run_in_background": True},
+            "output": "Command running in background with ID: 7c1",
+        }
+    ]
     for k in range(n):
-        turn = {"tool": "BashOutput", "args": {"bash_id": "7c1"},
-                "output": f"<status>running</status>\n<timestamp>{(start + timedelta(seconds=3 * k)).isoformat()}</timestamp>"}
+        turn = {
+            "tool": "BashOutput",
+            "args": {"bash_id": "7c1"},
+            "output": f"<status>running</status>\n<timestamp>{(start + timedelta(seconds=3 * k)).isoformat()}</timestamp>",
+        }
         if every_s is not None:
             turn["ts"] = (start + timedelta(seconds=every_s * k)).isoformat()
         out.append(turn)
@@ -111,7 +174,9 @@ def test_long_polls_of_a_live_job_whisper_late_with_wait_advice():
 def test_polls_pause_only_after_a_long_stretch_in_turns_and_in_time(every_s, pauses):
     t = MonitorSettings().thresholds
     _, steps = play(polls(t.poll_pause + 5, every_s))
-    assert ("pause" in [a for _, a, _ in steps]) is pauses  # 45 polls 3 s apart: a long build, never paused for being long
+    assert (
+        "pause" in [a for _, a, _ in steps]
+    ) is pauses  # 45 polls 3 s apart: a long build, never paused for being long
     if pauses:
         assert min(i for i, a, _ in steps if a != "whisper") >= t.poll_pause
     assert not play(polls(t.poll_pause - 1, 600))[1][1:]  # a long time, but not yet many polls: one whisper at most
@@ -156,9 +221,14 @@ def test_a_person_repeating_the_same_complaint_is_a_failed_check():
 
 def test_a_person_pasting_the_agents_error_counts_with_the_agents_checks():
     err = "ModuleNotFoundError: No module named 'yaml'"
-    turns = [write("app.py", 0), {"tool": "Bash", "args": {"command": "pytest -q"}, "output": f"E   {err}", "exit_code": 1},
-             write("app.py", 1), person(f"same error:\n{err}"), write("app.py", 2),
-             {"tool": "Bash", "args": {"command": "pytest -q"}, "output": f"E   {err}", "exit_code": 1}]
+    turns = [
+        write("app.py", 0),
+        {"tool": "Bash", "args": {"command": "pytest -q"}, "output": f"E   {err}", "exit_code": 1},
+        write("app.py", 1),
+        person(f"same error:\n{err}"),
+        write("app.py", 2),
+        {"tool": "Bash", "args": {"command": "pytest -q"}, "output": f"E   {err}", "exit_code": 1},
+    ]
     verdict, steps = play(turns)
     assert verdict.fired_at == 5 and steps[0][2][0].kind == "same_failure"
     assert "Missing module yaml" in verdict.diagnosis
@@ -179,7 +249,14 @@ def test_lost_content_is_never_the_same():
 
 
 def test_a_one_line_failure_is_named_by_its_line_and_a_missing_module_is_named():
-    turns = [{"tool": "Bash", "args": {"command": "python -m mypy src"}, "output": "/usr/bin/python: No module named mypy", "exit_code": 1}] * 5
+    turns = [
+        {
+            "tool": "Bash",
+            "args": {"command": "python -m mypy src"},
+            "output": "/usr/bin/python: No module named mypy",
+            "exit_code": 1,
+        }
+    ] * 5
     window = window_of(turns)
     assert "No module named mypy" in window[0].brief and "(no output)" not in window[0].brief
     assert window[0].missing == "module mypy"
@@ -188,9 +265,15 @@ def test_a_one_line_failure_is_named_by_its_line_and_a_missing_module_is_named()
 
 
 def test_old_monitor_json_still_loads_and_the_state_stays_bounded():
-    old = {"turns": 3, "window": [{"i": 2, "tool": "bash", "kind": "write", "sig": "a", "asig": "b", "out": "c", "prog": "new file content"}],
-           "level": 1, "whispers": [{"turn": 2, "level": 1, "text": "x", "signal": "identical_calls"}],
-           "last_signals": [{"kind": "repeated_error", "turns": [1, 2], "evidence": "e"}]}
+    old = {
+        "turns": 3,
+        "window": [
+            {"i": 2, "tool": "bash", "kind": "write", "sig": "a", "asig": "b", "out": "c", "prog": "new file content"}
+        ],
+        "level": 1,
+        "whispers": [{"turn": 2, "level": 1, "text": "x", "signal": "identical_calls"}],
+        "last_signals": [{"kind": "repeated_error", "turns": [1, 2], "evidence": "e"}],
+    }
     state = MonitorState.model_validate(old)
     assert state.window[0].verdict is None and state.window[0].polls == 0 and state.last_signals[0].escalate
     settings = MonitorSettings()

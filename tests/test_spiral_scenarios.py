@@ -6,13 +6,16 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from spiral_claims import check_claims, play, window_of
 
 NOISE = [
     {"tool": "bash", "args": {"command": "ls"}, "output": "README.md\nsrc\ntests\n"},
     {"tool": "bash", "args": {"command": "cat notes.md"}, "output": "# notes\n- check the rollout\n"},
-    {"tool": "str_replace_editor", "args": {"command": "view", "path": "/repo/setup.cfg"}, "output": "[metadata]\nname = app\n"},
+    {
+        "tool": "str_replace_editor",
+        "args": {"command": "view", "path": "/repo/setup.cfg"},
+        "output": "[metadata]\nname = app\n",
+    },
 ]
 
 
@@ -32,25 +35,52 @@ def bash(command: str, output: str, code: int = 0) -> dict:
 
 # --- healthy repetition: none may fire -----------------------------------------------------
 
+
 def kubectl_polls(statuses: list[str]) -> list[dict]:
-    return [bash("kubectl get pods -l app=web", f"NAME READY STATUS RESTARTS AGE\nweb-7f9c8d6b5-x2k4p {'1/1' if s == 'Running' else '0/1'} "
-                 f"{s} 0 {5 + 7 * k}s") for k, s in enumerate(statuses)]
+    return [
+        bash(
+            "kubectl get pods -l app=web",
+            f"NAME READY STATUS RESTARTS AGE\nweb-7f9c8d6b5-x2k4p {'1/1' if s == 'Running' else '0/1'} "
+            f"{s} 0 {5 + 7 * k}s",
+        )
+        for k, s in enumerate(statuses)
+    ]
 
 
 def rollout_polls(statuses: list[str]) -> list[dict]:
-    return [bash("kubectl rollout status deploy/web --timeout=1s", f"Waiting for deployment \"web\" rollout to finish: {s}\n"
-                 f"error: timed out waiting for the condition after {k + 1}.0{k}s", 1) for k, s in enumerate(statuses)]
+    return [
+        bash(
+            "kubectl rollout status deploy/web --timeout=1s",
+            f'Waiting for deployment "web" rollout to finish: {s}\n'
+            f"error: timed out waiting for the condition after {k + 1}.0{k}s",
+            1,
+        )
+        for k, s in enumerate(statuses)
+    ]
 
 
 def ci_polls(statuses: list[str]) -> list[dict]:
-    return [bash("gh run view 4211", f"X main CI #4211 · {s}\nTriggered via push about {k + 1} minutes ago\nJOBS\n* build ({s}) "
-                 f"in {10 + k}m{k}s (ID 9f3a{k}c2e1b)") for k, s in enumerate(statuses)]
+    return [
+        bash(
+            "gh run view 4211",
+            f"X main CI #4211 · {s}\nTriggered via push about {k + 1} minutes ago\nJOBS\n* build ({s}) "
+            f"in {10 + k}m{k}s (ID 9f3a{k}c2e1b)",
+        )
+        for k, s in enumerate(statuses)
+    ]
 
 
 POLLS = {
     "pods": (kubectl_polls, ["Pending", "Pending", "ContainerCreating", "ContainerCreating", "Running", "Running"]),
-    "rollout": (rollout_polls, [f"{n} of 3 updated replicas are available..." for n in (0, 0, 1, 1, 2, 2)] + ["old replicas are pending termination..."]),
-    "ci": (ci_polls, ["queued", "in_progress", "in_progress", "in_progress (2/5 steps)", "in_progress (4/5 steps)", "completed"]),
+    "rollout": (
+        rollout_polls,
+        [f"{n} of 3 updated replicas are available..." for n in (0, 0, 1, 1, 2, 2)]
+        + ["old replicas are pending termination..."],
+    ),
+    "ci": (
+        ci_polls,
+        ["queued", "in_progress", "in_progress", "in_progress (2/5 steps)", "in_progress (4/5 steps)", "completed"],
+    ),
 }
 
 
@@ -67,13 +97,26 @@ def test_polling_a_rollout_whose_status_changes_is_quiet(name, every):
 def scroll_pages(tool: str, pages: int) -> list[dict]:
     def page(k: int) -> str:
         return "\n".join(f"{n}:    value_{n} = compute({n}, cache[{n % 7}])" for n in range(k * 100 + 1, k * 100 + 101))
+
     if tool == "scroll_down":
-        return [{"tool": "scroll_down", "args": {}, "output": f"[File: /repo/big.py (900 lines total)]\n{page(k)}\n({800 - 100 * k} more lines below)"}
-                for k in range(pages)]
+        return [
+            {
+                "tool": "scroll_down",
+                "args": {},
+                "output": f"[File: /repo/big.py (900 lines total)]\n{page(k)}\n({800 - 100 * k} more lines below)",
+            }
+            for k in range(pages)
+        ]
     if tool == "sed":
         return [bash(f"sed -n '{k * 100 + 1},{k * 100 + 100}p' big.py", page(k)) for k in range(pages)]
-    return [{"tool": "str_replace_editor", "args": {"command": "view", "path": "/repo/big.py", "view_range": [k * 100 + 1, k * 100 + 100]},
-             "output": page(k)} for k in range(pages)]
+    return [
+        {
+            "tool": "str_replace_editor",
+            "args": {"command": "view", "path": "/repo/big.py", "view_range": [k * 100 + 1, k * 100 + 100]},
+            "output": page(k),
+        }
+        for k in range(pages)
+    ]
 
 
 @pytest.mark.parametrize("tool", ["scroll_down", "sed", "view"])
@@ -86,22 +129,44 @@ def runner_output(kind: str, failing: int, total: int = 12) -> dict:
     passed = total - failing
     if kind == "pytest":
         tail = f"{failing} failed, {passed} passed in 0.{failing + 3}1s" if failing else f"{passed} passed in 0.42s"
-        return bash("python -m pytest -q tests/test_parser.py", f"{'F' * failing}{'.' * passed}\nFAILED tests/test_parser.py::test_quote\n{tail}",
-                    1 if failing else 0)
+        return bash(
+            "python -m pytest -q tests/test_parser.py",
+            f"{'F' * failing}{'.' * passed}\nFAILED tests/test_parser.py::test_quote\n{tail}",
+            1 if failing else 0,
+        )
     if kind == "unittest":
         tail = f"FAILED (failures={failing})" if failing else "OK"
-        return bash("python -m unittest tests.test_parser", f"Ran {total} tests in 0.0{failing}2s\n\n{tail}", 1 if failing else 0)
+        return bash(
+            "python -m unittest tests.test_parser",
+            f"Ran {total} tests in 0.0{failing}2s\n\n{tail}",
+            1 if failing else 0,
+        )
     if kind == "go":
         fails = "".join(f"--- FAIL: TestParse/case_{n} (0.0{n}s)\n" for n in range(failing))
-        return bash("go test ./parser/...", f"{fails}{'FAIL' if failing else 'ok'}  example.com/parser  0.{failing}12s", 1 if failing else 0)
-    tail = f"Tests: {failing} failed, {passed} passed, {total} total" if failing else f"Tests: {passed} passed, {total} total"
+        return bash(
+            "go test ./parser/...",
+            f"{fails}{'FAIL' if failing else 'ok'}  example.com/parser  0.{failing}12s",
+            1 if failing else 0,
+        )
+    tail = (
+        f"Tests: {failing} failed, {passed} passed, {total} total"
+        if failing
+        else f"Tests: {passed} passed, {total} total"
+    )
     return bash("npx jest parser", f"FAIL src/parser.test.js\n{tail}\nTime: 1.{failing}2 s", 1 if failing else 0)
 
 
 def edit(k: int) -> dict:
-    return {"tool": "str_replace_editor", "args": {"command": "str_replace", "path": "/repo/src/parser.py",
-                                                   "old_str": f"    return tokens[{k}]", "new_str": f"    return tokens[{k + 1}]"},
-            "output": "The file /repo/src/parser.py has been edited. Review the changes and make sure they are as expected."}
+    return {
+        "tool": "str_replace_editor",
+        "args": {
+            "command": "str_replace",
+            "path": "/repo/src/parser.py",
+            "old_str": f"    return tokens[{k}]",
+            "new_str": f"    return tokens[{k + 1}]",
+        },
+        "output": "The file /repo/src/parser.py has been edited. Review the changes and make sure they are as expected.",
+    }
 
 
 @pytest.mark.parametrize("edits_between", [1, 2])
@@ -131,8 +196,13 @@ def test_many_small_edits_to_one_file_while_the_score_rises_is_quiet(variant):
         elif variant != "score-on-edit":
             turns.append({**bash("python verify.py", f"score: {0.1 + k * 0.05:.2f}"), "score": 0.1 + k * 0.05})
         if variant == "with-views":
-            turns.append({"tool": "str_replace_editor", "args": {"command": "view", "path": "/repo/src/parser.py"},
-                          "output": f"   1\tdef parse(tokens):\n   2\t    return tokens[{k + 1}]\n"})
+            turns.append(
+                {
+                    "tool": "str_replace_editor",
+                    "args": {"command": "view", "path": "/repo/src/parser.py"},
+                    "output": f"   1\tdef parse(tokens):\n   2\t    return tokens[{k + 1}]\n",
+                }
+            )
     assert play(turns)[0].fired_at is None
     assert [f.prog for f in window_of(turns) if f.score is not None][1:] == ["higher score"] * 11
 
@@ -144,18 +214,31 @@ def test_equal_confirmations_of_different_edits_are_not_equivalent():
 
 # --- the seed's cycle: fires at the recurrence, with the cycle named ------------------------
 
-DEPS = ["ModuleNotFoundError: No module named 'torch'", "fatal error: NvInfer.h: No such file or directory",
-        "error: cuda-python is required at build time for JIT support", "ImportError: cannot import name 'cudart' from 'cuda'"]
+DEPS = [
+    "ModuleNotFoundError: No module named 'torch'",
+    "fatal error: NvInfer.h: No such file or directory",
+    "error: cuda-python is required at build time for JIT support",
+    "ImportError: cannot import name 'cudart' from 'cuda'",
+]
 BUILDS = {
-    "docker": lambda k: f"docker build --build-arg ORDER={','.join(['torch', 'tensorrt', 'cuda-python'][k % 3:] + ['torch', 'tensorrt', 'cuda-python'][:k % 3])} -t trt .",
-    "script": lambda k: f"./build.sh --order '{' -> '.join(['cuda-python', 'tensorrt', 'torch'][::1 if k % 2 else -1])}' --jobs {k + 2}",
-    "make": lambda k: f"cd /src && make {' '.join(['torch', 'trt', 'cuda', 'llm'][k % 4:] + ['torch', 'trt', 'cuda', 'llm'][:k % 4])}",
+    "docker": lambda k: (
+        f"docker build --build-arg ORDER={','.join(['torch', 'tensorrt', 'cuda-python'][k % 3 :] + ['torch', 'tensorrt', 'cuda-python'][: k % 3])} -t trt ."
+    ),
+    "script": lambda k: (
+        f"./build.sh --order '{' -> '.join(['cuda-python', 'tensorrt', 'torch'][:: 1 if k % 2 else -1])}' --jobs {k + 2}"
+    ),
+    "make": lambda k: (
+        f"cd /src && make {' '.join(['torch', 'trt', 'cuda', 'llm'][k % 4 :] + ['torch', 'trt', 'cuda', 'llm'][: k % 4])}"
+    ),
 }
 
 
 def build(variant: str, k: int, error: str) -> dict:
-    wrapper = ("\nERROR: failed to solve: process \"/bin/sh -c ./install.sh\" did not complete successfully: exit code: 1"
-               if variant == "docker" else "")  # BuildKit says the step failed after the step's own error
+    wrapper = (
+        '\nERROR: failed to solve: process "/bin/sh -c ./install.sh" did not complete successfully: exit code: 1'
+        if variant == "docker"
+        else ""
+    )  # BuildKit says the step failed after the step's own error
     return bash(BUILDS[variant](k), f"[build {k + 1}] step 4/6 failed after {31 + k}.{k}s\n{error}{wrapper}", 1)
 
 
@@ -178,8 +261,11 @@ def test_a_build_whose_errors_come_back_in_a_cycle_fires_at_the_recurrence(varia
 
 def test_other_steps_of_the_same_program_between_the_builds_do_not_hide_the_cycle():
     builds = [build("docker", k, DEPS[e]) for k, e in enumerate([0, 1, 2, 0])]
-    between = [bash("docker images", "REPOSITORY TAG IMAGE ID\nbase latest 3f2a1b4c5d6e"), bash("docker ps -a", "CONTAINER ID IMAGE"),
-               bash("ls missing/", "ls: cannot access 'missing/': No such file or directory", 2)]
+    between = [
+        bash("docker images", "REPOSITORY TAG IMAGE ID\nbase latest 3f2a1b4c5d6e"),
+        bash("docker ps -a", "CONTAINER ID IMAGE"),
+        bash("ls missing/", "ls: cannot access 'missing/': No such file or directory", 2),
+    ]
     turns = [t for k, b in enumerate(builds) for t in (b, between[k % 3])][:-1]
     verdict, steps = play(turns)
     assert verdict.fired_at == len(turns) - 1 and "error_cycle" in {s.kind for s in steps[0][2]}
@@ -198,23 +284,41 @@ def test_a_cycle_broken_by_a_success_or_an_edit_does_not_fire():
 
 # --- noise never makes a loop look like progress ---------------------------------------------
 
+
 def noisy(rng: random.Random, kinds: list[int]) -> str:
     """Pure noise of the given kinds (times, ages, ids, pids, durations, byte counts), with fresh values each call."""
     choices = [
         f"2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T1{rng.randint(0, 9)}:{rng.randint(10, 59)}:{rng.randint(10, 59)}Z",
-        f"{rng.randint(1, 59)}{rng.choice('smh')} ago", f"age {rng.randint(1, 300)}s",
-        f"id {rng.getrandbits(64):016x}", f"run {rng.getrandbits(128):032x}"[:40],
-        "%08x-%04x-%04x-%04x-%012x" % (rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(48)),
-        f"pid {rng.randint(100, 99999)}", f"took {rng.randint(1, 999)}ms", f"in {rng.random() * 9:.2f}s",
-        f"wrote {rng.randint(1, 9999)} bytes", f"{rng.randint(1, 999)} KB", f"{rng.randint(1, 59)}m{rng.randint(1, 59)}s",
+        f"{rng.randint(1, 59)}{rng.choice('smh')} ago",
+        f"age {rng.randint(1, 300)}s",
+        f"id {rng.getrandbits(64):016x}",
+        f"run {rng.getrandbits(128):032x}"[:40],
+        "%08x-%04x-%04x-%04x-%012x"
+        % (rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(48)),
+        f"pid {rng.randint(100, 99999)}",
+        f"took {rng.randint(1, 999)}ms",
+        f"in {rng.random() * 9:.2f}s",
+        f"wrote {rng.randint(1, 9999)} bytes",
+        f"{rng.randint(1, 999)} KB",
+        f"{rng.randint(1, 59)}m{rng.randint(1, 59)}s",
     ]
     return " ".join(choices[k] for k in kinds)
 
 
 LOOPS = [
     ("bash", {"command": "kubectl get pods"}, "NAME READY STATUS\nweb-0 0/1 CrashLoopBackOff {noise}", 0),
-    ("bash", {"command": "python train.py"}, "loading data {noise}\nRuntimeError: CUDA error: device-side assert triggered {noise}", 1),
-    ("bash", {"command": "curl -s localhost:8080/health"}, "{noise} curl: (7) Failed to connect to localhost port 8080", 7),
+    (
+        "bash",
+        {"command": "python train.py"},
+        "loading data {noise}\nRuntimeError: CUDA error: device-side assert triggered {noise}",
+        1,
+    ),
+    (
+        "bash",
+        {"command": "curl -s localhost:8080/health"},
+        "{noise} curl: (7) Failed to connect to localhost port 8080",
+        7,
+    ),
     ("bash", {"command": "./deploy.sh"}, "deploy started {noise}\nwaiting {noise}\nerror: image not found", 1),
 ]
 
@@ -224,8 +328,15 @@ def test_noise_only_changes_never_make_a_loop_look_like_progress(seed):
     rng = random.Random(seed)
     tool, args, template, code = LOOPS[seed % len(LOOPS)]
     kinds = [rng.sample(range(12), 3) for _ in range(2)]  # which noise goes where: the same in every repetition
-    turns = [{"tool": tool, "args": args, "exit_code": code,
-              "output": template.replace("{noise}", noisy(rng, kinds[0]), 1).replace("{noise}", noisy(rng, kinds[1]), 1)} for _ in range(6)]
+    turns = [
+        {
+            "tool": tool,
+            "args": args,
+            "exit_code": code,
+            "output": template.replace("{noise}", noisy(rng, kinds[0]), 1).replace("{noise}", noisy(rng, kinds[1]), 1),
+        }
+        for _ in range(6)
+    ]
     window = window_of(turns)
     assert [f.prog for f in window] == [None] * 6 and len({f.out for f in window}) == 1
     verdict, _ = play(turns)
@@ -233,7 +344,14 @@ def test_noise_only_changes_never_make_a_loop_look_like_progress(seed):
 
 
 def test_a_poll_that_stops_changing_fires_and_says_what_reset_the_count():
-    statuses = ["Pending", "ContainerCreating", "CrashLoopBackOff", "CrashLoopBackOff", "CrashLoopBackOff", "CrashLoopBackOff"]
+    statuses = [
+        "Pending",
+        "ContainerCreating",
+        "CrashLoopBackOff",
+        "CrashLoopBackOff",
+        "CrashLoopBackOff",
+        "CrashLoopBackOff",
+    ]
     turns = kubectl_polls(statuses)
     verdict, steps = play(turns)
     assert verdict.fired_at == 5

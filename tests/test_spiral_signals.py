@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from strict_loop.monitor import fingerprint as fp
-from strict_loop.model.monitoring import MonitorState
-from strict_loop.monitor.ladder import observe, replay
+from strict_loop.model.monitoring import MonitorState, TurnFacts
 from strict_loop.model.settings import MonitorSettings, SpiralThresholds
-from strict_loop.model.monitoring import TurnFacts
-from strict_loop.monitor.spiral import SpiralDetector, facts
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.ladder import observe, replay
+from strict_loop.monitor.spiral import SpiralDetector, facts
 
 
 def window_of(turns: list[dict], fstates: list[dict] | None = None) -> list[TurnFacts]:
@@ -31,9 +30,16 @@ def bash(cmd: str, out: str, error: bool = False, thought: str = "") -> dict:
 
 # --- identical calls -------------------------------------------------------------------------
 
+
 def test_identical_failing_calls_fire():
-    turns = [bash(f"cd fastxml/ # try {i}" if i == 0 else "cd fastxml/", f"bash: line {40 + i}: cd: fastxml/: No such file or directory", True)
-             for i in range(5)]
+    turns = [
+        bash(
+            f"cd fastxml/ # try {i}" if i == 0 else "cd fastxml/",
+            f"bash: line {40 + i}: cd: fastxml/: No such file or directory",
+            True,
+        )
+        for i in range(5)
+    ]
     assert "identical_calls" in fired(turns)
 
 
@@ -48,16 +54,29 @@ def test_walking_up_with_cd_is_silent():
 
 # --- equivalent outcomes ---------------------------------------------------------------------
 
+
 def test_equivalent_actions_differing_in_noise_fire():
-    turns = [{"tool": "edit", "args": {"command": f"edit {10 + i}:{12 + i}\n    return x\nend_of_edit"},
-              "output": f"Your proposed edit has introduced new syntax error(s).\nE999 IndentationError: unexpected indent (line {10 + i})",
-              "error": True} for i in range(4)]
+    turns = [
+        {
+            "tool": "edit",
+            "args": {"command": f"edit {10 + i}:{12 + i}\n    return x\nend_of_edit"},
+            "output": f"Your proposed edit has introduced new syntax error(s).\nE999 IndentationError: unexpected indent (line {10 + i})",
+            "error": True,
+        }
+        for i in range(4)
+    ]
     assert {"equivalent_outcomes", "repeated_error"} <= fired(turns)
 
 
 def test_scrolling_a_file_is_silent():
-    turns = [{"tool": "scroll_down", "args": {}, "output": "\n".join(f"{n}: line {n} of code {n * 7}" for n in range(k * 100, k * 100 + 100))}
-             for k in range(8)]
+    turns = [
+        {
+            "tool": "scroll_down",
+            "args": {},
+            "output": "\n".join(f"{n}: line {n} of code {n * 7}" for n in range(k * 100, k * 100 + 100)),
+        }
+        for k in range(8)
+    ]
     assert fired(turns) == set()
 
 
@@ -71,14 +90,22 @@ def test_normalization_drops_noise_but_keeps_meaning():
 
 # --- repeated error through varied actions --------------------------------------------------
 
-CYCLE = ["tensorrt -> torch -> cuda-python", "cuda-python -> tensorrt -> torch", "torch -> cuda-python -> tensorrt",
-         "tensorrt (dev) -> torch -> cuda-python", "torch (minimal) -> tensorrt"]
+CYCLE = [
+    "tensorrt -> torch -> cuda-python",
+    "cuda-python -> tensorrt -> torch",
+    "torch -> cuda-python -> tensorrt",
+    "tensorrt (dev) -> torch -> cuda-python",
+    "torch (minimal) -> tensorrt",
+]
 
 
 def build(order: str, missing: str) -> dict:
-    return bash(f"./build.sh --order '{order}'",
-                f"Step 3/7: building ...\nERROR: {missing} is required but not built yet\n"
-                "error: circular dependency detected: tensorrt -> cuda-python -> torch -> tensorrt", True)
+    return bash(
+        f"./build.sh --order '{order}'",
+        f"Step 3/7: building ...\nERROR: {missing} is required but not built yet\n"
+        "error: circular dependency detected: tensorrt -> cuda-python -> torch -> tensorrt",
+        True,
+    )
 
 
 def test_same_error_class_through_varied_actions_fires():
@@ -88,44 +115,68 @@ def test_same_error_class_through_varied_actions_fires():
 
 
 def test_errors_that_change_and_get_fixed_are_silent():
-    turns = [bash("python app.py", "ModuleNotFoundError: No module named 'requests'", True), bash("pip install requests", "Successfully installed"),
-             bash("python app.py", "KeyError: 'API_URL'", True), bash("export API_URL=x; python app.py", "TypeError: bad operand", True),
-             {"tool": "edit", "args": {"path": "app.py", "command": "fix"}, "output": "File updated."},
-             bash("python app.py", "ok: 3 records")]
+    turns = [
+        bash("python app.py", "ModuleNotFoundError: No module named 'requests'", True),
+        bash("pip install requests", "Successfully installed"),
+        bash("python app.py", "KeyError: 'API_URL'", True),
+        bash("export API_URL=x; python app.py", "TypeError: bad operand", True),
+        {"tool": "edit", "args": {"path": "app.py", "command": "fix"}, "output": "File updated."},
+        bash("python app.py", "ok: 3 records"),
+    ]
     assert fired(turns) == set()
 
 
 def test_one_command_failing_the_same_way_across_edits_fires():
     turns = []
     for module in ["com.x.Json", "src.com", "src.main.java.com.x.Json", "com.x.Json"]:
-        turns.append({"tool": "edit", "args": {"command": f"edit 2:2\nfrom {module} import Json\nend_of_edit"}, "output": "File updated."})
+        turns.append(
+            {
+                "tool": "edit",
+                "args": {"command": f"edit 2:2\nfrom {module} import Json\nend_of_edit"},
+                "output": "File updated.",
+            }
+        )
         turns.append(bash("python test_json.py", f"ModuleNotFoundError: No module named '{module}'", True))
     assert "repeated_error" in fired(turns)
 
 
 # --- file oscillation ------------------------------------------------------------------------
 
+
 def test_file_returning_to_an_earlier_state_fires_on_the_second_revert_only():
     edit = {"tool": "Edit", "args": {"file_path": "index.html"}, "output": "ok"}
     turns = [edit, {"tool": "Read", "args": {"file_path": "index.html"}, "output": "<html>"}, edit, edit, edit]
     window = window_of(turns, [{"index.html": "A"}, {}, {"index.html": "B"}, {"index.html": "A"}, {"index.html": "B"}])
-    assert "file_oscillation" not in {s.kind for s in SpiralDetector().evaluate(window[:4])}  # one revert is a correction
+    assert "file_oscillation" not in {
+        s.kind for s in SpiralDetector().evaluate(window[:4])
+    }  # one revert is a correction
     assert "file_oscillation" in {s.kind for s in SpiralDetector().evaluate(window)}
 
 
 def test_edit_view_churn_with_self_talk_fires_and_plain_iteration_does_not():
     def edit(thought: str) -> dict:
-        return {"tool": "Edit", "args": {"file_path": "index.html", "old_string": "<main>", "new_string": thought[:5]}, "output": "ok", "thought": thought}
+        return {
+            "tool": "Edit",
+            "args": {"file_path": "index.html", "old_string": "<main>", "new_string": thought[:5]},
+            "output": "ok",
+            "thought": thought,
+        }
 
     view = {"tool": "Read", "args": {"file_path": "index.html"}, "output": "<html><main></main></html>"}
-    churn = [edit("insert the tab wrapper"), view, edit("the insert went to the wrong place, I broke the layout"), view,
-             edit("the file is getting messed up, let me restore it")]
+    churn = [
+        edit("insert the tab wrapper"),
+        view,
+        edit("the insert went to the wrong place, I broke the layout"),
+        view,
+        edit("the file is getting messed up, let me restore it"),
+    ]
     assert "file_oscillation" in fired(churn)
     calm = [edit("add header"), view, edit("add nav"), view, edit("add footer")]
     assert "file_oscillation" not in fired(calm)
 
 
 # --- alternation, monologue, error rate, self-diagnosis, score --------------------------------
+
 
 def test_ab_cycle_without_new_information_fires():
     a = {"tool": "search_file", "args": {"command": "search_file convert"}, "output": "Found 2 matches"}
@@ -148,24 +199,38 @@ def test_monologue_fires_after_three_turns_without_a_tool():
 
 def test_error_rate_fires_only_without_new_information():
     stuck = [bash(f"make target{i % 3}", "make: *** No rule to make target. Stop.", True) for i in range(12)]
-    assert "error_rate" in fired(stuck, identical_repeats=20, equivalent_repeats=20, error_repeats=20, command_repeats=20)
+    assert "error_rate" in fired(
+        stuck, identical_repeats=20, equivalent_repeats=20, error_repeats=20, command_repeats=20
+    )
     learning = [bash(f"pytest -k case{i}", f"FAILED test_case{i} - assert {i} == {i + 1}", True) for i in range(12)]
-    assert "error_rate" not in fired(learning, identical_repeats=20, equivalent_repeats=20, error_repeats=20, command_repeats=20)
+    assert "error_rate" not in fired(
+        learning, identical_repeats=20, equivalent_repeats=20, error_repeats=20, command_repeats=20
+    )
 
 
 def test_self_diagnosis_needs_admissions_and_no_new_information():
     same = bash("python repro.py", "AssertionError: expected 3", True)
-    talk = [same, dict(same, thought="Still failing. This isn't working."), dict(same, thought="ok"),
-            dict(same, thought="I broke something, let me revert my change")]
-    assert "self_diagnosis" in fired(talk, identical_repeats=20, equivalent_repeats=20, error_repeats=20, command_repeats=20)
-    recovering = talk[:3] + [bash("python repro.py", "all 12 checks passed", thought="I broke it before; let me revert the change")]
+    talk = [
+        same,
+        dict(same, thought="Still failing. This isn't working."),
+        dict(same, thought="ok"),
+        dict(same, thought="I broke something, let me revert my change"),
+    ]
+    assert "self_diagnosis" in fired(
+        talk, identical_repeats=20, equivalent_repeats=20, error_repeats=20, command_repeats=20
+    )
+    recovering = talk[:3] + [
+        bash("python repro.py", "all 12 checks passed", thought="I broke it before; let me revert the change")
+    ]
     assert "self_diagnosis" not in fired(recovering)
 
 
 def test_score_dropping_twice_fires_and_a_rising_score_suppresses_everything():
     turns = [dict(bash("eval", "score"), score=s) for s in (0.82, 0.78, 0.71)]
     assert "score_drop" in fired(turns)
-    rising = [bash("cd fastxml/", "No such file or directory", True)] * 3 + [dict(bash("cd fastxml/", "No such file or directory", True), score=0.5)]
+    rising = [bash("cd fastxml/", "No such file or directory", True)] * 3 + [
+        dict(bash("cd fastxml/", "No such file or directory", True), score=0.5)
+    ]
     rising[-2] = dict(rising[-2], score=0.4)
     assert fired(rising) == set()
 
@@ -175,19 +240,22 @@ def test_failing_test_count_going_down_suppresses():
     assert fired(turns) == set()
 
 
-@pytest.mark.parametrize("message, name", [
-    ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", "CUDA out of memory"),
-    ("step 400: loss nan", "NaN loss"),
-    ("ImportError: cannot import name 'x' from 'y'", "missing module"),
-    ("OSError: [Errno 28] No space left on device", "disk full"),
-    ("subprocess.TimeoutExpired: timed out after 30 seconds", "timeout"),
-    ("PermissionError: [Errno 13] Permission denied: '/etc/x'", "permission denied"),
-    ("requests.exceptions.ConnectionError: [Errno 111] Connection refused", "connection refused"),
-    ("openai.RateLimitError: 429 Too Many Requests", "rate limit"),
-    ("This model's maximum context length is 128000 tokens", "context window"),
-    ("  File \"a.py\", line 3\nSyntaxError: invalid syntax", "syntax error"),
-    ("error: circular dependency detected: a -> b -> a", "circular dependency"),
-])
+@pytest.mark.parametrize(
+    "message, name",
+    [
+        ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", "CUDA out of memory"),
+        ("step 400: loss nan", "NaN loss"),
+        ("ImportError: cannot import name 'x' from 'y'", "missing module"),
+        ("OSError: [Errno 28] No space left on device", "disk full"),
+        ("subprocess.TimeoutExpired: timed out after 30 seconds", "timeout"),
+        ("PermissionError: [Errno 13] Permission denied: '/etc/x'", "permission denied"),
+        ("requests.exceptions.ConnectionError: [Errno 111] Connection refused", "connection refused"),
+        ("openai.RateLimitError: 429 Too Many Requests", "rate limit"),
+        ("This model's maximum context length is 128000 tokens", "context window"),
+        ('  File "a.py", line 3\nSyntaxError: invalid syntax', "syntax error"),
+        ("error: circular dependency detected: a -> b -> a", "circular dependency"),
+    ],
+)
 def test_failure_classes_have_remedies(message, name):
     cls = fp.classify([message])
     assert cls is not None and cls.name == name and len(cls.remedy) > 20
@@ -201,20 +269,28 @@ def test_ladder_whispers_twice_then_pauses_and_a_quiet_stretch_resets():
         state, action, _ = observe(state, stuck, settings)
         actions.append(action)
     assert actions == ["none", "none", "none", "whisper", "whisper2", "pause", "none"] and state.paused
-    calm, _ = replay([stuck] * 4 + [Turn(tool="bash", args={"command": f"ls dir{i}"}, output=f"file{i}.txt") for i in range(8)])
+    calm, _ = replay(
+        [stuck] * 4 + [Turn(tool="bash", args={"command": f"ls dir{i}"}, output=f"file{i}.txt") for i in range(8)]
+    )
     assert calm.level == 0 and calm.fired_at == 3
 
 
 def test_state_stays_bounded_over_a_long_run():
     state = MonitorState()
     for i in range(500):
-        state, _, _ = observe(state, Turn(tool="bash", args={"command": f"echo {i}"}, output=f"value {i}\n" * 50), MonitorSettings())
+        state, _, _ = observe(
+            state, Turn(tool="bash", args={"command": f"echo {i}"}, output=f"value {i}\n" * 50), MonitorSettings()
+        )
     assert len(state.window) == SpiralDetector().window_size and len(state.model_dump_json()) < 60_000
 
 
 def test_writing_a_new_file_is_an_attempt_not_progress():
     fail = bash("python repro.py", "AssertionError: expected 3", True)
-    new_file = {"tool": "Write", "args": {"file_path": "tests/test_new_case.py", "content": "def test(): ..."}, "output": "ok"}
+    new_file = {
+        "tool": "Write",
+        "args": {"file_path": "tests/test_new_case.py", "content": "def test(): ..."},
+        "output": "ok",
+    }
     assert "repeated_error" not in fired([fail] * 3)
     assert "repeated_error" in fired([fail] * 3 + [new_file, fail])  # the check after the new file failed the same way
     assert fired([fail] * 4 + [new_file]) == set()  # the write itself fires nothing

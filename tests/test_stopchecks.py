@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from strict_loop import Workspace
-from strict_loop.model.records import StopChecks
 from strict_loop.loop.stopchecks import run_checks, run_command
+from strict_loop.model.records import StopChecks
 
 
 def _alive(pid: int) -> bool:
@@ -57,8 +57,13 @@ def test_paths_and_text_patterns(tmp_path):
     (tmp_path / "docs" / "report.md").write_text("# Report\nTotal: 42 rounds\n")
     checks = StopChecks(
         paths_exist=["docs/report.md", "docs/missing.md"],
-        text_patterns=["docs/report.md::Total:", "docs/report.md::re:^Total: \\d+ rounds$", "docs/report.md::re:^Nope",
-                       "docs/missing.md::x", "docs::x"],
+        text_patterns=[
+            "docs/report.md::Total:",
+            "docs/report.md::re:^Total: \\d+ rounds$",
+            "docs/report.md::re:^Nope",
+            "docs/missing.md::x",
+            "docs::x",
+        ],
     )
     results = run_checks(checks, tmp_path)
     assert [r.passed for r in results] == [True, False, True, True, False, False, False]
@@ -69,13 +74,22 @@ def test_paths_and_text_patterns(tmp_path):
 
 def test_check_stop_writes_report_and_event(tmp_path):
     ws = Workspace(tmp_path)
-    ws.init_state(goal="g", global_stop_condition="c", task_id="s",
-                  stop_checks={"commands": ["sleep 5"], "command_timeout_s": 0.3, "paths_exist": ["out.txt"]})
+    ws.init_state(
+        goal="g",
+        global_stop_condition="c",
+        task_id="s",
+        stop_checks={"commands": ["sleep 5"], "command_timeout_s": 0.3, "paths_exist": ["out.txt"]},
+    )
     report = ws.check_stop(task_id="s")
     assert report.verdict == "continue" and report.failed == 2 and report.checks[0].timed_out
     (tmp_path / "out.txt").write_text("ok")
-    ws.init_state(goal="g", global_stop_condition="c", task_id="s", force=True,
-                  stop_checks={"commands": ["true"], "paths_exist": ["out.txt"]})
+    ws.init_state(
+        goal="g",
+        global_stop_condition="c",
+        task_id="s",
+        force=True,
+        stop_checks={"commands": ["true"], "paths_exist": ["out.txt"]},
+    )
     report = ws.check_stop(task_id="s")
     assert report.verdict == "goal_met" and report.should_stop and report.passed == 2
     state = ws.show_task(task_id="s").state

@@ -72,7 +72,9 @@ def test_codex_ids_are_item_ids_its_thread_is_the_session_and_it_has_no_cost():
 def test_hermes_has_no_stream_and_its_usage_file_decides():
     calls, outcome = replay("hermes", "ok")
     assert calls == []
-    assert outcome.ok and outcome.session_id == json.loads((FIXTURES / "hermes-ok.usage.json").read_text())["session_id"]
+    assert (
+        outcome.ok and outcome.session_id == json.loads((FIXTURES / "hermes-ok.usage.json").read_text())["session_id"]
+    )
     assert (outcome.input_tokens, outcome.output_tokens, outcome.cost_usd) == (300, 30, 0.0)
     assert outcome.last_text == "Wrote out.txt."
 
@@ -122,9 +124,20 @@ def test_hermes_without_a_usage_file_is_not_taken_as_success():
     assert not outcome.ok and "no usage file" in outcome.reason
 
 
-@pytest.mark.parametrize("line", ["", "not json", "[1, 2]", "{\"type\": \"user\", \"message\": 5}", "{" * 100000,
-                                  "{\"type\": \"item.completed\", \"item\": [\"x\"]}", "\x00\xff", "1e999999",
-                                  "{\"type\": \"assistant\", \"message\": {\"content\": [{\"type\": \"tool_use\", \"id\": 5}]}}"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "not json",
+        "[1, 2]",
+        '{"type": "user", "message": 5}',
+        "{" * 100000,
+        '{"type": "item.completed", "item": ["x"]}',
+        "\x00\xff",
+        "1e999999",
+        '{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": 5}]}}',
+    ],
+)
 @pytest.mark.parametrize("harness", ["claude", "codex", "hermes"])
 def test_malformed_lines_are_skipped_and_never_raise(harness, line):
     adapter = adapter_for(harness)
@@ -134,28 +147,71 @@ def test_malformed_lines_are_skipped_and_never_raise(harness, line):
 
 def test_the_loops_own_tools_are_not_forwarded():
     claude = adapter_for("claude")
-    use = {"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "id": "toolu_own", "name": "mcp__strict-loop__update_state", "input": {"task": "x"}},
-        {"type": "tool_use", "id": "toolu_mine", "name": "Read", "input": {"file_path": "a.py"}}]}}
-    result = {"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": "toolu_own", "content": "recorded", "is_error": False},
-        {"type": "tool_result", "tool_use_id": "toolu_mine", "content": [{"type": "text", "text": "print(1)"}]}]}}
+    use = {
+        "type": "assistant",
+        "message": {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_own",
+                    "name": "mcp__strict-loop__update_state",
+                    "input": {"task": "x"},
+                },
+                {"type": "tool_use", "id": "toolu_mine", "name": "Read", "input": {"file_path": "a.py"}},
+            ]
+        },
+    }
+    result = {
+        "type": "user",
+        "message": {
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_own", "content": "recorded", "is_error": False},
+                {"type": "tool_result", "tool_use_id": "toolu_mine", "content": [{"type": "text", "text": "print(1)"}]},
+            ]
+        },
+    }
     assert claude.feed(json.dumps(use)) == []
     calls = claude.feed(json.dumps(result))
-    assert [(c.call_id, c.turn["tool"], c.turn["output"], c.turn["exit_code"]) for c in calls] == [("toolu_mine", "Read", "print(1)", None)]
+    assert [(c.call_id, c.turn["tool"], c.turn["output"], c.turn["exit_code"]) for c in calls] == [
+        ("toolu_mine", "Read", "print(1)", None)
+    ]
     codex = adapter_for("codex")
-    item = {"type": "item.completed", "item": {"id": "item_9", "type": "mcp_tool_call", "server": "strict-loop", "tool": "check_stop",
-                                              "arguments": {}, "result": {"content": [{"type": "text", "text": "continue"}]}, "status": "completed"}}
+    item = {
+        "type": "item.completed",
+        "item": {
+            "id": "item_9",
+            "type": "mcp_tool_call",
+            "server": "strict-loop",
+            "tool": "check_stop",
+            "arguments": {},
+            "result": {"content": [{"type": "text", "text": "continue"}]},
+            "status": "completed",
+        },
+    }
     assert codex.feed(json.dumps(item)) == []
-    other = dict(item, item=dict(item["item"], id="item_10", server="docs", tool="search", status="failed", error={"message": "boom"}))
+    other = dict(
+        item,
+        item=dict(item["item"], id="item_10", server="docs", tool="search", status="failed", error={"message": "boom"}),
+    )
     [call] = codex.feed(json.dumps(other))
-    assert call.turn["tool"] == "mcp__docs__search" and call.turn["error"] is True and call.turn["output"] == "continue\nboom"
+    assert (
+        call.turn["tool"] == "mcp__docs__search"
+        and call.turn["error"] is True
+        and call.turn["output"] == "continue\nboom"
+    )
 
 
 def test_codex_file_changes_become_turns_with_their_paths():
     codex = adapter_for("codex")
-    item = {"type": "item.completed", "item": {"id": "item_7", "type": "file_change", "status": "completed",
-                                              "changes": [{"path": "src/a.py", "kind": "update"}, {"path": "b.txt", "kind": "add"}]}}
+    item = {
+        "type": "item.completed",
+        "item": {
+            "id": "item_7",
+            "type": "file_change",
+            "status": "completed",
+            "changes": [{"path": "src/a.py", "kind": "update"}, {"path": "b.txt", "kind": "add"}],
+        },
+    }
     [call] = codex.feed(json.dumps(item))
     assert call.call_id == "item_7" and call.turn["paths"] == ["src/a.py", "b.txt"] and call.turn["error"] is False
     assert Turn.model_validate(call.turn).paths == ["src/a.py", "b.txt"]
@@ -164,13 +220,43 @@ def test_codex_file_changes_become_turns_with_their_paths():
 def test_sizes_are_bounded_however_large_the_stream():
     claude = adapter_for("claude")
     for n in range(3000):  # tool uses that never get a result
-        claude.feed(json.dumps({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {}}]}}))
+        claude.feed(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "message": {"content": [{"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {}}]},
+                }
+            )
+        )
     assert len(claude.pending) <= 1000
     huge = "x" * 200_000
-    claude.feed(json.dumps({"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "id": "big" * 100, "name": "Write", "input": {"file_path": "f", "content": huge}}]}}))
-    [call] = claude.feed(json.dumps({"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": "big" * 100, "content": huge, "is_error": True}]}}))
+    claude.feed(
+        json.dumps(
+            {
+                "type": "assistant",
+                "message": {
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "big" * 100,
+                            "name": "Write",
+                            "input": {"file_path": "f", "content": huge},
+                        }
+                    ]
+                },
+            }
+        )
+    )
+    [call] = claude.feed(
+        json.dumps(
+            {
+                "type": "user",
+                "message": {
+                    "content": [{"type": "tool_result", "tool_use_id": "big" * 100, "content": huge, "is_error": True}]
+                },
+            }
+        )
+    )
     assert len(call.call_id) <= 200 and len(call.turn["output"]) <= MAX_TURN_TEXT
     assert len(json.dumps(call.turn["args"])) < 20_000
     claude.feed(json.dumps({"type": "result", "is_error": True, "result": huge, "subtype": "error_during_execution"}))

@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import read_jsonl, run_cli
+
 from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
-from strict_loop.loop.recording import record_turn
 from strict_loop.harness.streams import ToolCall
+from strict_loop.loop.recording import record_turn
 from strict_loop.supervisor.lock import SeenIds, SupervisorLock, alive, process_start
 from strict_loop.supervisor.runner import Supervisor
 
@@ -27,7 +27,12 @@ TURN = {"tool": "Bash", "args": {"command": "ls"}, "output": "a.txt\n", "error":
 @pytest.fixture
 def task(ws_dir: Path) -> Workspace:
     ws = Workspace(ws_dir)
-    ws.init_state(task_id="t", goal="Make done.txt", global_stop_condition="done.txt exists", stop_checks={"paths_exist": ["done.txt"]})
+    ws.init_state(
+        task_id="t",
+        goal="Make done.txt",
+        global_stop_condition="done.txt exists",
+        stop_checks={"paths_exist": ["done.txt"]},
+    )
     return ws
 
 
@@ -85,9 +90,13 @@ def test_seen_ids_are_bounded_and_rebuilt_from_events():
     for i in range(5):
         seen.add(f"id{i}")
     assert len(seen) == 3 and "id0" not in seen and "id4" in seen
-    seen.absorb([{"kind": "tool_call", "data": {"hook": {"tool_use_id": "toolu_9"}}},
-                 {"kind": "tool_call", "data": {"hook": {"call_id": "2:item_1"}}},
-                 {"kind": "note", "data": {"hook": {"tool_use_id": "not-a-call"}}}])
+    seen.absorb(
+        [
+            {"kind": "tool_call", "data": {"hook": {"tool_use_id": "toolu_9"}}},
+            {"kind": "tool_call", "data": {"hook": {"call_id": "2:item_1"}}},
+            {"kind": "note", "data": {"hook": {"tool_use_id": "not-a-call"}}},
+        ]
+    )
     assert "toolu_9" in seen and "2:item_1" in seen and "not-a-call" not in seen
 
 
@@ -105,7 +114,10 @@ def test_a_call_a_hook_recorded_is_not_recorded_again(task: Workspace):
     fresh = _supervisor(task)  # a restarted supervisor rebuilds what it saw from the events
     fresh._record(ToolCall("toolu_2", TURN), 1)
     calls = [e for e in read_jsonl(task.task_paths("t").events) if e["kind"] == "tool_call"]
-    assert [c["data"]["hook"].get("tool_use_id") or c["data"]["hook"]["call_id"] for c in calls] == ["toolu_1", "1:toolu_2"]
+    assert [c["data"]["hook"].get("tool_use_id") or c["data"]["hook"]["call_id"] for c in calls] == [
+        "toolu_1",
+        "1:toolu_2",
+    ]
     fresh._record(ToolCall("toolu_2", TURN), 2)  # a per-session id (Codex's item_N) in a later invocation is a new call
     assert len([e for e in read_jsonl(task.task_paths("t").events) if e["kind"] == "tool_call"]) == 3
 
@@ -118,34 +130,108 @@ def test_the_invocation_counter_continues_from_disk(task: Workspace):
 
 
 def test_agents_cannot_write_supervisor_events(task: Workspace):
-    r = run_cli("append_event", "--workspace", str(task.root), "--task-id", "t", "--kind", "supervisor.interrupted",
-                "--message", "forged", cwd=task.root, check=False)
+    r = run_cli(
+        "append_event",
+        "--workspace",
+        str(task.root),
+        "--task-id",
+        "t",
+        "--kind",
+        "supervisor.interrupted",
+        "--message",
+        "forged",
+        cwd=task.root,
+        check=False,
+    )
     assert r.returncode == 2 and "written by strict-loop itself" in r.stderr
 
 
 def test_supervise_refuses_bad_input_before_launching(task: Workspace, tmp_path: Path, monkeypatch):
     root = str(task.root)
-    r = run_cli("supervise", "--workspace", root, "--task-id", "nope", "--harness", "claude", "--harness-bin", sys.executable,
-                cwd=task.root, check=False)
+    r = run_cli(
+        "supervise",
+        "--workspace",
+        root,
+        "--task-id",
+        "nope",
+        "--harness",
+        "claude",
+        "--harness-bin",
+        sys.executable,
+        cwd=task.root,
+        check=False,
+    )
     assert r.returncode == 2 and "nope" in r.stderr
-    r = run_cli("supervise", "--workspace", root, "--task-id", "t", "--harness", "codex", "--harness-bin", str(tmp_path / "missing"),
-                cwd=task.root, check=False)
+    r = run_cli(
+        "supervise",
+        "--workspace",
+        root,
+        "--task-id",
+        "t",
+        "--harness",
+        "codex",
+        "--harness-bin",
+        str(tmp_path / "missing"),
+        cwd=task.root,
+        check=False,
+    )
     assert r.returncode == 2 and "--harness-bin" in r.stderr
-    r = run_cli("supervise", "--workspace", root, "--task-id", "t", "--harness", "codex", "--harness-bin", sys.executable,
-                "--max-cost-usd", "1", cwd=task.root, check=False)
+    r = run_cli(
+        "supervise",
+        "--workspace",
+        root,
+        "--task-id",
+        "t",
+        "--harness",
+        "codex",
+        "--harness-bin",
+        sys.executable,
+        "--max-cost-usd",
+        "1",
+        cwd=task.root,
+        check=False,
+    )
     assert r.returncode == 2 and "usd_per_mtok_in" in r.stderr
-    r = run_cli("supervise", "--workspace", root, "--task-id", "t", "--harness", "claude", "--harness-bin", sys.executable,
-                "--max-invocations", "0", cwd=task.root, check=False)
+    r = run_cli(
+        "supervise",
+        "--workspace",
+        root,
+        "--task-id",
+        "t",
+        "--harness",
+        "claude",
+        "--harness-bin",
+        sys.executable,
+        "--max-invocations",
+        "0",
+        cwd=task.root,
+        check=False,
+    )
     assert r.returncode == 2 and "max_invocations" in r.stderr
-    assert not task.task_paths("t").supervisor.exists() or not list(task.task_paths("t").supervisor.glob("invocation-*"))
+    assert not task.task_paths("t").supervisor.exists() or not list(
+        task.task_paths("t").supervisor.glob("invocation-*")
+    )
 
 
 def test_supervise_launches_nothing_for_untrusted_stop_commands(ws_dir: Path, tmp_path: Path, monkeypatch):
     ws = Workspace(ws_dir)
-    ws.init_state(task_id="u", goal="Pass the tests", global_stop_condition="tests pass", stop_checks={"commands": ["true"]})
+    ws.init_state(
+        task_id="u", goal="Pass the tests", global_stop_condition="tests pass", stop_checks={"commands": ["true"]}
+    )
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another-machine"))  # this machine never trusted the contract
-    r = run_cli("supervise", "--workspace", str(ws_dir), "--task-id", "u", "--harness", "claude", "--harness-bin", sys.executable,
-                cwd=ws_dir, check=False)
+    r = run_cli(
+        "supervise",
+        "--workspace",
+        str(ws_dir),
+        "--task-id",
+        "u",
+        "--harness",
+        "claude",
+        "--harness-bin",
+        sys.executable,
+        cwd=ws_dir,
+        check=False,
+    )
     assert r.returncode == 2 and "strict-loop trust --task-id u" in r.stderr
     assert not list(ws.task_paths("u").supervisor.glob("invocation-*"))
 

@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-
 from conftest import read_jsonl
+from harness_rig import Harness, require_binary
+from model_servers import AnthropicModel, ChatModel, Final, Hang, HttpError, ResponsesModel, Shell, Stall
+
 from strict_loop import Workspace
 from strict_loop.supervisor.budgets import SupervisorSettings
 from strict_loop.supervisor.runner import Supervisor
-
-from harness_rig import Harness, require_binary
-from model_servers import AnthropicModel, ChatModel, Final, Hang, HttpError, ResponsesModel, Shell, Stall
 
 pytestmark = pytest.mark.slow
 MODELS = {"claude": AnthropicModel, "codex": ResponsesModel, "hermes": ChatModel}
@@ -47,8 +46,13 @@ def _harness(name: str, tmp_path: Path) -> Harness:
 
 def _task(work: Path, task_id: str, goal_file: str) -> Workspace:
     ws = Workspace(work)
-    ws.init_state(task_id=task_id, goal=f"Create {goal_file} one step at a time", global_stop_condition=f"{goal_file} exists",
-                  stop_checks={"paths_exist": [goal_file]}, next_task="Create step1.txt")
+    ws.init_state(
+        task_id=task_id,
+        goal=f"Create {goal_file} one step at a time",
+        global_stop_condition=f"{goal_file} exists",
+        stop_checks={"paths_exist": [goal_file]},
+        next_task="Create step1.txt",
+    )
     return ws
 
 
@@ -67,29 +71,57 @@ def _invocations(ws: Workspace, task_id: str) -> list[dict]:
 def _round(work: Path, task_id: str, k: int) -> list:
     """One scripted round through the shell: announce, edit, record (the two-call protocol), then end the turn."""
     loop = LOOP
-    return [Shell(f"{loop} append_event --workspace {work} --task-id {task_id} --kind round.started --message 'Round {k}'"),
-            Shell(f"echo {k} > {work}/step{k}.txt"),
-            Shell(f"{loop} update_state --workspace {work} --task-id {task_id} --task 'Create step{k}.txt' "
-                  f"--result-summary 'step{k}.txt written' --verification-summary 'cat step{k}.txt shows {k}' --progress made "
-                  f"--next-task 'Create step{k + 1}.txt'"),
-            Final(f"Round {k} recorded.")]
+    return [
+        Shell(f"{loop} append_event --workspace {work} --task-id {task_id} --kind round.started --message 'Round {k}'"),
+        Shell(f"echo {k} > {work}/step{k}.txt"),
+        Shell(
+            f"{loop} update_state --workspace {work} --task-id {task_id} --task 'Create step{k}.txt' "
+            f"--result-summary 'step{k}.txt written' --verification-summary 'cat step{k}.txt shows {k}' --progress made "
+            f"--next-task 'Create step{k + 1}.txt'"
+        ),
+        Final(f"Round {k} recorded."),
+    ]
 
 
-def _supervisor(h: Harness, work: Path, task_id: str, url: str, err: io.StringIO, mcp: bool = False, env: Optional[dict] = None,
-                **settings) -> Supervisor:
+def _supervisor(
+    h: Harness,
+    work: Path,
+    task_id: str,
+    url: str,
+    err: io.StringIO,
+    mcp: bool = False,
+    env: Optional[dict] = None,
+    **settings,
+) -> Supervisor:
     """A supervisor with fast budgets; without the MCP server unless asked: the scripted model uses the CLI, and a
     server start costs ~1.4 s of CPU per invocation. Claude's spiral run wires it in and checks it connected."""
     h.configure(url)
-    return Supervisor(work, task_id, h.name, settings=SupervisorSettings(**{**FAST, **settings}), harness_bin=str(h.binary),
-                      extra_args=EXTRA.get(h.name, []), env=h.env(url, env), stderr=err, kill_grace_s=1.0, mcp=mcp)
+    return Supervisor(
+        work,
+        task_id,
+        h.name,
+        settings=SupervisorSettings(**{**FAST, **settings}),
+        harness_bin=str(h.binary),
+        extra_args=EXTRA.get(h.name, []),
+        env=h.env(url, env),
+        stderr=err,
+        kill_grace_s=1.0,
+        mcp=mcp,
+    )
 
 
 def _detail(work: Path, task_id: str, err: io.StringIO) -> str:
     events = read_jsonl(Workspace(work).task_paths(task_id).events)
     sup = Workspace(work).task_paths(task_id).supervisor
-    tails = {p.name: p.read_text(errors="replace")[-1500:] for p in sorted(sup.glob("invocation-*")) if p.suffix in (".txt", ".jsonl")}
-    return (f"stderr:\n{err.getvalue()[-3000:]}\nevents: {json.dumps([(e['kind'], e.get('message', '')[:100]) for e in events])}\n"
-            f"files: {json.dumps(tails)[-6000:]}")
+    tails = {
+        p.name: p.read_text(errors="replace")[-1500:]
+        for p in sorted(sup.glob("invocation-*"))
+        if p.suffix in (".txt", ".jsonl")
+    }
+    return (
+        f"stderr:\n{err.getvalue()[-3000:]}\nevents: {json.dumps([(e['kind'], e.get('message', '')[:100]) for e in events])}\n"
+        f"files: {json.dumps(tails)[-6000:]}"
+    )
 
 
 INVOCATIONS = {"codex": 3, "claude": 2, "hermes": 1}
@@ -99,13 +131,21 @@ the slowest start) runs one: together they stay within the suite's time budget."
 
 def _second_task(work: Path, ws: Workspace) -> list:
     """A second task in the same workspace, done in one round, and its script."""
-    ws.init_state(task_id="two", goal="Create done2.txt", global_stop_condition="done2.txt exists",
-                  stop_checks={"paths_exist": ["done2.txt"]})
-    return [Shell(f"{LOOP} append_event --workspace {work} --task-id two --kind round.started --message 'Round 1'"),
-            Shell(f"touch {work}/done2.txt"),
-            Shell(f"{LOOP} update_state --workspace {work} --task-id two --task 'Create done2.txt' --result-summary done "
-                  "--verification-summary 'ls shows done2.txt' --progress made"),
-            Final("Round 1 recorded.")]
+    ws.init_state(
+        task_id="two",
+        goal="Create done2.txt",
+        global_stop_condition="done2.txt exists",
+        stop_checks={"paths_exist": ["done2.txt"]},
+    )
+    return [
+        Shell(f"{LOOP} append_event --workspace {work} --task-id two --kind round.started --message 'Round 1'"),
+        Shell(f"touch {work}/done2.txt"),
+        Shell(
+            f"{LOOP} update_state --workspace {work} --task-id two --task 'Create done2.txt' --result-summary done "
+            "--verification-summary 'ls shows done2.txt' --progress made"
+        ),
+        Final("Round 1 recorded."),
+    ]
 
 
 def _run_all(sups: dict[str, Supervisor]) -> dict[str, Any]:
@@ -136,22 +176,40 @@ def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(nam
     work, h, ws = _setup(tmp_path, name, "steps", f"step{n}.txt")
     second = _second_task(work, ws)
     (tmp_path / "second").mkdir()
-    steps = [HttpError(REFUSED[name]), HttpError(REFUSED[name])] + [step for k in range(1, n + 1) for step in _round(work, "steps", k)]
+    steps = [HttpError(REFUSED[name]), HttpError(REFUSED[name])] + [
+        step for k in range(1, n + 1) for step in _round(work, "steps", k)
+    ]
     err, err2 = io.StringIO(), io.StringIO()
     with MODELS[name](steps) as model, MODELS[name](second) as model2:
-        results = _run_all({"steps": _supervisor(h, work, "steps", model.url, err, env=NO_RETRY.get(name),
-                                                 max_invocations=n + 3, max_consecutive_failures=3),
-                            "two": _supervisor(_harness(name, tmp_path / "second"), work, "two", model2.url, err2)})
+        results = _run_all(
+            {
+                "steps": _supervisor(
+                    h,
+                    work,
+                    "steps",
+                    model.url,
+                    err,
+                    env=NO_RETRY.get(name),
+                    max_invocations=n + 3,
+                    max_consecutive_failures=3,
+                ),
+                "two": _supervisor(_harness(name, tmp_path / "second"), work, "two", model2.url, err2),
+            }
+        )
     detail = _detail(work, "steps", err) + _detail(work, "two", err2)
     result = results["steps"]
     assert results["two"].exit_code == 0, detail
-    two_calls = [json.dumps(e["data"]["args"]) for e in read_jsonl(ws.task_paths("two").events) if e["kind"] == "tool_call"]
+    two_calls = [
+        json.dumps(e["data"]["args"]) for e in read_jsonl(ws.task_paths("two").events) if e["kind"] == "tool_call"
+    ]
     assert len(two_calls) == 3 and all("--task-id two" in c or "done2.txt" in c for c in two_calls), detail
     runs = _invocations(ws, "steps")
     assert [r["ok"] for r in runs] == [False, False] + [True] * n, detail
     assert all("scripted API error" in r["reason"] for r in runs[:2]), detail
     waits = [r["decision"]["sleep_s"] for r in runs]
-    assert waits[0] == pytest.approx(0.1) and waits[1] == pytest.approx(0.2) and waits[2] == 0, detail  # reset by the success
+    assert waits[0] == pytest.approx(0.1) and waits[1] == pytest.approx(0.2) and waits[2] == 0, (
+        detail
+    )  # reset by the success
     assert (result.exit_code, result.action, result.invocations) == (0, "stop", n + 2), detail
     state = ws.show_task(task_id="steps").state
     assert state.counters.iteration == n and (work / f"step{n}.txt").read_text().strip() == str(n), detail
@@ -166,7 +224,9 @@ def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(nam
     if name != "hermes":  # the later invocations resumed the first good one's session (hermes -z cannot resume)
         assert sessions[0] and sessions == [sessions[0]] * n, detail
     calls = [e for e in events if e["kind"] == "tool_call"]
-    assert not any("done2.txt" in json.dumps(e["data"]["args"]) or "task-id two" in json.dumps(e["data"]["args"]) for e in calls)
+    assert not any(
+        "done2.txt" in json.dumps(e["data"]["args"]) or "task-id two" in json.dumps(e["data"]["args"]) for e in calls
+    )
     # each call once, recorded by whichever saw it first: our hooks (Claude, Hermes: wired in per run) or the stream (Codex)
     metas = [e["data"]["hook"] for e in calls]
     assert len({m.get("call_id") or m.get("tool_use_id") for m in metas}) == len(calls) == 3 * n, detail
@@ -223,7 +283,8 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, 
     if name == "claude":  # the per-run MCP wiring: Claude reports the server it connected at start
         init = json.loads((ws.task_paths("spiral").supervisor / "invocation-0001.jsonl").read_text().splitlines()[0])
         assert {"name": "strict-loop", "status": "connected"}.items() <= next(
-            (m for m in init["mcp_servers"] if m["name"] == "strict-loop"), {}).items(), detail
+            (m for m in init["mcp_servers"] if m["name"] == "strict-loop"), {}
+        ).items(), detail
 
 
 WALL_CLOCK = {"claude": 3, "codex": 3, "hermes": 6}
@@ -236,7 +297,9 @@ def test_an_invocation_hanging_past_its_wall_clock_is_killed_and_counted(name: s
     work, h, ws = _setup(tmp_path, name, "hang", "never.txt")
     err = io.StringIO()
     with MODELS[name]([Stall(WALL_CLOCK[name] + 30)]) as model:
-        result = _supervisor(h, work, "hang", model.url, err, invocation_timeout_s=WALL_CLOCK[name], max_consecutive_failures=1).run()
+        result = _supervisor(
+            h, work, "hang", model.url, err, invocation_timeout_s=WALL_CLOCK[name], max_consecutive_failures=1
+        ).run()
     detail = _detail(work, "hang", err)
     # (on a quiet machine the harness is waiting on the model by then; under heavy load it may still be starting:
     # either way the invocation outlived its wall clock, and that is what is under test)
@@ -252,9 +315,30 @@ def test_a_signal_mid_invocation_kills_the_group_exits_130_or_143_and_state_load
     folder = ws.task_paths("intr").supervisor
     with MODELS[name]([Hang(60), Final("too late")]) as model:
         h.configure(model.url)
-        proc = subprocess.Popen([sys.executable, "-m", "strict_loop", "supervise", "--workspace", str(work), "--task-id", "intr",
-                                 "--harness", name, "--harness-bin", str(h.binary), "--heartbeat", "1", "--no-mcp", *(f"--harness-arg={a}" for a in EXTRA.get(name, []))],
-                                env=h.env(model.url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "strict_loop",
+                "supervise",
+                "--workspace",
+                str(work),
+                "--task-id",
+                "intr",
+                "--harness",
+                name,
+                "--harness-bin",
+                str(h.binary),
+                "--heartbeat",
+                "1",
+                "--no-mcp",
+                *(f"--harness-arg={a}" for a in EXTRA.get(name, [])),
+            ],
+            env=h.env(model.url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 30
         while not model.model_requests and time.monotonic() < deadline:  # the harness is waiting on the model
             time.sleep(0.1)
@@ -267,7 +351,9 @@ def test_a_signal_mid_invocation_kills_the_group_exits_130_or_143_and_state_load
     events = read_jsonl(ws.task_paths("intr").events)
     assert [e["data"]["invocation"] for e in events if e["kind"] == "supervisor.interrupted"] == [1], detail
     assert ws.show_task(task_id="intr").state.counters.iteration == 0 and not (folder / "supervisor.lock").exists()
-    again = _supervisor(h, work, "intr", model.url, io.StringIO())  # started again, it continues from disk: invocation 2
+    again = _supervisor(
+        h, work, "intr", model.url, io.StringIO()
+    )  # started again, it continues from disk: invocation 2
     assert again._next_invocation() == 2 and again.lock.acquire(name, None) is None  # no stale lock was left behind
     again.lock.release()
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import call, memory_client
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_helpers import call, memory_client
 from strict_loop import Workspace
 from strict_loop.cli import app
 from strict_loop.harness import headless, install, registry
@@ -22,10 +22,21 @@ from strict_loop.loop.operations import Operation
 
 ME = "test_tables:"  # this module, importable by name (tests/ is on sys.path), for the row's function references
 GEMINI = registry.Harness(
-    "gemini", "Gemini CLI (fake)", (("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
-    "strict_loop.harness.payloads:claude_turn", "strict_loop.harness.payloads:hook_specific_context",
-    ME + "deny", ME + "plan", "project", ME + "argv", "strict_loop.harness.streams:ClaudeAdapter",
-    stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=False, hooks_in_headless=False)
+    "gemini",
+    "Gemini CLI (fake)",
+    (("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
+    "strict_loop.harness.payloads:claude_turn",
+    "strict_loop.harness.payloads:hook_specific_context",
+    ME + "deny",
+    ME + "plan",
+    "project",
+    ME + "argv",
+    "strict_loop.harness.streams:ClaudeAdapter",
+    stop_restarts_on_new_turn=False,
+    resumes_sessions=False,
+    reports_cost=False,
+    hooks_in_headless=False,
+)
 
 
 def deny(event: Any, reason: str) -> dict[str, Any]:
@@ -56,8 +67,14 @@ def test_a_fourth_harness_is_one_row_of_the_registry(gemini, tmp_path, monkeypat
 
     ws = Workspace(tmp_path)
     ws.init_state(task_id="t", goal="g", global_stop_condition="s", limits={"max_iterations": 5})
-    payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "pytest -q"},
-               "tool_response": {"stdout": "1 failed"}, "session_id": "s1", "cwd": str(tmp_path)}
+    payload = {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q"},
+        "tool_response": {"stdout": "1 failed"},
+        "session_id": "s1",
+        "cwd": str(tmp_path),
+    }
     handler.handle("gemini", json.dumps(payload), env={}, cwd=str(tmp_path))
     events = [json.loads(line) for line in (tmp_path / ".agent-loop/tasks/t/events.jsonl").read_text().splitlines()]
     turns = [e for e in events if e["kind"] == "tool_call"]
@@ -90,12 +107,26 @@ class EchoResult(BaseModel):
 
 
 def test_a_new_operation_is_one_row_of_the_table(tmp_path, monkeypatch, capsys):
-    row = Operation("echo_word", "echo a word", "Echo a word back.", EchoInput, EchoResult,
-                    lambda r: f"{r.task_id}: {r.echoed}", title="Echo", tool="Echo a word back.", read_only=True)
+    row = Operation(
+        "echo_word",
+        "echo a word",
+        "Echo a word back.",
+        EchoInput,
+        EchoResult,
+        lambda r: f"{r.task_id}: {r.echoed}",
+        title="Echo",
+        tool="Echo a word back.",
+        read_only=True,
+    )
     monkeypatch.setattr(operations, "OPERATIONS", (*operations.OPERATIONS, row))
-    monkeypatch.setattr(Workspace, "echo_word", lambda self, request=None, /, **params: EchoResult(
-        task_id=(request or EchoInput(**params)).task_id, echoed=(request or EchoInput(**params)).word.upper()),
-        raising=False)
+    monkeypatch.setattr(
+        Workspace,
+        "echo_word",
+        lambda self, request=None, /, **params: EchoResult(
+            task_id=(request or EchoInput(**params)).task_id, echoed=(request or EchoInput(**params)).word.upper()
+        ),
+        raising=False,
+    )
 
     assert app.main(["echo-word", "--workspace", str(tmp_path), "--task-id", "t", "--word", "hi"]) == 0
     assert capsys.readouterr().out.strip() == "t: HI"

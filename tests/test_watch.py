@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import read_jsonl, run_cli
+
 from strict_loop.base.errors import LoopError
 from strict_loop.experiments.watch import EXIT_ESCALATED, EXIT_LIMIT, EXIT_OK, Watch
 from strict_loop.loop.workspace import Workspace
@@ -55,7 +55,9 @@ def assert_escalated(ws: Workspace, result, kind: str) -> dict:
     assert paused["failure"] == kind
     assert ws.detect_spiral(task_id="t").fired_at == paused["turn"]  # the turn of the pause, as for the monitor's own
     alerts = read_jsonl(paths.alerts)
-    assert len(alerts) == 1 and kind in alerts[0]["diagnosis"] and "strict-loop resume" in alerts[0]["recommended_action"]
+    assert (
+        len(alerts) == 1 and kind in alerts[0]["diagnosis"] and "strict-loop resume" in alerts[0]["recommended_action"]
+    )
     assert "PAUSED" in paths.latest_status.read_text()
     with pytest.raises(LoopError, match="paused"):
         ws.update_state(task_id="t", task="x", result_summary="x", verification_summary="x")
@@ -81,8 +83,10 @@ def test_oom_under_a_real_memory_limit_needs_two_halvings_then_succeeds(ws: Work
     assert [p.name for p in logs] == ["run-0001.log", "run-0002.log", "run-0003.log"]
     assert "MemoryError" in logs[0].read_text() and "allocated 32 MB" in logs[2].read_text()
     rounds = read_jsonl(ws.task_paths("t").iterations)  # each remedy is a round
-    assert [r["task"] for r in rounds] == ["watch: halve-batch after host out of memory (run 1)",
-                                          "watch: halve-batch after host out of memory (run 2)"]
+    assert [r["task"] for r in rounds] == [
+        "watch: halve-batch after host out of memory (run 1)",
+        "watch: halve-batch after host out of memory (run 2)",
+    ]
     turns = events(ws, "tool_call")  # each failure (and the success) is a monitor turn
     assert [t["data"]["error"] for t in turns] == [True, True, False]
     assert all(t["data"]["tool"] == "watch" and t["data"]["args"]["command"].endswith("job.py") for t in turns)
@@ -100,7 +104,9 @@ def test_the_budget_is_honoured_then_the_task_is_paused_and_a_person_alerted(ws:
 
 
 def test_nan_loss_kills_the_run_at_once_and_a_lower_learning_rate_fixes_it(ws: Workspace):
-    argv = job(ws, """
+    argv = job(
+        ws,
+        """
         import os, time
         lr = float(os.environ["LR"])
         print("step 1 loss 0.9", flush=True)
@@ -108,7 +114,8 @@ def test_nan_loss_kills_the_run_at_once_and_a_lower_learning_rate_fixes_it(ws: W
             print("step 2 loss nan", flush=True)
             time.sleep(60)  # a NaN run would go on burning hours: watch must end it, not wait
         print("step 2 loss 0.4", flush=True)
-    """)
+    """,
+    )
     result, err = watch(ws, argv, allow=["lower-lr:1"], lr_var="LR", lr=0.1)
     assert result.exit_code == EXIT_OK and result.failures == ["nan_loss"] and result.remedies == ["lower-lr"]
     assert "LR 0.1 -> 0.05" in err and "loss=nan at step 2" in err
@@ -116,13 +123,16 @@ def test_nan_loss_kills_the_run_at_once_and_a_lower_learning_rate_fixes_it(ws: W
 
 
 def test_divergence_read_from_a_metrics_file_escalates_when_no_remedy_is_allowed(ws: Workspace):
-    argv = job(ws, """
+    argv = job(
+        ws,
+        """
         import json, time
         with open("metrics.jsonl", "a") as f:
             for step, loss in enumerate([2.0, 1.0, 0.8, 0.9, 50.0]):
                 f.write(json.dumps({"step": step, "loss": loss}) + "\\n"); f.flush()
         time.sleep(60)
-    """)
+    """,
+    )
     result, _ = watch(ws, argv, metrics_file="metrics.jsonl")
     alert = assert_escalated(ws, result, "divergence")
     assert "more than 10x its best 0.8" in alert["diagnosis"] and "lower-lr is not allowed" in alert["diagnosis"]
@@ -134,10 +144,13 @@ def test_a_missing_module_is_escalated_with_its_name_and_nothing_is_installed(ws
     for name in ("pip", "pip3", "uv", "sh", "bash", "curl"):  # anything watch might call to "fix" it leaves a trace
         (spy / name).write_text(f"#!/bin/sh\necho {name} >> {tmp_path / 'called'}\n")
         (spy / name).chmod(0o755)
-    argv = job(ws, """
+    argv = job(
+        ws,
+        """
         print("step 0 loss 1.0", flush=True)
         raise ModuleNotFoundError("No module named 'evil; touch PWNED'")
-    """)
+    """,
+    )
     path = f"{spy}{os.pathsep}{os.environ['PATH']}"
     result, _ = watch(ws, argv, env={"PATH": path}, allow=["wait-retry:3"], retry_wait_s=0)
     alert = assert_escalated(ws, result, "missing_module")
@@ -150,8 +163,13 @@ def small_fs(ws: Workspace):
     """A 256 KiB tmpfs mounted at <ws>/out when this machine lets us mount; else the test is skipped."""
     out = ws.root / "out"
     out.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(out)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(out)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("mounting a tmpfs needs root (the RLIMIT_FSIZE test covers a full disk without it)")
     try:
         yield out
@@ -164,25 +182,37 @@ def test_a_full_filesystem_is_freed_by_clearing_the_declared_cache(ws: Workspace
     cache.mkdir()
     (cache / "shard.bin").write_bytes(b"x" * 200 * 1024)
     (cache / "sub").mkdir()
-    keep = tmp_path / "keep.txt"  # outside the workspace, reached through a link in the cache: the link goes, never the file
+    keep = (
+        tmp_path / "keep.txt"
+    )  # outside the workspace, reached through a link in the cache: the link goes, never the file
     keep.write_text("precious")
     (cache / "link").symlink_to(keep)
-    argv = job(ws, """
+    argv = job(
+        ws,
+        """
         with open("out/result.bin", "wb") as f:
             f.write(b"r" * 120 * 1024)
         print("saved", flush=True)
-    """)
+    """,
+    )
     result, _ = watch(ws, argv, allow=["clear-cache:1"], cache_dir="out/cache")
     assert result.exit_code == EXIT_OK and result.failures == ["disk_full"] and result.remedies == ["clear-cache"]
-    assert list(cache.iterdir()) == [] and keep.read_text() == "precious" and (small_fs / "result.bin").stat().st_size == 120 * 1024
+    assert (
+        list(cache.iterdir()) == []
+        and keep.read_text() == "precious"
+        and (small_fs / "result.bin").stat().st_size == 120 * 1024
+    )
 
 
 def test_a_file_size_quota_is_a_full_disk_and_escalates_without_the_remedy(ws: Workspace):
-    argv = job(ws, """
+    argv = job(
+        ws,
+        """
         with open("big.bin", "wb") as f:
             for _ in range(4):
                 f.write(b"x" * 1024 * 1024); f.flush()
-    """)
+    """,
+    )
     result, _ = watch(ws, argv, file_size_limit_mb=1)
     alert = assert_escalated(ws, result, "disk_full")
     assert "File too large" in alert["diagnosis"] and "clear-cache is not allowed" in alert["diagnosis"]
@@ -190,16 +220,25 @@ def test_a_file_size_quota_is_a_full_disk_and_escalates_without_the_remedy(ws: W
 
 
 def test_the_log_is_masked_capped_and_the_heartbeat_shows_progress(ws: Workspace):
-    argv = job(ws, """
+    argv = job(
+        ws,
+        """
         import os
         print("token", os.environ["MY_API_TOKEN"], flush=True)
         for i in range(200):
             print(f"step {i} loss {1 / (i + 1):.4f} " + "pad" * 20)
-    """)
+    """,
+    )
     secret = "sk-live-0123456789abcdef"
     out = io.StringIO()
-    result = Watch(ws.root, "t", argv, {"heartbeat_s": 0.01, "log_max_mb": 0.004, "total_steps": 400}, stream=out,
-                   env={**os.environ, "MY_API_TOKEN": secret}).run()
+    result = Watch(
+        ws.root,
+        "t",
+        argv,
+        {"heartbeat_s": 0.01, "log_max_mb": 0.004, "total_steps": 400},
+        stream=out,
+        env={**os.environ, "MY_API_TOKEN": secret},
+    ).run()
     assert result.exit_code == EXIT_OK
     log = Path(result.logs[0]).read_text()
     assert secret not in log and "token ***" in log and "log capped at 4194 bytes" in log and len(log) < 4400
@@ -212,8 +251,14 @@ def test_a_secret_in_the_command_line_reaches_no_file(ws: Workspace):
     secret = "hf_0123456789abcdefSECRET"
     argv = job(ws, "import sys; sys.exit('Connection refused')\n") + ["--token", secret]
     out = io.StringIO()
-    result = Watch(ws.root, "t", argv, {"heartbeat_s": 3600, "allow": ["wait-retry:1"], "retry_wait_s": 0}, stream=out,
-                   env={**os.environ, "HF_TOKEN": secret}).run()
+    result = Watch(
+        ws.root,
+        "t",
+        argv,
+        {"heartbeat_s": 3600, "allow": ["wait-retry:1"], "retry_wait_s": 0},
+        stream=out,
+        env={**os.environ, "HF_TOKEN": secret},
+    ).run()
     assert result.remedies == ["wait-retry"] and result.outcome == "escalated"
     for path in ws.task_paths("t").root.rglob("*"):
         assert not path.is_file() or secret.encode() not in path.read_bytes(), path
@@ -225,7 +270,9 @@ def test_the_monitor_sees_a_job_failing_the_same_way_after_each_retry_and_pauses
     result, _ = watch(ws, argv, allow=["wait-retry:20"], retry_wait_s=0, max_runs=20)
     assert result.exit_code == EXIT_ESCALATED and "progress monitor paused" in result.reason
     assert 3 <= result.runs < 20 and set(result.failures) == {"connection"}
-    assert events(ws, "spiral.whisper") and events(ws, "spiral.paused") and len(read_jsonl(ws.task_paths("t").alerts)) == 1
+    assert (
+        events(ws, "spiral.whisper") and events(ws, "spiral.paused") and len(read_jsonl(ws.task_paths("t").alerts)) == 1
+    )
 
 
 def test_max_runs_is_a_limit(ws: Workspace):
@@ -237,8 +284,25 @@ def test_max_runs_is_a_limit(ws: Workspace):
 
 def test_the_cli_passes_argv_and_declared_variables_and_refuses_bad_flags(ws: Workspace):
     (ws.root / "job.py").write_text("import os, sys; print('bs', os.environ['BS'], sys.argv[1:])\n")
-    run = run_cli("watch", "--task-id", "t", "--batch-var", "BS", "--batch-size", "8", "--heartbeat-s", "60", "--json",
-                  "--", *PY, "job.py", "--bs", "{BS}", "a b", cwd=ws.root)
+    run = run_cli(
+        "watch",
+        "--task-id",
+        "t",
+        "--batch-var",
+        "BS",
+        "--batch-size",
+        "8",
+        "--heartbeat-s",
+        "60",
+        "--json",
+        "--",
+        *PY,
+        "job.py",
+        "--bs",
+        "{BS}",
+        "a b",
+        cwd=ws.root,
+    )
     result = json.loads(run.stdout)
     assert run.returncode == 0 and result["outcome"] == "succeeded"
     assert "bs 8 ['--bs', '8', 'a b']" in Path(result["logs"][0]).read_text()
@@ -271,15 +335,23 @@ def test_watch_refuses_a_completed_or_unknown_task_before_running_anything(ws: W
 @pytest.mark.slow  # a real watch process receiving a real SIGTERM
 def test_sigterm_kills_the_jobs_whole_group_and_exits_143(ws: Workspace, tmp_path: Path):
     pidfile = tmp_path / "grandchild.pid"
-    job(ws, f"""
+    job(
+        ws,
+        f"""
         import subprocess, sys, time
         child = subprocess.Popen([sys.executable, "-I", "-S", "-c", "import time; time.sleep(60)"])
         open({str(pidfile)!r}, "w").write(str(child.pid))
         print("step 1 loss 1.0", flush=True)
         time.sleep(60)
-    """)
-    proc = subprocess.Popen([sys.executable, "-m", "strict_loop", "watch", "--task-id", "t", "--heartbeat-s", "60", "--", *PY, "job.py"],
-                            cwd=ws.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strict_loop", "watch", "--task-id", "t", "--heartbeat-s", "60", "--", *PY, "job.py"],
+        cwd=ws.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 20
     while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
         time.sleep(0.02)

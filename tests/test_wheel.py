@@ -18,7 +18,6 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
 from mcp_helpers import memory_client
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,7 +27,11 @@ pytestmark = pytest.mark.slow
 
 def _env() -> dict[str, str]:
     """The caller's environment without anything that would put the repo's code on the path."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "STRICT_LOOP_DEBUG")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "STRICT_LOOP_DEBUG")
+    }
     env["PYTHONNOUSERSITE"] = "1"
     return env
 
@@ -48,8 +51,22 @@ def installed(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("wheel")
     # pyproject's backend is in the test extra: build without isolation (no download) when it is here.
     isolation = ["--no-build-isolation"] if importlib.util.find_spec("hatchling") else []
-    _ok(_run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *isolation,
-             "-w", tmp / "dist", REPO, cwd=tmp, timeout=300))
+    _ok(
+        _run(
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            *isolation,
+            "-w",
+            tmp / "dist",
+            REPO,
+            cwd=tmp,
+            timeout=300,
+        )
+    )
     wheels = list((tmp / "dist").glob("strict_agent_loop-*.whl"))
     assert len(wheels) == 1, wheels
 
@@ -57,21 +74,47 @@ def installed(tmp_path_factory) -> dict:
     _ok(_run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp))
     bindir = venv / "bin"
     python = bindir / "python"
-    site_dir = Path(_ok(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp)).stdout.strip())
+    site_dir = Path(
+        _ok(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp)).stdout.strip()
+    )
     # Dependencies (pydantic, mcp, pip...) come from this interpreter's site-packages as plain path entries
     # appended after the venv's own: their .pth files (an editable install of this repo) stay unprocessed.
-    outer = [p for p in dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path])
-             if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    outer = [
+        p
+        for p in dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path])
+        if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()
+    ]
     (site_dir / "_outer_deps.pth").write_text("\n".join(outer) + "\n")
-    _ok(_run(python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
-             "--disable-pip-version-check", "--no-warn-script-location", wheels[0], cwd=tmp, timeout=120))
+    _ok(
+        _run(
+            python,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--ignore-installed",
+            "--disable-pip-version-check",
+            "--no-warn-script-location",
+            wheels[0],
+            cwd=tmp,
+            timeout=120,
+        )
+    )
     return {"tmp": tmp, "wheel": wheels[0], "venv": venv, "bin": bindir, "python": python, "site": site_dir}
 
 
 def test_installed_code_is_the_wheels_not_the_repos(installed):
-    out = _ok(_run(installed["python"], "-c", "import json, strict_loop, mcp_server; from strict_loop.base import skillfiles; "
-                   "print(json.dumps([strict_loop.__file__, mcp_server.__file__, str(skillfiles.skill_root())]))",
-                   cwd=installed["tmp"])).stdout
+    out = _ok(
+        _run(
+            installed["python"],
+            "-c",
+            "import json, strict_loop, mcp_server; from strict_loop.base import skillfiles; "
+            "print(json.dumps([strict_loop.__file__, mcp_server.__file__, str(skillfiles.skill_root())]))",
+            cwd=installed["tmp"],
+        )
+    ).stdout
     site = installed["site"].resolve()
     for path in json.loads(out):
         assert Path(path).resolve().is_relative_to(site), f"{path} is not inside {site}"
@@ -93,11 +136,15 @@ def test_schemas_check_passes_and_write_needs_a_folder(installed):
     strict_loop = installed["bin"] / "strict-loop"
     tmp = installed["tmp"]
     _ok(_run(strict_loop, "schemas", "--check", cwd=tmp))
-    before = sorted((p.name, p.stat().st_mtime_ns) for p in (installed["site"] / "strict_loop/skill/references/schemas").iterdir())
+    before = sorted(
+        (p.name, p.stat().st_mtime_ns) for p in (installed["site"] / "strict_loop/skill/references/schemas").iterdir()
+    )
     refused = _run(strict_loop, "schemas", "--write", cwd=tmp)
     assert refused.returncode != 0 and "no default folder in an installed package" in refused.stderr, refused.stderr
     assert "strict-loop schemas --write DIR" in refused.stderr
-    after = sorted((p.name, p.stat().st_mtime_ns) for p in (installed["site"] / "strict_loop/skill/references/schemas").iterdir())
+    after = sorted(
+        (p.name, p.stat().st_mtime_ns) for p in (installed["site"] / "strict_loop/skill/references/schemas").iterdir()
+    )
     assert after == before  # nothing written into site-packages
     _ok(_run(strict_loop, "schemas", "--write", tmp / "out", cwd=tmp))
     _ok(_run(strict_loop, "schemas", "--check", tmp / "out", cwd=tmp))
@@ -120,7 +167,9 @@ def test_mcp_server_lists_its_tools_over_stdio(installed):
 
     async def tools() -> tuple[list[str], list[str]]:
         # The SDK spawns the server with only HOME/PATH/SHELL/TERM: no PYTHONPATH reaches it.
-        params = StdioServerParameters(command=str(installed["bin"] / "strict-agent-loop"), args=["--workspace", str(ws)], cwd=str(ws))
+        params = StdioServerParameters(
+            command=str(installed["bin"] / "strict-agent-loop"), args=["--workspace", str(ws)], cwd=str(ws)
+        )
         with anyio.fail_after(30):
             async with Client(params, read_timeout_seconds=30) as client:
                 listed = sorted(t.name for t in (await client.list_tools()).tools)
@@ -136,10 +185,19 @@ def test_install_from_the_wheel_copies_the_packaged_skill_and_hermes_plugin(inst
     tmp = installed["tmp"]
     home = tmp / "install-home"
     env = {**_env(), "HOME": str(home), "HERMES_HOME": str(home / ".hermes")}
-    done = subprocess.run([installed["bin"] / "strict-loop", "install", "hermes"], cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [installed["bin"] / "strict-loop", "install", "hermes"],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     plugin = home / ".hermes" / "plugins" / "strict-loop"
     assert (plugin / "plugin.yaml").read_bytes() == (REPO / "integrations/hermes/strict-loop/plugin.yaml").read_bytes()
     assert f'STRICT_LOOP = "{installed["bin"] / "strict-loop"}"' in (plugin / "__init__.py").read_text()
-    assert (home / ".hermes" / "skills" / "strict-agent-loop" / "SKILL.md").read_bytes() == (REPO / "SKILL.md").read_bytes()
-    assert f'command: {installed["bin"] / "strict-loop-mcp"}' in (home / ".hermes" / "config.yaml").read_text()
+    assert (home / ".hermes" / "skills" / "strict-agent-loop" / "SKILL.md").read_bytes() == (
+        REPO / "SKILL.md"
+    ).read_bytes()
+    assert f"command: {installed['bin'] / 'strict-loop-mcp'}" in (home / ".hermes" / "config.yaml").read_text()

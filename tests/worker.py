@@ -44,8 +44,14 @@ def write(workspace: str, task_id: str, name: str, events: int, rounds: int, for
             say(f"event {name} {i}")
         if forever or i < rounds:
             ws.append_event(task_id=task_id, kind="round.started", message=f"{name} round {i}")
-            result = ws.update_state(task_id=task_id, task=f"{name} round {i}", result_summary="r" * 300,
-                                     verification_summary="checked", evidence=[f"{name}:{i}"], context_snapshot=f"{name} at {i}")
+            result = ws.update_state(
+                task_id=task_id,
+                task=f"{name} round {i}",
+                result_summary="r" * 300,
+                verification_summary="checked",
+                evidence=[f"{name}:{i}"],
+                context_snapshot=f"{name} at {i}",
+            )
             say(f"round {name} {i} {result.iteration}")
         i += 1
     say(f"done {name}")
@@ -62,8 +68,15 @@ def serve() -> None:
             if pid == 0:
                 code = 0
                 try:
-                    write(cmd["workspace"], cmd["task"], name, cmd["events"], 0 if rounds == "forever" else rounds,
-                          rounds == "forever", cmd.get("stop"))
+                    write(
+                        cmd["workspace"],
+                        cmd["task"],
+                        name,
+                        cmd["events"],
+                        0 if rounds == "forever" else rounds,
+                        rounds == "forever",
+                        cmd.get("stop"),
+                    )
                 except BaseException:
                     traceback.print_exc()
                     code = 1

@@ -15,9 +15,10 @@ import os
 import re
 import stat
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Optional
 
 from strict_loop.model.turns import one_line
 
@@ -113,7 +114,9 @@ def channels(env: Mapping[str, str], workspace: Path) -> tuple[list[Channel], li
         counts[scheme] = counts.get(scheme, 0) + 1
         kind = "irc" if scheme in IRC_SCHEMES else "apprise"
         if kind == "irc" and irc_target(url) is None:
-            problems.append(f"{source}: an IRC URL needs a host and a channel: irc://nick@host:6667/#channel (ircs:// for TLS)")
+            problems.append(
+                f"{source}: an IRC URL needs a host and a channel: irc://nick@host:6667/#channel (ircs:// for TLS)"
+            )
             continue
         suffix = "" if counts[scheme] == 1 else f"-{counts[scheme]}"
         out.append(Channel(("irc" if kind == "irc" else scheme) + suffix, kind, url))
@@ -123,8 +126,11 @@ def channels(env: Mapping[str, str], workspace: Path) -> tuple[list[Channel], li
 def delivery(env: Mapping[str, str]) -> Delivery:
     d = Delivery()
     try:
-        return Delivery(max(1, int(env.get(ATTEMPTS_ENV, d.attempts))), max(0.0, float(env.get(BACKOFF_ENV, d.backoff))),
-                        max(0.1, float(env.get(TIMEOUT_ENV, d.timeout))))
+        return Delivery(
+            max(1, int(env.get(ATTEMPTS_ENV, d.attempts))),
+            max(0.0, float(env.get(BACKOFF_ENV, d.backoff))),
+            max(0.1, float(env.get(TIMEOUT_ENV, d.timeout))),
+        )
     except ValueError:
         return d
 
@@ -168,11 +174,17 @@ def _read_file(path: Path, workspace: Path) -> tuple[str, Optional[str]]:
     except OSError as exc:
         return "", f"alerts file {path} cannot be read ({exc.strerror or exc})"
     if real == root or root in real.parents:
-        return "", f"alerts file {path} is inside the workspace {root}: a repository must never carry alert URLs; move it to ~/.config/strict-loop/"
+        return (
+            "",
+            f"alerts file {path} is inside the workspace {root}: a repository must never carry alert URLs; move it to ~/.config/strict-loop/",
+        )
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
         return "", f"alerts file {path} is not a regular file owned by you: recreate it"
     if st.st_mode & 0o077:
-        return "", f"alerts file {path} is readable by group or others (mode {oct(st.st_mode & 0o777)}): run chmod 600 {path}"
+        return (
+            "",
+            f"alerts file {path} is readable by group or others (mode {oct(st.st_mode & 0o777)}): run chmod 600 {path}",
+        )
     try:
         return real.read_text(encoding="utf-8", errors="replace")[:100_000], None
     except OSError as exc:

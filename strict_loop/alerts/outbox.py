@@ -18,15 +18,16 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 from strict_loop.alerts import channels
 from strict_loop.base import masking
 from strict_loop.base.fsio import append_line, atomic_write, dumps_line, json_records
+from strict_loop.base.timefmt import now_iso
 from strict_loop.model.monitoring import Alert
 from strict_loop.storage.store import TaskStore
-from strict_loop.base.timefmt import now_iso
 from strict_loop.storage.trust import config_dir
 
 WORKER_LOCK = ".worker.lock"
@@ -39,8 +40,16 @@ def queue_dir(root: Path, env: Optional[Mapping[str, str]] = None) -> Path:
     return config_dir(os.environ if env is None else env) / "outbox" / key
 
 
-def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], *, prefix: str, resume: str,
-            event: Optional[str]) -> dict[str, str]:
+def enqueue(
+    store: TaskStore,
+    root: Path,
+    alert: Alert,
+    env: Mapping[str, str],
+    *,
+    prefix: str,
+    resume: str,
+    event: Optional[str],
+) -> dict[str, str]:
     """Record ``alert`` with every configured channel pending (a misconfiguration as failed), queue it, start the worker.
 
     Returns the delivery summary (channel -> state). ``event`` names the ledger event to write, if any."""
@@ -49,11 +58,15 @@ def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], 
     alert.delivery = {c.name: "pending" for c in chans}
     for i, problem in enumerate(problems):
         alert.delivery["config" if i == 0 else f"config-{i + 1}"] = f"failed: {masking.mask(problem, env)}"
-    line: Any = masking.mask_tree({**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}}, env)
+    line: Any = masking.mask_tree(
+        {**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}}, env
+    )
     with store.locked():
         append_line(store.paths.alerts, dumps_line(line))
         if event:
-            store.append_event(event, f"{prefix} {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery})
+            store.append_event(
+                event, f"{prefix} {alert.diagnosis[:600]}", {"alert": alert.id, "delivery": alert.delivery}
+            )
     if chans:
         try:
             queue(root, line, [c.name for c in chans], env)
@@ -69,27 +82,50 @@ def enqueue(store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], 
 
 def queue(root: Path, line: Mapping[str, Any], names: list[str], env: Mapping[str, str]) -> None:
     """Put one alert (its ledger line, already masked) in this machine's queue with ``names`` pending."""
-    payload = {"text": "\n".join((line["message"]["headline"], "resume: " + line["message"]["resume"])),
-               **{k: v for k, v in line.items() if k != "delivery"}}
-    entry = {"workspace": str(root.resolve()), "task_id": line["task_id"], "alert": line["id"], "payload": payload,
-             "channels": {n: {"state": "pending", "attempts": 0, "last_error": None} for n in names}}
+    payload = {
+        "text": "\n".join((line["message"]["headline"], "resume: " + line["message"]["resume"])),
+        **{k: v for k, v in line.items() if k != "delivery"},
+    }
+    entry = {
+        "workspace": str(root.resolve()),
+        "task_id": line["task_id"],
+        "alert": line["id"],
+        "payload": payload,
+        "channels": {n: {"state": "pending", "attempts": 0, "last_error": None} for n in names},
+    }
     directory = queue_dir(root, env)
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    name = hashlib.sha256(f"{line['id']} {line.get('ts', '')}".encode()).hexdigest()[:20]  # ids repeat after a monitor rebuild
+    name = hashlib.sha256(f"{line['id']} {line.get('ts', '')}".encode()).hexdigest()[
+        :20
+    ]  # ids repeat after a monitor rebuild
     atomic_write(directory / f"{name}.json", json.dumps(entry).encode())
 
 
 def record(store: TaskStore, alert_id: str, channel: str, state: str, attempts: int, last_error: Optional[str]) -> None:
     """One delivery update in the ledger (caller holds the task lock)."""
-    append_line(store.paths.alerts, dumps_line({"update": alert_id, "channel": channel, "state": state, "attempts": attempts,
-                                                "last_error": last_error, "ts": now_iso()}), sync=state != "pending")
+    append_line(
+        store.paths.alerts,
+        dumps_line(
+            {
+                "update": alert_id,
+                "channel": channel,
+                "state": state,
+                "attempts": attempts,
+                "last_error": last_error,
+                "ts": now_iso(),
+            }
+        ),
+        sync=state != "pending",
+    )
 
 
 def fold(path: Path) -> list[dict[str, Any]]:
     """Each alert of ``alerts.jsonl`` in its current state: ``channels`` (name -> state, attempts, last_error) and
     ``delivery`` (name -> one-line summary). Lines of an older format (delivery as text only) are read as final."""
     out: list[dict[str, Any]] = []
-    latest: dict[str, dict[str, Any]] = {}  # an update belongs to the latest alert of its id (a rebuilt monitor reuses ids)
+    latest: dict[
+        str, dict[str, Any]
+    ] = {}  # an update belongs to the latest alert of its id (a rebuilt monitor reuses ids)
     for _, rec in json_records(path):
         if "update" in rec:
             alert = latest.get(str(rec["update"]))
@@ -98,7 +134,9 @@ def fold(path: Path) -> list[dict[str, Any]]:
         elif isinstance(rec.get("id"), str):
             chans = {}
             for name, text in (rec.get("delivery") or {}).items():
-                state = "pending" if text == "pending" else "delivered" if str(text).startswith("delivered") else "failed"
+                state = (
+                    "pending" if text == "pending" else "delivered" if str(text).startswith("delivered") else "failed"
+                )
                 chans[name] = {"state": state, "attempts": 0, "last_error": None if state != "failed" else str(text)}
             latest[rec["id"]] = {**rec, "channels": chans}
             out.append(latest[rec["id"]])
@@ -168,8 +206,15 @@ def _spawn(root: Path, env: Mapping[str, str]) -> bool:
     # carrying a strict_loop/ package must not run): the worker starts in / and imports from package_parent.
     package_parent = str(Path(__file__).resolve().parent.parent)
     boot = f"import sys; sys.path[0] = {package_parent!r}; from strict_loop.alerts.worker import main; sys.exit(main())"
-    proc = subprocess.Popen([sys.executable, "-c", boot, str(root)], env=dict(env), cwd="/",
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", boot, str(root)],
+        env=dict(env),
+        cwd="/",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
     threading.Thread(target=proc.wait, daemon=True).start()  # reaped here, so a long-lived server keeps no zombie
     return True

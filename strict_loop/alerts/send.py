@@ -13,7 +13,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from strict_loop.alerts.channels import Channel, Message, irc_target
 
@@ -42,8 +43,9 @@ def send(channel: Channel, msg: Message, payload: Mapping[str, Any], timeout: fl
 
 def _webhook(url: str, payload: Mapping[str, Any], timeout: float) -> str:
     body = json.dumps(payload, ensure_ascii=False).encode()
-    request = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "application/json", "User-Agent": "strict-agent-loop"})
+    request = urllib.request.Request(
+        url, data=body, method="POST", headers={"Content-Type": "application/json", "User-Agent": "strict-agent-loop"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http(s) checked by alerts.channels)
             return f"HTTP {response.status}"
@@ -62,7 +64,9 @@ def _apprise(url: str, msg: Message, timeout: float) -> str:
     plugin = apprise.Apprise.instantiate(url)
     if plugin is None:
         raise SendError("Apprise does not recognise this URL (see https://github.com/caronc/apprise/wiki)", final=True)
-    plugin.socket_connect_timeout = plugin.socket_read_timeout = timeout  # a hanging service costs one attempt, not forever
+    plugin.socket_connect_timeout = plugin.socket_read_timeout = (
+        timeout  # a hanging service costs one attempt, not forever
+    )
     obj = apprise.Apprise()
     obj.add(plugin)
     with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as logs:
@@ -87,7 +91,9 @@ def _irc(url: str, msg: Message, timeout: float) -> str:
         import functools
         import ssl
 
-        factory = irc.connection.Factory(wrapper=functools.partial(ssl.create_default_context().wrap_socket, server_hostname=host))
+        factory = irc.connection.Factory(
+            wrapper=functools.partial(ssl.create_default_context().wrap_socket, server_hostname=host)
+        )
     else:
         factory = irc.connection.Factory()
     reactor = irc.client.Reactor()
@@ -122,15 +128,25 @@ def _irc(url: str, msg: Message, timeout: float) -> str:
         conn.close()
     if done.is_set():
         return f"notice sent to {channel}"
-    raise SendError(errors[0] if errors else ("timed out" if time.monotonic() >= deadline else "the server closed the connection"))
+    raise SendError(
+        errors[0] if errors else ("timed out" if time.monotonic() >= deadline else "the server closed the connection")
+    )
 
 
 def scrub(text: str, url: str) -> str:
     """``text`` without the URL or any of its parts (host, path, query, credentials)."""
     try:
         parts = urllib.parse.urlsplit(url)
-        pieces = [url, parts.netloc, parts.hostname or "", parts.username or "", parts.password or "",
-                  parts.path if len(parts.path) > 1 else "", parts.query, parts.fragment]
+        pieces = [
+            url,
+            parts.netloc,
+            parts.hostname or "",
+            parts.username or "",
+            parts.password or "",
+            parts.path if len(parts.path) > 1 else "",
+            parts.query,
+            parts.fragment,
+        ]
         pieces += [p for p in parts.path.split("/") if len(p) >= 6]
     except ValueError:
         pieces = [url]

@@ -16,14 +16,14 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
-from strict_loop.alerts import channels
-from strict_loop.alerts import outbox
-from strict_loop.base import masking
+from strict_loop.alerts import channels, outbox
 from strict_loop.alerts.send import SendError, send
+from strict_loop.base import masking
 from strict_loop.base.fsio import LOCK_TIMEOUT_S, atomic_write, read_own
 from strict_loop.base.layout import Layout
 from strict_loop.storage.store import TaskStore, ValidationCache
@@ -74,8 +74,11 @@ class _Entry:
             outbox.record(self.store, alert_id, name, state, attempts, error)
             if state != "pending":
                 text = outbox.summary({"state": state, "attempts": attempts, "last_error": error})
-                self.store.append_event(f"alert.{state}", f"alert {alert_id} via {name}: {text}"[:600],
-                                        {"alert": alert_id, "channel": name, "attempts": attempts, "last_error": error})
+                self.store.append_event(
+                    f"alert.{state}",
+                    f"alert {alert_id} via {name}: {text}"[:600],
+                    {"alert": alert_id, "channel": name, "attempts": attempts, "last_error": error},
+                )
 
 
 def deliver_entry(root: Path, path: Path, env: Mapping[str, str]) -> None:
@@ -89,7 +92,9 @@ def deliver_entry(root: Path, path: Path, env: Mapping[str, str]) -> None:
         return
     try:
         paths = Layout(root).task(task_id)
-        store: Optional[TaskStore] = TaskStore(paths, task_id, ValidationCache(), LOCK_TIMEOUT_S) if paths.exists() else None
+        store: Optional[TaskStore] = (
+            TaskStore(paths, task_id, ValidationCache(), LOCK_TIMEOUT_S) if paths.exists() else None
+        )
     except Exception:
         store = None  # the task is gone: deliver anyway, there is no ledger to record in
     entry = _Entry(path, data, store)
@@ -103,16 +108,24 @@ def deliver_entry(root: Path, path: Path, env: Mapping[str, str]) -> None:
         path.unlink(missing_ok=True)
 
 
-def _deliver_one(entry: _Entry, name: str, channel: Optional[channels.Channel], policy: channels.Delivery,
-                 env: Mapping[str, str]) -> None:
+def _deliver_one(
+    entry: _Entry, name: str, channel: Optional[channels.Channel], policy: channels.Delivery, env: Mapping[str, str]
+) -> None:
     attempts = int(entry.data["channels"][name].get("attempts") or 0)
     if channel is None:
-        entry.update(name, "failed", attempts, f"channel '{name}' is not configured in the environment of the process that "
-                     "delivered it; configure it there and run: strict-loop alerts --retry")
+        entry.update(
+            name,
+            "failed",
+            attempts,
+            f"channel '{name}' is not configured in the environment of the process that "
+            "delivered it; configure it there and run: strict-loop alerts --retry",
+        )
         return
     payload = entry.data["payload"]
     message = payload.get("message") or {}
-    msg = channels.Message(str(message.get("headline", "[SPIRALING]")), str(message.get("resume", "strict-loop resume")))
+    msg = channels.Message(
+        str(message.get("headline", "[SPIRALING]")), str(message.get("resume", "strict-loop resume"))
+    )
     error: Optional[str] = None
     while attempts < policy.attempts:
         attempts += 1

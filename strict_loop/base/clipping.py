@@ -26,7 +26,7 @@ def clip(text: str, cap: int = MAX_TURN_TEXT) -> str:
         return text
     keep = max(cap - 48, 0)  # room for the marker
     head = keep // 4
-    return f"{text[:head]}\n...[clipped {len(text) - keep} characters]...\n{text[len(text) - (keep - head):]}"
+    return f"{text[:head]}\n...[clipped {len(text) - keep} characters]...\n{text[len(text) - (keep - head) :]}"
 
 
 def compact(value: Any) -> str:

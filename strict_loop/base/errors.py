@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,8 +54,11 @@ def boundary(operation: str) -> Callable[[F], F]:
                 raise
             except OSError as exc:
                 where = f"{operation} ({exc.filename})" if exc.filename else operation
-                raise StorageError(where, f"file system error: {exc.strerror or exc}",
-                                   "free disk space or fix the permissions, then retry; ledgers stay consistent") from exc
+                raise StorageError(
+                    where,
+                    f"file system error: {exc.strerror or exc}",
+                    "free disk space or fix the permissions, then retry; ledgers stay consistent",
+                ) from exc
             except Exception as exc:
                 mapped = _mapped(operation, exc)
                 if mapped is None:
@@ -74,10 +78,15 @@ def _mapped(operation: str, exc: Exception) -> LoopError | None:
     """
     subprocess, pydantic = sys.modules.get("subprocess"), sys.modules.get("pydantic")
     if subprocess is not None and isinstance(exc, subprocess.SubprocessError):
-        return LoopError(operation, f"a subprocess failed: {str(exc)[:300]}", "retry; see events.jsonl for what was recorded")
+        return LoopError(
+            operation, f"a subprocess failed: {str(exc)[:300]}", "retry; see events.jsonl for what was recorded"
+        )
     if pydantic is not None and isinstance(exc, pydantic.ValidationError):
-        return LoopError(operation, f"a stored value does not fit its model ({_first(exc)})",
-                         "run `strict-loop rebuild_state` for this task, or report a bug")
+        return LoopError(
+            operation,
+            f"a stored value does not fit its model ({_first(exc)})",
+            "run `strict-loop rebuild_state` for this task, or report a bug",
+        )
     return None
 
 

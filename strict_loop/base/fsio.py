@@ -14,10 +14,11 @@ import json
 import os
 import stat
 import time
+from collections.abc import Iterator
 from contextlib import closing, contextmanager, suppress
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 from strict_loop.base.errors import LoopError, StateDamaged
 
@@ -98,8 +99,11 @@ def open_own(path: Path, flags: int = os.O_RDONLY) -> int:
 
 
 def _not_own(path: Path, what: str) -> LoopError:
-    return StateDamaged(str(path), f"cannot be read or written: it {what}; the loop uses its own regular files, never a link, FIFO or device",
-                        "put the real file in its place (for state.json: run `strict-loop rebuild_state` for the task)")
+    return StateDamaged(
+        str(path),
+        f"cannot be read or written: it {what}; the loop uses its own regular files, never a link, FIFO or device",
+        "put the real file in its place (for state.json: run `strict-loop rebuild_state` for the task)",
+    )
 
 
 class Unreadable(Exception):
@@ -112,8 +116,13 @@ class Unreadable(Exception):
 
 def file_kind(mode: int) -> str:
     """'FIFO', 'directory', 'character device', ... for a file that is not a regular one."""
-    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
-                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+    for test, name in (
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    ):
         if test(mode):
             return name
     return "special file"
@@ -159,8 +168,11 @@ def read_own(path: Path, cap: int = MAX_DOC_BYTES) -> bytes:
 
 
 def _too_big(path: Path, size: int, cap: int) -> LoopError:
-    return StateDamaged(str(path), f"is {size} bytes; no file the loop writes is over {cap}",
-                        "run `strict-loop rebuild_state` for the task to rebuild it from the ledgers")
+    return StateDamaged(
+        str(path),
+        f"is {size} bytes; no file the loop writes is over {cap}",
+        "run `strict-loop rebuild_state` for the task to rebuild it from the ledgers",
+    )
 
 
 def append_line(path: Path, line: bytes, *, sync: bool = True) -> None:
@@ -266,7 +278,7 @@ def _lines_backwards(fd: int, end: int) -> Iterator[Optional[bytes]]:
         while True:
             nl = block.rfind(b"\n", 0, cut)
             if size <= MAX_LINE_BYTES:
-                parts.append(block[nl + 1:cut])
+                parts.append(block[nl + 1 : cut])
                 size += cut - nl - 1
             if nl < 0:
                 break
@@ -325,7 +337,9 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield number, text
 
 
-def json_records(path: Path, *, last: int | None = None, skipped: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_records(
+    path: Path, *, last: int | None = None, skipped: list[int] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of every complete ledger line that is a JSON object; others are skipped (their numbers go to ``skipped``).
 
     With ``last``, only the last ``last`` lines are read (numbered from the end: -1 is the last line).
@@ -389,7 +403,8 @@ def file_lock(path: Path, what: str, timeout: float = LOCK_TIMEOUT_S) -> Iterato
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise LoopError(
-                        "lock", f"{what} stayed locked for {timeout:g}s",
+                        "lock",
+                        f"{what} stayed locked for {timeout:g}s",
                         "another process is writing it; retry (the lock is released when that process exits)",
                     ) from None
                 time.sleep(delay)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 

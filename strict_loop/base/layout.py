@@ -90,8 +90,19 @@ class TaskPaths(NamedTuple):
         return self.rounds / f"iteration-{iteration:04d}.md"
 
     def as_dict(self) -> dict[str, str]:
-        names = ("state", "events", "iterations", "status_history", "latest_status", "stop_report", "run_summary", "rounds",
-                 "supervisor", "monitor", "alerts")
+        names = (
+            "state",
+            "events",
+            "iterations",
+            "status_history",
+            "latest_status",
+            "stop_report",
+            "run_summary",
+            "rounds",
+            "supervisor",
+            "monitor",
+            "alerts",
+        )
         return {name: str(getattr(self, name)) for name in names}
 
 
@@ -146,8 +157,11 @@ class Layout(NamedTuple):
         except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
             raise LoopError(str(path), f"cannot be resolved ({exc})", "remove the symbolic link loop") from None
         if real != root and root not in real.parents:
-            raise LoopError(str(path), f"resolves to {real}, outside the workspace {root}",
-                            "remove the symbolic link: a task's files stay inside its workspace")
+            raise LoopError(
+                str(path),
+                f"resolves to {real}, outside the workspace {root}",
+                "remove the symbolic link: a task's files stay inside its workspace",
+            )
         return path
 
     def task_ids(self) -> list[str]:

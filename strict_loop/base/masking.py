@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import Mapping, Optional
+from collections.abc import Mapping
+from typing import Optional
 
 PROJECT_SECRET_PREFIXES = ("STRICT_LOOP_", "APPRISE_")
 """Variables that belong to this tool (webhook and Apprise URLs, the MCP token, ...):

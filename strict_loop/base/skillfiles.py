@@ -41,6 +41,9 @@ def source_schema_dir() -> Path:
     mismatch with the release), so there the caller must name a folder.
     """
     if skill_root().parent == Path(str(files("strict_loop"))).resolve():
-        raise LoopError("schemas --write", f"no default folder in an installed package ({schema_dir()} is the "
-                        "release's read-only copy)", "name one: strict-loop schemas --write DIR")
+        raise LoopError(
+            "schemas --write",
+            f"no default folder in an installed package ({schema_dir()} is the release's read-only copy)",
+            "name one: strict-loop schemas --write DIR",
+        )
     return schema_dir()

@@ -49,7 +49,9 @@ def human_duration(seconds: float | None) -> str:
     return f"{days}d{hours:02d}h"
 
 
-def rate_and_eta(step: Optional[int], first_step: Optional[int], elapsed_s: float, total: Optional[int]) -> tuple[float, Optional[float]]:
+def rate_and_eta(
+    step: Optional[int], first_step: Optional[int], elapsed_s: float, total: Optional[int]
+) -> tuple[float, Optional[float]]:
     """Steps (or rounds) per second since ``first_step`` and the seconds left to ``total`` (None when unknown):
     the pace on both heartbeats, the supervisor's and watch's."""
     if step is None or first_step is None or elapsed_s <= 0 or step <= first_step:

@@ -4,4 +4,4 @@ alerts, schemas) and the catalogue of file formats.
 It may import everything.
 """
 
-__all__ = ['alertview', 'app', 'demo', 'flags', 'schemas']
+__all__ = ["alertview", "app", "demo", "flags", "schemas"]

@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from strict_loop.alerts import channels
-from strict_loop.alerts import outbox
+from strict_loop.alerts import channels, outbox
 from strict_loop.base.errors import LoopError
 from strict_loop.loop.workspace import Workspace
 
@@ -30,8 +29,16 @@ def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool) -> i
     if retry:
         outbox.kick(root)
     if as_json:
-        print(json.dumps({"channels": [c.name for c in chans], "problems": problems,
-                          "alerts": [{k: a.get(k) for k in ("id", "task_id", "ts", "channels", "delivery")} for a in found]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "channels": [c.name for c in chans],
+                    "problems": problems,
+                    "alerts": [{k: a.get(k) for k in ("id", "task_id", "ts", "channels", "delivery")} for a in found],
+                },
+                indent=2,
+            )
+        )
         return 0
     print("channels here: " + (", ".join(c.name for c in chans) or "none (see references/alerts.md)"))
     for problem in problems:
@@ -61,6 +68,8 @@ def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
                 outbox.record(store, a["id"], name, "pending", 0, None)
             line = {k: v for k, v in a.items() if k != "channels"}
             if not isinstance(line.get("message"), dict):  # an alert from before the outbox
-                msg = channels.message("[SPIRALING]", task_id, str(a.get("diagnosis", "")), resume_command(ws.root, task_id))
+                msg = channels.message(
+                    "[SPIRALING]", task_id, str(a.get("diagnosis", "")), resume_command(ws.root, task_id)
+                )
                 line["message"] = {"headline": msg.headline, "resume": msg.resume}
             outbox.queue(ws.root, line, names, os.environ)

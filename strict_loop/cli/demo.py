@@ -15,7 +15,9 @@ from typing import Optional
 
 from strict_loop.loop.workspace import Workspace
 
-STOP_COMMAND = "python3 -c \"import sys; v=open('sequence.txt').read().split(); sys.exit(0 if v and v[-1]=='1' else 1)\""
+STOP_COMMAND = (
+    "python3 -c \"import sys; v=open('sequence.txt').read().split(); sys.exit(0 if v and v[-1]=='1' else 1)\""
+)
 
 
 def run(start: int = 6, workspace: Optional[Path] = None, out=sys.stdout) -> Path:
@@ -25,10 +27,15 @@ def run(start: int = 6, workspace: Optional[Path] = None, out=sys.stdout) -> Pat
     seq_file = root / "sequence.txt"
     seq_file.write_text(f"{start}\n")
     ws.init_state(
-        task_id="hailstone", goal=f"Write the hailstone sequence from {start} to sequence.txt, one number per round",
+        task_id="hailstone",
+        goal=f"Write the hailstone sequence from {start} to sequence.txt, one number per round",
         global_stop_condition="The last number in sequence.txt is 1",
-        success_evidence=["sequence.txt ends with 1"], stop_checks={"commands": [STOP_COMMAND]},
-        operating_mode="unattended", limits={"max_iterations": 200}, next_task=f"append the number after {start}", force=True,
+        success_evidence=["sequence.txt ends with 1"],
+        stop_checks={"commands": [STOP_COMMAND]},
+        operating_mode="unattended",
+        limits={"max_iterations": 200},
+        next_task=f"append the number after {start}",
+        force=True,
     )
     print(f"workspace: {root}", file=out)
     while True:
@@ -41,9 +48,14 @@ def run(start: int = 6, workspace: Optional[Path] = None, out=sys.stdout) -> Pat
         written = int(seq_file.read_text().split()[-1])
         verified = written == nxt and (written * 2 == n or (n % 2 == 1 and written == 3 * n + 1))
         result = ws.update_state(  # two calls a round: the answer carries the stop verdict and the status line
-            task_id="hailstone", task=f"append the number after {n}", local_done_condition=f"sequence.txt ends with {nxt}",
-            result_summary=f"{n} -> {nxt}", verification_summary=f"re-read sequence.txt: last value {written}, rule holds: {verified}",
-            progress="made" if verified else "none", evidence=["sequence.txt"], next_task=f"append the number after {nxt}",
+            task_id="hailstone",
+            task=f"append the number after {n}",
+            local_done_condition=f"sequence.txt ends with {nxt}",
+            result_summary=f"{n} -> {nxt}",
+            verification_summary=f"re-read sequence.txt: last value {written}, rule holds: {verified}",
+            progress="made" if verified else "none",
+            evidence=["sequence.txt"],
+            next_task=f"append the number after {nxt}",
             status="completed" if nxt == 1 else "running",  # refused unless the stop check really passes
             context_snapshot=f"sequence so far: {' '.join(map(str, values + [nxt]))}",
         )

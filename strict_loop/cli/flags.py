@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 import annotated_types
 from pydantic import BaseModel
@@ -45,7 +46,9 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def add_model_flags(parser: argparse.ArgumentParser, model: type[BaseModel], *, skip: frozenset[str] = frozenset()) -> None:
+def add_model_flags(
+    parser: argparse.ArgumentParser, model: type[BaseModel], *, skip: frozenset[str] = frozenset()
+) -> None:
     """Add a flag for every field of ``model`` (except ``skip``) to ``parser``."""
     _add(parser, parser, model, (), skip)
 
@@ -64,7 +67,9 @@ def request_from(ns: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _add(parser: argparse.ArgumentParser, target: Any, model: type[BaseModel], path: tuple[str, ...], skip: frozenset[str]) -> None:
+def _add(
+    parser: argparse.ArgumentParser, target: Any, model: type[BaseModel], path: tuple[str, ...], skip: frozenset[str]
+) -> None:
     for name, info in model.model_fields.items():
         if name in skip:
             continue
@@ -74,9 +79,12 @@ def _add(parser: argparse.ArgumentParser, target: Any, model: type[BaseModel], p
             _add(parser, parser.add_argument_group(flag.group or name), kind, path + (name,), frozenset())
             continue
         names = flag.names or (f"--{name.replace('_', '-')}",)
-        kwargs: dict[str, Any] = {"dest": SEP.join(("f",) + path + (name,)), "default": argparse.SUPPRESS,
-                                  "help": _help(info)}
-        kwargs.update(_value_kwargs(kind, flag, name.rsplit('_', 1)[-1].upper()))
+        kwargs: dict[str, Any] = {
+            "dest": SEP.join(("f",) + path + (name,)),
+            "default": argparse.SUPPRESS,
+            "help": _help(info),
+        }
+        kwargs.update(_value_kwargs(kind, flag, name.rsplit("_", 1)[-1].upper()))
         if flag.json:
             kwargs["help"] += "; a JSON object, or @file.json"
         if flag.note:

@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from strict_loop.base.skillfiles import schema_dir
 from strict_loop.experiments.remedies import WatchSettings
+from strict_loop.model.monitoring import Alert, MonitorState
 from strict_loop.model.records import EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
 from strict_loop.model.turns import Turn
-from strict_loop.model.monitoring import Alert, MonitorState
 
 __all__ = ["DOCUMENTS", "SCHEMA_DIR", "generate", "render", "write_all"]
 
@@ -43,7 +43,11 @@ def generate() -> dict[str, dict[str, Any]]:
     out = {}
     for name, model in DOCUMENTS.items():
         schema = model.model_json_schema(mode="validation")
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"strict-agent-loop/{name}.schema.json", **schema}
+        schema = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"strict-agent-loop/{name}.schema.json",
+            **schema,
+        }
         out[f"{name}.schema.json"] = schema
     return out
 
@@ -60,5 +64,3 @@ def write_all(directory: Path = SCHEMA_DIR) -> list[Path]:
         path.write_text(render(schema), encoding="utf-8")
         written.append(path)
     return written
-
-

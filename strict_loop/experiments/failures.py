@@ -33,54 +33,147 @@ class FailureKind:
 CATALOG: tuple[FailureKind, ...] = (
     # Most specific first: a data-loader worker killed by the OOM killer is a data-loader crash, an NCCL
     # watchdog timeout is not a network timeout, a CUDA OOM is not a host OOM.
-    FailureKind("gpu_oom", "GPU out of memory",
-                (r"CUDA out of memory", r"torch\.(cuda\.)?OutOfMemoryError", r"CUBLAS_STATUS_ALLOC_FAILED", r"HIP out of memory",
-                 r"RESOURCE_EXHAUSTED: Out of memory", r"out of memory on device"),
-                remedies=("halve-batch",), advice="a smaller batch (or gradient accumulation), mixed precision, or a bigger GPU"),
-    FailureKind("dataloader_crash", "data-loader worker crash",
-                (r"DataLoader worker \(pid[^)]*\) (is killed|exited unexpectedly)", r"DataLoader worker exited unexpectedly",
-                 r"bus error.*shared memory|insufficient shared memory"),
-                remedies=("wait-retry",), advice="fewer workers, a larger /dev/shm (--shm-size), or workers=0 to see the real error"),
-    FailureKind("nccl_timeout", "NCCL / collective timeout",
-                (r"Watchdog caught collective operation timeout", r"NCCL[^\n]*(timeout|timed out)", r"ProcessGroupNCCL[^\n]*[Tt]imeout",
-                 r"collective operation timeout", r"NCCL error"),
-                remedies=("resume", "wait-retry"), advice="a rank died or stalled: check every rank's log; resume from the checkpoint"),
-    FailureKind("host_oom", "host out of memory",
-                (r"\bMemoryError\b", r"Cannot allocate memory", r"std::bad_alloc", r"^Killed$", r"Out of memory: Killed process"),
-                signals=(signal.SIGKILL,), remedies=("halve-batch",),
-                advice="a smaller batch, fewer data-loader workers, or memory-mapped data; exit 137 / SIGKILL is usually the OOM killer"),
-    FailureKind("disk_full", "disk full or quota exceeded",
-                (r"No space left on device", r"\bENOSPC\b", r"Errno 28\b", r"Disk quota exceeded", r"\bEDQUOT\b", r"Errno 122\b",
-                 r"File too large", r"\bEFBIG\b", r"Errno 27\b"),
-                signals=(getattr(signal, "SIGXFSZ", 25),), remedies=("clear-cache",),
-                advice="free space (old checkpoints, caches), keep fewer checkpoints, or write elsewhere"),
-    FailureKind("missing_module", "missing Python module",
-                (r"ModuleNotFoundError: No module named", r"ImportError: No module named"),
-                advice="install it yourself after checking the name (never installed automatically: the name comes from the log)"),
-    FailureKind("port_in_use", "port already in use",
-                (r"Address already in use", r"\bEADDRINUSE\b", r"Errno 98\b"),
-                remedies=("wait-retry",), advice="another run holds the port (MASTER_PORT, a server): wait for it or pick another port"),
-    FailureKind("connection", "connection refused or timed out",
-                (r"Connection refused", r"\bECONNREFUSED\b", r"Errno 111\b", r"Connection reset by peer", r"\bETIMEDOUT\b",
-                 r"Connection timed out", r"Read timed out", r"Temporary failure in name resolution", r"Max retries exceeded"),
-                remedies=("wait-retry",), advice="a service or the network was away: retry later; check the endpoint"),
-    FailureKind("segfault", "segmentation fault",
-                (r"Segmentation fault", r"\bSIGSEGV\b", r"Fatal Python error: Segmentation fault"),
-                signals=(signal.SIGSEGV,), remedies=("resume", "wait-retry"),
-                advice="a native extension crashed: retry once; if it repeats, check library versions and drivers"),
-    FailureKind("missing_checkpoint", "missing checkpoint",
-                (r"FileNotFoundError[^\n]*(checkpoint|ckpt|\.pt\b|\.pth\b|\.safetensors|\.bin\b)", r"[Nn]o checkpoint found",
-                 r"[Cc]heckpoint[^\n]*(not found|does not exist)"),
-                advice="the run expected a checkpoint that is not there: check the path, or start from scratch"),
+    FailureKind(
+        "gpu_oom",
+        "GPU out of memory",
+        (
+            r"CUDA out of memory",
+            r"torch\.(cuda\.)?OutOfMemoryError",
+            r"CUBLAS_STATUS_ALLOC_FAILED",
+            r"HIP out of memory",
+            r"RESOURCE_EXHAUSTED: Out of memory",
+            r"out of memory on device",
+        ),
+        remedies=("halve-batch",),
+        advice="a smaller batch (or gradient accumulation), mixed precision, or a bigger GPU",
+    ),
+    FailureKind(
+        "dataloader_crash",
+        "data-loader worker crash",
+        (
+            r"DataLoader worker \(pid[^)]*\) (is killed|exited unexpectedly)",
+            r"DataLoader worker exited unexpectedly",
+            r"bus error.*shared memory|insufficient shared memory",
+        ),
+        remedies=("wait-retry",),
+        advice="fewer workers, a larger /dev/shm (--shm-size), or workers=0 to see the real error",
+    ),
+    FailureKind(
+        "nccl_timeout",
+        "NCCL / collective timeout",
+        (
+            r"Watchdog caught collective operation timeout",
+            r"NCCL[^\n]*(timeout|timed out)",
+            r"ProcessGroupNCCL[^\n]*[Tt]imeout",
+            r"collective operation timeout",
+            r"NCCL error",
+        ),
+        remedies=("resume", "wait-retry"),
+        advice="a rank died or stalled: check every rank's log; resume from the checkpoint",
+    ),
+    FailureKind(
+        "host_oom",
+        "host out of memory",
+        (
+            r"\bMemoryError\b",
+            r"Cannot allocate memory",
+            r"std::bad_alloc",
+            r"^Killed$",
+            r"Out of memory: Killed process",
+        ),
+        signals=(signal.SIGKILL,),
+        remedies=("halve-batch",),
+        advice="a smaller batch, fewer data-loader workers, or memory-mapped data; exit 137 / SIGKILL is usually the OOM killer",
+    ),
+    FailureKind(
+        "disk_full",
+        "disk full or quota exceeded",
+        (
+            r"No space left on device",
+            r"\bENOSPC\b",
+            r"Errno 28\b",
+            r"Disk quota exceeded",
+            r"\bEDQUOT\b",
+            r"Errno 122\b",
+            r"File too large",
+            r"\bEFBIG\b",
+            r"Errno 27\b",
+        ),
+        signals=(getattr(signal, "SIGXFSZ", 25),),
+        remedies=("clear-cache",),
+        advice="free space (old checkpoints, caches), keep fewer checkpoints, or write elsewhere",
+    ),
+    FailureKind(
+        "missing_module",
+        "missing Python module",
+        (r"ModuleNotFoundError: No module named", r"ImportError: No module named"),
+        advice="install it yourself after checking the name (never installed automatically: the name comes from the log)",
+    ),
+    FailureKind(
+        "port_in_use",
+        "port already in use",
+        (r"Address already in use", r"\bEADDRINUSE\b", r"Errno 98\b"),
+        remedies=("wait-retry",),
+        advice="another run holds the port (MASTER_PORT, a server): wait for it or pick another port",
+    ),
+    FailureKind(
+        "connection",
+        "connection refused or timed out",
+        (
+            r"Connection refused",
+            r"\bECONNREFUSED\b",
+            r"Errno 111\b",
+            r"Connection reset by peer",
+            r"\bETIMEDOUT\b",
+            r"Connection timed out",
+            r"Read timed out",
+            r"Temporary failure in name resolution",
+            r"Max retries exceeded",
+        ),
+        remedies=("wait-retry",),
+        advice="a service or the network was away: retry later; check the endpoint",
+    ),
+    FailureKind(
+        "segfault",
+        "segmentation fault",
+        (r"Segmentation fault", r"\bSIGSEGV\b", r"Fatal Python error: Segmentation fault"),
+        signals=(signal.SIGSEGV,),
+        remedies=("resume", "wait-retry"),
+        advice="a native extension crashed: retry once; if it repeats, check library versions and drivers",
+    ),
+    FailureKind(
+        "missing_checkpoint",
+        "missing checkpoint",
+        (
+            r"FileNotFoundError[^\n]*(checkpoint|ckpt|\.pt\b|\.pth\b|\.safetensors|\.bin\b)",
+            r"[Nn]o checkpoint found",
+            r"[Cc]heckpoint[^\n]*(not found|does not exist)",
+        ),
+        advice="the run expected a checkpoint that is not there: check the path, or start from scratch",
+    ),
 )
 """The catalog; ``nan_loss`` and ``divergence`` below are recognised from the metrics as well as the log."""
 
-NAN_LOSS = FailureKind("nan_loss", "NaN/Inf loss",
-                       (r"\bloss\b[\s:=]+[-+]?(nan|inf)\b", r"\bloss\b[^\n]{0,40}?[=:]\s*[-+]?(nan|inf)\b", r"\bnan loss\b", r"Loss is (nan|inf)",
-                        r"non-finite loss", r"anomaly detected[^\n]*nan"),
-                       remedies=("lower-lr", "resume"), advice="a lower learning rate, gradient clipping, or checking the data for bad values")
-DIVERGENCE = FailureKind("divergence", "loss divergence", remedies=("lower-lr", "resume"),
-                         advice="the loss grew far above its best: a lower learning rate, warm-up or gradient clipping")
+NAN_LOSS = FailureKind(
+    "nan_loss",
+    "NaN/Inf loss",
+    (
+        r"\bloss\b[\s:=]+[-+]?(nan|inf)\b",
+        r"\bloss\b[^\n]{0,40}?[=:]\s*[-+]?(nan|inf)\b",
+        r"\bnan loss\b",
+        r"Loss is (nan|inf)",
+        r"non-finite loss",
+        r"anomaly detected[^\n]*nan",
+    ),
+    remedies=("lower-lr", "resume"),
+    advice="a lower learning rate, gradient clipping, or checking the data for bad values",
+)
+DIVERGENCE = FailureKind(
+    "divergence",
+    "loss divergence",
+    remedies=("lower-lr", "resume"),
+    advice="the loss grew far above its best: a lower learning rate, warm-up or gradient clipping",
+)
 UNKNOWN_KIND = FailureKind(UNKNOWN, "unknown failure", advice="read the log: this failure is not in the catalog")
 KINDS: dict[str, FailureKind] = {k.name: k for k in (*CATALOG, NAN_LOSS, DIVERGENCE, UNKNOWN_KIND)}
 
@@ -113,13 +206,20 @@ def exit_signal(returncode: Optional[int]) -> Optional[int]:
         return None
     if returncode < 0:
         return -returncode
-    if returncode - 128 in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, getattr(signal, "SIGXFSZ", 25), signal.SIGBUS):
+    if returncode - 128 in (
+        signal.SIGKILL,
+        signal.SIGSEGV,
+        signal.SIGABRT,
+        getattr(signal, "SIGXFSZ", 25),
+        signal.SIGBUS,
+    ):
         return returncode - 128
     return None
 
 
-def classify(returncode: Optional[int], log_tail: str, *, nonfinite: Optional[str] = None,
-             diverged: Optional[str] = None) -> Failure:
+def classify(
+    returncode: Optional[int], log_tail: str, *, nonfinite: Optional[str] = None, diverged: Optional[str] = None
+) -> Failure:
     """Name the failure of a run that ended with ``returncode`` (nonzero), given the end of its log and what the
     metrics showed (``nonfinite``: the metric that became NaN/Inf; ``diverged``: a description of the divergence).
 
@@ -140,7 +240,9 @@ def classify(returncode: Optional[int], log_tail: str, *, nonfinite: Optional[st
         if sig is not None and sig in kind.signals:
             return Failure(kind.name, f"killed by signal {sig} ({signal.Signals(sig).name})", returncode, sig)
     last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
-    return Failure(UNKNOWN, f"exit status {returncode}" + (f"; last line: {last[:300]}" if last else ""), returncode, sig)
+    return Failure(
+        UNKNOWN, f"exit status {returncode}" + (f"; last line: {last[:300]}" if last else ""), returncode, sig
+    )
 
 
 def _last_match(kind: FailureKind, text: str) -> Optional[str]:
@@ -149,7 +251,7 @@ def _last_match(kind: FailureKind, text: str) -> Optional[str]:
         for m in re.finditer(pattern, text, re.IGNORECASE | re.MULTILINE):
             if best is None or m.start() > best[0]:
                 start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
-                best = (m.start(), text[start:end if end >= 0 else len(text)].strip()[:500])
+                best = (m.start(), text[start : end if end >= 0 else len(text)].strip()[:500])
     return best[1] if best else None
 
 

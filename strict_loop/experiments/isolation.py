@@ -10,9 +10,10 @@ each limit protects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Optional, Sequence
+from typing import Literal, Optional
 
 from strict_loop.base.errors import LoopError
 
@@ -30,8 +31,11 @@ class Mount:
     def arg(self) -> str:
         for what, value in (("host", self.host), ("target", self.target)):
             if "," in value or "\n" in value or not value.startswith("/"):
-                raise LoopError(f"isolation.mount.{what}", f"{value[:80]!r} must be an absolute path without ',' or newline",
-                                "rename the folder, or mount its parent")
+                raise LoopError(
+                    f"isolation.mount.{what}",
+                    f"{value[:80]!r} must be an absolute path without ',' or newline",
+                    "rename the folder, or mount its parent",
+                )
         return f"type=bind,source={self.host},target={self.target}" + ("" if self.writable else ",readonly")
 
 
@@ -51,22 +55,51 @@ class Limits:
     """Variables passed by name with their value (e.g. the declared BATCH_SIZE)."""
 
 
-def container_argv(image: str, command: Sequence[str], *, inputs: Sequence[tuple[Path | str, str]] = (),
-                   output: tuple[Path | str, str], limits: Limits = Limits(), engine: Engine = "docker",
-                   workdir: Optional[str] = None, user: Optional[str] = None) -> list[str]:
+def container_argv(
+    image: str,
+    command: Sequence[str],
+    *,
+    inputs: Sequence[tuple[Path | str, str]] = (),
+    output: tuple[Path | str, str],
+    limits: Limits = Limits(),
+    engine: Engine = "docker",
+    workdir: Optional[str] = None,
+    user: Optional[str] = None,
+) -> list[str]:
     """``docker|podman run`` argv for ``command`` in ``image``: read-only root, read-only ``inputs``
     (host, container path), one writable ``output``, no network unless asked, capped memory/pids/shm."""
     if not image or image.startswith("-"):
-        raise LoopError("isolation.image", f"{image[:80]!r} is not an image name",
-                        "give an image, e.g. pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime")
+        raise LoopError(
+            "isolation.image",
+            f"{image[:80]!r} is not an image name",
+            "give an image, e.g. pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime",
+        )
     if not command:
         raise LoopError("isolation.command", "no command given", "give the job's argv, e.g. ['python', 'train.py']")
-    mounts = [Mount(str(Path(h).resolve()), t) for h, t in inputs] + [Mount(str(Path(output[0]).resolve()), output[1], writable=True)]
-    argv = [engine, "run", "--rm", "--init",
-            "--read-only", "--tmpfs", f"/tmp:rw,nosuid,nodev,size={limits.tmp_mb}m",
-            "--memory", f"{limits.memory_mb}m", "--memory-swap", f"{limits.memory_mb}m",
-            "--pids-limit", str(limits.pids), "--shm-size", f"{limits.shm_mb}m",
-            "--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+    mounts = [Mount(str(Path(h).resolve()), t) for h, t in inputs] + [
+        Mount(str(Path(output[0]).resolve()), output[1], writable=True)
+    ]
+    argv = [
+        engine,
+        "run",
+        "--rm",
+        "--init",
+        "--read-only",
+        "--tmpfs",
+        f"/tmp:rw,nosuid,nodev,size={limits.tmp_mb}m",
+        "--memory",
+        f"{limits.memory_mb}m",
+        "--memory-swap",
+        f"{limits.memory_mb}m",
+        "--pids-limit",
+        str(limits.pids),
+        "--shm-size",
+        f"{limits.shm_mb}m",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+    ]
     if not limits.network:
         argv += ["--network", "none"]
     if limits.cpus is not None:

@@ -94,7 +94,13 @@ def fold(p: Progress, values: dict[str, float], metric: str, divergence_factor: 
         return p if p.nonfinite else replace(p, nonfinite=f"{metric}={value}{where}", points=p.points + 1)
     best = value if p.best is None else min(p.best, value)
     p = replace(p, best=best, points=p.points + 1)
-    if p.diverged is None and p.points >= min_points and p.best is not None and p.best > 0 and value > divergence_factor * p.best:
+    if (
+        p.diverged is None
+        and p.points >= min_points
+        and p.best is not None
+        and p.best > 0
+        and value > divergence_factor * p.best
+    ):
         p = replace(p, diverged=f"{metric}={value:g}{where}, more than {divergence_factor:g}x its best {p.best:g}")
     return p
 

@@ -14,16 +14,17 @@ import resource
 import subprocess
 import time
 from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Optional
 
-from strict_loop.loop import commandrun
-from strict_loop.experiments import joblog
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError
+from strict_loop.experiments import joblog
 from strict_loop.experiments.joblog import Progress
 from strict_loop.experiments.remedies import WatchSettings
+from strict_loop.loop import commandrun
 
 TAIL_BYTES = 64 * 1024
 """Log kept in memory for the classifier: errors sit at the end."""
@@ -80,12 +81,16 @@ class _Log:
         while self.tail_len > TAIL_BYTES and len(self.tail) > 1:
             self.tail_len -= len(self.tail.popleft()) + 1
         if not self.s.metrics_file:
-            self.progress = joblog.fold(self.progress, joblog.from_line(line, self.pattern), self.s.metric, self.s.divergence_factor)
+            self.progress = joblog.fold(
+                self.progress, joblog.from_line(line, self.pattern), self.s.metric, self.s.divergence_factor
+            )
         data = (line + "\n").encode()
         if self.written + len(data) > self.cap:
             if not self.capped:
                 self.capped = True
-                os.write(self.fd, f"[strict-loop watch: log capped at {self.cap} bytes; later lines are dropped]\n".encode())
+                os.write(
+                    self.fd, f"[strict-loop watch: log capped at {self.cap} bytes; later lines are dropped]\n".encode()
+                )
             return
         os.write(self.fd, data)
         self.written += len(data)
@@ -125,7 +130,9 @@ class _MetricsFile:
         self.offset += len(data)
         *lines, self.partial = (self.partial + data).split(b"\n")
         for line in lines:
-            p = joblog.fold(p, joblog.from_json_line(line.decode("utf-8", errors="replace")), s.metric, s.divergence_factor)
+            p = joblog.fold(
+                p, joblog.from_json_line(line.decode("utf-8", errors="replace")), s.metric, s.divergence_factor
+            )
         return p
 
 
@@ -145,8 +152,15 @@ def _limits(s: WatchSettings) -> Optional[Callable[[], None]]:
     return apply
 
 
-def run_job(argv: list[str], root: Path, env: dict[str, str], log_path: Path, s: WatchSettings, deadline: Optional[float],
-            tick: Callable[[Progress], Optional[str]]) -> RunOutcome:
+def run_job(
+    argv: list[str],
+    root: Path,
+    env: dict[str, str],
+    log_path: Path,
+    s: WatchSettings,
+    deadline: Optional[float],
+    tick: Callable[[Progress], Optional[str]],
+) -> RunOutcome:
     """Run ``argv`` in ``root`` until it ends or we end it. ``tick`` is called at least every 0.1 s with the progress
     so far (it beats the heartbeat) and returns a reason to stop the job (a signal arrived), or None."""
     started = time.monotonic()
@@ -156,15 +170,29 @@ def run_job(argv: list[str], root: Path, env: dict[str, str], log_path: Path, s:
     proc: Optional[subprocess.Popen] = None
     try:
         try:
-            with commandrun.own_group(lambda: subprocess.Popen(
-                    argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                    start_new_session=True, preexec_fn=_limits(s))) as proc:
-                stopped = commandrun.pump(proc, log.feed, stop=lambda: _reason(log, mfile, s, deadline, tick), every_s=_POLL_S)
+            with commandrun.own_group(
+                lambda: subprocess.Popen(
+                    argv,
+                    cwd=root,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=_limits(s),
+                )
+            ) as proc:
+                stopped = commandrun.pump(
+                    proc, log.feed, stop=lambda: _reason(log, mfile, s, deadline, tick), every_s=_POLL_S
+                )
         except OSError as exc:
             if proc is not None:
                 raise
-            raise LoopError("watch.command", f"{argv[0]!r} could not be started ({exc.strerror or exc})",
-                            "give a program on PATH or a path to an executable after --") from None
+            raise LoopError(
+                "watch.command",
+                f"{argv[0]!r} could not be started ({exc.strerror or exc})",
+                "give a program on PATH or a path to an executable after --",
+            ) from None
         finally:
             if proc is not None:
                 commandrun.drain(proc, log.feed)
@@ -173,12 +201,24 @@ def run_job(argv: list[str], root: Path, env: dict[str, str], log_path: Path, s:
     finally:
         log.close()
     assert proc is not None
-    return RunOutcome(proc.returncode, log_path, "\n".join(log.tail), log.progress, round(time.monotonic() - started, 3),
-                      stopped, log.capped)
+    return RunOutcome(
+        proc.returncode,
+        log_path,
+        "\n".join(log.tail),
+        log.progress,
+        round(time.monotonic() - started, 3),
+        stopped,
+        log.capped,
+    )
 
 
-def _reason(log: _Log, mfile: Optional[_MetricsFile], s: WatchSettings, deadline: Optional[float],
-            tick: Callable[[Progress], Optional[str]]) -> Optional[str]:
+def _reason(
+    log: _Log,
+    mfile: Optional[_MetricsFile],
+    s: WatchSettings,
+    deadline: Optional[float],
+    tick: Callable[[Progress], Optional[str]],
+) -> Optional[str]:
     """Why the job must end now ('signal' from ``tick``, 'nan', 'diverged', 'timeout'), or None."""
     if mfile is not None:
         log.progress = mfile.read(log.progress, s, every_s=_POLL_S)

@@ -35,7 +35,9 @@ def _env_name(name: Optional[str]) -> Optional[str]:
 def _relative(path: Optional[str]) -> Optional[str]:
     problem = workspace_path_problem(path) if path is not None else ""
     if problem or path in ("", "."):
-        raise ValueError(f"{str(path)[:80]!r} {problem or 'is the workspace itself'}; give a folder inside the workspace, e.g. 'checkpoints'")
+        raise ValueError(
+            f"{str(path)[:80]!r} {problem or 'is the workspace itself'}; give a folder inside the workspace, e.g. 'checkpoints'"
+        )
     return path
 
 
@@ -67,45 +69,86 @@ class WatchSettings(Strict):
     the person who starts it). Declared variables reach the job as environment variables, and as ``{NAME}`` in its argv."""
 
     progress_pattern: Annotated[Optional[str], Flag(metavar="REGEX")] = Field(
-        None, max_length=1000, description="Regex over log lines with named groups: (?P<step>...) and metrics such as (?P<loss>...) "
-                                           "(default: 'step N ... loss X')")
+        None,
+        max_length=1000,
+        description="Regex over log lines with named groups: (?P<step>...) and metrics such as (?P<loss>...) "
+        "(default: 'step N ... loss X')",
+    )
     metrics_file: Annotated[Folder, Flag(metavar="PATH")] = Field(
-        None, max_length=500, description="Workspace-relative JSONL file the job appends {\"step\": N, \"loss\": X} lines to")
-    metric: str = Field("loss", min_length=1, max_length=64, description="The metric checked for NaN/Inf and divergence (lower is better)")
-    divergence_factor: float = Field(10.0, gt=1, le=1e6, description="Divergence: the metric rises above this many times its best")
+        None,
+        max_length=500,
+        description='Workspace-relative JSONL file the job appends {"step": N, "loss": X} lines to',
+    )
+    metric: str = Field(
+        "loss",
+        min_length=1,
+        max_length=64,
+        description="The metric checked for NaN/Inf and divergence (lower is better)",
+    )
+    divergence_factor: float = Field(
+        10.0, gt=1, le=1e6, description="Divergence: the metric rises above this many times its best"
+    )
     total_steps: Optional[int] = Field(None, ge=1, le=10**12, description="Steps of a full run, for the ETA")
-    heartbeat_s: float = Field(30.0, gt=0, le=3600, description="Seconds between status lines (stderr and latest-status.txt)")
+    heartbeat_s: float = Field(
+        30.0, gt=0, le=3600, description="Seconds between status lines (stderr and latest-status.txt)"
+    )
     max_runs: int = Field(10, ge=1, le=1000, description="Runs of the job at most (the first and every retry)")
-    timeout_s: Optional[float] = Field(None, gt=0, le=30 * 86400, description="Wall clock for the whole watch; the job is killed after it")
-    memory_limit_mb: Optional[int] = Field(None, ge=16, le=16 * 1024 * 1024, description="Address-space limit of the job (RLIMIT_AS), MB")
-    file_size_limit_mb: Optional[int] = Field(None, ge=1, le=16 * 1024 * 1024, description="Largest file the job may write (RLIMIT_FSIZE), MB")
-    log_max_mb: float = Field(100.0, gt=0, le=100_000, description="Log kept per run, MB; the rest is dropped (the tail is still classified)")
-    allow: Annotated[list[Annotated[str, Field(max_length=40)]], AfterValidator(_allow), Flag(metavar="REMEDY[:BUDGET]")] = Field(
-        default_factory=list, max_length=len(REMEDIES),
-        description=f"A remedy watch may apply, with its budget (default {DEFAULT_BUDGET}): {', '.join(REMEDIES)}")
-    batch_var: Annotated[EnvName, Flag(metavar="NAME")] = Field(None, description="Variable holding the batch size (halve-batch)")
+    timeout_s: Optional[float] = Field(
+        None, gt=0, le=30 * 86400, description="Wall clock for the whole watch; the job is killed after it"
+    )
+    memory_limit_mb: Optional[int] = Field(
+        None, ge=16, le=16 * 1024 * 1024, description="Address-space limit of the job (RLIMIT_AS), MB"
+    )
+    file_size_limit_mb: Optional[int] = Field(
+        None, ge=1, le=16 * 1024 * 1024, description="Largest file the job may write (RLIMIT_FSIZE), MB"
+    )
+    log_max_mb: float = Field(
+        100.0, gt=0, le=100_000, description="Log kept per run, MB; the rest is dropped (the tail is still classified)"
+    )
+    allow: Annotated[
+        list[Annotated[str, Field(max_length=40)]], AfterValidator(_allow), Flag(metavar="REMEDY[:BUDGET]")
+    ] = Field(
+        default_factory=list,
+        max_length=len(REMEDIES),
+        description=f"A remedy watch may apply, with its budget (default {DEFAULT_BUDGET}): {', '.join(REMEDIES)}",
+    )
+    batch_var: Annotated[EnvName, Flag(metavar="NAME")] = Field(
+        None, description="Variable holding the batch size (halve-batch)"
+    )
     batch_size: Optional[int] = Field(None, ge=1, le=10**7, description="The batch size of the first run")
     min_batch_size: int = Field(1, ge=1, le=10**7, description="halve-batch never goes below this")
-    lr_var: Annotated[EnvName, Flag(metavar="NAME")] = Field(None, description="Variable holding the learning rate (lower-lr)")
+    lr_var: Annotated[EnvName, Flag(metavar="NAME")] = Field(
+        None, description="Variable holding the learning rate (lower-lr)"
+    )
     lr: Optional[float] = Field(None, gt=0, le=1e3, description="The learning rate of the first run")
     lr_factor: float = Field(0.5, gt=0, lt=1, description="lower-lr multiplies the learning rate by this")
     min_lr: float = Field(1e-8, gt=0, le=1e3, description="lower-lr never goes below this")
     checkpoint_dir: Annotated[Folder, Flag(metavar="DIR")] = Field(
-        None, max_length=500, description="Workspace-relative folder of checkpoints (resume: the newest file in it)")
-    resume_var: Annotated[EnvName, Flag(metavar="NAME")] = Field("RESUME_FROM", description="Variable given the checkpoint to resume from")
+        None, max_length=500, description="Workspace-relative folder of checkpoints (resume: the newest file in it)"
+    )
+    resume_var: Annotated[EnvName, Flag(metavar="NAME")] = Field(
+        "RESUME_FROM", description="Variable given the checkpoint to resume from"
+    )
     cache_dir: Annotated[Folder, Flag(metavar="DIR")] = Field(
-        None, max_length=500, description="Workspace-relative folder clear-cache may empty (no link is followed)")
+        None, max_length=500, description="Workspace-relative folder clear-cache may empty (no link is followed)"
+    )
     retry_wait_s: float = Field(30.0, ge=0, le=86400, description="wait-retry waits this long (doubling each time)")
 
     @model_validator(mode="after")
-    def _declared(self) -> "WatchSettings":
+    def _declared(self) -> WatchSettings:
         """A remedy that is allowed must have what it changes declared (the dispatcher touches nothing else)."""
-        need = {"halve-batch": ("batch_var", "batch_size"), "lower-lr": ("lr_var", "lr"), "resume": ("checkpoint_dir",),
-                "clear-cache": ("cache_dir",)}
+        need = {
+            "halve-batch": ("batch_var", "batch_size"),
+            "lower-lr": ("lr_var", "lr"),
+            "resume": ("checkpoint_dir",),
+            "clear-cache": ("cache_dir",),
+        }
         for name in self.budgets():
             missing = [f"--{f.replace('_', '-')}" for f in need.get(name, ()) if getattr(self, f) is None]
             if missing:
-                raise ValueError(f"--allow {name} needs {' and '.join(missing)}: the remedy changes only what is declared")
+                raise ValueError(
+                    f"--allow {name} needs {' and '.join(missing)}: the remedy changes only what is declared"
+                )
         return self
 
     def budgets(self) -> dict[str, int]:
@@ -123,7 +166,7 @@ class RemedyState:
     waits: int = 0
 
     @classmethod
-    def first(cls, s: WatchSettings) -> "RemedyState":
+    def first(cls, s: WatchSettings) -> RemedyState:
         return cls(batch_size=s.batch_size, lr=s.lr)
 
     def variables(self, s: WatchSettings) -> dict[str, str]:
@@ -173,7 +216,9 @@ def decide(failure: Failure, s: WatchSettings, state: RemedyState, newest_checkp
     return Decision(None, f"no remedy left for {failure.title}: " + "; ".join(reasons), state)
 
 
-def _apply(name: str, s: WatchSettings, st: RemedyState, checkpoint: Optional[str]) -> tuple[RemedyState, str, float] | str:
+def _apply(
+    name: str, s: WatchSettings, st: RemedyState, checkpoint: Optional[str]
+) -> tuple[RemedyState, str, float] | str:
     """The remedy's new state, what it did and how long to wait first; or why it cannot help any more."""
     if name == "halve-batch":
         assert st.batch_size is not None
@@ -192,7 +237,7 @@ def _apply(name: str, s: WatchSettings, st: RemedyState, checkpoint: Optional[st
             return f"resume: no checkpoint in {s.checkpoint_dir}"
         return replace(st, resume_from=checkpoint), f"{s.resume_var}={checkpoint} (the newest checkpoint)", 0.0
     if name == "wait-retry":
-        wait = s.retry_wait_s * (2 ** st.waits)
+        wait = s.retry_wait_s * (2**st.waits)
         return replace(st, waits=st.waits + 1), f"waiting {wait:g}s, then the same run again", wait
     if name == "clear-cache":
         return st, f"emptying {s.cache_dir}", 0.0

@@ -16,27 +16,27 @@ import shutil
 import stat
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Mapping, Optional
+from typing import IO, Any, Optional
 
-from strict_loop.monitor import ladder
-from strict_loop.experiments import joblog
-from strict_loop.base import masking
+from strict_loop.base import masking, timefmt
 from strict_loop.base.errors import LoopError
-from strict_loop.model.validation import validate_input
-from strict_loop.experiments.failures import KINDS, Failure, classify
-from strict_loop.supervisor.heartbeat import Heartbeat, clock
-from strict_loop.experiments.jobrun import RunOutcome, run_job
-from strict_loop.experiments.joblog import Progress
-from strict_loop.loop.recording import record_turn
-from strict_loop.experiments.remedies import Decision, RemedyState, WatchSettings, decide, substitute
-from strict_loop.model.monitoring import Signal
 from strict_loop.base.interrupts import StopSignals
-from strict_loop.loop.monitoring import TaskSupervision
 from strict_loop.base.timefmt import now_iso
+from strict_loop.experiments import joblog
+from strict_loop.experiments.failures import KINDS, Failure, classify
+from strict_loop.experiments.joblog import Progress
+from strict_loop.experiments.jobrun import RunOutcome, run_job
+from strict_loop.experiments.remedies import Decision, RemedyState, WatchSettings, decide, substitute
+from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.recording import record_turn
 from strict_loop.loop.workspace import Workspace
-from strict_loop.base import timefmt
+from strict_loop.model.monitoring import Signal
+from strict_loop.model.validation import validate_input
+from strict_loop.monitor import ladder
+from strict_loop.supervisor.heartbeat import Heartbeat, clock
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -61,7 +61,7 @@ class WatchResult:
 class _Beat(Heartbeat):
     """The supervisor's heartbeat, counting steps of the current run instead of rounds."""
 
-    def __init__(self, watch: "Watch", stream: IO[str]) -> None:
+    def __init__(self, watch: Watch, stream: IO[str]) -> None:
         self.watch = watch  # before the base starts the bar, which asks bar_spec
         super().__init__(watch.store, watch.view, watch.settings.heartbeat_s, stream)
 
@@ -73,23 +73,40 @@ class _Beat(Heartbeat):
         total = w.settings.total_steps
         rate, eta = timefmt.rate_and_eta(p.step, w.first_step, time.monotonic() - w.run_started, total)
         where = joblog.describe(p, w.settings.metric, total)
-        line = (f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed {clock(elapsed_s)} | "
-                f"{rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}")
+        line = (
+            f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed {clock(elapsed_s)} | "
+            f"{rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}"
+        )
         return line, p.step
 
 
 class Watch:
     """One ``strict-loop watch`` of ``argv`` for task ``task_id``; ``run()`` returns a :class:`WatchResult`."""
 
-    def __init__(self, workspace: str | Path, task_id: str, argv: list[str], settings: Optional[Mapping[str, Any] | WatchSettings] = None,
-                 *, env: Optional[Mapping[str, str]] = None, stream: Optional[IO[str]] = None) -> None:
+    def __init__(
+        self,
+        workspace: str | Path,
+        task_id: str,
+        argv: list[str],
+        settings: Optional[Mapping[str, Any] | WatchSettings] = None,
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        stream: Optional[IO[str]] = None,
+    ) -> None:
         if not argv or not all(isinstance(a, str) and a for a in argv):
-            raise LoopError("watch.command", "no command given",
-                            "put the job's command after --, e.g. strict-loop watch --task-id T -- python train.py")
+            raise LoopError(
+                "watch.command",
+                "no command given",
+                "put the job's command after --, e.g. strict-loop watch --task-id T -- python train.py",
+            )
         self.ws = Workspace(workspace)
         self.store = self.ws.task_store(task_id)
         self.root = self.ws.root
-        self.settings = settings if isinstance(settings, WatchSettings) else validate_input(WatchSettings, dict(settings or {}), "watch")
+        self.settings = (
+            settings
+            if isinstance(settings, WatchSettings)
+            else validate_input(WatchSettings, dict(settings or {}), "watch")
+        )
         self.argv, self.command = list(argv), shlex.join(argv)
         self.env = dict(os.environ if env is None else env)
         self.stream = stream if stream is not None else sys.stderr
@@ -105,22 +122,40 @@ class Watch:
         """Run the job until it succeeds, escalates, reaches a limit or we get SIGINT/SIGTERM (its group is killed)."""
         sup = TaskSupervision(self.store, self.root)
         if sup.paused():
-            raise LoopError("watch", f"task '{self.store.task_id}' is paused by the progress monitor",
-                            f"a person answers the pause first: {ladder.resume_command(self.root, self.store.task_id)}")
+            raise LoopError(
+                "watch",
+                f"task '{self.store.task_id}' is paused by the progress monitor",
+                f"a person answers the pause first: {ladder.resume_command(self.root, self.store.task_id)}",
+            )
         if self.store.load().status == "completed":  # its remedies could not be recorded as rounds
-            raise LoopError("watch.task_id", f"task '{self.store.task_id}' is completed",
-                            "watch the job for a running task (init_state a new one)")
+            raise LoopError(
+                "watch.task_id",
+                f"task '{self.store.task_id}' is completed",
+                "watch the job for a running task (init_state a new one)",
+            )
         self.signals.install()
         self._heart = _Beat(self, self.stream)
         try:
-            self._event("watch.started", f"watching: {self.command[:300]}", {"command": self.command, "settings": self.settings.model_dump()})
+            self._event(
+                "watch.started",
+                f"watching: {self.command[:300]}",
+                {"command": self.command, "settings": self.settings.model_dump()},
+            )
             result = self._loop()
         finally:
             self._heart.close()
             self.signals.restore()
-        self._event("watch.finished", f"watch {result.outcome} after {result.runs} run(s): {result.reason[:300]}",
-                    {"outcome": result.outcome, "exit_code": result.exit_code, "runs": result.runs, "failures": result.failures,
-                     "remedies": result.remedies})
+        self._event(
+            "watch.finished",
+            f"watch {result.outcome} after {result.runs} run(s): {result.reason[:300]}",
+            {
+                "outcome": result.outcome,
+                "exit_code": result.exit_code,
+                "runs": result.runs,
+                "failures": result.failures,
+                "remedies": result.remedies,
+            },
+        )
         return result
 
     def _loop(self) -> WatchResult:
@@ -130,25 +165,43 @@ class Watch:
         while result.runs < s.max_runs:
             self._run = result.runs = result.runs + 1
             variables = state.variables(s)
-            outcome = self._run_once(substitute(self.argv, variables), {**masking.command_env(self.env), **variables}, deadline)
+            outcome = self._run_once(
+                substitute(self.argv, variables), {**masking.command_env(self.env), **variables}, deadline
+            )
             result.logs.append(str(outcome.log))
             if outcome.stopped == "signal":
                 return self._interrupted(result)
             if outcome.stopped == "timeout":
                 return self._end(result, EXIT_LIMIT, "limit", f"--timeout {s.timeout_s:g}s reached; the job was killed")
-            if outcome.returncode == 0 and outcome.stopped is None and not (outcome.progress.nonfinite or outcome.progress.diverged):
+            if (
+                outcome.returncode == 0
+                and outcome.stopped is None
+                and not (outcome.progress.nonfinite or outcome.progress.diverged)
+            ):
                 self._turn(outcome, None)
                 return self._end(result, EXIT_OK, "succeeded", f"the job succeeded (run {result.runs})")
-            failure = classify(outcome.returncode, outcome.tail, nonfinite=outcome.progress.nonfinite, diverged=outcome.progress.diverged)
+            failure = classify(
+                outcome.returncode,
+                outcome.tail,
+                nonfinite=outcome.progress.nonfinite,
+                diverged=outcome.progress.diverged,
+            )
             result.failures.append(failure.kind)
             print(f"[watch] run {result.runs} failed: {failure.summary()}", file=self.stream, flush=True)
             if self._turn(outcome, failure):
-                return self._end(result, EXIT_ESCALATED, "escalated", "the progress monitor paused the task: the job keeps failing the same way")
+                return self._end(
+                    result,
+                    EXIT_ESCALATED,
+                    "escalated",
+                    "the progress monitor paused the task: the job keeps failing the same way",
+                )
             decision = decide(failure, s, state, self._newest_checkpoint())
             if decision.remedy is None:
                 return self._escalate(result, failure, decision.reason)
             if result.runs >= s.max_runs:
-                return self._end(result, EXIT_LIMIT, "limit", f"--max-runs {s.max_runs} reached; last failure: {failure.summary()}")
+                return self._end(
+                    result, EXIT_LIMIT, "limit", f"--max-runs {s.max_runs} reached; last failure: {failure.summary()}"
+                )
             problem = self._apply(decision)
             if self.signals.signum is not None:
                 return self._interrupted(result)
@@ -196,20 +249,35 @@ class Watch:
             output = f"succeeded in {outcome.duration_s:g}s; {joblog.describe(p, self.settings.metric)}"
         else:
             output = f"{failure.summary()}\n{outcome.tail[-1500:]}"
-        data = {"tool": "watch", "args": {"command": self.command}, "output": output, "error": failure is not None,
-                "exit_code": outcome.returncode, "ts": now_iso()}
+        data = {
+            "tool": "watch",
+            "args": {"command": self.command},
+            "output": output,
+            "error": failure is not None,
+            "exit_code": outcome.returncode,
+            "ts": now_iso(),
+        }
         message = f"watch run {self._run}: " + (failure.summary()[:300] if failure else "succeeded")
         return record_turn(self.store, self.root, message, data, env=self.env).pause is not None
 
     def _round(self, run: int, failure: Failure, decision: Decision, outcome: RunOutcome) -> None:
         """A remedy is a round of the task: announced, then recorded with what was seen and what changed."""
         task, command = self.store.task_id, masking.mask(self.command, self.env)  # update_state stores what it is given
-        self.ws.append_event(task_id=task, kind="round.started", message=f"watch: run {run} failed ({failure.kind}); applying {decision.remedy}")
+        self.ws.append_event(
+            task_id=task,
+            kind="round.started",
+            message=f"watch: run {run} failed ({failure.kind}); applying {decision.remedy}",
+        )
         log = os.path.relpath(outcome.log, self.root)
-        self.ws.update_state(task_id=task, task=f"watch: {decision.remedy} after {failure.title} (run {run})",
-                             result_summary=f"{decision.remedy}: {decision.reason}",
-                             verification_summary=f"run {run} of `{command[:500]}` exited {outcome.returncode}: {failure.summary()}",
-                             progress="none", skip_checks=True, evidence=[f"log: {log}"])
+        self.ws.update_state(
+            task_id=task,
+            task=f"watch: {decision.remedy} after {failure.title} (run {run})",
+            result_summary=f"{decision.remedy}: {decision.reason}",
+            verification_summary=f"run {run} of `{command[:500]}` exited {outcome.returncode}: {failure.summary()}",
+            progress="none",
+            skip_checks=True,
+            evidence=[f"log: {log}"],
+        )
 
     def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:
         """Pause the task as the progress monitor does (ladder.json, spiral.paused, the status line) and alert a person."""
@@ -221,10 +289,14 @@ class Watch:
             turn = max(0, mon.turns - 1)
             mon = ladder.paused(mon, turn, [Signal(kind="repeated_error", turns=[turn], evidence=diag[:600])])
             sup.save(mon, sync=True)
-            alert = sup.record_pause(mon, diag, [f"run {i + 1}: {k}" for i, k in enumerate(result.failures)][-5:],
-                                     f"{kind.advice}; then {ladder.resume_command(self.root, self.store.task_id)}",
-                                     f"paused by watch: {diag[:500]}",
-                                     {"source": "watch", "failure": failure.kind, "details": failure.details})
+            alert = sup.record_pause(
+                mon,
+                diag,
+                [f"run {i + 1}: {k}" for i, k in enumerate(result.failures)][-5:],
+                f"{kind.advice}; then {ladder.resume_command(self.root, self.store.task_id)}",
+                f"paused by watch: {diag[:500]}",
+                {"source": "watch", "failure": failure.kind, "details": failure.details},
+            )
         sup.raise_alert(alert, self.env)
         return self._end(result, EXIT_ESCALATED, "escalated", f"{failure.summary()}; {reason}")
 
@@ -233,7 +305,12 @@ class Watch:
         return result
 
     def _interrupted(self, result: WatchResult) -> WatchResult:
-        return self._end(result, self.signals.exit_code(), "interrupted", f"{self.signals.name()}: the job's process group was killed")
+        return self._end(
+            result,
+            self.signals.exit_code(),
+            "interrupted",
+            f"{self.signals.name()}: the job's process group was killed",
+        )
 
     # ------------------------------------------------------------------ remedies' I/O
 

@@ -22,8 +22,9 @@ import os
 import stat
 import struct
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 try:
     from _blake2 import blake2b  # hashlib's own blake2b, without loading OpenSSL: a few ms on every hook call
@@ -162,8 +163,14 @@ def spawn(root: Path, path: Path) -> None:
     import subprocess
 
     try:
-        subprocess.Popen([sys.executable, "-m", "strict_loop.harness.daemon", "serve", os.fspath(root), os.fspath(path)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
-                         start_new_session=True, cwd=PACKAGE_DIR.parent)
+        subprocess.Popen(
+            [sys.executable, "-m", "strict_loop.harness.daemon", "serve", os.fspath(root), os.fspath(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+            cwd=PACKAGE_DIR.parent,
+        )
     except OSError:
         return

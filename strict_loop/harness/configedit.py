@@ -23,9 +23,14 @@ from strict_loop.harness import registry
 SERVER = "strict-loop"
 """The name every harness knows the MCP server and the Hermes plugin by."""
 SERVER_PROGRAMS = ("strict-loop-mcp", "strict-agent-loop")
+
+
 def _refuse(path: Path, what: str, detail: str) -> LoopError:
-    return LoopError(str(path), f"{what} ({detail}); nothing was changed",
-                     "fix the file (or move it aside) and run the install again")
+    return LoopError(
+        str(path),
+        f"{what} ({detail}); nothing was changed",
+        "fix the file (or move it aside) and run the install again",
+    )
 
 
 def hook_command(program: str, harness: str, workspace: Optional[Path] = None) -> str:
@@ -131,8 +136,11 @@ def _server_entry(path: Path, servers: Any, key: str) -> Any:
         return None
     command = entry.get("command") if hasattr(entry, "get") else None
     if not isinstance(command, str) or os.path.basename(command) not in SERVER_PROGRAMS:
-        raise LoopError(str(path), f"{key}.{SERVER} is there already and runs {command!r}, not strict-loop-mcp; nothing was changed",
-                        "rename or remove that entry, then run the install again")
+        raise LoopError(
+            str(path),
+            f"{key}.{SERVER} is there already and runs {command!r}, not strict-loop-mcp; nothing was changed",
+            "rename or remove that entry, then run the install again",
+        )
     return entry
 
 

@@ -20,13 +20,13 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
-from strict_loop.harness import client
+from strict_loop.harness import client, registry
 from strict_loop.harness.client import ACK, GO, HEADER, MAX_HEADER_BYTES
-from strict_loop.harness import registry
 
 DEFAULT_IDLE_S = 600.0
 POLL_S = 1.0
@@ -105,8 +105,14 @@ class Daemon:
         if os.path.realpath(str(header.get("workspace"))) != str(self.root):
             return ""  # not our workspace: a name clash a 128-bit digest does not produce
         self.served += 1
-        return handler.handle(harness, payload, workspace=str(self.root), env={str(k): str(v) for k, v in env.items()},
-                            cwd=cwd, phases=("pre", "post"))
+        return handler.handle(
+            harness,
+            payload,
+            workspace=str(self.root),
+            env={str(k): str(v) for k, v in env.items()},
+            cwd=cwd,
+            phases=("pre", "post"),
+        )
 
 
 def read_request(conn: socket.socket) -> tuple[dict[str, Any], bytes]:
@@ -215,11 +221,13 @@ def _same_inode(path: Path, inode: int) -> bool:
 
 def _warm_up() -> None:
     """Import what recording a turn needs now, so the first request pays nothing for it."""
-    from strict_loop.monitor import ladder
     from strict_loop.alerts import channels
     from strict_loop.harness import handler
-    from strict_loop.loop import recording
-    from strict_loop.loop import monitoring  # alerts: on a pause
+    from strict_loop.loop import (
+        monitoring,  # alerts: on a pause
+        recording,
+    )
+    from strict_loop.monitor import ladder
 
     del channels, handler, ladder, recording, monitoring
 

@@ -15,16 +15,16 @@ import json
 import os
 import sys
 import time
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
-from strict_loop.harness import payloads
+from strict_loop.harness import payloads, registry
 from strict_loop.harness.payloads import HookEvent
-from strict_loop.harness import registry
 
 if TYPE_CHECKING:
-    from strict_loop.storage.store import TaskStore
     from strict_loop.loop.monitoring import TaskSupervision
+    from strict_loop.storage.store import TaskStore
 
 MAX_STDIN_BYTES = 8 << 20
 MANAGER_DIR = ".agent-loop"
@@ -85,8 +85,16 @@ def _arguments(args: list[str]) -> tuple[Optional[str], Optional[str]]:
     return harness, workspace
 
 
-def handle(harness: str, data: bytes | str, *, workspace: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-           cwd: Optional[str] = None, daemon: bool = False, phases: Collection[str] = ("pre", "post", "stop")) -> str:
+def handle(
+    harness: str,
+    data: bytes | str,
+    *,
+    workspace: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[str] = None,
+    daemon: bool = False,
+    phases: Collection[str] = ("pre", "post", "stop"),
+) -> str:
     """What the hook prints for stdin ``data`` ('' for nothing). Never raises.
 
     ``env`` is the hook's environment (the task's name, the secrets to mask); ``daemon``: hand tool events
@@ -97,7 +105,9 @@ def handle(harness: str, data: bytes | str, *, workspace: Optional[str] = None, 
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     payload = _payload(raw)
     event = payloads.parse_event(harness, payload or {})
-    if payload is not None and (event.phase not in phases or (event.phase == "post" and payloads.own_tool(event.tool) is not None)):
+    if payload is not None and (
+        event.phase not in phases or (event.phase == "post" and payloads.own_tool(event.tool) is not None)
+    ):
         return ""  # an event this handler does not act on, or the loop's own bookkeeping
     try:
         root = find_workspace(workspace, event.cwd or None, cwd)
@@ -116,7 +126,9 @@ def handle(harness: str, data: bytes | str, *, workspace: Optional[str] = None, 
         from strict_loop.harness import client
 
         try:
-            return client.ask(path, {"op": "hook", "harness": harness, "workspace": str(root), "cwd": cwd, "env": dict(env)}, raw)
+            return client.ask(
+                path, {"op": "hook", "harness": harness, "workspace": str(root), "cwd": cwd, "env": dict(env)}, raw
+            )
         except client.NotServed:
             pass
     try:
@@ -162,7 +174,9 @@ def _payload(raw: bytes) -> Optional[dict[str, Any]]:
     if len(raw) > MAX_STDIN_BYTES:
         return None
     try:
-        from strict_loop.base.jsontext import parse_json  # depth-capped: a hostile payload is an error, not a RecursionError
+        from strict_loop.base.jsontext import (
+            parse_json,  # depth-capped: a hostile payload is an error, not a RecursionError
+        )
 
         value = parse_json(raw)
     except Exception:  # noqa: BLE001
@@ -208,8 +222,8 @@ def _status(path: Path) -> Optional[str]:
 
 def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]) -> Optional[dict[str, Any]]:
     from strict_loop.base.layout import TaskPaths
-    from strict_loop.storage.store import TaskStore, ValidationCache
     from strict_loop.loop.monitoring import TaskSupervision
+    from strict_loop.storage.store import TaskStore, ValidationCache
 
     store = TaskStore(TaskPaths(task_dir), task_dir.name, ValidationCache(), HOOK_LOCK_TIMEOUT_S)
     if event.phase == "stop":
@@ -241,9 +255,9 @@ def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
     The settings are validated; a state.json that does not parse is StateDamaged (and logged).
     """
     from strict_loop.base.errors import StateDamaged
-    from strict_loop.model.validation import validate_input
     from strict_loop.base.jsontext import parse_json
     from strict_loop.model.settings import MonitorSettings
+    from strict_loop.model.validation import validate_input
 
     fix = f"run `strict-loop rebuild_state --task-id {store.task_id}` to rebuild it from the ledgers"
     try:
@@ -257,14 +271,25 @@ def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
     return raw.get("status"), contract.get("operating_mode"), settings
 
 
-def _after_tool(event: HookEvent, root: Path, supervision: TaskSupervision, env: Mapping[str, str]) -> Optional[dict[str, Any]]:
+def _after_tool(
+    event: HookEvent, root: Path, supervision: TaskSupervision, env: Mapping[str, str]
+) -> Optional[dict[str, Any]]:
     from strict_loop.loop.recording import record_turn
 
     store = supervision.store
     fields = payloads.turn_fields(event)
-    recorded = record_turn(store, root, f"{fields['tool']} ({event.harness} {event.name})", fields, event.meta, supervision.settings(),
-                           env=env)
-    said = [recorded.pause or ""] + [f"[strict-loop monitor] {text}" for text in (recorded.whisper, recorded.notice) if text]
+    recorded = record_turn(
+        store,
+        root,
+        f"{fields['tool']} ({event.harness} {event.name})",
+        fields,
+        event.meta,
+        supervision.settings(),
+        env=env,
+    )
+    said = [recorded.pause or ""] + [
+        f"[strict-loop monitor] {text}" for text in (recorded.whisper, recorded.notice) if text
+    ]
     text = "\n".join(t for t in said if t)
     return payloads.context_output(event, text) if text else None
 
@@ -274,15 +299,17 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
 
     An untrusted contract's commands never run (``trust.py``): then the hook does not block at all.
     """
-    from strict_loop.storage.trust import TrustStore
     from strict_loop.loop.workspace import Workspace
+    from strict_loop.storage.trust import TrustStore
 
     state = store.load()  # loaded by _decide a moment ago: from this process's cache
     trust = TrustStore()
     if not trust.is_trusted(root, store.task_id, state.contract.stop_checks):
         return None
     key = f"{event.harness}:{event.session_id or 'no-session'}"
-    fresh = registry.get(event.harness).stop_restarts_on_new_turn and not event.stop_hook_active  # not a block-continued stop
+    fresh = (
+        registry.get(event.harness).stop_restarts_on_new_turn and not event.stop_hook_active
+    )  # not a block-continued stop
     with store.locked():
         counts = _stop_blocks(store)
         if fresh:
@@ -297,7 +324,9 @@ def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[st
         counts[key] = (0 if fresh else counts.get(key, 0)) + 1
         _save_stop_blocks(store, counts)
     reason = payloads.continue_reason(store.task_id, state.next_task, report.reason)
-    notices = [m.text for m in report.supervisor.messages if m.kind == "notice"]  # handed over by check_stop: say it here
+    notices = [
+        m.text for m in report.supervisor.messages if m.kind == "notice"
+    ]  # handed over by check_stop: say it here
     return payloads.block_stop_output(" ".join([reason, *notices]))
 
 
@@ -331,8 +360,8 @@ def _log(task_dir: Path, harness: str, where: str, message: str, env: Optional[M
         line = masking.mask(f"{stamp} hook {harness} {where}: {message}", env).replace("\n", " ")[:ERROR_LINE_MAX_CHARS]
         path = task_dir / ERROR_LOG
         if path.is_file() and not path.is_symlink() and path.stat().st_size > ERROR_LOG_MAX_BYTES:
-            tail = path.read_bytes()[-ERROR_LOG_MAX_BYTES // 2:]
-            atomic_write(path, tail[tail.find(b"\n") + 1:], sync=False)
+            tail = path.read_bytes()[-ERROR_LOG_MAX_BYTES // 2 :]
+            atomic_write(path, tail[tail.find(b"\n") + 1 :], sync=False)
         append_line(path, (line + "\n").encode(), sync=False)
     except Exception:  # noqa: BLE001 (logging must never become the error)
         return

@@ -20,14 +20,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Mapping, NamedTuple, Optional, Sequence
+from typing import IO, NamedTuple, Optional
 
 from strict_loop.base.errors import LoopError
-from strict_loop.harness.handler import SUPERVISED_ENV
 from strict_loop.base.jsontext import read_object
 from strict_loop.harness import registry
+from strict_loop.harness.handler import SUPERVISED_ENV
 
 KILL_GRACE_S = 5.0
 """Seconds between SIGTERM and SIGKILL when a child's process group is stopped."""
@@ -39,10 +40,15 @@ POLL_S = 0.2
 def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> str:
     """The harness binary: ``given`` (a path or a name on PATH), else ``harness`` on the child's PATH."""
     name = given or harness
-    found = shutil.which(name, path=env.get("PATH")) if os.sep not in name else (name if os.access(name, os.X_OK) else None)
+    found = (
+        shutil.which(name, path=env.get("PATH")) if os.sep not in name else (name if os.access(name, os.X_OK) else None)
+    )
     if not found:
-        raise LoopError("supervise.harness_bin", f"no executable '{name}' found" + ("" if given else " on PATH"),
-                        f"install {harness}, or pass its path with --harness-bin")
+        raise LoopError(
+            "supervise.harness_bin",
+            f"no executable '{name}' found" + ("" if given else " on PATH"),
+            f"install {harness}, or pass its path with --harness-bin",
+        )
     return found
 
 
@@ -80,9 +86,21 @@ class Run(NamedTuple):
     env: dict[str, str]
 
 
-def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, scratch: Path, *, model: Optional[str] = None,
-         session_id: Optional[str] = None, extra_args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
-         mcp: bool = True, hooks: bool = True) -> Wiring:
+def wire(
+    harness: str,
+    binary: str,
+    prompt: str,
+    workspace: Path,
+    task_id: str,
+    scratch: Path,
+    *,
+    model: Optional[str] = None,
+    session_id: Optional[str] = None,
+    extra_args: Sequence[str] = (),
+    env: Optional[Mapping[str, str]] = None,
+    mcp: bool = True,
+    hooks: bool = True,
+) -> Wiring:
     """The child's argv and environment for one headless run (``scratch``: a per-invocation folder for temp files).
 
     ``mcp`` off: no MCP server is wired in (the agent uses the ``strict-loop`` CLI through its shell, as the prompt
@@ -93,8 +111,18 @@ def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, 
     child_env["STRICT_LOOP_TASK"] = task_id  # hooks record to this task even with other tasks running here
     child_env[SUPERVISED_ENV] = "1"
     hook_program = _hook_program() if hooks and row.hooks_in_headless else None
-    run = Run(binary, prompt, workspace, scratch, mcp_command(workspace) if mcp else None, hook_program, model, session_id,
-              extra_args, child_env)
+    run = Run(
+        binary,
+        prompt,
+        workspace,
+        scratch,
+        mcp_command(workspace) if mcp else None,
+        hook_program,
+        model,
+        session_id,
+        extra_args,
+        child_env,
+    )
     wiring: Wiring = registry.resolve(row.argv_fn)(run)
     return wiring
 
@@ -102,12 +130,26 @@ def wire(harness: str, binary: str, prompt: str, workspace: Path, task_id: str, 
 def claude_argv(run: Run) -> Wiring:
     """``claude -p`` with stream-json, our MCP server only (--strict-mcp-config) and our hooks through --settings."""
     servers = {"strict-loop": {"command": run.server[0], "args": run.server[1:]}} if run.server else {}
-    argv = [run.binary, "-p", run.prompt, "--output-format", "stream-json", "--verbose", "--mcp-config",
-            json.dumps({"mcpServers": servers}), "--strict-mcp-config", "--permission-mode", "bypassPermissions"]
+    argv = [
+        run.binary,
+        "-p",
+        run.prompt,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--mcp-config",
+        json.dumps({"mcpServers": servers}),
+        "--strict-mcp-config",
+        "--permission-mode",
+        "bypassPermissions",
+    ]
     if run.hook_program:
         from strict_loop.harness.configedit import hook_command, hook_groups
 
-        argv += ["--settings", json.dumps({"hooks": hook_groups("claude", hook_command(run.hook_program, "claude", run.workspace))})]
+        argv += [
+            "--settings",
+            json.dumps({"hooks": hook_groups("claude", hook_command(run.hook_program, "claude", run.workspace))}),
+        ]
     argv += ["--resume", run.session_id] if run.session_id else []
     argv += ["--model", run.model] if run.model else []
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -118,9 +160,22 @@ def claude_argv(run: Run) -> Wiring:
 def codex_argv(run: Run) -> Wiring:
     """``codex exec [resume ID] --json`` with our MCP server through -c (the user's config.toml is not edited)."""
     argv = [run.binary, "exec"] + (["resume"] if run.session_id else [])
-    argv += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
-    argv += ["-c", f"mcp_servers.strict-loop.command={json.dumps(run.server[0])}",
-             "-c", f"mcp_servers.strict-loop.args={json.dumps(run.server[1:])}"] if run.server else []
+    argv += [
+        "--json",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--dangerously-bypass-hook-trust",
+    ]
+    argv += (
+        [
+            "-c",
+            f"mcp_servers.strict-loop.command={json.dumps(run.server[0])}",
+            "-c",
+            f"mcp_servers.strict-loop.args={json.dumps(run.server[1:])}",
+        ]
+        if run.server
+        else []
+    )
     argv += [] if run.session_id else ["-C", str(run.workspace)]
     argv += ["-m", run.model] if run.model else []
     argv += list(run.extra_args) + ([run.session_id] if run.session_id else []) + [run.prompt]
@@ -136,8 +191,9 @@ def hermes_argv(run: Run) -> Wiring:
     return Wiring(argv + list(run.extra_args), run.env, usage_file=usage, temp=[home])
 
 
-def _hermes_home(env: Mapping[str, str], dest: Path, server: Optional[list[str]], hook_program: Optional[str],
-                 workspace: Path) -> Path:
+def _hermes_home(
+    env: Mapping[str, str], dest: Path, server: Optional[list[str]], hook_program: Optional[str], workspace: Path
+) -> Path:
     """A copy of the user's HERMES_HOME (config, plugins, skills; no history) with our MCP server in its config.yaml
     and our plugin (pinned to ``workspace``, enabled and not disabled), each when given: one edit of the config."""
     from ruamel.yaml import YAML
@@ -207,15 +263,33 @@ def kill_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
         return
 
 
-def run_child(wiring: Wiring, cwd: Path, raw: IO[str], stderr_file: IO[str], on_line: Callable[[str], Optional[str]],
-              timeout_s: float, tick: Callable[[], Optional[str]], grace_s: float = KILL_GRACE_S) -> ChildResult:
+def run_child(
+    wiring: Wiring,
+    cwd: Path,
+    raw: IO[str],
+    stderr_file: IO[str],
+    on_line: Callable[[str], Optional[str]],
+    timeout_s: float,
+    tick: Callable[[], Optional[str]],
+    grace_s: float = KILL_GRACE_S,
+) -> ChildResult:
     """Run the child in its own process group; each stdout line goes to ``raw`` and ``on_line``.
 
     ``on_line`` and ``tick`` (called about every 0.2 s) return a reason to stop the child now (e.g. the task was
     paused, or a signal arrived), else None. Past ``timeout_s`` the whole group is killed.
     """
-    proc = subprocess.Popen(wiring.argv, cwd=cwd, env=wiring.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=stderr_file, text=True, encoding="utf-8", errors="replace", start_new_session=True)
+    proc = subprocess.Popen(
+        wiring.argv,
+        cwd=cwd,
+        env=wiring.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr_file,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        start_new_session=True,
+    )
     lines: queue.Queue[Optional[str]] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
@@ -252,7 +326,7 @@ def run_child(wiring: Wiring, cwd: Path, raw: IO[str], stderr_file: IO[str], on_
     return ChildResult(proc.returncode)
 
 
-def _pump(stream: Optional[IO[str]], out: "queue.Queue[Optional[str]]") -> None:
+def _pump(stream: Optional[IO[str]], out: queue.Queue[Optional[str]]) -> None:
     """Read the child's stdout line by line into ``out``; None marks its end."""
     try:
         if stream is not None:

@@ -17,15 +17,14 @@ import re
 import secrets
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
-from strict_loop.base import fsio
-from strict_loop.harness import configedit
-from strict_loop.base import skillfiles
+from strict_loop.base import fsio, skillfiles
 from strict_loop.base.errors import LoopError
-from strict_loop.harness import registry
+from strict_loop.harness import configedit, registry
 
 SKILL = "strict-agent-loop"
 SKILL_PARTS = ("SKILL.md", "references", "scripts")
@@ -75,8 +74,11 @@ def program(name: str) -> str:
         return str(beside)
     found = shutil.which(name)
     if not found:
-        raise LoopError("install", f"cannot find the '{name}' program beside {sys.executable} or on PATH",
-                        "install strict-agent-loop with pip (pip install strict-agent-loop) and run the install again")
+        raise LoopError(
+            "install",
+            f"cannot find the '{name}' program beside {sys.executable} or on PATH",
+            "install strict-agent-loop with pip (pip install strict-agent-loop) and run the install again",
+        )
     return os.path.abspath(found)
 
 
@@ -86,12 +88,17 @@ def _read_text(path: Path) -> Optional[str]:
     except FileNotFoundError:
         return None
     except fsio.Unreadable as exc:
-        raise LoopError(str(path), f"is not a regular file we can read ({exc.kind}); nothing was changed",
-                        "put a regular file there (or remove it) and run the install again") from None
+        raise LoopError(
+            str(path),
+            f"is not a regular file we can read ({exc.kind}); nothing was changed",
+            "put a regular file there (or remove it) and run the install again",
+        ) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise LoopError(str(path), "is not UTF-8 text; nothing was changed", "fix the file and run the install again") from None
+        raise LoopError(
+            str(path), "is not UTF-8 text; nothing was changed", "fix the file and run the install again"
+        ) from None
 
 
 def _edit(path: Path, editor: Editor) -> Edit:
@@ -103,8 +110,11 @@ def _edit(path: Path, editor: Editor) -> Edit:
 def _read_tree(dest: Path) -> Optional[dict[str, bytes]]:
     if not dest.is_dir():
         return None
-    return {p.relative_to(dest).as_posix(): p.read_bytes() for p in sorted(dest.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.relative_to(dest).parts}
+    return {
+        p.relative_to(dest).as_posix(): p.read_bytes()
+        for p in sorted(dest.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.relative_to(dest).parts
+    }
 
 
 def _source_tree(root: Path, parts: tuple[str, ...]) -> dict[str, bytes]:
@@ -118,14 +128,19 @@ def _source_tree(root: Path, parts: tuple[str, ...]) -> dict[str, bytes]:
     return out
 
 
-def _tree(dest: Path, new: Optional[dict[str, bytes]], marker: str, name: str, executable: frozenset[str] = frozenset()) -> Tree:
+def _tree(
+    dest: Path, new: Optional[dict[str, bytes]], marker: str, name: str, executable: frozenset[str] = frozenset()
+) -> Tree:
     """Our folder at ``dest``; a folder of that name that is not ours is refused, never replaced."""
     old = _read_tree(dest)
     if old is not None and old:
         text = old.get(marker, b"").decode("utf-8", "replace")
         if not re.search(rf"^name:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE):
-            raise LoopError(str(dest), f"exists and is not strict-agent-loop's (no {marker} naming '{name}'); nothing was changed",
-                            "move that folder aside and run the install again")
+            raise LoopError(
+                str(dest),
+                f"exists and is not strict-agent-loop's (no {marker} naming '{name}'); nothing was changed",
+                "move that folder aside and run the install again",
+            )
     return Tree(dest, old, new, executable)
 
 
@@ -143,8 +158,10 @@ def hermes_plugin_files(strict_loop: str, workspace: Optional[Path]) -> dict[str
     for name, value in (("STRICT_LOOP", strict_loop), ("WORKSPACE", str(workspace or ""))):
         line = re.search(rf"^{name} = \"[^\"\n]*\"", code, re.MULTILINE)
         if line is None:
-            raise LoopError(str(src / "__init__.py"), f"has no '{name} = \"...\"' line to fill in", "reinstall strict-agent-loop")
-        code = code[:line.start()] + f"{name} = {json.dumps(value)}" + code[line.end():]
+            raise LoopError(
+                str(src / "__init__.py"), f"has no '{name} = \"...\"' line to fill in", "reinstall strict-agent-loop"
+            )
+        code = code[: line.start()] + f"{name} = {json.dumps(value)}" + code[line.end() :]
     return {"plugin.yaml": (src / "plugin.yaml").read_bytes(), "__init__.py": code.encode("utf-8")}
 
 
@@ -174,12 +191,16 @@ def plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
         root = base.parent
     hooks, server = _hooks("claude", workspace, install), _server(workspace, install)
     plan = Plan(root)
-    plan.edits.append(_edit(base / "settings.json", lambda t, p=base / "settings.json": configedit.edit_hooks(t, p, "claude", hooks)))
+    plan.edits.append(
+        _edit(base / "settings.json", lambda t, p=base / "settings.json": configedit.edit_hooks(t, p, "claude", hooks))
+    )
     plan.edits.append(_edit(mcp_file, lambda t: configedit.edit_mcp_json(t, mcp_file, server)))
     plan.trees.append(_skill(base / "skills" / SKILL, install))
     if install:
-        plan.notes.append("Claude Code reads the hooks and the MCP server when a session starts: start a new one "
-                          "(`/hooks` and `/mcp` inside it show them).")
+        plan.notes.append(
+            "Claude Code reads the hooks and the MCP server when a session starts: start a new one "
+            "(`/hooks` and `/mcp` inside it show them)."
+        )
     return plan
 
 
@@ -192,12 +213,18 @@ def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
         skills, root = base / "skills", base.parent
     hooks, server = _hooks("codex", workspace, install), _server(workspace, install)
     plan = Plan(root)
-    plan.edits.append(_edit(base / "hooks.json", lambda t, p=base / "hooks.json": configedit.edit_hooks(t, p, "codex", hooks)))
-    plan.edits.append(_edit(base / "config.toml", lambda t, p=base / "config.toml": configedit.edit_mcp_toml(t, p, server)))
+    plan.edits.append(
+        _edit(base / "hooks.json", lambda t, p=base / "hooks.json": configedit.edit_hooks(t, p, "codex", hooks))
+    )
+    plan.edits.append(
+        _edit(base / "config.toml", lambda t, p=base / "config.toml": configedit.edit_mcp_toml(t, p, server))
+    )
     plan.trees.append(_skill(skills / SKILL, install))
     if install:
-        plan.notes.append("Codex runs a new or changed hook only after you trust it: start `codex`, open `/hooks` and trust "
-                          "the strict-loop hooks (once). `codex exec` skips them unless run with --dangerously-bypass-hook-trust.")
+        plan.notes.append(
+            "Codex runs a new or changed hook only after you trust it: start `codex`, open `/hooks` and trust "
+            "the strict-loop hooks (once). `codex exec` skips them unless run with --dangerously-bypass-hook-trust."
+        )
         if scope == "project":
             plan.notes.append(f"Codex reads {base} only in a trusted project: trust {workspace} when Codex asks.")
     return plan
@@ -205,27 +232,37 @@ def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
 
 def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     if scope == "project":
-        raise LoopError("--scope", "Hermes has no project-scope settings: its config.yaml, plugins and skills live in "
-                        "$HERMES_HOME (~/.hermes)", "use --scope user (add --workspace DIR to pin the loop to one folder)")
+        raise LoopError(
+            "--scope",
+            "Hermes has no project-scope settings: its config.yaml, plugins and skills live in "
+            "$HERMES_HOME (~/.hermes)",
+            "use --scope user (add --workspace DIR to pin the loop to one folder)",
+        )
     home = _home("HERMES_HOME", ".hermes")
     server = _server(workspace, install)
     plan = Plan(home.parent)
-    plan.edits.append(_edit(home / "config.yaml", lambda t, p=home / "config.yaml": configedit.edit_hermes_yaml(t, p, server)))
+    plan.edits.append(
+        _edit(home / "config.yaml", lambda t, p=home / "config.yaml": configedit.edit_hermes_yaml(t, p, server))
+    )
     plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
     plan.trees.append(_tree(home / "plugins" / configedit.SERVER, plugin, "plugin.yaml", configedit.SERVER))
     plan.trees.append(_skill(home / "skills" / SKILL, install))
     if install and configedit.hermes_disabled(plan.edits[0].old):
-        plan.notes.append(f"{plan.edits[0].path} lists strict-loop in plugins.disabled, which wins over plugins.enabled: "
-                          "remove it there (`hermes plugins enable strict-loop`) or the plugin stays off.")
+        plan.notes.append(
+            f"{plan.edits[0].path} lists strict-loop in plugins.disabled, which wins over plugins.enabled: "
+            "remove it there (`hermes plugins enable strict-loop`) or the plugin stays off."
+        )
     if install:
-        plan.notes.append("Hermes loads the plugin (enabled in config.yaml's plugins.enabled) and the MCP server when it "
-                          "starts: start a new session (`hermes plugins list` shows strict-loop enabled).")
+        plan.notes.append(
+            "Hermes loads the plugin (enabled in config.yaml's plugins.enabled) and the MCP server when it "
+            "starts: start a new session (`hermes plugins list` shows strict-loop enabled)."
+        )
     return plan
 
 
-
-
-def plan(harness: str, scope: Optional[str] = None, workspace: Optional[Path | str] = None, *, uninstall: bool = False) -> Plan:
+def plan(
+    harness: str, scope: Optional[str] = None, workspace: Optional[Path | str] = None, *, uninstall: bool = False
+) -> Plan:
     """What ``install`` (or ``--uninstall``) would change; reads files, writes nothing."""
     row = registry.get(harness)
     scope = scope or row.default_scope
@@ -244,9 +281,12 @@ def _diff(change: Edit | Tree) -> str:
         verb = "copy" if change.old is None else "update"
         tops = sorted({name.split("/")[0] + ("/" if "/" in name else "") for name in change.new})
         return f"would {verb} {len(change.new)} files into {change.dest}/: {', '.join(tops)}\n"
-    lines = difflib.unified_diff((change.old or "").splitlines(keepends=True), (change.new or "").splitlines(keepends=True),
-                                 fromfile=str(change.path) if change.old is not None else "/dev/null",
-                                 tofile=str(change.path) if change.new is not None else "/dev/null")
+    lines = difflib.unified_diff(
+        (change.old or "").splitlines(keepends=True),
+        (change.new or "").splitlines(keepends=True),
+        fromfile=str(change.path) if change.old is not None else "/dev/null",
+        tofile=str(change.path) if change.new is not None else "/dev/null",
+    )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
@@ -258,8 +298,12 @@ def render(p: Plan, *, dry_run: bool) -> str:
     elif dry_run:
         out = [_diff(c).rstrip("\n") for c in changes] + ["(dry run: nothing was written)"]
     else:
-        out = [(f"removed {c.dest}/" if c.new is None else f"copied {len(c.new)} files into {c.dest}/") if isinstance(c, Tree)
-               else (f"removed {c.path}" if c.new is None else f"wrote {c.path}") for c in changes]
+        out = [
+            (f"removed {c.dest}/" if c.new is None else f"copied {len(c.new)} files into {c.dest}/")
+            if isinstance(c, Tree)
+            else (f"removed {c.path}" if c.new is None else f"wrote {c.path}")
+            for c in changes
+        ]
     return "\n".join(out + p.notes)
 
 
@@ -330,13 +374,25 @@ examples:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``install`` subcommand's parser (a person's command: the CLI only, never an MCP tool)."""
-    p = sub.add_parser("install", help="install the skill, MCP server and hooks into Claude Code, Codex or Hermes",
-                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    p = sub.add_parser(
+        "install",
+        help="install the skill, MCP server and hooks into Claude Code, Codex or Hermes",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
     p.add_argument("harness", choices=registry.names(), help="the harness to install into")
-    p.add_argument("--scope", choices=("project", "user"),
-                   help="project: files in the workspace (default for claude, codex); user: your home folder (default for hermes)")
-    p.add_argument("--workspace", metavar="DIR", help="the project folder (default: current directory); with --scope user it "
-                   "pins the MCP server and hooks to DIR instead of the folder each session starts in")
+    p.add_argument(
+        "--scope",
+        choices=("project", "user"),
+        help="project: files in the workspace (default for claude, codex); user: your home folder (default for hermes)",
+    )
+    p.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the project folder (default: current directory); with --scope user it "
+        "pins the MCP server and hooks to DIR instead of the folder each session starts in",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the changes as diffs and write nothing")
     p.add_argument("--uninstall", action="store_true", help="remove exactly what the install added")
     return p

@@ -19,12 +19,22 @@ from strict_loop.harness.registry import get, resolve
 Phase = Literal["post", "pre", "stop", "other"]
 
 _PHASES: dict[str, Phase] = {
-    "PostToolUse": "post", "PostToolUseFailure": "post", "PreToolUse": "pre", "Stop": "stop",  # Claude Code, Codex
-    "post_tool_call": "post", "pre_tool_call": "pre", "pre_verify": "stop",  # Hermes
+    "PostToolUse": "post",
+    "PostToolUseFailure": "post",
+    "PreToolUse": "pre",
+    "Stop": "stop",  # Claude Code, Codex
+    "post_tool_call": "post",
+    "pre_tool_call": "pre",
+    "pre_verify": "stop",  # Hermes
 }
 
-OWN_TOOL_PREFIXES = ("mcp__strict-loop__", "mcp__strict_loop__", "mcp__plugin_strict-loop_",  # Claude Code, Codex
-                     "mcp_strict_loop_", "mcp_strict-loop_")  # Hermes names MCP tools mcp_<server>_<tool>
+OWN_TOOL_PREFIXES = (
+    "mcp__strict-loop__",
+    "mcp__strict_loop__",
+    "mcp__plugin_strict-loop_",  # Claude Code, Codex
+    "mcp_strict_loop_",
+    "mcp_strict-loop_",
+)  # Hermes names MCP tools mcp_<server>_<tool>
 """The loop's own MCP tools: calling them is the loop's bookkeeping, not the agent's work, so they are no turns."""
 
 READ_TOOLS = frozenset({"report_status", "show_task", "list_tasks", "check_stop", "detect_spiral"})
@@ -74,9 +84,15 @@ def parse_event(harness: str, payload: dict[str, Any]) -> HookEvent:
     """The event in ``payload`` (a harness's hook stdin); an unknown event name has phase 'other'."""
     name = _text(payload.get("hook_event_name"))
     return HookEvent(
-        harness=harness, name=name, phase=_PHASES.get(name, "other"), tool=_text(payload.get("tool_name"))[:200],
-        tool_input=payload.get("tool_input"), session_id=_text(payload.get("session_id"))[:200], cwd=_text(payload.get("cwd")),
-        stop_hook_active=payload.get("stop_hook_active") is True, payload=payload,
+        harness=harness,
+        name=name,
+        phase=_PHASES.get(name, "other"),
+        tool=_text(payload.get("tool_name"))[:200],
+        tool_input=payload.get("tool_input"),
+        session_id=_text(payload.get("session_id"))[:200],
+        cwd=_text(payload.get("cwd")),
+        stop_hook_active=payload.get("stop_hook_active") is True,
+        payload=payload,
     )
 
 
@@ -84,13 +100,17 @@ def own_tool(name: str) -> Optional[str]:
     """The loop tool's own name (``report_status``) if ``name`` is one of the loop's MCP tools, else None."""
     for prefix in OWN_TOOL_PREFIXES:
         if name.startswith(prefix):
-            return name[len(prefix):].rsplit("__", 1)[-1]  # plugin names: mcp__plugin_strict-loop_<server>__<tool>
+            return name[len(prefix) :].rsplit("__", 1)[-1]  # plugin names: mcp__plugin_strict-loop_<server>__<tool>
     return None
 
 
 def turn_fields(event: HookEvent) -> dict[str, Any]:
     """The ``Turn`` fields of a post-tool event (``tool``, ``args``, ``output``, ``error``, ``exit_code``)."""
-    args = event.tool_input if isinstance(event.tool_input, dict) else ({} if event.tool_input is None else {"input": event.tool_input})
+    args = (
+        event.tool_input
+        if isinstance(event.tool_input, dict)
+        else ({} if event.tool_input is None else {"input": event.tool_input})
+    )
     fields: dict[str, Any] = {"tool": event.tool or "unknown", "args": bounded_args(args)}
     fields.update(resolve(get(event.harness).turn_fn)(event))
     return fields
@@ -102,7 +122,10 @@ def claude_turn(event: HookEvent) -> dict[str, Any]:
         error = _text(event.payload.get("error"))
         return {"output": error, "error": True, "exit_code": exit_code_in(error)}
     response = event.payload.get("tool_response")
-    return {"output": _claude_output(response), "error": bool(isinstance(response, dict) and response.get("interrupted") is True)}
+    return {
+        "output": _claude_output(response),
+        "error": bool(isinstance(response, dict) and response.get("interrupted") is True),
+    }
 
 
 def codex_turn(event: HookEvent) -> dict[str, Any]:
@@ -171,15 +194,19 @@ def reads_loop_state(event: HookEvent, own_executable: Optional[str] = None) -> 
 
 def pause_reason(diagnosis: str, resume_command: str) -> str:
     """Why a tool call is refused while paused, and what the person must run."""
-    return (f"PAUSED by the strict-loop progress monitor: {_clip(diagnosis, 600)} Stop working and wait for a person; "
-            f"only reading the loop's state is allowed. A person must run: {resume_command}")
+    return (
+        f"PAUSED by the strict-loop progress monitor: {_clip(diagnosis, 600)} Stop working and wait for a person; "
+        f"only reading the loop's state is allowed. A person must run: {resume_command}"
+    )
 
 
 def continue_reason(task_id: str, next_task: str, verdict_reason: str) -> str:
     """Why an unattended loop may not stop yet, with the next task."""
     todo = _clip(next_task, 600) if next_task.strip() else "the next step toward the goal (see show_task)"
-    return (f"The strict loop '{task_id}' is not done: check_stop says continue ({_clip(verdict_reason, 400)}). "
-            f"Next task: {todo}. Do one round: announce it, do it, verify it, record it with update_state.")
+    return (
+        f"The strict loop '{task_id}' is not done: check_stop says continue ({_clip(verdict_reason, 400)}). "
+        f"Next task: {todo}. Do one round: announce it, do it, verify it, record it with update_state."
+    )
 
 
 def context_output(event: HookEvent, text: str) -> dict[str, Any]:
@@ -199,7 +226,13 @@ def hook_specific_context(event: HookEvent, text: str) -> dict[str, Any]:
 
 def hook_specific_deny(event: HookEvent, reason: str) -> dict[str, Any]:
     """Claude Code and Codex: a PreToolUse permission decision."""
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
 
 
 def hermes_context(event: HookEvent, text: str) -> dict[str, Any]:

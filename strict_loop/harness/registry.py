@@ -41,30 +41,77 @@ class Harness(NamedTuple):
     hooks_in_headless: bool  # the headless run takes our hook program (Codex reads its own hooks files)
 
 
-CLAUDE_EVENTS = (("PreToolUse", "*", TOOL_TIMEOUT_S), ("PostToolUse", "*", TOOL_TIMEOUT_S),
-                 ("PostToolUseFailure", "*", TOOL_TIMEOUT_S), ("Stop", None, STOP_TIMEOUT_S))
+CLAUDE_EVENTS = (
+    ("PreToolUse", "*", TOOL_TIMEOUT_S),
+    ("PostToolUse", "*", TOOL_TIMEOUT_S),
+    ("PostToolUseFailure", "*", TOOL_TIMEOUT_S),
+    ("Stop", None, STOP_TIMEOUT_S),
+)
 # Claude's "*" matches every tool; Codex's matcher is a regex: none matches all.
-CODEX_EVENTS = (("PreToolUse", None, TOOL_TIMEOUT_S), ("PostToolUse", None, TOOL_TIMEOUT_S), ("Stop", None, STOP_TIMEOUT_S))
+CODEX_EVENTS = (
+    ("PreToolUse", None, TOOL_TIMEOUT_S),
+    ("PostToolUse", None, TOOL_TIMEOUT_S),
+    ("Stop", None, STOP_TIMEOUT_S),
+)
 
-_P, _I, _H, _S = "strict_loop.harness.payloads:", "strict_loop.harness.install:", "strict_loop.harness.headless:", \
-    "strict_loop.harness.streams:"
+_P, _I, _H, _S = (
+    "strict_loop.harness.payloads:",
+    "strict_loop.harness.install:",
+    "strict_loop.harness.headless:",
+    "strict_loop.harness.streams:",
+)
 
 HARNESSES: dict[str, Harness] = {
     "claude": Harness(
-        "claude", "Claude Code", CLAUDE_EVENTS, _P + "claude_turn", _P + "hook_specific_context", _P + "hook_specific_deny",
-        _I + "plan_claude", "project", _H + "claude_argv", _S + "ClaudeAdapter",
-        stop_restarts_on_new_turn=True, resumes_sessions=True, reports_cost=True, hooks_in_headless=True),
+        "claude",
+        "Claude Code",
+        CLAUDE_EVENTS,
+        _P + "claude_turn",
+        _P + "hook_specific_context",
+        _P + "hook_specific_deny",
+        _I + "plan_claude",
+        "project",
+        _H + "claude_argv",
+        _S + "ClaudeAdapter",
+        stop_restarts_on_new_turn=True,
+        resumes_sessions=True,
+        reports_cost=True,
+        hooks_in_headless=True,
+    ),
     "codex": Harness(
-        "codex", "Codex CLI", CODEX_EVENTS, _P + "codex_turn", _P + "hook_specific_context", _P + "hook_specific_deny",
-        _I + "plan_codex", "project", _H + "codex_argv", _S + "CodexAdapter",
-        stop_restarts_on_new_turn=False, resumes_sessions=True, reports_cost=False, hooks_in_headless=False),
+        "codex",
+        "Codex CLI",
+        CODEX_EVENTS,
+        _P + "codex_turn",
+        _P + "hook_specific_context",
+        _P + "hook_specific_deny",
+        _I + "plan_codex",
+        "project",
+        _H + "codex_argv",
+        _S + "CodexAdapter",
+        stop_restarts_on_new_turn=False,
+        resumes_sessions=True,
+        reports_cost=False,
+        hooks_in_headless=False,
+    ),
     "hermes": Harness(
-        "hermes", "Hermes Agent", (), _P + "hermes_turn", _P + "hermes_context", _P + "hermes_deny",
-        _I + "plan_hermes", "user", _H + "hermes_argv", _S + "HermesAdapter",
-        stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=True, hooks_in_headless=True),
+        "hermes",
+        "Hermes Agent",
+        (),
+        _P + "hermes_turn",
+        _P + "hermes_context",
+        _P + "hermes_deny",
+        _I + "plan_hermes",
+        "user",
+        _H + "hermes_argv",
+        _S + "HermesAdapter",
+        stop_restarts_on_new_turn=False,
+        resumes_sessions=False,
+        reports_cost=True,
+        hooks_in_headless=True,
+    ),
 }
 """Every harness, by name. Hermes's hooks are its plugin's (integrations/hermes/), so it lists no hook events."""
-
 
 
 def names() -> tuple[str, ...]:

@@ -72,15 +72,27 @@ class StreamAdapter:
             return []
         try:
             return [call for call in self.event(event) if own_tool(str(call.turn.get("tool", ""))) is None]
-        except (TypeError, ValueError, AttributeError, KeyError, RecursionError):  # a well-formed line of a shape we don't know
+        except (
+            TypeError,
+            ValueError,
+            AttributeError,
+            KeyError,
+            RecursionError,
+        ):  # a well-formed line of a shape we don't know
             self.skipped += 1
             return []
 
     def event(self, event: dict) -> list[ToolCall]:
         raise NotImplementedError
 
-    def finish(self, exit_code: Optional[int], timed_out: bool, usage: Optional[dict] = None, *,
-               timeout_s: Optional[float] = None) -> Outcome:
+    def finish(
+        self,
+        exit_code: Optional[int],
+        timed_out: bool,
+        usage: Optional[dict] = None,
+        *,
+        timeout_s: Optional[float] = None,
+    ) -> Outcome:
         raise NotImplementedError
 
     def _decode(self, line: str) -> Optional[dict]:
@@ -109,7 +121,9 @@ class StreamAdapter:
         return self._outcome(False, f"timed out{after} (killed by the supervisor's wall clock)")
 
     def _outcome(self, ok: bool, reason: str, **fields: Any) -> Outcome:
-        return Outcome(ok=ok, reason=one_line(reason, 500), session_id=self.session_id, last_text=self.last_text, **fields)
+        return Outcome(
+            ok=ok, reason=one_line(reason, 500), session_id=self.session_id, last_text=self.last_text, **fields
+        )
 
 
 class ClaudeAdapter(StreamAdapter):
@@ -136,10 +150,17 @@ class ClaudeAdapter(StreamAdapter):
                     self.last_text = clip(block["text"], MAX_TEXT)
             return []
         if kind == "user":
-            calls = [self._result(block, event.get("tool_use_result")) for block in _blocks(event) if block.get("type") == "tool_result"]
+            calls = [
+                self._result(block, event.get("tool_use_result"))
+                for block in _blocks(event)
+                if block.get("type") == "tool_result"
+            ]
             return [call for call in calls if call is not None]
         if kind == "system" and event.get("subtype") == "api_retry" and isinstance(event.get("error_status"), int):
-            self.api_error = (event["error_status"], _text(event.get("error")))  # retrying: what a kill mid-retry leaves
+            self.api_error = (
+                event["error_status"],
+                _text(event.get("error")),
+            )  # retrying: what a kill mid-retry leaves
         elif kind == "result":
             self.result = event
             if _text(event.get("result")).strip():
@@ -162,18 +183,40 @@ class ClaudeAdapter(StreamAdapter):
             text = "\n".join(_text(structured.get(k)) for k in ("stdout", "stderr") if _text(structured.get(k))) or text
         found = exit_code_in(text[:200]) if is_error else None
         code = found if found is not None else (0 if name == "Bash" and not is_error else None)
-        return ToolCall(call_id, {"tool": name, "args": bounded_args(args), "output": clip(text), "error": is_error, "exit_code": code})
+        return ToolCall(
+            call_id,
+            {"tool": name, "args": bounded_args(args), "output": clip(text), "error": is_error, "exit_code": code},
+        )
 
-    def finish(self, exit_code: Optional[int], timed_out: bool, usage: Optional[dict] = None, *,
-               timeout_s: Optional[float] = None) -> Outcome:
+    def finish(
+        self,
+        exit_code: Optional[int],
+        timed_out: bool,
+        usage: Optional[dict] = None,
+        *,
+        timeout_s: Optional[float] = None,
+    ) -> Outcome:
         result = self.result or {}
         tokens = _dict(result.get("usage"))
-        fields = {"cost_usd": _number(result.get("total_cost_usd")),
-                  "input_tokens": sum(_count(tokens.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")),
-                  "output_tokens": _count(tokens.get("output_tokens"))}
-        status = result.get("api_error_status") if isinstance(result.get("api_error_status"), int) else (self.api_error or (None,))[0]
+        fields = {
+            "cost_usd": _number(result.get("total_cost_usd")),
+            "input_tokens": sum(
+                _count(tokens.get(k))
+                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            ),
+            "output_tokens": _count(tokens.get("output_tokens")),
+        }
+        status = (
+            result.get("api_error_status")
+            if isinstance(result.get("api_error_status"), int)
+            else (self.api_error or (None,))[0]
+        )
         error_type = _text(result.get("api_error_type")) or (self.api_error[1] if self.api_error else "")
-        limited = status == 429 or "rate_limit" in error_type or (status is not None and bool(_RATE_LIMIT.search(self.last_text)))
+        limited = (
+            status == 429
+            or "rate_limit" in error_type
+            or (status is not None and bool(_RATE_LIMIT.search(self.last_text)))
+        )
         killed = self._interrupted(exit_code, timed_out, timeout_s)
         if killed is not None:
             return _with(killed, rate_limited=limited, **fields)
@@ -227,31 +270,65 @@ class CodexAdapter(StreamAdapter):
             self.last_text = clip(item["text"], MAX_TEXT)
         elif kind == "command_execution" and item_id:
             code = item.get("exit_code") if type(item.get("exit_code")) is int else None
-            return ToolCall(item_id, {"tool": "Bash", "args": bounded_args({"command": _unwrap(_text(item.get("command")))}),
-                                      "output": clip(_text(item.get("aggregated_output"))),
-                                      "error": failed or code not in (None, 0), "exit_code": code})
+            return ToolCall(
+                item_id,
+                {
+                    "tool": "Bash",
+                    "args": bounded_args({"command": _unwrap(_text(item.get("command")))}),
+                    "output": clip(_text(item.get("aggregated_output"))),
+                    "error": failed or code not in (None, 0),
+                    "exit_code": code,
+                },
+            )
         elif kind == "mcp_tool_call" and item_id:
             name = f"mcp__{_text(item.get('server'))}__{_text(item.get('tool'))}"[:200]
-            args = item.get("arguments") if isinstance(item.get("arguments"), dict) else {"input": item.get("arguments")}
-            error = _dict(item.get("error")).get("message") if isinstance(item.get("error"), dict) else item.get("error")
+            args = (
+                item.get("arguments") if isinstance(item.get("arguments"), dict) else {"input": item.get("arguments")}
+            )
+            error = (
+                _dict(item.get("error")).get("message") if isinstance(item.get("error"), dict) else item.get("error")
+            )
             output = _content_text(_dict(item.get("result")).get("content")) or _compact(item.get("result"))
             text = "\n".join(t for t in (output, _text(error)) if t)
-            return ToolCall(item_id, {"tool": name, "args": bounded_args(args), "output": clip(text), "error": failed or bool(error)})
+            return ToolCall(
+                item_id,
+                {"tool": name, "args": bounded_args(args), "output": clip(text), "error": failed or bool(error)},
+            )
         elif kind == "file_change" and item_id:
             changes = [c for c in item.get("changes") or [] if isinstance(c, dict)][:50]
             paths = [_text(c.get("path"))[:1000] for c in changes if _text(c.get("path"))]
             summary = ", ".join(f"{_text(c.get('kind')) or 'change'} {_text(c.get('path'))}" for c in changes)
-            return ToolCall(item_id, {"tool": "apply_patch", "args": bounded_args({"changes": changes}), "output": clip(summary),
-                                      "error": failed, "paths": paths})
+            return ToolCall(
+                item_id,
+                {
+                    "tool": "apply_patch",
+                    "args": bounded_args({"changes": changes}),
+                    "output": clip(summary),
+                    "error": failed,
+                    "paths": paths,
+                },
+            )
         return None
 
-    def finish(self, exit_code: Optional[int], timed_out: bool, usage: Optional[dict] = None, *,
-               timeout_s: Optional[float] = None) -> Outcome:
+    def finish(
+        self,
+        exit_code: Optional[int],
+        timed_out: bool,
+        usage: Optional[dict] = None,
+        *,
+        timeout_s: Optional[float] = None,
+    ) -> Outcome:
         said = " ".join([self.failure or ""] + self.errors)
-        fields = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "rate_limited": bool(_RATE_LIMIT.search(said))}
+        fields = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "rate_limited": bool(_RATE_LIMIT.search(said)),
+        }
         killed = self._interrupted(exit_code, timed_out, timeout_s)
         if killed is not None:
-            return _with(killed, reason=killed.reason + (f"; last error: {self.errors[-1]}" if self.errors else ""), **fields)
+            return _with(
+                killed, reason=killed.reason + (f"; last error: {self.errors[-1]}" if self.errors else ""), **fields
+            )
         if self.failure is not None:
             return self._outcome(False, f"turn failed: {self.failure}", **fields)
         if not self.completed:
@@ -274,19 +351,31 @@ class HermesAdapter(StreamAdapter):
     def event(self, event: dict) -> list[ToolCall]:
         return []
 
-    def finish(self, exit_code: Optional[int], timed_out: bool, usage: Optional[dict] = None, *,
-               timeout_s: Optional[float] = None) -> Outcome:
+    def finish(
+        self,
+        exit_code: Optional[int],
+        timed_out: bool,
+        usage: Optional[dict] = None,
+        *,
+        timeout_s: Optional[float] = None,
+    ) -> Outcome:
         usage = usage if isinstance(usage, dict) else None
         data = usage or {}
         self._session(data.get("session_id"))
         failure = _text(data.get("failure")) or (self.last_text if data.get("failed") is True else "")
-        fields = {"cost_usd": _number(data.get("estimated_cost_usd")), "input_tokens": _count(data.get("input_tokens")),
-                  "output_tokens": _count(data.get("output_tokens")), "rate_limited": bool(_RATE_LIMIT.search(failure))}
+        fields = {
+            "cost_usd": _number(data.get("estimated_cost_usd")),
+            "input_tokens": _count(data.get("input_tokens")),
+            "output_tokens": _count(data.get("output_tokens")),
+            "rate_limited": bool(_RATE_LIMIT.search(failure)),
+        }
         killed = self._interrupted(exit_code, timed_out, timeout_s)
         if killed is not None:
             return _with(killed, **fields)
         if usage is None:
-            return self._outcome(False, f"exit {exit_code} and no usage file: cannot tell whether the run completed", **fields)
+            return self._outcome(
+                False, f"exit {exit_code} and no usage file: cannot tell whether the run completed", **fields
+            )
         if data.get("failed") is True or data.get("completed") is not True:
             return self._outcome(False, f"failed: {failure or 'the usage file says it did not complete'}", **fields)
         if exit_code not in (0, None):
@@ -359,6 +448,6 @@ def _compact(value: Any) -> str:
     if value is None:
         return ""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:MAX_TURN_TEXT * 2]
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[: MAX_TURN_TEXT * 2]
     except (TypeError, ValueError, RecursionError):
         return ""

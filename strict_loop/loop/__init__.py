@@ -5,4 +5,14 @@ operations the CLI and the MCP server are generated from.
 It may import everything below it: ``base``, ``model``, ``monitor``, ``storage``, ``alerts``.
 """
 
-__all__ = ["answers", "commandrun", "monitoring", "operations", "recording", "reports", "stopchecks", "verdicts", "workspace"]
+__all__ = [
+    "answers",
+    "commandrun",
+    "monitoring",
+    "operations",
+    "recording",
+    "reports",
+    "stopchecks",
+    "verdicts",
+    "workspace",
+]

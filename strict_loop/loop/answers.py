@@ -6,15 +6,25 @@ The CLI prints these; the MCP server sends them as the text part of tool results
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from strict_loop.model.monitoring import SpiralVerdict, MonitorView
-from strict_loop.monitor.ladder import supervisor_lines
+from strict_loop.base.timefmt import human_duration
+from strict_loop.model.monitoring import MonitorView, SpiralVerdict
 from strict_loop.model.results import (
-    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, StopResult, TaskSummary, TaskView,
+    CompactResult,
+    EventResult,
+    InitResult,
+    RebuildResult,
+    ResumeResult,
+    RoundResult,
+    StatusReport,
+    StopResult,
+    TaskSummary,
+    TaskView,
     TrustResult,
 )
-from strict_loop.base.timefmt import human_duration
+from strict_loop.monitor.ladder import supervisor_lines
 
 R = TypeVar("R")
 
@@ -53,8 +63,10 @@ def event(r: EventResult) -> str:
 
 @supervised
 def round_result(r: RoundResult) -> str:
-    lines = [f"recorded round {r.iteration} of '{r.task_id}': progress {r.progress}, status {r.status}, "
-             f"took {human_duration(r.duration_s)}; notes in {r.round_file}"]
+    lines = [
+        f"recorded round {r.iteration} of '{r.task_id}': progress {r.progress}, status {r.status}, "
+        f"took {human_duration(r.duration_s)}; notes in {r.round_file}"
+    ]
     if r.stop is not None:
         lines.append(f"{'STOP' if r.stop.should_stop else 'continue'}: {r.stop.verdict} -- {r.stop.reason}")
         lines += [f"  [FAIL] {c.kind} {c.target}: {c.detail}" for c in r.stop.failing]
@@ -76,7 +88,9 @@ def stop_report(r: StopResult) -> str:
 
 @supervised
 def compact(r: CompactResult) -> str:
-    return f"'{r.task_id}': kept {r.kept} rounds in state.json, archived {r.archived}; state.json is {r.state_bytes} bytes"
+    return (
+        f"'{r.task_id}': kept {r.kept} rounds in state.json, archived {r.archived}; state.json is {r.state_bytes} bytes"
+    )
 
 
 def task_list(tasks: list[TaskSummary]) -> str:
@@ -96,8 +110,12 @@ def task_list(tasks: list[TaskSummary]) -> str:
 @supervised
 def task_view(v: TaskView) -> str:
     s = v.state
-    lines = [f"task {s.task_id} ({v.summary.source}): {s.status}, {s.counters.iteration}/{s.contract.limits.max_iterations} rounds",
-             f"goal: {s.contract.goal}", f"stop when: {s.contract.global_stop_condition}", f"next task: {s.next_task or '(not set)'}"]
+    lines = [
+        f"task {s.task_id} ({v.summary.source}): {s.status}, {s.counters.iteration}/{s.contract.limits.max_iterations} rounds",
+        f"goal: {s.contract.goal}",
+        f"stop when: {s.contract.global_stop_condition}",
+        f"next task: {s.next_task or '(not set)'}",
+    ]
     for r in s.recent_rounds:
         lines.append(f"  #{r.iteration} [{r.progress}, {r.status}] {r.task}")
     if s.last_stop:
@@ -134,7 +152,9 @@ def resume(r: ResumeResult) -> str:
 def trust(r: TrustResult) -> str:
     if not r.commands:
         return f"'{r.task_id}' runs no stop command; nothing to trust"
-    lines = [f"{'trusted' if r.newly_trusted else 'already trusted'}: the stop commands of '{r.task_id}' "
-             f"(each killed after {r.command_timeout_s:g}s), recorded in {r.record}:"]
+    lines = [
+        f"{'trusted' if r.newly_trusted else 'already trusted'}: the stop commands of '{r.task_id}' "
+        f"(each killed after {r.command_timeout_s:g}s), recorded in {r.record}:"
+    ]
     lines += [f"  $ {c}" for c in r.commands]
     return "\n".join(lines)

@@ -15,9 +15,10 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Optional
+from typing import Optional
 
 from strict_loop.base import masking
 from strict_loop.model.records import CheckResult
@@ -120,21 +121,33 @@ def own_group(start: Callable[[], subprocess.Popen]) -> Iterator[subprocess.Pope
                 end_group(proc)
 
 
-def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
-                env: Optional[Mapping[str, str]] = None) -> CheckResult:
+def run_command(
+    command: str, cwd: Path, timeout_s: float, tail_chars: int, env: Optional[Mapping[str, str]] = None
+) -> CheckResult:
     env = os.environ if env is None else env
     started = time.monotonic()
     tail = _Tail(tail_chars * 4 + _SLACK_BYTES if tail_chars > 0 else 0)
     proc: Optional[subprocess.Popen] = None
     try:
-        with own_group(lambda: subprocess.Popen(
-                command, shell=True, cwd=cwd, env=masking.command_env(env), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)) as proc:
+        with own_group(
+            lambda: subprocess.Popen(
+                command,
+                shell=True,
+                cwd=cwd,
+                env=masking.command_env(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        ) as proc:
             timed_out = pump(proc, tail.add, started + timeout_s) == "timeout"
     except OSError as exc:
         if proc is not None:
             raise
-        return CheckResult(kind="command", target=command, passed=False, detail=masking.mask(f"could not start: {exc}", env))
+        return CheckResult(
+            kind="command", target=command, passed=False, detail=masking.mask(f"could not start: {exc}", env)
+        )
     finally:
         if proc is not None:
             drain(proc, tail.add)
@@ -146,14 +159,24 @@ def run_command(command: str, cwd: Path, timeout_s: float, tail_chars: int,
     else:
         detail = "exit code 0" if code == 0 else f"exit code {code}"
     return CheckResult(
-        kind="command", target=command, passed=(code == 0 and not timed_out), detail=detail,
-        exit_code=None if timed_out else code, timed_out=timed_out, duration_s=round(duration, 3),
+        kind="command",
+        target=command,
+        passed=(code == 0 and not timed_out),
+        detail=detail,
+        exit_code=None if timed_out else code,
+        timed_out=timed_out,
+        duration_s=round(duration, 3),
         output_tail=text[-tail_chars:] if tail_chars > 0 else "",
     )
 
 
-def pump(proc: subprocess.Popen, sink: Callable[[bytes], None], deadline: Optional[float] = None,
-         stop: Optional[Callable[[], Optional[str]]] = None, every_s: float = _POLL_S) -> Optional[str]:
+def pump(
+    proc: subprocess.Popen,
+    sink: Callable[[bytes], None],
+    deadline: Optional[float] = None,
+    stop: Optional[Callable[[], Optional[str]]] = None,
+    every_s: float = _POLL_S,
+) -> Optional[str]:
     """Give ``sink`` the group's output until the leader exits (None), the deadline passes ("timeout"), or ``stop``,
     asked at least every ``every_s`` seconds, gives a reason to end it now (that reason). Never reaps the leader."""
     assert proc.stdout is not None

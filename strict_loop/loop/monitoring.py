@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from strict_loop.monitor import ladder
 from strict_loop.base.errors import LoopError, StateDamaged
-from strict_loop.model.validation import validate_input
-from strict_loop.model.fields import parse_json
 from strict_loop.base.fsio import atomic_write, read_own
+from strict_loop.base.timefmt import now_iso
+from strict_loop.loop import reports
+from strict_loop.model.fields import parse_json
 from strict_loop.model.monitoring import Alert, MonitorState, MonitorView
 from strict_loop.model.settings import MONITOR_PROFILES, MonitorSettings
+from strict_loop.model.turns import Turn
+from strict_loop.model.validation import validate_input
+from strict_loop.monitor import ladder
 from strict_loop.monitor.spiral import turn_paths
 from strict_loop.storage.store import TaskStore
-from strict_loop.base.timefmt import now_iso
-from strict_loop.model.turns import Turn
-from strict_loop.loop import reports
 
 if TYPE_CHECKING:  # a person's resume needs these; the hook handler (every tool call) does not load them
     from strict_loop.model.requests import ResumeInput
@@ -96,7 +97,9 @@ class TaskSupervision:
             mon = self.load()
         if not (mon.paused or mon.whispers or mon.notice):
             return MonitorView()
-        return ladder.supervisor_view(mon, self.settings(), ladder.resume_command(self.root, self.store.task_id), diagnosed)
+        return ladder.supervisor_view(
+            mon, self.settings(), ladder.resume_command(self.root, self.store.task_id), diagnosed
+        )
 
     def deliver(self) -> MonitorView:
         """The supervisor for the result of an operation (caller holds the lock): like ``view``, but a pending notice
@@ -115,9 +118,12 @@ class TaskSupervision:
         if not self.paused():
             return
         diag = ladder.short_diagnosis(self.load())
-        raise LoopError(operation, f"task '{self.store.task_id}' is paused by the progress monitor ({diag}); "
-                                   "no round can be announced or recorded until a person answers the pause",
-                        f"stop and wait; a person must run: {ladder.resume_command(self.root, self.store.task_id)}")
+        raise LoopError(
+            operation,
+            f"task '{self.store.task_id}' is paused by the progress monitor ({diag}); "
+            "no round can be announced or recorded until a person answers the pause",
+            f"stop and wait; a person must run: {ladder.resume_command(self.root, self.store.task_id)}",
+        )
 
     def file_states(self, paths_in: list[str]) -> dict[str, str]:
         """Content digests of the files a turn touched, for those inside the workspace (small files only)."""
@@ -139,8 +145,9 @@ class TaskSupervision:
         _, data, alert = self.step(self.load(), turn, self.settings())
         return data, alert
 
-    def step(self, mon: MonitorState, turn: Turn, settings: MonitorSettings, *,
-             save_quiet: bool = True) -> tuple[MonitorState, dict[str, Any], Optional[Alert]]:
+    def step(
+        self, mon: MonitorState, turn: Turn, settings: MonitorSettings, *, save_quiet: bool = True
+    ) -> tuple[MonitorState, dict[str, Any], Optional[Alert]]:
         """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves ladder.json unwritten
         when the turn changed no ladder step (a batch writes it once at its end), a whisper or pause is always saved first."""
         mon, action, signals = ladder.observe(mon, turn, settings, self.file_states(turn_paths(turn)))
@@ -156,20 +163,44 @@ class TaskSupervision:
             reports.write_status(self.store, self.store.load_current(), None, record=False, sup=self.view(mon))
         elif action == "pause":
             diag = ladder.diagnosis(mon)
-            alert = self.record_pause(mon, diag, [f.brief for f in mon.window[-5:]], ladder.recommended_action(mon, signals),
-                                      f"paused at turn {index}: {diag[:500]}")
+            alert = self.record_pause(
+                mon,
+                diag,
+                [f.brief for f in mon.window[-5:]],
+                ladder.recommended_action(mon, signals),
+                f"paused at turn {index}: {diag[:500]}",
+            )
         return mon, data, alert
 
-    def record_pause(self, mon: MonitorState, diagnosis: str, recent: list[str], recommended_action: str, message: str,
-                     extra: Optional[dict[str, Any]] = None) -> Alert:
+    def record_pause(
+        self,
+        mon: MonitorState,
+        diagnosis: str,
+        recent: list[str],
+        recommended_action: str,
+        message: str,
+        extra: Optional[dict[str, Any]] = None,
+    ) -> Alert:
         """The ledger's side of a pause already in ``mon`` (caller holds the lock, ladder.json saved): the
         ``spiral.paused`` event, the status line, and the alert to raise after the lock."""
         turn = mon.paused_at if mon.paused_at is not None else max(0, mon.turns - 1)
-        self.store.append_event("spiral.paused", message,
-                                {"turn": turn, "signals": [s.model_dump() for s in mon.last_signals], **(extra or {})})
+        self.store.append_event(
+            "spiral.paused",
+            message,
+            {"turn": turn, "signals": [s.model_dump() for s in mon.last_signals], **(extra or {})},
+        )
         reports.write_status(self.store, self.store.load_current(), None, record=False, sup=self.view(mon))
-        return Alert(id=f"{self.store.task_id}-{mon.alerts}", ts=now_iso(), task_id=self.store.task_id, turn=turn, level=3,
-                     signals=mon.last_signals, diagnosis=diagnosis, recent=recent, recommended_action=recommended_action)
+        return Alert(
+            id=f"{self.store.task_id}-{mon.alerts}",
+            ts=now_iso(),
+            task_id=self.store.task_id,
+            turn=turn,
+            level=3,
+            signals=mon.last_signals,
+            diagnosis=diagnosis,
+            recent=recent,
+            recommended_action=recommended_action,
+        )
 
     def raise_alert(self, alert: Alert, env: Optional[Mapping[str, str]] = None) -> None:
         """Write the alert to the outbox (after the lock: this takes it) and start its delivery in the background.
@@ -178,8 +209,15 @@ class TaskSupervision:
         returns at once; the worker records each channel's outcome in alerts.jsonl and the events."""
         from strict_loop.alerts import outbox
 
-        outbox.enqueue(self.store, self.root, alert, os.environ if env is None else env, prefix="[SPIRALING]",
-                       resume=ladder.resume_command(self.root, self.store.task_id), event="spiral.alert")
+        outbox.enqueue(
+            self.store,
+            self.root,
+            alert,
+            os.environ if env is None else env,
+            prefix="[SPIRALING]",
+            resume=ladder.resume_command(self.root, self.store.task_id),
+            event="spiral.alert",
+        )
 
     def resume(self, req: ResumeInput) -> tuple[ResumeResult, bool]:
         """A person's answer to a pause (caller holds the lock); returns the result and whether the task ended."""
@@ -189,8 +227,11 @@ class TaskSupervision:
         state = self.store.load_current()
         mon = self.load()
         if req.action == "continue" and not mon.paused:
-            raise LoopError("resume.action", f"task '{self.store.task_id}' is not paused",
-                            "use continue only after a pause; rollback and hand-back work any time")
+            raise LoopError(
+                "resume.action",
+                f"task '{self.store.task_id}' is not paused",
+                "use continue only after a pause; rollback and hand-back work any time",
+            )
         kinds = sorted({s.kind for s in mon.last_signals})
         result = ResumeResult(task_id=self.store.task_id, action=req.action, detail="")
         if req.action == "rollback":
@@ -199,7 +240,9 @@ class TaskSupervision:
             handback = self.store.paths.root / "handback.md"
             atomic_write(handback, handback_markdown(state, mon, req.note, self.store.paths).encode())
             state.status, state.needs_human_input = "blocked", True
-            state.stop_reason = ("handed back to a person after the progress monitor paused the loop: " + ladder.diagnosis(mon))[:2000]
+            state.stop_reason = (
+                "handed back to a person after the progress monitor paused the loop: " + ladder.diagnosis(mon)
+            )[:2000]
             state.updated_at = now_iso()
             self.store.save(state)
             result.handback_file = str(handback)
@@ -217,9 +260,14 @@ class TaskSupervision:
         ladder.lift_pause(mon)
         mon.notice = None if req.action == "hand-back" else _notice(req)
         self.save(mon, sync=True)
-        self.store.append_event("spiral.resumed", f"resume --action {req.action}: {result.detail}",
-                                {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note, "notice": mon.notice})
-        result.supervisor = self.view(mon)  # what the agent's next result will say; only the agent's operations hand it over
+        self.store.append_event(
+            "spiral.resumed",
+            f"resume --action {req.action}: {result.detail}",
+            {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note, "notice": mon.notice},
+        )
+        result.supervisor = self.view(
+            mon
+        )  # what the agent's next result will say; only the agent's operations hand it over
         reports.write_status(self.store, self.store.load_current(), None, record=False, sup=result.supervisor)
         return result, req.action == "hand-back"
 
@@ -231,35 +279,56 @@ class TaskSupervision:
         state = self.store.load_current()
         last = state.counters.iteration
         if req.to is None or req.to > last:
-            raise LoopError("resume.to", f"there is no snapshot of round {req.to} for task '{task_id}': its last round is {last}",
-                            f"pass --to a round from 0 to {last} (0 = as it was at init_state)")
+            raise LoopError(
+                "resume.to",
+                f"there is no snapshot of round {req.to} for task '{task_id}': its last round is {last}",
+                f"pass --to a round from 0 to {last} (0 = as it was at init_state)",
+            )
         if not Snapshots.available():
-            raise LoopError("resume.action", "rollback needs git, which is not installed", "install git, or resume with continue")
+            raise LoopError(
+                "resume.action", "rollback needs git, which is not installed", "install git, or resume with continue"
+            )
         snaps = Snapshots(self.root, task_id, self.store.paths.root, state.created_at)
         try:
             saved, restored, saved_ref = snaps.restore(req.to, state.contract.monitor)
         except ForeignStore as exc:
             raise LoopError("resume.action", f"rollback refused: {exc}", "nothing was changed") from None
         except SnapshotRefused as exc:
-            raise LoopError("resume.to", f"{exc}; nothing was changed",
-                            "pick another round; snapshots are taken after each round when ladder.snapshots is on "
-                            "(or 'auto' in a git repository)") from None
+            raise LoopError(
+                "resume.to",
+                f"{exc}; nothing was changed",
+                "pick another round; snapshots are taken after each round when ladder.snapshots is on "
+                "(or 'auto' in a git repository)",
+            ) from None
         except SnapshotError as exc:
-            raise LoopError("resume", f"rollback failed: {exc}", "see events.jsonl; nothing of the loop's history changed") from None
+            raise LoopError(
+                "resume", f"rollback failed: {exc}", "see events.jsonl; nothing of the loop's history changed"
+            ) from None
         result.saved_commit, result.restored_commit = saved, restored
-        result.detail = f"workspace restored to round {req.to}; the tree as it was is saved as {saved_ref} ({saved[:12]})"
-        self.store.append_event("workspace.rolled_back", result.detail,
-                                {"to": req.to, "saved": saved, "saved_ref": saved_ref, "restored": restored, "note": req.note})
+        result.detail = (
+            f"workspace restored to round {req.to}; the tree as it was is saved as {saved_ref} ({saved[:12]})"
+        )
+        self.store.append_event(
+            "workspace.rolled_back",
+            result.detail,
+            {"to": req.to, "saved": saved, "saved_ref": saved_ref, "restored": restored, "note": req.note},
+        )
 
 
 def _notice(req: ResumeInput) -> str:
     """What the agent is told once after a person resumed the loop."""
     what = f"rollback: the workspace was restored to round {req.to}" if req.action == "rollback" else req.action
-    said = f" Their note: {req.note}" if req.note.strip() else " Go on, with a different approach than the one that led to the pause."
+    said = (
+        f" Their note: {req.note}"
+        if req.note.strip()
+        else " Go on, with a different approach than the one that led to the pause."
+    )
     return f"Resumed by a person ({what}).{said}"
 
 
-def monitor_settings(defaults: Path, profile: str = "default", overrides: Optional[MonitorSettings] = None) -> MonitorSettings:
+def monitor_settings(
+    defaults: Path, profile: str = "default", overrides: Optional[MonitorSettings] = None
+) -> MonitorSettings:
     """A new task's monitor settings: the named profile, then the workspace defaults file (if any), then the
     settings a person gave for this task. What a person wrote wins over the preset an agent picked."""
     merged: dict[str, Any] = MONITOR_PROFILES[profile]

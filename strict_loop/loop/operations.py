@@ -7,12 +7,14 @@ schemas and hints. Adding an operation is one row here plus its ``Workspace`` me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel
 
 from strict_loop.loop import answers
+from strict_loop.model.monitoring import SpiralVerdict
 from strict_loop.model.requests import (
     AppendEventInput,
     CheckStopInput,
@@ -42,7 +44,6 @@ from strict_loop.model.results import (
     TaskView,
     TrustResult,
 )
-from strict_loop.model.monitoring import SpiralVerdict
 
 __all__ = ["EXIT_CONTINUE", "EXIT_PAUSED", "EXIT_SPIRAL", "OPERATIONS", "Operation", "by_name"]
 
@@ -101,100 +102,163 @@ def _task_list(tasks: list[TaskSummary]) -> BaseModel:
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
-        "init_state", "define the loop contract and create a task",
+        "init_state",
+        "define the loop contract and create a task",
         "Define the loop contract once, before round 1. Unattended mode needs at least one machine stop check.\n\n"
         "example:\n  strict-loop init_state --goal 'Fix the parser crash' \\\n"
         "    --global-stop-condition 'pytest passes and a regression test exists' \\\n"
         "    --stop-command 'pytest -q' --require-path tests/test_parser.py\n\n"
         "The monitor: --monitor-profile, then .agent-loop/monitor-defaults.json, then --monitor (JSON or @file.json).",
-        InitStateInput, InitResult, answers.init, cli_request=InitStateRequest, title="Define a loop contract",
+        InitStateInput,
+        InitResult,
+        answers.init,
+        cli_request=InitStateRequest,
+        title="Define a loop contract",
         tool="Create a loop task: goal, stop condition, machine stop checks. Once, before round 1. "
-             "The monitor's settings come from monitor_profile and the workspace's defaults, set by a person.",
-        destructive=True),
+        "The monitor's settings come from monitor_profile and the workspace's defaults, set by a person.",
+        destructive=True,
+    ),
     Operation(
-        "append_event", "append one event (e.g. a round announcement)",
+        "append_event",
+        "append one event (e.g. a round announcement)",
         "Append one line to events.jsonl. Announce each round with --kind round.started before doing it.\n\n"
         "example:\n  strict-loop append_event --kind round.started --message 'Round 3: add the regression test'",
-        AppendEventInput, EventResult, answers.event, title="Append an event",
+        AppendEventInput,
+        EventResult,
+        answers.event,
+        title="Append an event",
         tool="Append one event. Announce every round with kind='round.started'; 'note' or 'blocker' for the rest. "
-             "Without harness hooks, report each own tool call as kind='tool_call', data = one turn "
-             "{tool, args, output, error, exit_code}: the progress monitor watches for circles.",
-        open_world=True),
+        "Without harness hooks, report each own tool call as kind='tool_call', data = one turn "
+        "{tool, args, output, error, exit_code}: the progress monitor watches for circles.",
+        open_world=True,
+    ),
     Operation(
-        "update_state", "record one verified round",
+        "update_state",
+        "record one verified round",
         "Record one verified round. --verification-summary is required: no progress without evidence.\n"
         "--status completed is refused while stop checks fail.\n\n"
         "example:\n  strict-loop update_state --task 'Add regression test' --result-summary 'tests/test_parser.py added' \\\n"
         "    --verification-summary 'pytest -q: 12 passed' --progress made --next-task 'Fix the crash'",
-        UpdateStateInput, RoundResult, answers.round_result, title="Record a verified round",
+        UpdateStateInput,
+        RoundResult,
+        answers.round_result,
+        title="Record a verified round",
         tool="Record one verified round (verification_summary required) and get the verdict: stop.should_stop, the "
-             "failing checks, the status line. Runs the stop checks unless skip_checks; 'completed' is refused while "
-             "one fails.",
-        open_world=True, runs_checks=lambda arguments: not arguments.get("skip_checks")),
+        "failing checks, the status line. Runs the stop checks unless skip_checks; 'completed' is refused while "
+        "one fails.",
+        open_world=True,
+        runs_checks=lambda arguments: not arguments.get("skip_checks"),
+    ),
     Operation(
-        "check_stop", "run the stop checks and hard limits",
+        "check_stop",
+        "run the stop checks and hard limits",
         "Run every stop check and hard limit; write latest-stop-report.json.\n"
         f"With --exit-status, exit 0 when the loop should stop and {EXIT_CONTINUE} when it should continue.",
-        CheckStopInput, StopResult, answers.stop_report, title="Run the stop checks",
+        CheckStopInput,
+        StopResult,
+        answers.stop_report,
+        title="Run the stop checks",
         tool="Run the stop checks and hard limits on demand (update_state already does after each round); "
-             "returns the verdict and every check, with output for failing ones only.",
-        open_world=True, runs_checks=lambda arguments: True),
+        "returns the verdict and every check, with output for failing ones only.",
+        open_world=True,
+        runs_checks=lambda arguments: True,
+    ),
     Operation(
-        "report_status", "refresh the progress broadcast",
+        "report_status",
+        "refresh the progress broadcast",
         "Write latest-status.txt and run-summary.md and append to status-history.jsonl.",
-        ReportStatusInput, StatusResult, answers.status, title="Broadcast progress",
+        ReportStatusInput,
+        StatusResult,
+        answers.status,
+        title="Broadcast progress",
         tool="Broadcast progress on demand: refresh latest-status.txt and run-summary.md, append to "
-             "status-history.jsonl. The text is the status; the structured result is its record.",
-        structured=_status_result),
+        "status-history.jsonl. The text is the status; the structured result is its record.",
+        structured=_status_result,
+    ),
     Operation(
-        "compact_state", "shrink the rolling window in state.json",
+        "compact_state",
+        "shrink the rolling window in state.json",
         "Move older rounds out of state.json's window (they stay in iterations.jsonl and rounds/).",
-        CompactStateInput, CompactResult, answers.compact, title="Compact the state window",
+        CompactStateInput,
+        CompactResult,
+        answers.compact,
+        title="Compact the state window",
         tool="Move older rounds out of state.json's rolling window (they stay in the ledgers) and trim the context "
-             "snapshot."),
+        "snapshot.",
+    ),
     Operation(
-        "rebuild_state", "rebuild state.json from the ledgers",
+        "rebuild_state",
+        "rebuild state.json from the ledgers",
         "Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; prints what was fixed.",
-        RebuildStateInput, RebuildResult, answers.rebuild, title="Rebuild state from the ledgers",
+        RebuildStateInput,
+        RebuildResult,
+        answers.rebuild,
+        title="Rebuild state from the ledgers",
         tool="Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; reports what it "
-             "fixed.",
-        destructive=True),
+        "fixed.",
+        destructive=True,
+    ),
     Operation(
-        "detect_spiral", "show the progress monitor's verdict",
+        "detect_spiral",
+        "show the progress monitor's verdict",
         "The task's current spiral verdict: signals, diagnosis, recent turns, recommended action.\n"
         "With --turns FILE.jsonl, evaluate those turns from scratch instead (nothing is written).\n"
         f"With --exit-status, exit 0 when quiet, {EXIT_SPIRAL} when a spiral is detected, {EXIT_PAUSED} when the task "
         "is paused.",
-        DetectSpiralInput, SpiralVerdict, answers.verdict, title="Check for a spiral",
+        DetectSpiralInput,
+        SpiralVerdict,
+        answers.verdict,
+        title="Check for a spiral",
         tool="The progress monitor's verdict: whether the agent repeats itself without progress, the signals, a "
-             "diagnosis and what to do instead. Turns are judged as they arrive; this only reads. turns=[...] judges "
-             "that list instead.",
-        read_only=True),
+        "diagnosis and what to do instead. Turns are judged as they arrive; this only reads. turns=[...] judges "
+        "that list instead.",
+        read_only=True,
+    ),
     Operation(
-        "list_tasks", "list the tasks in this workspace",
+        "list_tasks",
+        "list the tasks in this workspace",
         "List every task under .agent-loop/ (and an original .codex-loop/, if present).",
-        None, TaskList, answers.task_list, title="List loop tasks",
+        None,
+        TaskList,
+        answers.task_list,
+        title="List loop tasks",
         tool="List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
-        structured=_task_list, read_only=True),
+        structured=_task_list,
+        read_only=True,
+    ),
     Operation(
-        "show_task", "show one task's state", "Show a task's contract, counters, recent rounds and last stop report.",
-        ShowTaskInput, TaskView, answers.task_view, title="Show a task",
+        "show_task",
+        "show one task's state",
+        "Show a task's contract, counters, recent rounds and last stop report.",
+        ShowTaskInput,
+        TaskView,
+        answers.task_view,
+        title="Show a task",
         tool="A task's full state: contract, counters, next task, recent rounds, context snapshot and last stop report.",
-        read_only=True),
+        read_only=True,
+    ),
     Operation(
-        "trust", "trust the task's stop commands on this machine",
+        "trust",
+        "trust the task's stop commands on this machine",
         "Show the task's stop commands and record them as trusted by this machine (a person's step, like "
         "`direnv allow`).\nA contract made here by init_state is trusted already; one that came with a repository, a "
         "copy, a takeover\nor a hand edit runs no command until trusted. Records live in $XDG_CONFIG_HOME/strict-loop/ "
         "(~/.config/strict-loop/).",
-        TrustInput, TrustResult, answers.trust),
+        TrustInput,
+        TrustResult,
+        answers.trust,
+    ),
     Operation(
-        "resume", "answer a pause: continue, roll back, or hand back",
+        "resume",
+        "answer a pause: continue, roll back, or hand back",
         "Resume a task the progress monitor paused.\n"
         "  continue   mute the signals that fired for monitor.cooldown_turns turns and go on\n"
         "  rollback   restore the workspace to round --to N from its snapshot (the current tree is saved first)\n"
         "  hand-back  end the loop as blocked and write handback.md for the person",
-        ResumeInput, ResumeResult, answers.resume),
+        ResumeInput,
+        ResumeResult,
+        answers.resume,
+    ),
 )
 """Every operation, in the order the CLI's help and ``tools/list`` show them."""
 

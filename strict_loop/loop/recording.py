@@ -8,19 +8,20 @@ tool call, records exactly as ``append_event`` does without importing every oper
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
 
 from strict_loop.alerts import outbox
 from strict_loop.base import masking
-from strict_loop.model.validation import validate_input
-from strict_loop.model.records import EventRecord
-from strict_loop.model.monitoring import MonitorView
-from strict_loop.model.settings import MonitorSettings
-from strict_loop.storage.store import TaskStore
 from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.model.monitoring import MonitorView
+from strict_loop.model.records import EventRecord
+from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn, clip_turn_data
+from strict_loop.model.validation import validate_input
+from strict_loop.storage.store import TaskStore
 
 
 @dataclass(frozen=True)
@@ -38,15 +39,24 @@ class Recorded:
     """A person's resume notice, handed over with this turn's result (once)."""
 
 
-def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Optional[dict[str, Any]] = None,
-                settings: Optional[MonitorSettings] = None, env: Optional[Mapping[str, str]] = None) -> Recorded:
+def record_turn(
+    store: TaskStore,
+    root: Path,
+    message: str,
+    data: Any,
+    meta: Optional[dict[str, Any]] = None,
+    settings: Optional[MonitorSettings] = None,
+    env: Optional[Mapping[str, str]] = None,
+) -> Recorded:
     """Mask, validate and record one turn on ``store``'s task.
 
     ``meta`` (e.g. the hook's session) rides along in the event; ``settings`` are the task's monitor
     settings when the caller has them already (else they come from state.json); ``env`` is the caller's
     environment (default ours): the secrets masked and the alert's channels come from it, and it is stored nowhere.
     """
-    masked_message, masked, masked_meta = masking.mask_tree([message, data, meta or {}], env)  # one pass over the environment
+    masked_message, masked, masked_meta = masking.mask_tree(
+        [message, data, meta or {}], env
+    )  # one pass over the environment
     turn: Turn = validate_input(Turn, clip_turn_data(masked), "append_event.data")
     supervision = TaskSupervision(store, root, settings)
     with store.locked():
@@ -62,12 +72,22 @@ def record_turn(store: TaskStore, root: Path, message: str, data: Any, meta: Opt
         outbox.kick(root, env)  # one listdir: an alert a dead process left pending goes out now
     texts = {m.kind: m.text for m in view.messages}
     fresh = bool(mon.whispers) and mon.whispers[-1].turn == event_data["turn"] and alert is None
-    return Recorded(event=rec, supervisor=view, whisper=mon.whispers[-1].text if fresh else None,
-                    pause=texts.get("pause") if alert is not None else None, notice=texts.get("notice"))
+    return Recorded(
+        event=rec,
+        supervisor=view,
+        whisper=mon.whispers[-1].text if fresh else None,
+        pause=texts.get("pause") if alert is not None else None,
+        notice=texts.get("notice"),
+    )
 
 
-def record_turns(store: TaskStore, root: Path, turns: Sequence[tuple[str, Any, Optional[dict[str, Any]]]],
-                 settings: Optional[MonitorSettings] = None, env: Optional[Mapping[str, str]] = None) -> list[Recorded]:
+def record_turns(
+    store: TaskStore,
+    root: Path,
+    turns: Sequence[tuple[str, Any, Optional[dict[str, Any]]]],
+    settings: Optional[MonitorSettings] = None,
+    env: Optional[Mapping[str, str]] = None,
+) -> list[Recorded]:
     """Several turns ``(message, data, meta)`` in order, as ``record_turn`` records each, under one lock.
 
     For a supervisor forwarding the tool calls of a harness's stream: the monitor state is read once
@@ -100,6 +120,13 @@ def record_turns(store: TaskStore, root: Path, turns: Sequence[tuple[str, Any, O
     for rec, whisper, alert in steps:
         if alert is not None:
             supervision.raise_alert(alert, env)
-        out.append(Recorded(event=rec, supervisor=view, whisper=whisper, pause=texts.get("pause") if alert is not None else None,
-                            notice=texts.get("notice") if rec is steps[-1][0] else None))
+        out.append(
+            Recorded(
+                event=rec,
+                supervisor=view,
+                whisper=whisper,
+                pause=texts.get("pause") if alert is not None else None,
+                notice=texts.get("notice") if rec is steps[-1][0] else None,
+            )
+        )
     return out

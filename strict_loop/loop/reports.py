@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Optional
 
 from strict_loop.base.fsio import append_line, atomic_write, dumps_line
 from strict_loop.base.layout import TaskPaths
-from strict_loop.model.records import StatusRecord, StopReport, TaskState
-from strict_loop.model.monitoring import MonitorState, MonitorView
-from strict_loop.monitor.ladder import diagnosis, supervisor_lines
 from strict_loop.base.timefmt import human_duration, now_iso
+from strict_loop.model.monitoring import MonitorState, MonitorView
+from strict_loop.model.records import StatusRecord, StopReport, TaskState
+from strict_loop.monitor.ladder import diagnosis, supervisor_lines
 from strict_loop.storage.store import TaskStore
 
 if TYPE_CHECKING:
@@ -66,13 +66,19 @@ def status_text(state: TaskState, rec: StatusRecord, sup: Optional[MonitorView] 
     ]
     if rec.recent_round_s:
         times = " ".join(human_duration(d) for d in rec.recent_round_s)
-        eta = f"ETA <= {human_duration(rec.eta_s)} ({rec.max_iterations - rec.iteration} rounds left at most)" if rec.eta_s is not None else "ETA n/a"
+        eta = (
+            f"ETA <= {human_duration(rec.eta_s)} ({rec.max_iterations - rec.iteration} rounds left at most)"
+            if rec.eta_s is not None
+            else "ETA n/a"
+        )
         lines.append(f"recent rounds: {times} | avg {human_duration(rec.avg_round_s)} | {eta}")
     else:
         lines.append("recent rounds: none timed yet | ETA n/a")
     lines.append(f"no-progress streak: {rec.consecutive_no_progress} of {lim.max_no_progress_rounds}")
     if state.current_round:
-        lines.append(f"in progress: round {state.current_round.iteration} announced {state.current_round.announced_at}: {state.current_round.message}")
+        lines.append(
+            f"in progress: round {state.current_round.iteration} announced {state.current_round.announced_at}: {state.current_round.message}"
+        )
     lines.append(f"next task: {state.next_task or '(not set)'}")
     if state.last_stop:
         s = state.last_stop
@@ -103,7 +109,8 @@ def run_summary(state: TaskState, status: str, report: Optional[StopReport]) -> 
         f"- blocker definition: {c.blocker_definition}",
         "- success evidence: " + ("; ".join(c.success_evidence) or "(none)"),
         f"- limits: {c.limits.max_iterations} rounds, {c.limits.max_no_progress_rounds} no-progress rounds in a row",
-        "- stop checks: " + (", ".join(c.stop_checks.commands + c.stop_checks.paths_exist + c.stop_checks.text_patterns) or "(none)"),
+        "- stop checks: "
+        + (", ".join(c.stop_checks.commands + c.stop_checks.paths_exist + c.stop_checks.text_patterns) or "(none)"),
         "",
         "## Counters",
         f"- rounds recorded: {state.counters.iteration} ({state.counters.progress_rounds} with progress, {state.counters.no_progress_rounds} without)",
@@ -136,20 +143,41 @@ def run_summary(state: TaskState, status: str, report: Optional[StopReport]) -> 
 
 def handback_markdown(state: TaskState, mon: MonitorState, note: str, paths: TaskPaths) -> str:
     """handback.md: why the monitor stopped the loop, the last turns and the hints given, for the person taking over."""
-    lines = [f"# Handed back: {state.task_id}", "", f"Goal: {state.contract.goal}", "",
-             f"Rounds recorded: {state.counters.iteration}. Next task was: {state.next_task or '(not set)'}", "",
-             "## Why the loop stopped", diagnosis(mon), "", "## Last turns"]
+    lines = [
+        f"# Handed back: {state.task_id}",
+        "",
+        f"Goal: {state.contract.goal}",
+        "",
+        f"Rounds recorded: {state.counters.iteration}. Next task was: {state.next_task or '(not set)'}",
+        "",
+        "## Why the loop stopped",
+        diagnosis(mon),
+        "",
+        "## Last turns",
+    ]
     lines += [f"- {f.brief}" for f in mon.window[-8:]] or ["- (none recorded)"]
-    lines += ["", "## Hints given"] + ([f"- turn {w.turn} (level {w.level}, {'adopted' if w.adopted else 'not adopted'}): {w.text}"
-                                       for w in mon.whispers] or ["- (none)"])
+    lines += ["", "## Hints given"] + (
+        [
+            f"- turn {w.turn} (level {w.level}, {'adopted' if w.adopted else 'not adopted'}): {w.text}"
+            for w in mon.whispers
+        ]
+        or ["- (none)"]
+    )
     if note:
         lines += ["", "## Note from the person", note]
     lines += ["", f"Full history: {paths.events} and {paths.iterations}.", ""]
     return "\n".join(lines)
 
 
-def write_status(store: TaskStore, state: TaskState, label: Optional[str], *, record: bool, sup: Optional[MonitorView] = None,
-                 sync: bool = True) -> StatusReport:
+def write_status(
+    store: TaskStore,
+    state: TaskState,
+    label: Optional[str],
+    *,
+    record: bool,
+    sup: Optional[MonitorView] = None,
+    sync: bool = True,
+) -> StatusReport:
     """latest-status.txt and run-summary.md (with the monitor's pause or whispers); with ``record``, also a line in
     status-history.jsonl. ``sync`` off: both files are derived from state.json and rewritten every round, so a
     power cut may only bring back the previous version."""

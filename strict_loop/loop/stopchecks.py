@@ -16,12 +16,13 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Optional
 
 from strict_loop.base import masking
-from strict_loop.loop.commandrun import run_command
 from strict_loop.base.fsio import Unreadable, file_kind, read_regular
+from strict_loop.loop.commandrun import run_command
 from strict_loop.model.records import CheckResult, LimitResult, StopChecks, StopReport, StopVerdict, TaskState
 from strict_loop.model.settings import parse_text_pattern, workspace_path_problem
 
@@ -53,7 +54,9 @@ def check_path(root: Path, rel: str) -> CheckResult:
     except OSError as exc:
         return CheckResult(kind="path", target=rel, passed=False, detail=f"cannot be checked ({exc.strerror})")
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return CheckResult(kind="path", target=rel, passed=False, detail=f"is a {file_kind(mode)}, not a regular file or directory")
+        return CheckResult(
+            kind="path", target=rel, passed=False, detail=f"is a {file_kind(mode)}, not a regular file or directory"
+        )
     return CheckResult(kind="path", target=rel, passed=True, detail="exists")
 
 
@@ -66,7 +69,10 @@ def _read_text(root: Path, rel: str) -> tuple[Optional[str], str]:
         data = read_regular(real, MAX_TEXT_BYTES)
     except Unreadable as exc:
         if exc.kind == "big":
-            return None, f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check a smaller file"
+            return (
+                None,
+                f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check a smaller file",
+            )
         if exc.kind == "link":  # only when a link was swapped in after _locate resolved the path
             return None, f"{rel} cannot be read ({os.strerror(errno.ELOOP)})"
         return None, f"{rel} cannot be read: it is a {file_kind(exc.mode)}, not a regular file"
@@ -84,7 +90,9 @@ def check_text(root: Path, spec: str) -> CheckResult:
         return CheckResult(kind="text", target=spec, passed=False, detail=why)
     found = bool(re.search(pattern, content, re.MULTILINE)) if is_regex else pattern in content
     what = f"regex {pattern!r}" if is_regex else repr(pattern)
-    return CheckResult(kind="text", target=spec, passed=found, detail=f"{rel} {'contains' if found else 'lacks'} {what}")
+    return CheckResult(
+        kind="text", target=spec, passed=found, detail=f"{rel} {'contains' if found else 'lacks'} {what}"
+    )
 
 
 def run_checks(checks: StopChecks, root: Path, env: Optional[Mapping[str, str]] = None) -> list[CheckResult]:
@@ -99,7 +107,12 @@ def run_checks(checks: StopChecks, root: Path, env: Optional[Mapping[str, str]] 
 def limit_results(state: TaskState) -> list[LimitResult]:
     lim, cnt = state.contract.limits, state.counters
     return [
-        LimitResult(name="max_iterations", value=cnt.iteration, limit=lim.max_iterations, hit=cnt.iteration >= lim.max_iterations),
+        LimitResult(
+            name="max_iterations",
+            value=cnt.iteration,
+            limit=lim.max_iterations,
+            hit=cnt.iteration >= lim.max_iterations,
+        ),
         LimitResult(
             name="max_no_progress_rounds",
             value=cnt.consecutive_no_progress,
@@ -109,7 +122,9 @@ def limit_results(state: TaskState) -> list[LimitResult]:
     ]
 
 
-def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult], not_run: str = "") -> tuple[StopVerdict, str]:
+def decide(
+    state: TaskState, checks: list[CheckResult], limits: list[LimitResult], not_run: str = ""
+) -> tuple[StopVerdict, str]:
     """The verdict, in precedence order: terminal status, goal met, limit hit, continue.
 
     ``not_run`` says why the contract's checks were not run (skipped, or refused as untrusted): the verdict then rests
@@ -119,7 +134,10 @@ def decide(state: TaskState, checks: list[CheckResult], limits: list[LimitResult
     if state.status in ("blocked", "failed"):
         return state.status, state.stop_reason or f"task is {state.status}"
     if state.status == "completed" and failed:
-        return "completed", f"recorded as completed, but {len(failed)} stop check(s) fail now; start a new task to fix the regression"
+        return (
+            "completed",
+            f"recorded as completed, but {len(failed)} stop check(s) fail now; start a new task to fix the regression",
+        )
     if checks and not failed:
         return "goal_met", f"all {len(checks)} stop checks pass"
     hit = [lim for lim in limits if lim.hit]
@@ -146,7 +164,15 @@ def report(state: TaskState, checks: list[CheckResult], checked_at: str, not_run
     checks = [c if not c.passed or not c.output_tail else c.model_copy(update={"output_tail": ""}) for c in checks]
     passed = sum(c.passed for c in checks)
     return StopReport(
-        task_id=state.task_id, checked_at=checked_at, iteration=state.counters.iteration, status=state.status,
-        verdict=verdict, should_stop=verdict != "continue", reason=reason, passed=passed,
-        failed=len(checks) - passed, checks=checks, limits=limits,
+        task_id=state.task_id,
+        checked_at=checked_at,
+        iteration=state.counters.iteration,
+        status=state.status,
+        verdict=verdict,
+        should_stop=verdict != "continue",
+        reason=reason,
+        passed=passed,
+        failed=len(checks) - passed,
+        checks=checks,
+        limits=limits,
     )

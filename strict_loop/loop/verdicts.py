@@ -11,19 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from strict_loop.storage import rounds
-from strict_loop.loop import stopchecks
-from strict_loop.storage import trust
 from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write, dumps_doc
+from strict_loop.base.timefmt import now_iso
+from strict_loop.loop import reports, stopchecks
+from strict_loop.loop.monitoring import TaskSupervision
 from strict_loop.model.records import StopReport, StopSummary, TaskState
 from strict_loop.model.requests import UpdateStateInput
 from strict_loop.model.results import RoundResult, StatusReport, StopBrief
+from strict_loop.storage import rounds, trust
 from strict_loop.storage.store import TaskStore
-from strict_loop.loop.monitoring import TaskSupervision
-from strict_loop.base.timefmt import now_iso
 from strict_loop.storage.trust import TrustStore
-from strict_loop.loop import reports
 
 
 def stop_report(trust_store: TrustStore, root: Path, state: TaskState, operation: str) -> StopReport:
@@ -47,12 +45,17 @@ def record_stop(store: TaskStore, report: StopReport) -> StopReport:
     atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))
     state.last_stop = StopSummary.of(report)
     store.save(state)
-    store.append_event("stop.checked", f"stop check: {report.verdict} ({report.reason[:200]})",
-                       {"verdict": report.verdict, "passed": report.passed, "failed": report.failed})
+    store.append_event(
+        "stop.checked",
+        f"stop check: {report.verdict} ({report.reason[:200]})",
+        {"verdict": report.verdict, "passed": report.passed, "failed": report.failed},
+    )
     return report
 
 
-def before_completed(trust_store: TrustStore, root: Path, store: TaskStore, req: UpdateStateInput) -> Optional[StopReport]:
+def before_completed(
+    trust_store: TrustStore, root: Path, store: TaskStore, req: UpdateStateInput
+) -> Optional[StopReport]:
     """Before recording a 'completed' round, run the checks (outside the lock: they may take minutes); refuse while any fails."""
     state = store.load()
     if store.retried_round(state, req) is not None:
@@ -64,13 +67,23 @@ def before_completed(trust_store: TrustStore, root: Path, store: TaskStore, req:
     failing = [c for c in report.checks if not c.passed]
     if failing:
         detail = "; ".join(f"{c.kind} {c.target[:60]!r}: {c.detail}" for c in failing[:3])
-        raise LoopError("update_state.status", f"cannot be 'completed' while {len(failing)} stop check(s) fail ({detail})",
-                        "fix what the checks report, or record this round with status 'running'")
+        raise LoopError(
+            "update_state.status",
+            f"cannot be 'completed' while {len(failing)} stop check(s) fail ({detail})",
+            "fix what the checks report, or record this round with status 'running'",
+        )
     return report
 
 
-def after_round(trust_store: TrustStore, sup: TaskSupervision, state: TaskState, req: UpdateStateInput,
-                report: Optional[StopReport], result: RoundResult, status: Optional[StatusReport]) -> RoundResult:
+def after_round(
+    trust_store: TrustStore,
+    sup: TaskSupervision,
+    state: TaskState,
+    req: UpdateStateInput,
+    report: Optional[StopReport],
+    result: RoundResult,
+    status: Optional[StatusReport],
+) -> RoundResult:
     """The verdict after the round (checks run unless skipped; an untrusted contract's refusal becomes its reason)
     and the status line."""
     store = sup.store
@@ -83,16 +96,31 @@ def after_round(trust_store: TrustStore, sup: TaskSupervision, state: TaskState,
                 report, fresh = stop_report(trust_store, sup.root, state, "update_state"), True  # outside the lock
             except LoopError as exc:  # the trust refusal: the person must run `strict-loop trust`
                 not_run = str(exc)
-    verdict = stopchecks.report(state, report.checks if report else [], report.checked_at if report else now_iso(), not_run)
+    verdict = stopchecks.report(
+        state, report.checks if report else [], report.checked_at if report else now_iso(), not_run
+    )
     shown = [status] if status is not None else []
     steps: list[tuple[str, Any]] = [("recording the stop check", lambda: record_stop(store, verdict))] if fresh else []
     if status is None:
-        steps.append(("writing latest-status.txt", lambda: shown.append(
-            reports.write_status(store, store.load_current(), None, record=False, sup=sup.view(), sync=False))))
+        steps.append(
+            (
+                "writing latest-status.txt",
+                lambda: shown.append(
+                    reports.write_status(store, store.load_current(), None, record=False, sup=sup.view(), sync=False)
+                ),
+            )
+        )
     try:
         problems = store.settle_locked(result.iteration, steps) if steps else []
     except LoopError as exc:
-        problems = [f"round {result.iteration} is recorded, but the stop check and status were not saved ({str(exc)[:200]})"]
+        problems = [
+            f"round {result.iteration} is recorded, but the stop check and status were not saved ({str(exc)[:200]})"
+        ]
     line = shown[0].text.splitlines()[0] if shown else ""
-    return result.model_copy(update={"stop": StopBrief.of(verdict, checks_run=not not_run), "status_line": line,
-                                     "warnings": result.warnings + problems})
+    return result.model_copy(
+        update={
+            "stop": StopBrief.of(verdict, checks_run=not not_run),
+            "status_line": line,
+            "warnings": result.warnings + problems,
+        }
+    )

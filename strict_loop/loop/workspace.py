@@ -14,45 +14,72 @@ from pathlib import Path
 from typing import Any, Optional
 
 from strict_loop import __version__
-from strict_loop.monitor import ladder
-from strict_loop.storage import legacy
-from strict_loop.storage import rounds
 from strict_loop.base import masking
-from strict_loop.storage import snapshots
-from strict_loop.loop import verdicts
 from strict_loop.base.errors import LoopError, TaskNotFound, boundary
-from strict_loop.model.validation import validate_input
 from strict_loop.base.fsio import LOCK_TIMEOUT_S, atomic_write, dumps_doc, iter_lines, tail_lines, trim_torn_tail
 from strict_loop.base.layout import Layout, TaskPaths, slug_from_goal
-from strict_loop.model.records import MAX_CONTRACT_BYTES, CurrentRound, IterationRecord, StopReport, StopSummary, TaskState
-from strict_loop.model.monitoring import SpiralVerdict, MonitorView
-from strict_loop.storage.recovery import LEDGERS
+from strict_loop.base.timefmt import now_iso, seconds_between
+from strict_loop.loop import reports, verdicts
+from strict_loop.loop.monitoring import TaskSupervision, monitor_settings
 from strict_loop.loop.recording import record_turn
+from strict_loop.model.monitoring import MonitorView, SpiralVerdict
+from strict_loop.model.records import (
+    MAX_CONTRACT_BYTES,
+    CurrentRound,
+    IterationRecord,
+    StopReport,
+    StopSummary,
+    TaskState,
+)
 from strict_loop.model.requests import (
-    AppendEventInput, CheckStopInput, CompactStateInput, DetectSpiralInput, InitStateInput, InitStateRequest, RebuildStateInput,
-    ReportStatusInput, ResumeInput, ShowTaskInput, TrustInput, UpdateStateInput,
+    AppendEventInput,
+    CheckStopInput,
+    CompactStateInput,
+    DetectSpiralInput,
+    InitStateInput,
+    InitStateRequest,
+    RebuildStateInput,
+    ReportStatusInput,
+    ResumeInput,
+    ShowTaskInput,
+    TrustInput,
+    UpdateStateInput,
 )
 from strict_loop.model.results import (
-    CompactResult, EventResult, InitResult, RebuildResult, ResumeResult, RoundResult, StatusReport, StopResult, TaskSummary,
-    TaskView, TrustResult,
+    CompactResult,
+    EventResult,
+    InitResult,
+    RebuildResult,
+    ResumeResult,
+    RoundResult,
+    StatusReport,
+    StopResult,
+    TaskSummary,
+    TaskView,
+    TrustResult,
 )
 from strict_loop.model.settings import MonitorSettings
-from strict_loop.storage.store import TaskStore, ValidationCache
-from strict_loop.loop.monitoring import TaskSupervision, monitor_settings
-from strict_loop.storage.taskindex import TaskIndex, summarize
-from strict_loop.base.timefmt import now_iso, seconds_between
-from strict_loop.storage.trust import TrustStore
 from strict_loop.model.turns import Turn
-from strict_loop.loop import reports
+from strict_loop.model.validation import validate_input
+from strict_loop.monitor import ladder
+from strict_loop.storage import legacy, rounds, snapshots
+from strict_loop.storage.recovery import LEDGERS
+from strict_loop.storage.store import TaskStore, ValidationCache
+from strict_loop.storage.taskindex import TaskIndex, summarize
+from strict_loop.storage.trust import TrustStore
 
 
 class Workspace:
     """A workspace root and the loop tasks kept under its ``.agent-loop/``."""
 
-    def __init__(self, path: str | Path = ".", *, lock_timeout: float = LOCK_TIMEOUT_S, trust_store: Optional[TrustStore] = None) -> None:
+    def __init__(
+        self, path: str | Path = ".", *, lock_timeout: float = LOCK_TIMEOUT_S, trust_store: Optional[TrustStore] = None
+    ) -> None:
         root = Path(path).expanduser()
         if not root.is_dir():
-            raise LoopError("workspace", f"{str(root)!r} is not an existing directory", "pass the project folder the loop works in")
+            raise LoopError(
+                "workspace", f"{str(root)!r} is not an existing directory", "pass the project folder the loop works in"
+            )
         self.root = root.resolve()
         self.layout = Layout(self.root)
         self.index = TaskIndex(self.layout, ValidationCache(), lock_timeout)
@@ -61,34 +88,59 @@ class Workspace:
     @boundary("init_state")
     def init_state(self, request: InitStateInput | None = None, /, **params: Any) -> InitResult:
         """Define the loop contract and create the task's files."""
-        req: InitStateInput = request if isinstance(request, InitStateInput) else validate_input(InitStateRequest, request or params, "init_state")
+        req: InitStateInput = (
+            request
+            if isinstance(request, InitStateInput)
+            else validate_input(InitStateRequest, request or params, "init_state")
+        )
         overrides = req.monitor if isinstance(req, InitStateRequest) else None
         contract = req.contract(monitor_settings(self.layout.monitor_defaults, req.monitor_profile, overrides))
         size = len(json.dumps(contract.model_dump(mode="json")).encode())
         if size > MAX_CONTRACT_BYTES:
-            raise LoopError("init_state", f"the loop contract is {size} bytes; the cap is {MAX_CONTRACT_BYTES}",
-                            "shorten the goal, evidence or stop checks (details belong in files the checks point at)")
+            raise LoopError(
+                "init_state",
+                f"the loop contract is {size} bytes; the cap is {MAX_CONTRACT_BYTES}",
+                "shorten the goal, evidence or stop checks (details belong in files the checks point at)",
+            )
         store = self.index.store(req.task_id or slug_from_goal(req.goal))
         store.paths.root.mkdir(parents=True, exist_ok=True)
         with store.locked():
             replaced, dropped = None, None
             if store.exists():
                 if not req.force:
-                    raise LoopError("init_state.task_id", f"task '{store.task_id}' already exists ({store.describe()})",
-                                    "resume it, choose another task_id, or pass force=true to replace it (old files are moved aside, not deleted)")
+                    raise LoopError(
+                        "init_state.task_id",
+                        f"task '{store.task_id}' already exists ({store.describe()})",
+                        "resume it, choose another task_id, or pass force=true to replace it (old files are moved aside, not deleted)",
+                    )
                 if TaskSupervision(store, self.root).paused():
-                    raise LoopError("init_state.force", f"task '{store.task_id}' is paused by the progress monitor; only a person's resume answers a pause",
-                                    f"a person runs: strict-loop resume {store.task_id} --action continue|rollback|hand-back")
+                    raise LoopError(
+                        "init_state.force",
+                        f"task '{store.task_id}' is paused by the progress monitor; only a person's resume answers a pause",
+                        f"a person runs: strict-loop resume {store.task_id} --action continue|rollback|hand-back",
+                    )
                 moved = store.move_aside(self.layout.trash)
                 replaced = str(moved)
                 dropped = snapshots.forget_task(self.root, store.task_id, moved.name)  # a rollback must not reach them
-            self.trust_store.record(self.root, store.task_id, contract.stop_checks)  # written here, by this machine's user
+            self.trust_store.record(
+                self.root, store.task_id, contract.stop_checks
+            )  # written here, by this machine's user
             ts = now_iso()
-            state = TaskState(task_id=store.task_id, created_at=ts, updated_at=ts, contract=contract, next_task=req.next_task)
+            state = TaskState(
+                task_id=store.task_id, created_at=ts, updated_at=ts, contract=contract, next_task=req.next_task
+            )
             store.create_folders()
-            store.append_event("task.initialized", f"loop initialized: {req.goal[:200]}",
-                               {"task_id": store.task_id, "created_at": ts, "written_by": f"strict-agent-loop {__version__}",
-                                "monitor_profile": req.monitor_profile, "contract": contract.model_dump(mode="json")})
+            store.append_event(
+                "task.initialized",
+                f"loop initialized: {req.goal[:200]}",
+                {
+                    "task_id": store.task_id,
+                    "created_at": ts,
+                    "written_by": f"strict-agent-loop {__version__}",
+                    "monitor_profile": req.monitor_profile,
+                    "contract": contract.model_dump(mode="json"),
+                },
+            )
             store.save(state)
             if dropped:
                 store.append_event(*dropped)
@@ -106,7 +158,9 @@ class Workspace:
             store = self.task_store(req.task_id)
             recorded = record_turn(store, self.root, req.message, req.data)
             rec = recorded.event
-            return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=recorded.supervisor)
+            return EventResult(
+                task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=recorded.supervisor
+            )
         # What an agent reports (its own notes) may hold secrets: they are masked before anything is stored.
         message, data = masking.mask_tree([req.message, req.data])  # one pass over the environment for both
         req = req.model_copy(update={"message": message, "data": data})
@@ -120,7 +174,9 @@ class Workspace:
                 data.setdefault("iteration", state.counters.iteration + 1)
             rec = store.append_event(req.kind, req.message, data)
             if state is not None:
-                state.current_round = CurrentRound(iteration=state.counters.iteration + 1, announced_at=rec.ts, message=req.message[:500])
+                state.current_round = CurrentRound(
+                    iteration=state.counters.iteration + 1, announced_at=rec.ts, message=req.message[:500]
+                )
                 state.updated_at = rec.ts
                 store.save(state)
             view = sup.deliver()
@@ -139,12 +195,15 @@ class Workspace:
         store = self.task_store(req.task_id)
         sup = TaskSupervision(store, self.root)
         sup.refuse_round("update_state")  # before the stop checks run, and again under the lock
-        report = verdicts.before_completed(self.trust_store, self.root, store, req) if req.status == "completed" else None
+        report = (
+            verdicts.before_completed(self.trust_store, self.root, store, req) if req.status == "completed" else None
+        )
         result, state, shown = self._record_round(store, sup, req, report)
         return verdicts.after_round(self.trust_store, sup, state, req, report, result, shown)
 
-    def _record_round(self, store: TaskStore, sup: TaskSupervision, req: UpdateStateInput,
-                      report: Optional[StopReport]) -> tuple[RoundResult, TaskState, Optional[StatusReport]]:
+    def _record_round(
+        self, store: TaskStore, sup: TaskSupervision, req: UpdateStateInput, report: Optional[StopReport]
+    ) -> tuple[RoundResult, TaskState, Optional[StatusReport]]:
         """The round's commit; the status broadcast too when no stop check will run after it (one lock, not two)."""
         shown: list[StatusReport] = []
         with store.locked():
@@ -155,30 +214,57 @@ class Workspace:
                 return store.answer_retry(state, recorded).model_copy(update={"supervisor": sup.deliver()}), state, None
             rounds.check_round_input(state, req)
             iteration, ts = state.counters.iteration + 1, now_iso()
-            announced = state.current_round if state.current_round and state.current_round.iteration == iteration else None
+            announced = (
+                state.current_round if state.current_round and state.current_round.iteration == iteration else None
+            )
             started = announced.announced_at if announced else rounds.previous_end(state)
             duration = seconds_between(started, ts) if started else None
-            rec = IterationRecord(iteration=iteration, recorded_at=ts, started_at=started,
-                                  duration_s=round(duration, 3) if duration is not None else None,
-                                  **req.model_dump(exclude={"task_id", "skip_checks"}))
+            rec = IterationRecord(
+                iteration=iteration,
+                recorded_at=ts,
+                started_at=started,
+                duration_s=round(duration, 3) if duration is not None else None,
+                **req.model_dump(exclude={"task_id", "skip_checks"}),
+            )
             store.commit_round(rec)
             old_status = state.status
             rounds.fold(state, rec)
-            steps: list[tuple[str, Any]] = [(f"writing {store.paths.round_file(iteration).name}", lambda: store.write_round_note(rec))]
+            steps: list[tuple[str, Any]] = [
+                (f"writing {store.paths.round_file(iteration).name}", lambda: store.write_round_note(rec))
+            ]
             if report is not None:
                 state.last_stop = StopSummary.of(report)
-                steps.append(("writing latest-stop-report.json",
-                              lambda: atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json")))))
-            steps += [("saving state.json", lambda: store.save(state)),
-                      ("recording the round.completed event", lambda: store.append_event(
-                          "round.completed", f"round {iteration} recorded: {req.task[:200]}",
-                          {"iteration": iteration, "progress": req.progress, "status": req.status}))]
+                steps.append(
+                    (
+                        "writing latest-stop-report.json",
+                        lambda: atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json"))),
+                    )
+                )
+            steps += [
+                ("saving state.json", lambda: store.save(state)),
+                (
+                    "recording the round.completed event",
+                    lambda: store.append_event(
+                        "round.completed",
+                        f"round {iteration} recorded: {req.task[:200]}",
+                        {"iteration": iteration, "progress": req.progress, "status": req.status},
+                    ),
+                ),
+            ]
             if req.skip_checks or not verdicts.checks_due(state, report):
-                steps.append(("writing latest-status.txt",
-                              lambda: shown.append(reports.write_status(store, state, None, record=False, sup=sup.view(), sync=False))))
+                steps.append(
+                    (
+                        "writing latest-status.txt",
+                        lambda: shown.append(
+                            reports.write_status(store, state, None, record=False, sup=sup.view(), sync=False)
+                        ),
+                    )
+                )
             problems = store.settle(iteration, steps)
             view = sup.deliver()
-        problems += snapshots.record_after_round(self.root, store, state, iteration)  # outside the lock: a big tree takes seconds
+        problems += snapshots.record_after_round(
+            self.root, store, state, iteration
+        )  # outside the lock: a big tree takes seconds
         if state.status != old_status:
             problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
         result = store.round_result(state, rec, rounds.warnings(state, announced is not None) + problems)
@@ -189,7 +275,9 @@ class Workspace:
         """Run the stop checks and hard limits; write latest-stop-report.json."""
         req: CheckStopInput = validate_input(CheckStopInput, request or params, "check_stop")
         store = self.task_store(req.task_id)
-        report = verdicts.stop_report(self.trust_store, self.root, store.load(), "check_stop")  # outside the lock: commands may take minutes
+        report = verdicts.stop_report(
+            self.trust_store, self.root, store.load(), "check_stop"
+        )  # outside the lock: commands may take minutes
         with store.locked():
             report = verdicts.record_stop(store, report)
             view = TaskSupervision(store, self.root).deliver()
@@ -201,7 +289,9 @@ class Workspace:
         req: ReportStatusInput = validate_input(ReportStatusInput, request or params, "report_status")
         store = self.task_store(req.task_id)
         with store.locked():
-            return reports.write_status(store, store.load_current(), req.label, record=True, sup=TaskSupervision(store, self.root).deliver())
+            return reports.write_status(
+                store, store.load_current(), req.label, record=True, sup=TaskSupervision(store, self.root).deliver()
+            )
 
     @boundary("compact_state")
     def compact_state(self, request: CompactStateInput | None = None, /, **params: Any) -> CompactResult:
@@ -215,10 +305,15 @@ class Workspace:
             state.context_snapshot = state.context_snapshot[: state.contract.limits.max_context_chars]
             state.updated_at = now_iso()
             size = store.save(state)
-            store.append_event("state.compacted", f"window compacted to {len(state.recent_rounds)} rounds",
-                               {"kept": len(state.recent_rounds), "archived": moved})
+            store.append_event(
+                "state.compacted",
+                f"window compacted to {len(state.recent_rounds)} rounds",
+                {"kept": len(state.recent_rounds), "archived": moved},
+            )
             view = TaskSupervision(store, self.root).deliver()
-        return CompactResult(task_id=store.task_id, kept=len(state.recent_rounds), archived=moved, state_bytes=size, supervisor=view)
+        return CompactResult(
+            task_id=store.task_id, kept=len(state.recent_rounds), archived=moved, state_bytes=size, supervisor=view
+        )
 
     @boundary("list_tasks")
     def list_tasks(self) -> list[TaskSummary]:
@@ -232,10 +327,17 @@ class Workspace:
         found = self.index.find(req.task_id, write=False)
         if isinstance(found, TaskPaths):  # a legacy task, read in place
             state = legacy.load(found.state)
-            return TaskView(summary=summarize(state).model_copy(update={"source": "codex-loop"}), state=state, paths=found.as_dict())
+            return TaskView(
+                summary=summarize(state).model_copy(update={"source": "codex-loop"}), state=state, paths=found.as_dict()
+            )
         state = found.load()
-        return TaskView(summary=summarize(state), state=state, paths=found.paths.as_dict(), last_stop_report=found.last_stop_report(),
-                        supervisor=TaskSupervision(found, self.root).view())
+        return TaskView(
+            summary=summarize(state),
+            state=state,
+            paths=found.paths.as_dict(),
+            last_stop_report=found.last_stop_report(),
+            supervisor=TaskSupervision(found, self.root).view(),
+        )
 
     @boundary("rebuild_state")
     def rebuild_state(self, request: RebuildStateInput | None = None, /, **params: Any) -> RebuildResult:
@@ -243,8 +345,11 @@ class Workspace:
         req: RebuildStateInput = validate_input(RebuildStateInput, request or params, "rebuild_state")
         store = self.index.store(self.index.resolve(req.task_id))
         if not store.exists():
-            raise TaskNotFound("rebuild_state.task_id", f"no task '{store.task_id}' under {self.layout.tasks}",
-                               self.index.known_hint(store.task_id))
+            raise TaskNotFound(
+                "rebuild_state.task_id",
+                f"no task '{store.task_id}' under {self.layout.tasks}",
+                self.index.known_hint(store.task_id),
+            )
         with store.locked():
             state, repaired = store.rebuild()
             for name in LEDGERS:
@@ -254,7 +359,13 @@ class Workspace:
             store.append_event("state.rebuilt", "state.json rebuilt from the ledgers", {"repaired": repaired})
             view = TaskSupervision(store, self.root).deliver()
         self.index.register(state)
-        return RebuildResult(task_id=store.task_id, iteration=state.counters.iteration, events=events + 1, repaired=repaired, supervisor=view)
+        return RebuildResult(
+            task_id=store.task_id,
+            iteration=state.counters.iteration,
+            events=events + 1,
+            repaired=repaired,
+            supervisor=view,
+        )
 
     @boundary("supervisor")
     def supervisor(self, task_id: Optional[str]) -> MonitorView:
@@ -307,8 +418,14 @@ class Workspace:
         state = self.task_store(req.task_id).load()
         checks = state.contract.stop_checks
         recorded = self.trust_store.record(self.root, state.task_id, checks) if checks.commands else False
-        return TrustResult(task_id=state.task_id, commands=checks.commands, command_timeout_s=checks.command_timeout_s,
-                           newly_trusted=recorded, record=str(self.trust_store.path), supervisor=self.supervisor(state.task_id))
+        return TrustResult(
+            task_id=state.task_id,
+            commands=checks.commands,
+            command_timeout_s=checks.command_timeout_s,
+            newly_trusted=recorded,
+            record=str(self.trust_store.path),
+            supervisor=self.supervisor(state.task_id),
+        )
 
     @boundary("resolve_task_id")
     def resolve_task_id(self, task_id: Optional[str]) -> str:
@@ -330,8 +447,9 @@ class Workspace:
     def _read_store(self, task_id: Optional[str]) -> TaskStore:
         found = self.index.find(task_id, write=False)
         if isinstance(found, TaskPaths):
-            raise LoopError("task_id", f"task '{found.root.name}' is an original .codex-loop task with no monitor state",
-                            "write to it once (e.g. append_event) to migrate it")
+            raise LoopError(
+                "task_id",
+                f"task '{found.root.name}' is an original .codex-loop task with no monitor state",
+                "write to it once (e.g. append_event) to migrate it",
+            )
         return found
-
-

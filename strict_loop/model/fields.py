@@ -8,13 +8,13 @@ pydantic and the schemas, and lets the CLI generate its flags from the models.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from strict_loop.base.jsontext import MAX_JSON_DEPTH, parse_json, too_deep  # noqa: F401 (re-exported: the models' callers import them from here)
-
 from strict_loop.base.layout import TASK_ID_PATTERN, check_task_id  # noqa: F401 (re-exported; layout holds them: the hook reads tasks without pydantic)
 
 EVENT_KIND_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"

@@ -11,15 +11,36 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Action", "Alert", "Kind", "MonitorState", "MonitorView", "Progress", "Signal", "SignalKind", "SpiralVerdict",
-           "SupervisorMessage", "TurnFacts", "Verdict", "Whisper"]
+__all__ = [
+    "Action",
+    "Alert",
+    "Kind",
+    "MonitorState",
+    "MonitorView",
+    "Progress",
+    "Signal",
+    "SignalKind",
+    "SpiralVerdict",
+    "SupervisorMessage",
+    "TurnFacts",
+    "Verdict",
+    "Whisper",
+]
 
 Verdict = Literal["pass", "fail"]
 """What judged the work said: a check run, editor diagnostics, a person."""
 
 Kind = Literal["write", "read", "search", "run", "message", "invalid", "person", "other"]
-Progress = Literal["new output", "fewer failures", "higher score", "new file content", "new lines paged in", "check passes",
-                   "different failure", "a new request"]
+Progress = Literal[
+    "new output",
+    "fewer failures",
+    "higher score",
+    "new file content",
+    "new lines paged in",
+    "check passes",
+    "different failure",
+    "a new request",
+]
 """'new file content' is no longer made (an edit is an attempt); it stays so that older monitor.json files load."""
 
 
@@ -41,7 +62,9 @@ class TurnFacts(BaseModel):
     err: Optional[str] = None
     etpl: Optional[str] = Field(None, description="the error fingerprint with quoted parts masked")
     etext: Optional[str] = Field(None, description="the error line as a person reads it (noise and placeholders out)")
-    fclass: Optional[str] = Field(None, description="a specific failure class (e.g. circular dependency), if recognized")
+    fclass: Optional[str] = Field(
+        None, description="a specific failure class (e.g. circular dependency), if recognized"
+    )
     paths: list[str] = Field(default_factory=list)
     fstate: dict[str, str] = Field(default_factory=dict, description="path -> content digest after the turn")
     talk: bool = False
@@ -49,15 +72,23 @@ class TurnFacts(BaseModel):
     fails: Optional[int] = Field(None, description="failing-test count read from the output, if any")
     brief: str = ""
     actor: Literal["agent", "person"] = "agent"
-    verdict: Optional[Verdict] = Field(None, description="pass/fail of what judged the work: a check run, editor diagnostics, a person")
-    fsig: Optional[str] = Field(None, description="digest of the failure signature (error class, location, normalised message)")
+    verdict: Optional[Verdict] = Field(
+        None, description="pass/fail of what judged the work: a check run, editor diagnostics, a person"
+    )
+    fsig: Optional[str] = Field(
+        None, description="digest of the failure signature (error class, location, normalised message)"
+    )
     ftext: Optional[str] = Field(None, description="the failure as a person reads it")
     missing: Optional[str] = Field(None, description="what a failure says is missing: 'module mypy', 'program javac'")
-    unknown: bool = Field(False, description="the content was lost (an export's placeholder, an empty read): never 'the same'")
+    unknown: bool = Field(
+        False, description="the content was lost (an export's placeholder, an empty read): never 'the same'"
+    )
     polls: int = Field(0, description="unchanged polls of a running job in a row, this one included")
     since: Optional[float] = Field(None, description="when those polls began (epoch seconds, from Turn.ts)")
     ts: Optional[float] = None
-    asks: Optional[str] = Field(None, description="digest of what a person asked for here (not a complaint): new direction")
+    asks: Optional[str] = Field(
+        None, description="digest of what a person asked for here (not a complaint): new direction"
+    )
     edit: Optional[str] = Field(None, description="digest of path + (removed, added) of a replacing edit")
     undo: Optional[str] = Field(None, description="digest of the edit that would undo this one")
 
@@ -68,8 +99,18 @@ class TurnFacts(BaseModel):
 
 
 SignalKind = Literal[
-    "identical_calls", "equivalent_outcomes", "repeated_error", "error_cycle", "file_oscillation", "alternation",
-    "monologue", "error_rate", "self_diagnosis", "score_drop", "same_failure", "stalled_poll",
+    "identical_calls",
+    "equivalent_outcomes",
+    "repeated_error",
+    "error_cycle",
+    "file_oscillation",
+    "alternation",
+    "monologue",
+    "error_rate",
+    "self_diagnosis",
+    "score_drop",
+    "same_failure",
+    "stalled_poll",
 ]
 
 
@@ -77,14 +118,20 @@ class Signal(BaseModel):
     kind: SignalKind
     turns: list[int] = Field(..., description="Turn numbers the signal is about")
     evidence: str
-    failure_class: Optional[str] = Field(None, description="The failure class the signal's errors point to (e.g. circular dependency), if any")
-    escalate: bool = Field(True, description="False: whisper, but do not climb the ladder (a job polled patiently, not yet for long)")
+    failure_class: Optional[str] = Field(
+        None, description="The failure class the signal's errors point to (e.g. circular dependency), if any"
+    )
+    escalate: bool = Field(
+        True, description="False: whisper, but do not climb the ladder (a job polled patiently, not yet for long)"
+    )
 
 
 class SupervisorMessage(BaseModel):
     model_config = ConfigDict(defer_build=True)  # built on first use: most tool calls never need it
 
-    kind: Literal["whisper", "pause", "notice"] = Field(..., description="whisper = a hint; pause = stop and wait for a person")
+    kind: Literal["whisper", "pause", "notice"] = Field(
+        ..., description="whisper = a hint; pause = stop and wait for a person"
+    )
     level: int = Field(0, ge=0, description="Escalation level: 1-2 whispers, 3 paused")
     text: str
     signal: Optional[str] = Field(None, description="The detector signal behind the message, if any")
@@ -93,7 +140,9 @@ class SupervisorMessage(BaseModel):
 class MonitorView(BaseModel):
     """What the progress monitor has to tell the agent; it rides on every tool result for a task (as ``supervisor``)."""
 
-    model_config = ConfigDict(defer_build=True, title="Supervisor")  # built on first use; the title keeps the published schemas as they were
+    model_config = ConfigDict(
+        defer_build=True, title="Supervisor"
+    )  # built on first use; the title keeps the published schemas as they were
 
     paused: bool = Field(False, description="True while the task is paused: stop working and wait")
     messages: list[SupervisorMessage] = Field(default_factory=list)
@@ -121,7 +170,9 @@ class Alert(BaseModel):
     diagnosis: str
     recent: list[str]
     recommended_action: str
-    delivery: dict[str, str] = Field(default_factory=dict, description="channel -> outcome (no channel URL is ever recorded)")
+    delivery: dict[str, str] = Field(
+        default_factory=dict, description="channel -> outcome (no channel URL is ever recorded)"
+    )
 
 
 class MonitorState(BaseModel):
@@ -138,7 +189,9 @@ class MonitorState(BaseModel):
     muted_until: dict[str, int] = Field(default_factory=dict, description="signal kind -> turn until which it is muted")
     last_signals: list[Signal] = Field(default_factory=list)
     alerts: int = 0
-    notice: Optional[str] = Field(None, description="What a person's resume tells the agent, until a result has carried it once")
+    notice: Optional[str] = Field(
+        None, description="What a person's resume tells the agent, until a result has carried it once"
+    )
 
 
 class SpiralVerdict(BaseModel):
@@ -155,9 +208,14 @@ class SpiralVerdict(BaseModel):
     recommended_action: str
     whisper: Optional[str] = Field(None, description="The hint the agent gets (or got) for this pattern")
     turns_seen: int = 0
-    fired_at: Optional[int] = Field(None, description="The turn where it first fired (a replay), the turn that paused the task "
-                                                      "(a paused task), or the turn it last fired (a task whispered to)")
-    supervisor: MonitorView = Field(default_factory=MonitorView, description="Whispers and pause orders from the progress monitor; obey them")
+    fired_at: Optional[int] = Field(
+        None,
+        description="The turn where it first fired (a replay), the turn that paused the task "
+        "(a paused task), or the turn it last fired (a task whispered to)",
+    )
+    supervisor: MonitorView = Field(
+        default_factory=MonitorView, description="Whispers and pause orders from the progress monitor; obey them"
+    )
 
 
 Action = Literal["none", "whisper", "whisper2", "pause"]

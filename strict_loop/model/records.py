@@ -48,15 +48,22 @@ class ContractTerms(Strict):
 
     goal: NonBlank = Text(4000, "The loop's goal", required=True)
     global_stop_condition: NonBlank = Text(4000, "When the loop may stop, in words", required=True)
-    success_evidence: Annotated[Items(500), Flag(metavar="TEXT")] = TextList(20, 500, "What must exist when the goal is met")
+    success_evidence: Annotated[Items(500), Flag(metavar="TEXT")] = TextList(
+        20, 500, "What must exist when the goal is met"
+    )
     blocker_definition: str = Field(DEFAULT_BLOCKER, max_length=2000, description="What counts as a real blocker")
     operating_mode: OperatingMode = Field(
-        "interactive", description="'unattended' (no person watching) needs a stop check")
-    stop_checks: Annotated[StopChecks, Flag(flatten=True, group="stop checks (all must pass for the goal to count as met)")] = Field(
-        default_factory=StopChecks, validate_default=True, description="Machine checks; all pass = goal met")
-    limits: Annotated[Limits, Flag(flatten=True, group="limits")] = Field(default_factory=Limits, description="Hard limits")
+        "interactive", description="'unattended' (no person watching) needs a stop check"
+    )
+    stop_checks: Annotated[
+        StopChecks, Flag(flatten=True, group="stop checks (all must pass for the goal to count as met)")
+    ] = Field(default_factory=StopChecks, validate_default=True, description="Machine checks; all pass = goal met")
+    limits: Annotated[Limits, Flag(flatten=True, group="limits")] = Field(
+        default_factory=Limits, description="Hard limits"
+    )
     unattended: Annotated[UnattendedSettings, Flag(flatten=True, group="unattended supervisor budgets")] = Field(
-        default_factory=UnattendedSettings, description="Budgets when unattended")
+        default_factory=UnattendedSettings, description="Budgets when unattended"
+    )
 
     @field_validator("stop_checks")
     @classmethod
@@ -74,7 +81,8 @@ class LoopContract(ContractTerms):
 
     monitor: MonitorSettings = Field(
         default_factory=MonitorSettings,
-        description="Spiral detection and the escalation ladder: a profile, then .agent-loop/monitor-defaults.json, then a person's overrides")
+        description="Spiral detection and the escalation ladder: a profile, then .agent-loop/monitor-defaults.json, then a person's overrides",
+    )
 
 
 class Counters(Strict):
@@ -108,7 +116,9 @@ class ArchiveDigest(Strict):
     progress_rounds: int = Field(0, ge=0)
     no_progress_rounds: int = Field(0, ge=0)
     total_round_seconds: float = Field(0.0, ge=0)
-    headlines: list[str] = Field(default_factory=list, max_length=10, description="'#N task' of the latest archived rounds")
+    headlines: list[str] = Field(
+        default_factory=list, max_length=10, description="'#N task' of the latest archived rounds"
+    )
 
 
 class CurrentRound(Strict):
@@ -129,8 +139,14 @@ class StopSummary(Strict):
 
     @classmethod
     def of(cls, report: StopReport) -> StopSummary:
-        return cls(checked_at=report.checked_at, verdict=report.verdict, should_stop=report.should_stop,
-                   passed=report.passed, failed=report.failed, reason=report.reason[:500])
+        return cls(
+            checked_at=report.checked_at,
+            verdict=report.verdict,
+            should_stop=report.should_stop,
+            passed=report.passed,
+            failed=report.failed,
+            reason=report.reason[:500],
+        )
 
 
 RETIRED_FIELDS: dict[str, tuple[str, ...]] = {"TaskState": ("workspace_root",)}
@@ -173,18 +189,21 @@ class RoundFields(Strict):
     task: NonBlank = Text(2000, "The one atomic task of this round", required=True)
     local_done_condition: str = Field("", max_length=2000, description="When this task counts as done")
     result_summary: NonBlank = Text(20000, "What the round produced", required=True)
-    verification_summary: NonBlank = Text(
-        20000, "The command run and what it showed", required=True)
+    verification_summary: NonBlank = Text(20000, "The command run and what it showed", required=True)
     progress: Progress = Field("made", description="'none' if the goal did not move")
     status: Status = Field("running", description="'completed' only when the stop checks pass")
-    stop_reason: str = Field("", max_length=2000, validate_default=True, description="Why; required for blocked or failed")
+    stop_reason: str = Field(
+        "", max_length=2000, validate_default=True, description="Why; required for blocked or failed"
+    )
     needs_human_input: bool = Field(False, description="A person must act before the loop goes on")
     evidence: Annotated[Items(1000), Flag(metavar="TEXT")] = TextList(50, 1000, "Commands, outputs, file paths")
     artifacts: Annotated[Items(1000), Flag(("--artifacts", "--artifact"), metavar="PATH")] = TextList(
-        50, 1000, "Files this round produced or changed")
+        50, 1000, "Files this round produced or changed"
+    )
     next_task: Optional[str] = Field(None, max_length=2000, description="The next atomic task (omit: unchanged)")
     context_snapshot: Optional[str] = Field(
-        None, max_length=20000, description="What a fresh session needs to resume (omit: unchanged)")
+        None, max_length=20000, description="What a fresh session needs to resume (omit: unchanged)"
+    )
 
 
 class IterationRecord(RoundFields, RoundHeader):
@@ -229,7 +248,9 @@ class StopReport(Strict):
     checked_at: str
     iteration: int
     status: Status
-    verdict: StopVerdict = Field(..., description="continue, goal_met, limit_reached, completed (no checks defined), blocked or failed")
+    verdict: StopVerdict = Field(
+        ..., description="continue, goal_met, limit_reached, completed (no checks defined), blocked or failed"
+    )
     should_stop: bool
     reason: str
     passed: int
@@ -255,7 +276,9 @@ class StatusRecord(Strict):
     next_task: str = ""
     stop_verdict: Optional[str] = None
     paused: bool = Field(False, description="The progress monitor has paused the task; a person must resume it")
-    monitor: Optional[str] = Field(None, description="The progress monitor's pause order or latest whisper, if it has one")
+    monitor: Optional[str] = Field(
+        None, description="The progress monitor's pause order or latest whisper, if it has one"
+    )
 
 
 class RegistryEntry(Strict):

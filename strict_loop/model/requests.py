@@ -23,12 +23,29 @@ MAX_EVENT_DATA_BYTES = 64 * 1024
 
 OptionalTaskId = Optional[TaskId]
 
-TURNS_SCHEMA = {"type": "array", "maxItems": 5000, "items": {
-    "type": "object", "description": "{tool, args, output, error, exit_code, thought, paths, score, ts}: see turn.schema.json"}}
+TURNS_SCHEMA = {
+    "type": "array",
+    "maxItems": 5000,
+    "items": {
+        "type": "object",
+        "description": "{tool, args, output, error, exit_code, thought, paths, score, ts}: see turn.schema.json",
+    },
+}
 """The turn format is defined once (``Turn``, published as turn.schema.json); the tool names it instead of repeating it."""
 
 SYSTEM_KINDS = frozenset({"round.completed"})
-SYSTEM_PREFIXES = ("task.", "spiral.", "stop.", "state.", "snapshot.", "workspace.", "legacy.", "trust.", "supervisor.", "watch.")
+SYSTEM_PREFIXES = (
+    "task.",
+    "spiral.",
+    "stop.",
+    "state.",
+    "snapshot.",
+    "workspace.",
+    "legacy.",
+    "trust.",
+    "supervisor.",
+    "watch.",
+)
 """Event kinds only the loop writes: a caller (an agent, perhaps prompt-injected) must not forge a pause's
 answer, a new contract for rebuild_state to trust, or a recorded round."""
 
@@ -58,9 +75,12 @@ class InitStateInput(ContractTerms):
 class InitStateRequest(InitStateInput):
     """init_state as a person calls it (CLI, Python): also per-task monitor settings."""
 
-    monitor: Annotated[MonitorSettings, Flag(json=True, note="e.g. '{\"thresholds\": {\"identical_repeats\": 3}}'")] = Field(
-        default_factory=MonitorSettings,
-        description="Monitor settings that override the profile and .agent-loop/monitor-defaults.json (only those given)")
+    monitor: Annotated[MonitorSettings, Flag(json=True, note='e.g. \'{"thresholds": {"identical_repeats": 3}}\'')] = (
+        Field(
+            default_factory=MonitorSettings,
+            description="Monitor settings that override the profile and .agent-loop/monitor-defaults.json (only those given)",
+        )
+    )
 
 
 def _json_size(value: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +90,9 @@ def _json_size(value: dict[str, Any]) -> dict[str, Any]:
         size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode())
     except ValueError as exc:
         if "not JSON compliant" in str(exc):
-            raise ValueError("holds NaN or Infinity, which JSON does not allow: send a finite number (or a string)") from None
+            raise ValueError(
+                "holds NaN or Infinity, which JSON does not allow: send a finite number (or a string)"
+            ) from None
         raise ValueError(f"is not JSON-serializable ({exc})") from None
     except TypeError as exc:
         raise ValueError(f"is not JSON-serializable ({exc})") from None
@@ -81,12 +103,16 @@ def _json_size(value: dict[str, Any]) -> dict[str, Any]:
 
 class AppendEventInput(TaskRef):
     kind: str = Field(
-        ..., max_length=64, pattern=EVENT_KIND_PATTERN,
+        ...,
+        max_length=64,
+        pattern=EVENT_KIND_PATTERN,
         description="round.started, note, blocker, tool_call, or your own dotted kind",
     )
     message: NonBlank = Text(8000, "What happened, in one or a few sentences", required=True)
     data: Annotated[dict[str, Any], Flag(json=True)] = Field(
-        default_factory=dict, description="Details (at most 64 KiB); for tool_call, one turn (clipped to fit, never refused for size)")
+        default_factory=dict,
+        description="Details (at most 64 KiB); for tool_call, one turn (clipped to fit, never refused for size)",
+    )
 
     _data_size = field_validator("data")(_json_size)
 
@@ -102,8 +128,10 @@ class AppendEventInput(TaskRef):
     @classmethod
     def _not_a_system_kind(cls, kind: str) -> str:
         if kind in SYSTEM_KINDS or kind.startswith(SYSTEM_PREFIXES):
-            raise ValueError(f"'{kind}' is written by strict-loop itself, not by callers: use round.started, note, blocker, "
-                             "tool_call or a kind of your own (e.g. test.run)")
+            raise ValueError(
+                f"'{kind}' is written by strict-loop itself, not by callers: use round.started, note, blocker, "
+                "tool_call or a kind of your own (e.g. test.run)"
+            )
         return kind
 
 
@@ -132,9 +160,7 @@ class ReportStatusInput(TaskRef):
 
 
 class CompactStateInput(TaskRef):
-    keep: Optional[int] = Field(
-        None, ge=0, le=50, description="Rounds to keep (default: half the history window)"
-    )
+    keep: Optional[int] = Field(None, ge=0, le=50, description="Rounds to keep (default: half the history window)")
 
 
 class ShowTaskInput(TaskRef):
@@ -147,15 +173,24 @@ class RebuildStateInput(TaskRef):
 
 class DetectSpiralInput(Strict):
     task_id: OptionalTaskId = Field(None, description="Omit when one task runs")
-    turns: Annotated[Optional[list[Turn]], Flag(metavar="FILE.jsonl", load=read_turns, note="a JSONL file, one turn per line"),
-                     WithJsonSchema(TURNS_SCHEMA)] = Field(None, max_length=5000, description="Evaluate these turns instead (writes nothing)")
+    turns: Annotated[
+        Optional[list[Turn]],
+        Flag(metavar="FILE.jsonl", load=read_turns, note="a JSONL file, one turn per line"),
+        WithJsonSchema(TURNS_SCHEMA),
+    ] = Field(None, max_length=5000, description="Evaluate these turns instead (writes nothing)")
 
 
 class ResumeInput(TaskRef):
     action: Literal["continue", "rollback", "hand-back"] = Field(
-        ..., description="continue (mute the signals for a while), rollback (restore the workspace to round `to`), hand-back (end as blocked)")
-    to: Optional[int] = Field(None, ge=0, validate_default=True,
-                              description="Round to roll back to (0 = as it was at init_state); required for rollback")
+        ...,
+        description="continue (mute the signals for a while), rollback (restore the workspace to round `to`), hand-back (end as blocked)",
+    )
+    to: Optional[int] = Field(
+        None,
+        ge=0,
+        validate_default=True,
+        description="Round to roll back to (0 = as it was at init_state); required for rollback",
+    )
     note: str = Field("", max_length=2000, description="What the person decided, for the record")
 
     @field_validator("to")

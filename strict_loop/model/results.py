@@ -6,13 +6,23 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from strict_loop.model.records import CheckResult, OperatingMode, Progress, Status, StatusRecord, StopReport, StopVerdict, TaskState
 from strict_loop.model.monitoring import MonitorView, SupervisorMessage  # noqa: F401 (adapters import them from here)
+from strict_loop.model.records import (
+    CheckResult,
+    OperatingMode,
+    Progress,
+    Status,
+    StatusRecord,
+    StopReport,
+    StopVerdict,
+    TaskState,
+)
 
-SupervisorField = Annotated[MonitorView, Field(default_factory=MonitorView,
-                                              description="Whispers and pause orders from the progress monitor; obey them")]
+SupervisorField = Annotated[
+    MonitorView,
+    Field(default_factory=MonitorView, description="Whispers and pause orders from the progress monitor; obey them"),
+]
 """Every result about a task carries it, on every path (MCP, CLI text and --json), so the monitor is never out of sight."""
-
 
 
 class Result(BaseModel):
@@ -47,12 +57,21 @@ class StopBrief(Result):
     passed: int = 0
     failed: int = 0
     failing: list[CheckResult] = Field(default_factory=list, description="The checks that fail, with their output")
-    checks_run: bool = Field(True, description="False when the stop checks were skipped or refused: the verdict rests on status and limits")
+    checks_run: bool = Field(
+        True, description="False when the stop checks were skipped or refused: the verdict rests on status and limits"
+    )
 
     @classmethod
-    def of(cls, report: StopReport, checks_run: bool = True) -> "StopBrief":
-        return cls(should_stop=report.should_stop, verdict=report.verdict, reason=report.reason, passed=report.passed,
-                   failed=report.failed, failing=[c for c in report.checks if not c.passed], checks_run=checks_run)
+    def of(cls, report: StopReport, checks_run: bool = True) -> StopBrief:
+        return cls(
+            should_stop=report.should_stop,
+            verdict=report.verdict,
+            reason=report.reason,
+            passed=report.passed,
+            failed=report.failed,
+            failing=[c for c in report.checks if not c.passed],
+            checks_run=checks_run,
+        )
 
 
 class RoundResult(Result):
@@ -65,8 +84,12 @@ class RoundResult(Result):
     round_file: str
     warnings: list[str] = Field(default_factory=list)
     supervisor: SupervisorField
-    stop: Optional[StopBrief] = Field(None, description="Whether the loop goes on, decided after this round: no check_stop call needed")
-    status_line: str = Field("", description="The status headline report_status would print (latest-status.txt is refreshed)")
+    stop: Optional[StopBrief] = Field(
+        None, description="Whether the loop goes on, decided after this round: no check_stop call needed"
+    )
+    status_line: str = Field(
+        "", description="The status headline report_status would print (latest-status.txt is refreshed)"
+    )
 
 
 class StatusReport(Result):

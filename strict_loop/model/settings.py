@@ -52,8 +52,10 @@ def workspace_path_problem(path: str) -> str:
 def _relative(path: str, info: ValidationInfo) -> None:
     problem = "" if (info.context or {}).get("stored") else workspace_path_problem(path)
     if problem:
-        raise ValueError(f"{path[:80]!r} {problem}; stop-check paths are relative to the workspace root and stay inside it, "
-                         "e.g. 'docs/report.md'")
+        raise ValueError(
+            f"{path[:80]!r} {problem}; stop-check paths are relative to the workspace root and stay inside it, "
+            "e.g. 'docs/report.md'"
+        )
 
 
 def _paths(items: list[str], info: ValidationInfo) -> list[str]:
@@ -72,15 +74,20 @@ class StopChecks(Strict):
     """Machine-checkable stop rules; all must pass for the goal to count as met."""
 
     commands: Annotated[Items(2000), Flag(("--stop-command",), metavar="CMD")] = TextList(
-        20, 2000, "Shell commands run in the workspace; each passes on exit 0")
+        20, 2000, "Shell commands run in the workspace; each passes on exit 0"
+    )
     paths_exist: Annotated[Items(500), AfterValidator(_paths), Flag(("--require-path",), metavar="PATH")] = TextList(
-        50, 500, "Workspace-relative paths that must exist")
-    text_patterns: Annotated[Items(1000), AfterValidator(_text_patterns), Flag(("--require-text",), metavar="PATH::TEXT")] = TextList(
-        50, 1000, "'PATH::TEXT' (substring) or 'PATH::re:REGEX' (regex search)")
+        50, 500, "Workspace-relative paths that must exist"
+    )
+    text_patterns: Annotated[
+        Items(1000), AfterValidator(_text_patterns), Flag(("--require-text",), metavar="PATH::TEXT")
+    ] = TextList(50, 1000, "'PATH::TEXT' (substring) or 'PATH::re:REGEX' (regex search)")
     command_timeout_s: Annotated[float, Flag(("--command-timeout",), metavar="SECONDS")] = Field(
-        600.0, gt=0, le=86400, description="Seconds before a stop command is killed")
+        600.0, gt=0, le=86400, description="Seconds before a stop command is killed"
+    )
     output_tail_chars: Annotated[int, Flag(metavar="N")] = Field(
-        4000, ge=0, le=20000, description="Output kept per failing command")
+        4000, ge=0, le=20000, description="Output kept per failing command"
+    )
 
     def count(self) -> int:
         return len(self.commands) + len(self.paths_exist) + len(self.text_patterns)
@@ -107,29 +114,56 @@ class SpiralThresholds(Strict):
 
     identical_repeats: int = Field(4, ge=2, le=20, description="Identical calls (tool + arguments) ...")
     identical_window: int = Field(6, ge=2, le=50, description="... within this many turns")
-    equivalent_repeats: int = Field(4, ge=2, le=20, description="Equivalent action + equivalent outcome, after normalization ...")
+    equivalent_repeats: int = Field(
+        4, ge=2, le=20, description="Equivalent action + equivalent outcome, after normalization ..."
+    )
     equivalent_window: int = Field(8, ge=2, le=50, description="... within this many turns")
     error_repeats: int = Field(4, ge=2, le=20, description="The same error fingerprint through varied actions ...")
-    command_repeats: int = Field(4, ge=2, le=20, description="The same command failing the same way on each of its last N runs ...")
+    command_repeats: int = Field(
+        4, ge=2, le=20, description="The same command failing the same way on each of its last N runs ..."
+    )
     command_window: int = Field(20, ge=2, le=50, description="... within this many turns")
-    error_relax: bool = Field(False, description="One repeat less is enough when nothing at all succeeded since the error first came back")
+    error_relax: bool = Field(
+        False, description="One repeat less is enough when nothing at all succeeded since the error first came back"
+    )
     error_window: int = Field(10, ge=2, le=50, description="... within this many turns")
-    churn_edits: int = Field(3, ge=2, le=20, description="Edits of one file with views between, within the churn window ...")
-    churn_window: int = Field(6, ge=3, le=50, description="... of this many turns (needs self-talk or a file returning to an earlier state)")
-    max_cycle: int = Field(6, ge=2, le=12, description="Longest A-B(-C...) cycle looked for; it must repeat twice without new information")
+    churn_edits: int = Field(
+        3, ge=2, le=20, description="Edits of one file with views between, within the churn window ..."
+    )
+    churn_window: int = Field(
+        6, ge=3, le=50, description="... of this many turns (needs self-talk or a file returning to an earlier state)"
+    )
+    max_cycle: int = Field(
+        6, ge=2, le=12, description="Longest A-B(-C...) cycle looked for; it must repeat twice without new information"
+    )
     monologue_turns: int = Field(3, ge=2, le=20, description="Turns in a row without a tool call")
     error_rate: float = Field(0.9, gt=0, le=1, description="Share of failed turns in the error-rate window ...")
     error_rate_window: int = Field(12, ge=3, le=50, description="... of this many turns, with no progress in it")
     self_talk_hits: int = Field(2, ge=1, le=10, description="Turns whose thought admits trouble ...")
     self_talk_window: int = Field(3, ge=1, le=20, description="... within this many turns")
     score_drops: int = Field(2, ge=1, le=10, description="Verifier score drops in a row")
-    failure_repeats: int = Field(3, ge=2, le=20, description="A check (test, build, lint, diagnostics, a person) failing the same way this many times ...")
-    failure_edits: int = Field(2, ge=1, le=20, description="... with at least this many different edits between the first and the last ...")
+    failure_repeats: int = Field(
+        3,
+        ge=2,
+        le=20,
+        description="A check (test, build, lint, diagnostics, a person) failing the same way this many times ...",
+    )
+    failure_edits: int = Field(
+        2, ge=1, le=20, description="... with at least this many different edits between the first and the last ..."
+    )
     failure_window: int = Field(24, ge=4, le=50, description="... within this many turns, and no passing check between")
-    poll_whisper: int = Field(10, ge=2, le=500, description="Unchanged polls of a running job in a row before a whisper (wait advice)")
-    poll_pause: int = Field(40, ge=2, le=5000, description="Unchanged polls in a row before the ladder may climb past the whisper ...")
-    poll_pause_s: float = Field(1200.0, ge=0, le=604800, description="... and seconds they must span too (when turns carry ts)")
-    oscillation_reverts: int = Field(2, ge=1, le=20, description="Edits that undo an earlier edit of one file (or restore an earlier content)")
+    poll_whisper: int = Field(
+        10, ge=2, le=500, description="Unchanged polls of a running job in a row before a whisper (wait advice)"
+    )
+    poll_pause: int = Field(
+        40, ge=2, le=5000, description="Unchanged polls in a row before the ladder may climb past the whisper ..."
+    )
+    poll_pause_s: float = Field(
+        1200.0, ge=0, le=604800, description="... and seconds they must span too (when turns carry ts)"
+    )
+    oscillation_reverts: int = Field(
+        2, ge=1, le=20, description="Edits that undo an earlier edit of one file (or restore an earlier content)"
+    )
 
 
 MonitorProfile = Literal["default", "strict", "lenient"]
@@ -137,10 +171,25 @@ MonitorProfile = Literal["default", "strict", "lenient"]
 MONITOR_PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "strict": {"thresholds": {"identical_repeats": 3}, "reset_after": 10},
-    "lenient": {"thresholds": {"identical_repeats": 6, "identical_window": 9, "equivalent_repeats": 6, "equivalent_window": 12,
-                               "error_repeats": 6, "error_window": 15, "command_repeats": 6, "churn_edits": 4, "churn_window": 8,
-                               "monologue_turns": 5, "failure_repeats": 4, "poll_whisper": 20},
-                "second_whisper_after": 2, "pause_after": 2, "reset_after": 4},
+    "lenient": {
+        "thresholds": {
+            "identical_repeats": 6,
+            "identical_window": 9,
+            "equivalent_repeats": 6,
+            "equivalent_window": 12,
+            "error_repeats": 6,
+            "error_window": 15,
+            "command_repeats": 6,
+            "churn_edits": 4,
+            "churn_window": 8,
+            "monologue_turns": 5,
+            "failure_repeats": 4,
+            "poll_whisper": 20,
+        },
+        "second_whisper_after": 2,
+        "pause_after": 2,
+        "reset_after": 4,
+    },
 }
 """Named presets over the defaults: 'strict' fires on fewer repeats, 'lenient' needs more and climbs the ladder slower.
 A task's monitor settings are these, then the workspace's monitor-defaults.json, then a person's overrides. On the dev
@@ -153,14 +202,30 @@ class MonitorSettings(Strict):
 
     enabled: bool = Field(True, description="Evaluate every tool_call turn")
     thresholds: SpiralThresholds = Field(default_factory=SpiralThresholds, description="When each signal fires")
-    second_whisper_after: int = Field(1, ge=1, le=50, description="Further firings after the first whisper before the second")
+    second_whisper_after: int = Field(
+        1, ge=1, le=50, description="Further firings after the first whisper before the second"
+    )
     pause_after: int = Field(1, ge=1, le=50, description="Further firings after the second whisper before pausing")
-    reset_after: int = Field(6, ge=1, le=100, description="Quiet turns after which the ladder resets (the whisper counts as adopted)")
+    reset_after: int = Field(
+        6, ge=1, le=100, description="Quiet turns after which the ladder resets (the whisper counts as adopted)"
+    )
     whisper_ttl: int = Field(3, ge=1, le=50, description="Turns a whisper keeps riding on tool results")
-    cooldown_turns: int = Field(10, ge=0, le=1000, description="After 'resume --action continue', turns the resumed signals stay muted")
+    cooldown_turns: int = Field(
+        10, ge=0, le=1000, description="After 'resume --action continue', turns the resumed signals stay muted"
+    )
     snapshots: Literal["auto", "on", "off"] = Field(
-        "auto", description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the workspace is a git repository")
+        "auto",
+        description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the workspace is a git repository",
+    )
     snapshot_max_file_mb: float = Field(
-        10.0, gt=0, le=100_000, description="Files larger than this (MB) are left out of snapshots, so a rollback never touches them; each snapshot event lists them")
+        10.0,
+        gt=0,
+        le=100_000,
+        description="Files larger than this (MB) are left out of snapshots, so a rollback never touches them; each snapshot event lists them",
+    )
     snapshot_keep: int = Field(
-        50, ge=1, le=100_000, description="Round snapshots kept per task (the newest); round 0 and every before-rollback save are always kept")
+        50,
+        ge=1,
+        le=100_000,
+        description="Round snapshots kept per task (the newest); round 0 and every before-rollback save are always kept",
+    )

@@ -32,7 +32,9 @@ class Turn(BaseModel):
     score: Optional[float] = Field(None, description="A verifier score; higher is better")
     ts: Optional[str] = Field(None, description="ISO 8601 time")
     actor: Literal["agent", "person"] = Field(
-        "agent", description="Who spoke: 'agent' for a tool call; 'person' for a person's message (tool 'user_prompt', output = the text)")
+        "agent",
+        description="Who spoke: 'agent' for a tool call; 'person' for a person's message (tool 'user_prompt', output = the text)",
+    )
 
     def model_post_init(self, context: Any, /) -> None:
         self.output = clip(self.output)
@@ -45,7 +47,8 @@ def one_line(text: str, cap: int, tail: int = 0) -> str:
     one = " ".join(str(text).split())
     if len(one) <= cap:
         return one
-    return one[: cap - tail - 5] + " ... " + one[len(one) - tail:] if tail else one[: cap - 3] + "..."
+    return one[: cap - tail - 5] + " ... " + one[len(one) - tail :] if tail else one[: cap - 3] + "..."
+
 
 def read_turns(path: str | Path) -> list[dict[str, Any]]:
     """The turns of a JSONL trajectory file (one turn object per line; blank lines skipped)."""
@@ -53,7 +56,9 @@ def read_turns(path: str | Path) -> list[dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise LoopError(str(path), f"cannot be read ({getattr(exc, 'strerror', None) or exc})", "give a readable JSONL file") from None
+        raise LoopError(
+            str(path), f"cannot be read ({getattr(exc, 'strerror', None) or exc})", "give a readable JSONL file"
+        ) from None
     turns = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():

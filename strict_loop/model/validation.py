@@ -34,7 +34,7 @@ def _from_validation(exc: ValidationError, model: type[BaseModel], operation: st
     field = ".".join(loc) or "input"
     msg = first.get("msg", "invalid value")
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     hint = _field_hint(model, first.get("loc", ()))
     extra = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
     return LoopError(f"{operation}.{field}", msg + extra, hint)

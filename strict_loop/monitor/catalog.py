@@ -19,49 +19,94 @@ class SignalSpec:
 
 
 SIGNALS: tuple[SignalSpec, ...] = (
-    SignalSpec("stalled_poll", "a running job polled 10 times in a row with nothing new (whisper only; the ladder climbs after 40 "
-               "polls spanning 20 minutes)", "a job whose output moves; a long build polled patiently",
-               "The job is still running and polling it again will not make it finish sooner: wait for it with a blocking "
-               "wait or a sleep with a timeout, check much less often, and check that the job is still alive (its log grows, "
-               "its process exists) rather than re-reading the same status."),
-    SignalSpec("same_failure", "a check (test, build, lint or type-check run, an editor's diagnostics, a person's report) "
-               "failing with the same failure signature 3 times, with 2 or more different edits between, and no passing check",
-               "failures that fall or change (TDD); a check that passes; a rising score",
-               "The edits are not reaching the failure: stop editing and find out why it fails (read the whole error and the "
-               "code it names, check that the file you edit is the one that runs), then make one change aimed at that cause."),
-    SignalSpec("error_cycle", "one failing step retried with varied arguments whose errors come back (A, B, C, A)",
-               "a success or an edit between the attempts",
-               "Each variation fails on something another one needed: no ordering of the same steps will work; change the plan."),
-    SignalSpec("file_oscillation", "an edit undone for the 2nd time (a file back to an earlier content, or an edit that swaps "
-               "an earlier one's text back); or edit/view churn on one file with the agent saying it is going wrong",
-               "the first revert; steady edit-view-edit of new content",
-               "You keep undoing and redoing the same change: decide which version is right with a check (run the test) "
-               "before touching the file again, then write the region once, completely."),
-    SignalSpec("identical_calls", "the identical call 4 times in 6 turns with nothing new coming back",
-               "polling whose output changes; lost content (never the same)",
-               "Repeating the same action will give the same result: read the output once more and change the approach, not the details."),
-    SignalSpec("equivalent_outcomes", "4 actions equal after normalization with the same normalized outcome in 8 turns",
-               "paging or scrolling; different edits with the same confirmation",
-               "Repeating the same action will give the same result: read the output once more and change the approach, not the details."),
-    SignalSpec("alternation", "an A-B(-C...) cycle of up to 6 steps repeated without new information", "cycles whose steps bring news",
-               "You are cycling through the same steps: write down what each step showed and pick a step you have not tried."),
-    SignalSpec("repeated_error", "the same error 4 times in 10 turns through varied actions, or one command failing the same "
-               "way on its last 4 runs", "errors that change and get fixed",
-               "The error does not depend on what you keep varying: find out what causes it (read the message and the code it "
-               "names) before another attempt."),
-    SignalSpec("monologue", "3 turns in a row without a tool call", "",
-               "Take an action (run, read or edit something) instead of reasoning further without tools."),
-    SignalSpec("score_drop", "the verifier score fell twice in a row", "",
-               "The verifier score is falling: go back to the last change that raised it."),
-    SignalSpec("error_rate", "11 of 12 turns failed and at most one brought anything new", "failing commands that keep teaching something",
-               "Step back, state what you know and what you have tried, and choose a different approach."),
-    SignalSpec("self_diagnosis", "the agent says it is going wrong 2 times in 3 turns with nothing new", "an admission followed by a fix",
-               "Step back, state what you know and what you have tried, and choose a different approach."),
+    SignalSpec(
+        "stalled_poll",
+        "a running job polled 10 times in a row with nothing new (whisper only; the ladder climbs after 40 "
+        "polls spanning 20 minutes)",
+        "a job whose output moves; a long build polled patiently",
+        "The job is still running and polling it again will not make it finish sooner: wait for it with a blocking "
+        "wait or a sleep with a timeout, check much less often, and check that the job is still alive (its log grows, "
+        "its process exists) rather than re-reading the same status.",
+    ),
+    SignalSpec(
+        "same_failure",
+        "a check (test, build, lint or type-check run, an editor's diagnostics, a person's report) "
+        "failing with the same failure signature 3 times, with 2 or more different edits between, and no passing check",
+        "failures that fall or change (TDD); a check that passes; a rising score",
+        "The edits are not reaching the failure: stop editing and find out why it fails (read the whole error and the "
+        "code it names, check that the file you edit is the one that runs), then make one change aimed at that cause.",
+    ),
+    SignalSpec(
+        "error_cycle",
+        "one failing step retried with varied arguments whose errors come back (A, B, C, A)",
+        "a success or an edit between the attempts",
+        "Each variation fails on something another one needed: no ordering of the same steps will work; change the plan.",
+    ),
+    SignalSpec(
+        "file_oscillation",
+        "an edit undone for the 2nd time (a file back to an earlier content, or an edit that swaps "
+        "an earlier one's text back); or edit/view churn on one file with the agent saying it is going wrong",
+        "the first revert; steady edit-view-edit of new content",
+        "You keep undoing and redoing the same change: decide which version is right with a check (run the test) "
+        "before touching the file again, then write the region once, completely.",
+    ),
+    SignalSpec(
+        "identical_calls",
+        "the identical call 4 times in 6 turns with nothing new coming back",
+        "polling whose output changes; lost content (never the same)",
+        "Repeating the same action will give the same result: read the output once more and change the approach, not the details.",
+    ),
+    SignalSpec(
+        "equivalent_outcomes",
+        "4 actions equal after normalization with the same normalized outcome in 8 turns",
+        "paging or scrolling; different edits with the same confirmation",
+        "Repeating the same action will give the same result: read the output once more and change the approach, not the details.",
+    ),
+    SignalSpec(
+        "alternation",
+        "an A-B(-C...) cycle of up to 6 steps repeated without new information",
+        "cycles whose steps bring news",
+        "You are cycling through the same steps: write down what each step showed and pick a step you have not tried.",
+    ),
+    SignalSpec(
+        "repeated_error",
+        "the same error 4 times in 10 turns through varied actions, or one command failing the same "
+        "way on its last 4 runs",
+        "errors that change and get fixed",
+        "The error does not depend on what you keep varying: find out what causes it (read the message and the code it "
+        "names) before another attempt.",
+    ),
+    SignalSpec(
+        "monologue",
+        "3 turns in a row without a tool call",
+        "",
+        "Take an action (run, read or edit something) instead of reasoning further without tools.",
+    ),
+    SignalSpec(
+        "score_drop",
+        "the verifier score fell twice in a row",
+        "",
+        "The verifier score is falling: go back to the last change that raised it.",
+    ),
+    SignalSpec(
+        "error_rate",
+        "11 of 12 turns failed and at most one brought anything new",
+        "failing commands that keep teaching something",
+        "Step back, state what you know and what you have tried, and choose a different approach.",
+    ),
+    SignalSpec(
+        "self_diagnosis",
+        "the agent says it is going wrong 2 times in 3 turns with nothing new",
+        "an admission followed by a fix",
+        "Step back, state what you know and what you have tried, and choose a different approach.",
+    ),
 )
 
 BY_KIND: dict[str, SignalSpec] = {s.kind: s for s in SIGNALS}
 
-FAILURE_CLASS_FIRST = frozenset({"same_failure", "error_cycle", "repeated_error", "identical_calls", "equivalent_outcomes", "error_rate"})
+FAILURE_CLASS_FIRST = frozenset(
+    {"same_failure", "error_cycle", "repeated_error", "identical_calls", "equivalent_outcomes", "error_rate"}
+)
 """Signals about failures: a recognised failure class (missing module, timeout...) has the more precise remedy."""
 
 

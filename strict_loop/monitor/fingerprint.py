@@ -12,14 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 _TS = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
 _UNIT = re.compile(
     r"\b\d+(?:\.\d+)?\s*(?:(?P<dur>(?:ms|msec|us|µs|secs?|seconds?|s|mins?|minutes?|m|hrs?|hours?|h|days?|d)(?:\d+(?:\.\d+)?(?:ms|h|m|s))*)"
-    r"(?P<ago>\s+ago)?|(?P<size>bytes|B|[kKMGT]i?B|[kKMG])(?:/s)?|(?P<lines>(?:more )?lines))\b")
+    r"(?P<ago>\s+ago)?|(?P<size>bytes|B|[kKMGT]i?B|[kKMG])(?:/s)?|(?P<lines>(?:more )?lines))\b"
+)
 
 
 def _unit(m: re.Match[str]) -> str:
@@ -35,7 +37,11 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>", ("-",)),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ("0x",)),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
-    (re.compile(r"-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"), "-<pod>", ("-",)),  # a pod's generated suffix
+    (
+        re.compile(r"-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"),
+        "-<pod>",
+        ("-",),
+    ),  # a pod's generated suffix
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ("/tmp", "/var/", "/private/")),
     (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ("tmp", "TMP", "Tmp")),
     (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>", ("pid", "PID", "process")),
@@ -84,12 +90,16 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
     return " ".join(lines), [digest(line) for line in lines[:cap]]
 
 
-
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
-_MARKED_LINE = re.compile(r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))", re.I)
+_MARKED_LINE = re.compile(
+    r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))",
+    re.I,
+)
 _WRAPPER = re.compile(
     r"failed to solve|did not complete successfully|returned a non-zero (?:code|exit status)|make(?:\[\d+\])?: \*\*\*|"
-    r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code", re.I)
+    r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code",
+    re.I,
+)
 """Lines that only say a sub-process failed (a build wrapping the step that did): the step's own error says more."""
 _ERROR_LINE = re.compile(
     r"(?:error|exception|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
@@ -97,7 +107,9 @@ _ERROR_LINE = re.compile(
     r"not permitted|unrecognized|does not exist|no matches|not defined|E\d{3}\b)",
     re.I,
 )
-_DECORATION = re.compile(r"^[=\-_*#~. ]{3,}[\w ()]{0,40}[=\-_*#~. ]{3,}$|^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)")
+_DECORATION = re.compile(
+    r"^[=\-_*#~. ]{3,}[\w ()]{0,40}[=\-_*#~. ]{3,}$|^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)"
+)
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Exit|Interrupt|Warning))\b")
 
 
@@ -111,8 +123,14 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
         for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
             for k in range(len(lines) - 1, -1, -1):
                 line = lines[k]
-                if pattern.search(line) and (wrappers or not _WRAPPER.search(line)) and not (ambient and digest(strict(line)) in ambient):
-                    if len(line) <= 12 and k + 1 < len(lines):  # a bare marker ("ERROR:"): the message is on the next line
+                if (
+                    pattern.search(line)
+                    and (wrappers or not _WRAPPER.search(line))
+                    and not (ambient and digest(strict(line)) in ambient)
+                ):
+                    if len(line) <= 12 and k + 1 < len(
+                        lines
+                    ):  # a bare marker ("ERROR:"): the message is on the next line
                         line = f"{line} {lines[k + 1]}"
                     return line[:300]
     return None
@@ -143,7 +161,9 @@ def error_fingerprint(output: str, ambient: frozenset[str] = frozenset()) -> Opt
 
 _NOT_RAISED = re.compile(r"DID NOT RAISE\s*(?:<class\s*)?['\"]?([\w.]+)['\"]?>?", re.I)
 _READABLE_NOISE = re.compile(_TS.pattern + "|" + _TIME.pattern)
-_DOUBLED = re.compile(r"^((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Warning)):\s*(?:[\w.]+\.)?(\w+):\s*")
+_DOUBLED = re.compile(
+    r"^((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Warning)):\s*(?:[\w.]+\.)?(\w+):\s*"
+)
 
 
 def readable(line: str, cap: int = 160) -> str:
@@ -157,7 +177,7 @@ def readable(line: str, cap: int = 160) -> str:
         text = f"{prefix}did not raise {raised.group(1).rsplit('.', 1)[-1]}"
     doubled = _DOUBLED.match(text)
     if doubled and doubled.group(1).rsplit(".", 1)[-1] == doubled.group(2):
-        text = f"{doubled.group(1)}: {text[doubled.end():]}"
+        text = f"{doubled.group(1)}: {text[doubled.end() :]}"
     return text if len(text) <= cap else text[: cap - 3] + "..."
 
 
@@ -168,37 +188,84 @@ class FailureClass:
 
 
 FAILURES: list[tuple[str, re.Pattern[str], str]] = [
-    ("CUDA out of memory", re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
-     "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move to a larger GPU"),
-    ("NaN loss", re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
-     "lower the learning rate, clip gradients, check the input data for NaN/inf, and check for log(0) or division by zero"),
-    ("circular dependency", re.compile(r"circular (?:dependency|import)|dependency cycle|cyclic dependency|partially initialized module", re.I),
-     "reordering cannot break a cycle: split the build into stages (e.g. a multi-stage build) or break the import cycle by moving the shared piece"),
-    ("missing module", re.compile(r"ModuleNotFoundError|ImportError|No module named|cannot import name", re.I),
-     "install the missing package into the interpreter that runs the code, or fix the import path (check which python and sys.path)"),
-    ("disk full", re.compile(r"No space left on device|disk quota exceeded|ENOSPC", re.I),
-     "free disk space (caches, build artifacts, checkpoints) or write to another volume"),
-    ("timeout", re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
-     "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do not just retry"),
-    ("permission denied", re.compile(r"Permission denied|EACCES|Operation not permitted|EPERM", re.I),
-     "check the file's owner and mode, or write somewhere the agent may write; do not retry the same path"),
-    ("connection refused", re.compile(r"Connection refused|ECONNREFUSED|Failed to establish a new connection|Could not connect", re.I),
-     "start the service or fix its host/port first; retrying the client will not help"),
-    ("rate limit", re.compile(r"rate limit|Too Many Requests|\b429\b|quota exceeded", re.I),
-     "back off with increasing delays or lower the request rate; immediate retries make it worse"),
-    ("context window", re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long", re.I),
-     "send less: summarize, paginate or filter output before reading it, and compact the loop state"),
-    ("syntax error", re.compile(r"SyntaxError|IndentationError|syntax error|unexpected EOF|unexpected token|E999", re.I),
-     "re-read the exact lines around the reported position and rewrite the whole block once, checking indentation and quoting"),
-    ("command not found", re.compile(r"command not found|not recognized as an internal|No such file or directory", re.I),
-     "check that the program or path exists (which, ls) before running it again; install it or use the right path"),
+    (
+        "CUDA out of memory",
+        re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
+        "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move to a larger GPU",
+    ),
+    (
+        "NaN loss",
+        re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
+        "lower the learning rate, clip gradients, check the input data for NaN/inf, and check for log(0) or division by zero",
+    ),
+    (
+        "circular dependency",
+        re.compile(
+            r"circular (?:dependency|import)|dependency cycle|cyclic dependency|partially initialized module", re.I
+        ),
+        "reordering cannot break a cycle: split the build into stages (e.g. a multi-stage build) or break the import cycle by moving the shared piece",
+    ),
+    (
+        "missing module",
+        re.compile(r"ModuleNotFoundError|ImportError|No module named|cannot import name", re.I),
+        "install the missing package into the interpreter that runs the code, or fix the import path (check which python and sys.path)",
+    ),
+    (
+        "disk full",
+        re.compile(r"No space left on device|disk quota exceeded|ENOSPC", re.I),
+        "free disk space (caches, build artifacts, checkpoints) or write to another volume",
+    ),
+    (
+        "timeout",
+        re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
+        "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do not just retry",
+    ),
+    (
+        "permission denied",
+        re.compile(r"Permission denied|EACCES|Operation not permitted|EPERM", re.I),
+        "check the file's owner and mode, or write somewhere the agent may write; do not retry the same path",
+    ),
+    (
+        "connection refused",
+        re.compile(r"Connection refused|ECONNREFUSED|Failed to establish a new connection|Could not connect", re.I),
+        "start the service or fix its host/port first; retrying the client will not help",
+    ),
+    (
+        "rate limit",
+        re.compile(r"rate limit|Too Many Requests|\b429\b|quota exceeded", re.I),
+        "back off with increasing delays or lower the request rate; immediate retries make it worse",
+    ),
+    (
+        "context window",
+        re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long", re.I),
+        "send less: summarize, paginate or filter output before reading it, and compact the loop state",
+    ),
+    (
+        "syntax error",
+        re.compile(r"SyntaxError|IndentationError|syntax error|unexpected EOF|unexpected token|E999", re.I),
+        "re-read the exact lines around the reported position and rewrite the whole block once, checking indentation and quoting",
+    ),
+    (
+        "command not found",
+        re.compile(r"command not found|not recognized as an internal|No such file or directory", re.I),
+        "check that the program or path exists (which, ls) before running it again; install it or use the right path",
+    ),
 ]
 
 
-SPECIFIC_CLASSES = frozenset({
-    "CUDA out of memory", "NaN loss", "circular dependency", "disk full", "timeout", "permission denied",
-    "connection refused", "rate limit", "context window",
-})
+SPECIFIC_CLASSES = frozenset(
+    {
+        "CUDA out of memory",
+        "NaN loss",
+        "circular dependency",
+        "disk full",
+        "timeout",
+        "permission denied",
+        "connection refused",
+        "rate limit",
+        "context window",
+    }
+)
 """Failure classes specific enough that two different messages of the class are 'the same error'."""
 
 

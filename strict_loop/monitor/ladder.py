@@ -16,27 +16,39 @@ from pathlib import Path
 from shlex import quote
 from typing import Optional
 
-
-from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import catalog as catalog
+from strict_loop.model.monitoring import (
+    Action,
+    MonitorState,
+    MonitorView,
+    Signal,
+    SpiralVerdict,
+    SupervisorMessage,
+    Whisper,
+)
 from strict_loop.model.settings import MonitorSettings
-from strict_loop.monitor.spiral import SpiralDetector, facts
 from strict_loop.model.turns import Turn
-from strict_loop.model.monitoring import Action, MonitorState, MonitorView, Signal, SpiralVerdict, SupervisorMessage, Whisper
+from strict_loop.monitor import catalog as catalog
+from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.spiral import SpiralDetector, facts
 
 
-
-
-def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: Optional[dict[str, str]] = None) -> tuple[MonitorState, Action, list[Signal]]:
+def observe(
+    state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: Optional[dict[str, str]] = None
+) -> tuple[MonitorState, Action, list[Signal]]:
     """Fold one turn into ``state`` (a new object) and say what the ladder does."""
     # Facts are never changed once made, so the window is shared; whispers are copied (adoption is updated).
-    state = state.model_copy(update={"window": list(state.window), "whispers": [w.model_copy() for w in state.whispers],
-                                     "muted_until": dict(state.muted_until)})
+    state = state.model_copy(
+        update={
+            "window": list(state.window),
+            "whispers": [w.model_copy() for w in state.whispers],
+            "muted_until": dict(state.muted_until),
+        }
+    )
     detector = SpiralDetector(settings.thresholds)
     index = state.turns
     f = facts(turn, index, state.window, fstate)
     state.turns += 1
-    state.window = (state.window + [f])[-detector.window_size:]
+    state.window = (state.window + [f])[-detector.window_size :]
     muted = frozenset(k for k, until in state.muted_until.items() if until > index)
     state.muted_until = {k: v for k, v in state.muted_until.items() if v > index}
     signals = detector.evaluate(state.window, muted) if settings.enabled else []
@@ -66,15 +78,26 @@ def observe(state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: 
         state.level += 1
         state.firings_at_level = 0
         text = whisper_text(state, signals, 2 if action == "whisper2" else 1)
-        state.whispers = (state.whispers + [Whisper(turn=index, level=state.level, text=text, signal=signals[0].kind)])[-20:]
+        state.whispers = (state.whispers + [Whisper(turn=index, level=state.level, text=text, signal=signals[0].kind)])[
+            -20:
+        ]
     return state, action, signals
 
 
 def paused(state: MonitorState, turn: int, signals: list[Signal]) -> MonitorState:
     """``state`` at the ladder's top step, paused at ``turn`` by ``signals`` (a new object): the monitor's own pause,
     and one that another supervisor decides (``strict-loop watch`` escalating a failure it cannot fix)."""
-    return state.model_copy(update={"paused": True, "paused_at": turn, "level": 3, "firings_at_level": 0,
-                                    "alerts": state.alerts + 1, "last_signals": signals, "last_fired": turn})
+    return state.model_copy(
+        update={
+            "paused": True,
+            "paused_at": turn,
+            "level": 3,
+            "firings_at_level": 0,
+            "alerts": state.alerts + 1,
+            "last_signals": signals,
+            "last_fired": turn,
+        }
+    )
 
 
 def lift_pause(state: MonitorState) -> None:
@@ -82,17 +105,26 @@ def lift_pause(state: MonitorState) -> None:
     state.paused, state.paused_at, state.level, state.firings_at_level = False, None, 0, 0
 
 
-def supervisor_view(state: MonitorState, settings: MonitorSettings, resume: str = "strict-loop resume --task <task>",
-                    diagnosed: bool = False) -> MonitorView:
+def supervisor_view(
+    state: MonitorState,
+    settings: MonitorSettings,
+    resume: str = "strict-loop resume --task <task>",
+    diagnosed: bool = False,
+) -> MonitorView:
     """What rides on the agent's tool results: the pause order (with the command a person runs), or recent whispers,
     and a person's notice after a resume. ``diagnosed``: the result carries the diagnosis and the whisper already
     (detect_spiral), so the pause order does not repeat it and the whispers are left out."""
     messages = []
     if state.paused:
         said = "(see the diagnosis in this result)" if diagnosed else diagnosis(state)
-        messages.append(SupervisorMessage(
-            kind="pause", level=3, signal=state.last_signals[0].kind if state.last_signals else None,
-            text=f"PAUSED by the progress monitor: {said} Stop now and wait: a person must run: {resume}"))
+        messages.append(
+            SupervisorMessage(
+                kind="pause",
+                level=3,
+                signal=state.last_signals[0].kind if state.last_signals else None,
+                text=f"PAUSED by the progress monitor: {said} Stop now and wait: a person must run: {resume}",
+            )
+        )
     elif not diagnosed:
         current = state.turns - 1
         for w in state.whispers:
@@ -141,19 +173,25 @@ def _varied(state: MonitorState, main: Signal) -> str:
     involved = [f for f in state.window if f.i in set(main.turns)]
     if not involved:
         return ""
-    if main.kind == "same_failure":  # what was attempted is the edits between the checks, and what did not change is the failure
+    if (
+        main.kind == "same_failure"
+    ):  # what was attempted is the edits between the checks, and what did not change is the failure
         edits = [f for f in state.window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
         paths = list(dict.fromkeys(p for f in edits for p in f.paths)) or ["files"]
-        return (f"the agent made {len(edits)} edit(s) ({', '.join(paths[:4])}) and the failure stayed the same: "
-                f"{involved[-1].ftext}")
+        return (
+            f"the agent made {len(edits)} edit(s) ({', '.join(paths[:4])}) and the failure stayed the same: "
+            f"{involved[-1].ftext}"
+        )
     actions = list(dict.fromkeys(f.action for f in involved))
     if len({f.sig for f in involved}) <= 1:
         return f"the agent repeated the identical action ({involved[-1].action})"
     if len(actions) <= 4:
         return f"the agent varied its action {len(actions)} ways: " + "; ".join(f"`{a}`" for a in actions)
     tools = Counter(f.tool for f in involved)
-    return (f"the agent tried {len(actions)} different actions in {len(involved)} turns "
-            f"(tools: {', '.join(f'{t} x{n}' for t, n in tools.most_common())})")
+    return (
+        f"the agent tried {len(actions)} different actions in {len(involved)} turns "
+        f"(tools: {', '.join(f'{t} x{n}' for t, n in tools.most_common())})"
+    )
 
 
 def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> str:
@@ -188,7 +226,11 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
 
 def short_diagnosis(state: MonitorState, cap: int = 240) -> str:
     """One clause for an error message: what the monitor saw, without the advice the full diagnosis adds."""
-    text = f"stuck: {state.last_signals[0].evidence}" if state.last_signals else "no non-progress pattern in the recent turns"
+    text = (
+        f"stuck: {state.last_signals[0].evidence}"
+        if state.last_signals
+        else "no non-progress pattern in the recent turns"
+    )
     return text if len(text) <= cap else text[: cap - 3] + "..."
 
 
@@ -196,18 +238,26 @@ def whisper_text(state: MonitorState, signals: list[Signal], strength: int) -> s
     remedy = _remedy(state, signals)
     if strength == 1:
         return f"Progress monitor: {signals[0].evidence}. {remedy}"
-    return (f"Second warning from the progress monitor: {signals[0].evidence}. {remedy} "
-            "Stop trying variations of the same thing; if the next attempt goes the same way, the task will be paused for a person.")
+    return (
+        f"Second warning from the progress monitor: {signals[0].evidence}. {remedy} "
+        "Stop trying variations of the same thing; if the next attempt goes the same way, the task will be paused for a person."
+    )
 
 
 def verdict(state: MonitorState) -> SpiralVerdict:
     signals = state.last_signals if state.level > 0 or state.paused else []
     return SpiralVerdict(
-        detected=bool(signals), level=state.level, paused=state.paused, signals=signals,
-        diagnosis=diagnosis(state, signals), recent=[f.brief for f in state.window[-5:]],
+        detected=bool(signals),
+        level=state.level,
+        paused=state.paused,
+        signals=signals,
+        diagnosis=diagnosis(state, signals),
+        recent=[f.brief for f in state.window[-5:]],
         recommended_action=recommended_action(state, signals),
-        whisper=state.whispers[-1].text if state.whispers and signals and not state.paused else None, turns_seen=state.turns,
-        fired_at=(state.paused_at if state.paused_at is not None else state.last_fired) if state.paused
+        whisper=state.whispers[-1].text if state.whispers and signals and not state.paused else None,
+        turns_seen=state.turns,
+        fired_at=(state.paused_at if state.paused_at is not None else state.last_fired)
+        if state.paused
         else (state.last_fired if signals else None),
     )
 
@@ -215,14 +265,18 @@ def verdict(state: MonitorState) -> SpiralVerdict:
 def recommended_action(state: MonitorState, signals: list[Signal]) -> str:
     if state.paused:
         remedy = f"For the agent, once resumed: {_remedy(state, signals)} " if signals else ""
-        return (f"{remedy}A person should decide: `resume --action continue` (mute these signals for a while), "
-                "`--action rollback --to N` (restore the workspace to round N), or `--action hand-back` (end the loop as blocked).")
+        return (
+            f"{remedy}A person should decide: `resume --action continue` (mute these signals for a while), "
+            "`--action rollback --to N` (restore the workspace to round N), or `--action hand-back` (end the loop as blocked)."
+        )
     if not signals:
         return "Carry on."
     return _remedy(state, signals)
 
 
-def replay(turns: list[Turn], settings: Optional[MonitorSettings] = None) -> tuple[SpiralVerdict, list[tuple[int, Action, list[Signal]]]]:
+def replay(
+    turns: list[Turn], settings: Optional[MonitorSettings] = None
+) -> tuple[SpiralVerdict, list[tuple[int, Action, list[Signal]]]]:
     """Evaluate a list of turns from scratch (no state touched): the final verdict and every ladder step."""
     settings = settings or MonitorSettings()
     state = MonitorState()

@@ -19,23 +19,72 @@ import shlex
 from datetime import datetime
 from typing import Any, Optional
 
-
+from strict_loop.model.monitoring import Kind, Progress, TurnFacts
+from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes
-from strict_loop.model.turns import Turn
-from strict_loop.model.monitoring import Kind, Progress, TurnFacts
 
-WRITE_TOOLS = {"edit", "create", "write", "write_file", "apply_patch", "multiedit", "replace", "insert", "patch", "notebookedit",
-               "write_to_file", "replace_in_file", "edit_file", "search_replace", "apply_diff", "insert_content", "create_file"}
+WRITE_TOOLS = {
+    "edit",
+    "create",
+    "write",
+    "write_file",
+    "apply_patch",
+    "multiedit",
+    "replace",
+    "insert",
+    "patch",
+    "notebookedit",
+    "write_to_file",
+    "replace_in_file",
+    "edit_file",
+    "search_replace",
+    "apply_diff",
+    "insert_content",
+    "create_file",
+}
 READ_TOOLS = {"open", "goto", "scroll_down", "scroll_up", "read", "view", "read_file", "cat", "view_file"}
-SEARCH_TOOLS = {"find_file", "search_dir", "search_file", "grep", "glob", "find", "ls", "search", "list_files", "search_files",
-                "list_dir", "codebase_search", "grep_search", "file_search", "list_code_definition_names"}
+SEARCH_TOOLS = {
+    "find_file",
+    "search_dir",
+    "search_file",
+    "grep",
+    "glob",
+    "find",
+    "ls",
+    "search",
+    "list_files",
+    "search_files",
+    "list_dir",
+    "codebase_search",
+    "grep_search",
+    "file_search",
+    "list_code_definition_names",
+}
 PERSON_TOOLS = {"user_prompt"}
 EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
-READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "wc", "sed", "awk", "git", "diff", "stat", "file", "echo", "pwd"}
+READ_COMMANDS = {
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "nl",
+    "wc",
+    "sed",
+    "awk",
+    "git",
+    "diff",
+    "stat",
+    "file",
+    "echo",
+    "pwd",
+}
 SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
 PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
-FAILS = re.compile(r"(\d+) (?:failed|failing|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I)
+FAILS = re.compile(
+    r"(\d+) (?:failed|failing|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I
+)
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
 SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
@@ -65,15 +114,42 @@ def command_word(command: str) -> str:
     return words[0].rsplit("/", 1)[-1] if words else ""
 
 
-SUBCOMMANDS = frozenset({"docker", "podman", "git", "npm", "yarn", "pnpm", "cargo", "go", "kubectl", "pip", "pip3", "uv", "poetry",
-                         "conda", "apt", "apt-get", "brew", "helm", "terraform", "gh", "dotnet", "bazel", "nix"})
+SUBCOMMANDS = frozenset(
+    {
+        "docker",
+        "podman",
+        "git",
+        "npm",
+        "yarn",
+        "pnpm",
+        "cargo",
+        "go",
+        "kubectl",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "conda",
+        "apt",
+        "apt-get",
+        "brew",
+        "helm",
+        "terraform",
+        "gh",
+        "dotnet",
+        "bazel",
+        "nix",
+    }
+)
 INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
 
 
 def step_words(command: str) -> str:
     """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
     `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
-    words = _words(_CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1])  # `cd dir && make x`: make
+    words = _words(
+        _CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1]
+    )  # `cd dir && make x`: make
     if not words:
         return ""
     head = words[0].rsplit("/", 1)[-1]
@@ -211,7 +287,9 @@ def _epoch(ts: Optional[str]) -> Optional[float]:
         return None
 
 
-def _outcome(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> tuple[Optional[outcomes.Verdict], Optional[str]]:
+def _outcome(
+    turn: Turn, kind: Kind, failed: bool, line: Optional[str]
+) -> tuple[Optional[outcomes.Verdict], Optional[str]]:
     """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged it)."""
     said = outcomes.person_text(turn.tool, turn.actor, turn.output)
     if said is not None:
@@ -283,7 +361,9 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     ambient = frozenset(d for f in window if not f.failed for d in f.lines) if failed else frozenset()
     line = fp.error_line(turn.output, ambient) if failed else None
     err = fp.error_fingerprint(turn.output, ambient) if failed else None
-    if failed and line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2:  # a one-line failure says what it is
+    if (
+        failed and line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2
+    ):  # a one-line failure says what it is
         line = outcomes.last_line(turn.output)[:300]
         err = err or f"error: {fp.loose(line)[:200]}"
     if kind == "invalid":  # the harness rejected the action: its message is the error
@@ -295,22 +375,42 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
     verdict, said = _outcome(turn, kind, failed, line)
-    said = _MARKER.sub("", said.strip()) if verdict == "fail" and said else None  # pytest's 'E   ' is not part of the failure
+    said = (
+        _MARKER.sub("", said.strip()) if verdict == "fail" and said else None
+    )  # pytest's 'E   ' is not part of the failure
     words = outcomes.person_text(turn.tool, turn.actor, turn.output) if verdict is None else None
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
-        i=index, tool=turn.tool, kind=kind, sig=sig, asig=asig, step=_step(turn, kind, paths, sig),
-        out=out_digest, lines=lines[-80:],
+        i=index,
+        tool=turn.tool,
+        kind=kind,
+        sig=sig,
+        asig=asig,
+        step=_step(turn, kind, paths, sig),
+        out=out_digest,
+        lines=lines[-80:],
         novel=bool(new) and len(new) >= min(NOVEL_LINES, len(lines)),
-        empty=not turn.output.strip(), failed=failed, err=err, etpl=fp.error_template(err),
+        empty=not turn.output.strip(),
+        failed=failed,
+        err=err,
+        etpl=fp.error_template(err),
         etext=(fp.readable(line) or None) if line else ("failed with no output" if failed else None),
         fclass=fclass.name if fclass and fclass.name in fp.SPECIFIC_CLASSES else None,
-        paths=paths, fstate=fstate or whole, talk=bool(SELF_TALK.search(turn.thought)),
-        score=turn.score if turn.score is not None else _score(turn.output, failed), fails=_failing_count(turn.output),
-        brief=_brief(turn, kind, failed, line), actor=turn.actor, verdict=verdict, unknown=unknown, ts=_epoch(turn.ts),
+        paths=paths,
+        fstate=fstate or whole,
+        talk=bool(SELF_TALK.search(turn.thought)),
+        score=turn.score if turn.score is not None else _score(turn.output, failed),
+        fails=_failing_count(turn.output),
+        brief=_brief(turn, kind, failed, line),
+        actor=turn.actor,
+        verdict=verdict,
+        unknown=unknown,
+        ts=_epoch(turn.ts),
         fsig=fp.digest(fp.error_fingerprint(said) or fp.loose(said)) if said else None,
         ftext=fp.readable(said) if said else None,
-        missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None, edit=edit, undo=undo,
+        missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None,
+        edit=edit,
+        undo=undo,
         asks=fp.digest(fp.loose(words)) if words and words.strip() else None,
     )
     f.polls, f.since = _polls(turn, f, window)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from strict_loop.monitor import fingerprint as fp
 from strict_loop.model.monitoring import Verdict
-
-
+from strict_loop.monitor import fingerprint as fp
 
 VERIFIER = re.compile(
     r"\b(?:test|tests|pytest|py\.test|jest|vitest|mocha|karma|tox|nox|build|compile|tsc|mypy|pyright|lint|eslint|ruff|flake8|"
-    r"pylint|check|typecheck|type-check|clippy|mvn|gradle|gradlew|make|cargo|javac|gcc|g\+\+|clang|ctest|phpunit|rspec)\b", re.I)
+    r"pylint|check|typecheck|type-check|clippy|mvn|gradle|gradlew|make|cargo|javac|gcc|g\+\+|clang|ctest|phpunit|rspec)\b",
+    re.I,
+)
 """Command words of runs that judge the work: their pass or fail is an outcome, not just an output."""
 _CHAIN = re.compile(r"&&|\|\||;|\|")
 _DIAG_HEAD = re.compile(r"New problems detected after saving the file|<workspace_diagnostics>", re.I)
@@ -29,16 +29,37 @@ _FEEDBACK = re.compile(r"<feedback>\s*(?P<text>.*?)\s*</feedback>", re.S | re.I)
 _DENIED = re.compile(r"\bThe user denied this operation\b", re.I)
 COMPLAINT = re.compile(
     r"\b(?:still|again|same (?:error|issue|problem|thing|result)|(?:does|did|is|was|are)(?:n'?t| not) (?:work|working|fix|fixed|change|"
-    r"changed|help|right)|not working|persists?|broken|nothing (?:changed|happens)|no change|doesn'?t|didn'?t|wrong)\b", re.I)
+    r"changed|help|right)|not working|persists?|broken|nothing (?:changed|happens)|no change|doesn'?t|didn'?t|wrong)\b",
+    re.I,
+)
 """A person saying the work still fails ("still truncated", "doesn't work, always the same error")."""
-APPROVAL = re.compile(r"\b(?:works(?: now)?|that fixed it|fixed now|perfect|looks good|lgtm|all good|great,? thanks?)\b", re.I)
+APPROVAL = re.compile(
+    r"\b(?:works(?: now)?|that fixed it|fixed now|perfect|looks good|lgtm|all good|great,? thanks?)\b", re.I
+)
 PERSON_SAYS_FAILS = "the person says it still fails"
-RUNNING = re.compile(r"<status>\s*running\s*</status>|\b(?:status|state)\W{0,3}(?:running|in[_ ]progress|pending|queued)\b|"
-                     r"\bstill (?:running|building|in progress)\b|\bin[_ ]progress\b|\bnot (?:yet )?(?:finished|complete|done)\b", re.I)
+RUNNING = re.compile(
+    r"<status>\s*running\s*</status>|\b(?:status|state)\W{0,3}(?:running|in[_ ]progress|pending|queued)\b|"
+    r"\bstill (?:running|building|in progress)\b|\bin[_ ]progress\b|\bnot (?:yet )?(?:finished|complete|done)\b",
+    re.I,
+)
 """A background job that has not finished: polling it is waiting, not an attempt."""
-UNKNOWN = re.compile(r"^\s*\[(?:no content rendered|content (?:not )?(?:available|captured)|output (?:omitted|not captured))[^\]]*\]\s*$", re.I)
+UNKNOWN = re.compile(
+    r"^\s*\[(?:no content rendered|content (?:not )?(?:available|captured)|output (?:omitted|not captured))[^\]]*\]\s*$",
+    re.I,
+)
 """Placeholders an export leaves where the content was lost (Cursor via SpecStory: ``[no content rendered by SpecStory]``)."""
-_CONTENT_KEYS = ("content", "diff", "new_str", "new_string", "edits", "file_text", "patch", "text", "code_edit", "instructions")
+_CONTENT_KEYS = (
+    "content",
+    "diff",
+    "new_str",
+    "new_string",
+    "edits",
+    "file_text",
+    "patch",
+    "text",
+    "code_edit",
+    "instructions",
+)
 _MISSING = [
     (re.compile(r"No module named ['\"]?([\w.\-]+)"), "module"),
     (re.compile(r"Cannot find module ['\"]([^'\"]+)['\"]"), "module"),
@@ -65,7 +86,9 @@ def diagnostics(output: str) -> Optional[str]:
         m = _DIAG_LINE.match(line)
         if m:
             where = next((ln.strip() for ln in reversed(lines[:k]) if ln.strip() and not _DIAG_LINE.match(ln)), "")
-            return f"{where}: {m.group('msg').strip()}"[:300] if where and "/" in where else m.group("msg").strip()[:300]
+            return (
+                f"{where}: {m.group('msg').strip()}"[:300] if where and "/" in where else m.group("msg").strip()[:300]
+            )
     return None
 
 
@@ -129,7 +152,9 @@ def last_line(output: str) -> str:
     """The last meaningful line of an output (not a decoration, a prompt echo or a clipping marker)."""
     for line in reversed(output.splitlines()):
         text = line.strip()
-        if text and not re.match(r"^(?:[=\-_*#~. ]{3,}|\.\.\.\[(?:clipped|truncated)[^\]]*\]|\[Command finished with exit code \d+\])$", text):
+        if text and not re.match(
+            r"^(?:[=\-_*#~. ]{3,}|\.\.\.\[(?:clipped|truncated)[^\]]*\]|\[Command finished with exit code \d+\])$", text
+        ):
             return text
     return ""
 

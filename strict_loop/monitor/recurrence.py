@@ -13,12 +13,14 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from strict_loop.monitor import fingerprint as fp
 from strict_loop.model.monitoring import TurnFacts
+from strict_loop.monitor import fingerprint as fp
 
 MISSING = re.compile(
     r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to find|requir(?:es?|ed)\b|need(?:s|ed)?\b|"
-    r"not installed|undefined reference|unresolved|cannot import|could not resolve|not available", re.I)
+    r"not installed|undefined reference|unresolved|cannot import|could not resolve|not available",
+    re.I,
+)
 """Errors that say something the step depends on is absent: a cycle of them is a circular dependency."""
 
 
@@ -33,8 +35,10 @@ class Cycle:
     @property
     def evidence(self) -> str:
         kind = f"likely a {self.failure_class}" if self.failure_class else "a cycle of errors"
-        return (f"`{self.command}` failed {len(self.turns)} times in a row with its arguments varied, and its errors came back "
-                f"in a cycle ({kind}): {' -> '.join(self.errors)}")
+        return (
+            f"`{self.command}` failed {len(self.turns)} times in a row with its arguments varied, and its errors came back "
+            f"in a cycle ({kind}): {' -> '.join(self.errors)}"
+        )
 
 
 def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
@@ -55,7 +59,7 @@ def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
     previous = [k for k, f in enumerate(chain[:-1]) if f.err == cur.err]
     if not previous:
         return None
-    cycle = chain[previous[-1]:]
+    cycle = chain[previous[-1] :]
     others = {f.err for f in cycle[1:-1]}
     if not others or None in others or len({f.sig for f in cycle}) < 2:
         return None

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-
+from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
+from strict_loop.model.settings import SpiralThresholds
 from strict_loop.monitor import recurrence
 from strict_loop.monitor.novelty import classify_tool, facts, turn_paths
-from strict_loop.model.settings import SpiralThresholds
-from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 
 __all__ = ["Signal", "SignalKind", "SpiralDetector", "TurnFacts", "classify_tool", "facts", "turn_paths"]
 
@@ -49,7 +48,7 @@ def _since_written(w: list[TurnFacts]) -> list[TurnFacts]:
         return w
     for k in range(len(w) - 2, -1, -1):
         if w[k].kind == "write" and set(w[k].paths) & set(cur.paths):
-            return w[k + 1:]
+            return w[k + 1 :]
     return w
 
 
@@ -66,17 +65,41 @@ class SpiralDetector:
     @property
     def window_size(self) -> int:
         t = self.t
-        return max(t.identical_window, t.equivalent_window, t.error_window, t.command_window, t.churn_window, 2 * t.max_cycle,
-                   t.monologue_turns, t.error_rate_window, t.self_talk_window, t.score_drops + 1, t.failure_window)
+        return max(
+            t.identical_window,
+            t.equivalent_window,
+            t.error_window,
+            t.command_window,
+            t.churn_window,
+            2 * t.max_cycle,
+            t.monologue_turns,
+            t.error_rate_window,
+            t.self_talk_window,
+            t.score_drops + 1,
+            t.failure_window,
+        )
 
     def evaluate(self, window: list[TurnFacts], muted: frozenset[str] = frozenset()) -> list[Signal]:
         """Every signal that fires on the newest turn of ``window`` (oldest first), minus ``muted`` kinds."""
         if not window or self._progressing(window):
             return []
-        if muted & SAME_ERRORS:  # a person who let the loop go on past an error pattern let it go on past its other view too
+        if (
+            muted & SAME_ERRORS
+        ):  # a person who let the loop go on past an error pattern let it go on past its other view too
             muted = muted | SAME_ERRORS
-        checks = (self.same_failure, self.identical_calls, self.equivalent_outcomes, self.error_cycle, self.repeated_error,
-                  self.file_oscillation, self.alternation, self.monologue, self.error_rate, self.self_diagnosis, self.score_drop)
+        checks = (
+            self.same_failure,
+            self.identical_calls,
+            self.equivalent_outcomes,
+            self.error_cycle,
+            self.repeated_error,
+            self.file_oscillation,
+            self.alternation,
+            self.monologue,
+            self.error_rate,
+            self.self_diagnosis,
+            self.score_drop,
+        )
         if window[-1].polls:  # waiting on a running job is judged by how long, never as a repeated attempt
             checks = (self.stalled_poll,)
         found = []
@@ -101,24 +124,32 @@ class SpiralDetector:
         cur = w[-1]
         if cur.kind in ("message", "person") or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same, last = since_progress([f for f in _since_written(w[-self.t.identical_window:]) if f.sig == cur.sig])
+        same, last = since_progress([f for f in _since_written(w[-self.t.identical_window :]) if f.sig == cur.sig])
         if len(same) < self.t.identical_repeats:
             return None
         if cur.kind != "write" and any(f.novel for f in same[1:]):
             return None
-        return Signal(kind="identical_calls", turns=[f.i for f in same],
-                      evidence=f"the identical call was made {len(same)} times in the last {self.t.identical_window} turns{_reset(last)}, "
-                               f"with nothing new coming back: {cur.brief}")
+        return Signal(
+            kind="identical_calls",
+            turns=[f.i for f in same],
+            evidence=f"the identical call was made {len(same)} times in the last {self.t.identical_window} turns{_reset(last)}, "
+            f"with nothing new coming back: {cur.brief}",
+        )
 
     def equivalent_outcomes(self, w: list[TurnFacts]) -> Optional[Signal]:
         cur = w[-1]
         if cur.kind in ("message", "person") or cur.novel or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same, last = since_progress([f for f in _since_written(w[-self.t.equivalent_window:]) if f.asig == cur.asig and f.out == cur.out])
+        same, last = since_progress(
+            [f for f in _since_written(w[-self.t.equivalent_window :]) if f.asig == cur.asig and f.out == cur.out]
+        )
         if len(same) < self.t.equivalent_repeats:
             return None
-        return Signal(kind="equivalent_outcomes", turns=[f.i for f in same],
-                      evidence=f"{len(same)} equivalent actions with the same outcome (differing only in noise){_reset(last)}: {cur.brief}")
+        return Signal(
+            kind="equivalent_outcomes",
+            turns=[f.i for f in same],
+            evidence=f"{len(same)} equivalent actions with the same outcome (differing only in noise){_reset(last)}: {cur.brief}",
+        )
 
     def error_cycle(self, w: list[TurnFacts]) -> Optional[Signal]:
         """One failing step retried with varied arguments, its errors coming back in a cycle (see ``recurrence``)."""
@@ -146,19 +177,35 @@ class SpiralDetector:
             # The same command failing the same way with different details (another module, another path).
             return f.sig == cur.sig and cur.etpl is not None and f.etpl == cur.etpl
 
-        runs = since_progress([f for f in w[-self.t.command_window:] if f.sig == cur.sig])[0][-self.t.command_repeats:]
+        runs = since_progress([f for f in w[-self.t.command_window :] if f.sig == cur.sig])[0][
+            -self.t.command_repeats :
+        ]
         if cur.kind == "run" and len(runs) == self.t.command_repeats and all(same_error(f) for f in runs):
             edits = [f for f in w if runs[0].i < f.i < cur.i and f.kind == "write" and not f.failed]
-            meanwhile = f" while {len(edits)} edit(s) between them changed files" if edits else " with no file changed between them"
-            return Signal(kind="repeated_error", turns=[f.i for f in runs], failure_class=cur.fclass,
-                          evidence=f"`{cur.action}` failed the same way on each of its last {len(runs)} runs "
-                                   f"({cur.etext}){meanwhile}")
-        if cur.novel and cur.err not in {f.err for f in w[:-1]}:  # news, unless only the details of a known error changed
+            meanwhile = (
+                f" while {len(edits)} edit(s) between them changed files"
+                if edits
+                else " with no file changed between them"
+            )
+            return Signal(
+                kind="repeated_error",
+                turns=[f.i for f in runs],
+                failure_class=cur.fclass,
+                evidence=f"`{cur.action}` failed the same way on each of its last {len(runs)} runs "
+                f"({cur.etext}){meanwhile}",
+            )
+        if cur.novel and cur.err not in {
+            f.err for f in w[:-1]
+        }:  # news, unless only the details of a known error changed
             return None
-        recent = w[-self.t.error_window:]
+        recent = w[-self.t.error_window :]
         # A success of the same kind of action (an accepted edit, a passing run) means things moved.
-        ok = [k for k, f in enumerate(recent) if (f.kind == cur.kind and not f.failed) or f.prog in ("fewer failures", "higher score")]
-        recent = recent[ok[-1] + 1:] if ok else recent
+        ok = [
+            k
+            for k, f in enumerate(recent)
+            if (f.kind == cur.kind and not f.failed) or f.prog in ("fewer failures", "higher score")
+        ]
+        recent = recent[ok[-1] + 1 :] if ok else recent
         same = since_progress([f for f in recent if same_error(f)])[0]
         # When nothing at all succeeded since the error first came back, one repeat less may be enough.
         since = [f for f in recent if f.i >= same[0].i] if same else []
@@ -170,8 +217,12 @@ class SpiralDetector:
             what = f"the same failure class ({cur.fclass})"
         else:
             what = f"the same error ({cur.etext})"
-        return Signal(kind="repeated_error", turns=[f.i for f in same], failure_class=cur.fclass,
-                      evidence=f"{what} {len(same)} times through {actions} different action(s)")
+        return Signal(
+            kind="repeated_error",
+            turns=[f.i for f in same],
+            failure_class=cur.fclass,
+            evidence=f"{what} {len(same)} times through {actions} different action(s)",
+        )
 
     def file_oscillation(self, w: list[TurnFacts]) -> Optional[Signal]:
         """An edit undone again and again (the first revert is a correction; the second is going back and forth), or edit/view
@@ -183,10 +234,13 @@ class SpiralDetector:
             writes = [f for f in w if f.kind == "write" and (not path or path in f.paths)]
             reverts = [f for k, f in enumerate(writes) if _reverts(f, writes[:k], path)]
             if reverts and reverts[-1] is cur and len(reverts) >= self.t.oscillation_reverts:
-                return Signal(kind="file_oscillation", turns=[f.i for f in writes if f.i >= reverts[0].i - 1 or f in reverts],
-                              evidence=f"{path or 'the file'} was put back to an earlier version {len(reverts)} times "
-                                       f"(turns {', '.join(str(f.i) for f in reverts)}), undoing its own edits")
-        recent = w[-self.t.churn_window:]
+                return Signal(
+                    kind="file_oscillation",
+                    turns=[f.i for f in writes if f.i >= reverts[0].i - 1 or f in reverts],
+                    evidence=f"{path or 'the file'} was put back to an earlier version {len(reverts)} times "
+                    f"(turns {', '.join(str(f.i) for f in reverts)}), undoing its own edits",
+                )
+        recent = w[-self.t.churn_window :]
         for path in cur.paths:
             touching = [f for f in recent if path in f.paths]
             edits = [f for f in touching if f.kind == "write"]
@@ -194,9 +248,12 @@ class SpiralDetector:
             runs = [f for f in recent if f.kind == "run" and f.i > touching[0].i]
             talk = sum(f.talk for f in touching)
             if len(edits) >= self.t.churn_edits and views and not runs and talk >= 2:
-                return Signal(kind="file_oscillation", turns=[f.i for f in touching],
-                              evidence=f"edit/view churn on {path}: {len(edits)} edits and {len(views)} views in {len(recent)} turns, "
-                                       f"with the agent saying it is going wrong")
+                return Signal(
+                    kind="file_oscillation",
+                    turns=[f.i for f in touching],
+                    evidence=f"edit/view churn on {path}: {len(edits)} edits and {len(views)} views in {len(recent)} turns, "
+                    f"with the agent saying it is going wrong",
+                )
         return None
 
     def same_failure(self, w: list[TurnFacts]) -> Optional[Signal]:
@@ -207,7 +264,7 @@ class SpiralDetector:
         if cur.verdict != "fail" or cur.fsig is None:
             return None
         same: list[TurnFacts] = []
-        for f in reversed(w[-self.t.failure_window:]):
+        for f in reversed(w[-self.t.failure_window :]):
             if f.verdict == "pass" or f.prog in ("fewer failures", "higher score"):
                 break
             if f.verdict == "fail" and f.fsig == cur.fsig:
@@ -220,10 +277,19 @@ class SpiralDetector:
             return None
         paths = list(dict.fromkeys(p for f in edits for p in f.paths))
         where = f" to {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''}" if paths else ""
-        who = "the person reported the same failure" if all(f.actor == "person" for f in same) else (
-            f"`{cur.action[:80]}` failed the same way" if cur.actor == "agent" else "the check failed the same way")
-        return Signal(kind="same_failure", turns=[f.i for f in same], failure_class=cur.fclass,
-                      evidence=f"{who} {len(same)} times ({cur.ftext}) while {len(edits)} edit(s){where} between them did not change it")
+        who = (
+            "the person reported the same failure"
+            if all(f.actor == "person" for f in same)
+            else (
+                f"`{cur.action[:80]}` failed the same way" if cur.actor == "agent" else "the check failed the same way"
+            )
+        )
+        return Signal(
+            kind="same_failure",
+            turns=[f.i for f in same],
+            failure_class=cur.fclass,
+            evidence=f"{who} {len(same)} times ({cur.ftext}) while {len(edits)} edit(s){where} between them did not change it",
+        )
 
     def stalled_poll(self, w: list[TurnFacts]) -> Optional[Signal]:
         """A running job polled again and again with nothing new: a whisper with wait advice; the ladder climbs only after a
@@ -233,58 +299,78 @@ class SpiralDetector:
             return None
         span = cur.ts - cur.since if cur.ts is not None and cur.since is not None else None
         long = cur.polls >= self.t.poll_pause and (span is None or span >= self.t.poll_pause_s)
-        polled = [f for f in w if f.sig == cur.sig and f.polls][-cur.polls:]
+        polled = [f for f in w if f.sig == cur.sig and f.polls][-cur.polls :]
         wall = f" over {span / 60:.0f} min" if span is not None else ""
-        return Signal(kind="stalled_poll", turns=[f.i for f in polled], escalate=long,
-                      evidence=f"a running job was polled {cur.polls} times in a row{wall} with nothing new coming back: {cur.brief}")
+        return Signal(
+            kind="stalled_poll",
+            turns=[f.i for f in polled],
+            escalate=long,
+            evidence=f"a running job was polled {cur.polls} times in a row{wall} with nothing new coming back: {cur.brief}",
+        )
 
     def alternation(self, w: list[TurnFacts]) -> Optional[Signal]:
         """A-B-A-B or A-B-C-A-B-C: the same cycle of (loosely equal) actions twice, the second time with nothing new."""
         for period in range(2, self.t.max_cycle + 1):
             if len(w) < 2 * period:
                 break
-            last, prev = w[-period:], w[-2 * period:-period]
+            last, prev = w[-period:], w[-2 * period : -period]
             if len({f.asig for f in last}) < 2:
                 continue
-            if all(a.asig == b.asig for a, b in zip(prev, last)) and not any((f.novel and f.kind != "write") or f.prog is not None for f in last):
+            if all(a.asig == b.asig for a, b in zip(prev, last)) and not any(
+                (f.novel and f.kind != "write") or f.prog is not None for f in last
+            ):
                 cycle = " -> ".join(f.tool for f in last)
-                return Signal(kind="alternation", turns=[f.i for f in prev + last],
-                              evidence=f"a {period}-step cycle ({cycle}) repeated without new information")
+                return Signal(
+                    kind="alternation",
+                    turns=[f.i for f in prev + last],
+                    evidence=f"a {period}-step cycle ({cycle}) repeated without new information",
+                )
         return None
 
     def monologue(self, w: list[TurnFacts]) -> Optional[Signal]:
         n = self.t.monologue_turns
         tail = w[-n:]
         if len(tail) == n and all(f.kind == "message" for f in tail):
-            return Signal(kind="monologue", turns=[f.i for f in tail], evidence=f"{n} turns in a row without a tool call")
+            return Signal(
+                kind="monologue", turns=[f.i for f in tail], evidence=f"{n} turns in a row without a tool call"
+            )
         return None
 
     def error_rate(self, w: list[TurnFacts]) -> Optional[Signal]:
-        recent = w[-self.t.error_rate_window:]
+        recent = w[-self.t.error_rate_window :]
         if len(recent) < self.t.error_rate_window or not recent[-1].failed:
             return None
         failed = [f for f in recent if f.failed]
         progress = [f for f in recent if f.novel and f.kind != "write"]  # new information, even from a failing command
         if len(failed) >= self.t.error_rate * len(recent) and len(progress) <= 1:
-            return Signal(kind="error_rate", turns=[f.i for f in failed],
-                          evidence=f"{len(failed)} of the last {len(recent)} turns failed and none moved forward")
+            return Signal(
+                kind="error_rate",
+                turns=[f.i for f in failed],
+                evidence=f"{len(failed)} of the last {len(recent)} turns failed and none moved forward",
+            )
         return None
 
     def self_diagnosis(self, w: list[TurnFacts]) -> Optional[Signal]:
         """The agent admits trouble repeatedly, and nothing new came back meanwhile (an admission followed by a fix is healthy)."""
-        recent = w[-self.t.self_talk_window:]
+        recent = w[-self.t.self_talk_window :]
         talk = [f for f in recent if f.talk]
         if len(talk) < self.t.self_talk_hits or not recent[-1].talk:
             return None
         if any(f.novel and f.kind in ("run", "read", "search") for f in recent):
             return None
-        return Signal(kind="self_diagnosis", turns=[f.i for f in talk],
-                      evidence=f"the agent said it is going wrong in {len(talk)} of the last {len(recent)} turns, with nothing new coming back")
+        return Signal(
+            kind="self_diagnosis",
+            turns=[f.i for f in talk],
+            evidence=f"the agent said it is going wrong in {len(talk)} of the last {len(recent)} turns, with nothing new coming back",
+        )
 
     def score_drop(self, w: list[TurnFacts]) -> Optional[Signal]:
-        scores = [(f.i, f.score) for f in w if f.score is not None][-(self.t.score_drops + 1):]
+        scores = [(f.i, f.score) for f in w if f.score is not None][-(self.t.score_drops + 1) :]
         if len(scores) == self.t.score_drops + 1 and all(b[1] < a[1] for a, b in zip(scores, scores[1:])):
             trail = " -> ".join(f"{s:g}" for _, s in scores)
-            return Signal(kind="score_drop", turns=[i for i, _ in scores], evidence=f"verifier score fell {self.t.score_drops} times in a row ({trail})")
+            return Signal(
+                kind="score_drop",
+                turns=[i for i, _ in scores],
+                evidence=f"verifier score fell {self.t.score_drops} times in a row ({trail})",
+            )
         return None
-

@@ -7,7 +7,7 @@ file is upgraded. jsonschema is imported only then.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,7 +26,7 @@ __all__ = ["load_document", "validate_document", "validator_for"]
 M = TypeVar("M", bound=BaseModel)
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator_for(model: type[BaseModel]) -> Draft202012Validator:
     from jsonschema import Draft202012Validator
 

@@ -12,15 +12,15 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from strict_loop.storage import rounds
 from strict_loop.base.errors import LoopError, StateDamaged
-from strict_loop.model.fields import parse_json
 from strict_loop.base.fsio import iter_lines, json_records, read_own
 from strict_loop.base.layout import TaskPaths
-from strict_loop.storage.store import TaskStore
+from strict_loop.base.timefmt import now_iso
+from strict_loop.model.fields import parse_json
 from strict_loop.model.records import IterationRecord, Limits, LoopContract, StopChecks, TaskState, UnattendedSettings
 from strict_loop.model.settings import workspace_path_problem
-from strict_loop.base.timefmt import now_iso
+from strict_loop.storage import rounds
+from strict_loop.storage.store import TaskStore
 
 PLACEHOLDER = "(round recorded by the original skill; missing from its iterations.jsonl)"
 LEGACY_STATE_CAP = 256 << 20
@@ -59,6 +59,7 @@ def _stop_checks(raw: dict[str, Any], roots: list[Path]) -> tuple[StopChecks, li
     absolute path under the workspace (``roots``: where it is now, where the legacy state says
     it was) is made relative and any other is dropped (``migrate`` says so).
     """
+
     def field(entries: Any, key: str) -> list[str]:
         out = []
         for entry in entries if isinstance(entries, list) else []:
@@ -110,7 +111,8 @@ def _contract(raw: dict[str, Any], workspace: Path) -> tuple[LoopContract, list[
         goal=_text(raw.get("goal"), 4000) or "(goal not recorded)",
         global_stop_condition=_text(raw.get("global_stop_condition"), 4000) or "(stop condition not recorded)",
         success_evidence=_texts(raw.get("success_evidence"), 20, 500),
-        blocker_definition=_text(raw.get("blocker_definition"), 2000) or LoopContract.model_fields["blocker_definition"].default,
+        blocker_definition=_text(raw.get("blocker_definition"), 2000)
+        or LoopContract.model_fields["blocker_definition"].default,
         operating_mode=mode,
         stop_checks=checks,
         limits=Limits(
@@ -191,19 +193,32 @@ def _records(paths: TaskPaths, raw: dict[str, Any]) -> list[IterationRecord]:
     total = max([_int((raw.get("counters") or {}).get("iteration"), 0, 0, 10**9)] + list(by_iteration))
     return [
         by_iteration.get(i)
-        or IterationRecord(iteration=i, recorded_at=now_iso(), task=PLACEHOLDER, result_summary=PLACEHOLDER,
-                           verification_summary="(imported)", progress="made", status="running")
+        or IterationRecord(
+            iteration=i,
+            recorded_at=now_iso(),
+            task=PLACEHOLDER,
+            result_summary=PLACEHOLDER,
+            verification_summary="(imported)",
+            progress="made",
+            status="running",
+        )
         for i in range(1, total + 1)
     ]
 
 
-def _state(raw: dict[str, Any], task_id: str, records: list[IterationRecord], source: Path) -> tuple[TaskState, list[str]]:
+def _state(
+    raw: dict[str, Any], task_id: str, records: list[IterationRecord], source: Path
+) -> tuple[TaskState, list[str]]:
     """The state, and the stop-check paths dropped from its contract (``source``: .codex-loop/tasks/<id>)."""
     created = str(raw.get("created_at") or now_iso())
     contract, dropped = _contract(raw, source.parents[2])
     state = TaskState(
-        task_id=task_id, created_at=created, updated_at=str(raw.get("updated_at") or created),
-        contract=contract, next_task=_text(raw.get("next_task"), 2000), imported_from=str(source),
+        task_id=task_id,
+        created_at=created,
+        updated_at=str(raw.get("updated_at") or created),
+        contract=contract,
+        next_task=_text(raw.get("next_task"), 2000),
+        imported_from=str(source),
     )
     for rec in records:
         rounds.fold(state, rec)
@@ -241,7 +256,9 @@ def convert(paths: TaskPaths) -> tuple[TaskState, list[IterationRecord], list[di
             if isinstance(original.get(key), str) and original[key].strip():
                 message = original[key].strip()
                 break
-        events.append({"message": (message or f"legacy event line {number}")[:8000], "data": {"legacy": original, "line": number}})
+        events.append(
+            {"message": (message or f"legacy event line {number}")[:8000], "data": {"legacy": original, "line": number}}
+        )
     state, dropped = _state(raw, paths.root.name, records, paths.root)
     return state, records, events, dropped
 
@@ -257,16 +274,32 @@ def migrate(store: TaskStore, legacy_paths: TaskPaths) -> Optional[TaskState]:
             return None
         state, records, events, dropped = convert(legacy_paths)
         store.create_folders()
-        store.append_event("task.initialized", f"migrated from {legacy_paths.root}",
-                           {"task_id": store.task_id, "created_at": state.created_at, "imported_from": str(legacy_paths.root),
-                            "contract": state.contract.model_dump(mode="json")})
+        store.append_event(
+            "task.initialized",
+            f"migrated from {legacy_paths.root}",
+            {
+                "task_id": store.task_id,
+                "created_at": state.created_at,
+                "imported_from": str(legacy_paths.root),
+                "contract": state.contract.model_dump(mode="json"),
+            },
+        )
         for ev in events:
             store.append_event("legacy.event", ev["message"], ev["data"])
         for rec in records:
             store.append_round(rec)
         store.save(state)
-        note = (f"; dropped {len(dropped)} stop check(s) whose path leaves the workspace: "
-                + ", ".join(repr(d[:200]) for d in dropped[:5])) if dropped else ""
-        store.append_event("task.migrated", f"took over {len(records)} rounds from .codex-loop{note}",
-                           {"rounds": len(records), "events": len(events), "dropped_stop_checks": dropped[:100]})
+        note = (
+            (
+                f"; dropped {len(dropped)} stop check(s) whose path leaves the workspace: "
+                + ", ".join(repr(d[:200]) for d in dropped[:5])
+            )
+            if dropped
+            else ""
+        )
+        store.append_event(
+            "task.migrated",
+            f"took over {len(records)} rounds from .codex-loop{note}",
+            {"rounds": len(records), "events": len(events), "dropped_stop_checks": dropped[:100]},
+        )
     return state

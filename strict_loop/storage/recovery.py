@@ -11,13 +11,12 @@ import os
 import re
 from typing import Any, Optional
 
-from strict_loop.storage import documents
-from strict_loop.storage import rounds
 from strict_loop.base.errors import StateDamaged
 from strict_loop.base.fsio import has_torn_tail, json_records
 from strict_loop.base.layout import TaskPaths
-from strict_loop.model.records import MAX_ROUNDS, CurrentRound, IterationRecord, LoopContract, TaskState
 from strict_loop.base.timefmt import now_iso
+from strict_loop.model.records import MAX_ROUNDS, CurrentRound, IterationRecord, LoopContract, TaskState
+from strict_loop.storage import documents, rounds
 
 LEDGERS = ("events", "iterations", "status_history")
 _NOTE = re.compile(r"iteration-(\d{1,9})\.md")
@@ -25,8 +24,11 @@ _NOTE = re.compile(r"iteration-(\d{1,9})\.md")
 
 def torn_ledgers(paths: TaskPaths) -> list[str]:
     """Notes on ledgers whose last line was cut short by an interrupted write."""
-    return [f"{getattr(paths, name).name}: cut an unterminated last line left by an interrupted write"
-            for name in LEDGERS if has_torn_tail(getattr(paths, name))]
+    return [
+        f"{getattr(paths, name).name}: cut an unterminated last line left by an interrupted write"
+        for name in LEDGERS
+        if has_torn_tail(getattr(paths, name))
+    ]
 
 
 def rebuilt(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> tuple[TaskState, list[str]]:
@@ -50,22 +52,30 @@ def rebuilt(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> tuple[T
             continue
         last = state.counters.iteration
         if rec.iteration <= last:
-            repaired.append(f"iterations.jsonl line {number}: skipped, round {rec.iteration} repeats an earlier number (after {last})")
+            repaired.append(
+                f"iterations.jsonl line {number}: skipped, round {rec.iteration} repeats an earlier number (after {last})"
+            )
             continue
         if rec.iteration > last + 1:
-            repaired.append(f"iterations.jsonl line {number}: round {rec.iteration} follows round {last}; "
-                            f"round(s) {last + 1}-{rec.iteration - 1} are missing from the ledger")
+            repaired.append(
+                f"iterations.jsonl line {number}: round {rec.iteration} follows round {last}; "
+                f"round(s) {last + 1}-{rec.iteration - 1} are missing from the ledger"
+            )
         rounds.fold(state, rec)
     repaired += [f"iterations.jsonl line {number}: skipped, not a JSON object" for number in damaged]
     if claimed > state.counters.iteration:
-        repaired.append(f"round numbers up to {claimed} were used (damaged ledger lines, round notes or the old "
-                        f"state.json); the next round is {claimed + 1}, so none is reused")
+        repaired.append(
+            f"round numbers up to {claimed} were used (damaged ledger lines, round notes or the old "
+            f"state.json); the next round is {claimed + 1}, so none is reused"
+        )
         state.counters.iteration = claimed
     state.current_round = _announced(paths, state.counters.iteration + 1)
     if old is not None:
         state.last_stop = old.last_stop
         if old.counters != state.counters:
-            repaired.append(f"counters were {old.counters.model_dump()}; the ledger gives {state.counters.model_dump()}")
+            repaired.append(
+                f"counters were {old.counters.model_dump()}; the ledger gives {state.counters.model_dump()}"
+            )
     return state, repaired
 
 
@@ -85,27 +95,48 @@ def _announced(paths: TaskPaths, iteration: int) -> Optional[CurrentRound]:
     for _, ev in json_records(paths.events):
         data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
         if ev.get("kind") == "round.started" and data.get("iteration") == iteration:
-            current = CurrentRound(iteration=iteration, announced_at=str(ev.get("ts") or now_iso()), message=str(ev.get("message", ""))[:500])
+            current = CurrentRound(
+                iteration=iteration,
+                announced_at=str(ev.get("ts") or now_iso()),
+                message=str(ev.get("message", ""))[:500],
+            )
     return current
 
 
 def base_state(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> TaskState:
     """The state before round 1: from ``old`` if it loads, else from the task.initialized event."""
     if old is not None:
-        return TaskState(task_id=task_id, created_at=old.created_at, updated_at=old.created_at,
-                         contract=old.contract, imported_from=old.imported_from)
+        return TaskState(
+            task_id=task_id,
+            created_at=old.created_at,
+            updated_at=old.created_at,
+            contract=old.contract,
+            imported_from=old.imported_from,
+        )
     init: Optional[dict[str, Any]] = None
-    for _, ev in json_records(paths.events):  # the first one: a later one can only be forged (the kind is refused to callers)
+    for _, ev in json_records(
+        paths.events
+    ):  # the first one: a later one can only be forged (the kind is refused to callers)
         if ev.get("kind") == "task.initialized" and isinstance(ev.get("data"), dict):
             init = ev["data"]
             break
     if init is None:
         raise StateDamaged(
-            "rebuild_state", f"state.json of '{task_id}' does not load and events.jsonl has no task.initialized event",
+            "rebuild_state",
+            f"state.json of '{task_id}' does not load and events.jsonl has no task.initialized event",
             "restore state.json from a backup or start over with init_state force=true",
         )
-    contract = documents.validate_document(LoopContract, init.get("contract"), "events.jsonl task.initialized contract",
-                                         "start over with init_state force=true")
+    contract = documents.validate_document(
+        LoopContract,
+        init.get("contract"),
+        "events.jsonl task.initialized contract",
+        "start over with init_state force=true",
+    )
     created = str(init.get("created_at") or now_iso())
-    return TaskState(task_id=task_id, created_at=created, updated_at=created, contract=contract,
-                     imported_from=init["imported_from"] if isinstance(init.get("imported_from"), str) else None)
+    return TaskState(
+        task_id=task_id,
+        created_at=created,
+        updated_at=created,
+        contract=contract,
+        imported_from=init["imported_from"] if isinstance(init.get("imported_from"), str) else None,
+    )

@@ -11,9 +11,18 @@ import json
 from typing import Optional
 
 from strict_loop.base.errors import LoopError
-from strict_loop.model.records import MAX_ROUNDS, MAX_SECONDS, MAX_STATE_BYTES, ArchiveDigest, IterationRecord, RoundBrief, RoundFields, TaskState
-from strict_loop.model.turns import one_line
 from strict_loop.base.timefmt import human_duration
+from strict_loop.model.records import (
+    MAX_ROUNDS,
+    MAX_SECONDS,
+    MAX_STATE_BYTES,
+    ArchiveDigest,
+    IterationRecord,
+    RoundBrief,
+    RoundFields,
+    TaskState,
+)
+from strict_loop.model.turns import one_line
 
 HEADLINES = 10
 
@@ -99,16 +108,21 @@ def check_round_input(state: TaskState, req: RoundFields) -> None:
     """Refuse a round the task cannot take: it is completed, or the snapshot is over this task's cap."""
     if state.status == "completed":
         raise LoopError(
-            "update_state", f"task '{state.task_id}' is already completed at iteration {state.counters.iteration}",
+            "update_state",
+            f"task '{state.task_id}' is already completed at iteration {state.counters.iteration}",
             "start new work with init_state (a new task_id, or force=true)",
         )
     if state.counters.iteration >= MAX_ROUNDS:
-        raise LoopError("update_state", f"task '{state.task_id}' has used round numbers up to {state.counters.iteration}, "
-                        "more than any real run", "start new work with init_state (a new task_id, or force=true)")
+        raise LoopError(
+            "update_state",
+            f"task '{state.task_id}' has used round numbers up to {state.counters.iteration}, more than any real run",
+            "start new work with init_state (a new task_id, or force=true)",
+        )
     cap = state.contract.limits.max_context_chars
     if req.context_snapshot is not None and len(req.context_snapshot) > cap:
         raise LoopError(
-            "update_state.context_snapshot", f"has {len(req.context_snapshot)} characters; this task's cap is {cap}",
+            "update_state.context_snapshot",
+            f"has {len(req.context_snapshot)} characters; this task's cap is {cap}",
             "shorten it to the facts a fresh session needs (the ledgers keep the rest)",
         )
 
@@ -127,7 +141,9 @@ def warnings(state: TaskState, announced: bool) -> list[str]:
         out.append("this round was not announced: call append_event(kind='round.started') before the work")
     lim, cnt = state.contract.limits, state.counters
     if cnt.consecutive_no_progress >= lim.max_no_progress_rounds:
-        out.append(f"{cnt.consecutive_no_progress} rounds in a row without progress: the max_no_progress_rounds limit is reached; stop and rethink")
+        out.append(
+            f"{cnt.consecutive_no_progress} rounds in a row without progress: the max_no_progress_rounds limit is reached; stop and rethink"
+        )
     if cnt.iteration >= lim.max_iterations:
         out.append(f"iteration limit reached ({cnt.iteration}/{lim.max_iterations})")
     return out

@@ -67,7 +67,7 @@ class Snapshots:
         """This task's refs: leaf name (``round-3``, ``before-rollback-1``) -> commit."""
         prefix = self.ref("")
         out = self._git("for-each-ref", "--format=%(objectname) %(refname)", prefix)
-        return {ref[len(prefix):]: sha for sha, ref in (line.split(" ", 1) for line in out.splitlines() if line)}
+        return {ref[len(prefix) :]: sha for sha, ref in (line.split(" ", 1) for line in out.splitlines() if line)}
 
     # ------------------------------------------------------------------ taking
 
@@ -77,15 +77,27 @@ class Snapshots:
         with self.store.locked():
             self.store.open(create=True)
             commit, skipped = self._commit(f"round-{iteration}", f"after round {iteration}", cap)
-            rounds = sorted(int(m.group(1)) for name in self.refs() if (m := _ROUND.fullmatch(name)) and m.group(1) != "0")
-            dropped = rounds[:-settings.snapshot_keep]
+            rounds = sorted(
+                int(m.group(1)) for name in self.refs() if (m := _ROUND.fullmatch(name)) and m.group(1) != "0"
+            )
+            dropped = rounds[: -settings.snapshot_keep]
             if dropped:
-                self._git("update-ref", "--stdin", stdin="".join(f"delete {self.ref(f'round-{n}')}\n" for n in dropped).encode())
+                self._git(
+                    "update-ref",
+                    "--stdin",
+                    stdin="".join(f"delete {self.ref(f'round-{n}')}\n" for n in dropped).encode(),
+                )
             pruned = iteration > 0 and iteration % PRUNE_EVERY == 0  # also reclaims what init_state --force dropped
             if pruned:
                 self._git("prune")
-        return {"iteration": iteration, "commit": commit, "skipped": skipped[:MAX_LISTED], "skipped_count": len(skipped),
-                "dropped": dropped[:MAX_LISTED], "pruned": pruned}
+        return {
+            "iteration": iteration,
+            "commit": commit,
+            "skipped": skipped[:MAX_LISTED],
+            "skipped_count": len(skipped),
+            "dropped": dropped[:MAX_LISTED],
+            "pruned": pruned,
+        }
 
     def _commit(self, name: str, what: str, cap: int) -> tuple[str, list[dict[str, Any]]]:
         """Commit the tree under ``ref(name)``; a stale index (objects pruned under it) is rebuilt once."""
@@ -113,7 +125,9 @@ class Snapshots:
         A nested repository would only be recorded as a commit id, and reading it means opening a
         repository we did not make; a rollback leaves both kinds alone.
         """
-        listing = self.store.git("ls-files", "-z", "-c", "-o", "--exclude-standard", "--", ".", *EXCLUDES, index=self.index)
+        listing = self.store.git(
+            "ls-files", "-z", "-c", "-o", "--exclude-standard", "--", ".", *EXCLUDES, index=self.index
+        )
         root, out = os.fsencode(self.store.root), []
         for rel in dict.fromkeys(listing.split(b"\0")):
             try:
@@ -160,10 +174,12 @@ class Snapshots:
     def _check_owner(self, commit: str, to: int) -> None:
         """Refuse a snapshot an earlier task of the same id took (one without the trailer predates it: accepted)."""
         body = self._git("cat-file", "commit", commit)
-        marks = [line[len(TRAILER):] for line in body.splitlines() if line.startswith(TRAILER)]
+        marks = [line[len(TRAILER) :] for line in body.splitlines() if line.startswith(TRAILER)]
         if marks and self.stamp and marks[-1] != f"{self.task_id} {self.stamp}":
-            raise SnapshotRefused(f"the snapshot of round {to} belongs to an earlier task '{self.task_id}' "
-                                  "(replaced by init_state --force), not to this one")
+            raise SnapshotRefused(
+                f"the snapshot of round {to} belongs to an earlier task '{self.task_id}' "
+                "(replaced by init_state --force), not to this one"
+            )
 
     def _check_left_out(self, paths: set[bytes], cap: int, to: int) -> None:
         """Refuse to overwrite what no snapshot holds: a file now left out (over the cap, a nested repository) that round ``to`` has."""
@@ -172,7 +188,8 @@ class Snapshots:
             raise SnapshotRefused(
                 f"round {to} has {os.fsdecode(clash[0])}, which is now left out of snapshots (over "
                 "monitor.snapshot_max_file_mb, or a nested repository): restoring it would overwrite a version no "
-                "snapshot holds; move it away first")
+                "snapshot holds; move it away first"
+            )
 
     def _check_complete(self, commit: str, to: int) -> set[bytes]:
         """Every object of the target must be readable: objects shared with the user's .git may have been pruned by its gc."""
@@ -182,13 +199,15 @@ class Snapshots:
             raise SnapshotRefused(f"the snapshot of round {to} is incomplete ({exc})") from None
         entries = [line.split(b"\t", 1) for line in listing.split(b"\0") if line]
         blobs = {meta.split()[2]: path for meta, path in entries if meta.split()[1] == b"blob"}
-        answer = self.store.git("cat-file", "--batch-check=%(objectname)", index=self.index,
-                                stdin=b"".join(oid + b"\n" for oid in blobs))
+        answer = self.store.git(
+            "cat-file", "--batch-check=%(objectname)", index=self.index, stdin=b"".join(oid + b"\n" for oid in blobs)
+        )
         missing = [line.split()[0] for line in answer.splitlines() if line.endswith(b" missing")]
         if missing:
             raise SnapshotRefused(
                 f"the snapshot of round {to} is incomplete: {len(missing)} of its files can no longer be read "
-                f"(e.g. {os.fsdecode(blobs[missing[0]])}); they were probably pruned by a git gc of your repository")
+                f"(e.g. {os.fsdecode(blobs[missing[0]])}); they were probably pruned by a git gc of your repository"
+            )
         return {path for _, path in entries}
 
 
@@ -213,18 +232,30 @@ def forget_task(root: Path, task_id: str, replaced_as: str) -> Optional[tuple[st
             if not refs:
                 return None
             lines = [f"delete {snaps.ref(name)} {sha}\n" for name, sha in refs.items()]
-            lines += [f"create refs/strict-loop-replaced/{replaced_as}/{name} {sha}\n"
-                      for name, sha in refs.items() if name.startswith("before-rollback")]
+            lines += [
+                f"create refs/strict-loop-replaced/{replaced_as}/{name} {sha}\n"
+                for name, sha in refs.items()
+                if name.startswith("before-rollback")
+            ]
             snaps._git("update-ref", "--stdin", stdin="".join(lines).encode())
     except (SnapshotError, LoopError, OSError, subprocess.SubprocessError) as exc:
-        return "snapshot.failed", f"the replaced task's snapshots could not be dropped: {str(exc)[:400]}", {"iteration": 0}
+        return (
+            "snapshot.failed",
+            f"the replaced task's snapshots could not be dropped: {str(exc)[:400]}",
+            {"iteration": 0},
+        )
     kept = len(lines) - len(refs)
-    return ("snapshot.dropped", f"the replaced task's {len(refs) - kept} snapshot ref(s) dropped, {kept} rollback save(s) "
-            f"kept under refs/strict-loop-replaced/{replaced_as}/", {"dropped": len(refs) - kept, "kept": kept})
+    return (
+        "snapshot.dropped",
+        f"the replaced task's {len(refs) - kept} snapshot ref(s) dropped, {kept} rollback save(s) "
+        f"kept under refs/strict-loop-replaced/{replaced_as}/",
+        {"dropped": len(refs) - kept, "kept": kept},
+    )
 
 
-def after_round(root: Path, task_id: str, index_dir: Path, settings: MonitorSettings, stamp: str,
-                iteration: int) -> Optional[tuple[str, str, dict[str, Any]]]:
+def after_round(
+    root: Path, task_id: str, index_dir: Path, settings: MonitorSettings, stamp: str, iteration: int
+) -> Optional[tuple[str, str, dict[str, Any]]]:
     """The snapshot policy: snapshot the workspace after a round when ``settings.snapshots`` asks for it.
 
     'on' always, 'auto' only in a git repository, 'off' never; git must be installed.
@@ -238,7 +269,11 @@ def after_round(root: Path, task_id: str, index_dir: Path, settings: MonitorSett
     try:
         data = Snapshots(root, task_id, index_dir, stamp).take(iteration, settings)
     except ForeignStore as exc:
-        return "snapshot.failed", f"snapshot of round {iteration} refused: {exc}", {"iteration": iteration, "refused": "foreign-store"}
+        return (
+            "snapshot.failed",
+            f"snapshot of round {iteration} refused: {exc}",
+            {"iteration": iteration, "refused": "foreign-store"},
+        )
     except (SnapshotError, LoopError, OSError, subprocess.SubprocessError) as exc:  # the round is recorded: only report
         return "snapshot.failed", f"snapshot of round {iteration} failed: {str(exc)[:300]}", {"iteration": iteration}
     message = f"round {iteration} snapshot {data['commit'][:12]}"
@@ -258,8 +293,7 @@ def record_after_round(root: Path, store: TaskStore, state: TaskState, iteration
 
     The round is already recorded, so nothing here fails the call: a problem comes back as a warning.
     """
-    event = after_round(root, store.task_id, store.paths.root, state.contract.monitor,
-                                  state.created_at, iteration)
+    event = after_round(root, store.task_id, store.paths.root, state.contract.monitor, state.created_at, iteration)
     if event is None:
         return []
     try:

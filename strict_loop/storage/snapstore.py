@@ -24,9 +24,10 @@ import os
 import secrets
 import shutil
 import subprocess
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 from strict_loop.base.fsio import atomic_write, file_lock
 
@@ -34,10 +35,30 @@ STORE_NAME = "snapshots.git"
 ID_FILE = "strict-loop-store-id"
 GIT_TIMEOUT_S = 300.0
 HARDENING = (
-    "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false",
-    "-c", "core.splitIndex=false", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
-    "-c", "protocol.allow=never", "-c", "commit.gpgSign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
-    "-c", "core.attributesFile=/dev/null", "-c", "core.excludesFile=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "core.splitIndex=false",
+    "-c",
+    "core.autocrlf=false",
+    "-c",
+    "core.safecrlf=false",
+    "-c",
+    "protocol.allow=never",
+    "-c",
+    "commit.gpgSign=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+    "-c",
+    "core.attributesFile=/dev/null",
+    "-c",
+    "core.excludesFile=/dev/null",
 )
 """Overrides on every call (command-line config wins over the store's own)."""
 NEUTRAL_ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
@@ -63,16 +84,28 @@ def user_config_dir() -> Path:
 def hardened_env(**extra: str) -> dict[str, str]:
     """The caller's environment without git's own variables, with system and global config and their files switched off."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "XDG_CONFIG_HOME"}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_SYSTEM=os.devnull, GIT_CONFIG_GLOBAL=os.devnull, HOME=os.devnull,
-               GIT_ATTR_NOSYSTEM="1", GIT_NO_REPLACE_OBJECTS="1", GIT_TERMINAL_PROMPT="0", GIT_NO_LAZY_FETCH="1",
-               GIT_AUTHOR_NAME="strict-loop", GIT_AUTHOR_EMAIL="strict-loop@localhost",
-               GIT_COMMITTER_NAME="strict-loop", GIT_COMMITTER_EMAIL="strict-loop@localhost", **extra)
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_SYSTEM=os.devnull,
+        GIT_CONFIG_GLOBAL=os.devnull,
+        HOME=os.devnull,
+        GIT_ATTR_NOSYSTEM="1",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_NO_LAZY_FETCH="1",
+        GIT_AUTHOR_NAME="strict-loop",
+        GIT_AUTHOR_EMAIL="strict-loop@localhost",
+        GIT_COMMITTER_NAME="strict-loop",
+        GIT_COMMITTER_EMAIL="strict-loop@localhost",
+        **extra,
+    )
     return env
 
 
 def run_git(args: tuple[str, ...], env: dict[str, str], cwd: Path, stdin: Optional[bytes] = None) -> bytes:
-    proc = subprocess.run(["git", *HARDENING, *args], cwd=cwd, env=env, capture_output=True, input=stdin,
-                          timeout=GIT_TIMEOUT_S)
+    proc = subprocess.run(
+        ["git", *HARDENING, *args], cwd=cwd, env=env, capture_output=True, input=stdin, timeout=GIT_TIMEOUT_S
+    )
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
         raise SnapshotError(f"git {args[0]} failed: {err[-300:]}")
@@ -112,7 +145,8 @@ class SnapshotStore:
         if problem:
             raise ForeignStore(
                 f"{self.path} {problem}; it is never used -- move it away (e.g. `mv {self.path} {self.path}.foreign`) "
-                "and strict-loop makes a store of its own; your snapshots in it stay readable with git --git-dir")
+                "and strict-loop makes a store of its own; your snapshots in it stay readable with git --git-dir"
+            )
         return True
 
     def git(self, *args: str, index: Path, stdin: Optional[bytes] = None) -> bytes:
@@ -159,13 +193,19 @@ class SnapshotStore:
             (tmp / "info").mkdir(exist_ok=True)
             (tmp / "info" / "attributes").write_bytes(NEUTRAL_ATTRIBUTES)
             user_objects = self.root / ".git" / "objects"
-            if user_objects.is_dir():  # borrow the user's objects read-only: the first snapshot costs no copy of the repo
+            if (
+                user_objects.is_dir()
+            ):  # borrow the user's objects read-only: the first snapshot costs no copy of the repo
                 (tmp / "objects" / "info").mkdir(parents=True, exist_ok=True)
                 (tmp / "objects" / "info" / "alternates").write_text(os.path.realpath(user_objects) + "\n")
             store_id = secrets.token_hex(16)
             (tmp / ID_FILE).write_text(store_id + "\n", encoding="utf-8")
             real = os.path.join(os.path.realpath(self.path.parent), STORE_NAME)
-            marker = {"store": real, "id": store_id, "config_sha256": hashlib.sha256((tmp / "config").read_bytes()).hexdigest()}
+            marker = {
+                "store": real,
+                "id": store_id,
+                "config_sha256": hashlib.sha256((tmp / "config").read_bytes()).hexdigest(),
+            }
             atomic_write(self._marker(real), json.dumps(marker, indent=2).encode() + b"\n")
             os.rename(tmp, self.path)
         finally:

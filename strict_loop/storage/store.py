@@ -10,19 +10,30 @@ task's cross-process lock.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from strict_loop.storage import rounds
 from strict_loop.base.errors import LoopError, StateDamaged
-from strict_loop.base.fsio import append_line, atomic_write, dumps_line, file_lock, iter_lines, json_records, last_json, read_own, records_backwards
+from strict_loop.base.fsio import (
+    append_line,
+    atomic_write,
+    dumps_line,
+    file_lock,
+    iter_lines,
+    json_records,
+    last_json,
+    read_own,
+    records_backwards,
+)
 from strict_loop.base.layout import TaskPaths
+from strict_loop.base.timefmt import now_iso
 from strict_loop.model.records import EventRecord, IterationRecord, RoundFields, StopReport, TaskState
 from strict_loop.model.settings import STORED
-from strict_loop.base.timefmt import now_iso
+from strict_loop.storage import rounds
 
 # Recovery, reports and the JSON Schema check are imported where they are used: the hook handler
 # (once per agent tool call) loads a state and appends an event, and should pay for no more.
@@ -57,7 +68,9 @@ class ValidationCache:
         try:
             doc = model.model_validate_json(data, strict=not known, context=STORED)
         except ValidationError:  # e.g. a file of an older version: the full load below upgrades it
-            from strict_loop.storage import documents  # imported only here: jsonschema and every model's schema are the slow part
+            from strict_loop.storage import (
+                documents,  # imported only here: jsonschema and every model's schema are the slow part
+            )
 
             doc = documents.load_document(model, data, path, fix)
         self._checked[path] = data
@@ -174,8 +187,11 @@ class TaskStore:
 
     def write_round_note(self, rec: IterationRecord) -> None:
         if self.paths.rounds.is_symlink():  # the task folder is checked to be inside the workspace; this folder too
-            raise LoopError(str(self.paths.rounds), "is a symbolic link; round notes are never written through one",
-                            "replace it with a real folder")
+            raise LoopError(
+                str(self.paths.rounds),
+                "is a symbolic link; round notes are never written through one",
+                "replace it with a real folder",
+            )
         atomic_write(self.paths.round_file(rec.iteration), rounds.round_markdown(rec, self.task_id).encode())
 
     def last_stop_report(self) -> Optional[StopReport]:
@@ -212,17 +228,24 @@ class TaskStore:
         if not self.paths.round_file(rec.iteration).is_file():
             steps.append((f"writing {self.paths.round_file(rec.iteration).name}", lambda: self.write_round_note(rec)))
         problems = self.settle(rec.iteration, steps)
-        note = (f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
-                "-- to record a new round, announce it first with append_event kind=round.started")
+        note = (
+            f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
+            "-- to record a new round, announce it first with append_event kind=round.started"
+        )
         return self.round_result(state, rec, [note] + problems)
 
     def round_result(self, state: TaskState, rec: IterationRecord, warnings: list[str]) -> RoundResult:
         from strict_loop.model.results import RoundResult
 
         return RoundResult(
-            task_id=self.task_id, iteration=rec.iteration, status=state.status, progress=rec.progress,
-            consecutive_no_progress=state.counters.consecutive_no_progress, duration_s=rec.duration_s,
-            round_file=str(self.paths.round_file(rec.iteration)), warnings=warnings,
+            task_id=self.task_id,
+            iteration=rec.iteration,
+            status=state.status,
+            progress=rec.progress,
+            consecutive_no_progress=state.counters.consecutive_no_progress,
+            duration_s=rec.duration_s,
+            round_file=str(self.paths.round_file(rec.iteration)),
+            warnings=warnings,
         )
 
     def settle_locked(self, iteration: int, steps: list[tuple[str, Callable[[], object]]]) -> list[str]:
@@ -242,8 +265,10 @@ class TaskStore:
                 step()
             except Exception as exc:  # noqa: BLE001 (any failure here is reported, the round stands)
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
-                out.append(f"round {iteration} is recorded in iterations.jsonl, but {what} failed ({reason[:200]}); "
-                           "the next call brings the task's files up to date (or run rebuild_state)")
+                out.append(
+                    f"round {iteration} is recorded in iterations.jsonl, but {what} failed ({reason[:200]}); "
+                    "the next call brings the task's files up to date (or run rebuild_state)"
+                )
         return out
 
     def create_folders(self) -> None:

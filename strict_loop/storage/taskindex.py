@@ -9,15 +9,14 @@ from __future__ import annotations
 import difflib
 from typing import Optional, Union
 
-from strict_loop.storage import documents
-from strict_loop.storage import legacy
 from strict_loop.base.errors import LoopError, StateDamaged, TaskNotFound
 from strict_loop.base.fsio import atomic_write, dumps_doc, file_lock, read_own
 from strict_loop.base.layout import Layout, TaskPaths
+from strict_loop.base.timefmt import now_iso
 from strict_loop.model.records import Registry, RegistryEntry, TaskState
 from strict_loop.model.results import TaskSummary
+from strict_loop.storage import documents, legacy
 from strict_loop.storage.store import TaskStore, ValidationCache
-from strict_loop.base.timefmt import now_iso
 
 
 class TaskIndex:
@@ -61,7 +60,9 @@ class TaskIndex:
         if len(tasks) == 1:
             return tasks[0].task_id
         if not tasks:
-            raise TaskNotFound("task_id", f"no loop task exists in {self.layout.workspace}", "create one with init_state")
+            raise TaskNotFound(
+                "task_id", f"no loop task exists in {self.layout.workspace}", "create one with init_state"
+            )
         if not running:
             raise LoopError("task_id", "no task is running, so it cannot be guessed", self.known_hint())
         raise LoopError("task_id", f"{len(running)} tasks are running ({', '.join(running)})", "name one with task_id")
@@ -114,13 +115,24 @@ class TaskIndex:
 
 
 def _entry(state: TaskState) -> RegistryEntry:
-    return RegistryEntry(task_id=state.task_id, goal=state.contract.goal[:500], operating_mode=state.contract.operating_mode,
-                         status=state.status, created_at=state.created_at, updated_at=state.updated_at)
+    return RegistryEntry(
+        task_id=state.task_id,
+        goal=state.contract.goal[:500],
+        operating_mode=state.contract.operating_mode,
+        status=state.status,
+        created_at=state.created_at,
+        updated_at=state.updated_at,
+    )
 
 
 def summarize(state: TaskState) -> TaskSummary:
     return TaskSummary(
-        task_id=state.task_id, goal=state.contract.goal, status=state.status, operating_mode=state.contract.operating_mode,
-        iteration=state.counters.iteration, max_iterations=state.contract.limits.max_iterations,
-        updated_at=state.updated_at, needs_human_input=state.needs_human_input,
+        task_id=state.task_id,
+        goal=state.contract.goal,
+        status=state.status,
+        operating_mode=state.contract.operating_mode,
+        iteration=state.counters.iteration,
+        max_iterations=state.contract.limits.max_iterations,
+        updated_at=state.updated_at,
+        needs_human_input=state.needs_human_input,
     )

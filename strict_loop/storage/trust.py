@@ -15,14 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Optional
 
 from strict_loop.base.errors import LoopError
-from strict_loop.model.fields import parse_json
 from strict_loop.base.fsio import atomic_write, dumps_doc, file_lock
-from strict_loop.model.settings import StopChecks
 from strict_loop.base.timefmt import now_iso
+from strict_loop.model.fields import parse_json
+from strict_loop.model.settings import StopChecks
 
 TRUST_FILE = "trusted-contracts.json"
 
@@ -75,12 +76,20 @@ class TrustStore:
                 key = _key(root, task_id)
                 if contracts.get(key, {}).get("digest") == digest(checks):
                     return False
-                contracts[key] = {"workspace": str(root.resolve()), "task_id": task_id, "digest": digest(checks),
-                                  "commands": list(checks.commands), "trusted_at": now_iso()}
+                contracts[key] = {
+                    "workspace": str(root.resolve()),
+                    "task_id": task_id,
+                    "digest": digest(checks),
+                    "commands": list(checks.commands),
+                    "trusted_at": now_iso(),
+                }
                 atomic_write(self.path, dumps_doc({"version": 1, "contracts": contracts}))
         except OSError as exc:
-            raise LoopError("trust", f"cannot write {self.path} ({exc.strerror or exc})",
-                            "make the folder writable or set XDG_CONFIG_HOME to a writable folder") from None
+            raise LoopError(
+                "trust",
+                f"cannot write {self.path} ({exc.strerror or exc})",
+                "make the folder writable or set XDG_CONFIG_HOME to a writable folder",
+            ) from None
         return True
 
 
@@ -88,7 +97,8 @@ def refusal(task_id: str, checks: StopChecks, operation: str) -> LoopError:
     """The one-line refusal for a contract whose commands this machine has not trusted."""
     n = len(checks.commands)
     return LoopError(
-        operation, f"task '{task_id}' has {n} stop command(s) this machine has not trusted (the contract came with the "
-                   "repository, a copy, a takeover or a hand edit); nothing was run",
+        operation,
+        f"task '{task_id}' has {n} stop command(s) this machine has not trusted (the contract came with the "
+        "repository, a copy, a takeover or a hand edit); nothing was run",
         f"a person reviews and trusts them with: strict-loop trust --task-id {task_id}",
     )

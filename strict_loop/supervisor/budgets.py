@@ -11,8 +11,8 @@ from typing import Literal, NamedTuple, Optional
 
 from pydantic import Field, model_validator
 
-from strict_loop.model.fields import Strict
 from strict_loop.harness.streams import Outcome
+from strict_loop.model.fields import Strict
 
 EXIT_STOP = 0
 """The stop checks say stop (goal met, completed, or the task's own limit/blocker verdict)."""
@@ -32,20 +32,36 @@ class SupervisorSettings(Strict):
     """Budgets of one ``strict-loop supervise`` run."""
 
     max_invocations: int = Field(20, ge=1, le=100_000, description="Harness invocations in this run")
-    max_rounds_per_invocation: int = Field(5, ge=1, le=1000, description="Rounds one invocation may record before it is ended")
-    max_consecutive_failures: int = Field(3, ge=1, le=100, description="Failed invocations in a row (no new round) that end the run")
-    invocation_timeout_s: float = Field(1800, gt=0, le=86_400, description="Wall clock per invocation; the harness is killed after it")
-    max_cost_usd: Optional[float] = Field(None, gt=0, le=1_000_000, description="Total cost of this run (none: no cost cap)")
-    usd_per_mtok_in: Optional[float] = Field(None, ge=0, le=10_000, description="USD per million input tokens, for harnesses that report no cost")
-    usd_per_mtok_out: Optional[float] = Field(None, ge=0, le=10_000, description="USD per million output tokens, likewise")
+    max_rounds_per_invocation: int = Field(
+        5, ge=1, le=1000, description="Rounds one invocation may record before it is ended"
+    )
+    max_consecutive_failures: int = Field(
+        3, ge=1, le=100, description="Failed invocations in a row (no new round) that end the run"
+    )
+    invocation_timeout_s: float = Field(
+        1800, gt=0, le=86_400, description="Wall clock per invocation; the harness is killed after it"
+    )
+    max_cost_usd: Optional[float] = Field(
+        None, gt=0, le=1_000_000, description="Total cost of this run (none: no cost cap)"
+    )
+    usd_per_mtok_in: Optional[float] = Field(
+        None, ge=0, le=10_000, description="USD per million input tokens, for harnesses that report no cost"
+    )
+    usd_per_mtok_out: Optional[float] = Field(
+        None, ge=0, le=10_000, description="USD per million output tokens, likewise"
+    )
     heartbeat_s: float = Field(30, gt=0, le=3600, description="Seconds between status lines")
-    backoff_base_s: float = Field(5, ge=0, le=3600, description="First wait after a failed or rate-limited invocation; doubles each time")
+    backoff_base_s: float = Field(
+        5, ge=0, le=3600, description="First wait after a failed or rate-limited invocation; doubles each time"
+    )
     backoff_max_s: float = Field(300, ge=0, le=86_400, description="Longest wait between invocations")
 
     @model_validator(mode="after")
-    def _rates_together(self) -> "SupervisorSettings":
+    def _rates_together(self) -> SupervisorSettings:
         if (self.usd_per_mtok_in is None) != (self.usd_per_mtok_out is None):
-            raise ValueError("give both usd_per_mtok_in and usd_per_mtok_out (token rates price input and output apart), or neither")
+            raise ValueError(
+                "give both usd_per_mtok_in and usd_per_mtok_out (token rates price input and output apart), or neither"
+            )
         return self
 
 
@@ -56,7 +72,9 @@ class Tally(Strict):
     consecutive_failures: int = Field(0, ge=0, description="Failed invocations in a row; progress resets it")
     consecutive_rate_limits: int = Field(0, ge=0, description="Rate-limited invocations in a row")
     cost_usd: float = Field(0.0, ge=0)
-    cost_unknown: int = Field(0, ge=0, description="Invocations whose cost could not be priced (no cost reported, no token rates)")
+    cost_unknown: int = Field(
+        0, ge=0, description="Invocations whose cost could not be priced (no cost reported, no token rates)"
+    )
     input_tokens: int = Field(0, ge=0)
     output_tokens: int = Field(0, ge=0)
     rounds_at_start: int = Field(0, ge=0, description="Rounds the task had recorded when the last invocation started")
@@ -79,7 +97,9 @@ def cost_of(settings: SupervisorSettings, outcome: Outcome) -> Optional[float]:
         return outcome.cost_usd
     if settings.usd_per_mtok_in is None or settings.usd_per_mtok_out is None:
         return None
-    return (outcome.input_tokens * settings.usd_per_mtok_in + outcome.output_tokens * settings.usd_per_mtok_out) / 1_000_000
+    return (
+        outcome.input_tokens * settings.usd_per_mtok_in + outcome.output_tokens * settings.usd_per_mtok_out
+    ) / 1_000_000
 
 
 def account(settings: SupervisorSettings, tally: Tally, outcome: Outcome, rounds_done: int) -> Tally:
@@ -93,16 +113,18 @@ def account(settings: SupervisorSettings, tally: Tally, outcome: Outcome, rounds
     cost = cost_of(settings, outcome)
     limited = outcome.rate_limited and not progressed
     failed = not progressed and not limited
-    return tally.model_copy(update={
-        "invocations": tally.invocations + 1,
-        "consecutive_failures": 0 if progressed else tally.consecutive_failures + failed,
-        "consecutive_rate_limits": tally.consecutive_rate_limits + 1 if limited else 0,
-        "cost_usd": tally.cost_usd + (cost or 0.0),
-        "cost_unknown": tally.cost_unknown + (cost is None),
-        "input_tokens": tally.input_tokens + outcome.input_tokens,
-        "output_tokens": tally.output_tokens + outcome.output_tokens,
-        "rounds_at_start": max(rounds_done, tally.rounds_at_start),
-    })
+    return tally.model_copy(
+        update={
+            "invocations": tally.invocations + 1,
+            "consecutive_failures": 0 if progressed else tally.consecutive_failures + failed,
+            "consecutive_rate_limits": tally.consecutive_rate_limits + 1 if limited else 0,
+            "cost_usd": tally.cost_usd + (cost or 0.0),
+            "cost_unknown": tally.cost_unknown + (cost is None),
+            "input_tokens": tally.input_tokens + outcome.input_tokens,
+            "output_tokens": tally.output_tokens + outcome.output_tokens,
+            "rounds_at_start": max(rounds_done, tally.rounds_at_start),
+        }
+    )
 
 
 def backoff(settings: SupervisorSettings, count: int) -> float:
@@ -112,8 +134,14 @@ def backoff(settings: SupervisorSettings, count: int) -> float:
     return min(settings.backoff_max_s, settings.backoff_base_s * 2.0 ** min(count - 1, 60))
 
 
-def decide(settings: SupervisorSettings, tally: Tally, outcome: Optional[Outcome], rounds_done: int,
-           stop_should_stop: bool, paused: bool) -> Decision:
+def decide(
+    settings: SupervisorSettings,
+    tally: Tally,
+    outcome: Optional[Outcome],
+    rounds_done: int,
+    stop_should_stop: bool,
+    paused: bool,
+) -> Decision:
     """Launch again, wait first, or end, after ``outcome`` (None: before the first launch, nothing to count).
 
     ``rounds_done``: the task's recorded rounds now; ``stop_should_stop``: check_stop's answer;
@@ -127,28 +155,61 @@ def decide(settings: SupervisorSettings, tally: Tally, outcome: Optional[Outcome
     if stop_should_stop:
         return Decision("stop", "the stop checks say stop", 0.0, EXIT_STOP, now)
     if settings.max_cost_usd is not None and now.cost_usd >= settings.max_cost_usd:
-        return Decision("limit", f"cost ${now.cost_usd:.4f} reached max_cost_usd ${settings.max_cost_usd:g}", 0.0, EXIT_LIMIT, now)
+        return Decision(
+            "limit", f"cost ${now.cost_usd:.4f} reached max_cost_usd ${settings.max_cost_usd:g}", 0.0, EXIT_LIMIT, now
+        )
     if settings.max_cost_usd is not None and now.cost_unknown:
-        return Decision("limit", "max_cost_usd is set but an invocation reported no cost: set usd_per_mtok_in and usd_per_mtok_out",
-                        0.0, EXIT_LIMIT, now)
+        return Decision(
+            "limit",
+            "max_cost_usd is set but an invocation reported no cost: set usd_per_mtok_in and usd_per_mtok_out",
+            0.0,
+            EXIT_LIMIT,
+            now,
+        )
     if now.invocations >= settings.max_invocations:
-        return Decision("limit", f"{now.invocations} invocations reached max_invocations {settings.max_invocations}", 0.0, EXIT_LIMIT, now)
+        return Decision(
+            "limit",
+            f"{now.invocations} invocations reached max_invocations {settings.max_invocations}",
+            0.0,
+            EXIT_LIMIT,
+            now,
+        )
     if now.consecutive_failures >= settings.max_consecutive_failures:
-        return Decision("fail", f"{now.consecutive_failures} failed invocations in a row{said}", 0.0, EXIT_FAILURES, now)
+        return Decision(
+            "fail", f"{now.consecutive_failures} failed invocations in a row{said}", 0.0, EXIT_FAILURES, now
+        )
     if now.consecutive_rate_limits:
         wait = backoff(settings, now.consecutive_rate_limits)
-        return Decision("continue", f"rate limited {now.consecutive_rate_limits} time(s) in a row: waiting {wait:g} s", wait, EXIT_STOP, now)
+        return Decision(
+            "continue",
+            f"rate limited {now.consecutive_rate_limits} time(s) in a row: waiting {wait:g} s",
+            wait,
+            EXIT_STOP,
+            now,
+        )
     if now.consecutive_failures:
         wait = backoff(settings, now.consecutive_failures)
-        return Decision("continue", f"{now.consecutive_failures} failed invocation(s) in a row{said}: waiting {wait:g} s", wait, EXIT_STOP, now)
-    return Decision("continue", "launching" if outcome is None else "progress made: launching again", 0.0, EXIT_STOP, now)
+        return Decision(
+            "continue",
+            f"{now.consecutive_failures} failed invocation(s) in a row{said}: waiting {wait:g} s",
+            wait,
+            EXIT_STOP,
+            now,
+        )
+    return Decision(
+        "continue", "launching" if outcome is None else "progress made: launching again", 0.0, EXIT_STOP, now
+    )
 
 
 def cost_problem(settings: SupervisorSettings, harness: str) -> Optional[str]:
     """Why ``max_cost_usd`` cannot be enforced for ``harness`` (Codex reports tokens only), else None: check before launching."""
     from strict_loop.harness import registry
 
-    if settings.max_cost_usd is not None and not registry.get(harness).reports_cost and settings.usd_per_mtok_in is None:
+    if (
+        settings.max_cost_usd is not None
+        and not registry.get(harness).reports_cost
+        and settings.usd_per_mtok_in is None
+    ):
         return f"{harness} reports no cost, only tokens: give usd_per_mtok_in and usd_per_mtok_out with max_cost_usd"
     return None
 

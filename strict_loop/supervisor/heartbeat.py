@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import IO, Any, Callable, Optional
+from collections.abc import Callable
+from typing import IO, Any, Optional
 
 from strict_loop.base.timefmt import rate_and_eta
-from strict_loop.storage.store import TaskStore
 from strict_loop.loop import reports
+from strict_loop.storage.store import TaskStore
 
 
 def clock(seconds: float) -> str:
@@ -21,17 +22,23 @@ def clock(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def status_line(task_id: str, rounds: int, max_rounds: int, rounds_at_start: int, invocation: int, elapsed_s: float) -> str:
+def status_line(
+    task_id: str, rounds: int, max_rounds: int, rounds_at_start: int, invocation: int, elapsed_s: float
+) -> str:
     """One line: round, elapsed, rounds/hour and the ETA to the task's max rounds (at this run's pace)."""
     rate, eta = rate_and_eta(rounds, rounds_at_start, elapsed_s, max_rounds)
-    return (f"[supervisor] {task_id} | round {rounds}/{max_rounds} | invocation {invocation} | elapsed {clock(elapsed_s)} | "
-            f"{rate * 3600:.1f} rounds/h | ETA {clock(eta) if eta is not None else 'unknown'}")
+    return (
+        f"[supervisor] {task_id} | round {rounds}/{max_rounds} | invocation {invocation} | elapsed {clock(elapsed_s)} | "
+        f"{rate * 3600:.1f} rounds/h | ETA {clock(eta) if eta is not None else 'unknown'}"
+    )
 
 
 class Heartbeat:
     """Beats at most every ``interval_s`` (``beat(force=True)`` at once); ``close`` ends the bar."""
 
-    def __init__(self, store: TaskStore, view: Callable[[], Any], interval_s: float, stream: Optional[IO[str]] = None) -> None:
+    def __init__(
+        self, store: TaskStore, view: Callable[[], Any], interval_s: float, stream: Optional[IO[str]] = None
+    ) -> None:
         self.store, self.view, self.interval_s = store, view, interval_s
         self.stream = stream if stream is not None else sys.stderr
         self.started = time.monotonic()
@@ -52,15 +59,23 @@ class Heartbeat:
 
     def compose(self, state: Any, elapsed_s: float, invocation: int) -> tuple[str, Optional[int]]:
         """The status line and the bar's position."""
-        line = status_line(self.store.task_id, state.counters.iteration, self.max_rounds, self.rounds_at_start, invocation, elapsed_s)
+        line = status_line(
+            self.store.task_id, state.counters.iteration, self.max_rounds, self.rounds_at_start, invocation, elapsed_s
+        )
         return line, state.counters.iteration
 
     def _start_bar(self) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=Console(file=self.stream), transient=False)
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(file=self.stream),
+            transient=False,
+        )
         self._bar.start()
         self._bar_task = self._bar.add_task(self.bar_label, total=self.bar_total, completed=self.bar_start)
 
@@ -79,7 +94,9 @@ class Heartbeat:
         if self._bar is not None:
             if position is not None:
                 self._bar.update(self._bar_task, completed=position)
-            self._bar.console.print(self.line, markup=False, highlight=False, soft_wrap=True)  # '[supervisor]' is text, not a style
+            self._bar.console.print(
+                self.line, markup=False, highlight=False, soft_wrap=True
+            )  # '[supervisor]' is text, not a style
         else:
             print(self.line, file=self.stream, flush=True)
         return self.line

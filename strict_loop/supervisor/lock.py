@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write, file_lock
@@ -66,17 +67,25 @@ class SupervisorLock:
         A short flock around the check-and-write makes two starting supervisors agree on one winner."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         pid = os.getpid()
-        mine = {"pid": pid, "start": process_start(pid), "task_id": self.task_id, "harness": harness,
-                "session_id": session_id, "started_at": now_iso()}
+        mine = {
+            "pid": pid,
+            "start": process_start(pid),
+            "task_id": self.task_id,
+            "harness": harness,
+            "session_id": session_id,
+            "started_at": now_iso(),
+        }
         with file_lock(self.path.with_name("supervisor.lock.guard"), "the supervisor lock"):
             stale = None
             if self.path.exists():
                 held = self.holder()
                 if held is not None and alive(held):
-                    raise LoopError("supervise.task_id",
-                                    f"task '{self.task_id}' is already supervised by pid {held.get('pid')} ({held.get('harness')}, "
-                                    f"since {held.get('started_at')})",
-                                    "let it finish or stop it (kill -INT <pid>); one supervisor per task")
+                    raise LoopError(
+                        "supervise.task_id",
+                        f"task '{self.task_id}' is already supervised by pid {held.get('pid')} ({held.get('harness')}, "
+                        f"since {held.get('started_at')})",
+                        "let it finish or stop it (kill -INT <pid>); one supervisor per task",
+                    )
                 stale = held or {}
             tmp = self.path.with_name(f"supervisor.lock.{pid}.tmp")
             tmp.write_text(json.dumps(mine), encoding="utf-8")
@@ -149,7 +158,9 @@ class SessionFile:
         ok = data is not None and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
         from strict_loop.harness import registry
 
-        return data["session_id"] if ok and registry.get(self.harness).resumes_sessions else None  # e.g. hermes -z has no resume
+        return (
+            data["session_id"] if ok and registry.get(self.harness).resumes_sessions else None
+        )  # e.g. hermes -z has no resume
 
     def keep(self, resumed: Optional[str], ok: bool, session_id: Optional[str]) -> None:
         """Remember the session after a good run; forget it after a failed one (the next run starts fresh from disk)."""

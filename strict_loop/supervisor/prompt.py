@@ -13,11 +13,11 @@ import shlex
 from pathlib import Path
 from typing import Optional
 
-from strict_loop.model.records import RoundBrief, TaskState
+from strict_loop.loop.workspace import Workspace
 from strict_loop.model.monitoring import MonitorView
+from strict_loop.model.records import RoundBrief, TaskState
 from strict_loop.model.results import TaskView
 from strict_loop.model.turns import one_line
-from strict_loop.loop.workspace import Workspace
 
 MAX_PROMPT_CHARS = 6000
 RECENT_ROUNDS = 5
@@ -31,7 +31,9 @@ def build_prompt(workspace: Path, task_id: str, rounds: Optional[int] = None) ->
     view = Workspace(workspace).show_task(task_id=task_id)
     state = view.state
     limit = rounds if rounds is not None else state.contract.unattended.max_rounds_per_invocation
-    head = "\n\n".join(part for part in (_intro(Path(workspace), state), _monitor(view.supervisor), _work(view)) if part)
+    head = "\n\n".join(
+        part for part in (_intro(Path(workspace), state), _monitor(view.supervisor), _work(view)) if part
+    )
     tail = _protocol(Path(workspace), state, limit)
     room = MAX_PROMPT_CHARS - len(tail) - 2
     if len(head) > room:
@@ -70,17 +72,27 @@ def _monitor(sup: MonitorView) -> str:
 
 def _work(view: TaskView) -> str:
     state = view.state
-    parts = [f"Next task: {one_line(state.next_task, 600) if state.next_task.strip() else '(none recorded: pick the next atomic step toward the goal)'}"]
+    parts = [
+        f"Next task: {one_line(state.next_task, 600) if state.next_task.strip() else '(none recorded: pick the next atomic step toward the goal)'}"
+    ]
     if state.context_snapshot.strip():
         parts.append(f"Context from the last round: {one_line(state.context_snapshot, 1000)}")
     if state.recent_rounds:
-        parts.append("Recent rounds (latest last):\n" + "\n".join(_round(r) for r in state.recent_rounds[-RECENT_ROUNDS:]))
+        parts.append(
+            "Recent rounds (latest last):\n" + "\n".join(_round(r) for r in state.recent_rounds[-RECENT_ROUNDS:])
+        )
     report = view.last_stop_report
     if report is not None:
-        failing = [f"{c.kind} {one_line(c.target, 80)}" for c in report.checks if not c.passed and c.target not in report.reason][:3]
+        failing = [
+            f"{c.kind} {one_line(c.target, 80)}"
+            for c in report.checks
+            if not c.passed and c.target not in report.reason
+        ][:3]
         more = f"; failing: {', '.join(failing)}" if failing else ""
-        parts.append(f"Last stop check (round {report.iteration}): {report.verdict}, {report.passed} passed, {report.failed} failed"
-                     f" - {one_line(report.reason, 300)}{more}")
+        parts.append(
+            f"Last stop check (round {report.iteration}): {report.verdict}, {report.passed} passed, {report.failed} failed"
+            f" - {one_line(report.reason, 300)}{more}"
+        )
     elif state.last_stop is not None:
         s = state.last_stop
         parts.append(f"Last stop check: {s.verdict}, {s.passed} passed, {s.failed} failed - {one_line(s.reason, 300)}")
@@ -88,21 +100,23 @@ def _work(view: TaskView) -> str:
 
 
 def _round(r: RoundBrief) -> str:
-    return (f"- #{r.iteration} [{r.progress}] {one_line(r.task, 120)} -> {one_line(r.result, 160)}"
-            + (f" (verified: {one_line(r.verification, 100)})" if r.verification else ""))
+    return f"- #{r.iteration} [{r.progress}] {one_line(r.task, 120)} -> {one_line(r.result, 160)}" + (
+        f" (verified: {one_line(r.verification, 100)})" if r.verification else ""
+    )
 
 
 def _protocol(root: Path, state: TaskState, rounds: int) -> str:
     """The round protocol with commands a shell tool can run as they are (or the MCP tools of the same names)."""
     where = f"--workspace {shlex.quote(str(root))} --task-id {shlex.quote(state.task_id)}"
-    return "\n".join([
-        f"Round protocol: do at most {rounds} round(s) in this session, one atomic task each, in two loop calls:",
-        f"1. Announce it: strict-loop append_event {where} --kind round.started --message 'Round N: <the task>'",
-        "2. Do the task, then verify it (run the test, the build or the check that proves it).",
-        f"3. Record it: strict-loop update_state {where} --task '<the task>' --result-summary '<what changed>' "
-        "--verification-summary '<the command and what it showed>' --progress made|none --next-task '<the next atomic task>'",
-        "   Add --status completed only when the stop checks pass; blocked or failed need --stop-reason.",
-        "The MCP tools append_event and update_state take the same fields, if the strict-loop server is connected.",
-        "Read the answer of every loop call: stop as soon as it says the stop checks pass, that the task is paused, or to stop.",
-    ])
-
+    return "\n".join(
+        [
+            f"Round protocol: do at most {rounds} round(s) in this session, one atomic task each, in two loop calls:",
+            f"1. Announce it: strict-loop append_event {where} --kind round.started --message 'Round N: <the task>'",
+            "2. Do the task, then verify it (run the test, the build or the check that proves it).",
+            f"3. Record it: strict-loop update_state {where} --task '<the task>' --result-summary '<what changed>' "
+            "--verification-summary '<the command and what it showed>' --progress made|none --next-task '<the next atomic task>'",
+            "   Add --status completed only when the stop checks pass; blocked or failed need --stop-reason.",
+            "The MCP tools append_event and update_state take the same fields, if the strict-loop server is connected.",
+            "Read the answer of every loop call: stop as soon as it says the stop checks pass, that the task is paused, or to stop.",
+        ]
+    )

@@ -15,27 +15,37 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Mapping, Optional, Sequence
+from typing import IO, Any, Optional
 
 from strict_loop.alerts import outbox
-from strict_loop.supervisor.budgets import EXIT_BAD_INPUT, EXIT_PAUSED, Decision, SupervisorSettings, Tally, cost_problem, decide, rounds_left
 from strict_loop.base.errors import LoopError
-from strict_loop.model.validation import validate_input
 from strict_loop.base.fsio import atomic_write
+from strict_loop.base.interrupts import StopSignals
+from strict_loop.base.timefmt import now_iso
 from strict_loop.harness import registry
 from strict_loop.harness.headless import KILL_GRACE_S, find_binary, read_usage, run_child, wire
-from strict_loop.supervisor.heartbeat import Heartbeat
-from strict_loop.loop.recording import record_turn, record_turns
-from strict_loop.storage.store import TaskStore
 from strict_loop.harness.streams import Outcome, ToolCall, adapter_for
-from strict_loop.base.interrupts import StopSignals
+from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.recording import record_turn, record_turns
+from strict_loop.loop.workspace import Workspace
+from strict_loop.model.validation import validate_input
+from strict_loop.storage.store import TaskStore
+from strict_loop.supervisor.budgets import (
+    EXIT_BAD_INPUT,
+    EXIT_PAUSED,
+    Decision,
+    SupervisorSettings,
+    Tally,
+    cost_problem,
+    decide,
+    rounds_left,
+)
+from strict_loop.supervisor.heartbeat import Heartbeat
 from strict_loop.supervisor.lock import SeenIds, SessionFile, SupervisorLock
 from strict_loop.supervisor.prompt import build_prompt
-from strict_loop.loop.monitoring import TaskSupervision
-from strict_loop.base.timefmt import now_iso
-from strict_loop.loop.workspace import Workspace
 
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
@@ -61,18 +71,36 @@ class SupervisorResult:
 class Supervisor:
     """One supervisor for one task of one workspace; ``run()`` drives it to an end and returns a SupervisorResult."""
 
-    def __init__(self, workspace: str | Path, task_id: str, harness: str, *, settings: Optional[SupervisorSettings] = None,
-                 model: Optional[str] = None, harness_bin: Optional[str] = None, extra_args: Sequence[str] = (),
-                 env: Optional[Mapping[str, str]] = None, stderr: Optional[IO[str]] = None, kill_grace_s: float = KILL_GRACE_S,
-                 overrides: Optional[Mapping[str, Any]] = None, mcp: bool = True) -> None:
+    def __init__(
+        self,
+        workspace: str | Path,
+        task_id: str,
+        harness: str,
+        *,
+        settings: Optional[SupervisorSettings] = None,
+        model: Optional[str] = None,
+        harness_bin: Optional[str] = None,
+        extra_args: Sequence[str] = (),
+        env: Optional[Mapping[str, str]] = None,
+        stderr: Optional[IO[str]] = None,
+        kill_grace_s: float = KILL_GRACE_S,
+        overrides: Optional[Mapping[str, Any]] = None,
+        mcp: bool = True,
+    ) -> None:
         """``settings``: every budget; else the contract's ``unattended`` budgets, then ``overrides`` (e.g. CLI flags), then defaults."""
         if harness not in registry.names():
-            raise LoopError("supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(registry.names())}")
+            raise LoopError(
+                "supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(registry.names())}"
+            )
         self.ws = Workspace(workspace)
         self.root = self.ws.root
         self.store: TaskStore = self.ws.task_store(task_id)
         if not self.store.exists():
-            raise LoopError("supervise.task_id", f"no task '{task_id}' in {self.root}", "create it with strict-loop init_state first")
+            raise LoopError(
+                "supervise.task_id",
+                f"no task '{task_id}' in {self.root}",
+                "create it with strict-loop init_state first",
+            )
         self.task_id, self.harness, self.model = self.store.task_id, harness, model
         self.settings = settings or _settings(self.store, overrides or {})
         self.env = dict(os.environ if env is None else env)
@@ -102,14 +130,26 @@ class Supervisor:
         self._refuse_untrusted()
         problem = cost_problem(self.settings, self.harness)
         if problem:
-            raise LoopError("supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd")
+            raise LoopError(
+                "supervise.max_cost_usd",
+                problem,
+                "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd",
+            )
         stale = self.lock.acquire(self.harness, self._session())
         outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
         self.signals.install()
         try:
-            self._event("supervisor.started", f"supervisor started ({self.harness})",
-                        {"harness": self.harness, "pid": os.getpid(), "session_id": self._session(), "took_over": stale,
-                         "settings": self.settings.model_dump(mode="json")})
+            self._event(
+                "supervisor.started",
+                f"supervisor started ({self.harness})",
+                {
+                    "harness": self.harness,
+                    "pid": os.getpid(),
+                    "session_id": self._session(),
+                    "took_over": stale,
+                    "settings": self.settings.model_dump(mode="json"),
+                },
+            )
             self._heart = Heartbeat(self.store, self._view, self.settings.heartbeat_s, self.stderr)
             self.tally = self.tally.model_copy(update={"rounds_at_start": self._heart.rounds_at_start})
             return self._loop()
@@ -124,23 +164,43 @@ class Supervisor:
             if self.signals.signum is not None:
                 return self._interrupted()
             if self._paused():  # a paused task launches nothing: only a person's resume answers a pause
-                return self._end(Decision(action="pause", reason="the progress monitor paused the task; a person resumes it",
-                                          sleep_s=0.0, exit_code=EXIT_PAUSED))
+                return self._end(
+                    Decision(
+                        action="pause",
+                        reason="the progress monitor paused the task; a person resumes it",
+                        sleep_s=0.0,
+                        exit_code=EXIT_PAUSED,
+                    )
+                )
             self._invocation = self._next_invocation()
             outcome = self._invoke(self._invocation)
             if self.signals.signum is not None:
                 return self._interrupted()
             should_stop, stop_reason = self._check_stop()
             if should_stop is None:
-                return self._end(Decision(action="stop", reason=stop_reason, sleep_s=0.0, exit_code=EXIT_BAD_INPUT), refused=True)
+                return self._end(
+                    Decision(action="stop", reason=stop_reason, sleep_s=0.0, exit_code=EXIT_BAD_INPUT), refused=True
+                )
             rounds = self.store.load().counters.iteration
             decision = decide(self.settings, self.tally, outcome, rounds, should_stop, self._paused())
             self.tally = decision.tally or self.tally
-            self._event("supervisor.invocation", f"invocation {self._invocation}: {outcome.reason[:300]} -> {decision.action}",
-                        {"invocation": self._invocation, "ok": outcome.ok, "reason": outcome.reason[:1000], "session_id": outcome.session_id,
-                         "cost_usd": outcome.cost_usd, "input_tokens": outcome.input_tokens, "output_tokens": outcome.output_tokens,
-                         "rate_limited": outcome.rate_limited, "stop": stop_reason[:500], "rounds": rounds,
-                         "decision": {"action": decision.action, "reason": decision.reason, "sleep_s": decision.sleep_s}})
+            self._event(
+                "supervisor.invocation",
+                f"invocation {self._invocation}: {outcome.reason[:300]} -> {decision.action}",
+                {
+                    "invocation": self._invocation,
+                    "ok": outcome.ok,
+                    "reason": outcome.reason[:1000],
+                    "session_id": outcome.session_id,
+                    "cost_usd": outcome.cost_usd,
+                    "input_tokens": outcome.input_tokens,
+                    "output_tokens": outcome.output_tokens,
+                    "rate_limited": outcome.rate_limited,
+                    "stop": stop_reason[:500],
+                    "rounds": rounds,
+                    "decision": {"action": decision.action, "reason": decision.reason, "sleep_s": decision.sleep_s},
+                },
+            )
             self._heart_beat(force=True)
             if decision.action != "continue":
                 return self._end(decision)
@@ -152,12 +212,25 @@ class Supervisor:
         self.folder.mkdir(parents=True, exist_ok=True)
         stem = self.folder / f"invocation-{n:04d}"
         prompt = build_prompt(self.root, self.task_id, self.settings.max_rounds_per_invocation)
-        atomic_write(stem.with_suffix(".prompt.txt"), prompt.encode(), sync=False)  # a record, rebuilt from disk if lost
+        atomic_write(
+            stem.with_suffix(".prompt.txt"), prompt.encode(), sync=False
+        )  # a record, rebuilt from disk if lost
         session = self._session()
         scratch = stem.with_suffix(".tmp")
         scratch.mkdir(exist_ok=True)
-        wiring = wire(self.harness, self.binary, prompt, self.root, self.task_id, scratch, model=self.model, session_id=session,
-                      extra_args=self.extra_args, env=self.env, mcp=self.mcp)
+        wiring = wire(
+            self.harness,
+            self.binary,
+            prompt,
+            self.root,
+            self.task_id,
+            scratch,
+            model=self.model,
+            session_id=session,
+            extra_args=self.extra_args,
+            env=self.env,
+            mcp=self.mcp,
+        )
         adapter = adapter_for(self.harness)  # type: ignore[arg-type]
         self.seen.absorb(self.store.events(last=RECENT_EVENTS))
         self.launched += 1
@@ -169,9 +242,20 @@ class Supervisor:
             return "paused" if len(self._pending) >= BATCH and self._flush() else None
 
         try:
-            with stem.with_suffix(".jsonl").open("w", encoding="utf-8") as raw, \
-                    stem.with_suffix(".stderr.txt").open("w", encoding="utf-8") as err:
-                child = run_child(wiring, self.root, raw, err, on_line, self.settings.invocation_timeout_s, self._tick, self.kill_grace_s)
+            with (
+                stem.with_suffix(".jsonl").open("w", encoding="utf-8") as raw,
+                stem.with_suffix(".stderr.txt").open("w", encoding="utf-8") as err,
+            ):
+                child = run_child(
+                    wiring,
+                    self.root,
+                    raw,
+                    err,
+                    on_line,
+                    self.settings.invocation_timeout_s,
+                    self._tick,
+                    self.kill_grace_s,
+                )
             self._flush()  # what the child printed last
             usage = read_usage(wiring.usage_file)
             if usage is not None:
@@ -225,7 +309,9 @@ class Supervisor:
                 try:
                     recorded.append(record_turn(self.store, self.root, message, turn, meta=meta, env=self.env))
                 except LoopError as exc:
-                    print(f"[supervisor] could not record a {turn.get('tool')} call: {exc}", file=self.stderr, flush=True)
+                    print(
+                        f"[supervisor] could not record a {turn.get('tool')} call: {exc}", file=self.stderr, flush=True
+                    )
         return any(r.pause is not None for r in recorded)
 
     # ------------------------------------------------------------------ after an invocation
@@ -248,17 +334,33 @@ class Supervisor:
 
     def _end(self, decision: Decision, refused: bool = False) -> SupervisorResult:
         action = "refused" if refused else decision.action
-        data: dict[str, Any] = {"action": action, "reason": decision.reason, "exit_code": decision.exit_code,
-                                "invocations": self.launched, "cost_usd": self.tally.cost_usd}
+        data: dict[str, Any] = {
+            "action": action,
+            "reason": decision.reason,
+            "exit_code": decision.exit_code,
+            "invocations": self.launched,
+            "cost_usd": self.tally.cost_usd,
+        }
         if decision.action == "pause":
             data["delivery"] = self._alert(decision.reason)
-        kind = {"pause": "supervisor.paused", "fail": "supervisor.failed", "limit": "supervisor.limit"}.get(decision.action,
-                                                                                                        "supervisor.stopped")
+        kind = {"pause": "supervisor.paused", "fail": "supervisor.failed", "limit": "supervisor.limit"}.get(
+            decision.action, "supervisor.stopped"
+        )
         self._event(kind, f"supervisor ended ({action}): {decision.reason[:400]}", data)
         self._heart_beat(force=True)
-        print(f"[supervisor] {self.task_id}: {action}: {decision.reason} (exit {decision.exit_code})", file=self.stderr, flush=True)
-        return SupervisorResult(decision.exit_code, action, decision.reason, self.launched, self.store.load().counters.iteration,
-                                self.tally.cost_usd)
+        print(
+            f"[supervisor] {self.task_id}: {action}: {decision.reason} (exit {decision.exit_code})",
+            file=self.stderr,
+            flush=True,
+        )
+        return SupervisorResult(
+            decision.exit_code,
+            action,
+            decision.reason,
+            self.launched,
+            self.store.load().counters.iteration,
+            self.tally.cost_usd,
+        )
 
     def _alert(self, reason: str) -> dict[str, str]:
         """The supervisor's own pause alert, through the same outbox as the monitor's (delivered in the background)."""
@@ -266,26 +368,59 @@ class Supervisor:
         from strict_loop.monitor.ladder import resume_command
 
         turns = TaskSupervision(self.store, self.root).load().turns
-        alert = Alert(id=f"{self.task_id}-supervisor-{int(time.time())}", ts=now_iso(), task_id=self.task_id, turn=turns,
-                      level=3, signals=[], diagnosis=reason, recent=[], recommended_action="a person answers with strict-loop resume")
-        return outbox.enqueue(self.store, self.root, alert, self.env, prefix="[SUPERVISOR STOPPED]",
-                              resume=resume_command(self.root, self.task_id), event=None)
+        alert = Alert(
+            id=f"{self.task_id}-supervisor-{int(time.time())}",
+            ts=now_iso(),
+            task_id=self.task_id,
+            turn=turns,
+            level=3,
+            signals=[],
+            diagnosis=reason,
+            recent=[],
+            recommended_action="a person answers with strict-loop resume",
+        )
+        return outbox.enqueue(
+            self.store,
+            self.root,
+            alert,
+            self.env,
+            prefix="[SUPERVISOR STOPPED]",
+            resume=resume_command(self.root, self.task_id),
+            event=None,
+        )
 
     def _interrupted(self) -> SupervisorResult:
         code, name = self.signals.exit_code(), self.signals.name()
-        self._event("supervisor.interrupted", f"supervisor interrupted by {name} during invocation {self._invocation}",
-                    {"signal": name, "invocation": self._invocation, "exit_code": code})
-        print(f"[supervisor] {self.task_id}: interrupted by {name}; run the same command to continue", file=self.stderr, flush=True)
-        return SupervisorResult(code, "interrupted", f"interrupted by {name}", self.launched, self.store.load().counters.iteration,
-                                self.tally.cost_usd)
+        self._event(
+            "supervisor.interrupted",
+            f"supervisor interrupted by {name} during invocation {self._invocation}",
+            {"signal": name, "invocation": self._invocation, "exit_code": code},
+        )
+        print(
+            f"[supervisor] {self.task_id}: interrupted by {name}; run the same command to continue",
+            file=self.stderr,
+            flush=True,
+        )
+        return SupervisorResult(
+            code,
+            "interrupted",
+            f"interrupted by {name}",
+            self.launched,
+            self.store.load().counters.iteration,
+            self.tally.cost_usd,
+        )
 
     # ------------------------------------------------------------------ state kept on disk
 
     def _next_invocation(self) -> int:
         """One past the highest invocation on disk (files, then events): a restarted supervisor continues the count."""
-        found = [int(m.group(1)) for p in self.folder.glob("invocation-*.prompt.txt") if (m := _INVOCATION.search(p.name))]
+        found = [
+            int(m.group(1)) for p in self.folder.glob("invocation-*.prompt.txt") if (m := _INVOCATION.search(p.name))
+        ]
         for event in self.store.events(last=RECENT_EVENTS):
-            if str(event.get("kind", "")).startswith("supervisor.") and isinstance((event.get("data") or {}).get("invocation"), int):
+            if str(event.get("kind", "")).startswith("supervisor.") and isinstance(
+                (event.get("data") or {}).get("invocation"), int
+            ):
                 found.append(event["data"]["invocation"])
         return max(found, default=0) + 1
 
@@ -334,6 +469,8 @@ class Supervisor:
 def _settings(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSettings:
     """The run's budgets: the loop contract's unattended budgets, overridden by the caller's, over the defaults."""
     unattended = store.load().contract.unattended
-    base = {"max_rounds_per_invocation": unattended.max_rounds_per_invocation,
-            "max_consecutive_failures": unattended.max_consecutive_failures}
+    base = {
+        "max_rounds_per_invocation": unattended.max_rounds_per_invocation,
+        "max_consecutive_failures": unattended.max_consecutive_failures,
+    }
     return validate_input(SupervisorSettings, {**base, **overrides}, "supervise")

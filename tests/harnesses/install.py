@@ -18,8 +18,9 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[2]
 NPM_PACKAGES = {"@anthropic-ai/claude-code": "2.1.330", "@openai/codex": "0.169.0"}
@@ -87,21 +88,32 @@ def install_npm(node_dir: Path) -> None:
         return
     npm = shutil.which("npm")
     if not npm or not shutil.which("node"):
-        raise InstallError("installing Claude Code and Codex needs node and npm on PATH (e.g. apt-get install nodejs npm)")
+        raise InstallError(
+            "installing Claude Code and Codex needs node and npm on PATH (e.g. apt-get install nodejs npm)"
+        )
     node_dir.mkdir(parents=True, exist_ok=True)
     env = _npm_env(node_dir)
     specs = [f"{n}@{v}" for n, v in NPM_PACKAGES.items()]
     ranges = [_run([npm, "view", s, "engines.node"], f"reading the engines range of {s}", env).strip() for s in specs]
     node_version = _run(["node", "--version"], "checking the Node version", env).strip()
     if not all(node_satisfies(node_version, r) for r in ranges):
-        print(f"harnesses: Node {node_version} does not meet {ranges}; installing node@{NODE_PACKAGE[1]} from npm", file=sys.stderr)
-        _run([npm, "install", "--prefix", str(node_dir), "--save-exact", f"{NODE_PACKAGE[0]}@{NODE_PACKAGE[1]}"], "installing Node", env)
+        print(
+            f"harnesses: Node {node_version} does not meet {ranges}; installing node@{NODE_PACKAGE[1]} from npm",
+            file=sys.stderr,
+        )
+        _run(
+            [npm, "install", "--prefix", str(node_dir), "--save-exact", f"{NODE_PACKAGE[0]}@{NODE_PACKAGE[1]}"],
+            "installing Node",
+            env,
+        )
         node_version = _run(["node", "--version"], "checking the installed Node", env).strip()
         if not all(node_satisfies(node_version, r) for r in ranges):
             raise InstallError(f"the installed Node {node_version} still does not meet {ranges}")
     _run([npm, "install", "--prefix", str(node_dir), "--save-exact", *specs], "installing " + " ".join(specs), env)
     if not _npm_ready(node_dir):
-        raise InstallError(f"npm finished but {node_dir}/node_modules/.bin lacks claude or codex at the pinned versions")
+        raise InstallError(
+            f"npm finished but {node_dir}/node_modules/.bin lacks claude or codex at the pinned versions"
+        )
 
 
 def _hermes_ready(venv: Path) -> bool:
@@ -119,7 +131,9 @@ def _hermes_python() -> str:
         found = shutil.which(f"python3.{minor}")
         if found:
             return found
-    raise InstallError(f"hermes-agent {HERMES[1]} needs Python >={low[0]}.{low[1]},<{high[0]}.{high[1]}; none found on PATH")
+    raise InstallError(
+        f"hermes-agent {HERMES[1]} needs Python >={low[0]}.{low[1]},<{high[0]}.{high[1]}; none found on PATH"
+    )
 
 
 def install_hermes(venv: Path) -> None:
@@ -135,7 +149,9 @@ def install_hermes(venv: Path) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", type=Path, default=REPO / ".harnesses", help="where to install (default: <repo>/.harnesses)")
+    parser.add_argument(
+        "--root", type=Path, default=REPO / ".harnesses", help="where to install (default: <repo>/.harnesses)"
+    )
     args = parser.parse_args(argv)
     try:
         install_npm(args.root / "node")

@@ -28,18 +28,28 @@ _TOP_LEVEL = {"tool_name", "args", "session_id", "parent_session_id"}
 def _payload(event: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The JSON a Hermes shell hook gets for ``event``: the hook command reads both forms the same way."""
     args = kwargs.get("args")
-    return {"hook_event_name": event, "tool_name": kwargs.get("tool_name"),
-            "tool_input": args if isinstance(args, dict) else None,
-            "session_id": kwargs.get("session_id") or kwargs.get("parent_session_id") or "",
-            "cwd": os.getcwd(), "extra": {k: v for k, v in kwargs.items() if k not in _TOP_LEVEL}}
+    return {
+        "hook_event_name": event,
+        "tool_name": kwargs.get("tool_name"),
+        "tool_input": args if isinstance(args, dict) else None,
+        "session_id": kwargs.get("session_id") or kwargs.get("parent_session_id") or "",
+        "cwd": os.getcwd(),
+        "extra": {k: v for k, v in kwargs.items() if k not in _TOP_LEVEL},
+    }
 
 
 def _ask(event: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
     """What ``strict-loop hook hermes`` printed for this event; {} when it said nothing or could not run."""
     command = [STRICT_LOOP, "hook", "hermes", *(["--workspace", WORKSPACE] if WORKSPACE else [])]
     try:
-        done = subprocess.run(command, input=json.dumps(_payload(event, kwargs), default=str), capture_output=True,
-                              text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            command,
+            input=json.dumps(_payload(event, kwargs), default=str),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         answer = json.loads(done.stdout) if done.stdout.strip() else {}
     except Exception:  # never break the user's session
         return {}

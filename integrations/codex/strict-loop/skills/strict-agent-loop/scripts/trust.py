@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """strict-agent-loop: `trust` (run with --help). Works installed or from a copy of the repo."""
+
 import sys
 from pathlib import Path
 
