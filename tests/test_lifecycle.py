@@ -7,7 +7,9 @@ import json
 import jsonschema
 from conftest import read_jsonl, run_json, run_script
 
-from strict_loop import Workspace
+import pytest
+
+from strict_loop import LoopError, Workspace
 from strict_loop.cli import schemas
 from strict_loop.model.records import IterationRecord, StatusRecord, StopReport, TaskState
 
@@ -221,3 +223,32 @@ def test_compact_keeps_ledgers_whole(ws_dir):
     assert state.archive.rounds == 7 and state.archive.first_iteration == 1 and state.archive.last_iteration == 7
     assert state.archive.headlines[-1] == "#7 task 7"
     assert len(read_jsonl(ws.task_paths("c").iterations)) == 9
+
+
+def test_a_round_whose_checks_say_goal_met_completes_the_task(ws_dir):
+    """Following the protocol literally (record 'running', stop when should_stop) leaves no finished task running."""
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="t", goal="g", global_stop_condition="notes.md exists", stop_checks={"paths_exist": ["notes.md"]})
+    ws.append_event(task_id="t", kind="round.started", message="Round 1: not yet")
+    first = ws.update_state(task_id="t", task="a", result_summary="r", verification_summary="v", status="running")
+    assert first.status == "running" and not first.stop.should_stop
+    ws.append_event(task_id="t", kind="round.started", message="Round 2: write notes.md")
+    (ws_dir / "notes.md").write_text("# Summary\n")
+    done = ws.update_state(task_id="t", task="b", result_summary="r", verification_summary="v", status="running")
+    assert done.stop.should_stop and done.stop.verdict == "goal_met" and done.status == "completed"
+    assert ws.show_task(task_id="t").state.status == "completed"
+    events = read_jsonl(ws_dir / ".agent-loop/tasks/t/events.jsonl")
+    assert [e["data"]["iteration"] for e in events if e["kind"] == "task.completed"] == [2]
+    assert "completed" in (ws_dir / ".agent-loop/tasks/t/latest-status.txt").read_text()
+
+
+def test_round_started_on_a_task_that_is_not_running_is_refused_with_the_way_forward(ws_dir):
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="t", goal="g", global_stop_condition="s")
+    ws.update_state(task_id="t", task="a", result_summary="r", verification_summary="v", status="completed")
+    with pytest.raises(LoopError) as refused:
+        ws.append_event(task_id="t", kind="round.started", message="Round 2: more")
+    assert "which is completed after round 1" in str(refused.value) and "init_state with a new task_id" in str(refused.value)
+    events = read_jsonl(ws_dir / ".agent-loop/tasks/t/events.jsonl")
+    assert not [e for e in events if e["kind"] == "round.started" and e["message"] == "Round 2: more"]
+    ws.append_event(task_id="t", kind="note", message="a note is still fine")

@@ -53,6 +53,20 @@ def record_stop(store: TaskStore, report: StopReport) -> StopReport:
     return report
 
 
+def complete(store: TaskStore, iteration: int, reason: str) -> None:
+    """A running task whose stop checks say goal_met after round ``iteration`` is completed (caller holds the lock).
+
+    Why: following the protocol literally (stop when should_stop) must not leave a finished task running, where it
+    would make a second running task ambiguous for the hooks."""
+    state = store.load_current()
+    if state.status != "running" or state.counters.iteration != iteration:
+        return  # a later round or a person got there first
+    state.status, state.stop_reason = "completed", f"goal met: {reason}"[:2000]
+    state.updated_at = now_iso()
+    store.save(state)
+    store.append_event("task.completed", f"goal met after round {iteration}: {reason[:200]}", {"iteration": iteration})
+
+
 def before_completed(
     trust_store: TrustStore, root: Path, store: TaskStore, req: UpdateStateInput
 ) -> Optional[StopReport]:
@@ -101,6 +115,10 @@ def after_round(
     )
     shown = [status] if status is not None else []
     steps: list[tuple[str, Any]] = [("recording the stop check", lambda: record_stop(store, verdict))] if fresh else []
+    completed = verdict.verdict == "goal_met" and state.status == "running"
+    if completed:
+        steps.append(("completing the task", lambda: complete(store, result.iteration, verdict.reason)))
+        status = None  # the status line must say completed
     if status is None:
         steps.append(
             (
@@ -120,6 +138,7 @@ def after_round(
     return result.model_copy(
         update={
             "stop": StopBrief.of(verdict, checks_run=not not_run),
+            "status": "completed" if completed and not problems else result.status,
             "status_line": line,
             "warnings": result.warnings + problems,
         }

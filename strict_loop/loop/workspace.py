@@ -171,6 +171,7 @@ class Workspace:
             if req.kind == "round.started":
                 sup.refuse_round("append_event.kind")
                 state = store.load_current()
+                rounds.refuse_new_round(state)
                 data.setdefault("iteration", state.counters.iteration + 1)
             rec = store.append_event(req.kind, req.message, data)
             if state is not None:

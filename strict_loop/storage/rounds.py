@@ -104,6 +104,17 @@ def fit(state: TaskState) -> bytes:
     return data
 
 
+def refuse_new_round(state: TaskState) -> None:
+    """A round can start only on a running task: a completed, blocked or failed one takes no more rounds."""
+    if state.status != "running":
+        why = f": {state.stop_reason[:200]}" if state.stop_reason else ""
+        raise LoopError(
+            "append_event.kind",
+            f"round.started on task '{state.task_id}', which is {state.status} after round {state.counters.iteration}{why}",
+            "start new work as a new task: init_state with a new task_id (this task's record stays as it is)",
+        )
+
+
 def check_round_input(state: TaskState, req: RoundFields) -> None:
     """Refuse a round the task cannot take: it is completed, or the snapshot is over this task's cap."""
     if state.status == "completed":
