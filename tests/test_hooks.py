@@ -256,8 +256,11 @@ def test_task_is_found_from_a_subfolder_or_named_by_the_environment(ws_dir):
     start(ws_dir, "b")
     sub = ws_dir / "src" / "pkg"
     sub.mkdir(parents=True)
-    assert hook("claude", "claude_post_tool_use", sub) is None  # two running tasks: none guessed
+    told = hook("claude", "claude_post_tool_use", sub)  # two running tasks: none guessed, the call kept apart
+    assert "2 loop tasks are running here (a, b)" in told["hookSpecificOutput"]["additionalContext"]
+    assert hook("claude", "claude_post_tool_use", sub) is None  # told once per session
     assert events(ws_dir, "a", "tool_call") == [] and events(ws_dir, "b", "tool_call") == []
+    assert len((ws_dir / ".agent-loop/unclaimed.jsonl").read_text().splitlines()) == 2
     hook("claude", "claude_post_tool_use", sub, env={"STRICT_LOOP_TASK": "b"})
     assert len(events(ws_dir, "b", "tool_call")) == 1 and events(ws_dir, "a", "tool_call") == []
     out = handler.handle(
@@ -347,3 +350,25 @@ def test_the_installed_console_script_answers_a_hook_end_to_end(ws_dir):
         [exe, "hook", "claude"], input="{not json", capture_output=True, text=True, cwd=str(ws_dir), env=env, timeout=60
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_a_failed_command_s_output_after_exit_code_is_the_turn_s_output(ws_dir):
+    """Claude Code 2.1.331's PostToolUseFailure: "Exit code 1\\n<output>" (a real payload)."""
+    start(ws_dir)
+    hook("claude", "claude_post_tool_use_failure_output", ws_dir)
+    [turn] = events(ws_dir, kind="tool_call")
+    assert (turn["data"]["output"], turn["data"]["exit_code"], turn["data"]["error"]) == ("3 failed, 2 passed in 0.1s", 1, True)
+
+
+def test_what_the_person_types_is_recorded_as_their_turn_on_every_harness(ws_dir):
+    start(ws_dir)
+    secret = {"DEPLOY_TOKEN": "tok-9f8e7d6c5b4a3210"}
+    assert hook("claude", "claude_user_prompt_submit", ws_dir, env=secret, prompt="still truncated, tok-9f8e7d6c5b4a3210") is None
+    hook("codex", "codex_user_prompt_submit", ws_dir)
+    hook("hermes", "hermes_pre_llm_call", ws_dir)
+    turns = [t["data"] for t in events(ws_dir, kind="tool_call")]
+    assert [(t["tool"], t["actor"]) for t in turns] == [("user_prompt", "person")] * 3
+    assert [t["output"] for t in turns] == ["still truncated, ***", "it still fails the same way",
+                                            "it still fails with the same error"]
+    assert hook("claude", "claude_user_prompt_submit", ws_dir, env={"STRICT_LOOP_SUPERVISOR": "1"}) is None
+    assert len(events(ws_dir, kind="tool_call")) == 3  # a supervisor's prompt is not a person's word

@@ -18,8 +18,8 @@ from strict_loop.harness import install
 
 CASES = [("claude", "project"), ("claude", "user"), ("codex", "project"), ("codex", "user"), ("hermes", "user")]
 HOOK_EVENTS = {
-    "claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"},
-    "codex": {"PreToolUse", "PostToolUse", "Stop"},
+    "claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"},
+    "codex": {"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"},
 }
 
 

@@ -22,21 +22,12 @@ from strict_loop.loop.operations import Operation
 
 ME = "test_tables:"  # this module, importable by name (tests/ is on sys.path), for the row's function references
 GEMINI = registry.Harness(
-    "gemini",
-    "Gemini CLI (fake)",
-    (("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
-    "strict_loop.harness.payloads:claude_turn",
-    "strict_loop.harness.payloads:hook_specific_context",
-    ME + "deny",
-    ME + "plan",
-    "project",
-    ME + "argv",
-    "strict_loop.harness.streams:ClaudeAdapter",
-    stop_restarts_on_new_turn=False,
-    resumes_sessions=False,
-    reports_cost=False,
-    hooks_in_headless=False,
-)
+    name="gemini", title="Gemini CLI (fake)", hook_events=(("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
+    turn_fn="strict_loop.harness.payloads:claude_turn", prompt_fn="strict_loop.harness.payloads:prompt_field",
+    context_fn="strict_loop.harness.payloads:hook_specific_context", deny_fn=ME + "deny",
+    plan_fn=ME + "plan", default_scope="project", argv_fn=ME + "argv", stream_fn="strict_loop.harness.streams:ClaudeAdapter",
+    stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=False, hooks_in_headless=False,
+)  # fmt: skip
 
 
 def deny(event: Any, reason: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from strict_loop.harness import install, registry
 from strict_loop.loop import answers, operations
 from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL
 from strict_loop.loop.workspace import Workspace
+from strict_loop.model.results import TaskList
 from strict_loop.model.validation import validate_input
 
 EXIT_ERROR = 2
@@ -354,6 +355,8 @@ def _replay(path: Path, as_json: bool) -> int:
 
 
 def _dump(result: Any) -> str:
+    if isinstance(result, TaskList):  # `list_tasks --json` stays a list, as scripts read it (the count is in the text)
+        result = result.tasks
     if isinstance(result, list):
         return json.dumps([r.model_dump(mode="json") for r in result], indent=2, ensure_ascii=False)
     assert isinstance(result, BaseModel)

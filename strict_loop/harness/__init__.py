@@ -5,4 +5,4 @@ answers, the hook handler with its daemon and client, headless runs and their st
 It may import ``loop`` and below.
 """
 
-__all__ = ["client", "configedit", "daemon", "handler", "headless", "install", "payloads", "registry", "streams"]
+__all__ = ["binding", "client", "configedit", "daemon", "handler", "headless", "install", "payloads", "registry", "streams"]

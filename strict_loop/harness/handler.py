@@ -93,7 +93,7 @@ def handle(
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
     daemon: bool = False,
-    phases: Collection[str] = ("pre", "post", "stop"),
+    phases: Collection[str] = ("pre", "post", "stop", "prompt"),
 ) -> str:
     """What the hook prints for stdin ``data`` ('' for nothing). Never raises.
 
@@ -105,17 +105,17 @@ def handle(
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     payload = _payload(raw)
     event = payloads.parse_event(harness, payload or {})
-    if payload is not None and (
-        event.phase not in phases or (event.phase == "post" and payloads.own_tool(event.tool) is not None)
-    ):
-        return ""  # an event this handler does not act on, or the loop's own bookkeeping
+    if payload is not None and event.phase not in phases:
+        return ""  # an event this handler does not act on
     try:
         root = find_workspace(workspace, event.cwd or None, cwd)
-        task_dir = find_task(root, env) if root is not None else None
+        task_dir, running = find_task(root, env, event if payload is not None else None) if root else (None, [])
     except Exception:  # noqa: BLE001 (no task known: nowhere to log, and the session must go on)
         return ""
+    if payload is not None and event.phase == "post" and payloads.own_tool(event.tool) is not None:
+        return ""  # the loop's own bookkeeping (it may have bound the session above)
     if task_dir is None or root is None:
-        return ""
+        return _unclaimed(event, root, running, env) if root and payload and event.phase == "post" else ""
     if payload is None:
         _log(task_dir, harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored", env)
         return ""
@@ -198,18 +198,45 @@ def find_workspace(given: Optional[str], event_cwd: Optional[str], process_cwd: 
     return None
 
 
-def find_task(root: Path, env: Mapping[str, str]) -> Optional[Path]:
-    """The folder of env ``STRICT_LOOP_TASK``'s task, else of the single running task (a task whose state
-    does not even parse counts, so that its problem is logged rather than hidden)."""
+def find_task(
+    root: Path, env: Mapping[str, str], event: Optional[HookEvent] = None
+) -> tuple[Optional[Path], list[str]]:
+    """The folder of the task this call belongs to, and (when none) the running tasks that could claim it.
+
+    In order: env ``STRICT_LOOP_TASK``; the task the call itself names (a loop call with a ``task_id``, which
+    binds the session to it); the task the session was bound to, while it runs; the single running task (a
+    task whose state does not even parse counts, so that its problem is logged rather than hidden).
+    """
     from strict_loop.base.layout import Layout
+    from strict_loop.harness import binding
 
     layout = Layout(root)
     ids = layout.task_ids()
     wanted = env.get(TASK_ENV, "").strip()
     if wanted:
-        return layout.task(wanted).root if wanted in ids else None
-    candidates = [task_id for task_id in ids if _status(layout.task(task_id).state) in ("running", None)]
-    return layout.task(candidates[0]).root if len(candidates) == 1 else None
+        return (layout.task(wanted).root if wanted in ids else None), []
+    claimed = binding.claimed_task(event) if event is not None else None
+    if claimed in ids:
+        binding.bind(root / MANAGER_DIR, event, claimed)  # type: ignore[arg-type]
+        return layout.task(claimed).root, []
+    running = [task_id for task_id in ids if _status(layout.task(task_id).state) in ("running", None)]
+    bound = binding.bound_task(root / MANAGER_DIR, event) if event is not None and len(running) > 1 else None
+    if bound in running:
+        return layout.task(bound).root, []
+    return (layout.task(running[0]).root if len(running) == 1 else None), running
+
+
+def _unclaimed(event: HookEvent, root: Path, running: list[str], env: Mapping[str, str]) -> str:
+    """A tool call while several tasks run and none claims it: recorded in unclaimed.jsonl, the agent told once."""
+    if len(running) < 2:
+        return ""  # no loop runs here: nothing to claim the call
+    from strict_loop.harness import binding
+
+    try:
+        text = binding.record_unclaimed(root / MANAGER_DIR, event, payloads.turn_fields(event), running, env)
+    except Exception:  # noqa: BLE001 (a busy or unwritable folder must not break the session)
+        return ""
+    return json.dumps(payloads.context_output(event, text), ensure_ascii=False) if text else ""
 
 
 def _status(path: Path) -> Optional[str]:
@@ -235,7 +262,9 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
         return None
     supervision = TaskSupervision(store, root, settings)
     if event.phase == "post":
-        return _after_tool(event, root, supervision, env)
+        return _after_tool(event, root, supervision, env, payloads.turn_fields(event))
+    if event.phase == "prompt":  # the person's word is an outcome too; a supervisor's prompt is not a person's
+        return None if env.get(SUPERVISED_ENV) else _after_tool(event, root, supervision, env, payloads.person_fields(event))
     if event.phase == "pre":
         if not supervision.paused() or payloads.reads_loop_state(event, _own_executable()):
             return None
@@ -272,12 +301,12 @@ def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
 
 
 def _after_tool(
-    event: HookEvent, root: Path, supervision: TaskSupervision, env: Mapping[str, str]
+    event: HookEvent, root: Path, supervision: TaskSupervision, env: Mapping[str, str], fields: dict[str, Any]
 ) -> Optional[dict[str, Any]]:
+    """Record a turn (a tool call, or what the person typed) and say what the monitor has to say about it."""
     from strict_loop.loop.recording import record_turn
 
     store = supervision.store
-    fields = payloads.turn_fields(event)
     recorded = record_turn(
         store,
         root,

@@ -16,16 +16,18 @@ from typing import Any, Literal, NamedTuple, Optional
 
 from strict_loop.harness.registry import get, resolve
 
-Phase = Literal["post", "pre", "stop", "other"]
+Phase = Literal["post", "pre", "stop", "prompt", "other"]
 
 _PHASES: dict[str, Phase] = {
     "PostToolUse": "post",
     "PostToolUseFailure": "post",
     "PreToolUse": "pre",
-    "Stop": "stop",  # Claude Code, Codex
+    "Stop": "stop",
+    "UserPromptSubmit": "prompt",  # Claude Code, Codex
     "post_tool_call": "post",
     "pre_tool_call": "pre",
-    "pre_verify": "stop",  # Hermes
+    "pre_verify": "stop",
+    "pre_llm_call": "prompt",  # Hermes (its plugin's hook, once per user message)
 }
 
 OWN_TOOL_PREFIXES = (
@@ -116,11 +118,30 @@ def turn_fields(event: HookEvent) -> dict[str, Any]:
     return fields
 
 
+def person_fields(event: HookEvent) -> dict[str, Any]:
+    """The ``Turn`` fields of what the person typed (a ``prompt`` event): a turn of its own, ``actor`` person."""
+    text = resolve(get(event.harness).prompt_fn)(event)
+    return {"tool": "user_prompt", "actor": "person", "args": {}, "output": text if isinstance(text, str) else ""}
+
+
+def prompt_field(event: HookEvent) -> str:
+    """Claude Code and Codex: UserPromptSubmit's ``prompt``."""
+    return _text(event.payload.get("prompt"))
+
+
+def hermes_prompt(event: HookEvent) -> str:
+    """Hermes: pre_llm_call's ``user_message`` (the plugin passes its keyword arguments in ``extra``)."""
+    extra = event.payload.get("extra")
+    return _text(extra.get("user_message")) if isinstance(extra, dict) else ""
+
+
 def claude_turn(event: HookEvent) -> dict[str, Any]:
     """Claude Code: Bash's stdout and stderr; on PostToolUseFailure the error text ("Exit code N" and what followed)."""
-    if event.name == "PostToolUseFailure":
+    if event.name == "PostToolUseFailure":  # "Exit code N", then a newline and the command's output (2.1.331)
         error = _text(event.payload.get("error"))
-        return {"output": error, "error": True, "exit_code": exit_code_in(error)}
+        first, _, rest = error.partition("\n")
+        code = exit_code_in(first)
+        return {"output": rest if code is not None and rest.strip() else error, "error": True, "exit_code": code}
     response = event.payload.get("tool_response")
     return {
         "output": _claude_output(response),

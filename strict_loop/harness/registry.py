@@ -29,6 +29,7 @@ class Harness(NamedTuple):
     title: str
     hook_events: tuple[tuple[str, Optional[str], int], ...]  # (event, matcher, timeout) the installer registers
     turn_fn: str  # HookEvent -> the Turn fields of a post-tool event (output, error, exit code)
+    prompt_fn: str  # HookEvent -> what the person typed (a prompt event), recorded as a person's turn
     context_fn: str  # (HookEvent, text) -> hook output that puts text beside the tool result
     deny_fn: str  # (HookEvent, reason) -> hook output that refuses the tool call about to run
     plan_fn: str  # (scope, workspace, install) -> install.Plan: the files ``strict-loop install`` edits
@@ -45,12 +46,14 @@ CLAUDE_EVENTS = (
     ("PreToolUse", "*", TOOL_TIMEOUT_S),
     ("PostToolUse", "*", TOOL_TIMEOUT_S),
     ("PostToolUseFailure", "*", TOOL_TIMEOUT_S),
+    ("UserPromptSubmit", None, TOOL_TIMEOUT_S),
     ("Stop", None, STOP_TIMEOUT_S),
 )
 # Claude's "*" matches every tool; Codex's matcher is a regex: none matches all.
 CODEX_EVENTS = (
     ("PreToolUse", None, TOOL_TIMEOUT_S),
     ("PostToolUse", None, TOOL_TIMEOUT_S),
+    ("UserPromptSubmit", None, TOOL_TIMEOUT_S),
     ("Stop", None, STOP_TIMEOUT_S),
 )
 
@@ -63,54 +66,27 @@ _P, _I, _H, _S = (
 
 HARNESSES: dict[str, Harness] = {
     "claude": Harness(
-        "claude",
-        "Claude Code",
-        CLAUDE_EVENTS,
-        _P + "claude_turn",
-        _P + "hook_specific_context",
-        _P + "hook_specific_deny",
-        _I + "plan_claude",
-        "project",
-        _H + "claude_argv",
-        _S + "ClaudeAdapter",
-        stop_restarts_on_new_turn=True,
-        resumes_sessions=True,
-        reports_cost=True,
-        hooks_in_headless=True,
+        name="claude", title="Claude Code", hook_events=CLAUDE_EVENTS,
+        turn_fn=_P + "claude_turn", prompt_fn=_P + "prompt_field",
+        context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
+        plan_fn=_I + "plan_claude", default_scope="project", argv_fn=_H + "claude_argv", stream_fn=_S + "ClaudeAdapter",
+        stop_restarts_on_new_turn=True, resumes_sessions=True, reports_cost=True, hooks_in_headless=True,
     ),
     "codex": Harness(
-        "codex",
-        "Codex CLI",
-        CODEX_EVENTS,
-        _P + "codex_turn",
-        _P + "hook_specific_context",
-        _P + "hook_specific_deny",
-        _I + "plan_codex",
-        "project",
-        _H + "codex_argv",
-        _S + "CodexAdapter",
-        stop_restarts_on_new_turn=False,
-        resumes_sessions=True,
-        reports_cost=False,
-        hooks_in_headless=False,
+        name="codex", title="Codex CLI", hook_events=CODEX_EVENTS,
+        turn_fn=_P + "codex_turn", prompt_fn=_P + "prompt_field",
+        context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
+        plan_fn=_I + "plan_codex", default_scope="project", argv_fn=_H + "codex_argv", stream_fn=_S + "CodexAdapter",
+        stop_restarts_on_new_turn=False, resumes_sessions=True, reports_cost=False, hooks_in_headless=False,
     ),
     "hermes": Harness(
-        "hermes",
-        "Hermes Agent",
-        (),
-        _P + "hermes_turn",
-        _P + "hermes_context",
-        _P + "hermes_deny",
-        _I + "plan_hermes",
-        "user",
-        _H + "hermes_argv",
-        _S + "HermesAdapter",
-        stop_restarts_on_new_turn=False,
-        resumes_sessions=False,
-        reports_cost=True,
-        hooks_in_headless=True,
+        name="hermes", title="Hermes Agent", hook_events=(),
+        turn_fn=_P + "hermes_turn", prompt_fn=_P + "hermes_prompt",
+        context_fn=_P + "hermes_context", deny_fn=_P + "hermes_deny",
+        plan_fn=_I + "plan_hermes", default_scope="user", argv_fn=_H + "hermes_argv", stream_fn=_S + "HermesAdapter",
+        stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=True, hooks_in_headless=True,
     ),
-}
+}  # fmt: skip
 """Every harness, by name. Hermes's hooks are its plugin's (integrations/hermes/), so it lists no hook events."""
 
 

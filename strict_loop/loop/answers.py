@@ -20,7 +20,7 @@ from strict_loop.model.results import (
     RoundResult,
     StatusReport,
     StopResult,
-    TaskSummary,
+    TaskList,
     TaskView,
     TrustResult,
 )
@@ -93,7 +93,8 @@ def compact(r: CompactResult) -> str:
     )
 
 
-def task_list(tasks: list[TaskSummary]) -> str:
+def task_list(listing: TaskList) -> str:
+    tasks = listing.tasks
     if not tasks:
         return "no tasks (create one with init_state)"
     lines = []
@@ -104,6 +105,11 @@ def task_list(tasks: list[TaskSummary]) -> str:
         src = " [.codex-loop]" if t.source == "codex-loop" else ""
         flag = " NEEDS HUMAN INPUT" if t.needs_human_input else ""
         lines.append(f"{t.task_id:<32} {t.status:<9} {t.iteration:>5}/{t.max_iterations:<6} {t.goal[:60]}{src}{flag}")
+    if listing.unclaimed_calls:
+        lines.append(
+            f"{listing.unclaimed_calls} tool call(s) claimed by no task (.agent-loop/unclaimed.jsonl): several "
+            "tasks run and a session named none; a loop call naming a task_id binds its session"
+        )
     return "\n".join(lines)
 
 

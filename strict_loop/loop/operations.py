@@ -40,7 +40,6 @@ from strict_loop.model.results import (
     StatusResult,
     StopResult,
     TaskList,
-    TaskSummary,
     TaskView,
     TrustResult,
 )
@@ -75,6 +74,7 @@ class Operation:
     tool: Optional[str] = None  # the MCP tool's description; None: a person's command, not a tool
     cli_request: Optional[type[BaseModel]] = None
     structured: Callable[[Any], BaseModel] = _same
+    method: str = ""  # the Workspace method, when its name is not the operation's
     read_only: bool = False
     destructive: bool = False  # may replace or discard what is there (clients ask before calling)
     open_world: bool = False  # reaches beyond the workspace files: runs the contract's commands, posts alerts
@@ -87,17 +87,13 @@ class Operation:
 
     def call(self, ws: Any, request: Any = None) -> Any:
         """Run the operation on a Workspace (a request model instance, or None for an operation without input)."""
-        method = getattr(ws, self.name)
+        method = getattr(ws, self.method or self.name)
         return method() if self.request is None else method(request)
 
 
 def _status_result(report: StatusReport) -> BaseModel:
     """The status text once, as the text; the record and the supervisor as the structured result."""
     return StatusResult(**dict(report.record), supervisor=report.supervisor)
-
-
-def _task_list(tasks: list[TaskSummary]) -> BaseModel:
-    return TaskList(tasks=tasks)
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -223,7 +219,7 @@ OPERATIONS: tuple[Operation, ...] = (
         answers.task_list,
         title="List loop tasks",
         tool="List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
-        structured=_task_list,
+        method="task_list",
         read_only=True,
     ),
     Operation(

@@ -17,7 +17,7 @@ from strict_loop import __version__
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError, TaskNotFound, boundary
 from strict_loop.base.fsio import LOCK_TIMEOUT_S, atomic_write, dumps_doc, iter_lines, tail_lines, trim_torn_tail
-from strict_loop.base.layout import Layout, TaskPaths, slug_from_goal
+from strict_loop.base.layout import MANAGER_DIR, Layout, TaskPaths, slug_from_goal
 from strict_loop.base.timefmt import now_iso, seconds_between
 from strict_loop.loop import reports, verdicts
 from strict_loop.loop.monitoring import TaskSupervision, monitor_settings
@@ -54,6 +54,7 @@ from strict_loop.model.results import (
     RoundResult,
     StatusReport,
     StopResult,
+    TaskList,
     TaskSummary,
     TaskView,
     TrustResult,
@@ -320,6 +321,12 @@ class Workspace:
     def list_tasks(self) -> list[TaskSummary]:
         """Every task here, including tasks of an original ``.codex-loop/`` not yet migrated."""
         return self.index.summaries()
+
+    def task_list(self) -> TaskList:
+        """``list_tasks`` as one answer: the tasks and the count of tool calls no task claimed."""
+        from strict_loop.storage.sessions import unclaimed_count
+
+        return TaskList(tasks=self.list_tasks(), unclaimed_calls=unclaimed_count(self.root / MANAGER_DIR))
 
     @boundary("show_task")
     def show_task(self, request: ShowTaskInput | None = None, /, **params: Any) -> TaskView:

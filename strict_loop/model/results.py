@@ -121,6 +121,7 @@ class TaskSummary(Result):
 
 class TaskList(BaseModel):  # list_tasks as a structured result (no docstring: it would reach the tool's outputSchema)
     tasks: list[TaskSummary]
+    unclaimed_calls: int = Field(0, description="Tool calls no task claimed (.agent-loop/unclaimed.jsonl)")
 
 
 class TaskView(Result):

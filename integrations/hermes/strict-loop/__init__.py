@@ -105,6 +105,17 @@ class _Hooks:
         except Exception:
             return None
 
+    def pre_llm_call(self, **kwargs: Any) -> Optional[dict[str, str]]:
+        """Once per user message: what the person typed is recorded as their turn (the history is not sent)."""
+        try:
+            if not kwargs.get("user_message"):
+                return None
+            said = {"session_id": kwargs.get("session_id"), "user_message": str(kwargs.get("user_message"))[:100_000]}
+            whisper = _ask("pre_llm_call", said, TOOL_TIMEOUT_S).get("whisper")
+            return {"context": whisper} if isinstance(whisper, str) and whisper.strip() else None
+        except Exception:
+            return None
+
     def pre_verify(self, **kwargs: Any) -> Optional[dict[str, str]]:
         try:
             reason = _blocked(_ask("pre_verify", kwargs, VERIFY_TIMEOUT_S))
@@ -116,5 +127,5 @@ class _Hooks:
 def register(ctx: Any) -> None:
     """Hermes calls this once when the plugin is enabled (``plugins.enabled`` in config.yaml)."""
     hooks = _Hooks()
-    for name in ("pre_tool_call", "post_tool_call", "transform_tool_result", "pre_verify"):
+    for name in ("pre_tool_call", "post_tool_call", "transform_tool_result", "pre_llm_call", "pre_verify"):
         ctx.register_hook(name, getattr(hooks, name))

@@ -1,0 +1,89 @@
+"""No tool call is lost between tasks: a session is bound to the task its loop calls name, and a call that no task
+claims is kept in unclaimed.jsonl and reported (issue 18). Real workspaces; the hook handler runs in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_hooks import events, hook, start
+
+from strict_loop import Workspace
+from strict_loop.cli.app import main as cli
+
+A_SESSION, B_SESSION = "11111111-aaaa-4aaa-8aaa-000000000001", "22222222-bbbb-4bbb-8bbb-000000000002"
+
+
+def bash(ws: Path, command: str, session: str, harness: str = "claude", env: dict | None = None) -> dict | None:
+    name = "claude_post_tool_use" if harness == "claude" else "codex_post_tool_use"
+    return hook(harness, name, ws, env=env, session_id=session, tool_input={"command": command})
+
+
+def unclaimed(ws: Path) -> list[dict]:
+    path = ws / ".agent-loop/unclaimed.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_a_session_that_announced_task_b_has_its_next_calls_recorded_in_b(ws_dir):
+    start(ws_dir, "a")
+    start(ws_dir, "b")
+    announce = {"task_id": "b", "kind": "round.started", "message": "Round 1: fix the parser"}
+    assert hook("claude", "claude_post_tool_use", ws_dir, session_id=B_SESSION,
+                tool_name="mcp__strict-loop__append_event", tool_input=announce, tool_response={"ok": True}) is None
+    assert bash(ws_dir, "pytest -q", B_SESSION) is None
+    assert [e["data"]["args"]["command"] for e in events(ws_dir, "b", "tool_call")] == ["pytest -q"]
+    assert events(ws_dir, "a", "tool_call") == [] and unclaimed(ws_dir) == []
+
+
+def test_a_strict_loop_command_naming_a_task_binds_the_session_and_is_recorded_there(ws_dir):
+    start(ws_dir, "a")
+    start(ws_dir, "b")
+    # Codex reports shell calls wrapped in bash -lc
+    assert bash(ws_dir, "/bin/bash -lc 'strict-loop show_task --task-id a --json'", A_SESSION, "codex") is None
+    assert bash(ws_dir, "make test", A_SESSION, "codex") is None
+    assert [e["data"]["args"]["command"] for e in events(ws_dir, "a", "tool_call")] == [
+        "/bin/bash -lc 'strict-loop show_task --task-id a --json'", "make test"]
+    assert bash(ws_dir, "python3 scripts/append_event.py --task-id=b --kind note --message x", A_SESSION, "codex") is None
+    assert bash(ws_dir, "make lint", A_SESSION, "codex") is None  # the session moved on to b
+    assert [e["data"]["args"]["command"] for e in events(ws_dir, "b", "tool_call")][-1] == "make lint"
+
+
+def test_an_unclaimed_call_is_recorded_masked_and_reported_once_and_counted_by_list_tasks(ws_dir, capsys):
+    start(ws_dir, "a")
+    start(ws_dir, "b")
+    env = {"MY_API_TOKEN": "sk-live-0123456789abcdef"}
+    first = bash(ws_dir, "curl -H 'Authorization: sk-live-0123456789abcdef' https://x", A_SESSION, env=env)
+    text = first["hookSpecificOutput"]["additionalContext"]
+    assert "2 loop tasks are running here (a, b)" in text and "task_id=<id>" in text and "STRICT_LOOP_TASK" in text
+    assert bash(ws_dir, "ls", A_SESSION, env=env) is None  # said once per session
+    assert bash(ws_dir, "ls", B_SESSION, env=env) is not None  # another session is told too
+    kept = unclaimed(ws_dir)
+    assert [k["turn"]["args"]["command"][:4] for k in kept] == ["curl", "ls", "ls"]
+    assert "sk-live-0123456789abcdef" not in json.dumps(kept) and kept[0]["running_tasks"] == ["a", "b"]
+    assert events(ws_dir, "a", "tool_call") == events(ws_dir, "b", "tool_call") == []
+
+    assert Workspace(ws_dir).task_list().unclaimed_calls == 3
+    assert cli(["list_tasks", "--workspace", str(ws_dir)]) == 0
+    assert "3 tool call(s) claimed by no task" in capsys.readouterr().out
+
+
+def test_the_environment_wins_and_a_finished_binding_gives_way_to_the_single_running_task(ws_dir):
+    start(ws_dir, "a")
+    start(ws_dir, "b")
+    bash(ws_dir, "strict-loop show_task --task-id a", A_SESSION)
+    bash(ws_dir, "echo env", A_SESSION, env={"STRICT_LOOP_TASK": "b"})
+    assert [e["data"]["args"]["command"] for e in events(ws_dir, "b", "tool_call")] == ["echo env"]
+    Workspace(ws_dir).update_state(task_id="a", task="t", result_summary="r", verification_summary="v",
+                                   status="completed")
+    bash(ws_dir, "echo after", A_SESSION)  # a is completed: b is the one running task
+    assert [e["data"]["args"]["command"] for e in events(ws_dir, "b", "tool_call")] == ["echo env", "echo after"]
+
+
+def test_a_call_naming_an_unknown_task_or_a_hostile_id_binds_nothing(ws_dir):
+    start(ws_dir, "a")
+    start(ws_dir, "b")
+    bash(ws_dir, "strict-loop show_task --task-id ../../etc", A_SESSION)
+    bash(ws_dir, "strict-loop show_task --task-id zzz", A_SESSION)
+    assert not (ws_dir / ".agent-loop/sessions.json").exists() or "zzz" not in (
+        ws_dir / ".agent-loop/sessions.json").read_text()
+    assert len(unclaimed(ws_dir)) == 2
