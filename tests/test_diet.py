@@ -67,7 +67,9 @@ async def test_a_quiet_round_is_two_loop_calls_and_says_whether_to_go_on(ws_dir)
                 verification_summary=f"cat n.txt: {n}",
             )
             assert not err, text
-            assert out["status_line"].startswith(f"[strict-loop] count | running | iteration {n} of 10")
+            status = "completed" if out["stop"]["verdict"] == "goal_met" else "running"  # goal_met completes the task
+            assert out["status_line"].startswith(f"[strict-loop] count | {status} | iteration {n} of 10")
+            assert out["status"] == status
             assert out["status_line"] in text
             if out["stop"]["should_stop"]:
                 break

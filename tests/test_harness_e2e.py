@@ -23,6 +23,8 @@ HARNESS_NAMES = ["claude", "codex", "hermes"]
 MODELS = {"claude": AnthropicModel, "codex": ResponsesModel, "hermes": ChatModel}
 
 
+PROMPT = "List the probe folder until it appears, then create the marker."
+
 def _run_detail(proc, model) -> str:
     """What a failed assertion shows: the harness's exit code and output tails, and how far the script got."""
     return (
@@ -97,20 +99,23 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
     work, ws = workspace, Workspace(workspace)
     steps = [Shell(PROBE)] * FAILURES + [Shell("touch paused-marker"), Final("Stopping as the loop asks.")]
     with MODELS[harness.name](steps) as model:
-        proc = harness.run("List the probe folder until it appears, then create the marker.", work, model.url)
+        proc = harness.run(PROMPT, work, model.url)
     events = read_jsonl(ws.task_paths(TASK).events)
     detail = (
         _run_detail(proc, model) + "\nevents: " + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
     )
 
     # Every command the harness ran reached the ledger as a turn, though the model never called a loop tool.
-    calls = [e for e in events if e["kind"] == "tool_call"]
+    turns = [e for e in events if e["kind"] == "tool_call"]
+    said = [e for e in turns if e["data"].get("actor") == "person"]  # what the person typed is a turn of its own
+    assert [e["data"]["output"] for e in said] == [PROMPT], detail
+    calls = [e for e in turns if e not in said]
     assert calls and all(PROBE in json.dumps(e["data"]["args"]) for e in calls), detail
     assert {e["data"]["tool"] for e in calls} == {HOOKED_SHELL[harness.name]}, (
         detail
     )  # the tool as the harness's hook names it
     paused = [e for e in events if e["kind"] == "spiral.paused"]
-    assert len(paused) == 1 and paused[0]["data"]["turn"] == len(calls) - 1, (
+    assert len(paused) == 1 and paused[0]["data"]["turn"] == len(turns) - 1, (
         detail
     )  # the last command that ran paused the task
     assert len(calls) < FAILURES, detail  # the probes after the pause never ran (a command that runs is recorded)

@@ -24,14 +24,12 @@ from typing import IO, Any, Optional
 from strict_loop.base import masking, timefmt
 from strict_loop.base.errors import LoopError
 from strict_loop.base.interrupts import StopSignals
-from strict_loop.base.timefmt import now_iso
 from strict_loop.experiments import joblog
 from strict_loop.experiments.failures import KINDS, Failure, classify
 from strict_loop.experiments.joblog import Progress
 from strict_loop.experiments.jobrun import RunOutcome, run_job
 from strict_loop.experiments.remedies import Decision, RemedyState, WatchSettings, decide, substitute
 from strict_loop.loop.monitoring import TaskSupervision
-from strict_loop.loop.recording import record_turn
 from strict_loop.loop.workspace import Workspace
 from strict_loop.model.monitoring import Signal
 from strict_loop.model.validation import validate_input
@@ -43,7 +41,24 @@ EXIT_BAD_INPUT = 2
 EXIT_LIMIT = 3
 """--max-runs or --timeout reached while the job still fails (or runs)."""
 EXIT_ESCALATED = 5
-"""The task was paused and a person alerted: an unknown failure, no remedy left, or the spiral detector."""
+"""The task was paused and a person alerted: an unknown failure, no remedy left, or the same failure again and again."""
+SAME_FAILURE_RUNS = 3
+"""Runs in a row that fail the same way with the same variables (a retry that changes nothing) before a person is
+asked: the job's own spiral, judged from its runs (the agent's monitor never sees them)."""
+
+
+class _Repeats:
+    """How many runs in a row failed with the same summary and the same declared variables."""
+
+    def __init__(self) -> None:
+        self.key: Optional[tuple[str, tuple[tuple[str, str], ...]]] = None
+        self.count = 0
+
+    def again(self, failure: Failure, variables: Mapping[str, str]) -> int:
+        key = (failure.summary(), tuple(sorted(variables.items())))
+        self.count = self.count + 1 if key == self.key else 1
+        self.key = key
+        return self.count
 
 
 @dataclass
@@ -114,6 +129,7 @@ class Watch:
         self.signals = StopSignals()
         self._heart: Optional[_Beat] = None
         self._run = 0
+        self._pending: Optional[tuple[int, Failure, Decision, RunOutcome]] = None
 
     def view(self) -> Any:
         return TaskSupervision(self.store, self.root).view()
@@ -161,40 +177,31 @@ class Watch:
     def _loop(self) -> WatchResult:
         s, state = self.settings, RemedyState.first(self.settings)
         deadline = time.monotonic() + s.timeout_s if s.timeout_s else None
-        result = WatchResult(EXIT_LIMIT, "limit", 0, "")
+        result, self._pending, repeats = WatchResult(EXIT_LIMIT, "limit", 0, ""), None, _Repeats()
         while result.runs < s.max_runs:
             self._run = result.runs = result.runs + 1
             variables = state.variables(s)
-            outcome = self._run_once(
-                substitute(self.argv, variables), {**masking.command_env(self.env), **variables}, deadline
-            )
+            env = {**masking.command_env(self.env), **variables}
+            outcome = self._run_once(substitute(self.argv, variables), env, deadline)
             result.logs.append(str(outcome.log))
             if outcome.stopped == "signal":
                 return self._interrupted(result)
             if outcome.stopped == "timeout":
                 return self._end(result, EXIT_LIMIT, "limit", f"--timeout {s.timeout_s:g}s reached; the job was killed")
-            if (
-                outcome.returncode == 0
-                and outcome.stopped is None
-                and not (outcome.progress.nonfinite or outcome.progress.diverged)
-            ):
-                self._turn(outcome, None)
+            if outcome.returncode == 0 and not (outcome.progress.nonfinite or outcome.progress.diverged):
+                self._record_run(outcome, None)
+                self._settle(outcome, None, succeeded=True)
                 return self._end(result, EXIT_OK, "succeeded", f"the job succeeded (run {result.runs})")
             failure = classify(
-                outcome.returncode,
-                outcome.tail,
-                nonfinite=outcome.progress.nonfinite,
-                diverged=outcome.progress.diverged,
+                outcome.returncode, outcome.tail, nonfinite=outcome.progress.nonfinite, diverged=outcome.progress.diverged
             )
             result.failures.append(failure.kind)
             print(f"[watch] run {result.runs} failed: {failure.summary()}", file=self.stream, flush=True)
-            if self._turn(outcome, failure):
-                return self._end(
-                    result,
-                    EXIT_ESCALATED,
-                    "escalated",
-                    "the progress monitor paused the task: the job keeps failing the same way",
-                )
+            self._record_run(outcome, failure)
+            self._settle(outcome, failure)
+            if repeats.again(failure, variables) >= SAME_FAILURE_RUNS:
+                why = f"the same failure {SAME_FAILURE_RUNS} runs in a row with nothing changed between them"
+                return self._escalate(result, failure, why)
             decision = decide(failure, s, state, self._newest_checkpoint())
             if decision.remedy is None:
                 return self._escalate(result, failure, decision.reason)
@@ -207,7 +214,7 @@ class Watch:
                 return self._interrupted(result)
             if problem:
                 return self._escalate(result, failure, problem)
-            self._round(result.runs, failure, decision, outcome)
+            self._announce(result.runs, failure, decision, outcome)
             result.remedies.append(decision.remedy)
             state = decision.state
         return result
@@ -242,41 +249,61 @@ class Watch:
         with self.store.locked():
             self.store.append_event(kind, message, data)
 
-    def _turn(self, outcome: RunOutcome, failure: Optional[Failure]) -> bool:
-        """The run as a monitor turn (tool 'watch', the command, the classified output); True if it paused the task."""
+    def _record_run(self, outcome: RunOutcome, failure: Optional[Failure]) -> None:
+        """The run as the job's own event (``watch.run``), never an agent turn: re-running a job is not an agent
+        repeating itself, and its failure is classified from this run alone."""
         p = outcome.progress
-        if failure is None:
-            output = f"succeeded in {outcome.duration_s:g}s; {joblog.describe(p, self.settings.metric)}"
-        else:
-            output = f"{failure.summary()}\n{outcome.tail[-1500:]}"
-        data = {
-            "tool": "watch",
-            "args": {"command": self.command},
-            "output": output,
-            "error": failure is not None,
-            "exit_code": outcome.returncode,
-            "ts": now_iso(),
-        }
-        message = f"watch run {self._run}: " + (failure.summary()[:300] if failure else "succeeded")
-        return record_turn(self.store, self.root, message, data, env=self.env).pause is not None
+        self._event(
+            "watch.run",
+            f"watch run {self._run}: " + (failure.summary()[:300] if failure else "succeeded"),
+            {
+                "run": self._run,
+                "command": self.command,
+                "exit_code": outcome.returncode,
+                "failure": failure.kind if failure else None,
+                "summary": failure.summary() if failure else joblog.describe(p, self.settings.metric),
+                "duration_s": outcome.duration_s,
+                "log": os.path.relpath(outcome.log, self.root),
+            },
+        )
 
-    def _round(self, run: int, failure: Failure, decision: Decision, outcome: RunOutcome) -> None:
-        """A remedy is a round of the task: announced, then recorded with what was seen and what changed."""
-        task, command = self.store.task_id, masking.mask(self.command, self.env)  # update_state stores what it is given
+    def _announce(self, run: int, failure: Failure, decision: Decision, outcome: RunOutcome) -> None:
+        """A remedy is a round of the task: announced now, recorded once the next run shows whether it worked."""
         self.ws.append_event(
-            task_id=task,
+            task_id=self.store.task_id,
             kind="round.started",
             message=f"watch: run {run} failed ({failure.kind}); applying {decision.remedy}",
         )
-        log = os.path.relpath(outcome.log, self.root)
+        self._pending = (run, failure, decision, outcome)
+
+    def _settle(self, outcome: RunOutcome, failure: Optional[Failure], *, succeeded: bool = False) -> None:
+        """Record the round of the remedy before this run (progress when the job then finished, or failed otherwise);
+        a success without one is a round of its own. A success runs the stop checks: goal_met completes the task."""
+        command = masking.mask(self.command, self.env)  # update_state stores what it is given
+        log = f"log: {os.path.relpath(outcome.log, self.root)}"
+        seen = f"run {self._run} of `{command[:500]}` " + (
+            "succeeded" if succeeded else f"exited {outcome.returncode}: {failure.summary() if failure else ''}"
+        )
+        if self._pending is None:
+            if succeeded:
+                self._record_round(f"watch: the job succeeded (run {self._run})", "the job ran to the end", seen,
+                                   "made", [log], checks=True, announce=True)
+            return
+        run, before, decision, _ = self._pending
+        self._pending = None
+        worked = succeeded or (failure is not None and failure.kind != before.kind)
+        self._record_round(
+            f"watch: {decision.remedy} after {before.title} (run {run})", f"{decision.remedy}: {decision.reason}",
+            f"after it, {seen}", "made" if worked else "none", [log], checks=succeeded, announce=False,
+        )
+
+    def _record_round(self, task: str, result: str, verification: str, progress: str, evidence: list[str], *,
+                      checks: bool, announce: bool) -> None:
+        if announce:
+            self.ws.append_event(task_id=self.store.task_id, kind="round.started", message=task[:500])
         self.ws.update_state(
-            task_id=task,
-            task=f"watch: {decision.remedy} after {failure.title} (run {run})",
-            result_summary=f"{decision.remedy}: {decision.reason}",
-            verification_summary=f"run {run} of `{command[:500]}` exited {outcome.returncode}: {failure.summary()}",
-            progress="none",
-            skip_checks=True,
-            evidence=[f"log: {log}"],
+            task_id=self.store.task_id, task=task, result_summary=result, verification_summary=verification,
+            progress=progress, skip_checks=not checks, evidence=evidence,
         )
 
     def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:
@@ -287,7 +314,7 @@ class Watch:
         with self.store.locked():
             mon = sup.load()
             turn = max(0, mon.turns - 1)
-            mon = ladder.paused(mon, turn, [Signal(kind="repeated_error", turns=[turn], evidence=diag[:600])])
+            mon = ladder.paused(mon, turn, [Signal(kind="job_failure", turns=[], evidence=diag[:600])])
             sup.save(mon, sync=True)
             alert = sup.record_pause(
                 mon,
@@ -301,6 +328,14 @@ class Watch:
         return self._end(result, EXIT_ESCALATED, "escalated", f"{failure.summary()}; {reason}")
 
     def _end(self, result: WatchResult, code: int, outcome: str, reason: str) -> WatchResult:
+        if self._pending is not None:  # a remedy announced, then the watch ended before the job showed its effect
+            run, before, decision, last = self._pending
+            self._pending = None
+            self._record_round(
+                f"watch: {decision.remedy} after {before.title} (run {run})", f"{decision.remedy}: {decision.reason}",
+                f"not known: {reason[:300]}", "none", [f"log: {os.path.relpath(last.log, self.root)}"],
+                checks=False, announce=False,
+            )
         result.exit_code, result.outcome, result.reason = code, outcome, reason
         return result
 

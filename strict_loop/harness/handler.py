@@ -258,6 +258,9 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
         status, mode, settings = state.status, state.contract.operating_mode, state.contract.monitor
     else:
         status, mode, settings = _monitor_view(store)
+    if status == "completed" and event.phase == "post":  # e.g. the call whose round completed the task: kept, unsaid
+        _after_tool(event, root, TaskSupervision(store, root, settings), env, payloads.turn_fields(event))
+        return None
     if status != "running":
         return None
     supervision = TaskSupervision(store, root, settings)

@@ -91,6 +91,7 @@ class TurnFacts(BaseModel):
     )
     edit: Optional[str] = Field(None, description="digest of path + (removed, added) of a replacing edit")
     undo: Optional[str] = Field(None, description="digest of the edit that would undo this one")
+    errs: list[str] = Field(default_factory=list, description="digests of a failed check's error lines")
 
     @property
     def action(self) -> str:
@@ -111,6 +112,7 @@ SignalKind = Literal[
     "score_drop",
     "same_failure",
     "stalled_poll",
+    "job_failure",
 ]
 
 

@@ -20,6 +20,13 @@ class SignalSpec:
 
 SIGNALS: tuple[SignalSpec, ...] = (
     SignalSpec(
+        "job_failure",
+        "strict-loop watch: a watched job's run failed in a way no allowed remedy repairs (an unknown failure, a "
+        "spent budget, the same failure after repeated retries); raised by watch, never by the agent's turns",
+        "a failure an allowed remedy repairs within its budget",
+        "A person looks at the job's failure (its log is in the task's watch/ folder) and answers the pause.",
+    ),
+    SignalSpec(
         "stalled_poll",
         "a running job polled 10 times in a row with nothing new (whisper only; the ladder climbs after 40 "
         "polls spanning 20 minutes)",

@@ -200,6 +200,8 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
     if not signals:
         return "No non-progress pattern in the recent turns."
     main = signals[0]
+    if main.kind == "job_failure":  # the job's own run, classified alone: nothing of the agent's turns belongs here
+        return main.evidence
     parts = [f"Stuck: {main.evidence}."]
     varied = _varied(state, main)
     if varied:

@@ -257,8 +257,10 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     if f.asks is not None and f.asks not in {e.asks for e in window}:
         return "a new request"
     if f.verdict == "fail" and f.actor == "agent":
-        failed = {e.fsig for e in window if e.verdict == "fail"}
-        return "different failure" if failed and f.fsig not in failed else None
+        earlier = [e for e in window if e.verdict == "fail"]
+        if not earlier or f.fsig in {e.fsig for e in earlier} or set(f.errs) & set(earlier[-1].errs):
+            return None  # the same failure, or the earlier failure's error still shows: not moved on
+        return "different failure"
     if f.kind in ("write", "person") or f.unknown:
         return None
     if f.kind == "read" and f.novel:
@@ -408,6 +410,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         ts=_epoch(turn.ts),
         fsig=fp.digest(fp.error_fingerprint(said) or fp.loose(said)) if said else None,
         ftext=fp.readable(said) if said else None,
+        errs=outcomes.error_digests(turn.output) if verdict == "fail" and turn.actor == "agent" else [],
         missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None,
         edit=edit,
         undo=undo,

@@ -179,3 +179,17 @@ def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:
         if minus or plus:
             return " ".join(" ".join(minus).split()), " ".join(" ".join(plus).split())
     return None
+
+
+_ERRORISH = re.compile(
+    r"\b(?:error|exception|fatal|failed|failure|traceback|cannot|can't|undefined|not found|no such|denied|refused)\b", re.I
+)
+_COUNTS = re.compile(r"\b\d+ (?:passed|failed|failing|errors?|warnings?|skipped)\b", re.I)
+
+
+def error_digests(output: str, cap: int = 12) -> list[str]:
+    """Digests of the output's error lines (counts and summaries aside): a failure has moved on only when none of the
+    earlier failure's error lines is still there (a build whose first error varies while the same cycle error stays
+    has not moved on)."""
+    found = [fp.digest(fp.strict(ln)) for ln in output.splitlines() if _ERRORISH.search(ln) and not _COUNTS.search(ln)]
+    return list(dict.fromkeys(found))[-cap:]
