@@ -117,7 +117,7 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         errors = m.group(2).split(" -> ")
         assert errors[0] == errors[-1] and len(set(errors)) >= 2
         failing = [turns[f.i]["output"] for f in involved if f.failed][-len(errors) :]
-        assert all(said_in(e, out) for e, out in zip(errors, failing)), (errors, failing)
+        assert all(said_in(e, out) for e, out in zip(errors, failing, strict=False)), (errors, failing)
         checked.append("cycle")
     return checked
 

@@ -174,8 +174,8 @@ def test_a_bad_seq_in_the_event_ledger_does_not_block_writes(ws_dir, bad_seq):
     good = len(read_jsonl(events))
     with open(events, "a") as fh:
         fh.write(
-            '{"seq": %s, "ts": "2026-01-01T00:00:00Z", "kind": "note", "message": "hand-edited", "data": {}}\n'
-            % bad_seq
+            f'{{"seq": {bad_seq}, "ts": "2026-01-01T00:00:00Z", '
+            '"kind": "note", "message": "hand-edited", "data": {}}\n'
         )
     first = ws.append_event(task_id="t", kind="note", message="after the damage")
     second = ws.append_event(task_id="t", kind="note", message="and again")

@@ -95,8 +95,8 @@ def test_non_finite_numbers_are_refused_over_mcp(ws, ws_dir):
         )
         for i, number in enumerate(["NaN", "-Infinity", "1e999"], start=1):
             proc.stdin.write(
-                '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"append_event","arguments":'
-                '{"task_id":"t","kind":"note","message":"m","data":{"x":[%s]}}}}\n' % (i, number)
+                f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"append_event","arguments":'
+                f'{{"task_id":"t","kind":"note","message":"m","data":{{"x":[{number}]}}}}}}}}\n'
             )
         proc.stdin.flush()
         replies = {}

@@ -21,7 +21,7 @@ from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
 from strict_loop.cli.app import main
 
-ROUND = dict(result_summary="r", verification_summary="v")
+ROUND = {"result_summary": "r", "verification_summary": "v"}
 
 
 def store_git(ws: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

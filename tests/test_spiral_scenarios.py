@@ -293,8 +293,8 @@ def noisy(rng: random.Random, kinds: list[int]) -> str:
         f"age {rng.randint(1, 300)}s",
         f"id {rng.getrandbits(64):016x}",
         f"run {rng.getrandbits(128):032x}"[:40],
-        "%08x-%04x-%04x-%04x-%012x"
-        % (rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(48)),
+        f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}"
+        f"-{rng.getrandbits(16):04x}-{rng.getrandbits(48):012x}",
         f"pid {rng.randint(100, 99999)}",
         f"took {rng.randint(1, 999)}ms",
         f"in {rng.random() * 9:.2f}s",

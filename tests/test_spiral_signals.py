@@ -109,7 +109,10 @@ def build(order: str, missing: str) -> dict:
 
 
 def test_same_error_class_through_varied_actions_fires():
-    turns = [build(order, missing) for order, missing in zip(CYCLE, ["torch", "NvInfer.h", "cuda-python", "torch"])]
+    turns = [
+        build(order, missing)
+        for order, missing in zip(CYCLE, ["torch", "NvInfer.h", "cuda-python", "torch"], strict=False)
+    ]
     signals = fired(turns)
     assert "repeated_error" in signals and "identical_calls" not in signals
 

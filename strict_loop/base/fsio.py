@@ -349,7 +349,7 @@ def json_records(
         lines: Iterator[tuple[int, str]] = iter_lines(path)
     else:
         tail = tail_lines(path, last)
-        lines = zip(range(-len(tail), 0), tail)
+        lines = zip(range(-len(tail), 0), tail, strict=True)
     for number, line in lines:
         value = _record(line)
         if value is not None:
@@ -378,8 +378,8 @@ def _record(line: str | bytes) -> dict[str, Any] | None:
 def last_json(path: Path) -> dict[str, Any] | None:
     """The last parseable JSON object of a ledger, or None."""
     found = None
-    for _, found in json_records(path, last=3):
-        pass
+    for _, value in json_records(path, last=3):
+        found = value
     return found
 
 

@@ -120,7 +120,7 @@ class _MetricsFile:
             return p
         try:
             st = os.fstat(fd)
-            if not (st.st_mode & 0o170000 == 0o100000):
+            if st.st_mode & 0o170000 != 0o100000:
                 return p
             if st.st_size < self.offset:  # truncated: start over
                 self.offset, self.partial = 0, b""

@@ -113,9 +113,7 @@ class SpiralDetector:
 
     def _progressing(self, w: list[TurnFacts]) -> bool:
         cur = w[-1]
-        if cur.prog in ("higher score", "fewer failures"):
-            return True
-        return False
+        return cur.prog in ("higher score", "fewer failures")
 
     # -- one method per pattern -----------------------------------------------------------
 
@@ -316,7 +314,7 @@ class SpiralDetector:
             last, prev = w[-period:], w[-2 * period : -period]
             if len({f.asig for f in last}) < 2:
                 continue
-            if all(a.asig == b.asig for a, b in zip(prev, last)) and not any(
+            if all(a.asig == b.asig for a, b in zip(prev, last, strict=True)) and not any(
                 (f.novel and f.kind != "write") or f.prog is not None for f in last
             ):
                 cycle = " -> ".join(f.tool for f in last)
@@ -366,7 +364,7 @@ class SpiralDetector:
 
     def score_drop(self, w: list[TurnFacts]) -> Optional[Signal]:
         scores = [(f.i, f.score) for f in w if f.score is not None][-(self.t.score_drops + 1) :]
-        if len(scores) == self.t.score_drops + 1 and all(b[1] < a[1] for a, b in zip(scores, scores[1:])):
+        if len(scores) == self.t.score_drops + 1 and all(b[1] < a[1] for a, b in zip(scores, scores[1:], strict=False)):
             trail = " -> ".join(f"{s:g}" for _, s in scores)
             return Signal(
                 kind="score_drop",

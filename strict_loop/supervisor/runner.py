@@ -297,7 +297,7 @@ class Supervisor:
         A hook may have recorded one of them since it was queued (a batch waits up to BATCH_WAIT_S): dropped here."""
         if self._pending:
             self.seen.absorb(self.store.events(last=50))
-        batch = [item for item, raw in zip(self._pending, self._pending_ids) if raw not in self.seen]
+        batch = [item for item, raw in zip(self._pending, self._pending_ids, strict=True) if raw not in self.seen]
         self._pending, self._pending_ids = [], []
         if not batch:
             return False
