@@ -1,4 +1,5 @@
-"""A fork server that runs the ``strict-loop`` console script's code in a fresh process per call, without the import cost.
+"""A fork server that runs the ``strict-loop`` console script's code in a fresh process per call, without the import
+cost.
 
 test_docs.py runs every documented command with bash; each ``strict-loop ...`` line would start a
 new interpreter that imports the CLI again (~0.3 s of CPU each, hundreds of calls per suite run).

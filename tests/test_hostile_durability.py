@@ -292,7 +292,8 @@ def test_atomic_write_replaces_a_symbolic_link_never_its_target(tmp_path):
 
 def test_the_loops_other_files_as_fifos_are_never_read(ws_dir):
     """monitor.json, latest-stop-report.json, registry.json and a legacy state.json go through the same
-    no-link, regular-file-only reader as the ledgers: a FIFO left by a cloned repo is replaced or reported, never waited on."""
+    no-link, regular-file-only reader as the ledgers: a FIFO left by a cloned repo is replaced or reported, never waited
+    on."""
     errors: list[BaseException] = []
 
     def run() -> None:

@@ -74,7 +74,8 @@ def test_non_finite_numbers_are_refused_by_the_api(ws):
 
 @pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 def test_non_finite_numbers_are_refused_over_mcp(ws, ws_dir):
-    """Raw JSON-RPC over stdio, as a client would send it: the SDK's parser takes NaN and 1e999; the core refuses them."""
+    """Raw JSON-RPC over stdio, as a client would send it: the SDK's parser takes NaN and 1e999; the core refuses
+    them."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir)],
         cwd=ws_dir,

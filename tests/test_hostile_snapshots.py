@@ -1,4 +1,5 @@
-"""Issue 13, items 1 and 15: the snapshot store runs nothing from the repository, and rollback restores whole or not at all.
+"""Issue 13, items 1 and 15: the snapshot store runs nothing from the repository, and rollback restores whole or not at
+all.
 
 Everything runs over real git in temporary folders.
 """

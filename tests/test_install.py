@@ -140,7 +140,10 @@ CLAUDE_SETTINGS = {
         "SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}],
     },
 }
-CODEX_TOML = '# my Codex settings\nmodel = "o4"  # the usual\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--port", "1"]\n'
+CODEX_TOML = (
+    '# my Codex settings\nmodel = "o4"  # the usual\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = '
+    '["--port", "1"]\n'
+)
 HERMES_YAML = (
     "# Hermes, hand edited\nmodel:\n  default: some-model  # keep this comment\nmcp_servers:\n  docs:\n"
     '    command: "docs-mcp"\n    args: ["--x"]\nplugins:\n  enabled:\n    - disk-cleanup\n'

@@ -107,7 +107,8 @@ def _not_own(path: Path, what: str) -> LoopError:
 
 
 class Unreadable(Exception):
-    """Why :func:`read_regular` did not read a file: ``kind`` is "link", "special" (see ``mode``) or "big" (see ``size``)."""
+    """Why :func:`read_regular` did not read a file: ``kind`` is "link", "special" (see ``mode``) or "big" (see
+    ``size``)."""
 
     def __init__(self, kind: str, *, mode: int = 0, size: int = 0) -> None:
         super().__init__(kind)
@@ -129,7 +130,8 @@ def file_kind(mode: int) -> str:
 
 
 def read_regular(path: Path | str, cap: int) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``cap``; :class:`Unreadable` otherwise (OSErrors pass through).
+    """The bytes of the regular file at ``path``, at most ``cap``; :class:`Unreadable` otherwise (OSErrors pass
+    through).
 
     Why one reader: files named by a repository (the loop's own, a stop check's) may be a link, a FIFO or a
     device. lstat first (a FIFO or device is never opened), a non-blocking no-follow open, then fstat again.
@@ -205,7 +207,8 @@ def append_line(path: Path, line: bytes, *, sync: bool = True) -> None:
 
 @contextmanager
 def _naming(path: Path) -> Iterator[None]:
-    """Attach ``path`` to an OSError that lacks a file name (``os.write`` errors carry none), so the message names the file."""
+    """Attach ``path`` to an OSError that lacks a file name (``os.write`` errors carry none), so the message names the
+    file."""
     try:
         yield
     except OSError as exc:
@@ -340,7 +343,8 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
 def json_records(
     path: Path, *, last: int | None = None, skipped: list[int] | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of every complete ledger line that is a JSON object; others are skipped (their numbers go to ``skipped``).
+    """(line number, object) of every complete ledger line that is a JSON object; others are skipped (their numbers go
+    to ``skipped``).
 
     With ``last``, only the last ``last`` lines are read (numbered from the end: -1 is the last line).
     The one reader of ledgers: a damaged line costs that line, never the ones around it.

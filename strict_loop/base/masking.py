@@ -73,7 +73,8 @@ def mask(text: str, env: Optional[Mapping[str, str]] = None) -> str:
 
 
 def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
-    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it (one pass over ``env``)."""
+    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it (one pass over
+    ``env``)."""
     values = secret_values(env)
 
     def walk(node: object) -> object:
@@ -89,7 +90,8 @@ def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
 
 
 def mask_with(text: str, values: list[str]) -> str:
-    """``text`` masked with the values ``secret_values`` found (for a caller masking many texts against one environment)."""
+    """``text`` masked with the values ``secret_values`` found (for a caller masking many texts against one
+    environment)."""
     hits = [v for v in values if v in text]
     if hits:
         text = re.sub("|".join(map(re.escape, hits)), MASK, text)

@@ -34,7 +34,8 @@ _CHUNK = 64 * 1024
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a run ended: ``stopped`` is why we ended it ('nan', 'diverged', 'timeout', 'signal'), None if it ended itself."""
+    """How a run ended: ``stopped`` is why we ended it ('nan', 'diverged', 'timeout', 'signal'), None if it ended
+    itself."""
 
     returncode: Optional[int]
     log: Path

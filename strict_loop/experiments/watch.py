@@ -1,4 +1,5 @@
-"""``strict-loop watch``: run a long experiment, read its progress, repair known failures within budgets, escalate the rest.
+"""``strict-loop watch``: run a long experiment, read its progress, repair known failures within budgets, escalate the
+rest.
 
 Why: a training job that dies at 3 a.m. of a CUDA OOM should come back at half the batch size, and one
 that dies of something nobody foresaw should wake a person, not a script that guesses. The decisions
@@ -74,8 +75,8 @@ class _Beat(Heartbeat):
         rate, eta = timefmt.rate_and_eta(p.step, w.first_step, time.monotonic() - w.run_started, total)
         where = joblog.describe(p, w.settings.metric, total)
         line = (
-            f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed {clock(elapsed_s)} | "
-            f"{rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}"
+            f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed "
+            f"{clock(elapsed_s)} | {rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}"
         )
         return line, p.step
 
@@ -280,7 +281,8 @@ class Watch:
         )
 
     def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:
-        """Pause the task as the progress monitor does (ladder.json, spiral.paused, the status line) and alert a person."""
+        """Pause the task as the progress monitor does (ladder.json, spiral.paused, the status line) and alert a
+        person."""
         sup = TaskSupervision(self.store, self.root)
         kind = KINDS[failure.kind]
         diag = f"strict-loop watch: {failure.summary()}. {reason}."
@@ -323,7 +325,10 @@ class Watch:
             assert self.settings.cache_dir is not None
             folder = self._own_dir(self.settings.cache_dir)
             if folder is None:
-                return f"clear-cache refused: {self.settings.cache_dir} is not a real folder inside the workspace (a link, or missing)"
+                return (
+                    f"clear-cache refused: {self.settings.cache_dir} is not a real folder inside the workspace (a "
+                    "link, or missing)"
+                )
             for entry in os.scandir(folder):
                 if entry.is_dir(follow_symlinks=False):
                     shutil.rmtree(entry.path)  # never follows links (fd-based on Linux)

@@ -68,7 +68,8 @@ def runtime_dir(env: Mapping[str, str], create: bool = True) -> Optional[Path]:
 
 
 def code_fingerprint() -> str:
-    """The package version, the environment and Python version, and every module's mtime and size: a changed file is a new daemon."""
+    """The package version, the environment and Python version, and every module's mtime and size: a changed file is a
+    new daemon."""
     from strict_loop import __version__
 
     parts = [__version__, sys.prefix, sys.version]  # not sys.executable: python and python3 are one interpreter

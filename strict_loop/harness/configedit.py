@@ -213,7 +213,8 @@ def _yaml():
 
 
 def edit_hermes_yaml(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
-    """Hermes ``config.yaml`` with ``mcp_servers.strict-loop`` and ``strict-loop`` in ``plugins.enabled`` (or neither)."""
+    """Hermes ``config.yaml`` with ``mcp_servers.strict-loop`` and ``strict-loop`` in ``plugins.enabled`` (or
+    neither)."""
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
 

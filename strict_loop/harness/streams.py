@@ -228,7 +228,10 @@ class ClaudeAdapter(StreamAdapter):
             reason = f"api error {status}: {self.last_text}"
         else:
             errors = "; ".join(_text(e) for e in result.get("errors") or [] if _text(e))
-            reason = f"{_text(result.get('subtype')) or 'error'} ({_text(result.get('terminal_reason')) or 'no reason'}): {errors or self.last_text}"
+            reason = (
+                f"{_text(result.get('subtype')) or 'error'} "
+                f"({_text(result.get('terminal_reason')) or 'no reason'}): {errors or self.last_text}"
+            )
         return self._outcome(False, reason, rate_limited=limited, **fields)
 
 
@@ -338,7 +341,8 @@ class CodexAdapter(StreamAdapter):
 
 
 class HermesAdapter(StreamAdapter):
-    """``hermes -z`` / ``chat -q``: no event stream (tool calls reach the loop through hooks); the usage file decides."""
+    """``hermes -z`` / ``chat -q``: no event stream (tool calls reach the loop through hooks); the usage file
+    decides."""
 
     harness = "hermes"
 

@@ -148,8 +148,9 @@ class TaskSupervision:
     def step(
         self, mon: MonitorState, turn: Turn, settings: MonitorSettings, *, save_quiet: bool = True
     ) -> tuple[MonitorState, dict[str, Any], Optional[Alert]]:
-        """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves ladder.json unwritten
-        when the turn changed no ladder step (a batch writes it once at its end), a whisper or pause is always saved first."""
+        """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves ladder.json
+        unwritten when the turn changed no ladder step (a batch writes it once at its end), a whisper or pause is always
+        saved first."""
         mon, action, signals = ladder.observe(mon, turn, settings, self.file_states(turn_paths(turn)))
         index = mon.turns - 1
         if save_quiet or action != "none":

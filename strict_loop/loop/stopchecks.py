@@ -71,7 +71,8 @@ def _read_text(root: Path, rel: str) -> tuple[Optional[str], str]:
         if exc.kind == "big":
             return (
                 None,
-                f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check a smaller file",
+                f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check "
+                "a smaller file",
             )
         if exc.kind == "link":  # only when a link was swapped in after _locate resolved the path
             return None, f"{rel} cannot be read ({os.strerror(errno.ELOOP)})"

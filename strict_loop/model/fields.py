@@ -21,7 +21,8 @@ EVENT_KIND_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"
 
 
 class Strict(BaseModel):
-    """Unknown fields are refused: a typo in a field name is an error, not silently dropped; NaN and infinity are no numbers."""
+    """Unknown fields are refused: a typo in a field name is an error, not silently dropped; NaN and infinity are no
+    numbers."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 

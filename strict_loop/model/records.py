@@ -32,7 +32,8 @@ SCHEMA_VERSION = 1
 MAX_STATE_BYTES = 64 * 1024
 MAX_CONTRACT_BYTES = 24 * 1024
 MAX_ROUNDS = 10_000_000
-"""No real run records more rounds (max_iterations caps at 1,000,000); a larger count is a damaged or hand-edited file."""
+"""No real run records more rounds (max_iterations caps at 1,000,000); a larger count is a damaged or hand-edited
+file."""
 MAX_SECONDS = 1e12
 """More seconds than lie between any two timestamps the loop can parse (years 1-9999)."""
 
@@ -81,7 +82,10 @@ class LoopContract(ContractTerms):
 
     monitor: MonitorSettings = Field(
         default_factory=MonitorSettings,
-        description="Spiral detection and the escalation ladder: a profile, then .agent-loop/monitor-defaults.json, then a person's overrides",
+        description=(
+            "Spiral detection and the escalation ladder: a profile, then .agent-loop/monitor-defaults.json, "
+            "then a person's overrides"
+        ),
     )
 
 

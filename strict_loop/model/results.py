@@ -22,7 +22,8 @@ SupervisorField = Annotated[
     MonitorView,
     Field(default_factory=MonitorView, description="Whispers and pause orders from the progress monitor; obey them"),
 ]
-"""Every result about a task carries it, on every path (MCP, CLI text and --json), so the monitor is never out of sight."""
+"""Every result about a task carries it, on every path (MCP, CLI text and --json), so the monitor is never out of
+sight."""
 
 
 class Result(BaseModel):
@@ -160,7 +161,7 @@ class TrustResult(Result):
 
 
 class StatusResult(StatusRecord):
-    """report_status's structured answer: the status record (its text is the tool's text, said once) and the supervisor."""
+    """report_status's structured answer: the status record (its text is the tool's text, said once) and the supervisor."""  # noqa: E501 (the output schema's description: rewrapping would change it)
 
     supervisor: SupervisorField
 

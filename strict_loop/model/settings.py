@@ -215,17 +215,21 @@ class MonitorSettings(Strict):
     )
     snapshots: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the workspace is a git repository",
+        description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the "
+        "workspace is a git repository",
     )
     snapshot_max_file_mb: float = Field(
         10.0,
         gt=0,
         le=100_000,
-        description="Files larger than this (MB) are left out of snapshots, so a rollback never touches them; each snapshot event lists them",
+        description="Files larger than this (MB) are left out of snapshots, so a rollback never touches them; each "
+        "snapshot event lists them",
     )
     snapshot_keep: int = Field(
         50,
         ge=1,
         le=100_000,
-        description="Round snapshots kept per task (the newest); round 0 and every before-rollback save are always kept",
+        description=(
+            "Round snapshots kept per task (the newest); round 0 and every before-rollback save are always kept"
+        ),
     )

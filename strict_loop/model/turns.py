@@ -33,7 +33,8 @@ class Turn(BaseModel):
     ts: Optional[str] = Field(None, description="ISO 8601 time")
     actor: Literal["agent", "person"] = Field(
         "agent",
-        description="Who spoke: 'agent' for a tool call; 'person' for a person's message (tool 'user_prompt', output = the text)",
+        description="Who spoke: 'agent' for a tool call; 'person' for a person's message (tool 'user_prompt', output = "
+        "the text)",
     )
 
     def model_post_init(self, context: Any, /) -> None:

@@ -40,7 +40,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "error_cycle",
         "one failing step retried with varied arguments whose errors come back (A, B, C, A)",
         "a success or an edit between the attempts",
-        "Each variation fails on something another one needed: no ordering of the same steps will work; change the plan.",
+        "Each variation fails on something another one needed: no ordering of the same steps will work; "
+        "change the plan.",
     ),
     SignalSpec(
         "file_oscillation",
@@ -54,13 +55,15 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "identical_calls",
         "the identical call 4 times in 6 turns with nothing new coming back",
         "polling whose output changes; lost content (never the same)",
-        "Repeating the same action will give the same result: read the output once more and change the approach, not the details.",
+        "Repeating the same action will give the same result: read the output once more and change the "
+        "approach, not the details.",
     ),
     SignalSpec(
         "equivalent_outcomes",
         "4 actions equal after normalization with the same normalized outcome in 8 turns",
         "paging or scrolling; different edits with the same confirmation",
-        "Repeating the same action will give the same result: read the output once more and change the approach, not the details.",
+        "Repeating the same action will give the same result: read the output once more and change the "
+        "approach, not the details.",
     ),
     SignalSpec(
         "alternation",

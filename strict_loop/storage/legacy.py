@@ -240,7 +240,8 @@ def load(state_path: Path) -> TaskState:
 
 
 def convert(paths: TaskPaths) -> tuple[TaskState, list[IterationRecord], list[dict[str, Any]], list[str]]:
-    """State, full round records, events (as message/data) and the dropped stop-check paths, for migrating a legacy task."""
+    """State, full round records, events (as message/data) and the dropped stop-check paths, for migrating a legacy
+    task."""
     raw = _raw_state(paths.state)
     records = _records(paths, raw)
     events = []

@@ -53,7 +53,8 @@ def rebuilt(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> tuple[T
         last = state.counters.iteration
         if rec.iteration <= last:
             repaired.append(
-                f"iterations.jsonl line {number}: skipped, round {rec.iteration} repeats an earlier number (after {last})"
+                f"iterations.jsonl line {number}: skipped, round {rec.iteration} repeats an earlier number "
+                f"(after {last})"
             )
             continue
         if rec.iteration > last + 1:

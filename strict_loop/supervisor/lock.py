@@ -135,7 +135,8 @@ class SeenIds:
             self._ids.discard(self._order.popleft())
 
     def absorb(self, events: Iterable[dict[str, Any]]) -> None:
-        """Remember the ids of the ``tool_call`` events given (``hook.tool_use_id`` from hooks, ``hook.call_id`` from us)."""
+        """Remember the ids of the ``tool_call`` events given (``hook.tool_use_id`` from hooks, ``hook.call_id`` from
+        us)."""
         for event in events:
             if event.get("kind") != "tool_call":
                 continue
