@@ -14,7 +14,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import closing, contextmanager, suppress
 from itertools import islice
 from pathlib import Path
@@ -292,7 +292,7 @@ def _lines_backwards(fd: int, end: int) -> Iterator[Optional[bytes]]:
             return
 
 
-def _lines_from_end(path: Path) -> Iterator[str]:
+def _lines_from_end(path: Path) -> Generator[str, None, None]:
     """Complete, non-blank lines, last first; an unterminated fragment and lines over MAX_LINE_BYTES are skipped."""
     try:
         fd = open_own(path)
@@ -362,7 +362,7 @@ def json_records(
             skipped.append(number)
 
 
-def records_backwards(path: Path) -> Iterator[dict[str, Any]]:
+def records_backwards(path: Path) -> Generator[dict[str, Any], None, None]:
     """The ledger's JSON objects, last first, read lazily from the end (for a search that usually stops early)."""
     with closing(_lines_from_end(path)) as lines:
         for line in lines:

@@ -7,6 +7,7 @@ specific pattern first. Pure data; ``monitor`` picks the remedy here and ``refer
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 
@@ -113,7 +114,7 @@ FAILURE_CLASS_FIRST = frozenset(
 """Signals about failures: a recognised failure class (missing module, timeout...) has the more precise remedy."""
 
 
-def remedy(kinds: set[str]) -> str:
+def remedy(kinds: AbstractSet[str]) -> str:
     """The remedy of the most specific signal among ``kinds``."""
     for spec in SIGNALS:
         if spec.kind in kinds:

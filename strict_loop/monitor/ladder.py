@@ -284,7 +284,7 @@ def replay(
     """Evaluate a list of turns from scratch (no state touched): the final verdict and every ladder step."""
     settings = settings or MonitorSettings()
     state = MonitorState()
-    steps = []
+    steps: list[tuple[int, Action, list[Signal]]] = []
     first = None
     for turn in turns:
         state, action, signals = observe(state, turn, settings)

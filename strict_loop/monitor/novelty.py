@@ -19,7 +19,7 @@ import shlex
 from datetime import datetime
 from typing import Any, Optional
 
-from strict_loop.model.monitoring import Kind, Progress, TurnFacts
+from strict_loop.model.monitoring import Kind, Progress, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes
@@ -290,9 +290,7 @@ def _epoch(ts: Optional[str]) -> Optional[float]:
         return None
 
 
-def _outcome(
-    turn: Turn, kind: Kind, failed: bool, line: Optional[str]
-) -> tuple[Optional[outcomes.Verdict], Optional[str]]:
+def _outcome(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> tuple[Optional[Verdict], Optional[str]]:
     """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged
     it)."""
     said = outcomes.person_text(turn.tool, turn.actor, turn.output)

@@ -11,6 +11,7 @@ so the cost of a turn does not grow with the length of the run).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
@@ -89,7 +90,7 @@ class SpiralDetector:
             muted & SAME_ERRORS
         ):  # a person who let the loop go on past an error pattern let it go on past its other view too
             muted = muted | SAME_ERRORS
-        checks = (
+        checks: tuple[Callable[[list[TurnFacts]], Optional[Signal]], ...] = (
             self.same_failure,
             self.identical_calls,
             self.equivalent_outcomes,
