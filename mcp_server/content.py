@@ -69,13 +69,13 @@ def _resource_contents(uri: str, item: Any) -> types.TextResourceContents | type
     """One item from ``MCPServer.read_resource`` on the wire, as MCPServer's own handler renders it."""
     if isinstance(item.content, str):
         return types.TextResourceContents(
-            uri=uri, text=item.content, mime_type=item.mime_type or "text/plain", _meta=item.meta
+            uri=uri, text=item.content, mime_type=item.mime_type or "text/plain", meta=item.meta
         )
     return types.BlobResourceContents(
         uri=uri,
         blob=base64.b64encode(item.content).decode(),
         mime_type=item.mime_type or "application/octet-stream",
-        _meta=item.meta,
+        meta=item.meta,
     )
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 from pydantic import BaseModel
 
@@ -36,11 +36,11 @@ EXIT_ERROR = 2
 class _Parser(argparse.ArgumentParser):
     """Usage mistakes print one line (not the whole usage block) and exit 2."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _common() -> argparse.ArgumentParser:
+def _common() -> _Parser:
     p = _Parser(add_help=False)
     g = p.add_argument_group("common options")
     g.add_argument(

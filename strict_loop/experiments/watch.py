@@ -111,7 +111,8 @@ class Watch:
         self.argv, self.command = list(argv), shlex.join(argv)
         self.env = dict(os.environ if env is None else env)
         self.stream = stream if stream is not None else sys.stderr
-        self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
+        self.progress, self.run_started = Progress(), time.monotonic()
+        self.first_step: Optional[int] = None  # the first step this run reported (for the rate)
         self.signals = StopSignals()
         self._heart: Optional[_Beat] = None
         self._run = 0
@@ -239,7 +240,8 @@ class Watch:
     # ------------------------------------------------------------------ recording
 
     def _event(self, kind: str, message: str, data: dict[str, Any]) -> None:
-        message, data = masking.mask_tree([message, data], self.env)  # type: ignore[misc]
+        both: list[Any] = [message, data]
+        message, data = masking.mask_tree(both, self.env)
         with self.store.locked():
             self.store.append_event(kind, message, data)
 
@@ -351,7 +353,9 @@ class Watch:
     def _newest_checkpoint(self) -> Optional[str]:
         """The newest file or folder (no links) in checkpoint_dir, workspace-relative, or None."""
         rel = self.settings.checkpoint_dir
-        folder = self._own_dir(rel) if rel else None
+        if not rel:
+            return None
+        folder = self._own_dir(rel)
         if folder is None:
             return None
         found = []

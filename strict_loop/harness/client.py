@@ -73,7 +73,7 @@ def code_fingerprint() -> str:
     from strict_loop import __version__
 
     parts = [__version__, sys.prefix, sys.version]  # not sys.executable: python and python3 are one interpreter
-    folders = [PACKAGE_DIR]
+    folders: list[str | Path] = [PACKAGE_DIR]
     while folders:  # the package and its subpackages
         with os.scandir(folders.pop()) as entries:
             for entry in sorted(entries, key=lambda e: e.name):

@@ -186,6 +186,7 @@ def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, An
         return text
     last = server is None and (text or "").rstrip().endswith(current.as_string().rstrip())  # our table ends the file
     if server is None:
+        assert servers is not None  # our entry was found in it (else _same returned above)
         del servers[SERVER]
         if not servers:
             del doc["mcp_servers"]

@@ -285,9 +285,8 @@ class CodexAdapter(StreamAdapter):
             )
         elif kind == "mcp_tool_call" and item_id:
             name = f"mcp__{_text(item.get('server'))}__{_text(item.get('tool'))}"[:200]
-            args = (
-                item.get("arguments") if isinstance(item.get("arguments"), dict) else {"input": item.get("arguments")}
-            )
+            arguments = item.get("arguments")
+            args = arguments if isinstance(arguments, dict) else {"input": arguments}
             error = (
                 _dict(item.get("error")).get("message") if isinstance(item.get("error"), dict) else item.get("error")
             )

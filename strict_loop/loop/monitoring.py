@@ -65,7 +65,8 @@ class TaskSupervision:
         settings = self.settings()
         mon = MonitorState()
         for ev in self.store.events(last=REBUILD_EVENTS):
-            data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
+            raw = ev.get("data")
+            data = raw if isinstance(raw, dict) else {}
             if ev.get("kind") == "tool_call":
                 try:
                     mon, _, _ = ladder.observe(mon, Turn.model_validate(data), settings)
@@ -233,7 +234,7 @@ class TaskSupervision:
                 f"task '{self.store.task_id}' is not paused",
                 "use continue only after a pause; rollback and hand-back work any time",
             )
-        kinds = sorted({s.kind for s in mon.last_signals})
+        kinds: list[str] = sorted({s.kind for s in mon.last_signals})
         result = ResumeResult(task_id=self.store.task_id, action=req.action, detail="")
         if req.action == "rollback":
             self._rollback(req, result)

@@ -94,7 +94,8 @@ def _announced(paths: TaskPaths, iteration: int) -> Optional[CurrentRound]:
     """The latest announcement of round ``iteration`` in the event ledger, if any."""
     current = None
     for _, ev in json_records(paths.events):
-        data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
+        raw = ev.get("data")
+        data = raw if isinstance(raw, dict) else {}
         if ev.get("kind") == "round.started" and data.get("iteration") == iteration:
             current = CurrentRound(
                 iteration=iteration,

@@ -130,7 +130,8 @@ class Snapshots:
         listing = self.store.git(
             "ls-files", "-z", "-c", "-o", "--exclude-standard", "--", ".", *EXCLUDES, index=self.index
         )
-        root, out = os.fsencode(self.store.root), []
+        root = os.fsencode(self.store.root)
+        out: list[tuple[bytes, Optional[int]]] = []
         for rel in dict.fromkeys(listing.split(b"\0")):
             try:
                 st = os.lstat(os.path.join(root, rel)) if rel else None

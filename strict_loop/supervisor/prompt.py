@@ -59,7 +59,7 @@ def _intro(root: Path, state: TaskState) -> str:
 
 def _monitor(sup: MonitorView) -> str:
     """The pause first and loudest, then whispers and a person's note."""
-    lines = []
+    lines: list[str] = []
     for m in sup.messages:
         if m.kind == "pause":
             lines.insert(0, f"{one_line(m.text, 800, tail=300)} Do not work on the task: end this session now.")

@@ -234,7 +234,7 @@ class Supervisor:
             env=self.env,
             mcp=self.mcp,
         )
-        adapter = adapter_for(self.harness)  # type: ignore[arg-type]
+        adapter = adapter_for(self.harness)
         self.seen.absorb(self.store.events(last=RECENT_EVENTS))
         self.launched += 1
         self.lock.update(session_id=session, invocation=n)
