@@ -94,7 +94,8 @@ def main() -> None:
     print(f"  a quiet turn (no ladder step), for scale {med['quiet']:8.2f} ms")
     print(f"  pause, no channel configured            {med['bare']:8.2f} ms")
     print(
-        f"  pause, 3 channels, receiver hangs 5 s   {med['loaded']:8.2f} ms   (p90 {sorted(loaded)[int(0.9 * len(loaded))] * 1000:.2f} ms)"
+        f"  pause, 3 channels, receiver hangs 5 s   {med['loaded']:8.2f} ms   (p90 "
+        f"{sorted(loaded)[int(0.9 * len(loaded))] * 1000:.2f} ms)"
     )
     print(f"  ratio with/without channels             {med['loaded'] / med['bare']:8.2f} x")
 

@@ -102,7 +102,8 @@ async def run(calls: int, rounds: int, workspace: Path) -> None:
     ours, theirs = await _startup(workspace, False, 5), await _startup(workspace, True, 5)
     print(f"start to first tools/list: strict-loop {ours:.0f} ms, no-op server {theirs:.0f} ms (median of 5)")
     print(
-        f"goal append_event p50 <= 1.25 x no-op: {'met' if _pct(timings['append_event'], 0.5) <= 1.25 * base else 'NOT met'}"
+        "goal append_event p50 <= 1.25 x no-op: "
+        f"{'met' if _pct(timings['append_event'], 0.5) <= 1.25 * base else 'NOT met'}"
     )
 
 

@@ -80,7 +80,8 @@ def main() -> int:
     print(f"ratio last/first (wall):           {last / first:.3f}")
     print(f"mean CPU time, first/last {window}:  {cpu_first * 1000:.3f} / {cpu_last * 1000:.3f} ms")
     print(
-        f"ratio last/first (CPU):            {cpu_last / cpu_first:.3f}   (wall includes fsync latency, which is disk noise)"
+        f"ratio last/first (CPU):            {cpu_last / cpu_first:.3f}   (wall includes fsync latency, which "
+        "is disk noise)"
     )
     print(f"largest state.json seen:           {max_size} bytes (cap {MAX_STATE_BYTES})")
     print(f"iterations.jsonl at the end:       {ledger / 1e6:.1f} MB")

@@ -91,8 +91,8 @@ def score(corpus: Path, profile: str = "default") -> None:
                 f"fired at {fired} ({', '.join(kinds) or 'never'}), labeled {label.get('stretches') or 'progress'}"
             )
     print(
-        f"== corpus {corpus.name}: replayed {len(labels)} runs through append_event + detect_spiral (monitor profile '{profile}') "
-        f"in {time.perf_counter() - started:.0f}s\n"
+        f"== corpus {corpus.name}: replayed {len(labels)} runs through append_event + detect_spiral (monitor profile "
+        f"'{profile}') in {time.perf_counter() - started:.0f}s\n"
     )
     header = f"{'source':36}{'spirals':>8}{'recall':>8}{'progress':>9}{'FA rate':>8}{'F1':>6}{'median delay':>14}"
     print(header)
@@ -158,7 +158,8 @@ def cost(corpora: list[Path], total: int) -> None:
                 eval_ms[bucket].append((t1 - t0) * 1000)
                 append_ms[bucket].append((t2 - t1) * 1000)
     print(
-        f"\ncost per turn (median over the same {samples} corpus turns at both points; ladder kept quiet so every turn is fully evaluated):"
+        f"\ncost per turn (median over the same {samples} corpus turns at both points; ladder kept quiet so "
+        "every turn is fully evaluated):"
     )
     for label, data in (
         ("evaluation (facts + signals + ladder)", eval_ms),

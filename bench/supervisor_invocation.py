@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark: one whole supervisor invocation (Supervisor._invoke with a real child, check_stop, decide), next to the bare child.
+"""Benchmark: one whole supervisor invocation (Supervisor._invoke with a real child, check_stop, decide), next to the
+bare child.
 
 bench/supervisor_overhead.py times the pure parts in detail; this one runs the supervisor's real step end to end.
 
@@ -102,7 +103,8 @@ def main() -> int:
         calls = sum(1 for e in ws.recent_events("bench", 10_000) if '"tool_call"' in e)
     b, f = statistics.median(bare) * 1000, statistics.median(full) * 1000
     print(
-        f"{a.runs} invocations of a scripted Claude stream ({calls} tool calls recorded in all), workspace in {a.dir or tempfile.gettempdir()}"
+        f"{a.runs} invocations of a scripted Claude stream ({calls} tool calls recorded in all), workspace in "
+        f"{a.dir or tempfile.gettempdir()}"
     )
     print(f"  bare child (start + cat):      median {b:7.2f} ms")
     print(f"  supervisor invocation:         median {f:7.2f} ms  ({f / b:.1f}x the bare child)")

@@ -1,4 +1,5 @@
-"""Resources and prompts: declared on an ``MCPServer`` and served by the low-level ``Server`` through its public methods.
+"""Resources and prompts: declared on an ``MCPServer`` and served by the low-level ``Server`` through its public
+methods.
 
 The ``MCPServer`` is never run itself; it only renders what it declares, as its own handlers would.
 """
@@ -68,13 +69,13 @@ def _resource_contents(uri: str, item: Any) -> types.TextResourceContents | type
     """One item from ``MCPServer.read_resource`` on the wire, as MCPServer's own handler renders it."""
     if isinstance(item.content, str):
         return types.TextResourceContents(
-            uri=uri, text=item.content, mime_type=item.mime_type or "text/plain", _meta=item.meta
+            uri=uri, text=item.content, mime_type=item.mime_type or "text/plain", meta=item.meta
         )
     return types.BlobResourceContents(
         uri=uri,
         blob=base64.b64encode(item.content).decode(),
         mime_type=item.mime_type or "application/octet-stream",
-        _meta=item.meta,
+        meta=item.meta,
     )
 
 
@@ -131,11 +132,11 @@ def add_prompts(server: MCPServer, ws: Workspace) -> None:
         state = ws.show_task(task_id=task_id).state
         return (
             f"Run exactly one round of the strict loop for task '{state.task_id}'.\n\n{contract_lines(state)}\n\n"
-            "1. Announce: call append_event with kind='round.started' and a message naming the round number, the one task "
-            "and its done condition.\n2. Do exactly that one atomic task; nothing else.\n3. Verify it with evidence: run a "
-            "command and read its output.\n4. Call update_state with task, result_summary, verification_summary (the command "
-            "and what it printed), progress ('none' if the goal did not move), next_task and a short context_snapshot. "
-            "If its stop.should_stop is true, stop and report the verdict.\n"
+            "1. Announce: call append_event with kind='round.started' and a message naming the round number, the "
+            "one task and its done condition.\n2. Do exactly that one atomic task; nothing else.\n3. Verify it with "
+            "evidence: run a command and read its output.\n4. Call update_state with task, result_summary, "
+            "verification_summary (the command and what it printed), progress ('none' if the goal did not move), "
+            "next_task and a short context_snapshot. If its stop.should_stop is true, stop and report the verdict.\n"
             "If any result's supervisor field says paused, stop and wait."
         )
 
@@ -150,15 +151,17 @@ def add_prompts(server: MCPServer, ws: Workspace) -> None:
         )
         pending = (
             (
-                f"\nRound {state.current_round.iteration} was announced but never recorded: '{state.current_round.message}'. "
-                "Check whether its work was done before redoing it."
+                f"\nRound {state.current_round.iteration} was announced but never recorded: "
+                f"'{state.current_round.message}'. Check whether its work was done before redoing it."
             )
             if state.current_round
             else ""
         )
         return (
-            f"Resume loop task '{state.task_id}' from disk; do not rely on memory and do not call init_state again.\n\n"
-            f"{contract_lines(state)}\nStatus: {state.status}\n\nContext snapshot:\n{state.context_snapshot or '(none)'}\n\n"
+            f"Resume loop task '{state.task_id}' from disk; do not rely on memory and do not call init_state "
+            "again.\n\n"
+            f"{contract_lines(state)}\nStatus: {state.status}\n\nContext snapshot:\n"
+            f"{state.context_snapshot or '(none)'}\n\n"
             f"Recent rounds:\n{recent}{pending}\n\nFull summary: {view.paths['run_summary']}\n"
             "Continue with the next task as a new round (round numbering continues)."
         )

@@ -128,6 +128,7 @@ def is_loopback(host: str) -> bool:
 def _token(token_file: Optional[str]) -> Optional[str]:
     """The token from --token-file, else from the environment (then dropped from it, so no child inherits it)."""
     where = "--token-file" if token_file else TOKEN_ENV
+    raw: Optional[str]
     if token_file:
         try:
             raw = Path(token_file).read_text(encoding="utf-8")
@@ -187,14 +188,14 @@ def build_app(server: Server, http: HttpSettings) -> Any:
         allowed_hosts=list(http.allowed_hosts),
         allowed_origins=[f"{scheme}://{value}" for value in http.allowed_hosts for scheme in ("http", "https")],
     )
-    app = server.streamable_http_app(
+    sdk_app = server.streamable_http_app(
         host=http.host,
         transport_security=security,
         max_request_body_size=MAX_MESSAGE_BYTES,
         session_idle_timeout=http.idle_timeout,
         max_sessions=2 * http.max_sessions,
     )
-    app = SessionCap(app, http.max_sessions, http.idle_timeout)
+    app = SessionCap(sdk_app, http.max_sessions, http.idle_timeout)
     return BearerAuth(app, http.token) if http.token else app
 
 

@@ -42,14 +42,14 @@ def failing_model(base: type, status: int) -> type:
 
     class Failing(base):  # type: ignore[misc, valid-type]
         def respond(self, method: str, path: str, body: dict):
-            if method == "POST" and path.endswith(("/messages", "/responses", "/chat/completions")):
-                if body.get("tools") or status == 400:
-                    kind = "rate_limit_error" if status == 429 else "invalid_request_error"
-                    if base is AnthropicModel:
-                        return _json(
-                            {"type": "error", "error": {"type": kind, "message": f"scripted HTTP {status}"}}, status
-                        )
-                    return _json({"error": {"message": f"scripted HTTP {status}", "type": kind, "code": kind}}, status)
+            model_request = method == "POST" and path.endswith(("/messages", "/responses", "/chat/completions"))
+            if model_request and (body.get("tools") or status == 400):
+                kind = "rate_limit_error" if status == 429 else "invalid_request_error"
+                if base is AnthropicModel:
+                    return _json(
+                        {"type": "error", "error": {"type": kind, "message": f"scripted HTTP {status}"}}, status
+                    )
+                return _json({"error": {"message": f"scripted HTTP {status}", "type": kind, "code": kind}}, status)
             return super().respond(method, path, body)
 
     return Failing

@@ -221,7 +221,8 @@ def tree_digest(root: Path) -> str:
 
 @pytest.fixture(autouse=True)
 def user_config_dir(tmp_path_factory, monkeypatch) -> Path:
-    """A fresh ``$XDG_CONFIG_HOME`` per test: what the tool records about this machine never leaks between tests or into ~/.config."""
+    """A fresh ``$XDG_CONFIG_HOME`` per test: what the tool records about this machine never leaks between tests or into
+    ~/.config."""
     d = tmp_path_factory.mktemp("xdg-config")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(d))
     return d / "strict-loop"
@@ -229,7 +230,8 @@ def user_config_dir(tmp_path_factory, monkeypatch) -> Path:
 
 @pytest.fixture(autouse=True)
 def hook_daemon_dir(monkeypatch) -> Iterator[Path]:
-    """A fresh ``$XDG_RUNTIME_DIR`` per test: the hook daemons a test's hooks start live there, and are stopped at teardown.
+    """A fresh ``$XDG_RUNTIME_DIR`` per test: the hook daemons a test's hooks start live there, and are stopped at
+    teardown.
 
     Removing the folder also makes a daemon started a moment too late exit at once (its socket folder is gone).
     """

@@ -1,4 +1,5 @@
-"""A fork server that runs the ``strict-loop`` console script's code in a fresh process per call, without the import cost.
+"""A fork server that runs the ``strict-loop`` console script's code in a fresh process per call, without the import
+cost.
 
 test_docs.py runs every documented command with bash; each ``strict-loop ...`` line would start a
 new interpreter that imports the CLI again (~0.3 s of CPU each, hundreds of calls per suite run).
@@ -170,7 +171,7 @@ def _become(request: tuple, fds: list) -> None:
         os.environ[os.fsdecode(key)] = os.fsdecode(value)
     sys.argv = argv
     sys.stdin, sys.stdout, sys.stderr = (
-        _text_stream(fd, old) for fd, old in zip(STDIO, (sys.stdin, sys.stdout, sys.stderr))
+        _text_stream(fd, old) for fd, old in zip(STDIO, (sys.stdin, sys.stdout, sys.stderr), strict=True)
     )
     from strict_loop.entry import main
 
@@ -187,7 +188,8 @@ def _text_stream(fd: int, like):
     if not is_open(fd):
         return None
     line_buffered = fd == 2 or (fd == 1 and os.isatty(fd))
-    raw = open(fd, "rb" if fd == 0 else "wb", closefd=False)
+    # not closed here: the wrapper returned owns it
+    raw = open(fd, "rb" if fd == 0 else "wb", closefd=False)  # noqa: SIM115
     return io.TextIOWrapper(raw, encoding=like.encoding, errors=like.errors, line_buffering=line_buffered)
 
 

@@ -55,7 +55,8 @@ def require_binary(name: str) -> Path:
     path = find_binary(name)
     if path is None:
         pytest.skip(
-            f"{name} is not installed: run `{INSTALL_COMMAND}` (the README's test command does) to run the {name} end-to-end tests"
+            f"{name} is not installed: run `{INSTALL_COMMAND}` (the README's test command does) to run the "
+            f"{name} end-to-end tests"
         )
     return path
 
@@ -212,5 +213,6 @@ class Harness:
                 (exc.stderr or b"").decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
             )
             pytest.fail(
-                f"{self.name} did not finish within {timeout:.0f} s\nstdout (tail):\n{out[-3000:]}\nstderr (tail):\n{err[-3000:]}"
+                f"{self.name} did not finish within {timeout:.0f} s\nstdout (tail):\n{out[-3000:]}\nstderr "
+                f"(tail):\n{err[-3000:]}"
             )

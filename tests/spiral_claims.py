@@ -45,8 +45,9 @@ def said_in(error: str, output: str) -> bool:
 
 
 def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
-    """Whether a failure named by the monitor is what the turn says: an output line, an editor diagnostic ('file: message'),
-    or a person's complaint in their own words. ``loosely``: the same failure with other numbers (a line that moved)."""
+    """Whether a failure named by the monitor is what the turn says: an output line, an editor diagnostic ('file:
+    message'), or a person's complaint in their own words. ``loosely``: the same failure with other numbers (a line that
+    moved)."""
     output = turn.get("output", "")
     if failure == outcomes.PERSON_SAYS_FAILS:
         return bool(outcomes.COMPLAINT.search(output) or "denied" in output)
@@ -60,7 +61,8 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     """The claims of the outcome signals (same failure after edits, stalled polls, repeated reverts, missing things)."""
     checked = []
     if m := re.search(
-        r"(?:failed the same way|reported the same failure) (\d+) times \((.*)\) while (\d+) edit\(s\)(?: to (.*?))? between",
+        r"(?:failed the same way|reported the same failure) (\d+) times \((.*)\) while (\d+) edit\(s\)(?: to "
+        r"(.*?))? between",
         evidence,
     ):
         assert (
@@ -117,13 +119,14 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         errors = m.group(2).split(" -> ")
         assert errors[0] == errors[-1] and len(set(errors)) >= 2
         failing = [turns[f.i]["output"] for f in involved if f.failed][-len(errors) :]
-        assert all(said_in(e, out) for e, out in zip(errors, failing)), (errors, failing)
+        assert all(said_in(e, out) for e, out in zip(errors, failing, strict=False)), (errors, failing)
         checked.append("cycle")
     return checked
 
 
 def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
-    """Every claim of ``v`` checked against ``turns``; returns the claims it found (so a test can see they were checked)."""
+    """Every claim of ``v`` checked against ``turns``; returns the claims it found (so a test can see they were
+    checked)."""
     window = window_of(turns)
     by_i = {f.i: f for f in window}
     checked = []

@@ -1,4 +1,5 @@
-"""Alert channels and the outbox: configuration, real receivers (HTTP, Apprise json://, miniircd), retries, a killed worker."""
+"""Alert channels and the outbox: configuration, real receivers (HTTP, Apprise json://, miniircd), retries, a killed
+worker."""
 
 from __future__ import annotations
 
@@ -227,7 +228,8 @@ def test_the_worker_exits_when_another_holds_the_lock(ws_dir):
 
 
 def test_a_cloned_repository_cannot_make_this_machine_send(ws_dir, monkeypatch, tmp_path):
-    """The queue lives in this machine's config folder: alerts.jsonl lines a repository carries are a record, never sent."""
+    """The queue lives in this machine's config folder: alerts.jsonl lines a repository carries are a record, never
+    sent."""
     monkeypatch.setenv("STRICT_LOOP_WEBHOOK_URL", "http://127.0.0.1:9/SECRET-R")
     ws = Workspace(ws_dir)
     ws.init_state(task_id="r", goal="g", global_stop_condition="c")

@@ -1,4 +1,5 @@
-"""A workspace written by strict-agent-loop 0.1.0 (the fixture was made by that version's code) loads and keeps working."""
+"""A workspace written by strict-agent-loop 0.1.0 (the fixture was made by that version's code) loads and keeps
+working."""
 
 from __future__ import annotations
 

@@ -115,7 +115,8 @@ def _bash(script: str, cwd: Path, *bins: Path) -> tuple[int, str, str]:
 
 @pytest.mark.slow  # starts the genuine console script three times
 def test_the_served_cli_answers_as_the_console_script(served_cli, tmp_path):
-    """Output, exit codes, the working directory and stdin reach the served ``strict-loop`` as they reach the installed one."""
+    """Output, exit codes, the working directory and stdin reach the served ``strict-loop`` as they reach the installed
+    one."""
     call = '{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}'
     script = (
         'rc=0; strict-loop check_stop --exit-status || rc=$?; echo "rc=$rc"\n'

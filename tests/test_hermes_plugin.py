@@ -41,7 +41,8 @@ def load(path: Path) -> tuple[ModuleType, dict[str, Callable[..., Any]]]:
 
 
 def tool_call(hooks: dict, i: int, command: str = "false") -> tuple[Any, Any]:
-    """One terminal call as model_tools.handle_function_call runs it: (pre_tool_call's answer, the result the model gets)."""
+    """One terminal call as model_tools.handle_function_call runs it: (pre_tool_call's answer, the result the model
+    gets)."""
     common = {
         "tool_name": "terminal",
         "args": {"command": command},

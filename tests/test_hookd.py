@@ -72,7 +72,8 @@ def start(ws: Path) -> None:
 
 
 def status(ws: Path, wait: float = 10.0) -> dict | None:
-    """The workspace's daemon status, waiting up to ``wait`` s for one to answer (a hook starts it in the background)."""
+    """The workspace's daemon status, waiting up to ``wait`` s for one to answer (a hook starts it in the
+    background)."""
     deadline = time.monotonic() + wait
     while True:
         found = daemon.status(str(ws))
@@ -149,8 +150,8 @@ def test_a_secret_in_the_hooks_environment_is_masked_though_the_daemon_never_had
 LEAN = """
 import json, sys
 from strict_loop.harness import handler
-data = json.dumps({"hook_event_name": sys.argv[2], "cwd": sys.argv[1], "tool_name": "Bash", "tool_input": {"command": "ls"},
-                   "tool_response": {"stdout": "x"}})
+data = json.dumps({"hook_event_name": sys.argv[2], "cwd": sys.argv[1], "tool_name": "Bash",
+                   "tool_input": {"command": "ls"}, "tool_response": {"stdout": "x"}})
 out = handler.handle("claude", data, env={"STRICT_LOOP_HOOKD": "0"}, cwd="/")
 print(json.dumps([out, "pydantic" in sys.modules]))
 """

@@ -1,4 +1,5 @@
-"""``strict-loop hook``: real workspaces, real files; the handler runs in-process, plus one run of the console script."""
+"""``strict-loop hook``: real workspaces, real files; the handler runs in-process, plus one run of the console
+script."""
 
 from __future__ import annotations
 

@@ -59,7 +59,10 @@ def test_stop_commands_lack_the_projects_secrets_and_every_secret_is_masked(ws_d
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     monkeypatch.setenv("FEATURE_KEY_ENABLED", "true")  # too short to be a secret: left readable
     (ws_dir / "key.txt").write_text(API_KEY)
-    received = '[ -z "$STRICT_LOOP_WEBHOOK_URL$STRICT_LOOP_MCP_TOKEN$APPRISE_URLS" ] && [ "$OPENAI_API_KEY" = "$(cat key.txt)" ]'
+    received = (
+        '[ -z "$STRICT_LOOP_WEBHOOK_URL$STRICT_LOOP_MCP_TOKEN$APPRISE_URLS" ] && [ "$OPENAI_API_KEY" = "$(cat '
+        'key.txt)" ]'
+    )
     # the project's secrets are not in the command's environment, but may still reach its output (a config file, a log)
     (ws_dir / "leak.txt").write_text(
         f"{WEBHOOK} {MCP_TOKEN}\nhttps://bob:hunter2222@db.example/x\njson://alerts.example/a1b2c3d4\n"
@@ -286,7 +289,8 @@ def test_a_file_beyond_the_cap_fails_the_text_check_promptly(ws_dir):
 
 
 def test_a_stored_contract_with_an_absolute_path_still_loads_and_its_check_is_refused(ws_dir):
-    """A 0.1.0 task (or a hand edit) may carry such a path: the task stays readable; the check fails, reading nothing."""
+    """A 0.1.0 task (or a hand edit) may carry such a path: the task stays readable; the check fails, reading
+    nothing."""
     ws = _init(ws_dir, paths_exist=["notes.md"])
     state_file = ws.task_paths("t").state
     state = json.loads(state_file.read_text())

@@ -174,8 +174,8 @@ def test_a_bad_seq_in_the_event_ledger_does_not_block_writes(ws_dir, bad_seq):
     good = len(read_jsonl(events))
     with open(events, "a") as fh:
         fh.write(
-            '{"seq": %s, "ts": "2026-01-01T00:00:00Z", "kind": "note", "message": "hand-edited", "data": {}}\n'
-            % bad_seq
+            f'{{"seq": {bad_seq}, "ts": "2026-01-01T00:00:00Z", '
+            '"kind": "note", "message": "hand-edited", "data": {}}\n'
         )
     first = ws.append_event(task_id="t", kind="note", message="after the damage")
     second = ws.append_event(task_id="t", kind="note", message="and again")
@@ -292,7 +292,8 @@ def test_atomic_write_replaces_a_symbolic_link_never_its_target(tmp_path):
 
 def test_the_loops_other_files_as_fifos_are_never_read(ws_dir):
     """monitor.json, latest-stop-report.json, registry.json and a legacy state.json go through the same
-    no-link, regular-file-only reader as the ledgers: a FIFO left by a cloned repo is replaced or reported, never waited on."""
+    no-link, regular-file-only reader as the ledgers: a FIFO left by a cloned repo is replaced or reported, never waited
+    on."""
     errors: list[BaseException] = []
 
     def run() -> None:

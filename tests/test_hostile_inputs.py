@@ -74,7 +74,8 @@ def test_non_finite_numbers_are_refused_by_the_api(ws):
 
 @pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 def test_non_finite_numbers_are_refused_over_mcp(ws, ws_dir):
-    """Raw JSON-RPC over stdio, as a client would send it: the SDK's parser takes NaN and 1e999; the core refuses them."""
+    """Raw JSON-RPC over stdio, as a client would send it: the SDK's parser takes NaN and 1e999; the core refuses
+    them."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir)],
         cwd=ws_dir,
@@ -95,8 +96,8 @@ def test_non_finite_numbers_are_refused_over_mcp(ws, ws_dir):
         )
         for i, number in enumerate(["NaN", "-Infinity", "1e999"], start=1):
             proc.stdin.write(
-                '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"append_event","arguments":'
-                '{"task_id":"t","kind":"note","message":"m","data":{"x":[%s]}}}}\n' % (i, number)
+                f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"append_event","arguments":'
+                f'{{"task_id":"t","kind":"note","message":"m","data":{{"x":[{number}]}}}}}}}}\n'
             )
         proc.stdin.flush()
         replies = {}

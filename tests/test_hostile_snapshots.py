@@ -1,4 +1,5 @@
-"""Issue 13, items 1 and 15: the snapshot store runs nothing from the repository, and rollback restores whole or not at all.
+"""Issue 13, items 1 and 15: the snapshot store runs nothing from the repository, and rollback restores whole or not at
+all.
 
 Everything runs over real git in temporary folders.
 """
@@ -21,7 +22,7 @@ from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
 from strict_loop.cli.app import main
 
-ROUND = dict(result_summary="r", verification_summary="v")
+ROUND = {"result_summary": "r", "verification_summary": "v"}
 
 
 def store_git(ws: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -29,7 +29,8 @@ INIT = {
 
 
 class RawServer:
-    """The server over raw pipes: write bytes, read reply lines (with a timeout, so silence fails instead of hanging)."""
+    """The server over raw pipes: write bytes, read reply lines (with a timeout, so silence fails instead of
+    hanging)."""
 
     def __init__(self, ws: Path) -> None:
         self.proc = subprocess.Popen(
@@ -144,7 +145,8 @@ def test_a_huge_line_does_not_take_memory(raw):
 @pytest.mark.anyio
 @pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 async def test_slow_stop_checks_cannot_starve_the_other_tools(ws_dir):
-    """45 check_stop calls whose command sleeps 1 s: at most 4 run at once, and list_tasks answers before any of them."""
+    """45 check_stop calls whose command sleeps 1 s: at most 4 run at once, and list_tasks answers before any of
+    them."""
     log = ws_dir / "checks.log"
     finished: list[str] = []
     async with stdio_client(ws_dir) as client:

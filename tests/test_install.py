@@ -140,7 +140,10 @@ CLAUDE_SETTINGS = {
         "SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}],
     },
 }
-CODEX_TOML = '# my Codex settings\nmodel = "o4"  # the usual\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--port", "1"]\n'
+CODEX_TOML = (
+    '# my Codex settings\nmodel = "o4"  # the usual\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = '
+    '["--port", "1"]\n'
+)
 HERMES_YAML = (
     "# Hermes, hand edited\nmodel:\n  default: some-model  # keep this comment\nmcp_servers:\n  docs:\n"
     '    command: "docs-mcp"\n    args: ["--x"]\nplugins:\n  enabled:\n    - disk-cleanup\n'
@@ -292,7 +295,7 @@ def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(t
     shipped = skillfiles.hermes_plugin_dir()
     assert written["plugin.yaml"] == (shipped / "plugin.yaml").read_bytes()
     old, new = (shipped / "__init__.py").read_text().splitlines(), written["__init__.py"].decode().splitlines()
-    changed = [(a.split("  #")[0], b.split("  #")[0]) for a, b in zip(old, new) if a != b]
+    changed = [(a.split("  #")[0], b.split("  #")[0]) for a, b in zip(old, new, strict=False) if a != b]
     assert len(old) == len(new) and changed == [
         ('STRICT_LOOP = "strict-loop"', 'STRICT_LOOP = "/abs/bin/strict-loop"'),
         ('WORKSPACE = ""', f'WORKSPACE = "{tmp_path}"'),

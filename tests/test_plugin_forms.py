@@ -131,7 +131,8 @@ def test_plugin_files_are_the_generated_ones():
         if not (REPO / rel).is_file() or (REPO / rel).read_text(encoding="utf-8") != _render(doc)
     ]
     assert not stale, (
-        f"{stale} differ from tests/test_plugin_forms.py; regenerate: STRICT_LOOP_UPDATE_PLUGINS=1 python3 -m pytest {__file__}"
+        f"{stale} differ from tests/test_plugin_forms.py; regenerate: STRICT_LOOP_UPDATE_PLUGINS=1 python3 -m "
+        f"pytest {__file__}"
     )
 
 
@@ -189,7 +190,8 @@ def test_the_hermes_plugin_manifest_names_the_hooks_its_register_installs():
         "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)\n"
         "class Ctx:\n    names = []\n    def register_hook(self, name, cb): self.names.append(name)\n"
         "ctx = Ctx(); mod.register(ctx)\n"
-        "print(json.dumps({'hooks': ctx.names, 'imported': sorted(m for m in sys.modules if m.startswith('strict_loop'))}))\n"
+        "print(json.dumps({'hooks': ctx.names, 'imported': sorted(m for m in sys.modules if "
+        "m.startswith('strict_loop'))}))\n"
     )
     done = subprocess.run(
         [sys.executable, "-I", "-B", "-c", probe, str(REPO / "integrations/hermes/strict-loop/__init__.py")],

@@ -1,4 +1,5 @@
-"""record_turns (a supervisor's batch of stream tool calls) leaves exactly what record_turn, one call at a time, leaves."""
+"""record_turns (a supervisor's batch of stream tool calls) leaves exactly what record_turn, one call at a time,
+leaves."""
 
 from __future__ import annotations
 

@@ -55,6 +55,7 @@ def test_skill_scripts_run_from_an_installed_copy(tmp_path):
 
 
 def test_skill_fits_its_budget():
-    """The agent loads SKILL.md into its context whenever the skill triggers: every character is paid for, each session."""
+    """The agent loads SKILL.md into its context whenever the skill triggers: every character is paid for, each
+    session."""
     text = (REPO / "SKILL.md").read_text(encoding="utf-8")
     assert len(text) <= 6000, f"SKILL.md has {len(text)} characters; the budget is 6000"

@@ -15,9 +15,13 @@ PYTEST_NO_RAISE = (
     "tests/test_parse.py F\n=== FAILURES ===\n___ test_rejects_bad_input ___\n    def test_rejects_bad_input():\n"
     ">       with pytest.raises(ValueError):\nE       Failed: DID NOT RAISE <class 'ValueError'>\n"
     "tests/test_parse.py:{n}: Failed\n=== short test summary info ===\n"
-    "FAILED tests/test_parse.py::test_rejects_bad_input - Failed: DID NOT RAISE <class 'ValueError'>\n1 failed in 0.0{n}s"
+    "FAILED tests/test_parse.py::test_rejects_bad_input - Failed: DID NOT RAISE <class 'ValueError'>\n1 failed in "
+    "0.0{n}s"
 )
-DOUBLED = 'Traceback (most recent call last):\n  File "run.py", line {n}, in <module>\nIndexError: IndexError: list index out of range'
+DOUBLED = (
+    'Traceback (most recent call last):\n  File "run.py", line {n}, in <module>\nIndexError: IndexError: list '
+    "index out of range"
+)
 
 
 def run(cmd: str, output: str) -> dict:

@@ -43,7 +43,8 @@ def build_turn(i: int) -> dict:
         "error": True,
         "exit_code": 1,
         "thought": f"Attempting build order {i + 1}: {ORDERS[i]}",
-        "output": f"[build {i + 1}] step 4/6 failed\n{FAILURES[i]}\nerror: circular dependency detected: tensorrt -> cuda-python -> torch -> tensorrt",
+        "output": f"[build {i + 1}] step 4/6 failed\n{FAILURES[i]}\nerror: circular dependency detected: tensorrt -> "
+        "cuda-python -> torch -> tensorrt",
     }
 
 

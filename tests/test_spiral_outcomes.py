@@ -1,5 +1,5 @@
-"""Progress is an outcome, not an attempt: each class of the monitor-v3 patterns, the spiral and its look-alike, with what
-the monitor says checked against the turns (``spiral_claims``)."""
+"""Progress is an outcome, not an attempt: each class of the monitor-v3 patterns, the spiral and its look-alike, with
+what the monitor says checked against the turns (``spiral_claims``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from strict_loop.model.turns import Turn
 from strict_loop.monitor.ladder import observe
 
 TS2339 = (
-    "> app@1.0.0 test\n> tsc --noEmit && jest\n\nsrc/routes/user.ts({n},17): error TS2339: Property 'user' does not exist "
-    "on type 'Request<ParamsDictionary, any, any, ParsedQs, Record<string, any>>'.\n"
+    "> app@1.0.0 test\n> tsc --noEmit && jest\n\nsrc/routes/user.ts({n},17): error TS2339: Property 'user' does "
+    "not exist on type 'Request<ParamsDictionary, any, any, ParsedQs, Record<string, any>>'.\n"
 )
 
 
@@ -38,7 +38,8 @@ def cline_write(path: str, k: int, problem: str, where: str = "src/routes/api.ts
     return {
         "tool": "write_to_file",
         "args": {"path": path, "content": f"export type Result = Ok{k} | Err;\n"},
-        "output": f"The content was successfully saved to {path}.\n\nNew problems detected after saving the file:\n{where}\n"
+        "output": f"The content was successfully saved to {path}.\n\nNew problems detected after saving the file:\n"
+        f"{where}\n"
         f"- [ts Error] Line {40 + k}: {problem}",
     }
 
@@ -51,7 +52,10 @@ def edit_thrash(variant: str) -> list[dict]:
         return [
             cline_write(path, k, problem) for k, path in enumerate(["src/models/result.ts", "src/routes/api.ts"] * 2)
         ]
-    pytest_out = "E       assert parse('1,2') == [1, 2]\nFAILED tests/test_parse.py::test_pairs - assert [1] == [1, 2]\n1 failed in 0.{k}3s"
+    pytest_out = (
+        "E       assert parse('1,2') == [1, 2]\nFAILED tests/test_parse.py::test_pairs - assert [1] == [1, 2]\n1 "
+        "failed in 0.{k}3s"
+    )
     return [
         t
         for k in range(4)
@@ -152,7 +156,8 @@ def polls(n: int, every_s: float | None) -> list[dict]:
         turn = {
             "tool": "BashOutput",
             "args": {"bash_id": "7c1"},
-            "output": f"<status>running</status>\n<timestamp>{(start + timedelta(seconds=3 * k)).isoformat()}</timestamp>",
+            "output": "<status>running</status>\n"
+            f"<timestamp>{(start + timedelta(seconds=3 * k)).isoformat()}</timestamp>",
         }
         if every_s is not None:
             turn["ts"] = (start + timedelta(seconds=every_s * k)).isoformat()

@@ -165,7 +165,9 @@ def edit(k: int) -> dict:
             "old_str": f"    return tokens[{k}]",
             "new_str": f"    return tokens[{k + 1}]",
         },
-        "output": "The file /repo/src/parser.py has been edited. Review the changes and make sure they are as expected.",
+        "output": (
+            "The file /repo/src/parser.py has been edited. Review the changes and make sure they are as expected."
+        ),
     }
 
 
@@ -222,13 +224,17 @@ DEPS = [
 ]
 BUILDS = {
     "docker": lambda k: (
-        f"docker build --build-arg ORDER={','.join(['torch', 'tensorrt', 'cuda-python'][k % 3 :] + ['torch', 'tensorrt', 'cuda-python'][: k % 3])} -t trt ."
+        "docker build --build-arg ORDER="
+        + ",".join(["torch", "tensorrt", "cuda-python"][k % 3 :] + ["torch", "tensorrt", "cuda-python"][: k % 3])
+        + " -t trt ."
     ),
     "script": lambda k: (
-        f"./build.sh --order '{' -> '.join(['cuda-python', 'tensorrt', 'torch'][:: 1 if k % 2 else -1])}' --jobs {k + 2}"
+        f"./build.sh --order '{' -> '.join(['cuda-python', 'tensorrt', 'torch'][:: 1 if k % 2 else -1])}' "
+        f"--jobs {k + 2}"
     ),
     "make": lambda k: (
-        f"cd /src && make {' '.join(['torch', 'trt', 'cuda', 'llm'][k % 4 :] + ['torch', 'trt', 'cuda', 'llm'][: k % 4])}"
+        "cd /src && make "
+        f"{' '.join(['torch', 'trt', 'cuda', 'llm'][k % 4 :] + ['torch', 'trt', 'cuda', 'llm'][: k % 4])}"
     ),
 }
 
@@ -288,13 +294,14 @@ def test_a_cycle_broken_by_a_success_or_an_edit_does_not_fire():
 def noisy(rng: random.Random, kinds: list[int]) -> str:
     """Pure noise of the given kinds (times, ages, ids, pids, durations, byte counts), with fresh values each call."""
     choices = [
-        f"2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T1{rng.randint(0, 9)}:{rng.randint(10, 59)}:{rng.randint(10, 59)}Z",
+        f"2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T1{rng.randint(0, 9)}"
+        f":{rng.randint(10, 59)}:{rng.randint(10, 59)}Z",
         f"{rng.randint(1, 59)}{rng.choice('smh')} ago",
         f"age {rng.randint(1, 300)}s",
         f"id {rng.getrandbits(64):016x}",
         f"run {rng.getrandbits(128):032x}"[:40],
-        "%08x-%04x-%04x-%04x-%012x"
-        % (rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(48)),
+        f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}"
+        f"-{rng.getrandbits(16):04x}-{rng.getrandbits(48):012x}",
         f"pid {rng.randint(100, 99999)}",
         f"took {rng.randint(1, 999)}ms",
         f"in {rng.random() * 9:.2f}s",

@@ -60,7 +60,8 @@ def test_equivalent_actions_differing_in_noise_fire():
         {
             "tool": "edit",
             "args": {"command": f"edit {10 + i}:{12 + i}\n    return x\nend_of_edit"},
-            "output": f"Your proposed edit has introduced new syntax error(s).\nE999 IndentationError: unexpected indent (line {10 + i})",
+            "output": "Your proposed edit has introduced new syntax error(s).\nE999 IndentationError: unexpected "
+            f"indent (line {10 + i})",
             "error": True,
         }
         for i in range(4)
@@ -109,7 +110,10 @@ def build(order: str, missing: str) -> dict:
 
 
 def test_same_error_class_through_varied_actions_fires():
-    turns = [build(order, missing) for order, missing in zip(CYCLE, ["torch", "NvInfer.h", "cuda-python", "torch"])]
+    turns = [
+        build(order, missing)
+        for order, missing in zip(CYCLE, ["torch", "NvInfer.h", "cuda-python", "torch"], strict=False)
+    ]
     signals = fired(turns)
     assert "repeated_error" in signals and "identical_calls" not in signals
 

@@ -33,13 +33,13 @@ def _task(root: Path) -> Workspace:
 
 
 def _round(ws: Workspace, n: int, **extra) -> None:
-    fields = dict(
-        task_id=TASK,
-        task=f"Round {n} task: step {n} of the parser fix",
-        result_summary=f"result of round {n}",
-        verification_summary=f"pytest -q: {n} passed",
-        next_task=f"Step {n + 1}: handle nested lists",
-    )
+    fields = {
+        "task_id": TASK,
+        "task": f"Round {n} task: step {n} of the parser fix",
+        "result_summary": f"result of round {n}",
+        "verification_summary": f"pytest -q: {n} passed",
+        "next_task": f"Step {n + 1}: handle nested lists",
+    }
     ws.update_state(**{**fields, **extra})
 
 

@@ -76,8 +76,8 @@ def _round(work: Path, task_id: str, k: int) -> list:
         Shell(f"echo {k} > {work}/step{k}.txt"),
         Shell(
             f"{loop} update_state --workspace {work} --task-id {task_id} --task 'Create step{k}.txt' "
-            f"--result-summary 'step{k}.txt written' --verification-summary 'cat step{k}.txt shows {k}' --progress made "
-            f"--next-task 'Create step{k + 1}.txt'"
+            f"--result-summary 'step{k}.txt written' --verification-summary 'cat step{k}.txt shows {k}' --progress "
+            f"made --next-task 'Create step{k + 1}.txt'"
         ),
         Final(f"Round {k} recorded."),
     ]
@@ -119,7 +119,8 @@ def _detail(work: Path, task_id: str, err: io.StringIO) -> str:
         if p.suffix in (".txt", ".jsonl")
     }
     return (
-        f"stderr:\n{err.getvalue()[-3000:]}\nevents: {json.dumps([(e['kind'], e.get('message', '')[:100]) for e in events])}\n"
+        f"stderr:\n{err.getvalue()[-3000:]}\nevents: "
+        f"{json.dumps([(e['kind'], e.get('message', '')[:100]) for e in events])}\n"
         f"files: {json.dumps(tails)[-6000:]}"
     )
 
@@ -169,9 +170,10 @@ told not to, and a 400 even then (it was seen to), so it gets a 500 with no retr
 def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(name: str, tmp_path: Path):
     """Task ``steps``: the API refuses twice (each harness's failed run: Claude's is_error result, Codex's turn.failed,
     Hermes's usage file: each failure counted and backed off longer), then n rounds over n invocations: the first
-    success resets the count, the later ones resume its session, and the checks stop the run at goal_met. Meanwhile a second supervisor runs task
-    ``two`` of the same workspace (its own HOME: Codex and Hermes read their model's URL from it): each task's turns
-    stay in its own ledger. One test, so each harness starts as few times as the scenarios need."""
+    success resets the count, the later ones resume its session, and the checks stop the run at goal_met. Meanwhile a
+    second supervisor runs task ``two`` of the same workspace (its own HOME: Codex and Hermes read their model's URL
+    from it): each task's turns stay in its own ledger. One test, so each harness starts as few times as the scenarios
+    need."""
     n = INVOCATIONS[name]
     work, h, ws = _setup(tmp_path, name, "steps", f"step{n}.txt")
     second = _second_task(work, ws)
@@ -227,12 +229,14 @@ def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(nam
     assert not any(
         "done2.txt" in json.dumps(e["data"]["args"]) or "task-id two" in json.dumps(e["data"]["args"]) for e in calls
     )
-    # each call once, recorded by whichever saw it first: our hooks (Claude, Hermes: wired in per run) or the stream (Codex)
+    # each call once, recorded by whichever saw it first: our hooks (Claude, Hermes: wired in per run) or the stream
+    # (Codex)
     metas = [e["data"]["hook"] for e in calls]
     assert len({m.get("call_id") or m.get("tool_use_id") for m in metas}) == len(calls) == 3 * n, detail
     if name == "codex":  # `codex exec` runs no hook it was not told to trust: the stream is the record
         assert all(m["source"] == "supervisor" for m in metas), detail
-    else:  # the hooks wired in per run recorded each call as it ran (the harness's own ids), before the stream showed it
+    # the hooks wired in per run recorded each call as it ran (the harness's own ids), before the stream showed it
+    else:
         assert all(m["event"] in ("PostToolUse", "post_tool_call") and m["tool_use_id"] for m in metas), detail
     assert f"[supervisor] steps | round {n}/100" in (ws.task_paths("steps").latest_status.read_text()), detail
     assert not (folder / "supervisor.lock").exists()
@@ -240,7 +244,8 @@ def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(nam
 
 def _procs_mentioning(text: str) -> list[str]:
     """Live processes whose command line names ``text`` (a test's own folder): a killed group leaves none. The hook
-    daemon is not the child's: it serves the workspace's hooks across sessions (idle exit; stopped at the test's end)."""
+    daemon is not the child's: it serves the workspace's hooks across sessions (idle exit; stopped at the test's
+    end)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():

@@ -47,7 +47,8 @@ def events(ws: Workspace, kind: str) -> list[dict]:
 
 
 def assert_escalated(ws: Workspace, result, kind: str) -> dict:
-    """Paused as the monitor pauses (monitor.json, spiral.paused) and one alert recorded; no round can be recorded now."""
+    """Paused as the monitor pauses (monitor.json, spiral.paused) and one alert recorded; no round can be recorded
+    now."""
     assert result.exit_code == EXIT_ESCALATED and result.outcome == "escalated"
     paths = ws.task_paths("t")
     assert json.loads(paths.monitor.read_text())["paused"] is True

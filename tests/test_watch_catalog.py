@@ -1,4 +1,5 @@
-"""The pure parts of ``strict-loop watch``: the failure catalog, the remedy dispatcher, progress parsing, container argv."""
+"""The pure parts of ``strict-loop watch``: the failure catalog, the remedy dispatcher, progress parsing, container
+argv."""
 
 from __future__ import annotations
 

@@ -86,7 +86,8 @@ def configured(env: Mapping[str, str]) -> bool:
 
 
 def channels(env: Mapping[str, str], workspace: Path) -> tuple[list[Channel], list[str]]:
-    """The configured channels, and the problems (one line each, naming the variable or file and the fix, never a URL)."""
+    """The configured channels, and the problems (one line each, naming the variable or file and the fix, never a
+    URL)."""
     urls: list[tuple[str, str]] = [(URLS_ENV, u) for u in _split(env.get(URLS_ENV, ""))]
     urls += [(IRC_ENV, u) for u in _split(env.get(IRC_ENV, ""))]
     problems: list[str] = []
@@ -176,7 +177,8 @@ def _read_file(path: Path, workspace: Path) -> tuple[str, Optional[str]]:
     if real == root or root in real.parents:
         return (
             "",
-            f"alerts file {path} is inside the workspace {root}: a repository must never carry alert URLs; move it to ~/.config/strict-loop/",
+            f"alerts file {path} is inside the workspace {root}: a repository must never carry alert URLs; "
+            "move it to ~/.config/strict-loop/",
         )
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
         return "", f"alerts file {path} is not a regular file owned by you: recreate it"

@@ -50,7 +50,8 @@ def enqueue(
     resume: str,
     event: Optional[str],
 ) -> dict[str, str]:
-    """Record ``alert`` with every configured channel pending (a misconfiguration as failed), queue it, start the worker.
+    """Record ``alert`` with every configured channel pending (a misconfiguration as failed), queue it, start the
+    worker.
 
     Returns the delivery summary (channel -> state). ``event`` names the ledger event to write, if any."""
     chans, problems = channels.channels(env, root)
@@ -71,7 +72,10 @@ def enqueue(
         try:
             queue(root, line, [c.name for c in chans], env)
         except OSError as exc:  # never the agent's call: the pause is recorded, the ledger says why nothing was sent
-            reason = f"cannot queue the alert in {queue_dir(root, env)} ({exc.strerror or exc}): fix it and run strict-loop alerts --retry"
+            reason = (
+                f"cannot queue the alert in {queue_dir(root, env)} ({exc.strerror or exc}): fix it and run "
+                "strict-loop alerts --retry"
+            )
             with store.locked():
                 for c in chans:
                     record(store, alert.id, c.name, "failed", 0, reason)

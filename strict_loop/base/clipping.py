@@ -15,7 +15,8 @@ MAX_THOUGHT_TEXT = 4000
 MAX_ARGS_CHARS = 16000
 MAX_ARG_CHARS = 2000
 TURN_DATA_BUDGET = 56 * 1024
-"""Bytes (as JSON) a clipped turn stays under: below the 64 KiB cap on event data, with room for the event's own fields."""
+"""Bytes (as JSON) a clipped turn stays under: below the 64 KiB cap on event data, with room for the event's own
+fields."""
 TURN_FIELDS = ("tool", "args", "output", "error", "exit_code", "thought", "paths", "score", "ts", "actor")
 
 

@@ -14,7 +14,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import closing, contextmanager, suppress
 from itertools import islice
 from pathlib import Path
@@ -107,7 +107,8 @@ def _not_own(path: Path, what: str) -> LoopError:
 
 
 class Unreadable(Exception):
-    """Why :func:`read_regular` did not read a file: ``kind`` is "link", "special" (see ``mode``) or "big" (see ``size``)."""
+    """Why :func:`read_regular` did not read a file: ``kind`` is "link", "special" (see ``mode``) or "big" (see
+    ``size``)."""
 
     def __init__(self, kind: str, *, mode: int = 0, size: int = 0) -> None:
         super().__init__(kind)
@@ -129,7 +130,8 @@ def file_kind(mode: int) -> str:
 
 
 def read_regular(path: Path | str, cap: int) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``cap``; :class:`Unreadable` otherwise (OSErrors pass through).
+    """The bytes of the regular file at ``path``, at most ``cap``; :class:`Unreadable` otherwise (OSErrors pass
+    through).
 
     Why one reader: files named by a repository (the loop's own, a stop check's) may be a link, a FIFO or a
     device. lstat first (a FIFO or device is never opened), a non-blocking no-follow open, then fstat again.
@@ -205,7 +207,8 @@ def append_line(path: Path, line: bytes, *, sync: bool = True) -> None:
 
 @contextmanager
 def _naming(path: Path) -> Iterator[None]:
-    """Attach ``path`` to an OSError that lacks a file name (``os.write`` errors carry none), so the message names the file."""
+    """Attach ``path`` to an OSError that lacks a file name (``os.write`` errors carry none), so the message names the
+    file."""
     try:
         yield
     except OSError as exc:
@@ -289,7 +292,7 @@ def _lines_backwards(fd: int, end: int) -> Iterator[Optional[bytes]]:
             return
 
 
-def _lines_from_end(path: Path) -> Iterator[str]:
+def _lines_from_end(path: Path) -> Generator[str, None, None]:
     """Complete, non-blank lines, last first; an unterminated fragment and lines over MAX_LINE_BYTES are skipped."""
     try:
         fd = open_own(path)
@@ -340,7 +343,8 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
 def json_records(
     path: Path, *, last: int | None = None, skipped: list[int] | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of every complete ledger line that is a JSON object; others are skipped (their numbers go to ``skipped``).
+    """(line number, object) of every complete ledger line that is a JSON object; others are skipped (their numbers go
+    to ``skipped``).
 
     With ``last``, only the last ``last`` lines are read (numbered from the end: -1 is the last line).
     The one reader of ledgers: a damaged line costs that line, never the ones around it.
@@ -349,7 +353,7 @@ def json_records(
         lines: Iterator[tuple[int, str]] = iter_lines(path)
     else:
         tail = tail_lines(path, last)
-        lines = zip(range(-len(tail), 0), tail)
+        lines = zip(range(-len(tail), 0), tail, strict=True)
     for number, line in lines:
         value = _record(line)
         if value is not None:
@@ -358,7 +362,7 @@ def json_records(
             skipped.append(number)
 
 
-def records_backwards(path: Path) -> Iterator[dict[str, Any]]:
+def records_backwards(path: Path) -> Generator[dict[str, Any], None, None]:
     """The ledger's JSON objects, last first, read lazily from the end (for a search that usually stops early)."""
     with closing(_lines_from_end(path)) as lines:
         for line in lines:
@@ -378,8 +382,8 @@ def _record(line: str | bytes) -> dict[str, Any] | None:
 def last_json(path: Path) -> dict[str, Any] | None:
     """The last parseable JSON object of a ledger, or None."""
     found = None
-    for _, found in json_records(path, last=3):
-        pass
+    for _, value in json_records(path, last=3):
+        found = value
     return found
 
 

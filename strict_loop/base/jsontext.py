@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 MAX_JSON_DEPTH = 64
-"""Deepest nesting accepted in JSON input, data and stored documents (nothing the loop writes goes past a few levels)."""
+"""Deepest nesting accepted in JSON input, data and stored documents (nothing the loop writes goes past a few
+levels)."""
 
 
 def parse_json(data: str | bytes) -> Any:

@@ -14,7 +14,9 @@ import functools
 import os
 import re
 from collections.abc import Mapping
-from typing import Optional
+from typing import Optional, TypeVar, cast
+
+_T = TypeVar("_T")
 
 PROJECT_SECRET_PREFIXES = ("STRICT_LOOP_", "APPRISE_")
 """Variables that belong to this tool (webhook and Apprise URLs, the MCP token, ...):
@@ -72,8 +74,9 @@ def mask(text: str, env: Optional[Mapping[str, str]] = None) -> str:
     return mask_with(text, secret_values(env)) if text else text
 
 
-def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
-    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it (one pass over ``env``)."""
+def mask_tree(value: _T, env: Optional[Mapping[str, str]] = None) -> _T:
+    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it (one pass over
+    ``env``)."""
     values = secret_values(env)
 
     def walk(node: object) -> object:
@@ -85,11 +88,12 @@ def mask_tree(value: object, env: Optional[Mapping[str, str]] = None) -> object:
             return [walk(v) for v in node]
         return node
 
-    return walk(value)
+    return cast(_T, walk(value))  # the same shape: a string, dict or list for one, anything else as it was
 
 
 def mask_with(text: str, values: list[str]) -> str:
-    """``text`` masked with the values ``secret_values`` found (for a caller masking many texts against one environment)."""
+    """``text`` masked with the values ``secret_values`` found (for a caller masking many texts against one
+    environment)."""
     hits = [v for v in values if v in text]
     if hits:
         text = re.sub("|".join(map(re.escape, hits)), MASK, text)

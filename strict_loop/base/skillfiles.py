@@ -1,4 +1,5 @@
-"""Where the skill's own files are: SKILL.md, references/ (with the generated JSON Schemas), scripts/, the Hermes plugin.
+"""Where the skill's own files are: SKILL.md, references/ (with the generated JSON Schemas), scripts/, the Hermes
+plugin.
 
 The repo-top folders are the source. A built wheel carries a copy of them inside the package, in
 ``strict_loop/skill/`` (the build puts it there: see ``hatch_build.py``). A source checkout, an

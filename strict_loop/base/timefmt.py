@@ -23,7 +23,8 @@ def parse(text: str) -> datetime:
 
 
 def seconds_between(start: str, end: str) -> float | None:
-    """Seconds from ``start`` to ``end`` (never negative); None if either is not a timestamp (e.g. a hand-edited file)."""
+    """Seconds from ``start`` to ``end`` (never negative); None if either is not a timestamp (e.g. a hand-edited
+    file)."""
     try:
         return max(0.0, (parse(end) - parse(start)).total_seconds())
     except (ValueError, TypeError):

@@ -13,7 +13,8 @@ from strict_loop.loop.workspace import Workspace
 
 
 def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool) -> int:
-    """Print the channels this environment configures and every alert with its delivery; ``retry`` re-queues failures."""
+    """Print the channels this environment configures and every alert with its delivery; ``retry`` re-queues
+    failures."""
     ws = Workspace(workspace)
     root = ws.root
     ids = [task_id] if task_id else ws.layout.task_ids()

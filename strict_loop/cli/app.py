@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 from pydantic import BaseModel
 
@@ -37,11 +37,11 @@ EXIT_ERROR = 2
 class _Parser(argparse.ArgumentParser):
     """Usage mistakes print one line (not the whole usage block) and exit 2."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _common() -> argparse.ArgumentParser:
+def _common() -> _Parser:
     p = _Parser(add_help=False)
     g = p.add_argument_group("common options")
     g.add_argument(
@@ -62,7 +62,8 @@ def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, d
         prog=prog or "strict-loop",
         allow_abbrev=False,
         description="Strict agent loop: one verified task per round, durable state under <workspace>/.agent-loop/.",
-        epilog="Round lifecycle: append_event --kind round.started -> do one task -> verify -> update_state -> check_stop -> report_status.",
+        epilog="Round lifecycle: append_event --kind round.started -> do one task -> verify -> update_state -> "
+        "check_stop -> report_status.",
     )
     top.add_argument("--version", action="version", version=f"strict-agent-loop {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -97,8 +98,10 @@ def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, d
         "alerts",
         parents=[common],
         help="show the alert outbox: channels configured here, each alert's delivery",
-        description="Show the channels this environment configures (names only, never URLs) and every pause alert with\n"
-        "its delivery per channel. --retry sends the failed ones again. See references/alerts.md.",
+        description=(
+            "Show the channels this environment configures (names only, never URLs) and every pause alert with\n"
+            "its delivery per channel. --retry sends the failed ones again. See references/alerts.md."
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--task-id", help="one task (default: every task in the workspace)")
@@ -132,7 +135,9 @@ def _person_parsers(sub: Any, common: argparse.ArgumentParser, parsers: dict[str
         "replay",
         help="replay a trajectory and show where the monitor would fire",
         parents=[common],
-        description="Feed a trajectory (JSONL, one turn per line) through the progress monitor and print each ladder step.",
+        description=(
+            "Feed a trajectory (JSONL, one turn per line) through the progress monitor and print each ladder step."
+        ),
     )
     p.add_argument("file", metavar="FILE.jsonl")
     parsers["replay"] = p
@@ -183,11 +188,13 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
         "supervise",
         parents=[common],
         help="run a task unattended: re-invoke a harness until the stop rules say stop",
-        description="Run the task unattended: invoke Codex, Claude Code or Hermes headless, again and again, from disk,\n"
-        "until the stop checks say stop, a budget is reached, or the progress monitor pauses the task.\n"
-        "Exit codes: 0 stop checks say stop, 2 bad input or untrusted stop commands, 3 a budget reached,\n"
-        "5 paused by the progress monitor, 6 too many failed invocations in a row, 130/143 SIGINT/SIGTERM.\n"
-        "See references/supervisor.md.",
+        description=(
+            "Run the task unattended: invoke Codex, Claude Code or Hermes headless, again and again, from disk,\n"
+            "until the stop checks say stop, a budget is reached, or the progress monitor pauses the task.\n"
+            "Exit codes: 0 stop checks say stop, 2 bad input or untrusted stop commands, 3 a budget reached,\n"
+            "5 paused by the progress monitor, 6 too many failed invocations in a row, 130/143 SIGINT/SIGTERM.\n"
+            "See references/supervisor.md."
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--task-id", required=True, help="the task to run (created with init_state)")
@@ -277,7 +284,8 @@ def _supervise(a: argparse.Namespace) -> int:
         print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
     else:
         print(
-            f"{a.task_id}: {result.action} after {result.invocations} invocation(s), {result.rounds} round(s): {result.reason}",
+            f"{a.task_id}: {result.action} after {result.invocations} invocation(s), {result.rounds} "
+            f"round(s): {result.reason}",
             flush=True,
         )
     return result.exit_code

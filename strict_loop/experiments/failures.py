@@ -83,7 +83,8 @@ CATALOG: tuple[FailureKind, ...] = (
         ),
         signals=(signal.SIGKILL,),
         remedies=("halve-batch",),
-        advice="a smaller batch, fewer data-loader workers, or memory-mapped data; exit 137 / SIGKILL is usually the OOM killer",
+        advice="a smaller batch, fewer data-loader workers, or memory-mapped data; exit 137 / SIGKILL is usually the "
+        "OOM killer",
     ),
     FailureKind(
         "disk_full",
@@ -107,7 +108,8 @@ CATALOG: tuple[FailureKind, ...] = (
         "missing_module",
         "missing Python module",
         (r"ModuleNotFoundError: No module named", r"ImportError: No module named"),
-        advice="install it yourself after checking the name (never installed automatically: the name comes from the log)",
+        advice="install it yourself after checking the name (never installed automatically: the name comes from the "
+        "log)",
     ),
     FailureKind(
         "port_in_use",

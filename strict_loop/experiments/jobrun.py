@@ -34,7 +34,8 @@ _CHUNK = 64 * 1024
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a run ended: ``stopped`` is why we ended it ('nan', 'diverged', 'timeout', 'signal'), None if it ended itself."""
+    """How a run ended: ``stopped`` is why we ended it ('nan', 'diverged', 'timeout', 'signal'), None if it ended
+    itself."""
 
     returncode: Optional[int]
     log: Path
@@ -120,7 +121,7 @@ class _MetricsFile:
             return p
         try:
             st = os.fstat(fd)
-            if not (st.st_mode & 0o170000 == 0o100000):
+            if st.st_mode & 0o170000 != 0o100000:
                 return p
             if st.st_size < self.offset:  # truncated: start over
                 self.offset, self.partial = 0, b""

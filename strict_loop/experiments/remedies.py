@@ -36,7 +36,8 @@ def _relative(path: Optional[str]) -> Optional[str]:
     problem = workspace_path_problem(path) if path is not None else ""
     if problem or path in ("", "."):
         raise ValueError(
-            f"{str(path)[:80]!r} {problem or 'is the workspace itself'}; give a folder inside the workspace, e.g. 'checkpoints'"
+            f"{str(path)[:80]!r} {problem or 'is the workspace itself'}; give a folder inside the workspace, "
+            "e.g. 'checkpoints'"
         )
     return path
 
@@ -66,7 +67,7 @@ Folder = Annotated[Optional[str], AfterValidator(_relative)]
 
 class WatchSettings(Strict):
     """How ``strict-loop watch`` reads a job's progress, bounds it, and which remedies it may apply (all declared by
-    the person who starts it). Declared variables reach the job as environment variables, and as ``{NAME}`` in its argv."""
+    the person who starts it). Declared variables reach the job as environment variables, and as ``{NAME}`` in its argv."""  # noqa: E501 (the schema's description: rewrapping would change it)
 
     progress_pattern: Annotated[Optional[str], Flag(metavar="REGEX")] = Field(
         None,

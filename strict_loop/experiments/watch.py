@@ -1,4 +1,5 @@
-"""``strict-loop watch``: run a long experiment, read its progress, repair known failures within budgets, escalate the rest.
+"""``strict-loop watch``: run a long experiment, read its progress, repair known failures within budgets, escalate the
+rest.
 
 Why: a training job that dies at 3 a.m. of a CUDA OOM should come back at half the batch size, and one
 that dies of something nobody foresaw should wake a person, not a script that guesses. The decisions
@@ -89,8 +90,8 @@ class _Beat(Heartbeat):
         rate, eta = timefmt.rate_and_eta(p.step, w.first_step, time.monotonic() - w.run_started, total)
         where = joblog.describe(p, w.settings.metric, total)
         line = (
-            f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed {clock(elapsed_s)} | "
-            f"{rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}"
+            f"[watch] {w.store.task_id} | run {invocation}/{w.settings.max_runs} | {where} | elapsed "
+            f"{clock(elapsed_s)} | {rate:.2f} steps/s | ETA {clock(eta) if eta is not None else 'unknown'}"
         )
         return line, p.step
 
@@ -125,7 +126,8 @@ class Watch:
         self.argv, self.command = list(argv), shlex.join(argv)
         self.env = dict(os.environ if env is None else env)
         self.stream = stream if stream is not None else sys.stderr
-        self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
+        self.progress, self.run_started = Progress(), time.monotonic()
+        self.first_step: Optional[int] = None  # the first step this run reported (for the rate)
         self.signals = StopSignals()
         self._heart: Optional[_Beat] = None
         self._run = 0
@@ -245,7 +247,8 @@ class Watch:
     # ------------------------------------------------------------------ recording
 
     def _event(self, kind: str, message: str, data: dict[str, Any]) -> None:
-        message, data = masking.mask_tree([message, data], self.env)  # type: ignore[misc]
+        both: list[Any] = [message, data]
+        message, data = masking.mask_tree(both, self.env)
         with self.store.locked():
             self.store.append_event(kind, message, data)
 
@@ -307,7 +310,8 @@ class Watch:
         )
 
     def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:
-        """Pause the task as the progress monitor does (ladder.json, spiral.paused, the status line) and alert a person."""
+        """Pause the task as the progress monitor does (ladder.json, spiral.paused, the status line) and alert a
+        person."""
         sup = TaskSupervision(self.store, self.root)
         kind = KINDS[failure.kind]
         diag = f"strict-loop watch: {failure.summary()}. {reason}."
@@ -358,7 +362,10 @@ class Watch:
             assert self.settings.cache_dir is not None
             folder = self._own_dir(self.settings.cache_dir)
             if folder is None:
-                return f"clear-cache refused: {self.settings.cache_dir} is not a real folder inside the workspace (a link, or missing)"
+                return (
+                    f"clear-cache refused: {self.settings.cache_dir} is not a real folder inside the workspace (a "
+                    "link, or missing)"
+                )
             for entry in os.scandir(folder):
                 if entry.is_dir(follow_symlinks=False):
                     shutil.rmtree(entry.path)  # never follows links (fd-based on Linux)
@@ -381,7 +388,9 @@ class Watch:
     def _newest_checkpoint(self) -> Optional[str]:
         """The newest file or folder (no links) in checkpoint_dir, workspace-relative, or None."""
         rel = self.settings.checkpoint_dir
-        folder = self._own_dir(rel) if rel else None
+        if not rel:
+            return None
+        folder = self._own_dir(rel)
         if folder is None:
             return None
         found = []

@@ -68,11 +68,12 @@ def runtime_dir(env: Mapping[str, str], create: bool = True) -> Optional[Path]:
 
 
 def code_fingerprint() -> str:
-    """The package version, the environment and Python version, and every module's mtime and size: a changed file is a new daemon."""
+    """The package version, the environment and Python version, and every module's mtime and size: a changed file is a
+    new daemon."""
     from strict_loop import __version__
 
     parts = [__version__, sys.prefix, sys.version]  # not sys.executable: python and python3 are one interpreter
-    folders = [PACKAGE_DIR]
+    folders: list[str | Path] = [PACKAGE_DIR]
     while folders:  # the package and its subpackages
         with os.scandir(folders.pop()) as entries:
             for entry in sorted(entries, key=lambda e: e.name):

@@ -186,6 +186,7 @@ def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, An
         return text
     last = server is None and (text or "").rstrip().endswith(current.as_string().rstrip())  # our table ends the file
     if server is None:
+        assert servers is not None  # our entry was found in it (else _same returned above)
         del servers[SERVER]
         if not servers:
             del doc["mcp_servers"]
@@ -213,7 +214,8 @@ def _yaml():
 
 
 def edit_hermes_yaml(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
-    """Hermes ``config.yaml`` with ``mcp_servers.strict-loop`` and ``strict-loop`` in ``plugins.enabled`` (or neither)."""
+    """Hermes ``config.yaml`` with ``mcp_servers.strict-loop`` and ``strict-loop`` in ``plugins.enabled`` (or
+    neither)."""
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
 

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 MAX_STDIN_BYTES = 8 << 20
 MANAGER_DIR = ".agent-loop"
-"""``layout.MANAGER_DIR``, named here because ``layout`` imports pydantic: without a loop the hook imports nothing more."""
+"""``layout.MANAGER_DIR``, named here because ``layout`` imports pydantic: without a loop the hook imports nothing
+more."""
 TASK_ENV = "STRICT_LOOP_TASK"
 HOOK_LOCK_TIMEOUT_S = 20.0
 """A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
@@ -185,7 +186,8 @@ def _payload(raw: bytes) -> Optional[dict[str, Any]]:
 
 
 def find_workspace(given: Optional[str], event_cwd: Optional[str], process_cwd: str) -> Optional[Path]:
-    """``--workspace`` if given, else the nearest folder at or above the event's cwd (else ours) holding ``.agent-loop/``."""
+    """``--workspace`` if given, else the nearest folder at or above the event's cwd (else ours) holding
+    ``.agent-loop/``."""
     if given:
         root = Path(given).expanduser()
         return root.resolve() if (root / MANAGER_DIR).is_dir() else None

@@ -64,7 +64,8 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
     def changes(self) -> list[Edit | Tree]:
-        return [c for c in [*self.edits, *self.trees] if c.old != c.new]
+        planned: list[Edit | Tree] = [*self.edits, *self.trees]
+        return [c for c in planned if c.old != c.new]
 
 
 def program(name: str) -> str:
@@ -192,7 +193,7 @@ def plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     hooks, server = _hooks("claude", workspace, install), _server(workspace, install)
     plan = Plan(root)
     plan.edits.append(
-        _edit(base / "settings.json", lambda t, p=base / "settings.json": configedit.edit_hooks(t, p, "claude", hooks))
+        _edit(base / "settings.json", lambda t: configedit.edit_hooks(t, base / "settings.json", "claude", hooks))
     )
     plan.edits.append(_edit(mcp_file, lambda t: configedit.edit_mcp_json(t, mcp_file, server)))
     plan.trees.append(_skill(base / "skills" / SKILL, install))
@@ -214,11 +215,9 @@ def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     hooks, server = _hooks("codex", workspace, install), _server(workspace, install)
     plan = Plan(root)
     plan.edits.append(
-        _edit(base / "hooks.json", lambda t, p=base / "hooks.json": configedit.edit_hooks(t, p, "codex", hooks))
+        _edit(base / "hooks.json", lambda t: configedit.edit_hooks(t, base / "hooks.json", "codex", hooks))
     )
-    plan.edits.append(
-        _edit(base / "config.toml", lambda t, p=base / "config.toml": configedit.edit_mcp_toml(t, p, server))
-    )
+    plan.edits.append(_edit(base / "config.toml", lambda t: configedit.edit_mcp_toml(t, base / "config.toml", server)))
     plan.trees.append(_skill(skills / SKILL, install))
     if install:
         plan.notes.append(
@@ -242,7 +241,7 @@ def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     server = _server(workspace, install)
     plan = Plan(home.parent)
     plan.edits.append(
-        _edit(home / "config.yaml", lambda t, p=home / "config.yaml": configedit.edit_hermes_yaml(t, p, server))
+        _edit(home / "config.yaml", lambda t: configedit.edit_hermes_yaml(t, home / "config.yaml", server))
     )
     plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
     plan.trees.append(_tree(home / "plugins" / configedit.SERVER, plugin, "plugin.yaml", configedit.SERVER))

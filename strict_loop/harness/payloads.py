@@ -75,7 +75,8 @@ class HookEvent(NamedTuple):
     def meta(self) -> dict[str, Any]:
         """What the event line keeps about the hook call (a supervisor dedupes by tool_use_id)."""
         out = {"harness": self.harness, "event": self.name, "session_id": self.session_id}
-        extra = self.payload.get("extra") if isinstance(self.payload.get("extra"), dict) else {}
+        raw = self.payload.get("extra")
+        extra = raw if isinstance(raw, dict) else {}
         call_id = self.payload.get("tool_use_id") or extra.get("tool_call_id")
         if isinstance(call_id, str) and call_id:
             out["tool_use_id"] = call_id[:200]

@@ -228,7 +228,10 @@ class ClaudeAdapter(StreamAdapter):
             reason = f"api error {status}: {self.last_text}"
         else:
             errors = "; ".join(_text(e) for e in result.get("errors") or [] if _text(e))
-            reason = f"{_text(result.get('subtype')) or 'error'} ({_text(result.get('terminal_reason')) or 'no reason'}): {errors or self.last_text}"
+            reason = (
+                f"{_text(result.get('subtype')) or 'error'} "
+                f"({_text(result.get('terminal_reason')) or 'no reason'}): {errors or self.last_text}"
+            )
         return self._outcome(False, reason, rate_limited=limited, **fields)
 
 
@@ -282,9 +285,8 @@ class CodexAdapter(StreamAdapter):
             )
         elif kind == "mcp_tool_call" and item_id:
             name = f"mcp__{_text(item.get('server'))}__{_text(item.get('tool'))}"[:200]
-            args = (
-                item.get("arguments") if isinstance(item.get("arguments"), dict) else {"input": item.get("arguments")}
-            )
+            arguments = item.get("arguments")
+            args = arguments if isinstance(arguments, dict) else {"input": arguments}
             error = (
                 _dict(item.get("error")).get("message") if isinstance(item.get("error"), dict) else item.get("error")
             )
@@ -338,7 +340,8 @@ class CodexAdapter(StreamAdapter):
 
 
 class HermesAdapter(StreamAdapter):
-    """``hermes -z`` / ``chat -q``: no event stream (tool calls reach the loop through hooks); the usage file decides."""
+    """``hermes -z`` / ``chat -q``: no event stream (tool calls reach the loop through hooks); the usage file
+    decides."""
 
     harness = "hermes"
 

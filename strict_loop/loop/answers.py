@@ -117,7 +117,8 @@ def task_list(listing: TaskList) -> str:
 def task_view(v: TaskView) -> str:
     s = v.state
     lines = [
-        f"task {s.task_id} ({v.summary.source}): {s.status}, {s.counters.iteration}/{s.contract.limits.max_iterations} rounds",
+        f"task {s.task_id} ({v.summary.source}): {s.status}, "
+        f"{s.counters.iteration}/{s.contract.limits.max_iterations} rounds",
         f"goal: {s.contract.goal}",
         f"stop when: {s.contract.global_stop_condition}",
         f"next task: {s.next_task or '(not set)'}",

@@ -214,7 +214,8 @@ def pump(
 def leader_fd(pid: int) -> Optional[int]:
     """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or None: then we poll."""
     try:
-        return os.pidfd_open(pid)  # type: ignore[attr-defined]
+        # Linux only: typeshed declares it only there (used on Linux, the ignore is unused)
+        return os.pidfd_open(pid)  # type: ignore[attr-defined, unused-ignore]
     except (AttributeError, OSError):
         return None
 

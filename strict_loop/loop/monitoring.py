@@ -65,7 +65,8 @@ class TaskSupervision:
         settings = self.settings()
         mon = MonitorState()
         for ev in self.store.events(last=REBUILD_EVENTS):
-            data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
+            raw = ev.get("data")
+            data = raw if isinstance(raw, dict) else {}
             if ev.get("kind") == "tool_call":
                 try:
                     mon, _, _ = ladder.observe(mon, Turn.model_validate(data), settings)
@@ -148,8 +149,9 @@ class TaskSupervision:
     def step(
         self, mon: MonitorState, turn: Turn, settings: MonitorSettings, *, save_quiet: bool = True
     ) -> tuple[MonitorState, dict[str, Any], Optional[Alert]]:
-        """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves ladder.json unwritten
-        when the turn changed no ladder step (a batch writes it once at its end), a whisper or pause is always saved first."""
+        """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves ladder.json
+        unwritten when the turn changed no ladder step (a batch writes it once at its end), a whisper or pause is always
+        saved first."""
         mon, action, signals = ladder.observe(mon, turn, settings, self.file_states(turn_paths(turn)))
         index = mon.turns - 1
         if save_quiet or action != "none":
@@ -232,7 +234,7 @@ class TaskSupervision:
                 f"task '{self.store.task_id}' is not paused",
                 "use continue only after a pause; rollback and hand-back work any time",
             )
-        kinds = sorted({s.kind for s in mon.last_signals})
+        kinds: list[str] = sorted({s.kind for s in mon.last_signals})
         result = ResumeResult(task_id=self.store.task_id, action=req.action, detail="")
         if req.action == "rollback":
             self._rollback(req, result)

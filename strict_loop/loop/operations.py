@@ -133,7 +133,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "record one verified round",
         "Record one verified round. --verification-summary is required: no progress without evidence.\n"
         "--status completed is refused while stop checks fail.\n\n"
-        "example:\n  strict-loop update_state --task 'Add regression test' --result-summary 'tests/test_parser.py added' \\\n"
+        "example:\n  strict-loop update_state --task 'Add regression test' --result-summary 'tests/test_parser.py "
+        "added' \\\n"
         "    --verification-summary 'pytest -q: 12 passed' --progress made --next-task 'Fix the crash'",
         UpdateStateInput,
         RoundResult,
@@ -230,7 +231,8 @@ OPERATIONS: tuple[Operation, ...] = (
         TaskView,
         answers.task_view,
         title="Show a task",
-        tool="A task's full state: contract, counters, next task, recent rounds, context snapshot and last stop report.",
+        tool="A task's full state: contract, counters, next task, recent rounds, context snapshot and last stop "
+        "report.",
         read_only=True,
     ),
     Operation(

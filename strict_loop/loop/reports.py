@@ -1,4 +1,5 @@
-"""The progress broadcasts: status line, run summary, hand-back; rendered by pure functions, written by ``write_status``.
+"""The progress broadcasts: status line, run summary, hand-back; rendered by pure functions, written by
+``write_status``.
 
 Why here and not in storage: the store writes what the loop decides; the texts carry the monitor's view.
 """
@@ -61,8 +62,8 @@ def status_text(state: TaskState, rec: StatusRecord, sup: Optional[MonitorView] 
     tag = f" ({rec.label})" if rec.label else ""
     head, tail = supervisor_lines(sup or MonitorView())
     lines = head + [
-        f"[strict-loop] {state.task_id}{tag} | {'PAUSED' if rec.paused else state.status} | iteration {rec.iteration} of "
-        f"{rec.max_iterations} {progress_bar(rec.iteration, rec.max_iterations)} {rec.percent:g}%",
+        f"[strict-loop] {state.task_id}{tag} | {'PAUSED' if rec.paused else state.status} | iteration "
+        f"{rec.iteration} of {rec.max_iterations} {progress_bar(rec.iteration, rec.max_iterations)} {rec.percent:g}%",
     ]
     if rec.recent_round_s:
         times = " ".join(human_duration(d) for d in rec.recent_round_s)
@@ -77,7 +78,8 @@ def status_text(state: TaskState, rec: StatusRecord, sup: Optional[MonitorView] 
     lines.append(f"no-progress streak: {rec.consecutive_no_progress} of {lim.max_no_progress_rounds}")
     if state.current_round:
         lines.append(
-            f"in progress: round {state.current_round.iteration} announced {state.current_round.announced_at}: {state.current_round.message}"
+            f"in progress: round {state.current_round.iteration} announced "
+            f"{state.current_round.announced_at}: {state.current_round.message}"
         )
     lines.append(f"next task: {state.next_task or '(not set)'}")
     if state.last_stop:
@@ -113,14 +115,17 @@ def run_summary(state: TaskState, status: str, report: Optional[StopReport]) -> 
         + (", ".join(c.stop_checks.commands + c.stop_checks.paths_exist + c.stop_checks.text_patterns) or "(none)"),
         "",
         "## Counters",
-        f"- rounds recorded: {state.counters.iteration} ({state.counters.progress_rounds} with progress, {state.counters.no_progress_rounds} without)",
-        f"- measured round time: {human_duration(state.counters.total_round_seconds)} over {state.counters.timed_rounds} rounds",
+        f"- rounds recorded: {state.counters.iteration} ({state.counters.progress_rounds} with progress, "
+        f"{state.counters.no_progress_rounds} without)",
+        f"- measured round time: {human_duration(state.counters.total_round_seconds)} over "
+        f"{state.counters.timed_rounds} rounds",
     ]
     if a.rounds:
         lines += [
             "",
             "## Archived rounds",
-            f"{a.rounds} rounds (#{a.first_iteration} to #{a.last_iteration}) are in iterations.jsonl and rounds/; latest:",
+            f"{a.rounds} rounds (#{a.first_iteration} to #{a.last_iteration}) are in iterations.jsonl and "
+            "rounds/; latest:",
         ] + [f"- {h}" for h in a.headlines]
     lines += ["", "## Recent rounds"]
     if state.recent_rounds:

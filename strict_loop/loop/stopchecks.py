@@ -23,8 +23,8 @@ from typing import Optional
 from strict_loop.base import masking
 from strict_loop.base.fsio import Unreadable, file_kind, read_regular
 from strict_loop.loop.commandrun import run_command
-from strict_loop.model.records import CheckResult, LimitResult, StopChecks, StopReport, StopVerdict, TaskState
-from strict_loop.model.settings import parse_text_pattern, workspace_path_problem
+from strict_loop.model.records import CheckResult, LimitResult, StopReport, StopVerdict, TaskState
+from strict_loop.model.settings import StopChecks, parse_text_pattern, workspace_path_problem
 
 MAX_TEXT_BYTES = 16 * 1024 * 1024
 """Largest file a text check reads; a bigger one fails the check instead of eating memory."""
@@ -71,7 +71,8 @@ def _read_text(root: Path, rel: str) -> tuple[Optional[str], str]:
         if exc.kind == "big":
             return (
                 None,
-                f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check a smaller file",
+                f"{rel} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB, the cap for text checks; check "
+                "a smaller file",
             )
         if exc.kind == "link":  # only when a link was swapped in after _locate resolved the path
             return None, f"{rel} cannot be read ({os.strerror(errno.ELOOP)})"

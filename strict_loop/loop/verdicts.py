@@ -1,4 +1,5 @@
-"""The stop verdict around a round: the checks before a 'completed' round, and the verdict that ``update_state`` answers with.
+"""The stop verdict around a round: the checks before a 'completed' round, and the verdict that ``update_state`` answers
+with.
 
 Why a module of its own: a quiet round costs the agent two calls (announce, ``update_state``), so
 ``update_state`` runs the stop checks after recording and answers with their verdict and the status
@@ -70,7 +71,8 @@ def complete(store: TaskStore, iteration: int, reason: str) -> None:
 def before_completed(
     trust_store: TrustStore, root: Path, store: TaskStore, req: UpdateStateInput
 ) -> Optional[StopReport]:
-    """Before recording a 'completed' round, run the checks (outside the lock: they may take minutes); refuse while any fails."""
+    """Before recording a 'completed' round, run the checks (outside the lock: they may take minutes); refuse while any
+    fails."""
     state = store.load()
     if store.retried_round(state, req) is not None:
         return None

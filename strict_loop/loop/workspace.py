@@ -112,12 +112,14 @@ class Workspace:
                     raise LoopError(
                         "init_state.task_id",
                         f"task '{store.task_id}' already exists ({store.describe()})",
-                        "resume it, choose another task_id, or pass force=true to replace it (old files are moved aside, not deleted)",
+                        "resume it, choose another task_id, or pass force=true to replace it (old files are "
+                        "moved aside, not deleted)",
                     )
                 if TaskSupervision(store, self.root).paused():
                     raise LoopError(
                         "init_state.force",
-                        f"task '{store.task_id}' is paused by the progress monitor; only a person's resume answers a pause",
+                        f"task '{store.task_id}' is paused by the progress monitor; only a person's resume "
+                        "answers a pause",
                         f"a person runs: strict-loop resume {store.task_id} --action continue|rollback|hand-back",
                     )
                 moved = store.move_aside(self.layout.trash)
@@ -152,7 +154,8 @@ class Workspace:
 
     @boundary("append_event")
     def append_event(self, request: AppendEventInput | None = None, /, **params: Any) -> EventResult:
-        """Append one event line; ``round.started`` also marks the round as announced; ``tool_call`` feeds the monitor."""
+        """Append one event line; ``round.started`` also marks the round as announced; ``tool_call`` feeds the
+        monitor."""
         req: AppendEventInput = validate_input(AppendEventInput, request or params, "append_event")
         if req.kind == "tool_call":  # the one path for turns, shared with the harness hooks (masks, observes, alerts)
             validate_input(Turn, req.data, "append_event.data")  # a bad turn is refused before the task is looked up
@@ -377,7 +380,8 @@ class Workspace:
 
     @boundary("supervisor")
     def supervisor(self, task_id: Optional[str]) -> MonitorView:
-        """Messages for the agent working on ``task_id`` (recent whispers, the pause order, a pending notice); read-only.
+        """Messages for the agent working on ``task_id`` (recent whispers, the pause order, a pending notice);
+        read-only.
 
         Every result about a task carries it already; operations that write also hand a person's resume notice over
         (once), reads only show it.
@@ -388,7 +392,8 @@ class Workspace:
 
     @boundary("detect_spiral")
     def detect_spiral(self, request: DetectSpiralInput | None = None, /, **params: Any) -> SpiralVerdict:
-        """The task's current verdict, or (with ``turns``) a from-scratch evaluation of a list of turns; writes nothing."""
+        """The task's current verdict, or (with ``turns``) a from-scratch evaluation of a list of turns; writes
+        nothing."""
         req: DetectSpiralInput = validate_input(DetectSpiralInput, request or params, "detect_spiral")
         if req.turns is not None:
             settings = self._read_store(req.task_id).load().contract.monitor if req.task_id else MonitorSettings()

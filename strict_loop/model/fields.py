@@ -14,14 +14,20 @@ from typing import Annotated, Any, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from strict_loop.base.jsontext import MAX_JSON_DEPTH, parse_json, too_deep  # noqa: F401 (re-exported: the models' callers import them from here)
-from strict_loop.base.layout import TASK_ID_PATTERN, check_task_id  # noqa: F401 (re-exported; layout holds them: the hook reads tasks without pydantic)
+# Re-exported (``X as X``): the models' callers import them from here. layout holds the task id's pattern and check:
+# the hook reads tasks without pydantic.
+from strict_loop.base.jsontext import MAX_JSON_DEPTH as MAX_JSON_DEPTH
+from strict_loop.base.jsontext import parse_json as parse_json
+from strict_loop.base.jsontext import too_deep as too_deep
+from strict_loop.base.layout import TASK_ID_PATTERN as TASK_ID_PATTERN
+from strict_loop.base.layout import check_task_id as check_task_id
 
 EVENT_KIND_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"
 
 
 class Strict(BaseModel):
-    """Unknown fields are refused: a typo in a field name is an error, not silently dropped; NaN and infinity are no numbers."""
+    """Unknown fields are refused: a typo in a field name is an error, not silently dropped; NaN and infinity are no
+    numbers."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 
@@ -78,9 +84,11 @@ def no_blank_items(items: list[str]) -> list[str]:
     return items
 
 
-def Items(max_chars: int) -> Any:
-    """A list of non-blank strings of at most ``max_chars`` characters each (the cap shows in the schema)."""
-    return Annotated[list[Annotated[str, StringConstraints(max_length=max_chars)]], AfterValidator(no_blank_items)]
+# Lists of non-blank strings of at most 500, 1000 or 2000 characters each (the cap shows in the schema). Spelled
+# out, not built by a function, so that a type checker reads them as ``list[str]``.
+Items500 = Annotated[list[Annotated[str, StringConstraints(max_length=500)]], AfterValidator(no_blank_items)]
+Items1000 = Annotated[list[Annotated[str, StringConstraints(max_length=1000)]], AfterValidator(no_blank_items)]
+Items2000 = Annotated[list[Annotated[str, StringConstraints(max_length=2000)]], AfterValidator(no_blank_items)]
 
 
 def TextList(max_items: int, max_chars: int, description: str) -> Any:

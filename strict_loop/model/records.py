@@ -8,7 +8,7 @@ name, one cap and one description everywhere (files, CLI flags, MCP tools).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Final, Literal, Optional
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -16,7 +16,8 @@ from strict_loop.model.fields import (
     EVENT_KIND_PATTERN,
     TASK_ID_PATTERN,
     Flag,
-    Items,
+    Items500,
+    Items1000,
     NonBlank,
     Strict,
     TaskId,
@@ -28,11 +29,12 @@ from strict_loop.model.settings import Limits, MonitorSettings, StopChecks, Unat
 
 __all__ = ["EVENT_KIND_PATTERN", "TASK_ID_PATTERN", "TaskId", "check_task_id", "parse_text_pattern"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 MAX_STATE_BYTES = 64 * 1024
 MAX_CONTRACT_BYTES = 24 * 1024
 MAX_ROUNDS = 10_000_000
-"""No real run records more rounds (max_iterations caps at 1,000,000); a larger count is a damaged or hand-edited file."""
+"""No real run records more rounds (max_iterations caps at 1,000,000); a larger count is a damaged or hand-edited
+file."""
 MAX_SECONDS = 1e12
 """More seconds than lie between any two timestamps the loop can parse (years 1-9999)."""
 
@@ -48,7 +50,7 @@ class ContractTerms(Strict):
 
     goal: NonBlank = Text(4000, "The loop's goal", required=True)
     global_stop_condition: NonBlank = Text(4000, "When the loop may stop, in words", required=True)
-    success_evidence: Annotated[Items(500), Flag(metavar="TEXT")] = TextList(
+    success_evidence: Annotated[Items500, Flag(metavar="TEXT")] = TextList(
         20, 500, "What must exist when the goal is met"
     )
     blocker_definition: str = Field(DEFAULT_BLOCKER, max_length=2000, description="What counts as a real blocker")
@@ -81,7 +83,10 @@ class LoopContract(ContractTerms):
 
     monitor: MonitorSettings = Field(
         default_factory=MonitorSettings,
-        description="Spiral detection and the escalation ladder: a profile, then .agent-loop/monitor-defaults.json, then a person's overrides",
+        description=(
+            "Spiral detection and the escalation ladder: a profile, then .agent-loop/monitor-defaults.json, "
+            "then a person's overrides"
+        ),
     )
 
 
@@ -196,8 +201,8 @@ class RoundFields(Strict):
         "", max_length=2000, validate_default=True, description="Why; required for blocked or failed"
     )
     needs_human_input: bool = Field(False, description="A person must act before the loop goes on")
-    evidence: Annotated[Items(1000), Flag(metavar="TEXT")] = TextList(50, 1000, "Commands, outputs, file paths")
-    artifacts: Annotated[Items(1000), Flag(("--artifacts", "--artifact"), metavar="PATH")] = TextList(
+    evidence: Annotated[Items1000, Flag(metavar="TEXT")] = TextList(50, 1000, "Commands, outputs, file paths")
+    artifacts: Annotated[Items1000, Flag(("--artifacts", "--artifact"), metavar="PATH")] = TextList(
         50, 1000, "Files this round produced or changed"
     )
     next_task: Optional[str] = Field(None, max_length=2000, description="The next atomic task (omit: unchanged)")

@@ -31,7 +31,8 @@ TURNS_SCHEMA = {
         "description": "{tool, args, output, error, exit_code, thought, paths, score, ts}: see turn.schema.json",
     },
 }
-"""The turn format is defined once (``Turn``, published as turn.schema.json); the tool names it instead of repeating it."""
+"""The turn format is defined once (``Turn``, published as turn.schema.json); the tool names it instead of repeating
+it."""
 
 SYSTEM_KINDS = frozenset({"round.completed"})
 SYSTEM_PREFIXES = (
@@ -78,7 +79,8 @@ class InitStateRequest(InitStateInput):
     monitor: Annotated[MonitorSettings, Flag(json=True, note='e.g. \'{"thresholds": {"identical_repeats": 3}}\'')] = (
         Field(
             default_factory=MonitorSettings,
-            description="Monitor settings that override the profile and .agent-loop/monitor-defaults.json (only those given)",
+            description="Monitor settings that override the profile and .agent-loop/monitor-defaults.json (only those "
+            "given)",
         )
     )
 
@@ -119,7 +121,8 @@ class AppendEventInput(TaskRef):
     @model_validator(mode="before")
     @classmethod
     def _clip_turn(cls, values: Any) -> Any:
-        """A turn is clipped (head and tail of its output) before the size cap is checked: a real turn is never refused."""
+        """A turn is clipped (head and tail of its output) before the size cap is checked: a real turn is never
+        refused."""
         if isinstance(values, dict) and values.get("kind") == "tool_call" and isinstance(values.get("data"), dict):
             return {**values, "data": clip_turn_data(values["data"])}
         return values
@@ -183,7 +186,10 @@ class DetectSpiralInput(Strict):
 class ResumeInput(TaskRef):
     action: Literal["continue", "rollback", "hand-back"] = Field(
         ...,
-        description="continue (mute the signals for a while), rollback (restore the workspace to round `to`), hand-back (end as blocked)",
+        description=(
+            "continue (mute the signals for a while), rollback (restore the workspace to round `to`), "
+            "hand-back (end as blocked)"
+        ),
     )
     to: Optional[int] = Field(
         None,
@@ -196,7 +202,8 @@ class ResumeInput(TaskRef):
     @field_validator("to")
     @classmethod
     def _to_for_rollback(cls, to: Optional[int], info: ValidationInfo) -> Optional[int]:
-        # validate_default: runs when `to` is left out too; fields are validated in declaration order, so `action` is known
+        # validate_default: runs when `to` is left out too; fields are validated in declaration order, so `action` is
+        # known
         if info.data.get("action") == "rollback" and to is None:
             raise ValueError("is required for rollback: the round number to restore (0 = before round 1)")
         return to

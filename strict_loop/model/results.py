@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,11 +18,13 @@ from strict_loop.model.records import (
     TaskState,
 )
 
-SupervisorField = Annotated[
-    MonitorView,
-    Field(default_factory=MonitorView, description="Whispers and pause orders from the progress monitor; obey them"),
-]
-"""Every result about a task carries it, on every path (MCP, CLI text and --json), so the monitor is never out of sight."""
+
+def SupervisorField() -> Any:
+    """Every result about a task carries it, on every path (MCP, CLI text and --json), so the monitor is never out of
+    sight. A field's default, not an ``Annotated`` alias: pydantic's mypy plugin sees a default only there."""
+    return Field(
+        default_factory=MonitorView, description="Whispers and pause orders from the progress monitor; obey them"
+    )
 
 
 class Result(BaseModel):
@@ -37,7 +39,7 @@ class InitResult(Result):
     task_dir: str
     created_at: str
     replaced: Optional[str] = Field(None, description="Where the previous task's files were moved (force)")
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class EventResult(Result):
@@ -45,7 +47,7 @@ class EventResult(Result):
     seq: int
     kind: str
     ts: str
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class StopBrief(Result):
@@ -83,7 +85,7 @@ class RoundResult(Result):
     duration_s: Optional[float]
     round_file: str
     warnings: list[str] = Field(default_factory=list)
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
     stop: Optional[StopBrief] = Field(
         None, description="Whether the loop goes on, decided after this round: no check_stop call needed"
     )
@@ -95,7 +97,7 @@ class RoundResult(Result):
 class StatusReport(Result):
     text: str
     record: StatusRecord
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class CompactResult(Result):
@@ -103,7 +105,7 @@ class CompactResult(Result):
     kept: int
     archived: int
     state_bytes: int
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class TaskSummary(Result):
@@ -129,7 +131,7 @@ class TaskView(Result):
     state: TaskState
     paths: dict[str, str]
     last_stop_report: Optional[StopReport] = None
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class RebuildResult(Result):
@@ -137,7 +139,7 @@ class RebuildResult(Result):
     iteration: int
     events: int
     repaired: list[str] = Field(default_factory=list, description="What was wrong and has been fixed")
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class ResumeResult(Result):
@@ -148,7 +150,7 @@ class ResumeResult(Result):
     handback_file: Optional[str] = None
     saved_commit: Optional[str] = Field(None, description="rollback: snapshot of the tree as it was before")
     restored_commit: Optional[str] = None
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class TrustResult(Result):
@@ -157,16 +159,16 @@ class TrustResult(Result):
     command_timeout_s: float
     newly_trusted: bool = Field(..., description="False if they were already trusted (or there are none)")
     record: str = Field(..., description="The file holding this machine's trust records")
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class StatusResult(StatusRecord):
-    """report_status's structured answer: the status record (its text is the tool's text, said once) and the supervisor."""
+    """report_status's structured answer: the status record (its text is the tool's text, said once) and the supervisor."""  # noqa: E501 (the output schema's description: rewrapping would change it)
 
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()
 
 
 class StopResult(StopReport):
     """check_stop's answer: the stop report (as latest-stop-report.json holds it) and the supervisor."""
 
-    supervisor: SupervisorField
+    supervisor: MonitorView = SupervisorField()

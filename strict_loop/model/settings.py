@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo
 
-from strict_loop.model.fields import Flag, Items, Strict, TextList
+from strict_loop.model.fields import Flag, Items500, Items1000, Items2000, Strict, TextList
 
 
 def parse_text_pattern(spec: str) -> tuple[str, str, bool]:
@@ -73,14 +73,14 @@ def _text_patterns(items: list[str], info: ValidationInfo) -> list[str]:
 class StopChecks(Strict):
     """Machine-checkable stop rules; all must pass for the goal to count as met."""
 
-    commands: Annotated[Items(2000), Flag(("--stop-command",), metavar="CMD")] = TextList(
+    commands: Annotated[Items2000, Flag(("--stop-command",), metavar="CMD")] = TextList(
         20, 2000, "Shell commands run in the workspace; each passes on exit 0"
     )
-    paths_exist: Annotated[Items(500), AfterValidator(_paths), Flag(("--require-path",), metavar="PATH")] = TextList(
+    paths_exist: Annotated[Items500, AfterValidator(_paths), Flag(("--require-path",), metavar="PATH")] = TextList(
         50, 500, "Workspace-relative paths that must exist"
     )
     text_patterns: Annotated[
-        Items(1000), AfterValidator(_text_patterns), Flag(("--require-text",), metavar="PATH::TEXT")
+        Items1000, AfterValidator(_text_patterns), Flag(("--require-text",), metavar="PATH::TEXT")
     ] = TextList(50, 1000, "'PATH::TEXT' (substring) or 'PATH::re:REGEX' (regex search)")
     command_timeout_s: Annotated[float, Flag(("--command-timeout",), metavar="SECONDS")] = Field(
         600.0, gt=0, le=86400, description="Seconds before a stop command is killed"
@@ -215,17 +215,21 @@ class MonitorSettings(Strict):
     )
     snapshots: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the workspace is a git repository",
+        description="Snapshot the workspace after every round (private git refs) for rollback; 'auto' = when the "
+        "workspace is a git repository",
     )
     snapshot_max_file_mb: float = Field(
         10.0,
         gt=0,
         le=100_000,
-        description="Files larger than this (MB) are left out of snapshots, so a rollback never touches them; each snapshot event lists them",
+        description="Files larger than this (MB) are left out of snapshots, so a rollback never touches them; each "
+        "snapshot event lists them",
     )
     snapshot_keep: int = Field(
         50,
         ge=1,
         le=100_000,
-        description="Round snapshots kept per task (the newest); round 0 and every before-rollback save are always kept",
+        description=(
+            "Round snapshots kept per task (the newest); round 0 and every before-rollback save are always kept"
+        ),
     )

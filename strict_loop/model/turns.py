@@ -12,7 +12,11 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from strict_loop.base.clipping import MAX_THOUGHT_TEXT, MAX_TURN_TEXT, clip, clip_turn_data  # noqa: F401  (re-exported)
+# Re-exported (``X as X``): the turn's callers import them from here.
+from strict_loop.base.clipping import MAX_THOUGHT_TEXT as MAX_THOUGHT_TEXT
+from strict_loop.base.clipping import MAX_TURN_TEXT as MAX_TURN_TEXT
+from strict_loop.base.clipping import clip as clip
+from strict_loop.base.clipping import clip_turn_data as clip_turn_data
 from strict_loop.base.errors import LoopError
 from strict_loop.model.fields import parse_json
 
@@ -33,7 +37,8 @@ class Turn(BaseModel):
     ts: Optional[str] = Field(None, description="ISO 8601 time")
     actor: Literal["agent", "person"] = Field(
         "agent",
-        description="Who spoke: 'agent' for a tool call; 'person' for a person's message (tool 'user_prompt', output = the text)",
+        description="Who spoke: 'agent' for a tool call; 'person' for a person's message (tool 'user_prompt', output = "
+        "the text)",
     )
 
     def model_post_init(self, context: Any, /) -> None:

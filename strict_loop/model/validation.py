@@ -40,7 +40,7 @@ def _from_validation(exc: ValidationError, model: type[BaseModel], operation: st
     return LoopError(f"{operation}.{field}", msg + extra, hint)
 
 
-def _field_hint(model: type[BaseModel], loc: tuple) -> str:
+def _field_hint(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
     current: Any = model
     info = None
     for part in loc:

@@ -7,6 +7,7 @@ specific pattern first. Pure data; ``monitor`` picks the remedy here and ``refer
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 
@@ -47,7 +48,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "error_cycle",
         "one failing step retried with varied arguments whose errors come back (A, B, C, A)",
         "a success or an edit between the attempts",
-        "Each variation fails on something another one needed: no ordering of the same steps will work; change the plan.",
+        "Each variation fails on something another one needed: no ordering of the same steps will work; "
+        "change the plan.",
     ),
     SignalSpec(
         "file_oscillation",
@@ -61,13 +63,15 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "identical_calls",
         "the identical call 4 times in 6 turns with nothing new coming back",
         "polling whose output changes; lost content (never the same)",
-        "Repeating the same action will give the same result: read the output once more and change the approach, not the details.",
+        "Repeating the same action will give the same result: read the output once more and change the "
+        "approach, not the details.",
     ),
     SignalSpec(
         "equivalent_outcomes",
         "4 actions equal after normalization with the same normalized outcome in 8 turns",
         "paging or scrolling; different edits with the same confirmation",
-        "Repeating the same action will give the same result: read the output once more and change the approach, not the details.",
+        "Repeating the same action will give the same result: read the output once more and change the "
+        "approach, not the details.",
     ),
     SignalSpec(
         "alternation",
@@ -117,7 +121,7 @@ FAILURE_CLASS_FIRST = frozenset(
 """Signals about failures: a recognised failure class (missing module, timeout...) has the more precise remedy."""
 
 
-def remedy(kinds: set[str]) -> str:
+def remedy(kinds: AbstractSet[str]) -> str:
     """The remedy of the most specific signal among ``kinds``."""
     for spec in SIGNALS:
         if spec.kind in kinds:

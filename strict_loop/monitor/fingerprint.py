@@ -92,7 +92,8 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
 _MARKED_LINE = re.compile(
-    r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))",
+    r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:(?:fatal "
+    r")?error|E\d{3}))",
     re.I,
 )
 _WRAPPER = re.compile(
@@ -108,7 +109,8 @@ _ERROR_LINE = re.compile(
     re.I,
 )
 _DECORATION = re.compile(
-    r"^[=\-_*#~. ]{3,}[\w ()]{0,40}[=\-_*#~. ]{3,}$|^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)"
+    r"^[=\-_*#~. ]{3,}[\w ()]{0,40}[=\-_*#~. ]{3,}$|^Traceback \(most recent call "
+    r"last\):$|^\.\.\.\[(?:truncated|clipped)"
 )
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Exit|Interrupt|Warning))\b")
 
@@ -145,7 +147,8 @@ def error_template(fingerprint: Optional[str]) -> Optional[str]:
 
 
 def error_fingerprint(output: str, ambient: frozenset[str] = frozenset()) -> Optional[str]:
-    """A stable name for 'the same error': exception type plus the normalized error line (None if no line reads like one)."""
+    """A stable name for 'the same error': exception type plus the normalized error line (None if no line reads like
+    one)."""
     line = error_line(output, ambient)
     if line is None:
         return None if output.strip() else "<failed with no output>"
@@ -191,24 +194,28 @@ FAILURES: list[tuple[str, re.Pattern[str], str]] = [
     (
         "CUDA out of memory",
         re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
-        "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move to a larger GPU",
+        "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move "
+        "to a larger GPU",
     ),
     (
         "NaN loss",
         re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
-        "lower the learning rate, clip gradients, check the input data for NaN/inf, and check for log(0) or division by zero",
+        "lower the learning rate, clip gradients, check the input data for NaN/inf, and check for log(0) or "
+        "division by zero",
     ),
     (
         "circular dependency",
         re.compile(
             r"circular (?:dependency|import)|dependency cycle|cyclic dependency|partially initialized module", re.I
         ),
-        "reordering cannot break a cycle: split the build into stages (e.g. a multi-stage build) or break the import cycle by moving the shared piece",
+        "reordering cannot break a cycle: split the build into stages (e.g. a multi-stage build) or break the "
+        "import cycle by moving the shared piece",
     ),
     (
         "missing module",
         re.compile(r"ModuleNotFoundError|ImportError|No module named|cannot import name", re.I),
-        "install the missing package into the interpreter that runs the code, or fix the import path (check which python and sys.path)",
+        "install the missing package into the interpreter that runs the code, or fix the import path (check "
+        "which python and sys.path)",
     ),
     (
         "disk full",
@@ -218,7 +225,8 @@ FAILURES: list[tuple[str, re.Pattern[str], str]] = [
     (
         "timeout",
         re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
-        "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do not just retry",
+        "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do "
+        "not just retry",
     ),
     (
         "permission denied",
@@ -243,7 +251,8 @@ FAILURES: list[tuple[str, re.Pattern[str], str]] = [
     (
         "syntax error",
         re.compile(r"SyntaxError|IndentationError|syntax error|unexpected EOF|unexpected token|E999", re.I),
-        "re-read the exact lines around the reported position and rewrite the whole block once, checking indentation and quoting",
+        "re-read the exact lines around the reported position and rewrite the whole block once, checking "
+        "indentation and quoting",
     ),
     (
         "command not found",

@@ -137,7 +137,10 @@ def supervisor_view(
 
 def resume_command(root: Path, task_id: str) -> str:
     """The exact command a person runs to answer a pause of ``task_id`` in workspace ``root``."""
-    return f"strict-loop resume --workspace {quote(str(root))} --task {quote(task_id)} --action continue|rollback|hand-back"
+    return (
+        f"strict-loop resume --workspace {quote(str(root))} --task {quote(task_id)} --action "
+        "continue|rollback|hand-back"
+    )
 
 
 def supervisor_lines(sup: MonitorView) -> tuple[list[str], list[str]]:
@@ -160,7 +163,8 @@ def _failure_class(state: MonitorState, signals: list[Signal]) -> Optional[fp.Fa
 
 
 def _remedy(state: MonitorState, signals: list[Signal]) -> str:
-    """The remedy that fits the pattern that fired (``spiral_catalog``); a recognised failure class's own remedy for failures."""
+    """The remedy that fits the pattern that fired (``spiral_catalog``); a recognised failure class's own remedy for
+    failures."""
     kinds = {s.kind for s in signals}
     cls = _failure_class(state, signals) if kinds & catalog.FAILURE_CLASS_FIRST else None
     if cls:
@@ -241,8 +245,8 @@ def whisper_text(state: MonitorState, signals: list[Signal], strength: int) -> s
     if strength == 1:
         return f"Progress monitor: {signals[0].evidence}. {remedy}"
     return (
-        f"Second warning from the progress monitor: {signals[0].evidence}. {remedy} "
-        "Stop trying variations of the same thing; if the next attempt goes the same way, the task will be paused for a person."
+        f"Second warning from the progress monitor: {signals[0].evidence}. {remedy} Stop trying variations of the "
+        "same thing; if the next attempt goes the same way, the task will be paused for a person."
     )
 
 
@@ -268,8 +272,8 @@ def recommended_action(state: MonitorState, signals: list[Signal]) -> str:
     if state.paused:
         remedy = f"For the agent, once resumed: {_remedy(state, signals)} " if signals else ""
         return (
-            f"{remedy}A person should decide: `resume --action continue` (mute these signals for a while), "
-            "`--action rollback --to N` (restore the workspace to round N), or `--action hand-back` (end the loop as blocked)."
+            f"{remedy}A person should decide: `resume --action continue` (mute these signals for a while), `--action "
+            "rollback --to N` (restore the workspace to round N), or `--action hand-back` (end the loop as blocked)."
         )
     if not signals:
         return "Carry on."
@@ -282,7 +286,7 @@ def replay(
     """Evaluate a list of turns from scratch (no state touched): the final verdict and every ladder step."""
     settings = settings or MonitorSettings()
     state = MonitorState()
-    steps = []
+    steps: list[tuple[int, Action, list[Signal]]] = []
     first = None
     for turn in turns:
         state, action, signals = observe(state, turn, settings)

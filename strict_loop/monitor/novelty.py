@@ -19,7 +19,7 @@ import shlex
 from datetime import datetime
 from typing import Any, Optional
 
-from strict_loop.model.monitoring import Kind, Progress, TurnFacts
+from strict_loop.model.monitoring import Kind, Progress, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes
@@ -94,9 +94,10 @@ _MARKER = re.compile(r"^(?:E|>)\s+")
 NOVEL_LINES = 3
 """How many never-seen output lines make a turn carry new information (all of them, for a shorter output)."""
 SELF_TALK = re.compile(
-    r"\b(?:i broke|broke (?:it|the \w+|something)|(?:messed|screwed) (?:it |this |things )?up|(?:let me|let's|i(?:'ll| will| need to)) (?:restore|revert|undo)|"
-    r"same (?:mistake|error|issue|problem) (?:again|as before)|(?:isn't|is not|still not|not) working|stuck in a loop|going in circles|"
-    r"running out of ideas|this is (?:insane|hopeless)|still (?:fail\w*|broken|the same (?:error|output|result)))",
+    r"\b(?:i broke|broke (?:it|the \w+|something)|(?:messed|screwed) (?:it |this |things )?up|(?:let "
+    r"me|let's|i(?:'ll| will| need to)) (?:restore|revert|undo)|same (?:mistake|error|issue|problem) (?:again|as "
+    r"before)|(?:isn't|is not|still not|not) working|stuck in a loop|going in circles|running out of ideas|this is "
+    r"(?:insane|hopeless)|still (?:fail\w*|broken|the same (?:error|output|result)))",
     re.I,
 )
 
@@ -204,7 +205,8 @@ def turn_paths(turn: Turn) -> list[str]:
 
 
 def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> str:
-    """One line for the turn: its action and, for a failure, its error line (else the last meaningful line of the output)."""
+    """One line for the turn: its action and, for a failure, its error line (else the last meaningful line of the
+    output)."""
     args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
     args = " ".join(str(args).split())
     if turn.tool == "str_replace_editor" and turn.args.get("path"):
@@ -244,8 +246,8 @@ def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
 
 def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]], fresh: int) -> Optional[Progress]:
     """How ``f`` moved the work forward compared with the earlier turns of ``window``, if it did; ``fresh`` is how many
-    of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not new).
-    Only outcomes count: an edit is an attempt, and a person repeating a complaint is a failed check, not news."""
+    of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not
+    new). Only outcomes count: an edit is an attempt, and a person repeating a complaint is a failed check, not news."""
     scores = [e.score for e in window if e.score is not None]
     if f.score is not None and scores and f.score > max(scores):
         return "higher score"
@@ -273,7 +275,8 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
 
 def _needed(f: TurnFacts, window: list[TurnFacts]) -> int:
     """New lines a repeated call's output needs to count as news: one, unless the agent itself wrote files since the
-    previous call (then the change may be its own doing, e.g. a search finding what it just inserted: a real page of news)."""
+    previous call (then the change may be its own doing, e.g. a search finding what it just inserted: a real page of
+    news)."""
     for e in reversed(window):
         if e.sig == f.sig:
             return 1
@@ -289,10 +292,9 @@ def _epoch(ts: Optional[str]) -> Optional[float]:
         return None
 
 
-def _outcome(
-    turn: Turn, kind: Kind, failed: bool, line: Optional[str]
-) -> tuple[Optional[outcomes.Verdict], Optional[str]]:
-    """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged it)."""
+def _outcome(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> tuple[Optional[Verdict], Optional[str]]:
+    """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged
+    it)."""
     said = outcomes.person_text(turn.tool, turn.actor, turn.output)
     if said is not None:
         verdict, sig = outcomes.person_verdict(said) if said else ("fail", "the person rejected the change")
@@ -308,7 +310,8 @@ def _outcome(
 
 
 def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str], Optional[str], dict[str, str]]:
-    """A write's edit digest, the digest of the edit that undoes it, and (a whole-file write) the file's new content digest."""
+    """A write's edit digest, the digest of the edit that undoes it, and (a whole-file write) the file's new content
+    digest."""
     if kind != "write":
         return None, None, {}
     where = paths[0] if paths else ""
@@ -332,7 +335,8 @@ def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Opti
 
 def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, str, str, list[str]]:
     """The call's exact and loose digests, its output's digest and line digests. Unknown content gets digests of its own
-    (never 'the same' as anything); a clipped output's middle is unknown, so its digest is its own too (its lines count)."""
+    (never 'the same' as anything); a clipped output's middle is unknown, so its digest is its own too (its lines
+    count)."""
     canonical = fp.canonical_args(turn.args)
     if kind == "write":  # a write's output echoes the file it changed: compare it loosely (line numbers move)
         loose_text, lines = fp.loose_with_lines(turn.output)

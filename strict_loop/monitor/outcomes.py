@@ -28,8 +28,9 @@ _DIAG_LINE = re.compile(r"^\s*-\s*\[(?:[\w ]+ )?Error\]\s*(?:Line \d+:)?\s*(?P<m
 _FEEDBACK = re.compile(r"<feedback>\s*(?P<text>.*?)\s*</feedback>", re.S | re.I)
 _DENIED = re.compile(r"\bThe user denied this operation\b", re.I)
 COMPLAINT = re.compile(
-    r"\b(?:still|again|same (?:error|issue|problem|thing|result)|(?:does|did|is|was|are)(?:n'?t| not) (?:work|working|fix|fixed|change|"
-    r"changed|help|right)|not working|persists?|broken|nothing (?:changed|happens)|no change|doesn'?t|didn'?t|wrong)\b",
+    r"\b(?:still|again|same (?:error|issue|problem|thing|result)|(?:does|did|is|was|are)(?:n'?t| not) "
+    r"(?:work|working|fix|fixed|change|changed|help|right)|not working|persists?|broken|nothing "
+    r"(?:changed|happens)|no change|doesn'?t|didn'?t|wrong)\b",
     re.I,
 )
 """A person saying the work still fails ("still truncated", "doesn't work, always the same error")."""
@@ -44,10 +45,12 @@ RUNNING = re.compile(
 )
 """A background job that has not finished: polling it is waiting, not an attempt."""
 UNKNOWN = re.compile(
-    r"^\s*\[(?:no content rendered|content (?:not )?(?:available|captured)|output (?:omitted|not captured))[^\]]*\]\s*$",
+    r"^\s*\[(?:no content rendered|content (?:not )?(?:available|captured)|output (?:omitted|not "
+    r"captured))[^\]]*\]\s*$",
     re.I,
 )
-"""Placeholders an export leaves where the content was lost (Cursor via SpecStory: ``[no content rendered by SpecStory]``)."""
+"""Placeholders an export leaves where the content was lost (Cursor via SpecStory: ``[no content rendered by
+SpecStory]``)."""
 _CONTENT_KEYS = (
     "content",
     "diff",
@@ -78,7 +81,8 @@ def is_verifier(command: str) -> bool:
 
 
 def diagnostics(output: str) -> Optional[str]:
-    """The first error an editor reported after a save (Cline: 'New problems detected after saving the file'), if any."""
+    """The first error an editor reported after a save (Cline: 'New problems detected after saving the file'), if
+    any."""
     if not _DIAG_HEAD.search(output):
         return None
     lines = output.splitlines()

@@ -17,8 +17,9 @@ from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import fingerprint as fp
 
 MISSING = re.compile(
-    r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to find|requir(?:es?|ed)\b|need(?:s|ed)?\b|"
-    r"not installed|undefined reference|unresolved|cannot import|could not resolve|not available",
+    r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to "
+    r"find|requir(?:es?|ed)\b|need(?:s|ed)?\b|not installed|undefined reference|unresolved|cannot import|could not "
+    r"resolve|not available",
     re.I,
 )
 """Errors that say something the step depends on is absent: a cycle of them is a circular dependency."""
@@ -36,8 +37,8 @@ class Cycle:
     def evidence(self) -> str:
         kind = f"likely a {self.failure_class}" if self.failure_class else "a cycle of errors"
         return (
-            f"`{self.command}` failed {len(self.turns)} times in a row with its arguments varied, and its errors came back "
-            f"in a cycle ({kind}): {' -> '.join(self.errors)}"
+            f"`{self.command}` failed {len(self.turns)} times in a row with its arguments varied, and its errors "
+            f"came back in a cycle ({kind}): {' -> '.join(self.errors)}"
         )
 
 

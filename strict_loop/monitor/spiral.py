@@ -11,6 +11,7 @@ so the cost of a turn does not grow with the length of the run).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
@@ -33,7 +34,8 @@ def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[Tu
 
 
 def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
-    """Whether write ``f`` puts ``path`` back: it swaps an earlier edit's text back, or restores an earlier content (not the latest)."""
+    """Whether write ``f`` puts ``path`` back: it swaps an earlier edit's text back, or restores an earlier content (not
+    the latest)."""
     if f.undo is not None and any(e.edit == f.undo for e in earlier):
         return True
     state = f.fstate.get(path)
@@ -42,7 +44,8 @@ def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
 
 
 def _since_written(w: list[TurnFacts]) -> list[TurnFacts]:
-    """For a read, the turns since a file it reads was last written: reading back what was just written is a new look."""
+    """For a read, the turns since a file it reads was last written: reading back what was just written is a new
+    look."""
     cur = w[-1]
     if cur.kind != "read" or not cur.paths:
         return w
@@ -87,7 +90,7 @@ class SpiralDetector:
             muted & SAME_ERRORS
         ):  # a person who let the loop go on past an error pattern let it go on past its other view too
             muted = muted | SAME_ERRORS
-        checks = (
+        checks: tuple[Callable[[list[TurnFacts]], Optional[Signal]], ...] = (
             self.same_failure,
             self.identical_calls,
             self.equivalent_outcomes,
@@ -113,9 +116,7 @@ class SpiralDetector:
 
     def _progressing(self, w: list[TurnFacts]) -> bool:
         cur = w[-1]
-        if cur.prog in ("higher score", "fewer failures"):
-            return True
-        return False
+        return cur.prog in ("higher score", "fewer failures")
 
     # -- one method per pattern -----------------------------------------------------------
 
@@ -132,7 +133,8 @@ class SpiralDetector:
         return Signal(
             kind="identical_calls",
             turns=[f.i for f in same],
-            evidence=f"the identical call was made {len(same)} times in the last {self.t.identical_window} turns{_reset(last)}, "
+            evidence=f"the identical call was made {len(same)} times in the last {self.t.identical_window} "
+            f"turns{_reset(last)}, "
             f"with nothing new coming back: {cur.brief}",
         )
 
@@ -148,7 +150,8 @@ class SpiralDetector:
         return Signal(
             kind="equivalent_outcomes",
             turns=[f.i for f in same],
-            evidence=f"{len(same)} equivalent actions with the same outcome (differing only in noise){_reset(last)}: {cur.brief}",
+            evidence=f"{len(same)} equivalent actions with the same outcome (differing only in noise){_reset(last)}: "
+            f"{cur.brief}",
         )
 
     def error_cycle(self, w: list[TurnFacts]) -> Optional[Signal]:
@@ -225,8 +228,8 @@ class SpiralDetector:
         )
 
     def file_oscillation(self, w: list[TurnFacts]) -> Optional[Signal]:
-        """An edit undone again and again (the first revert is a correction; the second is going back and forth), or edit/view
-        churn on one file while the agent says it is going wrong."""
+        """An edit undone again and again (the first revert is a correction; the second is going back and forth), or
+        edit/view churn on one file while the agent says it is going wrong."""
         cur = w[-1]
         if cur.kind != "write":
             return None
@@ -251,15 +254,16 @@ class SpiralDetector:
                 return Signal(
                     kind="file_oscillation",
                     turns=[f.i for f in touching],
-                    evidence=f"edit/view churn on {path}: {len(edits)} edits and {len(views)} views in {len(recent)} turns, "
+                    evidence=f"edit/view churn on {path}: {len(edits)} edits and {len(views)} views in {len(recent)} "
+                    "turns, "
                     f"with the agent saying it is going wrong",
                 )
         return None
 
     def same_failure(self, w: list[TurnFacts]) -> Optional[Signal]:
-        """A check failing the same way after each of several different edits: the edits are attempts that achieve nothing.
-        Counted back to the last passing check (or falling failure count, rising score); a different failure in between
-        does not reset it, since the old one came back."""
+        """A check failing the same way after each of several different edits: the edits are attempts that achieve
+        nothing. Counted back to the last passing check (or falling failure count, rising score); a different failure in
+        between does not reset it, since the old one came back."""
         cur = w[-1]
         if cur.verdict != "fail" or cur.fsig is None:
             return None
@@ -288,12 +292,14 @@ class SpiralDetector:
             kind="same_failure",
             turns=[f.i for f in same],
             failure_class=cur.fclass,
-            evidence=f"{who} {len(same)} times ({cur.ftext}) while {len(edits)} edit(s){where} between them did not change it",
+            evidence=f"{who} {len(same)} times ({cur.ftext}) while {len(edits)} edit(s){where} between them did not "
+            "change it",
         )
 
     def stalled_poll(self, w: list[TurnFacts]) -> Optional[Signal]:
-        """A running job polled again and again with nothing new: a whisper with wait advice; the ladder climbs only after a
-        long stretch, in polls and (when turns carry times) in wall time, so a long build is never paused for being long."""
+        """A running job polled again and again with nothing new: a whisper with wait advice; the ladder climbs only
+        after a long stretch, in polls and (when turns carry times) in wall time, so a long build is never paused for
+        being long."""
         cur = w[-1]
         if cur.polls < self.t.poll_whisper:
             return None
@@ -305,7 +311,8 @@ class SpiralDetector:
             kind="stalled_poll",
             turns=[f.i for f in polled],
             escalate=long,
-            evidence=f"a running job was polled {cur.polls} times in a row{wall} with nothing new coming back: {cur.brief}",
+            evidence=f"a running job was polled {cur.polls} times in a row{wall} with nothing new coming back: "
+            f"{cur.brief}",
         )
 
     def alternation(self, w: list[TurnFacts]) -> Optional[Signal]:
@@ -316,7 +323,7 @@ class SpiralDetector:
             last, prev = w[-period:], w[-2 * period : -period]
             if len({f.asig for f in last}) < 2:
                 continue
-            if all(a.asig == b.asig for a, b in zip(prev, last)) and not any(
+            if all(a.asig == b.asig for a, b in zip(prev, last, strict=True)) and not any(
                 (f.novel and f.kind != "write") or f.prog is not None for f in last
             ):
                 cycle = " -> ".join(f.tool for f in last)
@@ -351,7 +358,8 @@ class SpiralDetector:
         return None
 
     def self_diagnosis(self, w: list[TurnFacts]) -> Optional[Signal]:
-        """The agent admits trouble repeatedly, and nothing new came back meanwhile (an admission followed by a fix is healthy)."""
+        """The agent admits trouble repeatedly, and nothing new came back meanwhile (an admission followed by a fix is
+        healthy)."""
         recent = w[-self.t.self_talk_window :]
         talk = [f for f in recent if f.talk]
         if len(talk) < self.t.self_talk_hits or not recent[-1].talk:
@@ -361,12 +369,13 @@ class SpiralDetector:
         return Signal(
             kind="self_diagnosis",
             turns=[f.i for f in talk],
-            evidence=f"the agent said it is going wrong in {len(talk)} of the last {len(recent)} turns, with nothing new coming back",
+            evidence=f"the agent said it is going wrong in {len(talk)} of the last {len(recent)} turns, with nothing "
+            "new coming back",
         )
 
     def score_drop(self, w: list[TurnFacts]) -> Optional[Signal]:
         scores = [(f.i, f.score) for f in w if f.score is not None][-(self.t.score_drops + 1) :]
-        if len(scores) == self.t.score_drops + 1 and all(b[1] < a[1] for a, b in zip(scores, scores[1:])):
+        if len(scores) == self.t.score_drops + 1 and all(b[1] < a[1] for a, b in zip(scores, scores[1:], strict=False)):
             trail = " -> ".join(f"{s:g}" for _, s in scores)
             return Signal(
                 kind="score_drop",

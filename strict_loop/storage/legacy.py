@@ -17,8 +17,8 @@ from strict_loop.base.fsio import iter_lines, json_records, read_own
 from strict_loop.base.layout import TaskPaths
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.fields import parse_json
-from strict_loop.model.records import IterationRecord, Limits, LoopContract, StopChecks, TaskState, UnattendedSettings
-from strict_loop.model.settings import workspace_path_problem
+from strict_loop.model.records import IterationRecord, LoopContract, OperatingMode, Status, TaskState
+from strict_loop.model.settings import Limits, StopChecks, UnattendedSettings, workspace_path_problem
 from strict_loop.storage import rounds
 from strict_loop.storage.store import TaskStore
 
@@ -70,8 +70,8 @@ def _stop_checks(raw: dict[str, Any], roots: list[Path]) -> tuple[StopChecks, li
 
     dropped: list[str] = []
     commands = field(raw.get("commands"), "command")[:20]
-    timeouts = [e.get("timeout_seconds") for e in raw.get("commands") or [] if isinstance(e, dict)]
-    timeouts = [t for t in timeouts if isinstance(t, (int, float)) and t > 0]
+    declared = [e.get("timeout_seconds") for e in raw.get("commands") or [] if isinstance(e, dict)]
+    timeouts: list[float] = [t for t in declared if isinstance(t, (int, float)) and t > 0]
     patterns = []
     for entry in raw.get("text_patterns") or []:
         if isinstance(entry, dict) and entry.get("path") and entry.get("pattern"):
@@ -104,7 +104,7 @@ def _contract(raw: dict[str, Any], workspace: Path) -> tuple[LoopContract, list[
     sup = raw.get("supervisor") or {}
     roots = [workspace] + ([Path(raw["workspace_root"])] if isinstance(raw.get("workspace_root"), str) else [])
     checks, dropped = _stop_checks(raw.get("stop_checks") or {}, roots)
-    mode = raw.get("operating_mode") if raw.get("operating_mode") in ("interactive", "unattended") else "interactive"
+    mode: OperatingMode = "unattended" if raw.get("operating_mode") == "unattended" else "interactive"
     if mode == "unattended" and not checks.count():
         mode = "interactive"
     contract = LoopContract(
@@ -132,13 +132,14 @@ def _int(value: Any, default: int, lo: int, hi: int) -> int:
     return min(max(value, lo), hi) if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _status(value: Any) -> str:
+def _status(value: Any) -> Status:
     return value if value in ("running", "completed", "blocked", "failed") else "running"
 
 
 def _record(entry: dict[str, Any]) -> IterationRecord | None:
     try:
-        iteration = int(entry.get("iteration"))
+        claimed: Any = entry.get("iteration")  # None or a hand-edited value: int() refuses it
+        iteration = int(claimed)
     except (TypeError, ValueError):
         return None
     if iteration < 1:
@@ -240,7 +241,8 @@ def load(state_path: Path) -> TaskState:
 
 
 def convert(paths: TaskPaths) -> tuple[TaskState, list[IterationRecord], list[dict[str, Any]], list[str]]:
-    """State, full round records, events (as message/data) and the dropped stop-check paths, for migrating a legacy task."""
+    """State, full round records, events (as message/data) and the dropped stop-check paths, for migrating a legacy
+    task."""
     raw = _raw_state(paths.state)
     records = _records(paths, raw)
     events = []

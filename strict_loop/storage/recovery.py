@@ -53,7 +53,8 @@ def rebuilt(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> tuple[T
         last = state.counters.iteration
         if rec.iteration <= last:
             repaired.append(
-                f"iterations.jsonl line {number}: skipped, round {rec.iteration} repeats an earlier number (after {last})"
+                f"iterations.jsonl line {number}: skipped, round {rec.iteration} repeats an earlier number "
+                f"(after {last})"
             )
             continue
         if rec.iteration > last + 1:
@@ -93,7 +94,8 @@ def _announced(paths: TaskPaths, iteration: int) -> Optional[CurrentRound]:
     """The latest announcement of round ``iteration`` in the event ledger, if any."""
     current = None
     for _, ev in json_records(paths.events):
-        data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
+        raw = ev.get("data")
+        data = raw if isinstance(raw, dict) else {}
         if ev.get("kind") == "round.started" and data.get("iteration") == iteration:
             current = CurrentRound(
                 iteration=iteration,

@@ -153,7 +153,8 @@ def warnings(state: TaskState, announced: bool) -> list[str]:
     lim, cnt = state.contract.limits, state.counters
     if cnt.consecutive_no_progress >= lim.max_no_progress_rounds:
         out.append(
-            f"{cnt.consecutive_no_progress} rounds in a row without progress: the max_no_progress_rounds limit is reached; stop and rethink"
+            f"{cnt.consecutive_no_progress} rounds in a row without progress: the max_no_progress_rounds "
+            "limit is reached; stop and rethink"
         )
     if cnt.iteration >= lim.max_iterations:
         out.append(f"iteration limit reached ({cnt.iteration}/{lim.max_iterations})")

@@ -35,7 +35,8 @@ __all__ = ["ForeignStore", "SnapshotError", "SnapshotRefused", "Snapshots", "aft
 
 EXCLUDES = (":(exclude).agent-loop", ":(exclude).codex-loop")
 PRUNE_EVERY = 10
-"""Rounds between prunes of the store's unreferenced objects (a prune walks what the refs reach: cheap, but not free)."""
+"""Rounds between prunes of the store's unreferenced objects (a prune walks what the refs reach: cheap, but not
+free)."""
 MAX_LISTED = 20
 TRAILER = "Strict-Loop-Task: "
 _ROUND = re.compile(r"round-(\d+)")
@@ -120,7 +121,8 @@ class Snapshots:
         return commit, [{"path": os.fsdecode(p), "bytes": size} for p, size in out]
 
     def _left_out(self, cap: int) -> list[tuple[bytes, Optional[int]]]:
-        """What a snapshot leaves out: regular files over ``cap`` bytes (with their size) and nested repositories (None).
+        """What a snapshot leaves out: regular files over ``cap`` bytes (with their size) and nested repositories
+        (None).
 
         A nested repository would only be recorded as a commit id, and reading it means opening a
         repository we did not make; a rollback leaves both kinds alone.
@@ -128,7 +130,8 @@ class Snapshots:
         listing = self.store.git(
             "ls-files", "-z", "-c", "-o", "--exclude-standard", "--", ".", *EXCLUDES, index=self.index
         )
-        root, out = os.fsencode(self.store.root), []
+        root = os.fsencode(self.store.root)
+        out: list[tuple[bytes, Optional[int]]] = []
         for rel in dict.fromkeys(listing.split(b"\0")):
             try:
                 st = os.lstat(os.path.join(root, rel)) if rel else None
@@ -182,7 +185,8 @@ class Snapshots:
             )
 
     def _check_left_out(self, paths: set[bytes], cap: int, to: int) -> None:
-        """Refuse to overwrite what no snapshot holds: a file now left out (over the cap, a nested repository) that round ``to`` has."""
+        """Refuse to overwrite what no snapshot holds: a file now left out (over the cap, a nested repository) that
+        round ``to`` has."""
         clash = [rel for rel, _ in self._left_out(cap) if rel in paths or any(p.startswith(rel + b"/") for p in paths)]
         if clash:
             raise SnapshotRefused(
@@ -192,7 +196,8 @@ class Snapshots:
             )
 
     def _check_complete(self, commit: str, to: int) -> set[bytes]:
-        """Every object of the target must be readable: objects shared with the user's .git may have been pruned by its gc."""
+        """Every object of the target must be readable: objects shared with the user's .git may have been pruned by its
+        gc."""
         try:
             listing = self.store.git("ls-tree", "-r", "-z", "--full-tree", commit, index=self.index)
         except SnapshotError as exc:
@@ -280,7 +285,10 @@ def after_round(
     big = [s["path"] for s in data["skipped"] if s["bytes"] is not None]
     nested = [s["path"] for s in data["skipped"] if s["bytes"] is None]
     if big:
-        message += f"; left out, over the {settings.snapshot_max_file_mb:g} MB cap (monitor.snapshot_max_file_mb): {', '.join(big[:3])}"
+        message += (
+            f"; left out, over the {settings.snapshot_max_file_mb:g} MB cap (monitor.snapshot_max_file_mb): "
+            f"{', '.join(big[:3])}"
+        )
     if nested:
         message += f"; left out, nested repositories: {', '.join(nested[:3])}"
     if data["skipped_count"] > len(big[:3]) + len(nested[:3]):

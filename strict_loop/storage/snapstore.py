@@ -82,7 +82,8 @@ def user_config_dir() -> Path:
 
 
 def hardened_env(**extra: str) -> dict[str, str]:
-    """The caller's environment without git's own variables, with system and global config and their files switched off."""
+    """The caller's environment without git's own variables, with system and global config and their files switched
+    off."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "XDG_CONFIG_HOME"}
     env.update(
         GIT_CONFIG_NOSYSTEM="1",

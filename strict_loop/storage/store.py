@@ -223,14 +223,15 @@ class TaskStore:
         return rec if isinstance(announced, dict) and announced.get("iteration") == rec.iteration else None
 
     def answer_retry(self, state: TaskState, rec: IterationRecord) -> RoundResult:
-        """Answer a retry with the round already recorded, completing what its first call left undone (caller holds the lock)."""
+        """Answer a retry with the round already recorded, completing what its first call left undone (caller holds the
+        lock)."""
         steps: list[tuple[str, Any]] = [("saving state.json", lambda: self.save(state))]
         if not self.paths.round_file(rec.iteration).is_file():
             steps.append((f"writing {self.paths.round_file(rec.iteration).name}", lambda: self.write_round_note(rec)))
         problems = self.settle(rec.iteration, steps)
         note = (
-            f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded again "
-            "-- to record a new round, announce it first with append_event kind=round.started"
+            f"this round repeats round {rec.iteration}, which is already recorded (a retry?); it was not recorded "
+            "again -- to record a new round, announce it first with append_event kind=round.started"
         )
         return self.round_result(state, rec, [note] + problems)
 

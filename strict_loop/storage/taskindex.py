@@ -76,7 +76,8 @@ class TaskIndex:
         return f"{prefix}known tasks: {', '.join(ids)}"
 
     def summaries(self) -> list[TaskSummary]:
-        """Every task, including tasks of an original ``.codex-loop/`` not yet migrated; one unreadable task is reported, not fatal."""
+        """Every task, including tasks of an original ``.codex-loop/`` not yet migrated; one unreadable task is
+        reported, not fatal."""
         out = []
         ids = self.layout.task_ids()
         for task_id in ids:

@@ -202,7 +202,8 @@ def decide(
 
 
 def cost_problem(settings: SupervisorSettings, harness: str) -> Optional[str]:
-    """Why ``max_cost_usd`` cannot be enforced for ``harness`` (Codex reports tokens only), else None: check before launching."""
+    """Why ``max_cost_usd`` cannot be enforced for ``harness`` (Codex reports tokens only), else None: check before
+    launching."""
     from strict_loop.harness import registry
 
     if (

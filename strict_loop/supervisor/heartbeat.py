@@ -28,8 +28,8 @@ def status_line(
     """One line: round, elapsed, rounds/hour and the ETA to the task's max rounds (at this run's pace)."""
     rate, eta = rate_and_eta(rounds, rounds_at_start, elapsed_s, max_rounds)
     return (
-        f"[supervisor] {task_id} | round {rounds}/{max_rounds} | invocation {invocation} | elapsed {clock(elapsed_s)} | "
-        f"{rate * 3600:.1f} rounds/h | ETA {clock(eta) if eta is not None else 'unknown'}"
+        f"[supervisor] {task_id} | round {rounds}/{max_rounds} | invocation {invocation} | elapsed "
+        f"{clock(elapsed_s)} | {rate * 3600:.1f} rounds/h | ETA {clock(eta) if eta is not None else 'unknown'}"
     )
 
 

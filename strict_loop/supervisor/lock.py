@@ -135,7 +135,8 @@ class SeenIds:
             self._ids.discard(self._order.popleft())
 
     def absorb(self, events: Iterable[dict[str, Any]]) -> None:
-        """Remember the ids of the ``tool_call`` events given (``hook.tool_use_id`` from hooks, ``hook.call_id`` from us)."""
+        """Remember the ids of the ``tool_call`` events given (``hook.tool_use_id`` from hooks, ``hook.call_id`` from
+        us)."""
         for event in events:
             if event.get("kind") != "tool_call":
                 continue
@@ -155,12 +156,11 @@ class SessionFile:
 
     def get(self) -> Optional[str]:
         data = read_object(self.path)
-        ok = data is not None and data.get("harness") == self.harness and isinstance(data.get("session_id"), str)
         from strict_loop.harness import registry
 
-        return (
-            data["session_id"] if ok and registry.get(self.harness).resumes_sessions else None
-        )  # e.g. hermes -z has no resume
+        if data is None or data.get("harness") != self.harness or not isinstance(data.get("session_id"), str):
+            return None
+        return data["session_id"] if registry.get(self.harness).resumes_sessions else None  # e.g. hermes -z: no resume
 
     def keep(self, resumed: Optional[str], ok: bool, session_id: Optional[str]) -> None:
         """Remember the session after a good run; forget it after a failed one (the next run starts fresh from disk)."""

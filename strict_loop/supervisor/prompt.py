@@ -45,21 +45,21 @@ def _intro(root: Path, state: TaskState) -> str:
     c, n = state.contract, state.counters
     checks = c.stop_checks
     lines = [
-        f"You are continuing the strict loop '{state.task_id}' unattended, in {root}. This brief is built from the loop's "
-        "files; read them (strict-loop show_task) for details. Nobody is watching: never ask questions, work.",
+        f"You are continuing the strict loop '{state.task_id}' unattended, in {root}. This brief is built from the "
+        "loop's files; read them (strict-loop show_task) for details. Nobody is watching: never ask questions, work.",
         f"Goal: {one_line(c.goal, 600)}",
         f"Stop when: {one_line(c.global_stop_condition, 400)}",
-        f"Stop checks: {len(checks.commands)} command(s), {len(checks.paths_exist)} path(s), {len(checks.text_patterns)} text pattern(s); "
-        "check_stop runs them, and the loop ends only when they pass.",
-        f"Status: {state.status}; {n.iteration} round(s) recorded, {n.consecutive_no_progress} without progress in a row "
-        f"(limit {c.limits.max_no_progress_rounds}); at most {c.limits.max_iterations} rounds in all.",
+        f"Stop checks: {len(checks.commands)} command(s), {len(checks.paths_exist)} path(s), "
+        f"{len(checks.text_patterns)} text pattern(s); check_stop runs them, and the loop ends only when they pass.",
+        f"Status: {state.status}; {n.iteration} round(s) recorded, {n.consecutive_no_progress} without progress in a "
+        f"row (limit {c.limits.max_no_progress_rounds}); at most {c.limits.max_iterations} rounds in all.",
     ]
     return "\n".join(lines)
 
 
 def _monitor(sup: MonitorView) -> str:
     """The pause first and loudest, then whispers and a person's note."""
-    lines = []
+    lines: list[str] = []
     for m in sup.messages:
         if m.kind == "pause":
             lines.insert(0, f"{one_line(m.text, 800, tail=300)} Do not work on the task: end this session now.")
@@ -72,9 +72,12 @@ def _monitor(sup: MonitorView) -> str:
 
 def _work(view: TaskView) -> str:
     state = view.state
-    parts = [
-        f"Next task: {one_line(state.next_task, 600) if state.next_task.strip() else '(none recorded: pick the next atomic step toward the goal)'}"
-    ]
+    next_task = (
+        one_line(state.next_task, 600)
+        if state.next_task.strip()
+        else "(none recorded: pick the next atomic step toward the goal)"
+    )
+    parts = [f"Next task: {next_task}"]
     if state.context_snapshot.strip():
         parts.append(f"Context from the last round: {one_line(state.context_snapshot, 1000)}")
     if state.recent_rounds:
@@ -90,8 +93,8 @@ def _work(view: TaskView) -> str:
         ][:3]
         more = f"; failing: {', '.join(failing)}" if failing else ""
         parts.append(
-            f"Last stop check (round {report.iteration}): {report.verdict}, {report.passed} passed, {report.failed} failed"
-            f" - {one_line(report.reason, 300)}{more}"
+            f"Last stop check (round {report.iteration}): {report.verdict}, {report.passed} passed, {report.failed} "
+            f"failed - {one_line(report.reason, 300)}{more}"
         )
     elif state.last_stop is not None:
         s = state.last_stop
@@ -114,9 +117,11 @@ def _protocol(root: Path, state: TaskState, rounds: int) -> str:
             f"1. Announce it: strict-loop append_event {where} --kind round.started --message 'Round N: <the task>'",
             "2. Do the task, then verify it (run the test, the build or the check that proves it).",
             f"3. Record it: strict-loop update_state {where} --task '<the task>' --result-summary '<what changed>' "
-            "--verification-summary '<the command and what it showed>' --progress made|none --next-task '<the next atomic task>'",
+            "--verification-summary '<the command and what it showed>' --progress made|none --next-task '<the next "
+            "atomic task>'",
             "   Add --status completed only when the stop checks pass; blocked or failed need --stop-reason.",
             "The MCP tools append_event and update_state take the same fields, if the strict-loop server is connected.",
-            "Read the answer of every loop call: stop as soon as it says the stop checks pass, that the task is paused, or to stop.",
+            "Read the answer of every loop call: stop as soon as it says the stop checks pass, that the task "
+            "is paused, or to stop.",
         ]
     )

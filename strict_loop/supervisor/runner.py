@@ -50,7 +50,8 @@ from strict_loop.supervisor.prompt import build_prompt
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
 BATCH, BATCH_WAIT_S = 10, 0.2
-"""Stream tool calls are recorded in batches of up to 10, at most 0.2 s late: one lock and one monitor write per batch."""
+"""Stream tool calls are recorded in batches of up to 10, at most 0.2 s late: one lock and one monitor write per
+batch."""
 PAUSE_POLL_S = 0.3
 """How often a running child's task is checked for a pause its hooks recorded (monitor.json, a small read)."""
 _INVOCATION = re.compile(r"invocation-(\d{4,})\.prompt\.txt$")
@@ -87,7 +88,8 @@ class Supervisor:
         overrides: Optional[Mapping[str, Any]] = None,
         mcp: bool = True,
     ) -> None:
-        """``settings``: every budget; else the contract's ``unattended`` budgets, then ``overrides`` (e.g. CLI flags), then defaults."""
+        """``settings``: every budget; else the contract's ``unattended`` budgets, then ``overrides`` (e.g. CLI flags),
+        then defaults."""
         if harness not in registry.names():
             raise LoopError(
                 "supervise.harness", f"unknown harness {harness!r}", f"use one of {', '.join(registry.names())}"
@@ -126,7 +128,8 @@ class Supervisor:
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> SupervisorResult:
-        """Invoke the harness until a stop, a pause, a limit, too many failures or a signal; the lock is held throughout."""
+        """Invoke the harness until a stop, a pause, a limit, too many failures or a signal; the lock is held
+        throughout."""
         self._refuse_untrusted()
         problem = cost_problem(self.settings, self.harness)
         if problem:
@@ -231,7 +234,7 @@ class Supervisor:
             env=self.env,
             mcp=self.mcp,
         )
-        adapter = adapter_for(self.harness)  # type: ignore[arg-type]
+        adapter = adapter_for(self.harness)
         self.seen.absorb(self.store.events(last=RECENT_EVENTS))
         self.launched += 1
         self.lock.update(session_id=session, invocation=n)
@@ -265,7 +268,10 @@ class Supervisor:
             shutil.rmtree(scratch, ignore_errors=True)
         outcome = adapter.finish(child.exit_code, child.timed_out, usage, timeout_s=self.settings.invocation_timeout_s)
         if child.stopped == "rounds":
-            outcome.reason = f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; {outcome.reason}"
+            outcome.reason = (
+                f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; "
+                f"{outcome.reason}"
+            )
         atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode(), sync=False)
         self.sessions.keep(session, outcome.ok, outcome.session_id)
         return outcome
@@ -297,7 +303,7 @@ class Supervisor:
         A hook may have recorded one of them since it was queued (a batch waits up to BATCH_WAIT_S): dropped here."""
         if self._pending:
             self.seen.absorb(self.store.events(last=50))
-        batch = [item for item, raw in zip(self._pending, self._pending_ids) if raw not in self.seen]
+        batch = [item for item, raw in zip(self._pending, self._pending_ids, strict=True) if raw not in self.seen]
         self._pending, self._pending_ids = [], []
         if not batch:
             return False
