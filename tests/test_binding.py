@@ -28,8 +28,18 @@ def test_a_session_that_announced_task_b_has_its_next_calls_recorded_in_b(ws_dir
     start(ws_dir, "a")
     start(ws_dir, "b")
     announce = {"task_id": "b", "kind": "round.started", "message": "Round 1: fix the parser"}
-    assert hook("claude", "claude_post_tool_use", ws_dir, session_id=B_SESSION,
-                tool_name="mcp__strict-loop__append_event", tool_input=announce, tool_response={"ok": True}) is None
+    assert (
+        hook(
+            "claude",
+            "claude_post_tool_use",
+            ws_dir,
+            session_id=B_SESSION,
+            tool_name="mcp__strict-loop__append_event",
+            tool_input=announce,
+            tool_response={"ok": True},
+        )
+        is None
+    )
     assert bash(ws_dir, "pytest -q", B_SESSION) is None
     assert [e["data"]["args"]["command"] for e in events(ws_dir, "b", "tool_call")] == ["pytest -q"]
     assert events(ws_dir, "a", "tool_call") == [] and unclaimed(ws_dir) == []
@@ -42,8 +52,12 @@ def test_a_strict_loop_command_naming_a_task_binds_the_session_and_is_recorded_t
     assert bash(ws_dir, "/bin/bash -lc 'strict-loop show_task --task-id a --json'", A_SESSION, "codex") is None
     assert bash(ws_dir, "make test", A_SESSION, "codex") is None
     assert [e["data"]["args"]["command"] for e in events(ws_dir, "a", "tool_call")] == [
-        "/bin/bash -lc 'strict-loop show_task --task-id a --json'", "make test"]
-    assert bash(ws_dir, "python3 scripts/append_event.py --task-id=b --kind note --message x", A_SESSION, "codex") is None
+        "/bin/bash -lc 'strict-loop show_task --task-id a --json'",
+        "make test",
+    ]
+    assert (
+        bash(ws_dir, "python3 scripts/append_event.py --task-id=b --kind note --message x", A_SESSION, "codex") is None
+    )
     assert bash(ws_dir, "make lint", A_SESSION, "codex") is None  # the session moved on to b
     assert [e["data"]["args"]["command"] for e in events(ws_dir, "b", "tool_call")][-1] == "make lint"
 
@@ -73,8 +87,9 @@ def test_the_environment_wins_and_a_finished_binding_gives_way_to_the_single_run
     bash(ws_dir, "strict-loop show_task --task-id a", A_SESSION)
     bash(ws_dir, "echo env", A_SESSION, env={"STRICT_LOOP_TASK": "b"})
     assert [e["data"]["args"]["command"] for e in events(ws_dir, "b", "tool_call")] == ["echo env"]
-    Workspace(ws_dir).update_state(task_id="a", task="t", result_summary="r", verification_summary="v",
-                                   status="completed")
+    Workspace(ws_dir).update_state(
+        task_id="a", task="t", result_summary="r", verification_summary="v", status="completed"
+    )
     bash(ws_dir, "echo after", A_SESSION)  # a is completed: b is the one running task
     assert [e["data"]["args"]["command"] for e in events(ws_dir, "b", "tool_call")] == ["echo env", "echo after"]
 
@@ -84,6 +99,8 @@ def test_a_call_naming_an_unknown_task_or_a_hostile_id_binds_nothing(ws_dir):
     start(ws_dir, "b")
     bash(ws_dir, "strict-loop show_task --task-id ../../etc", A_SESSION)
     bash(ws_dir, "strict-loop show_task --task-id zzz", A_SESSION)
-    assert not (ws_dir / ".agent-loop/sessions.json").exists() or "zzz" not in (
-        ws_dir / ".agent-loop/sessions.json").read_text()
+    assert (
+        not (ws_dir / ".agent-loop/sessions.json").exists()
+        or "zzz" not in (ws_dir / ".agent-loop/sessions.json").read_text()
+    )
     assert len(unclaimed(ws_dir)) == 2

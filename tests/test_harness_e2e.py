@@ -25,6 +25,7 @@ MODELS = {"claude": AnthropicModel, "codex": ResponsesModel, "hermes": ChatModel
 
 PROMPT = "List the probe folder until it appears, then create the marker."
 
+
 def _run_detail(proc, model) -> str:
     """What a failed assertion shows: the harness's exit code and output tails, and how far the script got."""
     return (

@@ -358,18 +358,28 @@ def test_a_failed_command_s_output_after_exit_code_is_the_turn_s_output(ws_dir):
     start(ws_dir)
     hook("claude", "claude_post_tool_use_failure_output", ws_dir)
     [turn] = events(ws_dir, kind="tool_call")
-    assert (turn["data"]["output"], turn["data"]["exit_code"], turn["data"]["error"]) == ("3 failed, 2 passed in 0.1s", 1, True)
+    assert (turn["data"]["output"], turn["data"]["exit_code"], turn["data"]["error"]) == (
+        "3 failed, 2 passed in 0.1s",
+        1,
+        True,
+    )
 
 
 def test_what_the_person_types_is_recorded_as_their_turn_on_every_harness(ws_dir):
     start(ws_dir)
     secret = {"DEPLOY_TOKEN": "tok-9f8e7d6c5b4a3210"}
-    assert hook("claude", "claude_user_prompt_submit", ws_dir, env=secret, prompt="still truncated, tok-9f8e7d6c5b4a3210") is None
+    assert (
+        hook("claude", "claude_user_prompt_submit", ws_dir, env=secret, prompt="still truncated, tok-9f8e7d6c5b4a3210")
+        is None
+    )
     hook("codex", "codex_user_prompt_submit", ws_dir)
     hook("hermes", "hermes_pre_llm_call", ws_dir)
     turns = [t["data"] for t in events(ws_dir, kind="tool_call")]
     assert [(t["tool"], t["actor"]) for t in turns] == [("user_prompt", "person")] * 3
-    assert [t["output"] for t in turns] == ["still truncated, ***", "it still fails the same way",
-                                            "it still fails with the same error"]
+    assert [t["output"] for t in turns] == [
+        "still truncated, ***",
+        "it still fails the same way",
+        "it still fails with the same error",
+    ]
     assert hook("claude", "claude_user_prompt_submit", ws_dir, env={"STRICT_LOOP_SUPERVISOR": "1"}) is None
     assert len(events(ws_dir, kind="tool_call")) == 3  # a supervisor's prompt is not a person's word

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import jsonschema
-from conftest import read_jsonl, run_json, run_script
-
 import pytest
+from conftest import read_jsonl, run_json, run_script
 
 from strict_loop import LoopError, Workspace
 from strict_loop.cli import schemas
@@ -228,7 +227,9 @@ def test_compact_keeps_ledgers_whole(ws_dir):
 def test_a_round_whose_checks_say_goal_met_completes_the_task(ws_dir):
     """Following the protocol literally (record 'running', stop when should_stop) leaves no finished task running."""
     ws = Workspace(ws_dir)
-    ws.init_state(task_id="t", goal="g", global_stop_condition="notes.md exists", stop_checks={"paths_exist": ["notes.md"]})
+    ws.init_state(
+        task_id="t", goal="g", global_stop_condition="notes.md exists", stop_checks={"paths_exist": ["notes.md"]}
+    )
     ws.append_event(task_id="t", kind="round.started", message="Round 1: not yet")
     first = ws.update_state(task_id="t", task="a", result_summary="r", verification_summary="v", status="running")
     assert first.status == "running" and not first.stop.should_stop
@@ -248,7 +249,9 @@ def test_round_started_on_a_task_that_is_not_running_is_refused_with_the_way_for
     ws.update_state(task_id="t", task="a", result_summary="r", verification_summary="v", status="completed")
     with pytest.raises(LoopError) as refused:
         ws.append_event(task_id="t", kind="round.started", message="Round 2: more")
-    assert "which is completed after round 1" in str(refused.value) and "init_state with a new task_id" in str(refused.value)
+    assert "which is completed after round 1" in str(refused.value) and "init_state with a new task_id" in str(
+        refused.value
+    )
     events = read_jsonl(ws_dir / ".agent-loop/tasks/t/events.jsonl")
     assert not [e for e in events if e["kind"] == "round.started" and e["message"] == "Round 2: more"]
     ws.append_event(task_id="t", kind="note", message="a note is still fine")

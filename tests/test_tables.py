@@ -25,7 +25,8 @@ GEMINI = registry.Harness(
     name="gemini", title="Gemini CLI (fake)", hook_events=(("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
     turn_fn="strict_loop.harness.payloads:claude_turn", prompt_fn="strict_loop.harness.payloads:prompt_field",
     context_fn="strict_loop.harness.payloads:hook_specific_context", deny_fn=ME + "deny",
-    plan_fn=ME + "plan", default_scope="project", argv_fn=ME + "argv", stream_fn="strict_loop.harness.streams:ClaudeAdapter",
+    plan_fn=ME + "plan", default_scope="project", argv_fn=ME + "argv",
+    stream_fn="strict_loop.harness.streams:ClaudeAdapter",
     stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=False, hooks_in_headless=False,
 )  # fmt: skip
 

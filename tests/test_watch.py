@@ -365,13 +365,19 @@ def test_sigterm_kills_the_jobs_whole_group_and_exits_143(ws: Workspace, tmp_pat
 def test_repairs_that_worked_then_a_missing_module_blame_neither_the_agent_nor_another_failure(ws: Workspace):
     """Issue 18: OOM repaired, NaN repaired, then a missing module, all on one task."""
     oom = job(ws, OOM_JOB)
-    assert watch(ws, oom, memory_limit_mb=64, allow=["halve-batch:2"], batch_var="BATCH_SIZE", batch_size=64)[0].exit_code == 0
-    nan = job(ws, "import os\nprint('step 1 loss', 'nan' if float(os.environ['LR']) > 0.06 else 0.4, flush=True)\n", "nan.py")
+    assert (
+        watch(ws, oom, memory_limit_mb=64, allow=["halve-batch:2"], batch_var="BATCH_SIZE", batch_size=64)[0].exit_code
+        == 0
+    )
+    nan = job(
+        ws, "import os\nprint('step 1 loss', 'nan' if float(os.environ['LR']) > 0.06 else 0.4, flush=True)\n", "nan.py"
+    )
     assert watch(ws, nan, allow=["lower-lr:1"], lr_var="LR", lr=0.1)[0].exit_code == 0
     assert ws.check_stop(task_id="t").verdict != "limit_reached"  # repairs that worked are progress
     missing = job(ws, "import torchvision_extras\n", "missing.py")
-    result, _ = watch(ws, missing, allow=["halve-batch:2", "lower-lr:1"], batch_var="BATCH_SIZE", batch_size=64,
-                      lr_var="LR", lr=0.1)
+    result, _ = watch(
+        ws, missing, allow=["halve-batch:2", "lower-lr:1"], batch_var="BATCH_SIZE", batch_size=64, lr_var="LR", lr=0.1
+    )
     alert = assert_escalated(ws, result, "missing_module")
     said = [alert["diagnosis"], ws.detect_spiral(task_id="t").diagnosis]
     for text in said:

@@ -195,7 +195,10 @@ class Watch:
                 self._settle(outcome, None, succeeded=True)
                 return self._end(result, EXIT_OK, "succeeded", f"the job succeeded (run {result.runs})")
             failure = classify(
-                outcome.returncode, outcome.tail, nonfinite=outcome.progress.nonfinite, diverged=outcome.progress.diverged
+                outcome.returncode,
+                outcome.tail,
+                nonfinite=outcome.progress.nonfinite,
+                diverged=outcome.progress.diverged,
             )
             result.failures.append(failure.kind)
             print(f"[watch] run {result.runs} failed: {failure.summary()}", file=self.stream, flush=True)
@@ -289,24 +292,50 @@ class Watch:
         )
         if self._pending is None:
             if succeeded:
-                self._record_round(f"watch: the job succeeded (run {self._run})", "the job ran to the end", seen,
-                                   "made", [log], checks=True, announce=True)
+                self._record_round(
+                    f"watch: the job succeeded (run {self._run})",
+                    "the job ran to the end",
+                    seen,
+                    "made",
+                    [log],
+                    checks=True,
+                    announce=True,
+                )
             return
         run, before, decision, _ = self._pending
         self._pending = None
         worked = succeeded or (failure is not None and failure.kind != before.kind)
         self._record_round(
-            f"watch: {decision.remedy} after {before.title} (run {run})", f"{decision.remedy}: {decision.reason}",
-            f"after it, {seen}", "made" if worked else "none", [log], checks=succeeded, announce=False,
+            f"watch: {decision.remedy} after {before.title} (run {run})",
+            f"{decision.remedy}: {decision.reason}",
+            f"after it, {seen}",
+            "made" if worked else "none",
+            [log],
+            checks=succeeded,
+            announce=False,
         )
 
-    def _record_round(self, task: str, result: str, verification: str, progress: str, evidence: list[str], *,
-                      checks: bool, announce: bool) -> None:
+    def _record_round(
+        self,
+        task: str,
+        result: str,
+        verification: str,
+        progress: str,
+        evidence: list[str],
+        *,
+        checks: bool,
+        announce: bool,
+    ) -> None:
         if announce:
             self.ws.append_event(task_id=self.store.task_id, kind="round.started", message=task[:500])
         self.ws.update_state(
-            task_id=self.store.task_id, task=task, result_summary=result, verification_summary=verification,
-            progress=progress, skip_checks=not checks, evidence=evidence,
+            task_id=self.store.task_id,
+            task=task,
+            result_summary=result,
+            verification_summary=verification,
+            progress=progress,
+            skip_checks=not checks,
+            evidence=evidence,
         )
 
     def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:
@@ -336,9 +365,13 @@ class Watch:
             run, before, decision, last = self._pending
             self._pending = None
             self._record_round(
-                f"watch: {decision.remedy} after {before.title} (run {run})", f"{decision.remedy}: {decision.reason}",
-                f"not known: {reason[:300]}", "none", [f"log: {os.path.relpath(last.log, self.root)}"],
-                checks=False, announce=False,
+                f"watch: {decision.remedy} after {before.title} (run {run})",
+                f"{decision.remedy}: {decision.reason}",
+                f"not known: {reason[:300]}",
+                "none",
+                [f"log: {os.path.relpath(last.log, self.root)}"],
+                checks=False,
+                announce=False,
             )
         result.exit_code, result.outcome, result.reason = code, outcome, reason
         return result

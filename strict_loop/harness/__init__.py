@@ -5,4 +5,15 @@ answers, the hook handler with its daemon and client, headless runs and their st
 It may import ``loop`` and below.
 """
 
-__all__ = ["binding", "client", "configedit", "daemon", "handler", "headless", "install", "payloads", "registry", "streams"]
+__all__ = [
+    "binding",
+    "client",
+    "configedit",
+    "daemon",
+    "handler",
+    "headless",
+    "install",
+    "payloads",
+    "registry",
+    "streams",
+]

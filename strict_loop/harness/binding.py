@@ -91,7 +91,7 @@ def record_unclaimed(
         "running_tasks": running[:20],
         "turn": fields,
     }
-    if not sessions.append_unclaimed(manager, _key(event), mask_tree(line, env)):  # type: ignore[arg-type]
+    if not sessions.append_unclaimed(manager, _key(event), mask_tree(line, env)):
         return None
     ids = ", ".join(running[:10])
     return (

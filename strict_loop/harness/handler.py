@@ -269,7 +269,11 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
     if event.phase == "post":
         return _after_tool(event, root, supervision, env, payloads.turn_fields(event))
     if event.phase == "prompt":  # the person's word is an outcome too; a supervisor's prompt is not a person's
-        return None if env.get(SUPERVISED_ENV) else _after_tool(event, root, supervision, env, payloads.person_fields(event))
+        return (
+            None
+            if env.get(SUPERVISED_ENV)
+            else _after_tool(event, root, supervision, env, payloads.person_fields(event))
+        )
     if event.phase == "pre":
         if not supervision.paused() or payloads.reads_loop_state(event, _own_executable()):
             return None

@@ -144,8 +144,10 @@ def verdict(v: SpiralVerdict) -> str:
         return f"no spiral: {v.turns_seen} turns seen, nothing repeating without progress"
     head = {1: "whispered once", 2: "whispered twice", 3: "PAUSED"}.get(v.level, "detected")
     lines = [f"spiral detected ({head}): {v.diagnosis}"]
-    lines += [f"  signal {s.kind}" + (f" (turns {', '.join(map(str, s.turns))})" if s.turns else "") + f": {s.evidence}"
-              for s in v.signals]
+    lines += [
+        f"  signal {s.kind}" + (f" (turns {', '.join(map(str, s.turns))})" if s.turns else "") + f": {s.evidence}"
+        for s in v.signals
+    ]
     lines += ["  recent:"] + [f"    {r}" for r in v.recent]
     lines.append(f"  recommended: {v.recommended_action}")
     return "\n".join(lines)

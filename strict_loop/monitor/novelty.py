@@ -259,8 +259,8 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     if f.asks is not None and f.asks not in {e.asks for e in window}:
         return "a new request"
     if f.verdict == "fail" and f.actor == "agent":
-        earlier = [e for e in window if e.verdict == "fail"]
-        if not earlier or f.fsig in {e.fsig for e in earlier} or set(f.errs) & set(earlier[-1].errs):
+        failures = [e for e in window if e.verdict == "fail"]
+        if not failures or f.fsig in {e.fsig for e in failures} or set(f.errs) & set(failures[-1].errs):
             return None  # the same failure, or the earlier failure's error still shows: not moved on
         return "different failure"
     if f.kind in ("write", "person") or f.unknown:

@@ -186,7 +186,8 @@ def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:
 
 
 _ERRORISH = re.compile(
-    r"\b(?:error|exception|fatal|failed|failure|traceback|cannot|can't|undefined|not found|no such|denied|refused)\b", re.I
+    r"\b(?:error|exception|fatal|failed|failure|traceback|cannot|can't|undefined|not found|no such|denied|refused)\b",
+    re.I,
 )
 _COUNTS = re.compile(r"\b\d+ (?:passed|failed|failing|errors?|warnings?|skipped)\b", re.I)
 

@@ -4,4 +4,15 @@ round notes, the registry, legacy ``.codex-loop/`` tasks, trusted contracts and 
 It may import ``base``, ``model`` and ``monitor``.
 """
 
-__all__ = ["documents", "legacy", "recovery", "rounds", "sessions", "snapshots", "snapstore", "store", "taskindex", "trust"]
+__all__ = [
+    "documents",
+    "legacy",
+    "recovery",
+    "rounds",
+    "sessions",
+    "snapshots",
+    "snapstore",
+    "store",
+    "taskindex",
+    "trust",
+]

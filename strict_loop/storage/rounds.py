@@ -110,7 +110,8 @@ def refuse_new_round(state: TaskState) -> None:
         why = f": {state.stop_reason[:200]}" if state.stop_reason else ""
         raise LoopError(
             "append_event.kind",
-            f"round.started on task '{state.task_id}', which is {state.status} after round {state.counters.iteration}{why}",
+            f"round.started on task '{state.task_id}', which is {state.status} "
+            f"after round {state.counters.iteration}{why}",
             "start new work as a new task: init_state with a new task_id (this task's record stays as it is)",
         )
 
