@@ -126,7 +126,8 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
     assert whispers, detail
     first = whispers[0]["message"]
     asked_after = [i for i, body in enumerate(model.model_requests) if any(first in s for s in strings(body))]
-    assert asked_after and asked_after[0] >= whispers[0]["data"]["turn"] + 1, detail
+    agent_turn = whispers[0]["data"]["turn"] - len(said)  # the person's prompt was turn 0
+    assert asked_after and asked_after[0] >= agent_turn + 1, detail
 
     # Paused: the next command was denied before it ran, and the model was told why and what the person runs.
     assert ws.supervisor(TASK).paused, detail
