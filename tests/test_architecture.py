@@ -62,6 +62,14 @@ def layer(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
+def everything() -> list[Path]:
+    """The package's modules and every other Python file of ours that uses it."""
+    repo = PACKAGE.parent
+    return modules() + [
+        p for folder in ("tests", "mcp_server", "bench", "scripts") for p in sorted((repo / folder).glob("*.py"))
+    ]
+
+
 def ours() -> list[Import]:
     return [i for p in modules() for i in imports(p)]
 
@@ -109,15 +117,7 @@ def test_the_detector_and_the_formats_import_nothing_above_them():
 def test_no_private_name_crosses_a_package():
     """Tests, benchmarks and adapters included: they use the public surface (or a documented test helper)."""
     crossing = []
-    repo = PACKAGE.parent
-    files = (
-        modules()
-        + sorted((repo / "tests").glob("*.py"))
-        + sorted((repo / "mcp_server").glob("*.py"))
-        + sorted((repo / "bench").glob("*.py"))
-        + sorted((repo / "scripts").glob("*.py"))
-    )
-    for path in files:
+    for path in everything():
         for imp in imports(path) if path.is_relative_to(PACKAGE) else _foreign_imports(path):
             if not imp.target.startswith("strict_loop"):
                 continue
@@ -135,15 +135,8 @@ def test_no_private_name_crosses_a_package():
 
 def test_no_private_attribute_of_another_packages_module_is_used():
     """``module._name`` where ``module`` was imported from another package (or the module is used from outside)."""
-    repo = PACKAGE.parent
-    files = (
-        modules()
-        + sorted((repo / "tests").glob("*.py"))
-        + sorted((repo / "mcp_server").glob("*.py"))
-        + sorted((repo / "bench").glob("*.py"))
-    )
     used = []
-    for path in files:
+    for path in everything():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         own = layer(dotted(path)) if path.is_relative_to(PACKAGE) else None
         bound = {}
