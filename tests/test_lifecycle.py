@@ -255,3 +255,14 @@ def test_round_started_on_a_task_that_is_not_running_is_refused_with_the_way_for
     events = read_jsonl(ws_dir / ".agent-loop/tasks/t/events.jsonl")
     assert not [e for e in events if e["kind"] == "round.started" and e["message"] == "Round 2: more"]
     ws.append_event(task_id="t", kind="note", message="a note is still fine")
+
+
+def test_a_rebuild_from_the_ledgers_keeps_a_completion_after_the_last_round(ws_dir):
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="t", goal="g", global_stop_condition="done", stop_checks={"paths_exist": ["done.txt"]})
+    (ws_dir / "done.txt").write_text("ok\n")
+    ws.append_event(task_id="t", kind="round.started", message="Round 1")
+    assert ws.update_state(task_id="t", task="a", result_summary="r", verification_summary="v").status == "completed"
+    (ws_dir / ".agent-loop/tasks/t/state.json").write_text("{damaged")
+    rebuilt = ws.rebuild_state(task_id="t")
+    assert ws.show_task(task_id="t").state.status == "completed", rebuilt

@@ -70,7 +70,10 @@ def rebuilt(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> tuple[T
             f"state.json); the next round is {claimed + 1}, so none is reused"
         )
         state.counters.iteration = claimed
-    state.current_round = _announced(paths, state.counters.iteration + 1)
+    state.current_round, ended = _after_rounds(paths, state.counters.iteration)
+    if ended is not None and state.status == "running":  # a goal_met completion or a hand-back after the last round
+        state.status, state.stop_reason = ended
+        state.needs_human_input = state.status == "blocked"
     if old is not None:
         state.last_stop = old.last_stop
         if old.counters != state.counters:
@@ -90,19 +93,28 @@ def _round_notes(paths: TaskPaths) -> int:
     return max((n for n in found if n <= MAX_ROUNDS), default=0)
 
 
-def _announced(paths: TaskPaths, iteration: int) -> Optional[CurrentRound]:
-    """The latest announcement of round ``iteration`` in the event ledger, if any."""
-    current = None
+def _after_rounds(paths: TaskPaths, last: int) -> tuple[Optional[CurrentRound], Optional[tuple[str, str]]]:
+    """From the event ledger: the latest announcement of round ``last + 1``, and how the task ended after round
+    ``last`` if it did (``task.completed`` by a goal_met verdict, ``task.handed_back`` by a person): the loop alone
+    writes those kinds."""
+    current, ended = None, None
     for _, ev in json_records(paths.events):
         raw = ev.get("data")
         data = raw if isinstance(raw, dict) else {}
-        if ev.get("kind") == "round.started" and data.get("iteration") == iteration:
+        kind = ev.get("kind")
+        if kind == "round.started" and data.get("iteration") == last + 1:
             current = CurrentRound(
-                iteration=iteration,
+                iteration=last + 1,
                 announced_at=str(ev.get("ts") or now_iso()),
                 message=str(ev.get("message", ""))[:500],
             )
-    return current
+        elif kind == "round.completed" and data.get("iteration") == last:
+            ended = None  # only what came after the last round counts
+        elif kind == "task.completed" and data.get("iteration") == last:
+            ended = ("completed", f"goal met: {str(ev.get('message', ''))[:300]}")
+        elif kind == "task.handed_back":
+            ended = ("blocked", f"handed back by a person: {str(data.get('note') or '')[:300]}")
+    return current, ended
 
 
 def base_state(paths: TaskPaths, task_id: str, old: Optional[TaskState]) -> TaskState:
