@@ -104,3 +104,25 @@ def test_a_call_naming_an_unknown_task_or_a_hostile_id_binds_nothing(ws_dir):
         or "zzz" not in (ws_dir / ".agent-loop/sessions.json").read_text()
     )
     assert len(unclaimed(ws_dir)) == 2
+
+
+def test_list_tasks_shows_a_paused_task_as_paused_in_text_json_and_mcp(ws_dir, capsys):
+    start(ws_dir, "a")
+    start(ws_dir, "b")
+    for _ in range(8):  # the same failing call again and again: the monitor pauses task b
+        bash(ws_dir, "pytest -q", B_SESSION, env={"STRICT_LOOP_TASK": "b"})
+    assert Workspace(ws_dir).supervisor("b").paused
+    assert cli(["list_tasks", "--workspace", str(ws_dir)]) == 0
+    lines = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.splitlines()}
+    assert lines == {"a": "running", "b": "PAUSED"}
+    assert cli(["list_tasks", "--json", "--workspace", str(ws_dir)]) == 0
+    assert {t["task_id"]: t["paused"] for t in json.loads(capsys.readouterr().out)} == {"a": False, "b": True}
+
+    import anyio
+    from mcp_helpers import call, memory_client
+
+    async def listed() -> dict:
+        async with memory_client(ws_dir) as client:
+            return (await call(client, "list_tasks"))[1]
+
+    assert {t["task_id"]: t["paused"] for t in anyio.run(listed)["tasks"]} == {"a": False, "b": True}

@@ -104,7 +104,8 @@ def task_list(listing: TaskList) -> str:
             continue
         src = " [.codex-loop]" if t.source == "codex-loop" else ""
         flag = " NEEDS HUMAN INPUT" if t.needs_human_input else ""
-        lines.append(f"{t.task_id:<32} {t.status:<9} {t.iteration:>5}/{t.max_iterations:<6} {t.goal[:60]}{src}{flag}")
+        status = "PAUSED" if t.paused and t.status == "running" else t.status
+        lines.append(f"{t.task_id:<32} {status:<9} {t.iteration:>5}/{t.max_iterations:<6} {t.goal[:60]}{src}{flag}")
     if listing.unclaimed_calls:
         lines.append(
             f"{listing.unclaimed_calls} tool call(s) claimed by no task (.agent-loop/unclaimed.jsonl): several "

@@ -117,6 +117,7 @@ class TaskSummary(Result):
     max_iterations: Optional[int] = None
     updated_at: Optional[str] = None
     needs_human_input: bool = False
+    paused: bool = Field(False, description="The progress monitor paused the task: a person must answer")
     source: Literal["agent-loop", "codex-loop"] = "agent-loop"
     problem: Optional[str] = Field(None, description="Why the task's state could not be read, if it could not")
 

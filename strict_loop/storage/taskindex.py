@@ -11,6 +11,7 @@ from typing import Optional, Union
 
 from strict_loop.base.errors import LoopError, StateDamaged, TaskNotFound
 from strict_loop.base.fsio import atomic_write, dumps_doc, file_lock, read_own
+from strict_loop.base.jsontext import read_object
 from strict_loop.base.layout import Layout, TaskPaths
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.records import Registry, RegistryEntry, TaskState
@@ -82,7 +83,9 @@ class TaskIndex:
         ids = self.layout.task_ids()
         for task_id in ids:
             try:
-                out.append(summarize(self.store(task_id).load()))
+                store = self.store(task_id)
+                paused = (read_object(store.paths.monitor) or {}).get("paused") is True
+                out.append(summarize(store.load()).model_copy(update={"paused": paused}))
             except LoopError as exc:
                 out.append(TaskSummary(task_id=task_id, problem=str(exc)))
         for task_id in self.layout.legacy_task_ids():
