@@ -110,7 +110,7 @@ def test_the_loops_own_tools_are_recognised(name, expected):
         ("strict-loop show_task --task-id t1", True),
         ("strict-loop list-tasks", True),
         ("strict-loop report_status --workspace /w/x --json", True),
-        ("strict-loop check_stop", True),
+        ("strict-loop check_stop", False),  # it runs the contract's commands: not a read
         ("strict-loop update_state --task x", False),
         ("strict-loop resume --action continue", False),
         ("strict-loop", False),
@@ -205,3 +205,20 @@ def test_big_arguments_are_clipped_to_fit_an_event_line():
     assert list(clipped) == ["clipped"] and len(clipped["clipped"]) < payloads.MAX_ARGS_CHARS + 100
     small = {"command": "echo hi"}
     assert payloads.bounded_args(small) is small
+
+
+def test_our_own_tools_are_matched_exactly_and_are_the_operations_tools():
+    from strict_loop.loop.operations import OPERATIONS
+
+    assert {op.name for op in OPERATIONS if op.tool is not None} == payloads.OWN_TOOLS
+    assert payloads.own_tool("mcp__strict-loop__report_status") == "report_status"
+    assert payloads.own_tool("mcp__plugin_strict-loop_strict-loop__show_task") == "show_task"
+    assert payloads.own_tool("mcp_strict_loop_list_tasks") == "list_tasks"
+    for forged in (
+        "mcp__strict-loop__x__report_status",
+        "mcp_strict_loop_fs_read",
+        "mcp__strict-loop__rm",
+        "mcp__strict-loopy__show_task",
+        "mcp__evil__mcp__strict-loop__show_task",
+    ):
+        assert payloads.own_tool(forged) is None, forged

@@ -30,17 +30,28 @@ _PHASES: dict[str, Phase] = {
     "pre_llm_call": "prompt",  # Hermes (its plugin's hook, once per user message)
 }
 
-OWN_TOOL_PREFIXES = (
-    "mcp__strict-loop__",
-    "mcp__strict_loop__",
-    "mcp__plugin_strict-loop_",  # Claude Code, Codex
-    "mcp_strict_loop_",
-    "mcp_strict-loop_",
-)  # Hermes names MCP tools mcp_<server>_<tool>
-"""The loop's own MCP tools: calling them is the loop's bookkeeping, not the agent's work, so they are no turns."""
+OWN_TOOLS = frozenset(
+    {
+        "init_state",
+        "append_event",
+        "update_state",
+        "check_stop",
+        "report_status",
+        "compact_state",
+        "rebuild_state",
+        "detect_spiral",
+        "list_tasks",
+        "show_task",
+    }
+)
+"""The loop's MCP tools (the operations table's tools; a test keeps the two in step). Named here because the hook's
+fast path imports no pydantic."""
+OWN_SERVERS = ("strict-loop", "strict_loop")
+"""Our MCP server's names: Claude Code and Codex call its tools ``mcp__<server>__<tool>``, a plugin's
+``mcp__plugin_strict-loop_<server>__<tool>``, Hermes ``mcp_<server>_<tool>``."""
 
-READ_TOOLS = frozenset({"report_status", "show_task", "list_tasks", "check_stop", "detect_spiral"})
-"""The loop's MCP tools that only read (or report) its state: allowed while the task is paused."""
+READ_TOOLS = frozenset({"report_status", "show_task", "list_tasks", "detect_spiral"})
+"""The loop's MCP tools that only read its state: allowed while the task is paused (check_stop runs commands)."""
 
 READ_COMMANDS = READ_TOOLS | {name.replace("_", "-") for name in READ_TOOLS}
 """``strict-loop`` subcommands allowed while paused (both spellings the CLI accepts)."""
@@ -100,10 +111,15 @@ def parse_event(harness: str, payload: dict[str, Any]) -> HookEvent:
 
 
 def own_tool(name: str) -> Optional[str]:
-    """The loop tool's own name (``report_status``) if ``name`` is one of the loop's MCP tools, else None."""
-    for prefix in OWN_TOOL_PREFIXES:
-        if name.startswith(prefix):
-            return name[len(prefix) :].rsplit("__", 1)[-1]  # plugin names: mcp__plugin_strict-loop_<server>__<tool>
+    """The loop tool's own name (``report_status``) if ``name`` is exactly one of the loop's MCP tools, else None.
+
+    Exact on purpose: ``mcp__strict-loop__x__report_status`` or a Hermes server named ``strict_loop_fs`` is not
+    ours."""
+    for server in OWN_SERVERS:
+        for prefix in (f"mcp__{server}__", f"mcp__plugin_strict-loop_{server}__", f"mcp_{server}_"):
+            rest = name[len(prefix) :] if name.startswith(prefix) else None
+            if rest in OWN_TOOLS:
+                return rest
     return None
 
 

@@ -15,7 +15,7 @@ from strict_loop.base.errors import StateDamaged
 from strict_loop.base.fsio import has_torn_tail, json_records
 from strict_loop.base.layout import TaskPaths
 from strict_loop.base.timefmt import now_iso
-from strict_loop.model.records import MAX_ROUNDS, CurrentRound, IterationRecord, LoopContract, TaskState
+from strict_loop.model.records import MAX_ROUNDS, CurrentRound, IterationRecord, LoopContract, Status, TaskState
 from strict_loop.storage import documents, rounds
 
 LEDGERS = ("events", "iterations", "status_history")
@@ -93,11 +93,12 @@ def _round_notes(paths: TaskPaths) -> int:
     return max((n for n in found if n <= MAX_ROUNDS), default=0)
 
 
-def _after_rounds(paths: TaskPaths, last: int) -> tuple[Optional[CurrentRound], Optional[tuple[str, str]]]:
+def _after_rounds(paths: TaskPaths, last: int) -> tuple[Optional[CurrentRound], Optional[tuple[Status, str]]]:
     """From the event ledger: the latest announcement of round ``last + 1``, and how the task ended after round
     ``last`` if it did (``task.completed`` by a goal_met verdict, ``task.handed_back`` by a person): the loop alone
     writes those kinds."""
-    current, ended = None, None
+    current: Optional[CurrentRound] = None
+    ended: Optional[tuple[Status, str]] = None
     for _, ev in json_records(paths.events):
         raw = ev.get("data")
         data = raw if isinstance(raw, dict) else {}
