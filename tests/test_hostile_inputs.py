@@ -215,3 +215,17 @@ def test_reading_the_tail_of_a_ledger_whose_last_line_is_200_mb_is_bounded(tmp_p
         tracemalloc.stop()
     assert peak < 24 * 1024 * 1024, peak  # a few MiB: the huge line is scanned, never held
     assert time.monotonic() - started < 20
+
+
+def test_detect_spiral_turns_refuses_a_fifo_or_a_device_without_blocking(ws_dir, capsys):
+    """Issue 19, item 11: --turns opened a FIFO (and hung) or a device."""
+    import os
+
+    from strict_loop.cli.app import main as cli
+
+    fifo = ws_dir / "turns.jsonl"
+    os.mkfifo(fifo)
+    for given in (fifo, "/dev/zero"):
+        with pytest.raises(SystemExit) as ended:  # a usage error: argparse exits 2 with one line
+            cli(["detect_spiral", "--workspace", str(ws_dir), "--turns", str(given)])
+        assert ended.value.code == 2 and "not a regular file" in capsys.readouterr().err

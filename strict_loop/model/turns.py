@@ -7,6 +7,9 @@ person often says the verdict ("still the same error"), and the monitor counts i
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -59,7 +62,7 @@ def read_turns(path: str | Path) -> list[dict[str, Any]]:
     """The turns of a JSONL trajectory file (one turn object per line; blank lines skipped)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise LoopError(
             str(path), f"cannot be read ({getattr(exc, 'strerror', None) or exc})", "give a readable JSONL file"
@@ -75,3 +78,23 @@ def read_turns(path: str | Path) -> list[dict[str, Any]]:
                 raise LoopError(f"{path.name} line {number}", "is not a JSON object", "one turn object per line")
             turns.append(value)
     return turns
+
+
+MAX_TURNS_FILE_BYTES = 256 << 20
+
+
+def _read_regular(path: Path) -> bytes:
+    """A regular file's bytes (at most 256 MiB). A FIFO, a device or a socket is refused before anything is read
+    from it: opened without blocking, checked by fstat, as the ledgers are."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket is never read)")
+        if info.st_size > MAX_TURNS_FILE_BYTES:
+            raise OSError(errno.EFBIG, f"larger than {MAX_TURNS_FILE_BYTES >> 20} MiB")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(MAX_TURNS_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
