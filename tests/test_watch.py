@@ -384,3 +384,24 @@ def test_repairs_that_worked_then_a_missing_module_blame_neither_the_agent_nor_a
         assert "torchvision_extras" in text and "out of memory" not in text.lower() and "batch" not in text.lower()
         assert "nan" not in text.lower().replace("no automatic", "")
     assert events(ws, "spiral.whisper") == [] and events(ws, "tool_call") == []
+
+
+def test_bad_metrics_lines_are_skipped_and_counted_and_memory_stays_bounded(ws: Workspace):
+    """Issue 19, item 5: 200,000 '[' on one line killed watch (RecursionError); an unterminated line grew memory."""
+    argv = job(
+        ws,
+        """
+        import json
+        with open("metrics.jsonl", "a") as f:
+            f.write("[" * 200_000 + "\\n")
+            f.write('{"step": 1, "loss": 1.0}\\n')
+            f.write("x" * 3_000_000)  # an unterminated line, larger than any read
+            f.write('\\n{"step": 2, "loss": 0.5}\\n')
+            f.flush()
+        print("done", flush=True)
+        """,
+    )
+    result, _ = watch(ws, argv, metrics_file="metrics.jsonl")
+    assert result.exit_code == EXIT_OK
+    [run] = events(ws, "watch.run")
+    assert run["data"]["bad_metrics_lines"] == 2 and "step 2" in run["data"]["summary"]

@@ -83,9 +83,10 @@ def test_progress_from_log_lines_and_metrics_jsonl():
         '{"step": 3, "loss": 1.2}',
         '{"step": 4, "loss": 11}',
     ):
-        q = joblog.fold(q, joblog.from_json_line(line), "loss", 10)
+        q = joblog.fold(q, joblog.from_json_line(line) or {}, "loss", 10)
     assert q.diverged and "loss=11 at step 4" in q.diverged and q.nonfinite is None
     assert joblog.from_json_line('{"step": 5, "loss": "inf", "tag": "x"}')["loss"] == math.inf
+    assert joblog.from_json_line("not json") is None and joblog.from_json_line("[" * 200_000) is None
     rate, eta = timefmt.rate_and_eta(150, 50, 10.0, 1050)
     assert rate == 10.0 and eta == 90.0 and timefmt.rate_and_eta(None, None, 1, 10) == (0.0, None)
 

@@ -31,6 +31,8 @@ class Progress:
     nonfinite: Optional[str] = None
     """The first NaN/Inf of the watched metric, as 'loss=nan at step 12'."""
     diverged: Optional[str] = None
+    bad_lines: int = 0
+    """Metrics lines skipped: not one JSON object, nested too deep, or longer than MAX_METRICS_LINE."""
 
 
 def number(text: Any) -> Optional[float]:
@@ -62,14 +64,25 @@ def from_line(line: str, pattern: re.Pattern[str]) -> dict[str, float]:
     return out
 
 
-def from_json_line(line: str) -> dict[str, float]:
-    """The numeric values of one metrics JSONL line (strings 'nan'/'inf' count; anything else is skipped)."""
+MAX_METRICS_LINE = 64 * 1024
+"""A metrics line longer than this is skipped (and counted), never held in memory whole."""
+
+
+def from_json_line(line: str) -> Optional[dict[str, float]]:
+    """The numeric values of one metrics JSONL line (strings 'nan'/'inf' count; other values are skipped); None for a
+    line that is not one JSON object (200,000 '[' included: the parser caps nesting, it never recurses that deep)."""
+    from strict_loop.base.jsontext import parse_json
+
+    if not line.strip():
+        return {}
+    if len(line) > MAX_METRICS_LINE:
+        return None
     try:
-        value = json.loads(line)
-    except ValueError:
-        return {}
+        value = parse_json(line)
+    except (ValueError, RecursionError):
+        return None
     if not isinstance(value, dict):
-        return {}
+        return None
     out = {}
     for key, raw in value.items():
         n = number(raw) if isinstance(raw, (int, float, str)) else None

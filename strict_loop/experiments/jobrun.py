@@ -15,7 +15,7 @@ import subprocess
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -101,7 +101,7 @@ class _MetricsFile:
     """New complete lines of the job's metrics JSONL, read from where the last read stopped (regular files only)."""
 
     def __init__(self, root: Path, rel: str) -> None:
-        self.root, self.path, self.offset, self.partial = root, root / rel, 0, b""
+        self.root, self.path, self.offset, self.partial, self.overlong = root, root / rel, 0, b"", False
         self.last = float("-inf")
         try:  # a file left by an earlier run: only what this run appends counts
             self.offset = os.stat(self.path, follow_symlinks=False).st_size
@@ -129,11 +129,20 @@ class _MetricsFile:
         finally:
             os.close(fd)
         self.offset += len(data)
-        *lines, self.partial = (self.partial + data).split(b"\n")
+        *lines, partial = (self.partial + data).split(b"\n")
         for line in lines:
-            p = joblog.fold(
-                p, joblog.from_json_line(line.decode("utf-8", errors="replace")), s.metric, s.divergence_factor
-            )
+            if self.overlong:  # the rest of a line already counted as too long
+                self.overlong = False
+                continue
+            values = joblog.from_json_line(line.decode("utf-8", errors="replace"))
+            if values is None:
+                p = replace(p, bad_lines=p.bad_lines + 1)
+                continue
+            p = joblog.fold(p, values, s.metric, s.divergence_factor)
+        if len(partial) > joblog.MAX_METRICS_LINE:  # an unterminated line is never held whole
+            partial, p = b"", (p if self.overlong else replace(p, bad_lines=p.bad_lines + 1))
+            self.overlong = True
+        self.partial = partial
         return p
 
 

@@ -269,6 +269,7 @@ class Watch:
                 "failure": failure.kind if failure else None,
                 "summary": failure.summary() if failure else joblog.describe(p, self.settings.metric),
                 "duration_s": outcome.duration_s,
+                "bad_metrics_lines": p.bad_lines,
                 "log": os.path.relpath(outcome.log, self.root),
             },
         )
