@@ -8,7 +8,6 @@ JSONL file the job appends to (``{"step": 10, "loss": 0.5}`` per line).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field, replace
