@@ -63,9 +63,17 @@ class Message:
         return [self.headline, f"resume: {self.resume}"]
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def clean(text: str, cap: int = 360) -> str:
+    """One line of plain text: no control character (a bare CR would start a new IRC command), at most ``cap``."""
+    return one_line(_CONTROL.sub(" ", str(text)), cap)
+
+
 def message(prefix: str, task_id: str, diagnosis: str, resume: str) -> Message:
     """``[SPIRALING] <task>: <one-line diagnosis>`` (seed 000's format), kept under an IRC line's 512 bytes."""
-    return Message(one_line(f"{prefix} {task_id}: {diagnosis}", 360), one_line(resume, 360))
+    return Message(clean(f"{prefix} {task_id}: {diagnosis}"), clean(resume))
 
 
 def alerts_file(env: Mapping[str, str]) -> Optional[Path]:

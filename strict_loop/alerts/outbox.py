@@ -87,7 +87,9 @@ def enqueue(
 def queue(root: Path, line: Mapping[str, Any], names: list[str], env: Mapping[str, str]) -> None:
     """Put one alert (its ledger line, already masked) in this machine's queue with ``names`` pending."""
     payload = {
-        "text": "\n".join((line["message"]["headline"], "resume: " + line["message"]["resume"])),
+        "text": "\n".join(
+            (channels.clean(line["message"]["headline"]), "resume: " + channels.clean(line["message"]["resume"]))
+        ),
         **{k: v for k, v in line.items() if k != "delivery"},
     }
     entry = {

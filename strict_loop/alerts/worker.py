@@ -123,8 +123,9 @@ def _deliver_one(
         return
     payload = entry.data["payload"]
     message = payload.get("message") or {}
-    msg = channels.Message(
-        str(message.get("headline", "[SPIRALING]")), str(message.get("resume", "strict-loop resume"))
+    msg = channels.Message(  # cleaned on every send, whatever the queue holds
+        channels.clean(message.get("headline", "[SPIRALING]")),
+        channels.clean(message.get("resume", "strict-loop resume")),
     )
     error: Optional[str] = None
     while attempts < policy.attempts:

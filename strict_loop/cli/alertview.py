@@ -45,9 +45,10 @@ def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool) -> i
     for problem in problems:
         print(f"  problem: {problem}")
     for a in found:
-        print(f"{a['id']} ({a.get('ts', '')}): {a.get('message', {}).get('headline', a.get('diagnosis', ''))[:160]}")
+        said = (a.get("message") or {}).get("headline", a.get("diagnosis", ""))
+        print(channels.clean(f"{a['id']} ({a.get('ts', '')}): {said}", 240))  # no control character from the file
         for name, text in a["delivery"].items():
-            print(f"  {name}: {text}")
+            print("  " + channels.clean(f"{name}: {text}", 300))
     if not found:
         print("no alert raised" + (f" for task '{task_id}'" if task_id else ""))
     return 0
@@ -67,10 +68,15 @@ def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
                 continue
             for name in names:
                 outbox.record(store, a["id"], name, "pending", 0, None)
-            line = {k: v for k, v in a.items() if k != "channels"}
-            if not isinstance(line.get("message"), dict):  # an alert from before the outbox
-                msg = channels.message(
-                    "[SPIRALING]", task_id, str(a.get("diagnosis", "")), resume_command(ws.root, task_id)
-                )
-                line["message"] = {"headline": msg.headline, "resume": msg.resume}
+            # alerts.jsonl is in the workspace, which a repository may bring: what is sent again is rebuilt here,
+            # the diagnosis cleaned and the resume command ours; nothing else of the file's line goes out
+            diagnosis = channels.clean(str(a.get("diagnosis", "")), 1000)
+            msg = channels.message("[SPIRALING]", task_id, diagnosis, resume_command(ws.root, task_id))
+            line = {
+                "id": a["id"],
+                "ts": channels.clean(str(a.get("ts", "")), 40),
+                "task_id": task_id,
+                "diagnosis": diagnosis,
+                "message": {"headline": msg.headline, "resume": msg.resume},
+            }
             outbox.queue(ws.root, line, names, os.environ)
