@@ -43,6 +43,12 @@ SCRIPTS = REPO / "scripts"
 # pyproject.toml), and not whatever copy of the package happens to be installed.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
 
+# Nothing the suite runs records anything in the user's ~/.config (trusted contracts, the alert outbox): a folder of
+# the session's from the start, so that module-scoped fixtures and child processes are covered too; each test then
+# gets a fresh one of its own (the user_config_dir fixture).
+USER_CONFIG = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="strict-loop-tests-config-")
+
 
 TMPFS = Path("/dev/shm")
 

@@ -17,8 +17,10 @@ from mcp_server import build_server
 
 def server_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """Extra variables for a server process. The SDK passes a child only a few safe variables (HOME, PATH, ...):
-    add PYTHONPATH, so that the server runs this checkout's code (see conftest.py), not an installed copy."""
-    return {"PYTHONPATH": os.environ.get("PYTHONPATH", ""), **(env or {})}
+    add PYTHONPATH, so that the server runs this checkout's code (see conftest.py), not an installed copy, and the
+    test's own XDG folders, so that the server records nothing in the user's ~/.config."""
+    own = {k: os.environ[k] for k in ("PYTHONPATH", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR") if k in os.environ}
+    return {"PYTHONPATH": "", **own, **(env or {})}  # the test's config folder, never the user's
 
 
 def stdio_params(workspace: Path, env: dict[str, str] | None = None) -> StdioServerParameters:

@@ -337,3 +337,28 @@ def test_a_held_lock_gives_a_clear_error_and_dies_with_its_holder(ws_dir):
     holder.send_signal(signal.SIGKILL)
     holder.wait()
     assert impatient.append_event(task_id="held", kind="note", message="after the holder died").seq == 2
+
+
+def test_the_suite_and_its_servers_record_nothing_in_the_users_config(ws_dir, user_config_dir):
+    """Issue 19, item 15: a stdio server started by the tests recorded trusted contracts in ~/.config."""
+    import anyio
+    from conftest import USER_CONFIG
+    from mcp_helpers import call, stdio_client
+
+    real = USER_CONFIG / "strict-loop" / "trusted-contracts.json"
+    before = real.stat().st_mtime_ns if real.exists() else None
+
+    async def start() -> None:
+        async with stdio_client(ws_dir) as client:
+            await call(
+                client,
+                "init_state",
+                task_id="t",
+                goal="g",
+                global_stop_condition="c",
+                stop_checks={"commands": ["true"]},
+            )
+
+    anyio.run(start)
+    assert "t" in (user_config_dir / "trusted-contracts.json").read_text()  # recorded, in the test's folder
+    assert (real.stat().st_mtime_ns if real.exists() else None) == before

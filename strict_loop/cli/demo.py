@@ -21,9 +21,18 @@ STOP_COMMAND = (
 
 
 def run(start: int = 6, workspace: Optional[Path] = None, out=sys.stdout) -> Path:
+    """The demo loop; the machine's trust record of its scratch contract is removed at the end (the folder stays, to
+    be looked at)."""
     root = Path(workspace) if workspace else Path(tempfile.mkdtemp(prefix="strict-loop-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     ws = Workspace(root)
+    try:
+        return _loop(ws, root, start, out)
+    finally:
+        ws.trust_store.forget(root, "hailstone")
+
+
+def _loop(ws: Workspace, root: Path, start: int, out) -> Path:
     seq_file = root / "sequence.txt"
     seq_file.write_text(f"{start}\n")
     ws.init_state(
@@ -55,7 +64,7 @@ def run(start: int = 6, workspace: Optional[Path] = None, out=sys.stdout) -> Pat
             verification_summary=f"re-read sequence.txt: last value {written}, rule holds: {verified}",
             progress="made" if verified else "none",
             evidence=["sequence.txt"],
-            next_task=f"append the number after {nxt}",
+            next_task=f"append the number after {nxt}" if nxt != 1 else "",  # a completed loop has no next task
             status="completed" if nxt == 1 else "running",  # refused unless the stop check really passes
             context_snapshot=f"sequence so far: {' '.join(map(str, values + [nxt]))}",
         )

@@ -68,7 +68,10 @@ class TrustStore:
         return isinstance(entry, dict) and entry.get("digest") == digest(checks)
 
     def record(self, root: Path, task_id: str, checks: StopChecks) -> bool:
-        """Record the task's commands as trusted; False if they already were."""
+        """Record the task's commands as trusted; False if they already were (a contract without a command needs
+        no record: nothing of it runs)."""
+        if not checks.commands:
+            return False
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             with file_lock(self.directory / ".trust.lock", "the trust record", 30):
@@ -85,12 +88,30 @@ class TrustStore:
                 }
                 atomic_write(self.path, dumps_doc({"version": 1, "contracts": contracts}))
         except OSError as exc:
-            raise LoopError(
-                "trust",
-                f"cannot write {self.path} ({exc.strerror or exc})",
-                "make the folder writable or set XDG_CONFIG_HOME to a writable folder",
-            ) from None
+            raise _unwritable(self.path, exc) from None
         return True
+
+    def forget(self, root: Path, task_id: str) -> bool:
+        """Remove the task's record (the demo's scratch loop leaves none behind); False if there was none."""
+        if not self.path.exists():
+            return False
+        try:
+            with file_lock(self.directory / ".trust.lock", "the trust record", 30):
+                contracts = self._read()
+                if contracts.pop(_key(root, task_id), None) is None:
+                    return False
+                atomic_write(self.path, dumps_doc({"version": 1, "contracts": contracts}))
+        except OSError as exc:
+            raise _unwritable(self.path, exc) from None
+        return True
+
+
+def _unwritable(path: Path, exc: OSError) -> LoopError:
+    return LoopError(
+        "trust",
+        f"cannot write {path} ({exc.strerror or exc})",
+        "make the folder writable or set XDG_CONFIG_HOME to a writable folder",
+    )
 
 
 def refusal(task_id: str, checks: StopChecks, operation: str) -> LoopError:
