@@ -15,5 +15,6 @@ __all__ = [
     "install",
     "payloads",
     "registry",
+    "streambase",
     "streams",
 ]

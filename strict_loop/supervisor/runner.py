@@ -27,7 +27,8 @@ from strict_loop.base.interrupts import StopSignals
 from strict_loop.base.timefmt import now_iso
 from strict_loop.harness import registry
 from strict_loop.harness.headless import KILL_GRACE_S, find_binary, read_usage, run_child, wire
-from strict_loop.harness.streams import Outcome, ToolCall, adapter_for
+from strict_loop.harness.streambase import Outcome, ToolCall
+from strict_loop.harness.streams import adapter_for
 from strict_loop.loop.monitoring import TaskSupervision
 from strict_loop.loop.recording import record_turn, record_turns
 from strict_loop.loop.workspace import Workspace
