@@ -16,7 +16,8 @@ from typing import Any, Optional
 
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError, TaskNotFound, boundary
-from strict_loop.base.fsio import LOCK_TIMEOUT_S, iter_lines, tail_lines, trim_torn_tail
+from strict_loop.base.fsio import LOCK_TIMEOUT_S, trim_torn_tail
+from strict_loop.base.jsonl import iter_lines, tail_lines
 from strict_loop.base.layout import MANAGER_DIR, Layout, TaskPaths
 from strict_loop.base.timefmt import now_iso
 from strict_loop.loop import commits, reports, verdicts
