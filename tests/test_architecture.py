@@ -1,7 +1,7 @@
 """The package's shape, checked on every import statement of every module: imports point down the layers, ``base``
-imports only the standard library, no private name crosses a package, every package says what it exports, and
-the hook's fast path imports no pydantic. Why a test: the layout is the architecture a newcomer reads; it must not
-erode one convenient import at a time."""
+imports only the standard library, no private name crosses a package, every package says what it exports, the
+hook's fast path imports no pydantic, and no module passes 400 lines nor a function 60. Why a test: the layout is
+the architecture a newcomer reads; it must not erode one convenient import at a time."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ LAYERS = ["base", "model", "monitor", "storage", "alerts", "loop", "harness", "s
 """Lowest first: a package may import its own modules and those of packages before it, never after."""
 TOP = {"__init__", "__main__", "entry", "hookd"}  # the entry points (and a documented alias) sit above every layer
 MAX_MODULES = 12
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
 
 
 class Import(NamedTuple):
@@ -177,6 +179,23 @@ def test_each_package_says_what_it_owns_and_exports(folder):
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)
     )
     assert set(exported) >= {p.stem for p in (PACKAGE / folder).glob("*.py") if p.name != "__init__.py"}
+
+
+def test_no_module_or_function_is_too_long():
+    """Issue 17: a module over 400 lines or a function over 60 is split by concern before it grows further."""
+    offenders = []
+    for path in modules() + sorted((PACKAGE.parent / "mcp_server").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(PACKAGE.parent)
+        lines = text.count("\n")
+        if lines > MAX_MODULE_LINES:
+            offenders.append(f"{name}: {lines} lines (max {MAX_MODULE_LINES})")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    offenders.append(f"{name}:{node.lineno} {node.name}(): {length} lines (max {MAX_FUNCTION_LINES})")
+    assert not offenders, "\n".join(offenders)
 
 
 def test_no_module_is_named_like_the_standard_library():

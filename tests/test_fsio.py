@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from strict_loop.base.fsio import append_line, iter_lines, last_json, tail_lines
+from strict_loop.base.fsio import append_line
+from strict_loop.base.jsonl import iter_lines, last_json, tail_lines
 
 
 def test_tail_lines_matches_a_naive_reader(tmp_path):

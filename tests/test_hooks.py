@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import read_jsonl
 
 from strict_loop import Workspace
-from strict_loop.harness import handler
+from strict_loop.harness import handler, stopgate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -180,22 +180,22 @@ def test_stop_is_blocked_while_the_unattended_loop_must_continue_up_to_the_cap(w
     unattended(ws_dir)
     first = hook("claude", "claude_stop", ws_dir)
     assert first["decision"] == "block" and "Next task: write done.txt" in first["reason"]
-    answers = [hook("claude", "claude_stop", ws_dir, stop_hook_active=True) for _ in range(handler.STOP_BLOCK_CAP + 2)]
-    assert [a is not None for a in answers] == [True] * (handler.STOP_BLOCK_CAP - 1) + [False] * 3
+    answers = [hook("claude", "claude_stop", ws_dir, stop_hook_active=True) for _ in range(stopgate.STOP_BLOCK_CAP + 2)]
+    assert [a is not None for a in answers] == [True] * (stopgate.STOP_BLOCK_CAP - 1) + [False] * 3
     assert (
         hook("claude", "claude_stop", ws_dir, stop_hook_active=False) is not None
     )  # a new prompt: counting starts again
     other = hook("claude", "claude_stop", ws_dir, session_id="another-session", stop_hook_active=True)
     assert other is not None  # counted per session
-    assert len(events(ws_dir, kind="stop.checked")) == handler.STOP_BLOCK_CAP + 2
+    assert len(events(ws_dir, kind="stop.checked")) == stopgate.STOP_BLOCK_CAP + 2
     (ws_dir / "done.txt").write_text("ok")
     assert hook("claude", "claude_stop", ws_dir) is None  # check_stop says stop
 
 
 def test_codex_stop_has_no_cap_of_its_own_so_ours_holds(ws_dir):
     unattended(ws_dir)
-    answers = [hook("codex", "codex_stop", ws_dir) for _ in range(handler.STOP_BLOCK_CAP + 2)]
-    assert [a is not None for a in answers] == [True] * handler.STOP_BLOCK_CAP + [False] * 2
+    answers = [hook("codex", "codex_stop", ws_dir) for _ in range(stopgate.STOP_BLOCK_CAP + 2)]
+    assert [a is not None for a in answers] == [True] * stopgate.STOP_BLOCK_CAP + [False] * 2
     assert hook("hermes", "hermes_pre_verify", ws_dir)["decision"] == "block"
 
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import run_script, tree_digest
 
 from strict_loop import LoopError, StateDamaged, Workspace
-from strict_loop.base.fsio import iter_lines, last_json, tail_lines
+from strict_loop.base.jsonl import iter_lines, last_json, tail_lines
 from strict_loop.model.requests import ResumeInput
 
 

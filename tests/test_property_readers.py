@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from strict_loop import LoopError, Workspace
-from strict_loop.base.fsio import iter_lines, json_records, last_json, tail_lines
+from strict_loop.base.jsonl import iter_lines, json_records, last_json, tail_lines
 from strict_loop.model.records import MAX_ROUNDS
 from strict_loop.storage.store import TaskStore
 

@@ -24,7 +24,8 @@ from typing import Any, Optional
 
 from strict_loop.alerts import channels
 from strict_loop.base import masking
-from strict_loop.base.fsio import append_line, atomic_write, dumps_line, json_records
+from strict_loop.base.fsio import append_line, atomic_write, dumps_line
+from strict_loop.base.jsonl import json_records
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.monitoring import Alert
 from strict_loop.storage.store import TaskStore

@@ -3,4 +3,15 @@
 It may import the standard library only (no pydantic): the harness hook's fast path imports from here alone.
 """
 
-__all__ = ["clipping", "errors", "fsio", "interrupts", "jsontext", "layout", "masking", "skillfiles", "timefmt"]
+__all__ = [
+    "clipping",
+    "errors",
+    "fsio",
+    "interrupts",
+    "jsonl",
+    "jsontext",
+    "layout",
+    "masking",
+    "skillfiles",
+    "timefmt",
+]

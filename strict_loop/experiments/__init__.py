@@ -4,4 +4,4 @@ catalog, the fixed remedies, progress read from the job's log, container isolati
 It may import ``supervisor`` and below.
 """
 
-__all__ = ["failures", "isolation", "joblog", "jobrun", "remedies", "watch"]
+__all__ = ["failures", "isolation", "joblog", "jobrun", "remedies", "remedyio", "watch"]

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import stat
 import sys
 import time
 from collections.abc import Mapping
@@ -25,7 +23,7 @@ from typing import IO, Any, Optional
 from strict_loop.base import masking, timefmt
 from strict_loop.base.errors import LoopError
 from strict_loop.base.interrupts import StopSignals
-from strict_loop.experiments import joblog
+from strict_loop.experiments import joblog, remedyio
 from strict_loop.experiments.failures import KINDS, Failure, classify
 from strict_loop.experiments.joblog import Progress
 from strict_loop.experiments.jobrun import RunOutcome, run_job
@@ -207,14 +205,14 @@ class Watch:
             if repeats.again(failure, variables) >= SAME_FAILURE_RUNS:
                 why = f"the same failure {SAME_FAILURE_RUNS} runs in a row with nothing changed between them"
                 return self._escalate(result, failure, why)
-            decision = decide(failure, s, state, self._newest_checkpoint())
+            decision = decide(failure, s, state, remedyio.newest_checkpoint(self.root, self.settings.checkpoint_dir))
             if decision.remedy is None:
                 return self._escalate(result, failure, decision.reason)
             if result.runs >= s.max_runs:
                 return self._end(
                     result, EXIT_LIMIT, "limit", f"--max-runs {s.max_runs} reached; last failure: {failure.summary()}"
                 )
-            problem = self._apply(decision)
+            problem = remedyio.apply(decision, self.settings, self.root, self.signals, self.stream)
             if self.signals.signum is not None:
                 return self._interrupted(result)
             if problem:
@@ -384,51 +382,3 @@ class Watch:
             "interrupted",
             f"{self.signals.name()}: the job's process group was killed",
         )
-
-    # ------------------------------------------------------------------ remedies' I/O
-
-    def _apply(self, decision: Decision) -> Optional[str]:
-        """Do what the remedy needs outside the job's variables (wait, empty the cache); a problem escalates."""
-        print(f"[watch] remedy {decision.remedy}: {decision.reason}", file=self.stream, flush=True)
-        if decision.remedy == "wait-retry":
-            self.signals.sleep(decision.wait_s)
-        if decision.remedy == "clear-cache":
-            assert self.settings.cache_dir is not None
-            folder = self._own_dir(self.settings.cache_dir)
-            if folder is None:
-                return (
-                    f"clear-cache refused: {self.settings.cache_dir} is not a real folder inside the workspace (a "
-                    "link, or missing)"
-                )
-            for entry in os.scandir(folder):
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)  # never follows links (fd-based on Linux)
-                else:
-                    os.unlink(entry.path)
-        return None
-
-    def _own_dir(self, rel: str) -> Optional[Path]:
-        """``rel`` under the workspace when every part of it is a real folder (no symbolic link on the way)."""
-        path = self.root
-        for part in Path(rel).parts:
-            path = path / part
-            try:
-                if not stat.S_ISDIR(os.lstat(path).st_mode):
-                    return None
-            except OSError:
-                return None
-        return path
-
-    def _newest_checkpoint(self) -> Optional[str]:
-        """The newest file or folder (no links) in checkpoint_dir, workspace-relative, or None."""
-        rel = self.settings.checkpoint_dir
-        if not rel:
-            return None
-        folder = self._own_dir(rel)
-        if folder is None:
-            return None
-        found = []
-        for entry in os.scandir(folder):
-            if not entry.is_symlink() and (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)):
-                found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
-        return f"{rel.rstrip('/')}/{max(found)[1]}" if found else None

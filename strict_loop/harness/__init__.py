@@ -15,5 +15,7 @@ __all__ = [
     "install",
     "payloads",
     "registry",
+    "stopgate",
+    "streambase",
     "streams",
 ]

@@ -33,13 +33,9 @@ more."""
 TASK_ENV = "STRICT_LOOP_TASK"
 HOOK_LOCK_TIMEOUT_S = 20.0
 """A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
-STOP_BLOCK_CAP = 6
-"""Blocks at Stop per task and session: below Claude Code's own cap of 8 consecutive ones; Codex has none."""
 ERROR_LOG = "hook-errors.log"
 ERROR_LOG_MAX_BYTES = 64 << 10
 ERROR_LINE_MAX_CHARS = 600
-STOP_BLOCKS_FILE = "hook-stop-blocks.json"
-MAX_SESSIONS_KEPT = 50
 SUPERVISED_ENV = "STRICT_LOOP_SUPERVISOR"
 """Set by the supervisor in its harness child's environment: the hooks record and whisper, but leave the decision to
 go on (Stop) to the supervisor."""
@@ -283,7 +279,9 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
         return payloads.deny_output(event, reason)
     if mode != "unattended" or supervision.paused() or env.get(SUPERVISED_ENV):
         return None  # under `strict-loop supervise`, the supervisor decides whether the agent goes on
-    return _at_stop(event, root, store)
+    from strict_loop.harness.stopgate import at_stop
+
+    return at_stop(event, root, store, HOOK_LOCK_TIMEOUT_S)
 
 
 def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
@@ -330,56 +328,6 @@ def _after_tool(
     ]
     text = "\n".join(t for t in said if t)
     return payloads.context_output(event, text) if text else None
-
-
-def _at_stop(event: HookEvent, root: Path, store: TaskStore) -> Optional[dict[str, Any]]:
-    """Block the end of the turn while check_stop says continue, at most STOP_BLOCK_CAP times per session.
-
-    An untrusted contract's commands never run (``trust.py``): then the hook does not block at all.
-    """
-    from strict_loop.loop.workspace import Workspace
-    from strict_loop.storage.trust import TrustStore
-
-    state = store.load()  # loaded by _decide a moment ago: from this process's cache
-    trust = TrustStore()
-    if not trust.is_trusted(root, store.task_id, state.contract.stop_checks):
-        return None
-    key = f"{event.harness}:{event.session_id or 'no-session'}"
-    fresh = (
-        registry.get(event.harness).stop_restarts_on_new_turn and not event.stop_hook_active
-    )  # not a block-continued stop
-    with store.locked():
-        counts = _stop_blocks(store)
-        if fresh:
-            counts.pop(key, None)
-        if counts.get(key, 0) >= STOP_BLOCK_CAP:
-            return None
-    report = Workspace(root, lock_timeout=HOOK_LOCK_TIMEOUT_S, trust_store=trust).check_stop(task_id=store.task_id)
-    if report.should_stop:
-        return None
-    with store.locked():
-        counts = _stop_blocks(store)
-        counts[key] = (0 if fresh else counts.get(key, 0)) + 1
-        _save_stop_blocks(store, counts)
-    reason = payloads.continue_reason(store.task_id, state.next_task, report.reason)
-    notices = [
-        m.text for m in report.supervisor.messages if m.kind == "notice"
-    ]  # handed over by check_stop: say it here
-    return payloads.block_stop_output(" ".join([reason, *notices]))
-
-
-def _stop_blocks(store: TaskStore) -> dict[str, int]:
-    from strict_loop.base.jsontext import read_object
-
-    value = read_object(store.paths.root / STOP_BLOCKS_FILE) or {}  # missing or damaged: counting starts again
-    return {k: v for k, v in value.items() if type(v) is int}
-
-
-def _save_stop_blocks(store: TaskStore, counts: dict[str, int]) -> None:
-    from strict_loop.base.fsio import atomic_write, dumps_doc
-
-    kept = dict(list(counts.items())[-MAX_SESSIONS_KEPT:])
-    atomic_write(store.paths.root / STOP_BLOCKS_FILE, dumps_doc(kept), sync=False)
 
 
 def _own_executable() -> Optional[str]:

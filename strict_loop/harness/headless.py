@@ -278,18 +278,7 @@ def run_child(
     ``on_line`` and ``tick`` (called about every 0.2 s) return a reason to stop the child now (e.g. the task was
     paused, or a signal arrived), else None. Past ``timeout_s`` the whole group is killed.
     """
-    proc = subprocess.Popen(
-        wiring.argv,
-        cwd=cwd,
-        env=wiring.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=stderr_file,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        start_new_session=True,
-    )
+    proc = _spawn(wiring, cwd, stderr_file)
     lines: queue.Queue[Optional[str]] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
@@ -324,6 +313,22 @@ def run_child(
         reader.join(timeout=2)
         return ChildResult(proc.returncode, stopped=stop)
     return ChildResult(proc.returncode)
+
+
+def _spawn(wiring: Wiring, cwd: Path, stderr_file: IO[str]) -> subprocess.Popen[str]:
+    """The child, started in its own process group (so that a kill reaches everything it started)."""
+    return subprocess.Popen(
+        wiring.argv,
+        cwd=cwd,
+        env=wiring.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr_file,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        start_new_session=True,
+    )
 
 
 def _pump(stream: Optional[IO[str]], out: queue.Queue[Optional[str]]) -> None:

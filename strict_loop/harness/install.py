@@ -9,7 +9,6 @@ that goes, and so do the empty folders above it up to the workspace or home fold
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import json
 import os
@@ -347,54 +346,6 @@ def apply(p: Plan) -> None:
             _prune(change.path, p.root)
         else:
             fsio.atomic_write(change.path, change.new.encode("utf-8"))
-
-
-HELP = """\
-Make a harness run the loop: copy the skill (SKILL.md, references/, scripts/) where it finds skills,
-register the MCP server as 'strict-loop', and add hooks that record every tool call, whisper the
-progress monitor's warnings, block tool calls while the task is paused and keep an unattended agent
-going while the stop checks say continue. Hooks and server use this installation's absolute paths.
-Running it again changes nothing; it merges into existing settings and leaves other entries alone.
-
-  claude  project: .claude/settings.json, .mcp.json, .claude/skills/strict-agent-loop/
-          user:    ~/.claude/settings.json, ~/.claude.json, ~/.claude/skills/strict-agent-loop/
-  codex   project: .codex/hooks.json, .codex/config.toml, .agents/skills/strict-agent-loop/
-          user:    $CODEX_HOME (~/.codex): hooks.json, config.toml, skills/strict-agent-loop/
-  hermes  user:    $HERMES_HOME (~/.hermes): config.yaml (mcp_servers, plugins.enabled),
-                   plugins/strict-loop/, skills/strict-agent-loop/
-
-examples:
-  strict-loop install claude --workspace ~/src/myproject
-  strict-loop install codex --scope user --dry-run
-  strict-loop install hermes
-  strict-loop install claude --uninstall
-"""
-
-
-def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """The ``install`` subcommand's parser (a person's command: the CLI only, never an MCP tool)."""
-    p = sub.add_parser(
-        "install",
-        help="install the skill, MCP server and hooks into Claude Code, Codex or Hermes",
-        description=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
-    p.add_argument("harness", choices=registry.names(), help="the harness to install into")
-    p.add_argument(
-        "--scope",
-        choices=("project", "user"),
-        help="project: files in the workspace (default for claude, codex); user: your home folder (default for hermes)",
-    )
-    p.add_argument(
-        "--workspace",
-        metavar="DIR",
-        help="the project folder (default: current directory); with --scope user it "
-        "pins the MCP server and hooks to DIR instead of the folder each session starts in",
-    )
-    p.add_argument("--dry-run", action="store_true", help="print the changes as diffs and write nothing")
-    p.add_argument("--uninstall", action="store_true", help="remove exactly what the install added")
-    return p
 
 
 def run(harness: str, scope: Optional[str], workspace: Optional[str], *, dry_run: bool, uninstall: bool) -> str:

@@ -35,7 +35,7 @@ class Harness(NamedTuple):
     plan_fn: str  # (scope, workspace, install) -> install.Plan: the files ``strict-loop install`` edits
     default_scope: str  # "project" or "user"
     argv_fn: str  # headless.Run -> Wiring: the command line and environment of one unattended invocation
-    stream_fn: str  # () -> a streams.StreamAdapter for what the headless run prints
+    stream_fn: str  # () -> a streambase.StreamAdapter for what the headless run prints
     stop_restarts_on_new_turn: bool  # a Stop without stop_hook_active begins a new turn (the block count resets)
     resumes_sessions: bool  # the headless run can resume the previous session
     reports_cost: bool  # the headless run reports its cost in dollars (else only tokens)

@@ -11,119 +11,29 @@ malformed or hostile line is skipped, never raises, and every kept text is bound
 
 from __future__ import annotations
 
-import json
-import re
-import shlex
-from dataclasses import dataclass
 from typing import Any, Optional
 
-from strict_loop.harness.payloads import bounded_args, exit_code_in, own_tool
-from strict_loop.model.turns import MAX_TURN_TEXT, clip, one_line
-
-MAX_LINE_CHARS = 8_000_000
-"""A longer stdout line is skipped unparsed (a tool result can be large; JSON parsing of more would stall the loop)."""
-MAX_PENDING = 1000
-"""Tool uses awaiting their result; beyond this the oldest are forgotten (a stream that never answers them)."""
-MAX_TEXT = 4000
-MAX_ID = 200
-
-_RATE_LIMIT = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|overloaded", re.IGNORECASE)
-_BASH_WRAPPER = ("/bin/bash", "bash", "/bin/sh", "sh", "/bin/zsh", "zsh")
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call seen in the stream, ready for recording as a turn."""
-
-    call_id: str
-    """The harness's tool-use id (Claude tool_use.id, Codex item.id): the key to dedupe against what hooks recorded."""
-    turn: dict
-    """Turn fields (strict_loop/turns.py): tool, args, output, error, exit_code (and paths for file changes)."""
-
-
-@dataclass
-class Outcome:
-    """The verdict on one invocation, from the stream (and the usage file), not the exit code alone."""
-
-    ok: bool
-    reason: str
-    session_id: Optional[str] = None
-    cost_usd: Optional[float] = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    rate_limited: bool = False
-    last_text: str = ""
-
-
-class StreamAdapter:
-    """One invocation's stream; subclasses know one harness's event shapes."""
-
-    harness = ""
-
-    def __init__(self) -> None:
-        self.session_id: Optional[str] = None
-        self.last_text = ""
-        self.skipped = 0  # malformed or oversized lines
-
-    def feed(self, line: str) -> list[ToolCall]:
-        """The tool calls completed by this raw stdout line (none for a malformed line or the loop's own tools)."""
-        event = self._decode(line)
-        if event is None:
-            return []
-        try:
-            return [call for call in self.event(event) if own_tool(str(call.turn.get("tool", ""))) is None]
-        except (
-            TypeError,
-            ValueError,
-            AttributeError,
-            KeyError,
-            RecursionError,
-        ):  # a well-formed line of a shape we don't know
-            self.skipped += 1
-            return []
-
-    def event(self, event: dict) -> list[ToolCall]:
-        raise NotImplementedError
-
-    def finish(
-        self,
-        exit_code: Optional[int],
-        timed_out: bool,
-        usage: Optional[dict] = None,
-        *,
-        timeout_s: Optional[float] = None,
-    ) -> Outcome:
-        raise NotImplementedError
-
-    def _decode(self, line: str) -> Optional[dict]:
-        if not isinstance(line, str) or len(line) > MAX_LINE_CHARS or not line.strip():
-            self.skipped += bool(line and line.strip())
-            return None
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):
-            self.skipped += 1
-            return None
-        if not isinstance(value, dict):
-            self.skipped += 1
-            return None
-        return value
-
-    def _session(self, value: Any) -> None:
-        if isinstance(value, str) and value:
-            self.session_id = value[:MAX_ID]
-
-    def _interrupted(self, exit_code: Optional[int], timed_out: bool, timeout_s: Optional[float]) -> Optional[Outcome]:
-        """The outcome of a run the supervisor killed, else None."""
-        if not timed_out:
-            return None
-        after = f" after {timeout_s:g} s" if timeout_s is not None else ""
-        return self._outcome(False, f"timed out{after} (killed by the supervisor's wall clock)")
-
-    def _outcome(self, ok: bool, reason: str, **fields: Any) -> Outcome:
-        return Outcome(
-            ok=ok, reason=one_line(reason, 500), session_id=self.session_id, last_text=self.last_text, **fields
-        )
+from strict_loop.harness.payloads import bounded_args, exit_code_in
+from strict_loop.harness.streambase import (
+    MAX_ID,
+    MAX_LINE_CHARS,
+    MAX_PENDING,
+    MAX_TEXT,
+    RATE_LIMIT,
+    Outcome,
+    StreamAdapter,
+    ToolCall,
+    amended,
+    as_count,
+    as_dict,
+    as_number,
+    as_text,
+    blocks,
+    compact,
+    content_text,
+    unwrap,
+)
+from strict_loop.model.turns import clip
 
 
 class ClaudeAdapter(StreamAdapter):
@@ -142,28 +52,28 @@ class ClaudeAdapter(StreamAdapter):
         self._session(event.get("session_id"))
         if kind == "assistant":
             if isinstance(event.get("api_error_status"), int):
-                self.api_error = (event["api_error_status"], _text(event.get("api_error_type")))
-            for block in _blocks(event):
+                self.api_error = (event["api_error_status"], as_text(event.get("api_error_type")))
+            for block in blocks(event):
                 if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                    self._remember(block["id"], _text(block.get("name")) or "unknown", block.get("input"))
-                elif block.get("type") == "text" and _text(block.get("text")).strip():
+                    self._remember(block["id"], as_text(block.get("name")) or "unknown", block.get("input"))
+                elif block.get("type") == "text" and as_text(block.get("text")).strip():
                     self.last_text = clip(block["text"], MAX_TEXT)
             return []
         if kind == "user":
             calls = [
                 self._result(block, event.get("tool_use_result"))
-                for block in _blocks(event)
+                for block in blocks(event)
                 if block.get("type") == "tool_result"
             ]
             return [call for call in calls if call is not None]
         if kind == "system" and event.get("subtype") == "api_retry" and isinstance(event.get("error_status"), int):
             self.api_error = (
                 event["error_status"],
-                _text(event.get("error")),
+                as_text(event.get("error")),
             )  # retrying: what a kill mid-retry leaves
         elif kind == "result":
             self.result = event
-            if _text(event.get("result")).strip():
+            if as_text(event.get("result")).strip():
                 self.last_text = clip(event["result"], MAX_TEXT)
         return []
 
@@ -173,14 +83,17 @@ class ClaudeAdapter(StreamAdapter):
         self.pending[call_id[:MAX_ID]] = (name[:200], args if isinstance(args, dict) else {"input": args})
 
     def _result(self, block: dict, structured: Any) -> Optional[ToolCall]:
-        call_id = _text(block.get("tool_use_id"))[:MAX_ID]
+        call_id = as_text(block.get("tool_use_id"))[:MAX_ID]
         if call_id not in self.pending:
             return None
         name, args = self.pending.pop(call_id)
         is_error = block.get("is_error") is True
-        text = _content_text(block.get("content"))
+        text = content_text(block.get("content"))
         if isinstance(structured, dict) and ("stdout" in structured or "stderr" in structured) and not is_error:
-            text = "\n".join(_text(structured.get(k)) for k in ("stdout", "stderr") if _text(structured.get(k))) or text
+            text = (
+                "\n".join(as_text(structured.get(k)) for k in ("stdout", "stderr") if as_text(structured.get(k)))
+                or text
+            )
         found = exit_code_in(text[:200]) if is_error else None
         code = found if found is not None else (0 if name == "Bash" and not is_error else None)
         return ToolCall(
@@ -197,29 +110,29 @@ class ClaudeAdapter(StreamAdapter):
         timeout_s: Optional[float] = None,
     ) -> Outcome:
         result = self.result or {}
-        tokens = _dict(result.get("usage"))
+        tokens = as_dict(result.get("usage"))
         fields = {
-            "cost_usd": _number(result.get("total_cost_usd")),
+            "cost_usd": as_number(result.get("total_cost_usd")),
             "input_tokens": sum(
-                _count(tokens.get(k))
+                as_count(tokens.get(k))
                 for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
             ),
-            "output_tokens": _count(tokens.get("output_tokens")),
+            "output_tokens": as_count(tokens.get("output_tokens")),
         }
         status = (
             result.get("api_error_status")
             if isinstance(result.get("api_error_status"), int)
             else (self.api_error or (None,))[0]
         )
-        error_type = _text(result.get("api_error_type")) or (self.api_error[1] if self.api_error else "")
+        error_type = as_text(result.get("api_error_type")) or (self.api_error[1] if self.api_error else "")
         limited = (
             status == 429
             or "rate_limit" in error_type
-            or (status is not None and bool(_RATE_LIMIT.search(self.last_text)))
+            or (status is not None and bool(RATE_LIMIT.search(self.last_text)))
         )
         killed = self._interrupted(exit_code, timed_out, timeout_s)
         if killed is not None:
-            return _with(killed, rate_limited=limited, **fields)
+            return amended(killed, rate_limited=limited, **fields)
         if self.result is None:
             return self._outcome(False, f"exit {exit_code} with no result", rate_limited=limited, **fields)
         if result.get("is_error") is not True:
@@ -227,10 +140,10 @@ class ClaudeAdapter(StreamAdapter):
         if status is not None:
             reason = f"api error {status}: {self.last_text}"
         else:
-            errors = "; ".join(_text(e) for e in result.get("errors") or [] if _text(e))
+            errors = "; ".join(as_text(e) for e in result.get("errors") or [] if as_text(e))
             reason = (
-                f"{_text(result.get('subtype')) or 'error'} "
-                f"({_text(result.get('terminal_reason')) or 'no reason'}): {errors or self.last_text}"
+                f"{as_text(result.get('subtype')) or 'error'} "
+                f"({as_text(result.get('terminal_reason')) or 'no reason'}): {errors or self.last_text}"
             )
         return self._outcome(False, reason, rate_limited=limited, **fields)
 
@@ -254,22 +167,22 @@ class CodexAdapter(StreamAdapter):
             self._session(event.get("thread_id"))
         elif kind == "turn.completed":
             self.completed = True
-            tokens = _dict(event.get("usage"))
-            self.input_tokens += _count(tokens.get("input_tokens"))
-            self.output_tokens += _count(tokens.get("output_tokens"))
+            tokens = as_dict(event.get("usage"))
+            self.input_tokens += as_count(tokens.get("input_tokens"))
+            self.output_tokens += as_count(tokens.get("output_tokens"))
         elif kind == "turn.failed":
-            self.failure = _text(_dict(event.get("error")).get("message")) or "turn.failed"
+            self.failure = as_text(as_dict(event.get("error")).get("message")) or "turn.failed"
         elif kind == "error":
-            self.errors = (self.errors + [clip(_text(event.get("message")), MAX_TEXT)])[-5:]
+            self.errors = (self.errors + [clip(as_text(event.get("message")), MAX_TEXT)])[-5:]
         elif kind == "item.completed":
-            call = self._item(_dict(event.get("item")))
+            call = self._item(as_dict(event.get("item")))
             return [call] if call is not None else []
         return []
 
     def _item(self, item: dict) -> Optional[ToolCall]:
-        kind, item_id = item.get("type"), _text(item.get("id"))[:MAX_ID]
+        kind, item_id = item.get("type"), as_text(item.get("id"))[:MAX_ID]
         failed = item.get("status") == "failed"
-        if kind == "agent_message" and _text(item.get("text")).strip():
+        if kind == "agent_message" and as_text(item.get("text")).strip():
             self.last_text = clip(item["text"], MAX_TEXT)
         elif kind == "command_execution" and item_id:
             code = item.get("exit_code") if type(item.get("exit_code")) is int else None
@@ -277,29 +190,29 @@ class CodexAdapter(StreamAdapter):
                 item_id,
                 {
                     "tool": "Bash",
-                    "args": bounded_args({"command": _unwrap(_text(item.get("command")))}),
-                    "output": clip(_text(item.get("aggregated_output"))),
+                    "args": bounded_args({"command": unwrap(as_text(item.get("command")))}),
+                    "output": clip(as_text(item.get("aggregated_output"))),
                     "error": failed or code not in (None, 0),
                     "exit_code": code,
                 },
             )
         elif kind == "mcp_tool_call" and item_id:
-            name = f"mcp__{_text(item.get('server'))}__{_text(item.get('tool'))}"[:200]
+            name = f"mcp__{as_text(item.get('server'))}__{as_text(item.get('tool'))}"[:200]
             arguments = item.get("arguments")
             args = arguments if isinstance(arguments, dict) else {"input": arguments}
             error = (
-                _dict(item.get("error")).get("message") if isinstance(item.get("error"), dict) else item.get("error")
+                as_dict(item.get("error")).get("message") if isinstance(item.get("error"), dict) else item.get("error")
             )
-            output = _content_text(_dict(item.get("result")).get("content")) or _compact(item.get("result"))
-            text = "\n".join(t for t in (output, _text(error)) if t)
+            output = content_text(as_dict(item.get("result")).get("content")) or compact(item.get("result"))
+            text = "\n".join(t for t in (output, as_text(error)) if t)
             return ToolCall(
                 item_id,
                 {"tool": name, "args": bounded_args(args), "output": clip(text), "error": failed or bool(error)},
             )
         elif kind == "file_change" and item_id:
             changes = [c for c in item.get("changes") or [] if isinstance(c, dict)][:50]
-            paths = [_text(c.get("path"))[:1000] for c in changes if _text(c.get("path"))]
-            summary = ", ".join(f"{_text(c.get('kind')) or 'change'} {_text(c.get('path'))}" for c in changes)
+            paths = [as_text(c.get("path"))[:1000] for c in changes if as_text(c.get("path"))]
+            summary = ", ".join(f"{as_text(c.get('kind')) or 'change'} {as_text(c.get('path'))}" for c in changes)
             return ToolCall(
                 item_id,
                 {
@@ -324,11 +237,11 @@ class CodexAdapter(StreamAdapter):
         fields = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
-            "rate_limited": bool(_RATE_LIMIT.search(said)),
+            "rate_limited": bool(RATE_LIMIT.search(said)),
         }
         killed = self._interrupted(exit_code, timed_out, timeout_s)
         if killed is not None:
-            return _with(
+            return amended(
                 killed, reason=killed.reason + (f"; last error: {self.errors[-1]}" if self.errors else ""), **fields
             )
         if self.failure is not None:
@@ -365,16 +278,16 @@ class HermesAdapter(StreamAdapter):
         usage = usage if isinstance(usage, dict) else None
         data = usage or {}
         self._session(data.get("session_id"))
-        failure = _text(data.get("failure")) or (self.last_text if data.get("failed") is True else "")
+        failure = as_text(data.get("failure")) or (self.last_text if data.get("failed") is True else "")
         fields = {
-            "cost_usd": _number(data.get("estimated_cost_usd")),
-            "input_tokens": _count(data.get("input_tokens")),
-            "output_tokens": _count(data.get("output_tokens")),
-            "rate_limited": bool(_RATE_LIMIT.search(failure)),
+            "cost_usd": as_number(data.get("estimated_cost_usd")),
+            "input_tokens": as_count(data.get("input_tokens")),
+            "output_tokens": as_count(data.get("output_tokens")),
+            "rate_limited": bool(RATE_LIMIT.search(failure)),
         }
         killed = self._interrupted(exit_code, timed_out, timeout_s)
         if killed is not None:
-            return _with(killed, **fields)
+            return amended(killed, **fields)
         if usage is None:
             return self._outcome(
                 False, f"exit {exit_code} and no usage file: cannot tell whether the run completed", **fields
@@ -396,61 +309,3 @@ def adapter_for(harness: str) -> StreamAdapter:
         raise ValueError(str(exc).strip('"')) from None
     adapter: StreamAdapter = registry.resolve(row.stream_fn)()
     return adapter
-
-
-def _unwrap(command: str) -> str:
-    """``ls x`` from Codex's ``/bin/bash -lc 'ls x'`` (as its hooks report it), else the command as given."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command
-    if len(words) == 3 and words[0] in _BASH_WRAPPER and words[1] in ("-lc", "-c"):
-        return words[2]
-    return command
-
-
-def _blocks(event: dict) -> list[dict]:
-    content = _dict(event.get("message")).get("content")
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def _content_text(content: Any) -> str:
-    """A tool result's text: a string, or the text blocks of a content list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_text(b.get("text")) for b in content if isinstance(b, dict) and _text(b.get("text")))
-    return ""
-
-
-def _with(outcome: Outcome, **fields: Any) -> Outcome:
-    for name, value in fields.items():
-        setattr(outcome, name, one_line(value, 500) if name == "reason" else value)
-    return outcome
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _count(value: Any) -> int:
-    return value if type(value) is int and 0 <= value < 10**12 else 0
-
-
-def _number(value: Any) -> Optional[float]:
-    if type(value) in (int, float) and 0 <= value < 1e9:
-        return float(value)
-    return None
-
-
-def _compact(value: Any) -> str:
-    if value is None:
-        return ""
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[: MAX_TURN_TEXT * 2]
-    except (TypeError, ValueError, RecursionError):
-        return ""

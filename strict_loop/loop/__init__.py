@@ -8,6 +8,7 @@ It may import everything below it: ``base``, ``model``, ``monitor``, ``storage``
 __all__ = [
     "answers",
     "commandrun",
+    "commits",
     "monitoring",
     "operations",
     "recording",

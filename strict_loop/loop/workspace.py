@@ -3,7 +3,8 @@
 Each operation is orchestration only: validate the request, take the task's
 lock, have the store / rounds / stop checks / monitor do the work, record the
 event. Persistence lives in ``store``, recovery in ``recovery``, task lookup
-and the registry in ``taskindex``, the monitor's I/O in ``supervision``.
+and the registry in ``taskindex``, the monitor's I/O in ``supervision``, the writes that create a
+task and commit a round in ``commits``.
 Every public method raises only :class:`LoopError` (``errors.boundary``).
 """
 
@@ -13,23 +14,19 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from strict_loop import __version__
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError, TaskNotFound, boundary
-from strict_loop.base.fsio import LOCK_TIMEOUT_S, atomic_write, dumps_doc, iter_lines, tail_lines, trim_torn_tail
-from strict_loop.base.layout import MANAGER_DIR, Layout, TaskPaths, slug_from_goal
-from strict_loop.base.timefmt import now_iso, seconds_between
-from strict_loop.loop import reports, verdicts
+from strict_loop.base.fsio import LOCK_TIMEOUT_S, trim_torn_tail
+from strict_loop.base.jsonl import iter_lines, tail_lines
+from strict_loop.base.layout import MANAGER_DIR, Layout, TaskPaths
+from strict_loop.base.timefmt import now_iso
+from strict_loop.loop import commits, reports, verdicts
 from strict_loop.loop.monitoring import TaskSupervision, monitor_settings
 from strict_loop.loop.recording import record_turn
 from strict_loop.model.monitoring import MonitorView, SpiralVerdict
 from strict_loop.model.records import (
     MAX_CONTRACT_BYTES,
     CurrentRound,
-    IterationRecord,
-    StopReport,
-    StopSummary,
-    TaskState,
 )
 from strict_loop.model.requests import (
     AppendEventInput,
@@ -63,7 +60,7 @@ from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
 from strict_loop.model.validation import validate_input
 from strict_loop.monitor import ladder
-from strict_loop.storage import legacy, rounds, snapshots
+from strict_loop.storage import legacy, rounds
 from strict_loop.storage.recovery import LEDGERS
 from strict_loop.storage.store import TaskStore, ValidationCache
 from strict_loop.storage.taskindex import TaskIndex, summarize
@@ -103,54 +100,7 @@ class Workspace:
                 f"the loop contract is {size} bytes; the cap is {MAX_CONTRACT_BYTES}",
                 "shorten the goal, evidence or stop checks (details belong in files the checks point at)",
             )
-        store = self.index.store(req.task_id or slug_from_goal(req.goal))
-        store.paths.root.mkdir(parents=True, exist_ok=True)
-        with store.locked():
-            replaced, dropped = None, None
-            if store.exists():
-                if not req.force:
-                    raise LoopError(
-                        "init_state.task_id",
-                        f"task '{store.task_id}' already exists ({store.describe()})",
-                        "resume it, choose another task_id, or pass force=true to replace it (old files are "
-                        "moved aside, not deleted)",
-                    )
-                if TaskSupervision(store, self.root).paused():
-                    raise LoopError(
-                        "init_state.force",
-                        f"task '{store.task_id}' is paused by the progress monitor; only a person's resume "
-                        "answers a pause",
-                        f"a person runs: strict-loop resume {store.task_id} --action continue|rollback|hand-back",
-                    )
-                moved = store.move_aside(self.layout.trash)
-                replaced = str(moved)
-                dropped = snapshots.forget_task(self.root, store.task_id, moved.name)  # a rollback must not reach them
-            self.trust_store.record(
-                self.root, store.task_id, contract.stop_checks
-            )  # written here, by this machine's user
-            ts = now_iso()
-            state = TaskState(
-                task_id=store.task_id, created_at=ts, updated_at=ts, contract=contract, next_task=req.next_task
-            )
-            store.create_folders()
-            store.append_event(
-                "task.initialized",
-                f"loop initialized: {req.goal[:200]}",
-                {
-                    "task_id": store.task_id,
-                    "created_at": ts,
-                    "written_by": f"strict-agent-loop {__version__}",
-                    "monitor_profile": req.monitor_profile,
-                    "contract": contract.model_dump(mode="json"),
-                },
-            )
-            store.save(state)
-            if dropped:
-                store.append_event(*dropped)
-            reports.write_status(store, state, None, record=False)
-        self.index.register(state)
-        snapshots.record_after_round(self.root, store, state, 0)
-        return InitResult(task_id=store.task_id, task_dir=str(store.paths.root), created_at=ts, replaced=replaced)
+        return commits.create_task(self, req, contract)
 
     @boundary("append_event")
     def append_event(self, request: AppendEventInput | None = None, /, **params: Any) -> EventResult:
@@ -203,77 +153,8 @@ class Workspace:
         report = (
             verdicts.before_completed(self.trust_store, self.root, store, req) if req.status == "completed" else None
         )
-        result, state, shown = self._record_round(store, sup, req, report)
+        result, state, shown = commits.record_round(self, store, sup, req, report)
         return verdicts.after_round(self.trust_store, sup, state, req, report, result, shown)
-
-    def _record_round(
-        self, store: TaskStore, sup: TaskSupervision, req: UpdateStateInput, report: Optional[StopReport]
-    ) -> tuple[RoundResult, TaskState, Optional[StatusReport]]:
-        """The round's commit; the status broadcast too when no stop check will run after it (one lock, not two)."""
-        shown: list[StatusReport] = []
-        with store.locked():
-            sup.refuse_round("update_state")
-            state = store.load_current()
-            recorded = store.retried_round(state, req)
-            if recorded is not None:
-                return store.answer_retry(state, recorded).model_copy(update={"supervisor": sup.deliver()}), state, None
-            rounds.check_round_input(state, req)
-            iteration, ts = state.counters.iteration + 1, now_iso()
-            announced = (
-                state.current_round if state.current_round and state.current_round.iteration == iteration else None
-            )
-            started = announced.announced_at if announced else rounds.previous_end(state)
-            duration = seconds_between(started, ts) if started else None
-            rec = IterationRecord(
-                iteration=iteration,
-                recorded_at=ts,
-                started_at=started,
-                duration_s=round(duration, 3) if duration is not None else None,
-                **req.model_dump(exclude={"task_id", "skip_checks"}),
-            )
-            store.commit_round(rec)
-            old_status = state.status
-            rounds.fold(state, rec)
-            steps: list[tuple[str, Any]] = [
-                (f"writing {store.paths.round_file(iteration).name}", lambda: store.write_round_note(rec))
-            ]
-            if report is not None:
-                state.last_stop = StopSummary.of(report)
-                steps.append(
-                    (
-                        "writing latest-stop-report.json",
-                        lambda: atomic_write(store.paths.stop_report, dumps_doc(report.model_dump(mode="json"))),
-                    )
-                )
-            steps += [
-                ("saving state.json", lambda: store.save(state)),
-                (
-                    "recording the round.completed event",
-                    lambda: store.append_event(
-                        "round.completed",
-                        f"round {iteration} recorded: {req.task[:200]}",
-                        {"iteration": iteration, "progress": req.progress, "status": req.status},
-                    ),
-                ),
-            ]
-            if req.skip_checks or not verdicts.checks_due(state, report):
-                steps.append(
-                    (
-                        "writing latest-status.txt",
-                        lambda: shown.append(
-                            reports.write_status(store, state, None, record=False, sup=sup.view(), sync=False)
-                        ),
-                    )
-                )
-            problems = store.settle(iteration, steps)
-            view = sup.deliver()
-        problems += snapshots.record_after_round(
-            self.root, store, state, iteration
-        )  # outside the lock: a big tree takes seconds
-        if state.status != old_status:
-            problems += store.settle(iteration, [("updating registry.json", lambda: self.index.register(state))])
-        result = store.round_result(state, rec, rounds.warnings(state, announced is not None) + problems)
-        return result.model_copy(update={"supervisor": view}), state, (shown[0] if shown else None)
 
     @boundary("check_stop")
     def check_stop(self, request: CheckStopInput | None = None, /, **params: Any) -> StopResult:

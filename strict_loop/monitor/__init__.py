@@ -5,4 +5,4 @@ pause). No I/O: ``loop.monitoring`` keeps its state on disk and sends its alerts
 It may import ``base`` and ``model`` only (its stored formats live in ``model.monitoring``).
 """
 
-__all__ = ["catalog", "fingerprint", "ladder", "novelty", "outcomes", "recurrence", "spiral"]
+__all__ = ["catalog", "fingerprint", "ladder", "novelty", "outcomes", "recurrence", "spiral", "toolkinds"]

@@ -15,80 +15,21 @@ that keeps failing the same way does not.
 from __future__ import annotations
 
 import re
-import shlex
 from datetime import datetime
-from typing import Any, Optional
+from typing import Optional
 
 from strict_loop.model.monitoring import Kind, Progress, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes
+from strict_loop.monitor.toolkinds import classify_tool, step_words, turn_paths
 
-WRITE_TOOLS = {
-    "edit",
-    "create",
-    "write",
-    "write_file",
-    "apply_patch",
-    "multiedit",
-    "replace",
-    "insert",
-    "patch",
-    "notebookedit",
-    "write_to_file",
-    "replace_in_file",
-    "edit_file",
-    "search_replace",
-    "apply_diff",
-    "insert_content",
-    "create_file",
-}
-READ_TOOLS = {"open", "goto", "scroll_down", "scroll_up", "read", "view", "read_file", "cat", "view_file"}
-SEARCH_TOOLS = {
-    "find_file",
-    "search_dir",
-    "search_file",
-    "grep",
-    "glob",
-    "find",
-    "ls",
-    "search",
-    "list_files",
-    "search_files",
-    "list_dir",
-    "codebase_search",
-    "grep_search",
-    "file_search",
-    "list_code_definition_names",
-}
-PERSON_TOOLS = {"user_prompt"}
-EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
-READ_COMMANDS = {
-    "cat",
-    "head",
-    "tail",
-    "less",
-    "more",
-    "nl",
-    "wc",
-    "sed",
-    "awk",
-    "git",
-    "diff",
-    "stat",
-    "file",
-    "echo",
-    "pwd",
-}
-SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
-PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
 FAILS = re.compile(
     r"(\d+) (?:failed|failing|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I
 )
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
 SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
-_CHAIN = re.compile(r"&&|\|\||;")
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
 _MARKER = re.compile(r"^(?:E|>)\s+")
 NOVEL_LINES = 3
@@ -100,108 +41,6 @@ SELF_TALK = re.compile(
     r"(?:insane|hopeless)|still (?:fail\w*|broken|the same (?:error|output|result)))",
     re.I,
 )
-
-
-def _words(command: str) -> list[str]:
-    try:
-        words = shlex.split(command.strip().splitlines()[0])
-    except (ValueError, IndexError):
-        words = command.split()
-    return [w for w in words if not ("=" in w and not w.startswith("-"))] if words else []  # VAR=value prefixes out
-
-
-def command_word(command: str) -> str:
-    words = _words(command)
-    return words[0].rsplit("/", 1)[-1] if words else ""
-
-
-SUBCOMMANDS = frozenset(
-    {
-        "docker",
-        "podman",
-        "git",
-        "npm",
-        "yarn",
-        "pnpm",
-        "cargo",
-        "go",
-        "kubectl",
-        "pip",
-        "pip3",
-        "uv",
-        "poetry",
-        "conda",
-        "apt",
-        "apt-get",
-        "brew",
-        "helm",
-        "terraform",
-        "gh",
-        "dotnet",
-        "bazel",
-        "nix",
-    }
-)
-INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
-
-
-def step_words(command: str) -> str:
-    """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
-    `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
-    words = _words(
-        _CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1]
-    )  # `cd dir && make x`: make
-    if not words:
-        return ""
-    head = words[0].rsplit("/", 1)[-1]
-    rest = words[1:]
-    if head in SUBCOMMANDS and rest and not rest[0].startswith("-"):
-        return f"{head} {rest[0]}"
-    if head in INTERPRETERS or head.startswith("python"):
-        if len(rest) >= 2 and rest[0] == "-m":
-            return f"{head} -m {rest[1]}"
-        if rest and not rest[0].startswith("-"):
-            return f"{head} {rest[0]}"
-    return head
-
-
-def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
-    name = tool.lower()
-    command = args.get("command") if isinstance(args.get("command"), str) else ""
-    if name in PERSON_TOOLS:
-        return "person"
-    if name == "message":
-        return "message"
-    if name in ("invalid_format", "format_error"):
-        return "invalid"
-    if name in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"):
-        return "write" if command in EDITOR_WRITE_COMMANDS else "read"
-    if name in WRITE_TOOLS:
-        return "write"
-    if name in READ_TOOLS:
-        return "read"
-    if name in SEARCH_TOOLS:
-        return "search"
-    if command:
-        word = command_word(command)
-        if word in SEARCH_COMMANDS:
-            return "search"
-        if word in READ_COMMANDS:
-            return "read"
-        return "run"
-    return "other"
-
-
-def turn_paths(turn: Turn) -> list[str]:
-    if turn.paths is not None:
-        return [p for p in turn.paths if isinstance(p, str)][:20]
-    out = [turn.args[k] for k in PATH_KEYS if isinstance(turn.args.get(k), str)]
-    command = turn.args.get("command")
-    if not out and isinstance(command, str) and turn.tool.lower() in ("open", "create"):
-        parts = command.split()
-        if len(parts) >= 2:
-            out.append(parts[1].strip("\"'"))
-    return out[:20]
 
 
 def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> str:
@@ -356,6 +195,23 @@ def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, st
     return sig, asig, out_digest, lines
 
 
+def _error(turn: Turn, kind: Kind, window: list[TurnFacts]) -> tuple[Optional[str], Optional[str]]:
+    """A failed turn's error line and error fingerprint (either may be None)."""
+    # lines the window's successful turns printed too are not this failure's error (only a failure needs them)
+    ambient = frozenset(d for f in window if not f.failed for d in f.lines)
+    line = fp.error_line(turn.output, ambient)
+    err = fp.error_fingerprint(turn.output, ambient)
+    if (
+        line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2
+    ):  # a one-line failure says what it is
+        line = outcomes.last_line(turn.output)[:300]
+        err = err or f"error: {fp.loose(line)[:200]}"
+    if kind == "invalid":  # the harness rejected the action: its message is the error
+        line = next((ln for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
+        err = f"rejected by the harness: {fp.loose(line)[:160]}"
+    return line, err
+
+
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
     """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
@@ -363,18 +219,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     seen: set[str] = set()  # every output line of the window (C-speed updates: this runs on every turn)
     for f in window:
         seen.update(f.lines)
-    # lines the window's successful turns printed too are not this failure's error (only a failure needs them)
-    ambient = frozenset(d for f in window if not f.failed for d in f.lines) if failed else frozenset()
-    line = fp.error_line(turn.output, ambient) if failed else None
-    err = fp.error_fingerprint(turn.output, ambient) if failed else None
-    if (
-        failed and line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2
-    ):  # a one-line failure says what it is
-        line = outcomes.last_line(turn.output)[:300]
-        err = err or f"error: {fp.loose(line)[:200]}"
-    if kind == "invalid":  # the harness rejected the action: its message is the error
-        line = next((ln for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
-        err = f"rejected by the harness: {fp.loose(line)[:160]}"
+    line, err = _error(turn, kind, window) if failed else (None, None)
     fclass = fp.classify([turn.output]) if failed else None
     unknown = outcomes.unknown_content(kind, turn.args, turn.output)
     sig, asig, out_digest, lines = _digests(turn, kind, index, unknown)

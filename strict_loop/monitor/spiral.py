@@ -17,7 +17,8 @@ from typing import Optional
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
 from strict_loop.monitor import recurrence
-from strict_loop.monitor.novelty import classify_tool, facts, turn_paths
+from strict_loop.monitor.novelty import facts
+from strict_loop.monitor.toolkinds import classify_tool, turn_paths
 
 __all__ = ["Signal", "SignalKind", "SpiralDetector", "TurnFacts", "classify_tool", "facts", "turn_paths"]
 
@@ -180,23 +181,9 @@ class SpiralDetector:
             # The same command failing the same way with different details (another module, another path).
             return f.sig == cur.sig and cur.etpl is not None and f.etpl == cur.etpl
 
-        runs = since_progress([f for f in w[-self.t.command_window :] if f.sig == cur.sig])[0][
-            -self.t.command_repeats :
-        ]
-        if cur.kind == "run" and len(runs) == self.t.command_repeats and all(same_error(f) for f in runs):
-            edits = [f for f in w if runs[0].i < f.i < cur.i and f.kind == "write" and not f.failed]
-            meanwhile = (
-                f" while {len(edits)} edit(s) between them changed files"
-                if edits
-                else " with no file changed between them"
-            )
-            return Signal(
-                kind="repeated_error",
-                turns=[f.i for f in runs],
-                failure_class=cur.fclass,
-                evidence=f"`{cur.action}` failed the same way on each of its last {len(runs)} runs "
-                f"({cur.etext}){meanwhile}",
-            )
+        failing = self._failing_runs(w, same_error)
+        if failing is not None:
+            return failing
         if cur.novel and cur.err not in {
             f.err for f in w[:-1]
         }:  # news, unless only the details of a known error changed
@@ -225,6 +212,26 @@ class SpiralDetector:
             turns=[f.i for f in same],
             failure_class=cur.fclass,
             evidence=f"{what} {len(same)} times through {actions} different action(s)",
+        )
+
+    def _failing_runs(self, w: list[TurnFacts], same_error: Callable[[TurnFacts], bool]) -> Optional[Signal]:
+        """One command failing the same way on each of its last runs (only the runs since the last progress)."""
+        cur = w[-1]
+        runs = since_progress([f for f in w[-self.t.command_window :] if f.sig == cur.sig])[0][
+            -self.t.command_repeats :
+        ]
+        if not (cur.kind == "run" and len(runs) == self.t.command_repeats and all(same_error(f) for f in runs)):
+            return None
+        edits = [f for f in w if runs[0].i < f.i < cur.i and f.kind == "write" and not f.failed]
+        meanwhile = (
+            f" while {len(edits)} edit(s) between them changed files" if edits else " with no file changed between them"
+        )
+        return Signal(
+            kind="repeated_error",
+            turns=[f.i for f in runs],
+            failure_class=cur.fclass,
+            evidence=f"`{cur.action}` failed the same way on each of its last {len(runs)} runs "
+            f"({cur.etext}){meanwhile}",
         )
 
     def file_oscillation(self, w: list[TurnFacts]) -> Optional[Signal]:

@@ -13,7 +13,8 @@ from typing import Any, Optional
 from pydantic import ValidationError
 
 from strict_loop.base.errors import LoopError, StateDamaged
-from strict_loop.base.fsio import iter_lines, json_records, read_own
+from strict_loop.base.fsio import read_own
+from strict_loop.base.jsonl import iter_lines, json_records
 from strict_loop.base.layout import TaskPaths
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.fields import parse_json

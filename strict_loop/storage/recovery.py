@@ -12,7 +12,8 @@ import re
 from typing import Any, Optional
 
 from strict_loop.base.errors import StateDamaged
-from strict_loop.base.fsio import has_torn_tail, json_records
+from strict_loop.base.fsio import has_torn_tail
+from strict_loop.base.jsonl import json_records
 from strict_loop.base.layout import TaskPaths
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.records import MAX_ROUNDS, CurrentRound, IterationRecord, LoopContract, Status, TaskState

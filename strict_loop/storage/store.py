@@ -18,17 +18,8 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from strict_loop.base.errors import LoopError, StateDamaged
-from strict_loop.base.fsio import (
-    append_line,
-    atomic_write,
-    dumps_line,
-    file_lock,
-    iter_lines,
-    json_records,
-    last_json,
-    read_own,
-    records_backwards,
-)
+from strict_loop.base.fsio import append_line, atomic_write, dumps_line, file_lock, read_own
+from strict_loop.base.jsonl import iter_lines, json_records, last_json, records_backwards
 from strict_loop.base.layout import TaskPaths
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.records import EventRecord, IterationRecord, RoundFields, StopReport, TaskState

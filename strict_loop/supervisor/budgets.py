@@ -11,7 +11,7 @@ from typing import Literal, NamedTuple, Optional
 
 from pydantic import Field, model_validator
 
-from strict_loop.harness.streams import Outcome
+from strict_loop.harness.streambase import Outcome
 from strict_loop.model.fields import Strict
 
 EXIT_STOP = 0
@@ -154,26 +154,9 @@ def decide(
         return Decision("pause", "the progress monitor paused the task: a person must resume it", 0.0, EXIT_PAUSED, now)
     if stop_should_stop:
         return Decision("stop", "the stop checks say stop", 0.0, EXIT_STOP, now)
-    if settings.max_cost_usd is not None and now.cost_usd >= settings.max_cost_usd:
-        return Decision(
-            "limit", f"cost ${now.cost_usd:.4f} reached max_cost_usd ${settings.max_cost_usd:g}", 0.0, EXIT_LIMIT, now
-        )
-    if settings.max_cost_usd is not None and now.cost_unknown:
-        return Decision(
-            "limit",
-            "max_cost_usd is set but an invocation reported no cost: set usd_per_mtok_in and usd_per_mtok_out",
-            0.0,
-            EXIT_LIMIT,
-            now,
-        )
-    if now.invocations >= settings.max_invocations:
-        return Decision(
-            "limit",
-            f"{now.invocations} invocations reached max_invocations {settings.max_invocations}",
-            0.0,
-            EXIT_LIMIT,
-            now,
-        )
+    limit = _limit_reached(settings, now)
+    if limit is not None:
+        return limit
     if now.consecutive_failures >= settings.max_consecutive_failures:
         return Decision(
             "fail", f"{now.consecutive_failures} failed invocations in a row{said}", 0.0, EXIT_FAILURES, now
@@ -199,6 +182,31 @@ def decide(
     return Decision(
         "continue", "launching" if outcome is None else "progress made: launching again", 0.0, EXIT_STOP, now
     )
+
+
+def _limit_reached(settings: SupervisorSettings, now: Tally) -> Optional[Decision]:
+    """The budget a run has used up (cost, an unknown cost under a cost cap, invocations), as the decision to end."""
+    if settings.max_cost_usd is not None and now.cost_usd >= settings.max_cost_usd:
+        return Decision(
+            "limit", f"cost ${now.cost_usd:.4f} reached max_cost_usd ${settings.max_cost_usd:g}", 0.0, EXIT_LIMIT, now
+        )
+    if settings.max_cost_usd is not None and now.cost_unknown:
+        return Decision(
+            "limit",
+            "max_cost_usd is set but an invocation reported no cost: set usd_per_mtok_in and usd_per_mtok_out",
+            0.0,
+            EXIT_LIMIT,
+            now,
+        )
+    if now.invocations >= settings.max_invocations:
+        return Decision(
+            "limit",
+            f"{now.invocations} invocations reached max_invocations {settings.max_invocations}",
+            0.0,
+            EXIT_LIMIT,
+            now,
+        )
+    return None
 
 
 def cost_problem(settings: SupervisorSettings, harness: str) -> Optional[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sys
 import time
@@ -24,12 +23,11 @@ from strict_loop.alerts import outbox
 from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write
 from strict_loop.base.interrupts import StopSignals
-from strict_loop.base.timefmt import now_iso
 from strict_loop.harness import registry
-from strict_loop.harness.headless import KILL_GRACE_S, find_binary, read_usage, run_child, wire
-from strict_loop.harness.streams import Outcome, ToolCall, adapter_for
+from strict_loop.harness.headless import KILL_GRACE_S, ChildResult, Wiring, find_binary, read_usage, run_child, wire
+from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall
+from strict_loop.harness.streams import adapter_for
 from strict_loop.loop.monitoring import TaskSupervision
-from strict_loop.loop.recording import record_turn, record_turns
 from strict_loop.loop.workspace import Workspace
 from strict_loop.model.validation import validate_input
 from strict_loop.storage.store import TaskStore
@@ -43,18 +41,14 @@ from strict_loop.supervisor.budgets import (
     decide,
     rounds_left,
 )
+from strict_loop.supervisor.callqueue import CallQueue
 from strict_loop.supervisor.heartbeat import Heartbeat
-from strict_loop.supervisor.lock import SeenIds, SessionFile, SupervisorLock
+from strict_loop.supervisor.journal import RECENT_EVENTS, invocation_data, next_invocation, pause_alert
+from strict_loop.supervisor.lock import SessionFile, SupervisorLock
 from strict_loop.supervisor.prompt import build_prompt
 
-RECENT_EVENTS = 300
-"""Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
-BATCH, BATCH_WAIT_S = 10, 0.2
-"""Stream tool calls are recorded in batches of up to 10, at most 0.2 s late: one lock and one monitor write per
-batch."""
 PAUSE_POLL_S = 0.3
 """How often a running child's task is checked for a pause its hooks recorded (monitor.json, a small read)."""
-_INVOCATION = re.compile(r"invocation-(\d{4,})\.prompt\.txt$")
 
 
 @dataclass(frozen=True)
@@ -113,7 +107,6 @@ class Supervisor:
         self.mcp = mcp
         self.folder = self.store.paths.supervisor
         self.lock = SupervisorLock(self.folder, self.task_id)
-        self.seen = SeenIds()
         self.sessions = SessionFile(self.folder, harness, self.task_id)
         self.tally = Tally()
         self.launched = 0
@@ -121,9 +114,7 @@ class Supervisor:
         self._heart: Optional[Heartbeat] = None
         self._invocation = 0
         self._rounds_checked = self._paused_checked = 0.0
-        self._pending: list[tuple[str, Any, Optional[dict[str, Any]]]] = []
-        self._pending_ids: list[str] = []  # the harness's id of each queued call
-        self._pending_since = 0.0
+        self.calls = CallQueue(self.store, self.root, harness, self.env, self.stderr)
 
     # ------------------------------------------------------------------ the loop
 
@@ -190,19 +181,7 @@ class Supervisor:
             self._event(
                 "supervisor.invocation",
                 f"invocation {self._invocation}: {outcome.reason[:300]} -> {decision.action}",
-                {
-                    "invocation": self._invocation,
-                    "ok": outcome.ok,
-                    "reason": outcome.reason[:1000],
-                    "session_id": outcome.session_id,
-                    "cost_usd": outcome.cost_usd,
-                    "input_tokens": outcome.input_tokens,
-                    "output_tokens": outcome.output_tokens,
-                    "rate_limited": outcome.rate_limited,
-                    "stop": stop_reason[:500],
-                    "rounds": rounds,
-                    "decision": {"action": decision.action, "reason": decision.reason, "sleep_s": decision.sleep_s},
-                },
+                invocation_data(self._invocation, outcome, stop_reason, rounds, decision),
             )
             self._heart_beat(force=True)
             if decision.action != "continue":
@@ -235,34 +214,11 @@ class Supervisor:
             mcp=self.mcp,
         )
         adapter = adapter_for(self.harness)
-        self.seen.absorb(self.store.events(last=RECENT_EVENTS))
+        self.calls.absorb(self.store.events(last=RECENT_EVENTS))
         self.launched += 1
         self.lock.update(session_id=session, invocation=n)
-
-        def on_line(line: str) -> Optional[str]:
-            for call in adapter.feed(line):
-                self._queue(call, n)
-            return "paused" if len(self._pending) >= BATCH and self._flush() else None
-
         try:
-            with (
-                stem.with_suffix(".jsonl").open("w", encoding="utf-8") as raw,
-                stem.with_suffix(".stderr.txt").open("w", encoding="utf-8") as err,
-            ):
-                child = run_child(
-                    wiring,
-                    self.root,
-                    raw,
-                    err,
-                    on_line,
-                    self.settings.invocation_timeout_s,
-                    self._tick,
-                    self.kill_grace_s,
-                )
-            self._flush()  # what the child printed last
-            usage = read_usage(wiring.usage_file)
-            if usage is not None:
-                atomic_write(stem.with_suffix(".usage.json"), json.dumps(usage, indent=2).encode(), sync=False)
+            child, usage = self._run_child(wiring, stem, adapter, n)
         finally:
             wiring.cleanup()
             shutil.rmtree(scratch, ignore_errors=True)
@@ -276,49 +232,40 @@ class Supervisor:
         self.sessions.keep(session, outcome.ok, outcome.session_id)
         return outcome
 
+    def _run_child(
+        self, wiring: Wiring, stem: Path, adapter: StreamAdapter, n: int
+    ) -> tuple[ChildResult, Optional[dict]]:
+        """Run the wired child, logging its stdout and stderr and queueing its stream's tool calls; (child, usage)."""
+
+        def on_line(line: str) -> Optional[str]:
+            for call in adapter.feed(line):
+                self.calls.add(call, n)
+            return "paused" if self.calls.full() and self.calls.flush() else None
+
+        with (
+            stem.with_suffix(".jsonl").open("w", encoding="utf-8") as raw,
+            stem.with_suffix(".stderr.txt").open("w", encoding="utf-8") as err,
+        ):
+            child = run_child(
+                wiring,
+                self.root,
+                raw,
+                err,
+                on_line,
+                self.settings.invocation_timeout_s,
+                self._tick,
+                self.kill_grace_s,
+            )
+        self.calls.flush()  # what the child printed last
+        usage = read_usage(wiring.usage_file)
+        if usage is not None:
+            atomic_write(stem.with_suffix(".usage.json"), json.dumps(usage, indent=2).encode(), sync=False)
+        return child, usage
+
     def _record(self, call: ToolCall, n: int) -> bool:
-        """Record one stream tool call now (see ``_queue``); True when it paused the task."""
-        self._queue(call, n)
-        return self._flush()
-
-    def _queue(self, call: ToolCall, n: int) -> None:
-        """Queue a stream's tool call for recording unless a hook (or we) recorded it already.
-
-        A hook stores the harness's own id (``hook.tool_use_id``); we store ``<invocation>:<id>`` (``hook.call_id``),
-        since some ids restart with each session (Codex numbers its items ``item_0``, ``item_1``... per run)."""
-        own = f"{n}:{call.call_id}"
-        self.seen.absorb(self.store.events(last=50))  # a hook of this very call may have written it just now
-        if call.call_id in self.seen or own in self.seen:
-            return
-        self.seen.add(own)
-        if not self._pending:
-            self._pending_since = time.monotonic()
-        meta = {"source": "supervisor", "harness": self.harness, "call_id": own, "invocation": n}
-        self._pending.append((f"{self.harness} {call.turn.get('tool', 'tool')}", call.turn, meta))
-        self._pending_ids.append(call.call_id)
-
-    def _flush(self) -> bool:
-        """Record the queued calls in one batch (one lock, monitor.json written once); True when one paused the task.
-
-        A hook may have recorded one of them since it was queued (a batch waits up to BATCH_WAIT_S): dropped here."""
-        if self._pending:
-            self.seen.absorb(self.store.events(last=50))
-        batch = [item for item, raw in zip(self._pending, self._pending_ids, strict=True) if raw not in self.seen]
-        self._pending, self._pending_ids = [], []
-        if not batch:
-            return False
-        try:
-            recorded = record_turns(self.store, self.root, batch, env=self.env)
-        except LoopError:  # one odd turn fails the batch: record the others one by one, noting the odd one
-            recorded = []
-            for message, turn, meta in batch:
-                try:
-                    recorded.append(record_turn(self.store, self.root, message, turn, meta=meta, env=self.env))
-                except LoopError as exc:
-                    print(
-                        f"[supervisor] could not record a {turn.get('tool')} call: {exc}", file=self.stderr, flush=True
-                    )
-        return any(r.pause is not None for r in recorded)
+        """Record one stream tool call now (see ``CallQueue.add``); True when it paused the task."""
+        self.calls.add(call, n)
+        return self.calls.flush()
 
     # ------------------------------------------------------------------ after an invocation
 
@@ -348,7 +295,7 @@ class Supervisor:
             "cost_usd": self.tally.cost_usd,
         }
         if decision.action == "pause":
-            data["delivery"] = self._alert(decision.reason)
+            data["delivery"] = pause_alert(self.store, self.root, self.env, decision.reason)
         kind = {"pause": "supervisor.paused", "fail": "supervisor.failed", "limit": "supervisor.limit"}.get(
             decision.action, "supervisor.stopped"
         )
@@ -366,33 +313,6 @@ class Supervisor:
             self.launched,
             self.store.load().counters.iteration,
             self.tally.cost_usd,
-        )
-
-    def _alert(self, reason: str) -> dict[str, str]:
-        """The supervisor's own pause alert, through the same outbox as the monitor's (delivered in the background)."""
-        from strict_loop.model.monitoring import Alert
-        from strict_loop.monitor.ladder import resume_command
-
-        turns = TaskSupervision(self.store, self.root).load().turns
-        alert = Alert(
-            id=f"{self.task_id}-supervisor-{int(time.time())}",
-            ts=now_iso(),
-            task_id=self.task_id,
-            turn=turns,
-            level=3,
-            signals=[],
-            diagnosis=reason,
-            recent=[],
-            recommended_action="a person answers with strict-loop resume",
-        )
-        return outbox.enqueue(
-            self.store,
-            self.root,
-            alert,
-            self.env,
-            prefix="[SUPERVISOR STOPPED]",
-            resume=resume_command(self.root, self.task_id),
-            event=None,
         )
 
     def _interrupted(self) -> SupervisorResult:
@@ -420,15 +340,7 @@ class Supervisor:
 
     def _next_invocation(self) -> int:
         """One past the highest invocation on disk (files, then events): a restarted supervisor continues the count."""
-        found = [
-            int(m.group(1)) for p in self.folder.glob("invocation-*.prompt.txt") if (m := _INVOCATION.search(p.name))
-        ]
-        for event in self.store.events(last=RECENT_EVENTS):
-            if str(event.get("kind", "")).startswith("supervisor.") and isinstance(
-                (event.get("data") or {}).get("invocation"), int
-            ):
-                found.append(event["data"]["invocation"])
-        return max(found, default=0) + 1
+        return next_invocation(self.folder, self.store)
 
     def _session(self) -> Optional[str]:
         return self.sessions.get()
@@ -449,7 +361,7 @@ class Supervisor:
         """Called while a child runs: a heartbeat when due; a reason to stop the child when a signal arrived."""
         if self.signals.signum is not None:
             return "interrupted"
-        if self._pending and time.monotonic() - self._pending_since >= BATCH_WAIT_S and self._flush():
+        if self.calls.due() and self.calls.flush():
             return "paused"
         self._heart_beat()
         now = time.monotonic()

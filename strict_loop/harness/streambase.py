@@ -1,0 +1,181 @@
+"""What every stream adapter builds on: the tool call and outcome types, the adapter base class that decodes and
+bounds each untrusted line, and the value-shape guards and text extraction the adapters share.
+
+Why apart from ``streams``: ``streams`` holds each harness's event shapes; this module is the part that is the same
+for every harness (a new harness's adapter subclasses ``StreamAdapter``). Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from strict_loop.harness.payloads import own_tool
+from strict_loop.model.turns import MAX_TURN_TEXT, one_line
+
+MAX_LINE_CHARS = 8_000_000
+"""A longer stdout line is skipped unparsed (a tool result can be large; JSON parsing of more would stall the loop)."""
+MAX_PENDING = 1000
+"""Tool uses awaiting their result; beyond this the oldest are forgotten (a stream that never answers them)."""
+MAX_TEXT = 4000
+MAX_ID = 200
+
+RATE_LIMIT = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|overloaded", re.IGNORECASE)
+_BASH_WRAPPER = ("/bin/bash", "bash", "/bin/sh", "sh", "/bin/zsh", "zsh")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call seen in the stream, ready for recording as a turn."""
+
+    call_id: str
+    """The harness's tool-use id (Claude tool_use.id, Codex item.id): the key to dedupe against what hooks recorded."""
+    turn: dict
+    """Turn fields (strict_loop/turns.py): tool, args, output, error, exit_code (and paths for file changes)."""
+
+
+@dataclass
+class Outcome:
+    """The verdict on one invocation, from the stream (and the usage file), not the exit code alone."""
+
+    ok: bool
+    reason: str
+    session_id: Optional[str] = None
+    cost_usd: Optional[float] = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    rate_limited: bool = False
+    last_text: str = ""
+
+
+class StreamAdapter:
+    """One invocation's stream; subclasses know one harness's event shapes."""
+
+    harness = ""
+
+    def __init__(self) -> None:
+        self.session_id: Optional[str] = None
+        self.last_text = ""
+        self.skipped = 0  # malformed or oversized lines
+
+    def feed(self, line: str) -> list[ToolCall]:
+        """The tool calls completed by this raw stdout line (none for a malformed line or the loop's own tools)."""
+        event = self._decode(line)
+        if event is None:
+            return []
+        try:
+            return [call for call in self.event(event) if own_tool(str(call.turn.get("tool", ""))) is None]
+        except (
+            TypeError,
+            ValueError,
+            AttributeError,
+            KeyError,
+            RecursionError,
+        ):  # a well-formed line of a shape we don't know
+            self.skipped += 1
+            return []
+
+    def event(self, event: dict) -> list[ToolCall]:
+        raise NotImplementedError
+
+    def finish(
+        self,
+        exit_code: Optional[int],
+        timed_out: bool,
+        usage: Optional[dict] = None,
+        *,
+        timeout_s: Optional[float] = None,
+    ) -> Outcome:
+        raise NotImplementedError
+
+    def _decode(self, line: str) -> Optional[dict]:
+        if not isinstance(line, str) or len(line) > MAX_LINE_CHARS or not line.strip():
+            self.skipped += bool(line and line.strip())
+            return None
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            self.skipped += 1
+            return None
+        if not isinstance(value, dict):
+            self.skipped += 1
+            return None
+        return value
+
+    def _session(self, value: Any) -> None:
+        if isinstance(value, str) and value:
+            self.session_id = value[:MAX_ID]
+
+    def _interrupted(self, exit_code: Optional[int], timed_out: bool, timeout_s: Optional[float]) -> Optional[Outcome]:
+        """The outcome of a run the supervisor killed, else None."""
+        if not timed_out:
+            return None
+        after = f" after {timeout_s:g} s" if timeout_s is not None else ""
+        return self._outcome(False, f"timed out{after} (killed by the supervisor's wall clock)")
+
+    def _outcome(self, ok: bool, reason: str, **fields: Any) -> Outcome:
+        return Outcome(
+            ok=ok, reason=one_line(reason, 500), session_id=self.session_id, last_text=self.last_text, **fields
+        )
+
+
+def unwrap(command: str) -> str:
+    """``ls x`` from Codex's ``/bin/bash -lc 'ls x'`` (as its hooks report it), else the command as given."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) == 3 and words[0] in _BASH_WRAPPER and words[1] in ("-lc", "-c"):
+        return words[2]
+    return command
+
+
+def blocks(event: dict) -> list[dict]:
+    content = as_dict(event.get("message")).get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def content_text(content: Any) -> str:
+    """A tool result's text: a string, or the text blocks of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(as_text(b.get("text")) for b in content if isinstance(b, dict) and as_text(b.get("text")))
+    return ""
+
+
+def as_text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def as_count(value: Any) -> int:
+    return value if type(value) is int and 0 <= value < 10**12 else 0
+
+
+def as_number(value: Any) -> Optional[float]:
+    if type(value) in (int, float) and 0 <= value < 1e9:
+        return float(value)
+    return None
+
+
+def compact(value: Any) -> str:
+    if value is None:
+        return ""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[: MAX_TURN_TEXT * 2]
+    except (TypeError, ValueError, RecursionError):
+        return ""
+
+
+def amended(outcome: Outcome, **fields: Any) -> Outcome:
+    """``outcome`` with ``fields`` set (a reason kept to one bounded line)."""
+    for name, value in fields.items():
+        setattr(outcome, name, one_line(value, 500) if name == "reason" else value)
+    return outcome

@@ -1,0 +1,177 @@
+"""What kind of step a turn is: the tool and shell-command tables, and the parsing of a command into its step.
+
+Why apart from ``novelty``: these tables are the detector's vocabulary (which tools write, read or search, which
+commands take a subcommand) and grow with every harness and tool seen; ``novelty`` decides what a turn's facts
+are and whether it made progress.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from strict_loop.model.monitoring import Kind
+from strict_loop.model.turns import Turn
+
+WRITE_TOOLS = {
+    "edit",
+    "create",
+    "write",
+    "write_file",
+    "apply_patch",
+    "multiedit",
+    "replace",
+    "insert",
+    "patch",
+    "notebookedit",
+    "write_to_file",
+    "replace_in_file",
+    "edit_file",
+    "search_replace",
+    "apply_diff",
+    "insert_content",
+    "create_file",
+}
+READ_TOOLS = {"open", "goto", "scroll_down", "scroll_up", "read", "view", "read_file", "cat", "view_file"}
+SEARCH_TOOLS = {
+    "find_file",
+    "search_dir",
+    "search_file",
+    "grep",
+    "glob",
+    "find",
+    "ls",
+    "search",
+    "list_files",
+    "search_files",
+    "list_dir",
+    "codebase_search",
+    "grep_search",
+    "file_search",
+    "list_code_definition_names",
+}
+PERSON_TOOLS = {"user_prompt"}
+EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
+READ_COMMANDS = {
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "nl",
+    "wc",
+    "sed",
+    "awk",
+    "git",
+    "diff",
+    "stat",
+    "file",
+    "echo",
+    "pwd",
+}
+SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
+PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
+_CHAIN = re.compile(r"&&|\|\||;")
+
+
+def _words(command: str) -> list[str]:
+    try:
+        words = shlex.split(command.strip().splitlines()[0])
+    except (ValueError, IndexError):
+        words = command.split()
+    return [w for w in words if not ("=" in w and not w.startswith("-"))] if words else []  # VAR=value prefixes out
+
+
+def command_word(command: str) -> str:
+    words = _words(command)
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+SUBCOMMANDS = frozenset(
+    {
+        "docker",
+        "podman",
+        "git",
+        "npm",
+        "yarn",
+        "pnpm",
+        "cargo",
+        "go",
+        "kubectl",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "conda",
+        "apt",
+        "apt-get",
+        "brew",
+        "helm",
+        "terraform",
+        "gh",
+        "dotnet",
+        "bazel",
+        "nix",
+    }
+)
+INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
+
+
+def step_words(command: str) -> str:
+    """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
+    `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
+    words = _words(
+        _CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1]
+    )  # `cd dir && make x`: make
+    if not words:
+        return ""
+    head = words[0].rsplit("/", 1)[-1]
+    rest = words[1:]
+    if head in SUBCOMMANDS and rest and not rest[0].startswith("-"):
+        return f"{head} {rest[0]}"
+    if head in INTERPRETERS or head.startswith("python"):
+        if len(rest) >= 2 and rest[0] == "-m":
+            return f"{head} -m {rest[1]}"
+        if rest and not rest[0].startswith("-"):
+            return f"{head} {rest[0]}"
+    return head
+
+
+def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
+    name = tool.lower()
+    command = args.get("command") if isinstance(args.get("command"), str) else ""
+    if name in PERSON_TOOLS:
+        return "person"
+    if name == "message":
+        return "message"
+    if name in ("invalid_format", "format_error"):
+        return "invalid"
+    if name in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"):
+        return "write" if command in EDITOR_WRITE_COMMANDS else "read"
+    if name in WRITE_TOOLS:
+        return "write"
+    if name in READ_TOOLS:
+        return "read"
+    if name in SEARCH_TOOLS:
+        return "search"
+    if command:
+        word = command_word(command)
+        if word in SEARCH_COMMANDS:
+            return "search"
+        if word in READ_COMMANDS:
+            return "read"
+        return "run"
+    return "other"
+
+
+def turn_paths(turn: Turn) -> list[str]:
+    if turn.paths is not None:
+        return [p for p in turn.paths if isinstance(p, str)][:20]
+    out = [turn.args[k] for k in PATH_KEYS if isinstance(turn.args.get(k), str)]
+    command = turn.args.get("command")
+    if not out and isinstance(command, str) and turn.tool.lower() in ("open", "create"):
+        parts = command.split()
+        if len(parts) >= 2:
+            out.append(parts[1].strip("\"'"))
+    return out[:20]

@@ -1,0 +1,81 @@
+"""What a supervisor writes about itself and reads back: its invocation events' data, its own pause alert, and the
+invocation count a restarted supervisor continues from.
+
+Why apart from ``runner``: the runner decides what happens next; these are the records that make a supervisor
+killed at any point restartable with the same command, and the alert a person receives when it stops.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from strict_loop.alerts import outbox
+from strict_loop.base.timefmt import now_iso
+from strict_loop.harness.streambase import Outcome
+from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.storage.store import TaskStore
+from strict_loop.supervisor.budgets import Decision
+
+RECENT_EVENTS = 300
+"""Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
+_INVOCATION = re.compile(r"invocation-(\d{4,})\.prompt\.txt$")
+
+
+def invocation_data(n: int, outcome: Outcome, stop_reason: str, rounds: int, decision: Decision) -> dict[str, Any]:
+    """The data of a ``supervisor.invocation`` event: the invocation's outcome, the stop checks, the decision."""
+    return {
+        "invocation": n,
+        "ok": outcome.ok,
+        "reason": outcome.reason[:1000],
+        "session_id": outcome.session_id,
+        "cost_usd": outcome.cost_usd,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+        "rate_limited": outcome.rate_limited,
+        "stop": stop_reason[:500],
+        "rounds": rounds,
+        "decision": {"action": decision.action, "reason": decision.reason, "sleep_s": decision.sleep_s},
+    }
+
+
+def pause_alert(store: TaskStore, root: Path, env: Mapping[str, str], reason: str) -> dict[str, str]:
+    """The supervisor's own pause alert, through the same outbox as the monitor's (delivered in the background)."""
+    from strict_loop.model.monitoring import Alert
+    from strict_loop.monitor.ladder import resume_command
+
+    turns = TaskSupervision(store, root).load().turns
+    alert = Alert(
+        id=f"{store.task_id}-supervisor-{int(time.time())}",
+        ts=now_iso(),
+        task_id=store.task_id,
+        turn=turns,
+        level=3,
+        signals=[],
+        diagnosis=reason,
+        recent=[],
+        recommended_action="a person answers with strict-loop resume",
+    )
+    return outbox.enqueue(
+        store,
+        root,
+        alert,
+        env,
+        prefix="[SUPERVISOR STOPPED]",
+        resume=resume_command(root, store.task_id),
+        event=None,
+    )
+
+
+def next_invocation(folder: Path, store: TaskStore) -> int:
+    """One past the highest invocation on disk (files, then events): a restarted supervisor continues the count."""
+    found = [int(m.group(1)) for p in folder.glob("invocation-*.prompt.txt") if (m := _INVOCATION.search(p.name))]
+    for event in store.events(last=RECENT_EVENTS):
+        if str(event.get("kind", "")).startswith("supervisor.") and isinstance(
+            (event.get("data") or {}).get("invocation"), int
+        ):
+            found.append(event["data"]["invocation"])
+    return max(found, default=0) + 1
