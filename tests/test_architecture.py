@@ -211,3 +211,10 @@ def test_the_hooks_fast_path_imports_no_pydantic():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent)
     assert out.stdout.strip() == "False"
+
+
+def test_the_hooks_own_name_of_the_state_folder_is_the_layouts():
+    from strict_loop.base import layout
+    from strict_loop.harness import handler
+
+    assert handler.MANAGER_DIR == layout.MANAGER_DIR

@@ -15,7 +15,7 @@ from conftest import read_jsonl, run_cli
 from mcp_helpers import call, memory_client
 
 from strict_loop import LoopError, Workspace
-from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.model.turns import Turn
 
 FAILING = {
@@ -185,7 +185,7 @@ def test_the_refusal_is_decided_under_the_lock(ws_dir):
         worker.start()
         time.sleep(0.3)  # the worker passes the early check (not paused yet) and waits for the lock
         for _ in range(6):
-            TaskSupervision(store, ws.root).observe(Turn.model_validate(FAILING))
+            TaskMonitor(store, ws.root).observe(Turn.model_validate(FAILING))
     worker.join(10)
     (result,) = outcome
     assert isinstance(result, LoopError) and "is paused by the progress monitor" in str(result)

@@ -8,7 +8,7 @@ current state. The queue the worker delivers from lives outside the workspace, i
 this machine's config folder (one small JSON entry per alert), so a cloned
 repository carrying ``.agent-loop/`` can never make this machine send its text to a
 person's channels. Any process checks the queue in one ``listdir`` and starts the
-worker (``alert_worker``), a detached process that gets the channels' URLs through
+worker (``alerts.worker``), a detached process that gets the channels' URLs through
 its environment only: no file ever holds them.
 """
 

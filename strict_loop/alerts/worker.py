@@ -147,7 +147,10 @@ def _deliver_one(
 def main(argv: Optional[list[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: alert_worker WORKSPACE (started by strict_loop.alerts.outbox.kick)", file=sys.stderr)
+        print(
+            "usage: python -m strict_loop.alerts.worker WORKSPACE (started by strict_loop.alerts.outbox.kick)",
+            file=sys.stderr,
+        )
         return 2
     run(Path(args[0]).resolve(), os.environ)
     return 0

@@ -1,6 +1,6 @@
 """``strict-loop``: every operation as a subcommand; ``scripts/*.py`` are shims over this.
 
-Each operation's flags are generated from its request model (``cliflags``):
+Each operation's flags are generated from its request model (``cli.flags``):
 ``--global-stop-condition`` for ``global_stop_condition``, with the model's
 description as help and the model's default. Errors print one line to stderr
 and exit 2; a successful run prints text, or the result as JSON with ``--json``.

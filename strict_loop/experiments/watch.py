@@ -28,7 +28,7 @@ from strict_loop.experiments.failures import KINDS, Failure, classify
 from strict_loop.experiments.joblog import Progress
 from strict_loop.experiments.jobrun import RunOutcome, run_job
 from strict_loop.experiments.remedies import Decision, RemedyState, WatchSettings, decide, substitute
-from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
 from strict_loop.model.monitoring import Signal
 from strict_loop.model.validation import validate_input
@@ -132,11 +132,11 @@ class Watch:
         self._pending: Optional[tuple[int, Failure, Decision, RunOutcome]] = None
 
     def view(self) -> Any:
-        return TaskSupervision(self.store, self.root).view()
+        return TaskMonitor(self.store, self.root).view()
 
     def run(self) -> WatchResult:
         """Run the job until it succeeds, escalates, reaches a limit or we get SIGINT/SIGTERM (its group is killed)."""
-        sup = TaskSupervision(self.store, self.root)
+        sup = TaskMonitor(self.store, self.root)
         if sup.paused():
             raise LoopError(
                 "watch",
@@ -340,7 +340,7 @@ class Watch:
     def _escalate(self, result: WatchResult, failure: Failure, reason: str) -> WatchResult:
         """Pause the task as the progress monitor does (ladder.json, spiral.paused, the status line) and alert a
         person."""
-        sup = TaskSupervision(self.store, self.root)
+        sup = TaskMonitor(self.store, self.root)
         kind = KINDS[failure.kind]
         diag = f"strict-loop watch: {failure.summary()}. {reason}."
         with self.store.locked():

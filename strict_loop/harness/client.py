@@ -1,4 +1,4 @@
-"""The hook's side of the per-workspace hook daemon (``hookd``): where its socket lives, and one request to it.
+"""The hook's side of the per-workspace hook daemon (``harness.daemon``): where its socket lives, and one request to it.
 
 Why: a harness starts ``strict-loop hook`` as a new process for every tool call, and
 recording a turn needs pydantic and the detector (hundreds of milliseconds to import).

@@ -23,13 +23,13 @@ from strict_loop.harness import payloads, registry
 from strict_loop.harness.payloads import HookEvent
 
 if TYPE_CHECKING:
-    from strict_loop.loop.monitoring import TaskSupervision
+    from strict_loop.loop.monitoring import TaskMonitor
     from strict_loop.storage.store import TaskStore
 
 MAX_STDIN_BYTES = 8 << 20
 MANAGER_DIR = ".agent-loop"
-"""``layout.MANAGER_DIR``, named here because ``layout`` imports pydantic: without a loop the hook imports nothing
-more."""
+"""``base.layout.MANAGER_DIR`` (kept in step by a test), named here so that the hook's first step imports nothing:
+without a loop in its folder it is done before ``re`` and the layout's patterns load."""
 TASK_ENV = "STRICT_LOOP_TASK"
 HOOK_LOCK_TIMEOUT_S = 20.0
 """A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
@@ -95,7 +95,8 @@ def handle(
     """What the hook prints for stdin ``data`` ('' for nothing). Never raises.
 
     ``env`` is the hook's environment (the task's name, the secrets to mask); ``daemon``: hand tool events
-    to the workspace's hook daemon (``hookd``), starting one when none answers; ``phases``: the events to act on.
+    to the workspace's hook daemon (``harness.daemon``), starting one when none answers; ``phases``: the events to
+    act on.
     """
     env = os.environ if env is None else env
     cwd = cwd or os.getcwd()
@@ -247,7 +248,7 @@ def _status(path: Path) -> Optional[str]:
 
 def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]) -> Optional[dict[str, Any]]:
     from strict_loop.base.layout import TaskPaths
-    from strict_loop.loop.monitoring import TaskSupervision
+    from strict_loop.loop.monitoring import TaskMonitor
     from strict_loop.storage.store import TaskStore, ValidationCache
 
     store = TaskStore(TaskPaths(task_dir), task_dir.name, ValidationCache(), HOOK_LOCK_TIMEOUT_S)
@@ -257,11 +258,11 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
     else:
         status, mode, settings = _monitor_view(store)
     if status == "completed" and event.phase == "post":  # e.g. the call whose round completed the task: kept, unsaid
-        _after_tool(event, root, TaskSupervision(store, root, settings), env, payloads.turn_fields(event))
+        _after_tool(event, root, TaskMonitor(store, root, settings), env, payloads.turn_fields(event))
         return None
     if status != "running":
         return None
-    supervision = TaskSupervision(store, root, settings)
+    supervision = TaskMonitor(store, root, settings)
     if event.phase == "post":
         return _after_tool(event, root, supervision, env, payloads.turn_fields(event))
     if event.phase == "prompt":  # the person's word is an outcome too; a supervisor's prompt is not a person's
@@ -308,7 +309,7 @@ def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
 
 
 def _after_tool(
-    event: HookEvent, root: Path, supervision: TaskSupervision, env: Mapping[str, str], fields: dict[str, Any]
+    event: HookEvent, root: Path, supervision: TaskMonitor, env: Mapping[str, str], fields: dict[str, Any]
 ) -> Optional[dict[str, Any]]:
     """Record a turn (a tool call, or what the person typed) and say what the monitor has to say about it."""
     from strict_loop.loop.recording import record_turn

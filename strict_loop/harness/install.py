@@ -3,7 +3,7 @@
 A run first builds a :class:`Plan` (every file's current and new text, every folder's current and new
 files) without writing anything; ``--dry-run`` prints it as diffs, otherwise each change is written
 atomically. Nothing is written when any settings file fails to parse. ``--uninstall`` plans the
-removal of exactly our entries (see :mod:`harness_config`) and folders; a file or folder left empty by
+removal of exactly our entries (see :mod:`strict_loop.harness.configedit`) and folders; a file or folder left empty by
 that goes, and so do the empty folders above it up to the workspace or home folder.
 """
 

@@ -17,7 +17,7 @@ from strict_loop.base.fsio import atomic_write, dumps_doc
 from strict_loop.base.layout import slug_from_goal
 from strict_loop.base.timefmt import now_iso, seconds_between
 from strict_loop.loop import reports, verdicts
-from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.model.records import CurrentRound, IterationRecord, LoopContract, StopReport, StopSummary, TaskState
 from strict_loop.model.requests import InitStateInput, UpdateStateInput
 from strict_loop.model.results import InitResult, RoundResult, StatusReport
@@ -72,7 +72,7 @@ def _move_aside(
             "resume it, choose another task_id, or pass force=true to replace it (old files are "
             "moved aside, not deleted)",
         )
-    if TaskSupervision(store, ws.root).paused():
+    if TaskMonitor(store, ws.root).paused():
         raise LoopError(
             "init_state.force",
             f"task '{store.task_id}' is paused by the progress monitor; only a person's resume answers a pause",
@@ -83,7 +83,7 @@ def _move_aside(
 
 
 def record_round(
-    ws: Workspace, store: TaskStore, sup: TaskSupervision, req: UpdateStateInput, report: Optional[StopReport]
+    ws: Workspace, store: TaskStore, sup: TaskMonitor, req: UpdateStateInput, report: Optional[StopReport]
 ) -> tuple[RoundResult, TaskState, Optional[StatusReport]]:
     """The round's commit; the status broadcast too when no stop check will run after it (one lock, not two)."""
     shown: list[StatusReport] = []
@@ -128,7 +128,7 @@ def _iteration_record(state: TaskState, req: UpdateStateInput) -> tuple[Iteratio
 
 def _after_commit(
     store: TaskStore,
-    sup: TaskSupervision,
+    sup: TaskMonitor,
     state: TaskState,
     rec: IterationRecord,
     req: UpdateStateInput,

@@ -35,7 +35,7 @@ MAX_HASHED_FILE_BYTES = 2_000_000
 REBUILD_EVENTS = 400
 
 
-class TaskSupervision:
+class TaskMonitor:
     """The monitor of one task in one workspace."""
 
     def __init__(self, store: TaskStore, root: Path, settings: Optional[MonitorSettings] = None) -> None:

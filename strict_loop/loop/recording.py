@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from strict_loop.alerts import outbox
 from strict_loop.base import masking
-from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.model.monitoring import MonitorView
 from strict_loop.model.records import EventRecord
 from strict_loop.model.settings import MonitorSettings
@@ -58,7 +58,7 @@ def record_turn(
         [message, data, meta or {}], env
     )  # one pass over the environment
     turn: Turn = validate_input(Turn, clip_turn_data(masked), "append_event.data")
-    supervision = TaskSupervision(store, root, settings)
+    supervision = TaskMonitor(store, root, settings)
     with store.locked():
         event_data, alert = supervision.observe(turn)
         if meta:
@@ -99,7 +99,7 @@ def record_turns(
         return []
     masked_all = masking.mask_tree([[m, d, meta or {}] for m, d, meta in turns], env)
     checked = [(m, validate_input(Turn, clip_turn_data(d), "append_event.data"), meta) for m, d, meta in masked_all]
-    supervision = TaskSupervision(store, root, settings)
+    supervision = TaskMonitor(store, root, settings)
     steps: list[tuple[EventRecord, Optional[str], Optional[Any]]] = []
     with store.locked():
         settings = supervision.settings()

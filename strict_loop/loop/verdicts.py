@@ -16,7 +16,7 @@ from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write, dumps_doc
 from strict_loop.base.timefmt import now_iso
 from strict_loop.loop import reports, stopchecks
-from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.model.records import StopReport, StopSummary, TaskState
 from strict_loop.model.requests import UpdateStateInput
 from strict_loop.model.results import RoundResult, StatusReport, StopBrief
@@ -93,7 +93,7 @@ def before_completed(
 
 def after_round(
     trust_store: TrustStore,
-    sup: TaskSupervision,
+    sup: TaskMonitor,
     state: TaskState,
     req: UpdateStateInput,
     report: Optional[StopReport],

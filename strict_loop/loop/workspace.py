@@ -21,7 +21,7 @@ from strict_loop.base.jsonl import iter_lines, tail_lines
 from strict_loop.base.layout import MANAGER_DIR, Layout, TaskPaths
 from strict_loop.base.timefmt import now_iso
 from strict_loop.loop import commits, reports, verdicts
-from strict_loop.loop.monitoring import TaskSupervision, monitor_settings
+from strict_loop.loop.monitoring import TaskMonitor, monitor_settings
 from strict_loop.loop.recording import record_turn
 from strict_loop.model.monitoring import MonitorView, SpiralVerdict
 from strict_loop.model.records import (
@@ -120,7 +120,7 @@ class Workspace:
         req = req.model_copy(update={"message": message, "data": data})
         store = self.task_store(req.task_id)
         with store.locked():
-            sup = TaskSupervision(store, self.root)
+            sup = TaskMonitor(store, self.root)
             data, state = dict(req.data), None
             if req.kind == "round.started":
                 sup.refuse_round("append_event.kind")
@@ -148,7 +148,7 @@ class Workspace:
         """
         req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
         store = self.task_store(req.task_id)
-        sup = TaskSupervision(store, self.root)
+        sup = TaskMonitor(store, self.root)
         sup.refuse_round("update_state")  # before the stop checks run, and again under the lock
         report = (
             verdicts.before_completed(self.trust_store, self.root, store, req) if req.status == "completed" else None
@@ -166,7 +166,7 @@ class Workspace:
         )  # outside the lock: commands may take minutes
         with store.locked():
             report = verdicts.record_stop(store, report)
-            view = TaskSupervision(store, self.root).deliver()
+            view = TaskMonitor(store, self.root).deliver()
         return StopResult(**dict(report), supervisor=view)
 
     @boundary("report_status")
@@ -176,7 +176,7 @@ class Workspace:
         store = self.task_store(req.task_id)
         with store.locked():
             return reports.write_status(
-                store, store.load_current(), req.label, record=True, sup=TaskSupervision(store, self.root).deliver()
+                store, store.load_current(), req.label, record=True, sup=TaskMonitor(store, self.root).deliver()
             )
 
     @boundary("compact_state")
@@ -196,7 +196,7 @@ class Workspace:
                 f"window compacted to {len(state.recent_rounds)} rounds",
                 {"kept": len(state.recent_rounds), "archived": moved},
             )
-            view = TaskSupervision(store, self.root).deliver()
+            view = TaskMonitor(store, self.root).deliver()
         return CompactResult(
             task_id=store.task_id, kept=len(state.recent_rounds), archived=moved, state_bytes=size, supervisor=view
         )
@@ -228,7 +228,7 @@ class Workspace:
             state=state,
             paths=found.paths.as_dict(),
             last_stop_report=found.last_stop_report(),
-            supervisor=TaskSupervision(found, self.root).view(),
+            supervisor=TaskMonitor(found, self.root).view(),
         )
 
     @boundary("rebuild_state")
@@ -249,7 +249,7 @@ class Workspace:
             store.save(state)
             events = sum(1 for _ in iter_lines(store.paths.events))
             store.append_event("state.rebuilt", "state.json rebuilt from the ledgers", {"repaired": repaired})
-            view = TaskSupervision(store, self.root).deliver()
+            view = TaskMonitor(store, self.root).deliver()
         self.index.register(state)
         return RebuildResult(
             task_id=store.task_id,
@@ -269,7 +269,7 @@ class Workspace:
         """
         if not task_id:
             return MonitorView()
-        return TaskSupervision(self.index.store(task_id), self.root).view()
+        return TaskMonitor(self.index.store(task_id), self.root).view()
 
     @boundary("detect_spiral")
     def detect_spiral(self, request: DetectSpiralInput | None = None, /, **params: Any) -> SpiralVerdict:
@@ -279,7 +279,7 @@ class Workspace:
         if req.turns is not None:
             settings = self._read_store(req.task_id).load().contract.monitor if req.task_id else MonitorSettings()
             return ladder.replay(req.turns, settings)[0]
-        sup = TaskSupervision(self._read_store(req.task_id), self.root)
+        sup = TaskMonitor(self._read_store(req.task_id), self.root)
         mon = sup.load()
         return ladder.verdict(mon).model_copy(update={"supervisor": sup.view(mon, diagnosed=True)})
 
@@ -289,7 +289,7 @@ class Workspace:
         req: ResumeInput = validate_input(ResumeInput, request or params, "resume")
         store = self.task_store(req.task_id)
         with store.locked():
-            result, ended = TaskSupervision(store, self.root).resume(req)
+            result, ended = TaskMonitor(store, self.root).resume(req)
         if ended:
             self.index.register(store.load())
         return result

@@ -1,9 +1,9 @@
 """The progress monitor: the escalation ladder over the spiral detector, as pure functions of its state.
 
 ``observe`` folds one turn into a :class:`MonitorState` and says what to do
-(whisper, stronger whisper, pause and alert); the Workspace does the I/O (it
-keeps the state in ``monitor.json``, writes events and alerts, calls the
-webhook). Ladder: the first firing whispers (level 1); if the pattern shows up
+(whisper, stronger whisper, pause and alert); ``loop.monitoring`` does the I/O (it
+keeps the state in ``monitor.json``, writes events and alerts, and hands the alert
+to the outbox, whose worker delivers it). Ladder: the first firing whispers (level 1); if the pattern shows up
 again, a stronger whisper (level 2); once more and the task is paused (level 3)
 until a person resumes it. A quiet stretch resets the ladder and marks the last
 whisper as adopted.
@@ -163,7 +163,7 @@ def _failure_class(state: MonitorState, signals: list[Signal]) -> Optional[fp.Fa
 
 
 def _remedy(state: MonitorState, signals: list[Signal]) -> str:
-    """The remedy that fits the pattern that fired (``spiral_catalog``); a recognised failure class's own remedy for
+    """The remedy that fits the pattern that fired (``catalog``); a recognised failure class's own remedy for
     failures."""
     kinds = {s.kind for s in signals}
     cls = _failure_class(state, signals) if kinds & catalog.FAILURE_CLASS_FIRST else None

@@ -4,7 +4,7 @@
 error fingerprint, touched paths, the progress it made); ``SpiralDetector.evaluate``
 looks at the window ending with the newest turn and returns every signal that
 fires, one method per pattern (the error cycle lives in ``recurrence``; every signal is listed, with
-its remedy, in ``spiral_catalog``). No I/O here: file content hashes, if any, are passed in by
+its remedy, in ``catalog``). No I/O here: file content hashes, if any, are passed in by
 the caller, and the window is whatever the caller keeps (its size is bounded,
 so the cost of a turn does not grow with the length of the run).
 """

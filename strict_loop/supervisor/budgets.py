@@ -23,7 +23,7 @@ EXIT_PAUSED = 5
 """The progress monitor paused the task (as detect_spiral's paused)."""
 EXIT_FAILURES = 6
 """Too many consecutive failed invocations."""
-# SIGINT and SIGTERM end a run with 130 and 143: see stopsignals.SIGNAL_EXIT.
+# SIGINT and SIGTERM end a run with 130 and 143: see base.interrupts.
 
 Action = Literal["continue", "stop", "pause", "fail", "limit"]
 

@@ -16,7 +16,7 @@ from typing import Any
 from strict_loop.alerts import outbox
 from strict_loop.base.timefmt import now_iso
 from strict_loop.harness.streambase import Outcome
-from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.storage.store import TaskStore
 from strict_loop.supervisor.budgets import Decision
 
@@ -47,7 +47,7 @@ def pause_alert(store: TaskStore, root: Path, env: Mapping[str, str], reason: st
     from strict_loop.model.monitoring import Alert
     from strict_loop.monitor.ladder import resume_command
 
-    turns = TaskSupervision(store, root).load().turns
+    turns = TaskMonitor(store, root).load().turns
     alert = Alert(
         id=f"{store.task_id}-supervisor-{int(time.time())}",
         ts=now_iso(),

@@ -1,6 +1,6 @@
 """The unattended supervisor: re-invoke Codex, Claude Code or Hermes from disk until the stop rules say stop.
 
-Each invocation: a prompt built from disk, the harness run headless (``harness_run``), its stream
+Each invocation: a prompt built from disk, the harness run headless (``harness.headless``), its stream
 parsed as it arrives and each tool call recorded as a turn (unless a hook recorded it already), so
 the progress monitor sees every call. Then the stop checks, the budgets (``budgets.decide``) and the
 monitor decide whether to go on. Everything it knows is on disk: a supervisor killed at any point
@@ -27,7 +27,7 @@ from strict_loop.harness import registry
 from strict_loop.harness.headless import KILL_GRACE_S, ChildResult, Wiring, find_binary, read_usage, run_child, wire
 from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall
 from strict_loop.harness.streams import adapter_for
-from strict_loop.loop.monitoring import TaskSupervision
+from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
 from strict_loop.model.validation import validate_input
 from strict_loop.storage.store import TaskStore
@@ -350,10 +350,10 @@ class Supervisor:
             self.store.append_event(kind, message, data)
 
     def _paused(self) -> bool:
-        return TaskSupervision(self.store, self.root).paused()
+        return TaskMonitor(self.store, self.root).paused()
 
     def _view(self) -> Any:
-        return TaskSupervision(self.store, self.root).view()
+        return TaskMonitor(self.store, self.root).view()
 
     # ------------------------------------------------------------------ time, signals
 
