@@ -274,7 +274,7 @@ class Server:
             conn.sendall(client.ACK)
             assert conn.recv(1) == client.GO
             if self.behaviour == "answer":
-                conn.sendall(b'{"ok": 1}')
+                conn.sendall(client.ANSWERED + b'{"ok": 1}')
 
     def close(self) -> None:
         self.thread.join(5)
@@ -282,7 +282,7 @@ class Server:
 
 
 @pytest.mark.parametrize(
-    ("behaviour", "outcome"), [("no-ack", "not served"), ("die-after-go", ""), ("answer", '{"ok": 1}')]
+    ("behaviour", "outcome"), [("no-ack", "not served"), ("die-after-go", "unanswered"), ("answer", '{"ok": 1}')]
 )
 def test_the_client_falls_back_only_before_the_daemon_took_the_request(tmp_path, monkeypatch, behaviour, outcome):
     monkeypatch.setattr(client, "ACK_TIMEOUT_S", 0.3)
@@ -292,7 +292,26 @@ def test_the_client_falls_back_only_before_the_daemon_took_the_request(tmp_path,
         got = client.ask(path, {"op": "hook"}, b"{}")
     except client.NotServed:
         got = "not served"
+    except client.Unanswered:  # taken, then nothing: the hook must not read that as 'nothing to say'
+        got = "unanswered"
     server.close()
     assert got == outcome
     with pytest.raises(client.NotServed):
         client.ask(tmp_path / "nobody.sock", {"op": "hook"}, b"{}")
+
+
+def test_a_daemon_that_dies_after_taking_a_pre_tool_call_does_not_let_it_through_while_paused(ws_dir):
+    """Issue 19, item 2: the hook took a daemon's silence after GO for 'nothing to say', and the call ran."""
+    start(ws_dir)
+    for _ in range(8):
+        answer_in_process(ws_dir, "claude_post_tool_use_failure", tool_input={"command": "pytest -q"})
+    assert Workspace(ws_dir).supervisor("t1").paused
+    env = {k: v for k, v in os.environ.items() if k != "STRICT_LOOP_TASK"}
+    path = client.socket_path(ws_dir.resolve(), env)
+    server = Server(path, "die-after-go")
+    try:
+        out = handler.handle("claude", payload("claude_pre_tool_use", ws_dir), env=env, cwd="/", daemon=True)
+    finally:
+        server.close()
+    decision = json.loads(out)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny" and "hook daemon failed" in decision["permissionDecisionReason"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import read_jsonl
 
 from strict_loop import Workspace
-from strict_loop.harness import handler, stopgate
+from strict_loop.harness import gates, handler
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -180,22 +180,22 @@ def test_stop_is_blocked_while_the_unattended_loop_must_continue_up_to_the_cap(w
     unattended(ws_dir)
     first = hook("claude", "claude_stop", ws_dir)
     assert first["decision"] == "block" and "Next task: write done.txt" in first["reason"]
-    answers = [hook("claude", "claude_stop", ws_dir, stop_hook_active=True) for _ in range(stopgate.STOP_BLOCK_CAP + 2)]
-    assert [a is not None for a in answers] == [True] * (stopgate.STOP_BLOCK_CAP - 1) + [False] * 3
+    answers = [hook("claude", "claude_stop", ws_dir, stop_hook_active=True) for _ in range(gates.STOP_BLOCK_CAP + 2)]
+    assert [a is not None for a in answers] == [True] * (gates.STOP_BLOCK_CAP - 1) + [False] * 3
     assert (
         hook("claude", "claude_stop", ws_dir, stop_hook_active=False) is not None
     )  # a new prompt: counting starts again
     other = hook("claude", "claude_stop", ws_dir, session_id="another-session", stop_hook_active=True)
     assert other is not None  # counted per session
-    assert len(events(ws_dir, kind="stop.checked")) == stopgate.STOP_BLOCK_CAP + 2
+    assert len(events(ws_dir, kind="stop.checked")) == gates.STOP_BLOCK_CAP + 2
     (ws_dir / "done.txt").write_text("ok")
     assert hook("claude", "claude_stop", ws_dir) is None  # check_stop says stop
 
 
 def test_codex_stop_has_no_cap_of_its_own_so_ours_holds(ws_dir):
     unattended(ws_dir)
-    answers = [hook("codex", "codex_stop", ws_dir) for _ in range(stopgate.STOP_BLOCK_CAP + 2)]
-    assert [a is not None for a in answers] == [True] * stopgate.STOP_BLOCK_CAP + [False] * 2
+    answers = [hook("codex", "codex_stop", ws_dir) for _ in range(gates.STOP_BLOCK_CAP + 2)]
+    assert [a is not None for a in answers] == [True] * gates.STOP_BLOCK_CAP + [False] * 2
     assert hook("hermes", "hermes_pre_verify", ws_dir)["decision"] == "block"
 
 
@@ -350,7 +350,63 @@ def test_the_installed_console_script_answers_a_hook_end_to_end(ws_dir):
     proc = subprocess.run(
         [exe, "hook", "claude"], input="{not json", capture_output=True, text=True, cwd=str(ws_dir), env=env, timeout=60
     )
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert proc.returncode == 0 and proc.stderr == ""  # paused: what it cannot read it refuses (issue 19, item 2)
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def _hostile(ws: Path) -> dict[str, bytes]:
+    """Pre-tool payloads an agent controls that a JSON parser refuses (issue 19, item 2)."""
+    good = json.loads(payload("claude_pre_tool_use", ws))
+    text = json.dumps(good)
+    cut = text.rindex("}")
+    return {
+        "nested 70 deep": (text[:cut] + ', "x": ' + "[" * 70 + "]" * 70 + "}").encode(),
+        "NaN": (text[:cut] + ', "x": NaN}').encode(),
+        "Infinity": (text[:cut] + ', "x": 1e999}').encode(),
+        "huge integer": (text[:cut] + ', "x": ' + "9" * 5000 + "}").encode(),
+        "invalid UTF-8": (text[:cut] + ', "x": "\xff\xfe"}').encode("latin-1"),
+        "over 8 MiB": (text[:cut] + ', "x": "' + "a" * (9 << 20) + '"}').encode(),
+    }
+
+
+def test_a_pre_tool_call_the_hook_cannot_read_is_denied_while_paused_and_let_through_otherwise(ws_dir):
+    start(ws_dir)
+    for name, raw in _hostile(ws_dir).items():
+        assert handler.handle("claude", raw, env={}, cwd="/") == "", name  # not paused: the session goes on
+    fail_until_paused(ws_dir)
+    for name, raw in _hostile(ws_dir).items():
+        out = json.loads(handler.handle("claude", raw, env={}, cwd="/") or "null")
+        assert out and out["hookSpecificOutput"]["permissionDecision"] == "deny", name
+        assert "could not decide" in out["hookSpecificOutput"]["permissionDecisionReason"], name
+    hermes = json.loads(payload("hermes_pre_tool_call", ws_dir))
+    raw = json.dumps(hermes)[:-1] + ', "x": NaN}'
+    assert json.loads(handler.handle("hermes", raw, env={}, cwd="/"))["decision"] == "block"
+
+
+def test_while_paused_the_reason_is_said_in_full_once_then_in_one_line_and_a_note_is_allowed(ws_dir):
+    start(ws_dir)
+    fail_until_paused(ws_dir)
+    reasons = [
+        hook("claude", "claude_pre_tool_use", ws_dir)["hookSpecificOutput"]["permissionDecisionReason"]
+        for _ in range(3)
+    ]
+    assert reasons[0].startswith("PAUSED by the strict-loop progress monitor") and len(reasons[0]) > 300
+    assert reasons[1] == reasons[2] and reasons[1].startswith("Still PAUSED") and "\n" not in reasons[1]
+    assert len(reasons[1]) < len(reasons[0]) / 2
+    note = {"command": "strict-loop append_event --task-id t1 --kind note --message 'I need the API key for staging'"}
+    assert hook("claude", "claude_pre_tool_use", ws_dir, tool_input=note) is None
+    for sneaky in (
+        "strict-loop append_event --kind note --message 'x' --data '{}'",
+        "strict-loop append_event --kind round.started --message 'go'",
+        "strict-loop append_event --kind note --message 'x'; touch marker",
+        'strict-loop append_event --kind note --message "$(touch marker)"',
+    ):
+        assert hook("claude", "claude_pre_tool_use", ws_dir, tool_input={"command": sneaky}), sneaky
+    mcp_note = {"task_id": "t1", "kind": "note", "message": "waiting for you"}
+    assert (
+        hook("claude", "claude_pre_tool_use", ws_dir, tool_name="mcp__strict-loop__append_event", tool_input=mcp_note)
+        is None
+    )
 
 
 def test_a_failed_command_s_output_after_exit_code_is_the_turn_s_output(ws_dir):

@@ -15,7 +15,7 @@ __all__ = [
     "install",
     "payloads",
     "registry",
-    "stopgate",
+    "gates",
     "streambase",
     "streams",
 ]

@@ -107,8 +107,17 @@ class NotServed(Exception):
     """The daemon did not take the request: the hook does the work itself."""
 
 
+class Unanswered(Exception):
+    """The daemon took the request and then failed (died, timed out): the work may or may not be done."""
+
+
+ANSWERED = b"A"
+"""The daemon's first byte after a request it handled: an empty answer is then a real 'nothing to say', never a
+daemon that died (a hook must tell the two apart while a task is paused)."""
+
+
 def ask(path: Path, header: dict[str, Any], payload: bytes) -> str:
-    """The daemon's answer to one request ('' when it failed after taking it); NotServed if it never took it."""
+    """The daemon's answer to one request; NotServed if it never took it, Unanswered if it failed after taking it."""
     try:
         request = encode_request(header, payload)
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -125,11 +134,14 @@ def ask(path: Path, header: dict[str, Any], payload: bytes) -> str:
             sock.sendall(GO)
         except OSError as exc:  # refused, missing, timed out, reset: the daemon has not started on this request
             raise NotServed(str(exc)) from None
-        try:  # committed: from here on, a failure is silence
+        try:  # committed: from here on, a failure is Unanswered (the caller decides: silence, or refuse while paused)
             sock.settimeout(ANSWER_TIMEOUT_S)
-            return _read_all(sock).decode("utf-8", "replace")
-        except OSError:
-            return ""
+            data = _read_all(sock)
+        except OSError as exc:
+            raise Unanswered(str(exc)) from None
+        if not data.startswith(ANSWERED):
+            raise Unanswered("the daemon ended before answering")
+        return data[len(ANSWERED) :].decode("utf-8", "replace")
     finally:
         sock.close()
 

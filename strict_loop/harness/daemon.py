@@ -90,7 +90,7 @@ class Daemon:
         except Exception:  # noqa: BLE001 (handler.handle logs its own errors; anything else must not end the daemon)
             data = b""
         try:
-            conn.sendall(data)
+            conn.sendall(client.ANSWERED + data)
         except OSError:
             return
 
@@ -239,7 +239,7 @@ def status(root_arg: str) -> Optional[dict[str, Any]]:
         return None
     try:
         return json.loads(client.ask(path, {"op": "status"}, b"") or "null")
-    except (client.NotServed, ValueError):
+    except (client.NotServed, client.Unanswered, ValueError):
         return None
 
 

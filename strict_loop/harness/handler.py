@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from strict_loop.harness import payloads, registry
+from strict_loop.harness import gates, payloads, registry
 from strict_loop.harness.payloads import HookEvent
 
 if TYPE_CHECKING:
@@ -106,40 +106,55 @@ def handle(
     if payload is not None and event.phase not in phases:
         return ""  # an event this handler does not act on
     try:
-        root = find_workspace(workspace, event.cwd or None, cwd)
+        root = find_workspace(workspace, event.cwd or (payloads.sniff_cwd(raw) if payload is None else None), cwd)
         task_dir, running = find_task(root, env, event if payload is not None else None) if root else (None, [])
     except Exception:  # noqa: BLE001 (no task known: nowhere to log, and the session must go on)
         return ""
     if payload is not None and event.phase == "post" and payloads.own_tool(event.tool) is not None:
         return ""  # the loop's own bookkeeping (it may have bound the session above)
+    if payload is None and root is not None:  # when in doubt while paused, deny
+        if task_dir is not None:
+            _log(task_dir, harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored", env)
+        return gates.refuse_if_paused(
+            event, root, payloads.sniff_phase(raw), "its input is not one readable JSON object"
+        )
     if task_dir is None or root is None:
         return _unclaimed(event, root, running, env) if root and payload and event.phase == "post" else ""
-    if payload is None:
-        _log(task_dir, harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored", env)
-        return ""
     if event.phase == "pre" and _running_unpaused(task_dir):
         return ""  # the common case, read without pydantic
     path = _daemon_socket(root, env) if daemon and event.phase in ("pre", "post") else None
     if path is not None:
-        from strict_loop.harness import client
-
-        try:
-            return client.ask(
-                path, {"op": "hook", "harness": harness, "workspace": str(root), "cwd": cwd, "env": dict(env)}, raw
-            )
-        except client.NotServed:
-            pass
+        served = _ask_daemon(path, event, root, cwd, env, raw)
+        if served is not None:
+            path = None  # answered (or failed after taking it: the next hook finds out); no restart from here
+            return served
     try:
         answer = _decide(event, root, task_dir, env)
         return json.dumps(answer, ensure_ascii=False) if answer else ""
-    except Exception as exc:  # noqa: BLE001 (never break the user's session: log it, say nothing)
+    except Exception as exc:  # noqa: BLE001 (never break the user's session: log it, and refuse only while paused)
         _log(task_dir, harness, event.name, f"{type(exc).__name__}: {exc}", env)
-        return ""
+        return gates.refuse_if_paused(event, root, event.phase, f"{type(exc).__name__}")
     finally:
         if path is not None:
             from strict_loop.harness.client import spawn
 
             spawn(root, path)  # for the next calls: this one was answered in-process
+
+
+def _ask_daemon(
+    path: Path, event: HookEvent, root: Path, cwd: str, env: Mapping[str, str], raw: bytes
+) -> Optional[str]:
+    """The daemon's answer; None when it did not take the request (then the hook does the work itself). A daemon that
+    failed after taking it gives silence, or a refusal while a task is paused."""
+    from strict_loop.harness import client
+
+    header = {"op": "hook", "harness": event.harness, "workspace": str(root), "cwd": cwd, "env": dict(env)}
+    try:
+        return client.ask(path, header, raw)
+    except client.NotServed:
+        return None
+    except client.Unanswered as exc:
+        return gates.refuse_if_paused(event, root, event.phase, f"the hook daemon failed: {exc}")
 
 
 def _daemon_socket(root: Path, env: Mapping[str, str]) -> Optional[Path]:
@@ -276,11 +291,13 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
             return None
         from strict_loop.monitor.ladder import diagnosis, resume_command
 
-        reason = payloads.pause_reason(diagnosis(supervision.load()), resume_command(root, store.task_id))
-        return payloads.deny_output(event, reason)
+        mon, resume = supervision.load(), resume_command(root, store.task_id)
+        if gates.said_before(store, event, mon.paused_at):
+            return payloads.deny_output(event, payloads.pause_reminder(resume))
+        return payloads.deny_output(event, payloads.pause_reason(diagnosis(mon), resume))
     if mode != "unattended" or supervision.paused() or env.get(SUPERVISED_ENV):
         return None  # under `strict-loop supervise`, the supervisor decides whether the agent goes on
-    from strict_loop.harness.stopgate import at_stop
+    from strict_loop.harness.gates import at_stop
 
     return at_stop(event, root, store, HOOK_LOCK_TIMEOUT_S)
 

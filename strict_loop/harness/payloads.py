@@ -211,31 +211,83 @@ def _hermes_result(extra: Any) -> dict[str, Any]:
 
 
 def reads_loop_state(event: HookEvent, own_executable: Optional[str] = None) -> bool:
-    """True for a call that only reads the loop's state: the loop's read tools, or one plain ``strict-loop <read op>``.
+    """True for a call allowed while paused: the loop's read tools, a note for the person (``append_event`` of kind
+    ``note``), or one plain ``strict-loop <read op>`` / ``strict-loop append_event --kind note --message '...'``.
 
-    Strict on purpose (the agent is untrusted): a shell command passes only when it holds no quoting,
-    expansion, separator or newline, starts with ``strict-loop`` (or this very executable's path) and
-    names a read operation.
+    Strict on purpose (the agent is untrusted): a shell command passes only when, single-quoted text aside, it holds
+    no quoting, expansion, separator or newline, starts with ``strict-loop`` (or this very executable's path) and
+    names a read operation, or a note with no flag beyond the task, the workspace and the message.
     """
     name = own_tool(event.tool)
+    args = event.tool_input if isinstance(event.tool_input, dict) else {}
     if name is not None:
-        return name in READ_TOOLS
-    if event.tool not in SHELL_TOOLS or not isinstance(event.tool_input, dict):
+        return name in READ_TOOLS or (name == "append_event" and args.get("kind") == "note" and not args.get("data"))
+    command = args.get("command", args.get("cmd"))
+    if event.tool not in SHELL_TOOLS or not isinstance(command, str) or "\n" in command:
         return False
-    command = event.tool_input.get("command", event.tool_input.get("cmd"))
-    if not isinstance(command, str) or not _PLAIN_COMMAND.fullmatch(command):
+    if not _PLAIN_COMMAND.fullmatch(_QUOTED_MESSAGE.sub("--message x", command)):
         return False
     words = shlex.split(command)
     allowed = {"strict-loop"} | ({own_executable} if own_executable else set())
-    return len(words) >= 2 and words[0] in allowed and words[1] in READ_COMMANDS
+    if len(words) < 2 or words[0] not in allowed:
+        return False
+    return words[1] in READ_COMMANDS or (words[1] in ("append_event", "append-event") and _a_note(words[2:]))
+
+
+_QUOTED_MESSAGE = re.compile(r"--message '[^'\n]{0,4000}'")
+_NOTE_FLAGS = frozenset({"--task-id", "--workspace", "--message", "--kind"})
+
+
+def _a_note(words: list[str]) -> bool:
+    """``--kind note`` with only a task, a workspace and a message beside it (no --data)."""
+    pairs = dict(zip(words[::2], words[1::2], strict=False))
+    return len(words) % 2 == 0 and set(pairs) <= _NOTE_FLAGS and pairs.get("--kind") == "note"
 
 
 def pause_reason(diagnosis: str, resume_command: str) -> str:
-    """Why a tool call is refused while paused, and what the person must run."""
+    """Why a tool call is refused while paused, and what the person must run (said in full once per pause)."""
     return (
         f"PAUSED by the strict-loop progress monitor: {_clip(diagnosis, 600)} Stop working and wait for a person; "
-        f"only reading the loop's state is allowed. A person must run: {resume_command}"
+        "only reading the loop's state, or leaving the person a note (append_event kind 'note'), is allowed. "
+        f"A person must run: {resume_command}"
     )
+
+
+def pause_reminder(resume_command: str) -> str:
+    """The same refusal after it was said in full: one line."""
+    return f"Still PAUSED (see the reason given before): wait for a person, who runs: {resume_command}"
+
+
+def unreadable_reason(paused: list[str], why: str, resume_command: str) -> str:
+    """A call the hook cannot decide about while a task is paused: refused (when in doubt while paused, deny)."""
+    return (
+        f"strict-loop: the progress monitor has paused {', '.join(paused[:5])} and this hook could not decide about "
+        f"this call ({_clip(why, 200)}): while paused, such a call is refused. A person must run: {resume_command}"
+    )
+
+
+_EVENT_NAME = re.compile(rb'"hook_event_name"\s*:\s*"([A-Za-z_]{1,40})"')
+
+
+_CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
+
+
+def sniff_cwd(raw: bytes) -> Optional[str]:
+    """The ``cwd`` named in a payload that does not parse, if one can be read (to find the workspace)."""
+    found = _CWD.search(raw[: 1 << 20])
+    if not found:
+        return None
+    try:
+        value = json.loads(b'"' + found.group(1) + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def sniff_phase(raw: bytes) -> Phase:
+    """The phase named in a payload that does not parse (the first hook_event_name in it), else 'other'."""
+    found = _EVENT_NAME.search(raw[: 1 << 20])
+    return _PHASES.get(found.group(1).decode(), "other") if found else "other"
 
 
 def continue_reason(task_id: str, next_task: str, verdict_reason: str) -> str:

@@ -1,11 +1,13 @@
-"""The hook's answer at Stop: block the end of an unattended agent's turn while the stop checks say continue.
+"""The hook's two gates: the pause (what a paused task's agent may still do, said in full once, refused when the hook
+cannot decide) and the Stop (block the end of an unattended agent's turn while the stop checks say continue).
 
-Why apart from ``handler``: it is the one hook answer that runs the stop checks and keeps state of its own (how
-often each session was blocked, capped below Claude Code's limit); the handler imports it only at a Stop.
+Why apart from ``handler``: both keep small state of their own per session (who was told, how often each session was
+blocked, capped below Claude Code's limit). Only the standard library at import: the hook's fast path loads this.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -69,3 +71,41 @@ def _save_stop_blocks(store: TaskStore, counts: dict[str, int]) -> None:
 
     kept = dict(list(counts.items())[-MAX_SESSIONS_KEPT:])
     atomic_write(store.paths.root / STOP_BLOCKS_FILE, dumps_doc(kept), sync=False)
+
+
+PAUSE_TOLD_FILE = "hook-pause-told.json"
+
+
+def said_before(store: TaskStore, event: HookEvent, paused_at: Optional[int]) -> bool:
+    """Whether this session was already given this pause's full reason (then one line is enough); records it now."""
+    from strict_loop.base.fsio import atomic_write
+    from strict_loop.base.jsontext import read_object
+
+    key, path = f"{event.harness}:{event.session_id or 'no-session'}", store.paths.root / PAUSE_TOLD_FILE
+    with store.locked():
+        told = read_object(path) or {}
+        if told.get(key) == paused_at:
+            return True
+        told = {k: v for k, v in list(told.items())[-49:] if k != key}  # the last 50 sessions
+        atomic_write(path, json.dumps({**told, key: paused_at}).encode(), sync=False)
+    return False
+
+
+def refuse_if_paused(event: HookEvent, root: Path, phase: str, why: str) -> str:
+    """A pre-tool call (or one whose kind is unknown) the hook could not decide about is denied while any task of the
+    workspace is paused; otherwise the session goes on (an agent must not get around a pause with an unreadable
+    payload, a dead daemon or an error)."""
+    if phase not in ("pre", "other"):
+        return ""
+    try:
+        from strict_loop.base.jsontext import read_object
+        from strict_loop.base.layout import Layout
+
+        layout = Layout(root)
+        paused = [t for t in layout.task_ids() if (read_object(layout.task(t).monitor) or {}).get("paused") is True]
+        if not paused:
+            return ""
+        resume = f"strict-loop resume --workspace {root} --task {paused[0]} --action continue|rollback|hand-back"
+        return json.dumps(payloads.deny_output(event, payloads.unreadable_reason(paused, why, resume)))
+    except Exception:  # noqa: BLE001
+        return json.dumps(payloads.deny_output(event, f"strict-loop: this call could not be checked ({why}); refused"))
