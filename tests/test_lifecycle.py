@@ -266,3 +266,40 @@ def test_a_rebuild_from_the_ledgers_keeps_a_completion_after_the_last_round(ws_d
     (ws_dir / ".agent-loop/tasks/t/state.json").write_text("{damaged")
     rebuilt = ws.rebuild_state(task_id="t")
     assert ws.show_task(task_id="t").state.status == "completed", rebuilt
+
+
+def test_the_state_folder_says_what_git_must_never_take_and_a_persons_own_file_is_kept(ws_dir):
+    """Issue 19, item 18: nothing said whether .agent-loop/ belongs in git."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(ws_dir)], check=True)
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="t", goal="g", global_stop_condition="s")
+    task = ws_dir / ".agent-loop/tasks/t"
+    for path in (
+        task / "supervisor/invocation-0001.jsonl",
+        task / "watch/run-0001.log",
+        task / "hook-errors.log",
+        ws_dir / ".agent-loop/snapshots.git/HEAD",
+        ws_dir / ".agent-loop/unclaimed.jsonl",
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+    listed = subprocess.run(
+        ["git", "-C", str(ws_dir), "ls-files", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert ".agent-loop/tasks/t/state.json" in listed and ".agent-loop/tasks/t/events.jsonl" in listed
+    assert not [
+        p
+        for p in listed
+        if "/supervisor/" in p
+        or "/watch/" in p
+        or "snapshots.git" in p
+        or p.endswith(("hook-errors.log", "unclaimed.jsonl", ".lock"))
+    ]
+    (ws_dir / ".agent-loop/.gitignore").write_text("# mine\n")
+    ws.init_state(task_id="u", goal="g", global_stop_condition="s")
+    assert (ws_dir / ".agent-loop/.gitignore").read_text() == "# mine\n"

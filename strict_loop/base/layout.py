@@ -13,6 +13,22 @@ from strict_loop.base.errors import LoopError
 
 MANAGER_DIR = ".agent-loop"
 LEGACY_MANAGER_DIR = ".codex-loop"
+GITIGNORE = """\
+# Written by strict-agent-loop (edit freely: it is never rewritten). Commit the rest of .agent-loop/ to share a loop
+# (contracts, ledgers, round notes, status): never what follows, which is this machine's own or holds run output.
+snapshots.git/
+replaced/
+tasks/*/supervisor/
+tasks/*/watch/
+tasks/*/hook-*.json
+tasks/*/hook-errors.log
+sessions.json
+unclaimed.jsonl
+.lock
+*.lock
+"""
+"""``.agent-loop/.gitignore``: what must never be committed (the snapshot store, supervisor and watch logs, runtime
+files). A contract that arrives with a repository runs nothing until trusted here (SECURITY.md)."""
 TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 _TASK_ID_RE = re.compile(TASK_ID_PATTERN)
 

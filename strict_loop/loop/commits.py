@@ -8,13 +8,15 @@ runs outside the lock), and they read best on their own.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 from strict_loop import __version__
 from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write, dumps_doc
-from strict_loop.base.layout import slug_from_goal
+from strict_loop.base.layout import GITIGNORE, slug_from_goal
 from strict_loop.base.timefmt import now_iso, seconds_between
 from strict_loop.loop import reports, verdicts
 from strict_loop.loop.monitoring import TaskMonitor
@@ -32,6 +34,9 @@ def create_task(ws: Workspace, req: InitStateInput, contract: LoopContract) -> I
     """Create the task's files under its lock (an existing task moved aside when ``force``), then register it."""
     store = ws.index.store(req.task_id or slug_from_goal(req.goal))
     store.paths.root.mkdir(parents=True, exist_ok=True)
+    ignore = ws.layout.manager / ".gitignore"
+    if not os.path.lexists(ignore):  # a person's own file (or a link) is left alone
+        atomic_write(ignore, GITIGNORE.encode())
     with store.locked():
         replaced, dropped = _move_aside(ws, store, req) if store.exists() else (None, None)
         ws.trust_store.record(ws.root, store.task_id, contract.stop_checks)  # written here, by this machine's user

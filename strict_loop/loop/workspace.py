@@ -333,8 +333,11 @@ class Workspace:
 
     def task_store(self, task_id: Optional[str]) -> TaskStore:
         """The task's store for a write (a legacy task is migrated first): for the supervisor, watch and alerts,
-        which keep files of their own beside the task's."""
-        found = self.index.find(task_id, write=True)
+        which keep files of their own beside the task's. A malformed id is bad input (LoopError), as everywhere."""
+        try:
+            found = self.index.find(task_id, write=True)
+        except ValueError as exc:  # check_task_id: base raises ValueError, the facade speaks LoopError
+            raise LoopError("task_id", str(exc), "name the task as list_tasks shows it") from None
         assert isinstance(found, TaskStore)
         return found
 
