@@ -9,7 +9,6 @@ runs outside the lock), and they read best on their own.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
