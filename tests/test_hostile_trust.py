@@ -52,8 +52,12 @@ def test_a_cloned_contract_runs_nothing_until_a_person_trusts_it(ws_dir, tmp_pat
     proc = run_script("check_stop", "--task-id", "t", cwd=clone, check=False)
     assert proc.returncode == 2 and "strict-loop trust --task-id t" in proc.stderr and proc.stderr.count("\n") == 1
 
-    shown = run_script("trust", "--task-id", "t", cwd=clone)
-    assert f"$ {CMD}" in shown.stdout and "trusted:" in shown.stdout
+    assert f"stop command: $ {CMD}" in run_script("show_task", "--task-id", "t", cwd=clone).stdout
+    refused = run_script("trust", "--task-id", "t", cwd=clone, check=False)  # no terminal, no --yes: asks nobody
+    assert refused.returncode == 2 and f"$ {CMD}" in refused.stderr and "no terminal" in refused.stderr
+    assert not ws.trust_store.is_trusted(clone, "t", ws.show_task(task_id="t").state.contract.stop_checks)
+    shown = run_script("trust", "--task-id", "t", "--yes", cwd=clone)  # shown first, then recorded
+    assert f"$ {CMD}" in shown.stderr and f"$ {CMD}" in shown.stdout and "trusted:" in shown.stdout
     assert ws.check_stop(task_id="t").passed == 1 and (clone / "ran.txt").exists()
     assert "already trusted" in run_script("trust", "--task-id", "t", cwd=clone).stdout
 
@@ -196,3 +200,32 @@ def test_a_malformed_webhook_url_never_fails_the_pause(ws_dir, monkeypatch, capf
     out, err = capfd.readouterr()
     assert "SECRET-42" not in out + err
     assert all(b"SECRET-42" not in p.read_bytes() for p in (ws_dir / ".agent-loop").rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize(("answer", "trusted"), [("n\n", False), ("\n", False), ("y\n", True)])
+def test_trust_on_a_terminal_shows_the_commands_then_asks(ws_dir, tmp_path, monkeypatch, answer, trusted):
+    """Issue 19, item 17: trust recorded before it showed what it trusts."""
+    import os
+    import subprocess
+    import sys
+
+    _made_here(ws_dir)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another-machine"))
+    clone = _cloned(ws_dir, tmp_path / "clone")
+    leader, follower = os.openpty()
+    os.write(leader, answer.encode())
+    proc = subprocess.run(
+        [sys.executable, "-m", "strict_loop", "trust", "--task-id", "t"],
+        stdin=follower,
+        capture_output=True,
+        text=True,
+        cwd=clone,
+        timeout=60,
+        env=os.environ,
+    )
+    os.close(follower)
+    os.close(leader)
+    assert f"$ {CMD}" in proc.stderr and "[y/N]" in proc.stdout + proc.stderr
+    assert (proc.returncode == 0) is trusted and ("not confirmed" in proc.stderr) is not trusted
+    checks = Workspace(clone).show_task(task_id="t").state.contract.stop_checks
+    assert TrustStore().is_trusted(clone, "t", checks) is trusted

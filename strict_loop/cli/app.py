@@ -82,6 +82,11 @@ def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, d
         action="store_true",
         help=f"exit 0 = quiet, {EXIT_SPIRAL} = spiral detected, {EXIT_PAUSED} = paused",
     )
+    parsers["trust"].add_argument(
+        "--yes",
+        action="store_true",
+        help="do not ask: trust the commands shown (for scripts; needed without a terminal)",
+    )
     parsers["resume"].add_argument("task", nargs="?", help="task id (same as --task-id)")
     parsers["resume"].add_argument("--task", dest="task_flag", metavar="ID", help="task id (same as --task-id)")
 
@@ -102,6 +107,8 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
             raise LoopError("resume", f"different task ids given ({', '.join(sorted(given))})", "give one")
         if given:
             params["task_id"] = given.pop()
+    if name == "trust":
+        _confirm_trust(ws, params.get("task_id"), a.yes)
     result = getattr(ws, name)(**params)
     code = 0
     if name == "check_stop" and a.exit_status:
@@ -109,6 +116,31 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
     if name == "detect_spiral" and a.exit_status:
         code = EXIT_PAUSED if result.paused else EXIT_SPIRAL if result.detected else 0
     return result, op.answer, code
+
+
+def _confirm_trust(ws: Workspace, task_id: Optional[str], yes: bool) -> None:
+    """Show the commands a person is about to trust, then ask (``--yes`` answers for a script); refuse without a
+    terminal to ask on. Trust is the person's decision about code that came with a repository: never implied."""
+    state = ws.show_task(task_id=task_id).state
+    checks = state.contract.stop_checks
+    if not checks.commands or ws.trust_store.is_trusted(ws.root, state.task_id, checks):
+        return
+    shown = "\n".join(f"  $ {c}" for c in checks.commands)
+    print(
+        f"task '{state.task_id}' in {ws.root} runs these stop commands (each killed after "
+        f"{checks.command_timeout_s:g}s):\n{shown}",
+        file=sys.stderr,
+    )
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise LoopError(
+            "trust",
+            "asks a person and no terminal is attached; nothing was recorded",
+            "read the commands above, then run it in a terminal or add --yes",
+        )
+    if input("Trust them to run on this machine? [y/N] ").strip().lower() not in ("y", "yes"):
+        raise LoopError("trust", "not confirmed; nothing was recorded", "run strict-loop trust again to answer yes")
 
 
 def _dump(result: Any) -> str:

@@ -124,6 +124,10 @@ def task_view(v: TaskView) -> str:
         f"stop when: {s.contract.global_stop_condition}",
         f"next task: {s.next_task or '(not set)'}",
     ]
+    checks = s.contract.stop_checks
+    lines += [f"stop command: $ {c}" for c in checks.commands]  # what `trust` would let run, shown before it is asked
+    lines += [f"stop check: {p} exists" for p in checks.paths_exist]
+    lines += [f"stop check: {p} contains the text" for p in checks.text_patterns]
     for r in s.recent_rounds:
         lines.append(f"  #{r.iteration} [{r.progress}, {r.status}] {r.task}")
     if s.last_stop:
