@@ -251,6 +251,7 @@ class BearerAuth:
 class _Seen:
     busy: int
     last: float
+    streams: int = 0  # of the requests in flight, the GET streams that only listen
 
 
 class SessionCap:
@@ -259,8 +260,10 @@ class SessionCap:
     The SDK alone refuses every new session (503) once its limit is reached, until old ones idle out; a client that
     opens sessions and never closes them would lock everyone out for the idle timeout. Sessions are closed the way a
     client closes one (a DELETE through the app), and only after the new one was accepted (its Host, Origin and
-    initialize passed), so a refused request never costs anyone a session. A session with a request in flight (an
-    open GET stream included) is never closed; the SDK's own limit, set at twice ``cap``, stays as the backstop.
+    initialize passed), so a refused request never costs anyone a session. A session with a call in flight is never
+    closed; one whose only requests in flight are GET streams (listening, not working) is closed after the idle ones,
+    least recently used first, so held streams cannot lock new sessions out. The SDK's own limit, set at twice
+    ``cap``, stays as the backstop.
     """
 
     def __init__(self, app: Any, cap: int, idle_timeout: float) -> None:
@@ -285,13 +288,16 @@ class SessionCap:
                 status.append(message["status"])
             await send(message)
 
+        listening = scope["method"] == "GET"
         if seen:
             seen.busy += 1
+            seen.streams += listening
             self.sessions.move_to_end(sid)
         try:
             await self.app(scope, receive, watch)
         finally:
             if seen:
+                seen.streams -= listening
                 self._release(sid, seen)
             if status and (status[0] == 404 or (scope["method"] == "DELETE" and status[0] < 400)):
                 self.sessions.pop(sid, None)  # ended or unknown to the SDK
@@ -313,7 +319,7 @@ class SessionCap:
             for sid, seen in opened:
                 self._release(sid, seen)
         if opened:
-            await self._shrink(scope)
+            await self._shrink(scope, keep=opened[0][0])
 
     def _release(self, sid: str, seen: _Seen) -> None:
         seen.busy -= 1
@@ -321,13 +327,17 @@ class SessionCap:
         if sid in self.sessions:
             self.sessions.move_to_end(sid)
 
-    async def _shrink(self, scope: Scope) -> None:
+    async def _shrink(self, scope: Scope, keep: str) -> None:
+        """Close sessions until at most ``cap`` are left, never ``keep`` (the one just opened)."""
         now = anyio.current_time()
         for sid, seen in list(self.sessions.items()):
             if not seen.busy and now - seen.last > self.idle_timeout:
                 del self.sessions[sid]  # the SDK has closed it already
         while len(self.sessions) > self.cap:
-            victim = next((sid for sid, seen in self.sessions.items() if not seen.busy), None)
+            others = [(sid, seen) for sid, seen in self.sessions.items() if sid != keep]
+            victim = next((sid for sid, seen in others if not seen.busy), None)
+            if victim is None:  # then a session that only listens: its stream ends with it
+                victim = next((sid for sid, seen in others if seen.busy == seen.streams), None)
             if victim is None:
                 return
             del self.sessions[victim]

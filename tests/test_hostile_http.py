@@ -350,6 +350,32 @@ def test_unclosed_sessions_never_lock_out_a_new_one(ws_dir):
         assert s.alive(s.open_session())
 
 
+@pytest.mark.slow  # a real server process: full suite only
+def test_held_get_streams_never_lock_out_a_new_session(ws_dir):
+    """Issue 19, item 11: 2 x --max-sessions held GET streams refused every new session (503) until they ended."""
+    import contextlib
+
+    with served(ws_dir, "--max-sessions", "2") as s, contextlib.ExitStack() as held:
+        listening = []
+        for _ in range(4):  # each session opened, then held by a GET stream that never ends
+            listening.append(s.open_session())
+            stream = held.enter_context(
+                s.client.stream(
+                    "GET",
+                    s.url,
+                    headers={
+                        "Accept": "text/event-stream",
+                        "mcp-session-id": listening[-1],
+                        "mcp-protocol-version": "2025-06-18",
+                    },
+                )
+            )
+            assert stream.status_code == 200
+        fresh = s.open_session()  # before: closed at once, or 503 once the SDK's limit was reached
+        assert s.alive(fresh) and s.alive(s.open_session())
+        assert not s.alive(listening[0])  # the least recently used listener made room
+
+
 @pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 def test_idle_sessions_expire(ws_dir):
     with served(ws_dir, "--session-idle-timeout", "0.5") as s:
