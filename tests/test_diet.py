@@ -120,7 +120,7 @@ def test_update_state_on_the_cli_answers_with_the_verdict_and_the_status_line(ws
     assert out["status_line"].startswith("[strict-loop] t | running | iteration 1 of 100")
     assert (ws_dir / "runs.txt").read_text() == "checked\n"
     text = run_cli("update_state", *ROUND[:1], "t2", *ROUND[2:], cwd=ws_dir).stdout.splitlines()
-    assert text[1].startswith("continue: continue -- 2 of 2 stop checks fail")
+    assert text[1].startswith("continue -- 2 of 2 stop checks fail")  # the verdict said once (issue 19, item 19)
     assert text[2:4] == [
         "  [FAIL] command echo checked >> runs.txt; echo out-of-the-check; exit 4: exit code 4",
         "  [FAIL] path done.txt: missing",

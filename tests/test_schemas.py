@@ -26,3 +26,13 @@ def test_schemas_check_command_detects_drift(tmp_path):
     (tmp_path / "state.schema.json").write_text(json.dumps(doc))
     proc = run_cli("schemas", "--check", str(tmp_path), cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "state.schema.json differs from the models" in proc.stderr
+
+
+def test_schemas_check_says_what_it_found(tmp_path):
+    """Issue 19, item 19: --check was silent on success and said 'differs' for a missing file."""
+    from conftest import run_cli
+
+    ok = run_cli("schemas", "--check", cwd=tmp_path)
+    assert ok.returncode == 0 and "match the models" in ok.stdout
+    empty = run_cli("schemas", "--check", str(tmp_path), cwd=tmp_path, check=False)
+    assert empty.returncode == 1 and "is missing" in empty.stderr and "differs" not in empty.stderr

@@ -316,7 +316,10 @@ def _schemas(a: argparse.Namespace) -> int:
     ]
     if a.check:
         for name in stale:
-            print(f"{directory / name} differs from the models; run: strict-loop schemas --write", file=sys.stderr)
+            what = "differs from" if (directory / name).is_file() else "is missing; it is generated from"
+            print(f"{directory / name} {what} the models; run: strict-loop schemas --write", file=sys.stderr)
+        if not stale:
+            print(f"{len(schemas.generate())} schemas in {directory} match the models")
         return 1 if stale else 0
     print(json.dumps(schemas.generate(), indent=2))
     return 0

@@ -68,7 +68,8 @@ def round_result(r: RoundResult) -> str:
         f"took {human_duration(r.duration_s)}; notes in {r.round_file}"
     ]
     if r.stop is not None:
-        lines.append(f"{'STOP' if r.stop.should_stop else 'continue'}: {r.stop.verdict} -- {r.stop.reason}")
+        said = f"STOP ({r.stop.verdict})" if r.stop.should_stop else "continue"  # the verdict once, not twice
+        lines.append(f"{said} -- {r.stop.reason}")
         lines += [f"  [FAIL] {c.kind} {c.target}: {c.detail}" for c in r.stop.failing]
     if r.status_line:
         lines.append(r.status_line)
@@ -78,7 +79,8 @@ def round_result(r: RoundResult) -> str:
 
 @supervised
 def stop_report(r: StopResult) -> str:
-    lines = [f"{r.task_id}: {r.verdict} ({'stop' if r.should_stop else 'continue'}) -- {r.reason}"]
+    said = f"stop ({r.verdict})" if r.should_stop else "continue"
+    lines = [f"{r.task_id}: {said} -- {r.reason}"]
     for c in r.checks:
         lines.append(f"  [{'pass' if c.passed else 'FAIL'}] {c.kind} {c.target}: {c.detail}")
     for lim in r.limits:

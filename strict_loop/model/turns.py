@@ -55,7 +55,15 @@ def one_line(text: str, cap: int, tail: int = 0) -> str:
     one = " ".join(str(text).split())
     if len(one) <= cap:
         return one
-    return one[: cap - tail - 5] + " ... " + one[len(one) - tail :] if tail else one[: cap - 3] + "..."
+    head = _words(one, cap - tail - 5 if tail else cap - 3)
+    return head + " ... " + one[len(one) - tail :] if tail else head + "..."
+
+
+def _words(text: str, cap: int) -> str:
+    """At most ``cap`` characters of ``text``, ending at a word's end when one is near (no word cut in two)."""
+    cut = text[: max(cap, 0)]
+    space = cut.rfind(" ")
+    return cut[:space].rstrip(" ,;:") if space > cap * 0.7 else cut
 
 
 def read_turns(path: str | Path) -> list[dict[str, Any]]:
