@@ -11,6 +11,7 @@ The hooks let the monitor see each call as it happens and whisper to the agent w
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import queue
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import IO, NamedTuple, Optional
 
 from strict_loop.base.errors import LoopError
+from strict_loop.base.fsio import atomic_write
 from strict_loop.base.jsontext import read_object
 from strict_loop.harness import registry
 from strict_loop.harness.handler import SUPERVISED_ENV
@@ -202,8 +204,10 @@ def _hermes_home(
 
     source = Path(env.get("HERMES_HOME") or Path(env.get("HOME", str(Path.home()))) / ".hermes")
     shutil.rmtree(dest, ignore_errors=True)
-    if source.is_dir():
-        shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*HERMES_SKIP), symlinks=True)
+    if source.is_dir():  # links (dotfiles) are dereferenced: the copy holds no path back into the user's files
+        shutil.copytree(
+            source, dest, ignore=shutil.ignore_patterns(*HERMES_SKIP), symlinks=False, ignore_dangling_symlinks=True
+        )
     dest.mkdir(parents=True, exist_ok=True)
     if server is None and hook_program is None:
         return dest
@@ -218,13 +222,14 @@ def _hermes_home(
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         for name, body in hermes_plugin_files(hook_program, workspace).items():
-            (folder / name).write_bytes(body)
+            atomic_write(folder / name, body, sync=False)
         plugins = data.get("plugins") or {}
         plugins["enabled"] = [p for p in plugins.get("enabled") or [] if p != SERVER] + [SERVER]
         plugins["disabled"] = [p for p in plugins.get("disabled") or [] if p != SERVER]
         data["plugins"] = plugins
-    with config.open("w", encoding="utf-8") as fh:
-        yaml.dump(data, fh)
+    text = io.StringIO()
+    yaml.dump(data, text)
+    atomic_write(config, text.getvalue().encode("utf-8"), sync=False)  # replaces the name, never writes through it
     return dest
 
 
