@@ -7,11 +7,36 @@ test_supervisor_e2e.py.
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from strict_loop import Workspace
 from strict_loop.harness import headless
+from strict_loop.supervisor.runner import Supervisor, SupervisorResult
+
+
+@pytest.fixture
+def task(ws_dir: Path) -> Workspace:
+    ws = Workspace(ws_dir)
+    ws.init_state(
+        task_id="t",
+        goal="Make done.txt",
+        global_stop_condition="done.txt exists",
+        stop_checks={"paths_exist": ["done.txt"]},
+    )
+    return ws
+
+
+def _finished_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
@@ -53,3 +78,50 @@ def test_the_hermes_home_copy_never_writes_through_the_users_links(tmp_path: Pat
     assert (copy / "plugins" / "theirs" / "plugin.yaml").read_text() == "name: theirs\n"
     wiring.cleanup()
     assert _tree_digest(dots) == before and (home / ".hermes" / "config.yaml").is_symlink()
+
+
+def _fake(tmp_path: Path, name: str, body: str) -> Path:
+    """A fake harness binary: a Python script run by this interpreter."""
+    path = tmp_path / name
+    path.write_text(f"#!{sys.executable}\nimport json, os, sys\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def _supervise(ws: Workspace, harness: str, binary: Path, env: dict[str, str], **kw) -> SupervisorResult:
+    settings = {"max_invocations": 1, "heartbeat_s": 3600, **kw.pop("overrides", {})}
+    sup = Supervisor(
+        ws.root, "t", harness, harness_bin=str(binary), env=env, stderr=io.StringIO(), overrides=settings, **kw
+    )
+    return sup.run()
+
+
+HERMES_SPY = """
+home = os.environ["HERMES_HOME"]
+with open(sys.argv[sys.argv.index("--usage-file") + 1], "w") as fh:
+    json.dump({"completed": True, "failed": False}, fh)
+with open(os.environ["SPY"], "w") as fh:
+    mode = os.stat(os.path.dirname(home)).st_mode & 0o777
+    json.dump({"home": home, "env_file": open(os.path.join(home, ".env")).read(), "mode": mode}, fh)
+"""
+
+
+def test_the_hermes_home_lives_in_a_private_runtime_folder_and_stale_ones_are_removed(task: Workspace, tmp_path: Path):
+    home, _ = _dotfiles_home(tmp_path)
+    runs = Path(os.environ["XDG_RUNTIME_DIR"]) / "strict-loop" / "runs"
+    runs.parent.mkdir(mode=0o700)
+    runs.mkdir(mode=0o700)
+    stale = runs / f"{_finished_pid()}-12345-0001-abc"  # a supervisor killed with -9: its pid is gone
+    (stale / "hermes-home").mkdir(parents=True)
+    (stale / "hermes-home" / ".env").write_text("OPENAI_API_KEY=sk-old\n")
+    spy = tmp_path / "spy.json"
+    env = {**os.environ, "HOME": str(home), "SPY": str(spy)}
+    _supervise(task, "hermes", _fake(tmp_path, "hermes", HERMES_SPY), env)
+    seen = json.loads(spy.read_text())
+    assert "sk-test-123456" in seen["env_file"]  # the copy was there for the run
+    used = Path(seen["home"])
+    assert not used.is_relative_to(task.root) and used.is_relative_to(runs)
+    assert seen["mode"] == 0o700 and (runs.stat().st_mode & 0o777) == 0o700
+    assert not used.exists() and not stale.exists()  # removed after the run; the dead run's at start-up
+    leftovers = [p for p in task.root.rglob("*") if "hermes-home" in p.name or p.name == ".env"]
+    assert leftovers == []

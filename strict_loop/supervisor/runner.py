@@ -46,6 +46,7 @@ from strict_loop.supervisor.heartbeat import Heartbeat
 from strict_loop.supervisor.journal import RECENT_EVENTS, invocation_data, next_invocation, pause_alert
 from strict_loop.supervisor.lock import SessionFile, SupervisorLock
 from strict_loop.supervisor.prompt import build_prompt
+from strict_loop.supervisor.scratch import new_scratch, sweep
 
 PAUSE_POLL_S = 0.3
 """How often a running child's task is checked for a pause its hooks recorded (monitor.json, a small read)."""
@@ -130,6 +131,7 @@ class Supervisor:
                 "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd",
             )
         stale = self.lock.acquire(self.harness, self._session())
+        sweep(self.env)  # scratch folders (Hermes home copies) a killed supervisor left behind
         outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
         self.signals.install()
         try:
@@ -198,8 +200,7 @@ class Supervisor:
             stem.with_suffix(".prompt.txt"), prompt.encode(), sync=False
         )  # a record, rebuilt from disk if lost
         session = self._session()
-        scratch = stem.with_suffix(".tmp")
-        scratch.mkdir(exist_ok=True)
+        scratch = new_scratch(self.env, n)  # outside the workspace: the Hermes home copy carries API keys
         wiring = wire(
             self.harness,
             self.binary,
