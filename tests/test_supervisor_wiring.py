@@ -125,3 +125,49 @@ def test_the_hermes_home_lives_in_a_private_runtime_folder_and_stale_ones_are_re
     assert not used.exists() and not stale.exists()  # removed after the run; the dead run's at start-up
     leftovers = [p for p in task.root.rglob("*") if "hermes-home" in p.name or p.name == ".env"]
     assert leftovers == []
+
+
+API_KEY = "sk-ant-api03-SECRETVALUE42"
+ALERT_URL = "https://hooks.slack.com/services/T0AAAA/B0BBBB/tok3nSECRETtok3n"
+ALERT_ENV = {
+    "ANTHROPIC_API_KEY": API_KEY,
+    "STRICT_LOOP_ALERT_URLS": ALERT_URL,
+    "APPRISE_URLS": "tgram://1234567:apprisebottoken/987",
+    "STRICT_LOOP_WEBHOOK_URL": "https://user:hookpass@example.invalid/hook",
+    "STRICT_LOOP_IRC": "ircs://bot:ircpassword@irc.example.invalid/#ops",
+    "STRICT_LOOP_MCP_TOKEN": "mcp-token-0123456789",
+}
+CLAUDE_LEAKY = f"""
+with open(os.environ["SPY"], "w") as fh:
+    json.dump(dict(os.environ), fh)
+sid = "0b9f3a52-8d7e-4b8e-9c61-1f2a3b4c5d6e"
+said = "key {API_KEY} and {ALERT_URL} and https://me:pw123456@x.invalid/"
+print(json.dumps({{"type": "system", "subtype": "init", "session_id": sid}}))
+print(json.dumps({{"type": "assistant", "session_id": sid, "message": {{"content": [{{"type": "text", "text": said}}]}}}}))
+print(json.dumps({{"type": "result", "is_error": False, "result": said, "session_id": sid, "total_cost_usd": 0.01}}))
+print("stderr too: " + said, file=sys.stderr)
+"""
+
+
+def test_supervise_masks_every_file_and_the_agent_never_gets_alert_secrets(task: Workspace, tmp_path: Path):
+    spy = tmp_path / "env.json"
+    env = {**os.environ, **ALERT_ENV, "SPY": str(spy), "STRICT_LOOP_HOOKD": "0"}
+    _supervise(task, "claude", _fake(tmp_path, "claude", CLAUDE_LEAKY), env)
+    child = json.loads(spy.read_text())
+    assert child["ANTHROPIC_API_KEY"] == API_KEY  # the agent's own key it needs
+    assert not {k for k in child if k.startswith("APPRISE_")} and not (
+        {"STRICT_LOOP_ALERT_URLS", "STRICT_LOOP_WEBHOOK_URL", "STRICT_LOOP_IRC", "STRICT_LOOP_MCP_TOKEN"} & set(child)
+    )
+    assert (
+        child["STRICT_LOOP_TASK"] == "t"
+        and child["STRICT_LOOP_SUPERVISOR"] == "1"
+        and child["STRICT_LOOP_HOOKD"] == "0"
+    )
+    folder = task.task_paths("t").supervisor
+    written = {p.name: p.read_text() for p in folder.iterdir() if p.is_file()}
+    assert {"invocation-0001.jsonl", "invocation-0001.last.txt", "invocation-0001.stderr.txt"} <= set(written)
+    assert "***" in written["invocation-0001.last.txt"] and "stderr too" in written["invocation-0001.stderr.txt"]
+    events = task.task_paths("t").events.read_text()
+    for secret in (API_KEY, ALERT_URL, "tok3nSECRETtok3n", "pw123456"):
+        assert all(secret not in text for text in written.values()), secret
+        assert secret not in events, secret

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple, Optional
 
+from strict_loop.base import masking
 from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write
 from strict_loop.base.jsontext import read_object
@@ -109,7 +110,7 @@ def wire(
     shows), which saves starting one server per invocation. ``hooks`` off: Claude and Hermes run without our hooks
     (Hermes's calls then reach the monitor not at all: it prints no stream)."""
     row = registry.get(harness)
-    child_env = dict(os.environ if env is None else env)
+    child_env = masking.agent_env(os.environ if env is None else env)  # no alert channel, no MCP token
     child_env["STRICT_LOOP_TASK"] = task_id  # hooks record to this task even with other tasks running here
     child_env[SUPERVISED_ENV] = "1"
     hook_program = _hook_program() if hooks and row.hooks_in_headless else None
@@ -283,7 +284,24 @@ def run_child(
     ``on_line`` and ``tick`` (called about every 0.2 s) return a reason to stop the child now (e.g. the task was
     paused, or a signal arrived), else None. Past ``timeout_s`` the whole group is killed.
     """
-    proc = _spawn(wiring, cwd, stderr_file)
+    proc = _spawn(wiring, cwd)
+    errors = threading.Thread(target=_copy, args=(proc.stderr, stderr_file), daemon=True)
+    errors.start()
+    try:
+        return _follow(proc, raw, on_line, timeout_s, tick, grace_s)
+    finally:
+        errors.join(timeout=2)  # what it printed last, before the caller closes the file
+
+
+def _follow(
+    proc: subprocess.Popen[str],
+    raw: IO[str],
+    on_line: Callable[[str], Optional[str]],
+    timeout_s: float,
+    tick: Callable[[], Optional[str]],
+    grace_s: float,
+) -> ChildResult:
+    """Read the child's stdout until it ends or we end it (see ``run_child``)."""
     lines: queue.Queue[Optional[str]] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
@@ -320,7 +338,7 @@ def run_child(
     return ChildResult(proc.returncode)
 
 
-def _spawn(wiring: Wiring, cwd: Path, stderr_file: IO[str]) -> subprocess.Popen[str]:
+def _spawn(wiring: Wiring, cwd: Path) -> subprocess.Popen[str]:
     """The child, started in its own process group (so that a kill reaches everything it started)."""
     return subprocess.Popen(
         wiring.argv,
@@ -328,7 +346,7 @@ def _spawn(wiring: Wiring, cwd: Path, stderr_file: IO[str]) -> subprocess.Popen[
         env=wiring.env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=stderr_file,
+        stderr=subprocess.PIPE,  # copied line by line into the caller's file, which may mask it
         text=True,
         encoding="utf-8",
         errors="replace",
@@ -346,6 +364,17 @@ def _pump(stream: Optional[IO[str]], out: queue.Queue[Optional[str]]) -> None:
         pass
     finally:
         out.put(None)
+
+
+def _copy(stream: Optional[IO[str]], out: IO[str]) -> None:
+    """The child's stderr, line by line, into ``out`` (until it closes)."""
+    try:
+        if stream is not None:
+            for line in stream:
+                out.write(line)
+                out.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def read_usage(path: Optional[Path]) -> Optional[dict]:

@@ -11,9 +11,10 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from strict_loop.alerts import outbox
+from strict_loop.base.masking import mask_with
 from strict_loop.base.timefmt import now_iso
 from strict_loop.harness.streambase import Outcome
 from strict_loop.loop.monitoring import TaskMonitor
@@ -79,3 +80,19 @@ def next_invocation(folder: Path, store: TaskStore) -> int:
         ):
             found.append(event["data"]["invocation"])
     return max(found, default=0) + 1
+
+
+class MaskedWriter:
+    """A text file whose every write has the secret values (``masking.secret_values``) and URL credentials masked.
+
+    Why: the harness's stdout and stderr echo what the agent saw and ran (an API key it printed, a URL); like stop
+    command output, nothing of it reaches a file unmasked."""
+
+    def __init__(self, out: IO[str], values: list[str]) -> None:
+        self.out, self.values = out, values
+
+    def write(self, text: str) -> int:
+        return self.out.write(mask_with(text, self.values))
+
+    def flush(self) -> None:
+        self.out.flush()

@@ -17,12 +17,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Optional
+from typing import IO, Any, Optional, cast
 
 from strict_loop.alerts import outbox
 from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write
 from strict_loop.base.interrupts import StopSignals
+from strict_loop.base.masking import mask_tree, mask_with, secret_values
 from strict_loop.harness import registry
 from strict_loop.harness.headless import KILL_GRACE_S, ChildResult, Wiring, find_binary, read_usage, run_child, wire
 from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall
@@ -43,7 +44,7 @@ from strict_loop.supervisor.budgets import (
 )
 from strict_loop.supervisor.callqueue import CallQueue
 from strict_loop.supervisor.heartbeat import Heartbeat
-from strict_loop.supervisor.journal import RECENT_EVENTS, invocation_data, next_invocation, pause_alert
+from strict_loop.supervisor.journal import RECENT_EVENTS, MaskedWriter, invocation_data, next_invocation, pause_alert
 from strict_loop.supervisor.lock import SessionFile, SupervisorLock
 from strict_loop.supervisor.prompt import build_prompt
 from strict_loop.supervisor.scratch import new_scratch, sweep
@@ -101,6 +102,7 @@ class Supervisor:
         self.task_id, self.harness, self.model = self.store.task_id, harness, model
         self.settings = settings or _settings(self.store, overrides or {})
         self.env = dict(os.environ if env is None else env)
+        self.secrets = secret_values(self.env)  # masked in every file written (the child's output echoes them)
         self.binary = find_binary(harness, harness_bin, self.env)
         self.extra_args = list(extra_args)
         self.stderr = stderr if stderr is not None else sys.stderr
@@ -196,9 +198,7 @@ class Supervisor:
         self.folder.mkdir(parents=True, exist_ok=True)
         stem = self.folder / f"invocation-{n:04d}"
         prompt = build_prompt(self.root, self.task_id, self.settings.max_rounds_per_invocation)
-        atomic_write(
-            stem.with_suffix(".prompt.txt"), prompt.encode(), sync=False
-        )  # a record, rebuilt from disk if lost
+        atomic_write(stem.with_suffix(".prompt.txt"), self._mask(prompt).encode(), sync=False)  # a record only
         session = self._session()
         scratch = new_scratch(self.env, n)  # outside the workspace: the Hermes home copy carries API keys
         wiring = wire(
@@ -229,7 +229,7 @@ class Supervisor:
                 f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; "
                 f"{outcome.reason}"
             )
-        atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode(), sync=False)
+        atomic_write(stem.with_suffix(".last.txt"), self._mask(outcome.last_text).encode(), sync=False)
         self.sessions.keep(session, outcome.ok, outcome.session_id)
         return outcome
 
@@ -250,8 +250,8 @@ class Supervisor:
             child = run_child(
                 wiring,
                 self.root,
-                raw,
-                err,
+                cast(IO[str], MaskedWriter(raw, self.secrets)),
+                cast(IO[str], MaskedWriter(err, self.secrets)),
                 on_line,
                 self.settings.invocation_timeout_s,
                 self._tick,
@@ -260,7 +260,8 @@ class Supervisor:
         self.calls.flush()  # what the child printed last
         usage = read_usage(wiring.usage_file)
         if usage is not None:
-            atomic_write(stem.with_suffix(".usage.json"), json.dumps(usage, indent=2).encode(), sync=False)
+            body = json.dumps(mask_tree(usage, self.env), indent=2)
+            atomic_write(stem.with_suffix(".usage.json"), body.encode(), sync=False)
         return child, usage
 
     def _record(self, call: ToolCall, n: int) -> bool:
@@ -348,7 +349,10 @@ class Supervisor:
 
     def _event(self, kind: str, message: str, data: dict[str, Any]) -> None:
         with self.store.locked():
-            self.store.append_event(kind, message, data)
+            self.store.append_event(kind, self._mask(message), mask_tree(data, self.env))
+
+    def _mask(self, text: str) -> str:
+        return mask_with(text, self.secrets)
 
     def _paused(self) -> bool:
         return TaskMonitor(self.store, self.root).paused()
