@@ -171,3 +171,16 @@ def test_supervise_masks_every_file_and_the_agent_never_gets_alert_secrets(task:
     for secret in (API_KEY, ALERT_URL, "tok3nSECRETtok3n", "pw123456"):
         assert all(secret not in text for text in written.values()), secret
         assert secret not in events, secret
+
+
+def test_the_per_run_mcp_server_is_ours_never_a_repositorys_mcp_server_package(tmp_path: Path):
+    ws = tmp_path / "ws"
+    (ws / "mcp_server").mkdir(parents=True)
+    marker = tmp_path / "the-repository-ran"
+    (ws / "mcp_server" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('pwned')\n")
+    (ws / "mcp_server" / "__main__.py").write_text("")
+    argv = headless.mcp_command(ws)
+    assert argv[0] == sys.executable and "-m" not in argv
+    r = subprocess.run(argv + ["--help"], cwd=ws, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert not marker.exists(), r.stderr
+    assert r.returncode == 0 and "--workspace" in r.stdout

@@ -56,8 +56,13 @@ def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> s
 
 
 def mcp_command(workspace: Path) -> list[str]:
-    """How a harness starts our MCP server for this workspace (this interpreter's copy of the package)."""
-    return [sys.executable, "-m", "mcp_server", "--workspace", str(workspace)]
+    """How a harness starts our MCP server for this workspace: this interpreter, importing from this checkout.
+
+    Never ``-m mcp_server``: the harness starts it in the workspace, where ``-m`` would put the repository's folder
+    first on the path, and a repository's own ``mcp_server/`` would run instead of ours (as the alert worker does)."""
+    parent = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding strict_loop/ and mcp_server/
+    boot = f"import sys; sys.path[0] = {parent!r}; from mcp_server.server import main; main()"
+    return [sys.executable, "-c", boot, "--workspace", str(workspace)]
 
 
 @dataclass
