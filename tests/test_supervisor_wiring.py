@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import read_jsonl
 
 from strict_loop import Workspace
+from strict_loop.base.errors import LoopError
 from strict_loop.harness import headless
 from strict_loop.supervisor.runner import Supervisor, SupervisorResult
 
@@ -143,7 +145,8 @@ with open(os.environ["SPY"], "w") as fh:
 sid = "0b9f3a52-8d7e-4b8e-9c61-1f2a3b4c5d6e"
 said = "key {API_KEY} and {ALERT_URL} and https://me:pw123456@x.invalid/"
 print(json.dumps({{"type": "system", "subtype": "init", "session_id": sid}}))
-print(json.dumps({{"type": "assistant", "session_id": sid, "message": {{"content": [{{"type": "text", "text": said}}]}}}}))
+text = {{"content": [{{"type": "text", "text": said}}]}}
+print(json.dumps({{"type": "assistant", "session_id": sid, "message": text}}))
 print(json.dumps({{"type": "result", "is_error": False, "result": said, "session_id": sid, "total_cost_usd": 0.01}}))
 print("stderr too: " + said, file=sys.stderr)
 """
@@ -184,3 +187,46 @@ def test_the_per_run_mcp_server_is_ours_never_a_repositorys_mcp_server_package(t
     r = subprocess.run(argv + ["--help"], cwd=ws, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert not marker.exists(), r.stderr
     assert r.returncode == 0 and "--workspace" in r.stdout
+
+
+ARGV_SPY = """
+with open(os.environ["SPY"], "a") as fh:
+    fh.write(json.dumps(sys.argv[1:]) + "\\n")
+"""
+GOOD_ID = "0b9f3a52-8d7e-4b8e-9c61-1f2a3b4c5d6e"
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex"])
+def test_a_session_id_not_in_the_harness_format_never_reaches_the_command_line(
+    task: Workspace, tmp_path: Path, harness: str
+):
+    folder = task.task_paths("t").supervisor
+    folder.mkdir(parents=True, exist_ok=True)
+    forged = '--settings={"hooks":{"Stop":[{"hooks":[{"type":"command","command":"touch /tmp/pwned"}]}]}}'
+    (folder / "session.json").write_text(json.dumps({"harness": harness, "session_id": forged}))
+    spy = tmp_path / "argv.jsonl"
+    binary = _fake(tmp_path, harness, ARGV_SPY)
+    _supervise(task, harness, binary, {**os.environ, "SPY": str(spy)})
+    argv = json.loads(spy.read_text().splitlines()[0])
+    assert forged not in argv and "--resume" not in argv and "resume" not in argv
+    assert not (folder / "session.json").exists()
+    started = [e for e in read_jsonl(task.task_paths("t").events) if e["kind"] == "supervisor.started"][-1]
+    assert "not a " + harness + " session id" in started["data"]["session_refused"]
+    (folder / "session.json").write_text(json.dumps({"harness": harness, "session_id": GOOD_ID}))
+    _supervise(task, harness, binary, {**os.environ, "SPY": str(spy)})
+    assert GOOD_ID in json.loads(spy.read_text().splitlines()[1])  # a real id is still resumed
+
+
+def test_the_registry_knows_each_harness_session_id_format(tmp_path: Path):
+    from strict_loop.harness import registry
+    from strict_loop.supervisor.lock import SessionFile
+
+    assert registry.session_id_problem("codex", "0199a213-81c0-7800-8aa1-bbab2a035a53") == ""
+    assert registry.session_id_problem("claude", GOOD_ID.upper()) == ""
+    for bad in ("--settings={}", GOOD_ID + " x", "", None, "-" + GOOD_ID, GOOD_ID + "\n"):
+        assert registry.session_id_problem("claude", bad), bad
+    with pytest.raises(LoopError):
+        headless.wire("claude", sys.executable, "p", tmp_path, "t", tmp_path, session_id="--settings={}", env={})
+    files = SessionFile(tmp_path, "claude", "t")
+    files.keep(None, True, "--model=evil")  # a stream's id of another shape is not kept
+    assert files.get() is None and not files.path.exists()

@@ -115,6 +115,8 @@ def wire(
     shows), which saves starting one server per invocation. ``hooks`` off: Claude and Hermes run without our hooks
     (Hermes's calls then reach the monitor not at all: it prints no stream)."""
     row = registry.get(harness)
+    if session_id is not None and registry.session_id_problem(harness, session_id):
+        raise LoopError("supervise.session_id", registry.session_id_problem(harness, session_id), "start afresh")
     child_env = masking.agent_env(os.environ if env is None else env)  # no alert channel, no MCP token
     child_env["STRICT_LOOP_TASK"] = task_id  # hooks record to this task even with other tasks running here
     child_env[SUPERVISED_ENV] = "1"

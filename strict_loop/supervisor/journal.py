@@ -18,8 +18,9 @@ from strict_loop.base.masking import mask_with
 from strict_loop.base.timefmt import now_iso
 from strict_loop.harness.streambase import Outcome
 from strict_loop.loop.monitoring import TaskMonitor
+from strict_loop.loop.workspace import Workspace
 from strict_loop.storage.store import TaskStore
-from strict_loop.supervisor.budgets import Decision
+from strict_loop.supervisor.budgets import Decision, SupervisorSettings
 
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
@@ -96,3 +97,24 @@ class MaskedWriter:
 
     def flush(self) -> None:
         self.out.flush()
+
+
+def settings_for(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSettings:
+    """The run's budgets: the loop contract's unattended budgets, overridden by the caller's, over the defaults."""
+    from strict_loop.model.validation import validate_input
+
+    unattended = store.load().contract.unattended
+    base = {
+        "max_rounds_per_invocation": unattended.max_rounds_per_invocation,
+        "max_consecutive_failures": unattended.max_consecutive_failures,
+    }
+    return validate_input(SupervisorSettings, {**base, **overrides}, "supervise")
+
+
+def refuse_untrusted(ws: Workspace, store: TaskStore) -> None:
+    """Launch nothing for a contract whose commands this machine has not trusted: no run could ever be checked."""
+    checks = store.load().contract.stop_checks
+    if checks.commands and not ws.trust_store.is_trusted(ws.root, store.task_id, checks):
+        from strict_loop.storage.trust import refusal
+
+        raise refusal(store.task_id, checks, "supervise")

@@ -30,7 +30,6 @@ from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall
 from strict_loop.harness.streams import adapter_for
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
-from strict_loop.model.validation import validate_input
 from strict_loop.storage.store import TaskStore
 from strict_loop.supervisor.budgets import (
     EXIT_BAD_INPUT,
@@ -44,7 +43,15 @@ from strict_loop.supervisor.budgets import (
 )
 from strict_loop.supervisor.callqueue import CallQueue
 from strict_loop.supervisor.heartbeat import Heartbeat
-from strict_loop.supervisor.journal import RECENT_EVENTS, MaskedWriter, invocation_data, next_invocation, pause_alert
+from strict_loop.supervisor.journal import (
+    RECENT_EVENTS,
+    MaskedWriter,
+    invocation_data,
+    next_invocation,
+    pause_alert,
+    refuse_untrusted,
+    settings_for,
+)
 from strict_loop.supervisor.lock import SessionFile, SupervisorLock
 from strict_loop.supervisor.prompt import build_prompt
 from strict_loop.supervisor.scratch import new_scratch, sweep
@@ -100,7 +107,7 @@ class Supervisor:
                 "create it with strict-loop init_state first",
             )
         self.task_id, self.harness, self.model = self.store.task_id, harness, model
-        self.settings = settings or _settings(self.store, overrides or {})
+        self.settings = settings or settings_for(self.store, overrides or {})
         self.env = dict(os.environ if env is None else env)
         self.secrets = secret_values(self.env)  # masked in every file written (the child's output echoes them)
         self.binary = find_binary(harness, harness_bin, self.env)
@@ -124,7 +131,7 @@ class Supervisor:
     def run(self) -> SupervisorResult:
         """Invoke the harness until a stop, a pause, a limit, too many failures or a signal; the lock is held
         throughout."""
-        self._refuse_untrusted()
+        refuse_untrusted(self.ws, self.store)
         problem = cost_problem(self.settings, self.harness)
         if problem:
             raise LoopError(
@@ -134,6 +141,8 @@ class Supervisor:
             )
         stale = self.lock.acquire(self.harness, self._session())
         sweep(self.env)  # scratch folders (Hermes home copies) a killed supervisor left behind
+        if self.sessions.refused:
+            print(f"[supervisor] {self.task_id}: {self.sessions.refused}", file=self.stderr, flush=True)
         outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
         self.signals.install()
         try:
@@ -145,6 +154,7 @@ class Supervisor:
                     "pid": os.getpid(),
                     "session_id": self._session(),
                     "took_over": stale,
+                    "session_refused": self.sessions.refused,
                     "settings": self.settings.model_dump(mode="json"),
                 },
             )
@@ -279,14 +289,6 @@ class Supervisor:
             return None, f"the stop checks could not run: {exc}"
         return report.should_stop, f"{report.verdict}: {report.reason}"
 
-    def _refuse_untrusted(self) -> None:
-        """Launch nothing for a contract whose commands this machine has not trusted: no run could ever be checked."""
-        checks = self.store.load().contract.stop_checks
-        if checks.commands and not self.ws.trust_store.is_trusted(self.root, self.task_id, checks):
-            from strict_loop.storage.trust import refusal
-
-            raise refusal(self.task_id, checks, "supervise")
-
     def _end(self, decision: Decision, refused: bool = False) -> SupervisorResult:
         action = "refused" if refused else decision.action
         data: dict[str, Any] = {
@@ -387,13 +389,3 @@ class Supervisor:
     def _sleep(self, seconds: float) -> None:
         """Back off, beating and waking at once on a signal."""
         self.signals.sleep(seconds, self._heart_beat)
-
-
-def _settings(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSettings:
-    """The run's budgets: the loop contract's unattended budgets, overridden by the caller's, over the defaults."""
-    unattended = store.load().contract.unattended
-    base = {
-        "max_rounds_per_invocation": unattended.max_rounds_per_invocation,
-        "max_consecutive_failures": unattended.max_consecutive_failures,
-    }
-    return validate_input(SupervisorSettings, {**base, **overrides}, "supervise")
