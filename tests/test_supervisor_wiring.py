@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,35 @@ def test_the_registry_knows_each_harness_session_id_format(tmp_path: Path):
     files = SessionFile(tmp_path, "claude", "t")
     files.keep(None, True, "--model=evil")  # a stream's id of another shape is not kept
     assert files.get() is None and not files.path.exists()
+
+
+CLAUDE_LEAVES_A_GRANDCHILD = """
+import subprocess
+sid = "0b9f3a52-8d7e-4b8e-9c61-1f2a3b4c5d6e"
+print(json.dumps({"type": "result", "is_error": False, "result": "done", "session_id": sid}), flush=True)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # inherits stdout
+open(os.environ["SPY"], "w").write(str(child.pid))
+"""
+
+
+def test_supervise_ends_the_run_when_the_harness_exits_though_a_grandchild_holds_stdout(
+    task: Workspace, tmp_path: Path
+):
+    spy = tmp_path / "grandchild.pid"
+    binary = _fake(tmp_path, "claude", CLAUDE_LEAVES_A_GRANDCHILD)
+    started = time.monotonic()
+    result = _supervise(task, "claude", binary, {**os.environ, "SPY": str(spy)}, overrides={"invocation_timeout_s": 60})
+    assert time.monotonic() - started < 20  # not the grandchild's 120 s, nor the 60 s wall clock
+    assert result.exit_code == 3 and "max_invocations" in result.reason  # the run itself succeeded
+    pid = int(spy.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists() and "Z" not in _state(pid):
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)  # the group was killed with it
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return "Z"

@@ -38,6 +38,8 @@ KILL_GRACE_S = 5.0
 HERMES_SKIP = ("sessions", "logs", "cache", "audio_cache", "image_cache", "*.db", "*.db-*", "*.sqlite*")
 """What a temporary HERMES_HOME does not copy: history and caches (large, and not needed for one run)."""
 POLL_S = 0.2
+DRAIN_S = 1.0
+"""After the child exits: how long its stdout is still read (a grandchild holding it open does not hold the run)."""
 
 
 def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> str:
@@ -308,41 +310,46 @@ def _follow(
     tick: Callable[[], Optional[str]],
     grace_s: float,
 ) -> ChildResult:
-    """Read the child's stdout until it ends or we end it (see ``run_child``)."""
+    """Read the child's stdout until the child exits or we end it (see ``run_child``).
+
+    The run ends when the child process exits, not when stdout closes: a grandchild it left behind (a detached
+    server, a ``sleep &``) may hold stdout open for ever. After the exit its output is drained for ``DRAIN_S`` at
+    most, and the whole group is killed, so nothing the run started outlives it."""
     lines: queue.Queue[Optional[str]] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
-    deadline, ended = time.monotonic() + timeout_s, False
+    deadline, eof, exited_at = time.monotonic() + timeout_s, False, None
     stop: Optional[str] = None
-    while stop is None and not ended:
-        if time.monotonic() >= deadline:
+    while stop is None:
+        now = time.monotonic()
+        if now >= deadline:
             kill_group(proc, grace_s)
             reader.join(timeout=2)
             return ChildResult(None, timed_out=True)
+        if proc.poll() is not None:
+            exited_at = exited_at or now
+            if eof or now - exited_at >= DRAIN_S:
+                break
         try:
-            line = lines.get(timeout=POLL_S)
-        except queue.Empty:
+            line = lines.get(timeout=POLL_S) if not eof else _wait(proc)
+        except (queue.Empty, subprocess.TimeoutExpired):
             stop = tick()
             continue
         if line is None:
-            ended = True
-            continue
-        raw.write(line if line.endswith("\n") else line + "\n")
-        raw.flush()
-        stop = on_line(line) or tick()
-    while stop is None and proc.poll() is None:  # stdout closed; the leader may still be finishing
-        if time.monotonic() >= deadline:
-            kill_group(proc, grace_s)
-            return ChildResult(None, timed_out=True)
-        try:
-            proc.wait(timeout=POLL_S)
-        except subprocess.TimeoutExpired:
-            stop = tick()
-    if stop is not None:
-        kill_group(proc, grace_s)
-        reader.join(timeout=2)
-        return ChildResult(proc.returncode, stopped=stop)
-    return ChildResult(proc.returncode)
+            eof = True
+        elif line:
+            raw.write(line if line.endswith("\n") else line + "\n")
+            raw.flush()
+            stop = on_line(line) or tick()
+    kill_group(proc, grace_s)  # after an exit too: what the child left in its group goes with it
+    reader.join(timeout=0.5)
+    return ChildResult(proc.returncode, stopped=stop)
+
+
+def _wait(proc: subprocess.Popen[str]) -> str:
+    """Wait a poll's time for the child whose stdout closed ("" once it exited; TimeoutExpired while it runs)."""
+    proc.wait(timeout=POLL_S)
+    return ""
 
 
 def _spawn(wiring: Wiring, cwd: Path) -> subprocess.Popen[str]:
