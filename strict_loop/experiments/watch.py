@@ -212,9 +212,12 @@ class Watch:
                 return self._end(
                     result, EXIT_LIMIT, "limit", f"--max-runs {s.max_runs} reached; last failure: {failure.summary()}"
                 )
-            problem = remedyio.apply(decision, self.settings, self.root, self.signals, self.stream)
+            problem = remedyio.apply(decision, self.settings, self.root, self.signals, self.stream, deadline)
             if self.signals.signum is not None:
                 return self._interrupted(result)
+            if deadline is not None and time.monotonic() >= deadline:
+                why = f"--timeout {s.timeout_s:g}s reached during the {decision.remedy} wait; the job was not run again"
+                return self._end(result, EXIT_LIMIT, "limit", why)
             if problem:
                 return self._escalate(result, failure, problem)
             self._announce(result.runs, failure, decision, outcome)
