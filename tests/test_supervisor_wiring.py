@@ -263,3 +263,73 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
     except OSError:
         return "Z"
+
+
+SLOW_HARNESS = """
+import time
+open(os.environ["SPY"], "w").write(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+def _killed_minus_9(argv: list[str], cwd: Path, spy: Path) -> int:
+    """Start ``python -m strict_loop ARGV``, wait until its child wrote its pid to ``spy``, SIGKILL it; the child's
+    pid (still running: it has its own session)."""
+    env = {**os.environ, "SPY": str(spy), "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "strict_loop", *argv], cwd=cwd, env=env, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (spy.exists() and spy.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    pid = int(spy.read_text())
+    assert _state(pid) not in ("Z", "X")  # left running by the killed parent
+    return pid
+
+
+def _gone(pid: int) -> bool:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _state(pid) not in ("Z", "X"):
+        time.sleep(0.05)
+    return _state(pid) in ("Z", "X")
+
+
+def test_a_restart_after_kill_9_of_supervise_kills_the_harness_it_left_running(task: Workspace, tmp_path: Path):
+    spy = tmp_path / "harness.pid"
+    slow = _fake(tmp_path, "claude", SLOW_HARNESS)
+    argv = ["supervise", "--task-id", "t", "--harness", "claude", "--harness-bin", str(slow), "--heartbeat", "3600"]
+    old = _killed_minus_9([*argv, "--workspace", str(task.root)], task.root, spy)
+    quick = _fake(tmp_path, "quick", 'print(json.dumps({"type": "result", "is_error": False, "result": "ok"}))')
+    _supervise(task, "claude", quick, dict(os.environ))
+    assert _gone(old)
+    started = [e for e in read_jsonl(task.task_paths("t").events) if e["kind"] == "supervisor.started"][-1]
+    assert started["data"]["killed_orphan"]["pgid"] == old
+    assert not (task.task_paths("t").supervisor / "child.json").exists()
+
+
+def test_a_restart_after_kill_9_of_watch_kills_the_job_it_left_running(task: Workspace, tmp_path: Path):
+    from strict_loop.experiments.watch import Watch
+
+    spy = tmp_path / "job.pid"
+    (tmp_path / "job.py").write_text("import os\n" + SLOW_HARNESS)
+    argv = ["watch", "--task-id", "t", "--workspace", str(task.root), "--heartbeat-s", "3600", "--"]
+    old = _killed_minus_9([*argv, sys.executable, str(tmp_path / "job.py")], task.root, spy)
+    result = Watch(task.root, "t", [sys.executable, "-c", "pass"], {"heartbeat_s": 3600}, stream=io.StringIO()).run()
+    assert result.exit_code == 0 and _gone(old)
+    started = [e for e in read_jsonl(task.task_paths("t").events) if e["kind"] == "watch.started"][-1]
+    assert started["data"]["killed_orphan"]["pgid"] == old
+
+
+def test_a_child_record_naming_another_process_sends_no_signal(tmp_path: Path):
+    from strict_loop.supervisor.orphans import ChildRecord
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # not a session leader
+    try:
+        record = ChildRecord(tmp_path)
+        record.started(other.pid)  # its real start time, but not a group of ours
+        assert record.reap() is None and other.poll() is None
+        (tmp_path / "child.json").write_text(json.dumps({"pgid": os.getpid(), "start": "1", "owner": _finished_pid()}))
+        assert record.reap() is None  # a forged start time: nothing is killed
+    finally:
+        other.kill()
+        other.wait()

@@ -34,6 +34,7 @@ from strict_loop.model.monitoring import Signal
 from strict_loop.model.validation import validate_input
 from strict_loop.monitor import ladder
 from strict_loop.supervisor.heartbeat import Heartbeat, clock
+from strict_loop.supervisor.orphans import ChildRecord
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -130,6 +131,7 @@ class Watch:
         self._heart: Optional[_Beat] = None
         self._run = 0
         self._pending: Optional[tuple[int, Failure, Decision, RunOutcome]] = None
+        self.children = ChildRecord(self.store.paths.root / "watch")
 
     def view(self) -> Any:
         return TaskMonitor(self.store, self.root).view()
@@ -149,13 +151,16 @@ class Watch:
                 f"task '{self.store.task_id}' is completed",
                 "watch the job for a running task (init_state a new one)",
             )
+        orphan = self.children.reap()  # the job a watch killed with -9 left running: never two at once
+        if orphan:
+            print(f"[watch] killed the job a killed watch left running (group {orphan['pgid']})", file=self.stream)
         self.signals.install()
         self._heart = _Beat(self, self.stream)
         try:
             self._event(
                 "watch.started",
                 f"watching: {self.command[:300]}",
-                {"command": self.command, "settings": self.settings.model_dump()},
+                {"command": self.command, "settings": self.settings.model_dump(), "killed_orphan": orphan},
             )
             result = self._loop()
         finally:
@@ -231,7 +236,10 @@ class Watch:
         numbers = [int(p.stem[4:]) for p in folder.glob("run-*.log") if p.stem[4:].isdigit()]
         log = folder / f"run-{max(numbers, default=0) + 1:04d}.log"
         self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
-        outcome = run_job(argv, self.root, env, log, self.settings, deadline, self._tick)
+        try:
+            outcome = run_job(argv, self.root, env, log, self.settings, deadline, self._tick, self.children.started)
+        finally:
+            self.children.ended()
         self.progress = outcome.progress
         assert self._heart is not None
         self._heart.beat(self._run, force=True)  # where the run got to, whatever its end

@@ -287,13 +287,16 @@ def run_child(
     timeout_s: float,
     tick: Callable[[], Optional[str]],
     grace_s: float = KILL_GRACE_S,
+    on_spawn: Callable[[int], None] = lambda pid: None,
 ) -> ChildResult:
-    """Run the child in its own process group; each stdout line goes to ``raw`` and ``on_line``.
+    """Run the child in its own process group (``on_spawn`` gets its pid); each stdout line goes to ``raw`` and
+    ``on_line``.
 
     ``on_line`` and ``tick`` (called about every 0.2 s) return a reason to stop the child now (e.g. the task was
     paused, or a signal arrived), else None. Past ``timeout_s`` the whole group is killed.
     """
     proc = _spawn(wiring, cwd)
+    on_spawn(proc.pid)
     errors = threading.Thread(target=_copy, args=(proc.stderr, stderr_file), daemon=True)
     errors.start()
     try:

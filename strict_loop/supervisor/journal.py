@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from strict_loop.alerts import outbox
+from strict_loop.base.errors import LoopError
 from strict_loop.base.masking import mask_with
 from strict_loop.base.timefmt import now_iso
 from strict_loop.harness.streambase import Outcome
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
 from strict_loop.storage.store import TaskStore
-from strict_loop.supervisor.budgets import Decision, SupervisorSettings
+from strict_loop.supervisor.budgets import Decision, SupervisorSettings, cost_problem
 
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
@@ -111,8 +112,14 @@ def settings_for(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSe
     return validate_input(SupervisorSettings, {**base, **overrides}, "supervise")
 
 
-def refuse_untrusted(ws: Workspace, store: TaskStore) -> None:
-    """Launch nothing for a contract whose commands this machine has not trusted: no run could ever be checked."""
+def refuse_to_start(ws: Workspace, store: TaskStore, settings: SupervisorSettings, harness: str) -> None:
+    """Launch nothing for a contract whose commands this machine has not trusted (no run could ever be checked), nor
+    with a cost cap that cannot be counted."""
+    problem = cost_problem(settings, harness)
+    if problem:
+        raise LoopError(
+            "supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd"
+        )
     checks = store.load().contract.stop_checks
     if checks.commands and not ws.trust_store.is_trusted(ws.root, store.task_id, checks):
         from strict_loop.storage.trust import refusal

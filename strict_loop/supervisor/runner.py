@@ -37,7 +37,6 @@ from strict_loop.supervisor.budgets import (
     Decision,
     SupervisorSettings,
     Tally,
-    cost_problem,
     decide,
     rounds_left,
 )
@@ -49,10 +48,11 @@ from strict_loop.supervisor.journal import (
     invocation_data,
     next_invocation,
     pause_alert,
-    refuse_untrusted,
+    refuse_to_start,
     settings_for,
 )
 from strict_loop.supervisor.lock import SessionFile, SupervisorLock
+from strict_loop.supervisor.orphans import ChildRecord
 from strict_loop.supervisor.prompt import build_prompt
 from strict_loop.supervisor.scratch import new_scratch, sweep
 
@@ -118,6 +118,7 @@ class Supervisor:
         self.folder = self.store.paths.supervisor
         self.lock = SupervisorLock(self.folder, self.task_id)
         self.sessions = SessionFile(self.folder, harness, self.task_id)
+        self.children = ChildRecord(self.folder)
         self.tally = Tally()
         self.launched = 0
         self.signals = StopSignals()
@@ -131,33 +132,14 @@ class Supervisor:
     def run(self) -> SupervisorResult:
         """Invoke the harness until a stop, a pause, a limit, too many failures or a signal; the lock is held
         throughout."""
-        refuse_untrusted(self.ws, self.store)
-        problem = cost_problem(self.settings, self.harness)
-        if problem:
-            raise LoopError(
-                "supervise.max_cost_usd",
-                problem,
-                "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd",
-            )
+        refuse_to_start(self.ws, self.store, self.settings, self.harness)
         stale = self.lock.acquire(self.harness, self._session())
         sweep(self.env)  # scratch folders (Hermes home copies) a killed supervisor left behind
-        if self.sessions.refused:
-            print(f"[supervisor] {self.task_id}: {self.sessions.refused}", file=self.stderr, flush=True)
+        orphan = self.children.reap()  # a harness a supervisor killed with -9 left running: never two at once
         outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
         self.signals.install()
         try:
-            self._event(
-                "supervisor.started",
-                f"supervisor started ({self.harness})",
-                {
-                    "harness": self.harness,
-                    "pid": os.getpid(),
-                    "session_id": self._session(),
-                    "took_over": stale,
-                    "session_refused": self.sessions.refused,
-                    "settings": self.settings.model_dump(mode="json"),
-                },
-            )
+            self._started(stale, orphan)
             self._heart = Heartbeat(self.store, self._view, self.settings.heartbeat_s, self.stderr)
             self.tally = self.tally.model_copy(update={"rounds_at_start": self._heart.rounds_at_start})
             return self._loop()
@@ -166,6 +148,18 @@ class Supervisor:
                 self._heart.close()
             self.signals.restore()
             self.lock.release()
+
+    def _started(self, stale: Optional[dict], orphan: Optional[dict]) -> None:
+        killed = orphan and f"killed the harness a killed supervisor left running (process group {orphan['pgid']})"
+        for note in filter(None, (self.sessions.refused, killed)):
+            print(f"[supervisor] {self.task_id}: {note}", file=self.stderr, flush=True)
+        data = {"harness": self.harness, "pid": os.getpid(), "session_id": self._session(), "took_over": stale}
+        data.update(session_refused=self.sessions.refused, killed_orphan=orphan)
+        self._event(
+            "supervisor.started",
+            f"supervisor started ({self.harness})",
+            {**data, "settings": self.settings.model_dump(mode="json")},
+        )
 
     def _loop(self) -> SupervisorResult:
         while True:
@@ -266,7 +260,9 @@ class Supervisor:
                 self.settings.invocation_timeout_s,
                 self._tick,
                 self.kill_grace_s,
+                self.children.started,
             )
+        self.children.ended()
         self.calls.flush()  # what the child printed last
         usage = read_usage(wiring.usage_file)
         if usage is not None:
