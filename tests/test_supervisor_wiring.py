@@ -333,3 +333,39 @@ def test_a_child_record_naming_another_process_sends_no_signal(tmp_path: Path):
     finally:
         other.kill()
         other.wait()
+
+
+SIGNED_OUT = {
+    "claude": 'print(json.dumps({"type": "result", "subtype": "success", "is_error": True, '
+    '"result": "Invalid API key \\u00b7 Please run /login"}))',
+    "codex": 'print(json.dumps({"type": "thread.started", "thread_id": "01a2086f-f746-7021-8eba-78b83862a37c"}))\n'
+    'print(json.dumps({"type": "turn.failed", "error": {"message": "unexpected status 401 Unauthorized"}}))',
+    "codex-stderr": 'sys.exit("Error: Not logged in. Run codex login.")',
+    "hermes": 'json.dump({"completed": False, "failed": True, "failure": "HTTP 401: Incorrect API key provided"}, '
+    'open(sys.argv[sys.argv.index("--usage-file") + 1], "w"))',
+}
+
+
+@pytest.mark.parametrize("case", list(SIGNED_OUT))
+def test_a_harness_that_is_not_signed_in_stops_the_run_at_once_naming_the_fix(
+    task: Workspace, tmp_path: Path, case: str
+):
+    harness = case.split("-")[0]
+    binary = _fake(tmp_path, harness, SIGNED_OUT[case])
+    overrides = {"max_invocations": 3, "backoff_base_s": 0, "max_consecutive_failures": 3}
+    result = _supervise(task, harness, binary, dict(os.environ), overrides=overrides)
+    fix = {"claude": "claude /login", "codex": "codex login", "hermes": "API key"}[harness]
+    assert (result.exit_code, result.action, result.invocations) == (2, "fail", 1), result.reason
+    assert "is not signed in" in result.reason and fix in result.reason
+    failed = [e for e in read_jsonl(task.task_paths("t").events) if e["kind"] == "supervisor.failed"]
+    assert len(failed) == 1 and failed[0]["data"]["exit_code"] == 2
+
+
+def test_only_an_authentication_failure_counts_as_signed_out():
+    from strict_loop.harness.streambase import Outcome, signed_out
+
+    assert signed_out(Outcome(False, "api error 401: Invalid API key"))
+    assert signed_out(Outcome(False, "exit 1 with no turn.completed"), "Error: Not logged in")
+    assert not signed_out(Outcome(False, "api error 500: overloaded"))
+    assert not signed_out(Outcome(False, "api error 429: rate limit"))
+    assert not signed_out(Outcome(True, "completed", last_text="fixed the 401 handler"))

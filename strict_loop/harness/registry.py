@@ -44,6 +44,7 @@ class Harness(NamedTuple):
     reports_cost: bool  # the headless run reports its cost in dollars (else only tokens)
     hooks_in_headless: bool  # the headless run takes our hook program (Codex reads its own hooks files)
     session_id_pattern: str = ""  # a regex a session id must match whole to be resumed; "" accepts none
+    login_hint: str = "sign the harness in"  # how a person fixes "not logged in" (supervise stops with it)
 
 
 CLAUDE_EVENTS = (
@@ -75,7 +76,7 @@ HARNESSES: dict[str, Harness] = {
         context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
         plan_fn=_I + "plan_claude", default_scope="project", argv_fn=_H + "claude_argv", stream_fn=_S + "ClaudeAdapter",
         stop_restarts_on_new_turn=True, resumes_sessions=True, reports_cost=True, hooks_in_headless=True,
-        session_id_pattern=UUID,
+        session_id_pattern=UUID, login_hint="run `claude /login`, or set ANTHROPIC_API_KEY",
     ),
     "codex": Harness(
         name="codex", title="Codex CLI", hook_events=CODEX_EVENTS,
@@ -83,7 +84,7 @@ HARNESSES: dict[str, Harness] = {
         context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
         plan_fn=_I + "plan_codex", default_scope="project", argv_fn=_H + "codex_argv", stream_fn=_S + "CodexAdapter",
         stop_restarts_on_new_turn=False, resumes_sessions=True, reports_cost=False, hooks_in_headless=False,
-        session_id_pattern=UUID,
+        session_id_pattern=UUID, login_hint="run `codex login`, or `codex login --with-api-key` with your OpenAI key",
     ),
     "hermes": Harness(
         name="hermes", title="Hermes Agent", hook_events=(),
@@ -92,6 +93,7 @@ HARNESSES: dict[str, Harness] = {
         plan_fn=_I + "plan_hermes", default_scope="user", argv_fn=_H + "hermes_argv", stream_fn=_S + "HermesAdapter",
         stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=True, hooks_in_headless=True,
         session_id_pattern=r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}",
+        login_hint="set your provider's API key in ~/.hermes/.env (or run `hermes setup`)",
     ),
 }  # fmt: skip
 """Every harness, by name. Hermes's hooks are its plugin's (integrations/hermes/), so it lists no hook events."""

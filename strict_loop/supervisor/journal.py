@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Optional
 
 from strict_loop.alerts import outbox
 from strict_loop.base.errors import LoopError
@@ -21,7 +21,7 @@ from strict_loop.harness.streambase import Outcome
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
 from strict_loop.storage.store import TaskStore
-from strict_loop.supervisor.budgets import Decision, SupervisorSettings, cost_problem
+from strict_loop.supervisor.budgets import EXIT_BAD_INPUT, Decision, SupervisorSettings, Tally, cost_problem
 
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
@@ -125,3 +125,22 @@ def refuse_to_start(ws: Workspace, store: TaskStore, settings: SupervisorSetting
         from strict_loop.storage.trust import refusal
 
         raise refusal(store.task_id, checks, "supervise")
+
+
+def not_signed_in(harness: str, outcome: Outcome, tally: Optional[Tally]) -> Decision:
+    """The end of a run whose harness is not signed in: bad input (exit 2), naming the harness and the fix."""
+    from strict_loop.harness import registry
+
+    row = registry.get(harness)
+    why = f"{row.title} is not signed in ({outcome.reason[:200]}): {row.login_hint}, then run the same command again"
+    return Decision("fail", why, 0.0, EXIT_BAD_INPUT, tally)
+
+
+def stderr_tail(path: Path, cap: int = 8192) -> str:
+    """The last ``cap`` bytes of an invocation's (masked) stderr file, as text; "" when unreadable."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, path.stat().st_size - cap))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -26,7 +26,7 @@ from strict_loop.base.interrupts import StopSignals
 from strict_loop.base.masking import mask_tree, mask_with, secret_values
 from strict_loop.harness import registry
 from strict_loop.harness.headless import KILL_GRACE_S, ChildResult, Wiring, find_binary, read_usage, run_child, wire
-from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall
+from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall, signed_out
 from strict_loop.harness.streams import adapter_for
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
@@ -47,9 +47,11 @@ from strict_loop.supervisor.journal import (
     MaskedWriter,
     invocation_data,
     next_invocation,
+    not_signed_in,
     pause_alert,
     refuse_to_start,
     settings_for,
+    stderr_tail,
 )
 from strict_loop.supervisor.lock import SessionFile, SupervisorLock
 from strict_loop.supervisor.orphans import ChildRecord
@@ -185,6 +187,8 @@ class Supervisor:
                 )
             rounds = self.store.load().counters.iteration
             decision = decide(self.settings, self.tally, outcome, rounds, should_stop, self._paused())
+            if outcome.signed_out and decision.action != "stop":  # no retry signs the harness in
+                decision = not_signed_in(self.harness, outcome, decision.tally)
             self.tally = decision.tally or self.tally
             self._event(
                 "supervisor.invocation",
@@ -234,6 +238,7 @@ class Supervisor:
                 f"{outcome.reason}"
             )
         atomic_write(stem.with_suffix(".last.txt"), self._mask(outcome.last_text).encode(), sync=False)
+        outcome.signed_out = signed_out(outcome, stderr_tail(stem.with_suffix(".stderr.txt")))
         self.sessions.keep(session, outcome.ok, outcome.session_id)
         return outcome
 
