@@ -405,3 +405,12 @@ def test_bad_metrics_lines_are_skipped_and_counted_and_memory_stays_bounded(ws: 
     assert result.exit_code == EXIT_OK
     [run] = events(ws, "watch.run")
     assert run["data"]["bad_metrics_lines"] == 2 and "step 2" in run["data"]["summary"]
+
+
+def test_the_timeout_covers_a_wait_retry_wait_and_reports_the_limit(ws: Workspace):
+    argv = job(ws, "raise SystemExit('Connection refused')\n")
+    started = time.monotonic()
+    result, _ = watch(ws, argv, allow=["wait-retry:5"], retry_wait_s=30, timeout_s=1.5, max_runs=5)
+    assert time.monotonic() - started < 10  # not the 30 s wait
+    assert (result.exit_code, result.outcome, result.runs) == (EXIT_LIMIT, "limit", 1)
+    assert "--timeout 1.5s reached during the wait-retry wait" in result.reason

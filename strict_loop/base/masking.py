@@ -52,6 +52,19 @@ def command_env(env: Optional[Mapping[str, str]] = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if not is_project_secret(k)}
 
 
+AGENT_KEEPS = frozenset({"STRICT_LOOP_HOOKD", "STRICT_LOOP_HOOKD_IDLE", "STRICT_LOOP_DEBUG"})
+"""The project's variables an agent's harness may keep: settings of the hook, no secret and no alert channel."""
+
+
+def agent_env(env: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+    """The environment for an agent's harness run unattended: ``command_env``, keeping only ``AGENT_KEEPS`` of ours.
+
+    Why: the agent runs whatever a prompt injection tells it; alert URLs (Slack, webhook, IRC tokens) and the MCP
+    token must not be among what it can print or send."""
+    env = os.environ if env is None else env
+    return {k: v for k, v in env.items() if not is_project_secret(k) or k.upper() in AGENT_KEEPS}
+
+
 def secret_values(env: Optional[Mapping[str, str]] = None) -> list[str]:
     """Values to mask, longest first (so a value containing another is masked whole).
 

@@ -170,9 +170,10 @@ def run_job(
     s: WatchSettings,
     deadline: Optional[float],
     tick: Callable[[Progress], Optional[str]],
+    on_spawn: Callable[[int], None] = lambda pid: None,
 ) -> RunOutcome:
-    """Run ``argv`` in ``root`` until it ends or we end it. ``tick`` is called at least every 0.1 s with the progress
-    so far (it beats the heartbeat) and returns a reason to stop the job (a signal arrived), or None."""
+    """Run ``argv`` in ``root`` until it ends or we end it (``on_spawn`` gets its pid). ``tick``, called every 0.1 s
+    with the progress so far (it beats the heartbeat), returns a reason to stop the job (a signal arrived), or None."""
     started = time.monotonic()
     log = _Log(log_path, int(s.log_max_mb * 1024 * 1024), env, s)
     mfile = _MetricsFile(root, s.metrics_file) if s.metrics_file else None
@@ -192,6 +193,7 @@ def run_job(
                     preexec_fn=_limits(s),
                 )
             ) as proc:
+                on_spawn(proc.pid)
                 stopped = commandrun.pump(
                     proc, log.feed, stop=lambda: _reason(log, mfile, s, deadline, tick), every_s=_POLL_S
                 )

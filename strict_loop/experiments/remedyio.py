@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 from typing import IO, Optional
 
@@ -17,12 +18,20 @@ from strict_loop.experiments.remedies import Decision, WatchSettings
 
 
 def apply(
-    decision: Decision, settings: WatchSettings, root: Path, signals: StopSignals, stream: IO[str]
+    decision: Decision,
+    settings: WatchSettings,
+    root: Path,
+    signals: StopSignals,
+    stream: IO[str],
+    deadline: Optional[float] = None,
 ) -> Optional[str]:
-    """Do what the remedy needs outside the job's variables (wait, empty the cache); a problem escalates."""
+    """Do what the remedy needs outside the job's variables (wait, empty the cache); a problem escalates.
+
+    A wait ends at ``deadline`` (``--timeout-s`` bounds the whole watch, waits included)."""
     print(f"[watch] remedy {decision.remedy}: {decision.reason}", file=stream, flush=True)
     if decision.remedy == "wait-retry":
-        signals.sleep(decision.wait_s)
+        left = decision.wait_s if deadline is None else min(decision.wait_s, deadline - time.monotonic())
+        signals.sleep(max(0.0, left))
     if decision.remedy == "clear-cache":
         assert settings.cache_dir is not None
         folder = own_dir(root, settings.cache_dir)

@@ -34,6 +34,7 @@ from strict_loop.model.monitoring import Signal
 from strict_loop.model.validation import validate_input
 from strict_loop.monitor import ladder
 from strict_loop.supervisor.heartbeat import Heartbeat, clock
+from strict_loop.supervisor.orphans import ChildRecord
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -130,6 +131,7 @@ class Watch:
         self._heart: Optional[_Beat] = None
         self._run = 0
         self._pending: Optional[tuple[int, Failure, Decision, RunOutcome]] = None
+        self.children = ChildRecord(self.store.paths.root / "watch")
 
     def view(self) -> Any:
         return TaskMonitor(self.store, self.root).view()
@@ -149,13 +151,16 @@ class Watch:
                 f"task '{self.store.task_id}' is completed",
                 "watch the job for a running task (init_state a new one)",
             )
+        orphan = self.children.reap()  # the job a watch killed with -9 left running: never two at once
+        if orphan:
+            print(f"[watch] killed the job a killed watch left running (group {orphan['pgid']})", file=self.stream)
         self.signals.install()
         self._heart = _Beat(self, self.stream)
         try:
             self._event(
                 "watch.started",
                 f"watching: {self.command[:300]}",
-                {"command": self.command, "settings": self.settings.model_dump()},
+                {"command": self.command, "settings": self.settings.model_dump(), "killed_orphan": orphan},
             )
             result = self._loop()
         finally:
@@ -212,9 +217,12 @@ class Watch:
                 return self._end(
                     result, EXIT_LIMIT, "limit", f"--max-runs {s.max_runs} reached; last failure: {failure.summary()}"
                 )
-            problem = remedyio.apply(decision, self.settings, self.root, self.signals, self.stream)
+            problem = remedyio.apply(decision, self.settings, self.root, self.signals, self.stream, deadline)
             if self.signals.signum is not None:
                 return self._interrupted(result)
+            if deadline is not None and time.monotonic() >= deadline:
+                why = f"--timeout {s.timeout_s:g}s reached during the {decision.remedy} wait; the job was not run again"
+                return self._end(result, EXIT_LIMIT, "limit", why)
             if problem:
                 return self._escalate(result, failure, problem)
             self._announce(result.runs, failure, decision, outcome)
@@ -228,7 +236,10 @@ class Watch:
         numbers = [int(p.stem[4:]) for p in folder.glob("run-*.log") if p.stem[4:].isdigit()]
         log = folder / f"run-{max(numbers, default=0) + 1:04d}.log"
         self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
-        outcome = run_job(argv, self.root, env, log, self.settings, deadline, self._tick)
+        try:
+            outcome = run_job(argv, self.root, env, log, self.settings, deadline, self._tick, self.children.started)
+        finally:
+            self.children.ended()
         self.progress = outcome.progress
         assert self._heart is not None
         self._heart.beat(self._run, force=True)  # where the run got to, whatever its end

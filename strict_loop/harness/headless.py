@@ -11,6 +11,7 @@ The hooks let the monitor see each call as it happens and whisper to the agent w
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import queue
@@ -25,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple, Optional
 
+from strict_loop.base import masking
 from strict_loop.base.errors import LoopError
+from strict_loop.base.fsio import atomic_write
 from strict_loop.base.jsontext import read_object
 from strict_loop.harness import registry
 from strict_loop.harness.handler import SUPERVISED_ENV
@@ -35,6 +38,8 @@ KILL_GRACE_S = 5.0
 HERMES_SKIP = ("sessions", "logs", "cache", "audio_cache", "image_cache", "*.db", "*.db-*", "*.sqlite*")
 """What a temporary HERMES_HOME does not copy: history and caches (large, and not needed for one run)."""
 POLL_S = 0.2
+DRAIN_S = 1.0
+"""After the child exits: how long its stdout is still read (a grandchild holding it open does not hold the run)."""
 
 
 def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> str:
@@ -53,8 +58,13 @@ def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> s
 
 
 def mcp_command(workspace: Path) -> list[str]:
-    """How a harness starts our MCP server for this workspace (this interpreter's copy of the package)."""
-    return [sys.executable, "-m", "mcp_server", "--workspace", str(workspace)]
+    """How a harness starts our MCP server for this workspace: this interpreter, importing from this checkout.
+
+    Never ``-m mcp_server``: the harness starts it in the workspace, where ``-m`` would put the repository's folder
+    first on the path, and a repository's own ``mcp_server/`` would run instead of ours (as the alert worker does)."""
+    parent = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding strict_loop/ and mcp_server/
+    boot = f"import sys; sys.path[0] = {parent!r}; from mcp_server.server import main; main()"
+    return [sys.executable, "-c", boot, "--workspace", str(workspace)]
 
 
 @dataclass
@@ -107,7 +117,9 @@ def wire(
     shows), which saves starting one server per invocation. ``hooks`` off: Claude and Hermes run without our hooks
     (Hermes's calls then reach the monitor not at all: it prints no stream)."""
     row = registry.get(harness)
-    child_env = dict(os.environ if env is None else env)
+    if session_id is not None and registry.session_id_problem(harness, session_id):
+        raise LoopError("supervise.session_id", registry.session_id_problem(harness, session_id), "start afresh")
+    child_env = masking.agent_env(os.environ if env is None else env)  # no alert channel, no MCP token
     child_env["STRICT_LOOP_TASK"] = task_id  # hooks record to this task even with other tasks running here
     child_env[SUPERVISED_ENV] = "1"
     hook_program = _hook_program() if hooks and row.hooks_in_headless else None
@@ -202,8 +214,10 @@ def _hermes_home(
 
     source = Path(env.get("HERMES_HOME") or Path(env.get("HOME", str(Path.home()))) / ".hermes")
     shutil.rmtree(dest, ignore_errors=True)
-    if source.is_dir():
-        shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*HERMES_SKIP), symlinks=True)
+    if source.is_dir():  # links (dotfiles) are dereferenced: the copy holds no path back into the user's files
+        shutil.copytree(
+            source, dest, ignore=shutil.ignore_patterns(*HERMES_SKIP), symlinks=False, ignore_dangling_symlinks=True
+        )
     dest.mkdir(parents=True, exist_ok=True)
     if server is None and hook_program is None:
         return dest
@@ -218,13 +232,14 @@ def _hermes_home(
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         for name, body in hermes_plugin_files(hook_program, workspace).items():
-            (folder / name).write_bytes(body)
+            atomic_write(folder / name, body, sync=False)
         plugins = data.get("plugins") or {}
         plugins["enabled"] = [p for p in plugins.get("enabled") or [] if p != SERVER] + [SERVER]
         plugins["disabled"] = [p for p in plugins.get("disabled") or [] if p != SERVER]
         data["plugins"] = plugins
-    with config.open("w", encoding="utf-8") as fh:
-        yaml.dump(data, fh)
+    text = io.StringIO()
+    yaml.dump(data, text)
+    atomic_write(config, text.getvalue().encode("utf-8"), sync=False)  # replaces the name, never writes through it
     return dest
 
 
@@ -272,50 +287,75 @@ def run_child(
     timeout_s: float,
     tick: Callable[[], Optional[str]],
     grace_s: float = KILL_GRACE_S,
+    on_spawn: Callable[[int], None] = lambda pid: None,
 ) -> ChildResult:
-    """Run the child in its own process group; each stdout line goes to ``raw`` and ``on_line``.
+    """Run the child in its own process group (``on_spawn`` gets its pid); each stdout line goes to ``raw`` and
+    ``on_line``.
 
     ``on_line`` and ``tick`` (called about every 0.2 s) return a reason to stop the child now (e.g. the task was
     paused, or a signal arrived), else None. Past ``timeout_s`` the whole group is killed.
     """
-    proc = _spawn(wiring, cwd, stderr_file)
+    proc = _spawn(wiring, cwd)
+    on_spawn(proc.pid)
+    errors = threading.Thread(target=_copy, args=(proc.stderr, stderr_file), daemon=True)
+    errors.start()
+    try:
+        return _follow(proc, raw, on_line, timeout_s, tick, grace_s)
+    finally:
+        errors.join(timeout=2)  # what it printed last, before the caller closes the file
+
+
+def _follow(
+    proc: subprocess.Popen[str],
+    raw: IO[str],
+    on_line: Callable[[str], Optional[str]],
+    timeout_s: float,
+    tick: Callable[[], Optional[str]],
+    grace_s: float,
+) -> ChildResult:
+    """Read the child's stdout until the child exits or we end it (see ``run_child``).
+
+    The run ends when the child process exits, not when stdout closes: a grandchild it left behind (a detached
+    server, a ``sleep &``) may hold stdout open for ever. After the exit its output is drained for ``DRAIN_S`` at
+    most, and the whole group is killed, so nothing the run started outlives it."""
     lines: queue.Queue[Optional[str]] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
-    deadline, ended = time.monotonic() + timeout_s, False
+    deadline, eof, exited_at = time.monotonic() + timeout_s, False, None
     stop: Optional[str] = None
-    while stop is None and not ended:
-        if time.monotonic() >= deadline:
+    while stop is None:
+        now = time.monotonic()
+        if now >= deadline:
             kill_group(proc, grace_s)
             reader.join(timeout=2)
             return ChildResult(None, timed_out=True)
+        if proc.poll() is not None:
+            exited_at = exited_at or now
+            if eof or now - exited_at >= DRAIN_S:
+                break
         try:
-            line = lines.get(timeout=POLL_S)
-        except queue.Empty:
+            line = lines.get(timeout=POLL_S) if not eof else _wait(proc)
+        except (queue.Empty, subprocess.TimeoutExpired):
             stop = tick()
             continue
         if line is None:
-            ended = True
-            continue
-        raw.write(line if line.endswith("\n") else line + "\n")
-        raw.flush()
-        stop = on_line(line) or tick()
-    while stop is None and proc.poll() is None:  # stdout closed; the leader may still be finishing
-        if time.monotonic() >= deadline:
-            kill_group(proc, grace_s)
-            return ChildResult(None, timed_out=True)
-        try:
-            proc.wait(timeout=POLL_S)
-        except subprocess.TimeoutExpired:
-            stop = tick()
-    if stop is not None:
-        kill_group(proc, grace_s)
-        reader.join(timeout=2)
-        return ChildResult(proc.returncode, stopped=stop)
-    return ChildResult(proc.returncode)
+            eof = True
+        elif line:
+            raw.write(line if line.endswith("\n") else line + "\n")
+            raw.flush()
+            stop = on_line(line) or tick()
+    kill_group(proc, grace_s)  # after an exit too: what the child left in its group goes with it
+    reader.join(timeout=0.5)
+    return ChildResult(proc.returncode, stopped=stop)
 
 
-def _spawn(wiring: Wiring, cwd: Path, stderr_file: IO[str]) -> subprocess.Popen[str]:
+def _wait(proc: subprocess.Popen[str]) -> str:
+    """Wait a poll's time for the child whose stdout closed ("" once it exited; TimeoutExpired while it runs)."""
+    proc.wait(timeout=POLL_S)
+    return ""
+
+
+def _spawn(wiring: Wiring, cwd: Path) -> subprocess.Popen[str]:
     """The child, started in its own process group (so that a kill reaches everything it started)."""
     return subprocess.Popen(
         wiring.argv,
@@ -323,7 +363,7 @@ def _spawn(wiring: Wiring, cwd: Path, stderr_file: IO[str]) -> subprocess.Popen[
         env=wiring.env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=stderr_file,
+        stderr=subprocess.PIPE,  # copied line by line into the caller's file, which may mask it
         text=True,
         encoding="utf-8",
         errors="replace",
@@ -341,6 +381,17 @@ def _pump(stream: Optional[IO[str]], out: queue.Queue[Optional[str]]) -> None:
         pass
     finally:
         out.put(None)
+
+
+def _copy(stream: Optional[IO[str]], out: IO[str]) -> None:
+    """The child's stderr, line by line, into ``out`` (until it closes)."""
+    try:
+        if stream is not None:
+            for line in stream:
+                out.write(line)
+                out.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def read_usage(path: Optional[Path]) -> Optional[dict]:

@@ -11,12 +11,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, NamedTuple, Optional
 
-__all__ = ["HARNESSES", "Harness", "get", "names", "register", "resolve"]
+__all__ = ["HARNESSES", "Harness", "get", "names", "register", "resolve", "session_id_problem"]
 
 TOOL_TIMEOUT_S = 30
 """Tool hooks record one turn (p50 well under a second); the bound only matters if a lock is held."""
 STOP_TIMEOUT_S = 600
 """The Stop hook runs the task's stop checks, which may run a test suite."""
+UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+"""Claude's session ids and Codex's thread ids. A session id goes on the command line (``--resume ID``), and
+``session.json`` is repository content: anything else (``--settings={...}``) is never passed on."""
 
 
 class Harness(NamedTuple):
@@ -40,6 +43,8 @@ class Harness(NamedTuple):
     resumes_sessions: bool  # the headless run can resume the previous session
     reports_cost: bool  # the headless run reports its cost in dollars (else only tokens)
     hooks_in_headless: bool  # the headless run takes our hook program (Codex reads its own hooks files)
+    session_id_pattern: str = ""  # a regex a session id must match whole to be resumed; "" accepts none
+    login_hint: str = "sign the harness in"  # how a person fixes "not logged in" (supervise stops with it)
 
 
 CLAUDE_EVENTS = (
@@ -71,6 +76,7 @@ HARNESSES: dict[str, Harness] = {
         context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
         plan_fn=_I + "plan_claude", default_scope="project", argv_fn=_H + "claude_argv", stream_fn=_S + "ClaudeAdapter",
         stop_restarts_on_new_turn=True, resumes_sessions=True, reports_cost=True, hooks_in_headless=True,
+        session_id_pattern=UUID, login_hint="run `claude /login`, or set ANTHROPIC_API_KEY",
     ),
     "codex": Harness(
         name="codex", title="Codex CLI", hook_events=CODEX_EVENTS,
@@ -78,6 +84,7 @@ HARNESSES: dict[str, Harness] = {
         context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
         plan_fn=_I + "plan_codex", default_scope="project", argv_fn=_H + "codex_argv", stream_fn=_S + "CodexAdapter",
         stop_restarts_on_new_turn=False, resumes_sessions=True, reports_cost=False, hooks_in_headless=False,
+        session_id_pattern=UUID, login_hint="run `codex login`, or `codex login --with-api-key` with your OpenAI key",
     ),
     "hermes": Harness(
         name="hermes", title="Hermes Agent", hook_events=(),
@@ -85,6 +92,8 @@ HARNESSES: dict[str, Harness] = {
         context_fn=_P + "hermes_context", deny_fn=_P + "hermes_deny",
         plan_fn=_I + "plan_hermes", default_scope="user", argv_fn=_H + "hermes_argv", stream_fn=_S + "HermesAdapter",
         stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=True, hooks_in_headless=True,
+        session_id_pattern=r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}",
+        login_hint="set your provider's API key in ~/.hermes/.env (or run `hermes setup`)",
     ),
 }  # fmt: skip
 """Every harness, by name. Hermes's hooks are its plugin's (integrations/hermes/), so it lists no hook events."""
@@ -112,3 +121,15 @@ def resolve(ref: str) -> Any:
     """The object a ``"module:attribute"`` reference names, imported now."""
     module, _, attribute = ref.partition(":")
     return getattr(import_module(module), attribute)
+
+
+def session_id_problem(name: str, session_id: object) -> str:
+    """Why ``session_id`` may not be resumed with harness ``name`` (not its format: it would become an option), or
+    "" when it may."""
+    import re
+
+    pattern = get(name).session_id_pattern
+    if not isinstance(session_id, str) or not pattern or re.fullmatch(pattern, session_id) is None:
+        shown = repr(session_id)[:60]
+        return f"session id {shown} is not a {name} session id (expected {pattern or 'none: it does not resume'})"
+    return ""

@@ -24,6 +24,14 @@ MAX_TEXT = 4000
 MAX_ID = 200
 
 RATE_LIMIT = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|overloaded", re.IGNORECASE)
+AUTH_FAILURE = re.compile(
+    r"\b401\b|unauthori[sz]ed|not logged in|not signed in|please run /login|invalid[ _-]?(api[ _-]?key|x-api-key)"
+    r"|authentication[ _-]?(error|failed)|(no|missing) api key|api key (is )?(missing|not set|required)"
+    r"|oauth token (has )?expired|login required",
+    re.IGNORECASE,
+)
+"""What a harness says when it is not signed in (Claude: ``Invalid API key · Please run /login``; Codex: ``401
+Unauthorized``, ``Not logged in``; Hermes: ``HTTP 401``, no API key): retrying cannot help."""
 _BASH_WRAPPER = ("/bin/bash", "bash", "/bin/sh", "sh", "/bin/zsh", "zsh")
 
 
@@ -49,6 +57,7 @@ class Outcome:
     output_tokens: int = 0
     rate_limited: bool = False
     last_text: str = ""
+    signed_out: bool = False  # the harness is not signed in (see ``AUTH_FAILURE``): no retry can help
 
 
 class StreamAdapter:
@@ -179,3 +188,8 @@ def amended(outcome: Outcome, **fields: Any) -> Outcome:
     for name, value in fields.items():
         setattr(outcome, name, one_line(value, 500) if name == "reason" else value)
     return outcome
+
+
+def signed_out(outcome: Outcome, stderr_tail: str = "") -> bool:
+    """Whether a failed invocation failed because the harness is not signed in (its verdict or its stderr say so)."""
+    return not outcome.ok and bool(AUTH_FAILURE.search(f"{outcome.reason}\n{stderr_tail}"))

@@ -4,4 +4,4 @@ lock, the prompt built from disk and a heartbeat.
 It may import ``harness`` and below.
 """
 
-__all__ = ["budgets", "callqueue", "heartbeat", "journal", "lock", "prompt", "runner"]
+__all__ = ["budgets", "callqueue", "heartbeat", "journal", "lock", "orphans", "prompt", "runner", "scratch"]

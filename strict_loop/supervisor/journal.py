@@ -11,14 +11,17 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Optional
 
 from strict_loop.alerts import outbox
+from strict_loop.base.errors import LoopError
+from strict_loop.base.masking import mask_with
 from strict_loop.base.timefmt import now_iso
 from strict_loop.harness.streambase import Outcome
 from strict_loop.loop.monitoring import TaskMonitor
+from strict_loop.loop.workspace import Workspace
 from strict_loop.storage.store import TaskStore
-from strict_loop.supervisor.budgets import Decision
+from strict_loop.supervisor.budgets import EXIT_BAD_INPUT, Decision, SupervisorSettings, Tally, cost_problem
 
 RECENT_EVENTS = 300
 """Events read back to rebuild the seen tool-call ids (hooks record while the harness runs)."""
@@ -79,3 +82,65 @@ def next_invocation(folder: Path, store: TaskStore) -> int:
         ):
             found.append(event["data"]["invocation"])
     return max(found, default=0) + 1
+
+
+class MaskedWriter:
+    """A text file whose every write has the secret values (``masking.secret_values``) and URL credentials masked.
+
+    Why: the harness's stdout and stderr echo what the agent saw and ran (an API key it printed, a URL); like stop
+    command output, nothing of it reaches a file unmasked."""
+
+    def __init__(self, out: IO[str], values: list[str]) -> None:
+        self.out, self.values = out, values
+
+    def write(self, text: str) -> int:
+        return self.out.write(mask_with(text, self.values))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def settings_for(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSettings:
+    """The run's budgets: the loop contract's unattended budgets, overridden by the caller's, over the defaults."""
+    from strict_loop.model.validation import validate_input
+
+    unattended = store.load().contract.unattended
+    base = {
+        "max_rounds_per_invocation": unattended.max_rounds_per_invocation,
+        "max_consecutive_failures": unattended.max_consecutive_failures,
+    }
+    return validate_input(SupervisorSettings, {**base, **overrides}, "supervise")
+
+
+def refuse_to_start(ws: Workspace, store: TaskStore, settings: SupervisorSettings, harness: str) -> None:
+    """Launch nothing for a contract whose commands this machine has not trusted (no run could ever be checked), nor
+    with a cost cap that cannot be counted."""
+    problem = cost_problem(settings, harness)
+    if problem:
+        raise LoopError(
+            "supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd"
+        )
+    checks = store.load().contract.stop_checks
+    if checks.commands and not ws.trust_store.is_trusted(ws.root, store.task_id, checks):
+        from strict_loop.storage.trust import refusal
+
+        raise refusal(store.task_id, checks, "supervise")
+
+
+def not_signed_in(harness: str, outcome: Outcome, tally: Optional[Tally]) -> Decision:
+    """The end of a run whose harness is not signed in: bad input (exit 2), naming the harness and the fix."""
+    from strict_loop.harness import registry
+
+    row = registry.get(harness)
+    why = f"{row.title} is not signed in ({outcome.reason[:200]}): {row.login_hint}, then run the same command again"
+    return Decision("fail", why, 0.0, EXIT_BAD_INPUT, tally)
+
+
+def stderr_tail(path: Path, cap: int = 8192) -> str:
+    """The last ``cap`` bytes of an invocation's (masked) stderr file, as text; "" when unreadable."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, path.stat().st_size - cap))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -153,17 +153,29 @@ class SessionFile:
 
     def __init__(self, folder: Path, harness: str, task_id: str) -> None:
         self.path, self.harness, self.task_id = folder / "session.json", harness, task_id
+        self.refused: Optional[str] = None  # why the file's session was not resumed (not the harness's id format)
 
     def get(self) -> Optional[str]:
+        """The session to resume, or None; an id not in the harness's format (``session.json`` is repository content,
+        and the id becomes a command-line argument) is refused: the file is removed and ``refused`` says why."""
         data = read_object(self.path)
         from strict_loop.harness import registry
 
-        if data is None or data.get("harness") != self.harness or not isinstance(data.get("session_id"), str):
+        if data is None or data.get("harness") != self.harness or not registry.get(self.harness).resumes_sessions:
+            return None  # e.g. hermes -z: no resume
+        problem = registry.session_id_problem(self.harness, data.get("session_id"))
+        if problem:
+            self.refused = f"{problem}; starting a fresh session"
+            self.path.unlink(missing_ok=True)
             return None
-        return data["session_id"] if registry.get(self.harness).resumes_sessions else None  # e.g. hermes -z: no resume
+        return str(data["session_id"])
 
     def keep(self, resumed: Optional[str], ok: bool, session_id: Optional[str]) -> None:
         """Remember the session after a good run; forget it after a failed one (the next run starts fresh from disk)."""
+        from strict_loop.harness import registry
+
+        if session_id and registry.session_id_problem(self.harness, session_id):
+            session_id = None  # a stream's id of another shape is never kept to be resumed
         if ok and session_id:
             body = {"harness": self.harness, "session_id": session_id, "task_id": self.task_id, "updated_at": now_iso()}
             atomic_write(self.path, json.dumps(body).encode(), sync=False)  # lost: the next run starts fresh

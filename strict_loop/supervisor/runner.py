@@ -17,19 +17,19 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Optional
+from typing import IO, Any, Optional, cast
 
 from strict_loop.alerts import outbox
 from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write
 from strict_loop.base.interrupts import StopSignals
+from strict_loop.base.masking import mask_tree, mask_with, secret_values
 from strict_loop.harness import registry
 from strict_loop.harness.headless import KILL_GRACE_S, ChildResult, Wiring, find_binary, read_usage, run_child, wire
-from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall
+from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall, signed_out
 from strict_loop.harness.streams import adapter_for
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
-from strict_loop.model.validation import validate_input
 from strict_loop.storage.store import TaskStore
 from strict_loop.supervisor.budgets import (
     EXIT_BAD_INPUT,
@@ -37,15 +37,26 @@ from strict_loop.supervisor.budgets import (
     Decision,
     SupervisorSettings,
     Tally,
-    cost_problem,
     decide,
     rounds_left,
 )
 from strict_loop.supervisor.callqueue import CallQueue
 from strict_loop.supervisor.heartbeat import Heartbeat
-from strict_loop.supervisor.journal import RECENT_EVENTS, invocation_data, next_invocation, pause_alert
+from strict_loop.supervisor.journal import (
+    RECENT_EVENTS,
+    MaskedWriter,
+    invocation_data,
+    next_invocation,
+    not_signed_in,
+    pause_alert,
+    refuse_to_start,
+    settings_for,
+    stderr_tail,
+)
 from strict_loop.supervisor.lock import SessionFile, SupervisorLock
+from strict_loop.supervisor.orphans import ChildRecord
 from strict_loop.supervisor.prompt import build_prompt
+from strict_loop.supervisor.scratch import new_scratch, sweep
 
 PAUSE_POLL_S = 0.3
 """How often a running child's task is checked for a pause its hooks recorded (monitor.json, a small read)."""
@@ -98,8 +109,9 @@ class Supervisor:
                 "create it with strict-loop init_state first",
             )
         self.task_id, self.harness, self.model = self.store.task_id, harness, model
-        self.settings = settings or _settings(self.store, overrides or {})
+        self.settings = settings or settings_for(self.store, overrides or {})
         self.env = dict(os.environ if env is None else env)
+        self.secrets = secret_values(self.env)  # masked in every file written (the child's output echoes them)
         self.binary = find_binary(harness, harness_bin, self.env)
         self.extra_args = list(extra_args)
         self.stderr = stderr if stderr is not None else sys.stderr
@@ -108,6 +120,7 @@ class Supervisor:
         self.folder = self.store.paths.supervisor
         self.lock = SupervisorLock(self.folder, self.task_id)
         self.sessions = SessionFile(self.folder, harness, self.task_id)
+        self.children = ChildRecord(self.folder)
         self.tally = Tally()
         self.launched = 0
         self.signals = StopSignals()
@@ -121,29 +134,14 @@ class Supervisor:
     def run(self) -> SupervisorResult:
         """Invoke the harness until a stop, a pause, a limit, too many failures or a signal; the lock is held
         throughout."""
-        self._refuse_untrusted()
-        problem = cost_problem(self.settings, self.harness)
-        if problem:
-            raise LoopError(
-                "supervise.max_cost_usd",
-                problem,
-                "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd",
-            )
+        refuse_to_start(self.ws, self.store, self.settings, self.harness)
         stale = self.lock.acquire(self.harness, self._session())
+        sweep(self.env)  # scratch folders (Hermes home copies) a killed supervisor left behind
+        orphan = self.children.reap()  # a harness a supervisor killed with -9 left running: never two at once
         outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
         self.signals.install()
         try:
-            self._event(
-                "supervisor.started",
-                f"supervisor started ({self.harness})",
-                {
-                    "harness": self.harness,
-                    "pid": os.getpid(),
-                    "session_id": self._session(),
-                    "took_over": stale,
-                    "settings": self.settings.model_dump(mode="json"),
-                },
-            )
+            self._started(stale, orphan)
             self._heart = Heartbeat(self.store, self._view, self.settings.heartbeat_s, self.stderr)
             self.tally = self.tally.model_copy(update={"rounds_at_start": self._heart.rounds_at_start})
             return self._loop()
@@ -152,6 +150,18 @@ class Supervisor:
                 self._heart.close()
             self.signals.restore()
             self.lock.release()
+
+    def _started(self, stale: Optional[dict], orphan: Optional[dict]) -> None:
+        killed = orphan and f"killed the harness a killed supervisor left running (process group {orphan['pgid']})"
+        for note in filter(None, (self.sessions.refused, killed)):
+            print(f"[supervisor] {self.task_id}: {note}", file=self.stderr, flush=True)
+        data = {"harness": self.harness, "pid": os.getpid(), "session_id": self._session(), "took_over": stale}
+        data.update(session_refused=self.sessions.refused, killed_orphan=orphan)
+        self._event(
+            "supervisor.started",
+            f"supervisor started ({self.harness})",
+            {**data, "settings": self.settings.model_dump(mode="json")},
+        )
 
     def _loop(self) -> SupervisorResult:
         while True:
@@ -177,6 +187,8 @@ class Supervisor:
                 )
             rounds = self.store.load().counters.iteration
             decision = decide(self.settings, self.tally, outcome, rounds, should_stop, self._paused())
+            if outcome.signed_out and decision.action != "stop":  # no retry signs the harness in
+                decision = not_signed_in(self.harness, outcome, decision.tally)
             self.tally = decision.tally or self.tally
             self._event(
                 "supervisor.invocation",
@@ -194,12 +206,9 @@ class Supervisor:
         self.folder.mkdir(parents=True, exist_ok=True)
         stem = self.folder / f"invocation-{n:04d}"
         prompt = build_prompt(self.root, self.task_id, self.settings.max_rounds_per_invocation)
-        atomic_write(
-            stem.with_suffix(".prompt.txt"), prompt.encode(), sync=False
-        )  # a record, rebuilt from disk if lost
+        atomic_write(stem.with_suffix(".prompt.txt"), self._mask(prompt).encode(), sync=False)  # a record only
         session = self._session()
-        scratch = stem.with_suffix(".tmp")
-        scratch.mkdir(exist_ok=True)
+        scratch = new_scratch(self.env, n)  # outside the workspace: the Hermes home copy carries API keys
         wiring = wire(
             self.harness,
             self.binary,
@@ -228,7 +237,8 @@ class Supervisor:
                 f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; "
                 f"{outcome.reason}"
             )
-        atomic_write(stem.with_suffix(".last.txt"), outcome.last_text.encode(), sync=False)
+        atomic_write(stem.with_suffix(".last.txt"), self._mask(outcome.last_text).encode(), sync=False)
+        outcome.signed_out = signed_out(outcome, stderr_tail(stem.with_suffix(".stderr.txt")))
         self.sessions.keep(session, outcome.ok, outcome.session_id)
         return outcome
 
@@ -249,17 +259,20 @@ class Supervisor:
             child = run_child(
                 wiring,
                 self.root,
-                raw,
-                err,
+                cast(IO[str], MaskedWriter(raw, self.secrets)),
+                cast(IO[str], MaskedWriter(err, self.secrets)),
                 on_line,
                 self.settings.invocation_timeout_s,
                 self._tick,
                 self.kill_grace_s,
+                self.children.started,
             )
+        self.children.ended()
         self.calls.flush()  # what the child printed last
         usage = read_usage(wiring.usage_file)
         if usage is not None:
-            atomic_write(stem.with_suffix(".usage.json"), json.dumps(usage, indent=2).encode(), sync=False)
+            body = json.dumps(mask_tree(usage, self.env), indent=2)
+            atomic_write(stem.with_suffix(".usage.json"), body.encode(), sync=False)
         return child, usage
 
     def _record(self, call: ToolCall, n: int) -> bool:
@@ -276,14 +289,6 @@ class Supervisor:
         except LoopError as exc:
             return None, f"the stop checks could not run: {exc}"
         return report.should_stop, f"{report.verdict}: {report.reason}"
-
-    def _refuse_untrusted(self) -> None:
-        """Launch nothing for a contract whose commands this machine has not trusted: no run could ever be checked."""
-        checks = self.store.load().contract.stop_checks
-        if checks.commands and not self.ws.trust_store.is_trusted(self.root, self.task_id, checks):
-            from strict_loop.storage.trust import refusal
-
-            raise refusal(self.task_id, checks, "supervise")
 
     def _end(self, decision: Decision, refused: bool = False) -> SupervisorResult:
         action = "refused" if refused else decision.action
@@ -347,7 +352,10 @@ class Supervisor:
 
     def _event(self, kind: str, message: str, data: dict[str, Any]) -> None:
         with self.store.locked():
-            self.store.append_event(kind, message, data)
+            self.store.append_event(kind, self._mask(message), mask_tree(data, self.env))
+
+    def _mask(self, text: str) -> str:
+        return mask_with(text, self.secrets)
 
     def _paused(self) -> bool:
         return TaskMonitor(self.store, self.root).paused()
@@ -382,13 +390,3 @@ class Supervisor:
     def _sleep(self, seconds: float) -> None:
         """Back off, beating and waking at once on a signal."""
         self.signals.sleep(seconds, self._heart_beat)
-
-
-def _settings(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSettings:
-    """The run's budgets: the loop contract's unattended budgets, overridden by the caller's, over the defaults."""
-    unattended = store.load().contract.unattended
-    base = {
-        "max_rounds_per_invocation": unattended.max_rounds_per_invocation,
-        "max_consecutive_failures": unattended.max_consecutive_failures,
-    }
-    return validate_input(SupervisorSettings, {**base, **overrides}, "supervise")
