@@ -378,3 +378,31 @@ def test_hermes_says_when_the_persons_deny_list_keeps_the_plugin_off(place):
         "disabled": ["strict-loop"],
         "enabled": ["strict-loop"],
     }
+
+
+def mode(path: Path) -> int:
+    return path.stat().st_mode & 0o7777
+
+
+@pytest.mark.parametrize("harness, scope", CASES)
+def test_install_and_uninstall_keep_each_settings_files_mode_and_owner_and_new_ones_are_private(place, harness, scope):
+    ws, where = place / "ws", layout(place, harness, scope)
+    seed(place, harness, scope)
+    settings = [path for key, path in where.items() if key not in ("skill", "plugin")]
+    modes = dict(zip(settings, (0o600, 0o400, 0o640), strict=False))
+    owner = (12345, 23456) if os.geteuid() == 0 else None  # only root may give a file to someone else
+    for path, wanted in modes.items():
+        path.chmod(wanted)
+        if owner:
+            os.chown(path, *owner)
+    for extra in ((), ("--uninstall",)):
+        run_cli(*install_args(harness, scope, *extra), cwd=ws)
+        assert {path: mode(path) for path in settings} == modes
+        if owner:
+            assert all((path.stat().st_uid, path.stat().st_gid) == owner for path in settings)
+    for path in settings:
+        path.unlink()
+    run_cli(*install_args(harness, scope), cwd=ws)
+    assert {path: mode(path) for path in settings} == dict.fromkeys(settings, 0o600)
+    if harness == "hermes":
+        assert mode(where["plugin"] / "__init__.py") == 0o600

@@ -51,6 +51,8 @@ class Tree:
     new: Optional[dict[str, bytes]]
     executable: frozenset[str] = frozenset()
     """Files of ``new`` to write with the executable bit (the skill's scripts are run directly)."""
+    private: bool = False
+    """Its files hold this installation's paths (the Hermes plugin): written 0600, as the settings files are."""
 
 
 @dataclass
@@ -129,7 +131,12 @@ def _source_tree(root: Path, parts: tuple[str, ...]) -> dict[str, bytes]:
 
 
 def _tree(
-    dest: Path, new: Optional[dict[str, bytes]], marker: str, name: str, executable: frozenset[str] = frozenset()
+    dest: Path,
+    new: Optional[dict[str, bytes]],
+    marker: str,
+    name: str,
+    executable: frozenset[str] = frozenset(),
+    private: bool = False,
 ) -> Tree:
     """Our folder at ``dest``; a folder of that name that is not ours is refused, never replaced."""
     old = _read_tree(dest)
@@ -141,7 +148,7 @@ def _tree(
                 f"exists and is not strict-agent-loop's (no {marker} naming '{name}'); nothing was changed",
                 "move that folder aside and run the install again",
             )
-    return Tree(dest, old, new, executable)
+    return Tree(dest, old, new, executable, private)
 
 
 def _skill(dest: Path, install: bool) -> Tree:
@@ -243,7 +250,8 @@ def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
         _edit(home / "config.yaml", lambda t: configedit.edit_hermes_yaml(t, home / "config.yaml", server))
     )
     plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
-    plan.trees.append(_tree(home / "plugins" / configedit.SERVER, plugin, "plugin.yaml", configedit.SERVER))
+    plugins = home / "plugins" / configedit.SERVER
+    plan.trees.append(_tree(plugins, plugin, "plugin.yaml", configedit.SERVER, private=True))
     plan.trees.append(_skill(home / "skills" / SKILL, install))
     if install and configedit.hermes_disabled(plan.edits[0].old):
         plan.notes.append(
@@ -305,14 +313,14 @@ def render(p: Plan, *, dry_run: bool) -> str:
     return "\n".join(out + p.notes)
 
 
-def _write_tree(dest: Path, files: dict[str, bytes], executable: frozenset[str]) -> None:
+def _write_tree(tree: Tree) -> None:
     """Build the folder beside ``dest``, then swap it in: a reader sees the old folder or the new one."""
+    dest = tree.dest
     stage, old = (dest.with_name(f".{dest.name}.{os.getpid()}.{secrets.token_hex(4)}.{end}") for end in ("tmp", "old"))
     try:
-        for name, data in files.items():
-            fsio.atomic_write(stage / name, data, sync=False)
-            if name in executable:
-                os.chmod(stage / name, 0o755)
+        for name, data in (tree.new or {}).items():
+            mode = 0o755 if name in tree.executable else 0o600 if tree.private else None
+            fsio.atomic_write(stage / name, data, sync=False, mode=mode)
         if dest.exists():
             dest.rename(old)
         stage.rename(dest)
@@ -340,12 +348,12 @@ def apply(p: Plan) -> None:
                 shutil.rmtree(change.dest)
                 _prune(change.dest, p.root)
             else:
-                _write_tree(change.dest, change.new, change.executable)
+                _write_tree(change)
         elif change.new is None:
             change.path.unlink()
             _prune(change.path, p.root)
         else:
-            fsio.atomic_write(change.path, change.new.encode("utf-8"))
+            fsio.replace_keeping_mode(change.path, change.new.encode("utf-8"))  # and owner; a new one is 0600
 
 
 def run(harness: str, scope: Optional[str], workspace: Optional[str], *, dry_run: bool, uninstall: bool) -> str:
