@@ -406,3 +406,39 @@ def test_install_and_uninstall_keep_each_settings_files_mode_and_owner_and_new_o
     assert {path: mode(path) for path in settings} == dict.fromkeys(settings, 0o600)
     if harness == "hermes":
         assert mode(where["plugin"] / "__init__.py") == 0o600
+
+
+@pytest.mark.parametrize(
+    "harness, link, target",
+    [
+        ("claude", ".claude", "home/.claude"),  # a repository's .claude pointing at the user's own settings
+        ("claude", ".mcp.json", "elsewhere/made-by-a-link.json"),  # a dangling link: would create a file anywhere
+        ("claude", ".claude/skills", "elsewhere/skills"),
+        ("codex", ".codex", "home/.codex"),
+        ("codex", ".agents", "elsewhere"),
+    ],
+)
+def test_a_project_install_never_writes_through_a_symbolic_link_in_the_workspace(place, harness, link, target):
+    ws = place / "ws"
+    (place / "home" / ".claude").mkdir()
+    (place / "home" / ".claude" / "settings.json").write_text('{"model": "mine"}\n')
+    (place / "home" / ".codex").mkdir()
+    (place / "elsewhere").mkdir()
+    (ws / link).parent.mkdir(parents=True, exist_ok=True)
+    (ws / link).symlink_to(place / target)
+    before = files(place)
+    for extra in ((), ("--uninstall",)):
+        run = run_cli(*install_args(harness, "project", *extra), cwd=ws, check=False)
+        assert run.returncode == 2 and f"{ws / link}: is a symbolic link" in run.stderr, run.stderr
+        assert "writes only inside the workspace" in run.stderr and files(place) == before
+    assert not (place / "elsewhere" / "made-by-a-link.json").exists()
+
+
+def test_a_user_install_follows_the_persons_own_dotfiles_link(place):
+    dotfiles = place / "dotfiles" / "claude"
+    dotfiles.mkdir(parents=True)
+    (dotfiles / "settings.json").write_text('{"model": "mine"}\n')
+    (place / "home" / ".claude").symlink_to(dotfiles)
+    run_cli("install", "claude", "--scope", "user", cwd=place)
+    assert our_handlers(dotfiles / "settings.json", "claude")["Stop"]
+    assert (dotfiles / "skills" / "strict-agent-loop" / "SKILL.md").is_file()

@@ -94,6 +94,29 @@ def replace_keeping_mode(path: Path, data: bytes, *, new_mode: int = 0o600) -> N
     atomic_write(path, data, mode=stat.S_IMODE(info.st_mode), owner=(info.st_uid, info.st_gid))
 
 
+def confined(root: Path, path: Path, why: str) -> Path:
+    """``path`` (below ``root``), refused with a LoopError naming ``why`` when a part of it below ``root`` is a
+    symbolic link, or a part that must be a folder is something else, or it resolves outside ``root``."""
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        try:
+            info = os.lstat(here)
+        except FileNotFoundError:
+            break
+        if stat.S_ISLNK(info.st_mode):
+            raise LoopError(
+                str(here),
+                f"is a symbolic link; {why}; nothing was changed",
+                "replace the link with a real folder or file (or remove it) and try again",
+            )
+        if here != path and not stat.S_ISDIR(info.st_mode):
+            raise LoopError(str(here), "is not a folder; nothing was changed", "move it aside")
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise LoopError(str(path), f"resolves outside {root}; {why}; nothing was changed", "remove what leads out")
+    return path
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

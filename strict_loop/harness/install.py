@@ -60,6 +60,8 @@ class Plan:
     """Everything one install or uninstall would change, and what the person must do afterwards."""
 
     root: Path
+    confine: Optional[Path] = None
+    """A project install's workspace: every change lies inside it, reached through no symbolic link."""
     edits: list[Edit] = field(default_factory=list)
     trees: list[Tree] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -103,8 +105,21 @@ def _read_text(path: Path) -> Optional[str]:
         ) from None
 
 
-def _edit(path: Path, editor: Editor) -> Edit:
-    real = path.resolve()  # a settings file linked from a dotfiles folder is edited where it lives
+def _confined(workspace: Path, path: Path) -> Path:
+    """A project install writes where a repository says, and a repository is not trusted: a `.claude` linking to
+    ~/.claude, or a dangling `.mcp.json` link, would make it write anywhere the person may."""
+    return fsio.confined(
+        workspace,
+        path,
+        "a project install writes only inside the workspace, never through a link "
+        "(--scope user writes in your home folder)",
+    )
+
+
+def _edit(path: Path, editor: Editor, confine: Optional[Path]) -> Edit:
+    # user scope: a settings file linked from a dotfiles folder is edited where it lives (the home folder is the
+    # person's own); project scope: never through a link (see confined)
+    real = _confined(confine, path) if confine else path.resolve()
     old = _read_text(real)
     return Edit(real, old, editor(old))
 
@@ -139,7 +154,7 @@ def _tree(
     private: bool = False,
 ) -> Tree:
     """Our folder at ``dest``; a folder of that name that is not ours is refused, never replaced."""
-    old = _read_tree(dest)
+    old = _read_tree(dest) if not dest.is_symlink() else None
     if old is not None and old:
         text = old.get(marker, b"").decode("utf-8", "replace")
         if not re.search(rf"^name:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE):
@@ -151,7 +166,9 @@ def _tree(
     return Tree(dest, old, new, executable, private)
 
 
-def _skill(dest: Path, install: bool) -> Tree:
+def _skill(dest: Path, install: bool, confine: Optional[Path] = None) -> Tree:
+    if confine:
+        _confined(confine, dest)
     root = skillfiles.skill_root()
     files = _source_tree(root, SKILL_PARTS) if install else None
     executable = frozenset(name for name in files or () if os.access(root / name, os.X_OK))
@@ -197,12 +214,11 @@ def plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
         mcp_file = base / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude.json"
         root = base.parent
     hooks, server = _hooks("claude", workspace, install), _server(workspace, install)
-    plan = Plan(root)
-    plan.edits.append(
-        _edit(base / "settings.json", lambda t: configedit.edit_hooks(t, base / "settings.json", "claude", hooks))
-    )
-    plan.edits.append(_edit(mcp_file, lambda t: configedit.edit_mcp_json(t, mcp_file, server)))
-    plan.trees.append(_skill(base / "skills" / SKILL, install))
+    plan = Plan(root, workspace if scope == "project" else None)
+    settings = base / "settings.json"
+    plan.edits.append(_edit(settings, lambda t: configedit.edit_hooks(t, settings, "claude", hooks), plan.confine))
+    plan.edits.append(_edit(mcp_file, lambda t: configedit.edit_mcp_json(t, mcp_file, server), plan.confine))
+    plan.trees.append(_skill(base / "skills" / SKILL, install, plan.confine))
     if install:
         plan.notes.append(
             "Claude Code reads the hooks and the MCP server when a session starts: start a new one "
@@ -219,12 +235,11 @@ def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
         base = _home("CODEX_HOME", ".codex")
         skills, root = base / "skills", base.parent
     hooks, server = _hooks("codex", workspace, install), _server(workspace, install)
-    plan = Plan(root)
-    plan.edits.append(
-        _edit(base / "hooks.json", lambda t: configedit.edit_hooks(t, base / "hooks.json", "codex", hooks))
-    )
-    plan.edits.append(_edit(base / "config.toml", lambda t: configedit.edit_mcp_toml(t, base / "config.toml", server)))
-    plan.trees.append(_skill(skills / SKILL, install))
+    plan = Plan(root, workspace if scope == "project" else None)
+    hooks_file, config = base / "hooks.json", base / "config.toml"
+    plan.edits.append(_edit(hooks_file, lambda t: configedit.edit_hooks(t, hooks_file, "codex", hooks), plan.confine))
+    plan.edits.append(_edit(config, lambda t: configedit.edit_mcp_toml(t, config, server), plan.confine))
+    plan.trees.append(_skill(skills / SKILL, install, plan.confine))
     if install:
         plan.notes.append(
             "Codex runs a new or changed hook only after you trust it: start `codex`, open `/hooks` and trust "
@@ -247,7 +262,7 @@ def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     server = _server(workspace, install)
     plan = Plan(home.parent)
     plan.edits.append(
-        _edit(home / "config.yaml", lambda t: configedit.edit_hermes_yaml(t, home / "config.yaml", server))
+        _edit(home / "config.yaml", lambda t: configedit.edit_hermes_yaml(t, home / "config.yaml", server), None)
     )
     plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
     plugins = home / "plugins" / configedit.SERVER
@@ -341,8 +356,10 @@ def _prune(path: Path, root: Path) -> None:
 
 
 def apply(p: Plan) -> None:
-    """Write every change of ``p`` (each file atomically)."""
+    """Write every change of ``p`` (each file atomically); a project install checks each path again first."""
     for change in p.changes():
+        if p.confine:
+            _confined(p.confine, change.dest if isinstance(change, Tree) else change.path)
         if isinstance(change, Tree):
             if change.new is None:
                 shutil.rmtree(change.dest)
