@@ -442,3 +442,33 @@ def test_a_user_install_follows_the_persons_own_dotfiles_link(place):
     run_cli("install", "claude", "--scope", "user", cwd=place)
     assert our_handlers(dotfiles / "settings.json", "claude")["Stop"]
     assert (dotfiles / "skills" / "strict-agent-loop" / "SKILL.md").is_file()
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        (["install", "claude", "--dry-run"], 0),  # its output is the last thing it does: the work is done
+        (["list_tasks"], 0),
+        (["schemas"], 141),  # a closed pipe ends it as SIGPIPE would, quietly
+        (["install", "--help"], 0),  # argparse drops a failed write itself
+    ],
+)
+def test_a_closed_pipe_on_stdout_ends_a_command_quietly(place, args, code):
+    import subprocess
+
+    reader, writer = os.pipe()
+    os.close(reader)  # `| head -1` that has already left: every write gets EPIPE
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "strict_loop", *args],
+            cwd=place / "ws",
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (code, "")
