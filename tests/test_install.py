@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import tomlkit
 from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from strict_loop.base import skillfiles
@@ -472,3 +474,95 @@ def test_a_closed_pipe_on_stdout_ends_a_command_quietly(place, args, code):
     finally:
         os.close(writer)
     assert (done.returncode, done.stderr) == (code, "")
+
+
+ROUND_TRIPS = {
+    "compact JSON": ("claude", "hooks", '{"permissions":{"allow":["Bash(ls:*)"]},"hooks":{"Stop":[{"hooks":[]}]}}'),
+    "compact JSON with a newline": ("codex", "hooks", '{"hooks":{"Stop":[{"hooks":[{"command":"x"}]}]}}\n'),
+    "inline objects": ("claude", "mcp", '{\n  "a": {"b": [1, 2]},\n  "mcpServers": {"docs": {"command": "d"}}\n}\n'),
+    "an empty hooks object": ("claude", "hooks", '{\n  "hooks": {}\n}\n'),
+    "an empty event list": ("codex", "hooks", '{\n    "hooks": {"Stop": [], "Other": []},\n    "x": 1\n}'),
+    "an empty mcpServers object": ("claude", "mcp", '{"mcpServers": {}, "numStartups": 3}\n'),
+    "an empty object": ("claude", "mcp", "{}"),
+    "\\u escapes and number forms": ("claude", "mcp", '{\n\t"name": "caf\\u00e9 \\u2603 \\/",\n\t"n": 1.0E5\n}\n'),
+    "a TOML table after ours": ("codex", "mcp", '[mcp_servers.docs]\ncommand = "d"\n\n# mine\n[profile]\nx = 1\n'),
+    "a TOML table right after ours": ("codex", "mcp", '[mcp_servers.docs]\ncommand = "d"\n[profile]\nx = 1\n'),
+    "a TOML [mcp_servers] of its own": ("codex", "mcp", "[mcp_servers]\n\n[x]\ny = 2\n"),
+    "TOML without a last newline": ("codex", "mcp", 'model = "o4"'),
+    "TOML ending in a blank line": ("codex", "mcp", '[mcp_servers.docs]\ncommand = "d"\n\n'),
+}
+
+
+@pytest.mark.parametrize("case", ROUND_TRIPS)
+def test_install_then_uninstall_gives_back_the_original_bytes(place, case):
+    harness, key, text = ROUND_TRIPS[case]
+    ws, where = place / "ws", layout(place, harness, "project")
+    where[key].parent.mkdir(parents=True, exist_ok=True)
+    where[key].write_text(text)
+    original = files(place)
+    run_cli(*install_args(harness, "project"), cwd=ws)
+    if key == "mcp":
+        assert "strict-loop" in servers(where[key])
+    else:
+        assert our_handlers(where[key], harness)["Stop"]
+    run_cli(*install_args(harness, "project", "--uninstall"), cwd=ws)
+    assert files(place) == original
+
+
+def test_our_entries_join_a_compact_file_in_its_own_layout(place):
+    ws = place / "ws"
+    (ws / ".mcp.json").write_text('{"mcpServers":{"docs":{"command":"d"}}}')
+    run_cli("install", "claude", cwd=ws)
+    text = (ws / ".mcp.json").read_text()
+    assert "\n" not in text and text.startswith('{"mcpServers":{"docs":{"command":"d"},"strict-loop":{"command":')
+
+
+def _containers(value, path=()):
+    if isinstance(value, (dict, list)):
+        yield path, value
+        for key, child in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from _containers(child, (*path, key))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    doc=st.dictionaries(
+        st.text(max_size=4),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+            max_leaves=8,
+        ),
+        max_size=4,
+    ),
+    layout=st.sampled_from([(None, (",", ":")), (None, (", ", ": ")), (2, None), (4, None), ("\t", None)]),
+    ascii_only=st.booleans(),
+    pick=st.integers(min_value=0),
+)
+def test_a_json_value_appended_anywhere_and_removed_again_leaves_the_same_bytes(doc, layout, ascii_only, pick):
+    from strict_loop.base.jsonedit import JsonText
+
+    indent, separators = layout
+    text = json.dumps(doc, indent=indent, separators=separators, ensure_ascii=ascii_only)
+    places = list(_containers(doc))
+    path, container = places[pick % len(places)]
+    value = {"command": "/v/bin/strict-loop-mcp", "args": ["--workspace", "/w é"]}
+    edit = JsonText(text)
+    key = "strict-loop" if isinstance(container, dict) and "strict-loop" not in container else None
+    if isinstance(container, dict) and key is None:
+        return
+    edit.append(path, key, value)
+    added = json.loads(edit.text)
+    target = added
+    for step in path:
+        target = target[step]
+    assert (target[key] if key else target[-1]) == value
+    edit.remove(path, key if key else len(container))
+    assert edit.text == text
+    edit.append(path, key, value)  # ours, then someone else's after it: ours goes, theirs stays
+    edit.append(path, "zz-after" if key else None, [1])
+    edit.remove(path, key if key else len(container))
+    target = json.loads(edit.text)
+    for step in path:
+        target = target[step]
+    assert target == ({**container, "zz-after": [1]} if key else [*container, [1]])
