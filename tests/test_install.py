@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import tomlkit
 from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from strict_loop.base import skillfiles
@@ -378,3 +380,189 @@ def test_hermes_says_when_the_persons_deny_list_keeps_the_plugin_off(place):
         "disabled": ["strict-loop"],
         "enabled": ["strict-loop"],
     }
+
+
+def mode(path: Path) -> int:
+    return path.stat().st_mode & 0o7777
+
+
+@pytest.mark.parametrize("harness, scope", CASES)
+def test_install_and_uninstall_keep_each_settings_files_mode_and_owner_and_new_ones_are_private(place, harness, scope):
+    ws, where = place / "ws", layout(place, harness, scope)
+    seed(place, harness, scope)
+    settings = [path for key, path in where.items() if key not in ("skill", "plugin")]
+    modes = dict(zip(settings, (0o600, 0o400, 0o640), strict=False))
+    owner = (12345, 23456) if os.geteuid() == 0 else None  # only root may give a file to someone else
+    for path, wanted in modes.items():
+        path.chmod(wanted)
+        if owner:
+            os.chown(path, *owner)
+    for extra in ((), ("--uninstall",)):
+        run_cli(*install_args(harness, scope, *extra), cwd=ws)
+        assert {path: mode(path) for path in settings} == modes
+        if owner:
+            assert all((path.stat().st_uid, path.stat().st_gid) == owner for path in settings)
+    for path in settings:
+        path.unlink()
+    run_cli(*install_args(harness, scope), cwd=ws)
+    assert {path: mode(path) for path in settings} == dict.fromkeys(settings, 0o600)
+    if harness == "hermes":
+        assert mode(where["plugin"] / "__init__.py") == 0o600
+
+
+@pytest.mark.parametrize(
+    "harness, link, target",
+    [
+        ("claude", ".claude", "home/.claude"),  # a repository's .claude pointing at the user's own settings
+        ("claude", ".mcp.json", "elsewhere/made-by-a-link.json"),  # a dangling link: would create a file anywhere
+        ("claude", ".claude/skills", "elsewhere/skills"),
+        ("codex", ".codex", "home/.codex"),
+        ("codex", ".agents", "elsewhere"),
+    ],
+)
+def test_a_project_install_never_writes_through_a_symbolic_link_in_the_workspace(place, harness, link, target):
+    ws = place / "ws"
+    (place / "home" / ".claude").mkdir()
+    (place / "home" / ".claude" / "settings.json").write_text('{"model": "mine"}\n')
+    (place / "home" / ".codex").mkdir()
+    (place / "elsewhere").mkdir()
+    (ws / link).parent.mkdir(parents=True, exist_ok=True)
+    (ws / link).symlink_to(place / target)
+    before = files(place)
+    for extra in ((), ("--uninstall",)):
+        run = run_cli(*install_args(harness, "project", *extra), cwd=ws, check=False)
+        assert run.returncode == 2 and f"{ws / link}: is a symbolic link" in run.stderr, run.stderr
+        assert "writes only inside the workspace" in run.stderr and files(place) == before
+    assert not (place / "elsewhere" / "made-by-a-link.json").exists()
+
+
+def test_a_user_install_follows_the_persons_own_dotfiles_link(place):
+    dotfiles = place / "dotfiles" / "claude"
+    dotfiles.mkdir(parents=True)
+    (dotfiles / "settings.json").write_text('{"model": "mine"}\n')
+    (place / "home" / ".claude").symlink_to(dotfiles)
+    run_cli("install", "claude", "--scope", "user", cwd=place)
+    assert our_handlers(dotfiles / "settings.json", "claude")["Stop"]
+    assert (dotfiles / "skills" / "strict-agent-loop" / "SKILL.md").is_file()
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        (["install", "claude", "--dry-run"], 0),  # its output is the last thing it does: the work is done
+        (["list_tasks"], 0),
+        (["schemas"], 141),  # a closed pipe ends it as SIGPIPE would, quietly
+        (["install", "--help"], 0),  # argparse drops a failed write itself
+    ],
+)
+def test_a_closed_pipe_on_stdout_ends_a_command_quietly(place, args, code):
+    import subprocess
+
+    reader, writer = os.pipe()
+    os.close(reader)  # `| head -1` that has already left: every write gets EPIPE
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "strict_loop", *args],
+            cwd=place / "ws",
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (code, "")
+
+
+ROUND_TRIPS = {
+    "compact JSON": ("claude", "hooks", '{"permissions":{"allow":["Bash(ls:*)"]},"hooks":{"Stop":[{"hooks":[]}]}}'),
+    "compact JSON with a newline": ("codex", "hooks", '{"hooks":{"Stop":[{"hooks":[{"command":"x"}]}]}}\n'),
+    "inline objects": ("claude", "mcp", '{\n  "a": {"b": [1, 2]},\n  "mcpServers": {"docs": {"command": "d"}}\n}\n'),
+    "an empty hooks object": ("claude", "hooks", '{\n  "hooks": {}\n}\n'),
+    "an empty event list": ("codex", "hooks", '{\n    "hooks": {"Stop": [], "Other": []},\n    "x": 1\n}'),
+    "an empty mcpServers object": ("claude", "mcp", '{"mcpServers": {}, "numStartups": 3}\n'),
+    "an empty object": ("claude", "mcp", "{}"),
+    "\\u escapes and number forms": ("claude", "mcp", '{\n\t"name": "caf\\u00e9 \\u2603 \\/",\n\t"n": 1.0E5\n}\n'),
+    "a TOML table after ours": ("codex", "mcp", '[mcp_servers.docs]\ncommand = "d"\n\n# mine\n[profile]\nx = 1\n'),
+    "a TOML table right after ours": ("codex", "mcp", '[mcp_servers.docs]\ncommand = "d"\n[profile]\nx = 1\n'),
+    "a TOML [mcp_servers] of its own": ("codex", "mcp", "[mcp_servers]\n\n[x]\ny = 2\n"),
+    "TOML without a last newline": ("codex", "mcp", 'model = "o4"'),
+    "TOML ending in a blank line": ("codex", "mcp", '[mcp_servers.docs]\ncommand = "d"\n\n'),
+}
+
+
+@pytest.mark.parametrize("case", ROUND_TRIPS)
+def test_install_then_uninstall_gives_back_the_original_bytes(place, case):
+    harness, key, text = ROUND_TRIPS[case]
+    ws, where = place / "ws", layout(place, harness, "project")
+    where[key].parent.mkdir(parents=True, exist_ok=True)
+    where[key].write_text(text)
+    original = files(place)
+    run_cli(*install_args(harness, "project"), cwd=ws)
+    if key == "mcp":
+        assert "strict-loop" in servers(where[key])
+    else:
+        assert our_handlers(where[key], harness)["Stop"]
+    run_cli(*install_args(harness, "project", "--uninstall"), cwd=ws)
+    assert files(place) == original
+
+
+def test_our_entries_join_a_compact_file_in_its_own_layout(place):
+    ws = place / "ws"
+    (ws / ".mcp.json").write_text('{"mcpServers":{"docs":{"command":"d"}}}')
+    run_cli("install", "claude", cwd=ws)
+    text = (ws / ".mcp.json").read_text()
+    assert "\n" not in text and text.startswith('{"mcpServers":{"docs":{"command":"d"},"strict-loop":{"command":')
+
+
+def _containers(value, path=()):
+    if isinstance(value, (dict, list)):
+        yield path, value
+        for key, child in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from _containers(child, (*path, key))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    doc=st.dictionaries(
+        st.text(max_size=4),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+            max_leaves=8,
+        ),
+        max_size=4,
+    ),
+    layout=st.sampled_from([(None, (",", ":")), (None, (", ", ": ")), (2, None), (4, None), ("\t", None)]),
+    ascii_only=st.booleans(),
+    pick=st.integers(min_value=0),
+)
+def test_a_json_value_appended_anywhere_and_removed_again_leaves_the_same_bytes(doc, layout, ascii_only, pick):
+    from strict_loop.base.jsonedit import JsonText
+
+    indent, separators = layout
+    text = json.dumps(doc, indent=indent, separators=separators, ensure_ascii=ascii_only)
+    places = list(_containers(doc))
+    path, container = places[pick % len(places)]
+    value = {"command": "/v/bin/strict-loop-mcp", "args": ["--workspace", "/w é"]}
+    edit = JsonText(text)
+    key = "strict-loop" if isinstance(container, dict) and "strict-loop" not in container else None
+    if isinstance(container, dict) and key is None:
+        return
+    edit.append(path, key, value)
+    added = json.loads(edit.text)
+    target = added
+    for step in path:
+        target = target[step]
+    assert (target[key] if key else target[-1]) == value
+    edit.remove(path, key if key else len(container))
+    assert edit.text == text
+    edit.append(path, key, value)  # ours, then someone else's after it: ours goes, theirs stays
+    edit.append(path, "zz-after" if key else None, [1])
+    edit.remove(path, key if key else len(container))
+    target = json.loads(edit.text)
+    for step in path:
+        target = target[step]
+    assert target == ({**container, "zz-after": [1]} if key else [*container, [1]])

@@ -1,4 +1,5 @@
-"""The ground floor: files, paths, text clipping, secret masking, time, JSON text, signals, the skill's files.
+"""The ground floor: files, paths, text clipping, secret masking, time, JSON text and its minimal edits, signals,
+the skill's files.
 
 It may import the standard library only (no pydantic): the harness hook's fast path imports from here alone.
 """
@@ -8,6 +9,7 @@ __all__ = [
     "errors",
     "fsio",
     "interrupts",
+    "jsonedit",
     "jsonl",
     "jsontext",
     "layout",

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from strict_loop.base.errors import LoopError, StateDamaged
 
@@ -45,17 +45,27 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
+def atomic_write(
+    path: Path, data: bytes, *, sync: bool = True, mode: Optional[int] = None, owner: Optional[tuple[int, int]] = None
+) -> None:
     """Write ``data`` to a temp file beside ``path``, fsync it (unless ``sync`` is off), then rename over ``path``.
 
     Without ``sync`` the replace is still atomic for every reader and survives a
     crash of the process; only a power cut may bring back the previous version.
+    ``mode`` (exact, the umask aside) and ``owner`` (uid, gid; kept where the process may) are given to the
+    new file before it takes ``path``'s name; by default it is 0644 less the umask, owned by this process.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644 if mode is None else 0o600)
     try:
         with _naming(path):
+            made = os.fstat(fd)
+            if owner is not None and owner != (made.st_uid, made.st_gid):
+                with suppress(PermissionError):  # only root may give a file away; then it stays ours
+                    os.fchown(fd, *owner)
+            if mode is not None:
+                os.fchmod(fd, mode)  # after the chown, which may clear set-id bits
             _write_all(fd, data)
             if sync:
                 os.fsync(fd)
@@ -67,6 +77,44 @@ def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
     os.replace(tmp, path)  # replaces a symbolic link at ``path`` itself, never the file it points to
     if sync:
         _fsync_dir(path.parent)
+
+
+def replace_keeping_mode(path: Path, data: bytes, *, new_mode: int = 0o600) -> None:
+    """``atomic_write`` that gives the new file the mode and owner of the one it replaces (``new_mode`` when there
+    is none).
+
+    Why: a person's settings file may be 0600 because it holds tokens, or 0400 to keep it from being changed
+    by accident; a rewrite must not widen or narrow that. A file that did not exist gets ``new_mode``.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        atomic_write(path, data, mode=new_mode)
+        return
+    atomic_write(path, data, mode=stat.S_IMODE(info.st_mode), owner=(info.st_uid, info.st_gid))
+
+
+def confined(root: Path, path: Path, why: str) -> Path:
+    """``path`` (below ``root``), refused with a LoopError naming ``why`` when a part of it below ``root`` is a
+    symbolic link, or a part that must be a folder is something else, or it resolves outside ``root``."""
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        try:
+            info = os.lstat(here)
+        except FileNotFoundError:
+            break
+        if stat.S_ISLNK(info.st_mode):
+            raise LoopError(
+                str(here),
+                f"is a symbolic link; {why}; nothing was changed",
+                "replace the link with a real folder or file (or remove it) and try again",
+            )
+        if here != path and not stat.S_ISDIR(info.st_mode):
+            raise LoopError(str(here), "is not a folder; nothing was changed", "move it aside")
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise LoopError(str(path), f"resolves outside {root}; {why}; nothing was changed", "remove what leads out")
+    return path
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+from typing import Optional
 
 from strict_loop.base.errors import LoopError
 
@@ -48,3 +49,26 @@ def source_schema_dir() -> Path:
             "name one: strict-loop schemas --write DIR",
         )
     return schema_dir()
+
+
+def read_tree(dest: Path) -> Optional[dict[str, bytes]]:
+    """The files under ``dest`` by relative path (no ``__pycache__``); None when it is not a folder."""
+    if not dest.is_dir():
+        return None
+    return {
+        p.relative_to(dest).as_posix(): p.read_bytes()
+        for p in sorted(dest.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.relative_to(dest).parts
+    }
+
+
+def source_tree(root: Path, parts: tuple[str, ...]) -> dict[str, bytes]:
+    """The files and folders ``parts`` of ``root``, by path relative to it (no bytecode)."""
+    out: dict[str, bytes] = {}
+    for part in parts:
+        base = root / part
+        paths = [base] if base.is_file() else sorted(base.rglob("*"))
+        for p in paths:
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
+                out[p.relative_to(root).as_posix()] = p.read_bytes()
+    return out

@@ -153,6 +153,18 @@ def _dump(result: Any) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> int:
+    """Run one command; its exit code. A reader of stdout that left early (``| head -1``, also for ``--help``) ends
+    it quietly: no traceback, exit 141 (or the command's own code when its output was the last thing it did)."""
+    try:
+        return _main(argv, prog)
+    except BrokenPipeError:
+        if not commands.reader_gone():
+            raise
+        commands.silence_stdout()
+        return commands.EXIT_READER_GONE
+
+
+def _main(argv: Optional[Sequence[str]], prog: Optional[str]) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):  # the handler parses its own two arguments
         from strict_loop.harness.handler import main as hook_main
@@ -179,16 +191,15 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # one line, never a traceback, unless asked for
+        if isinstance(exc, BrokenPipeError) and commands.reader_gone():  # `strict-loop replay x | head -1`
+            raise  # main ends it quietly
         if os.environ.get("STRICT_LOOP_DEBUG"):
             raise
         print(
             f"error: unexpected {type(exc).__name__}: {exc} (set STRICT_LOOP_DEBUG=1 for a traceback)", file=sys.stderr
         )
         return 1
-    try:
-        print(_dump(result) if ns.json else render(result), flush=True)
-    except BrokenPipeError:  # e.g. `strict-loop list_tasks | head -1`: the reader left, the work is done
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    commands.say(_dump(result) if ns.json else render(result))  # `list_tasks | head -1`: the work is done, quietly
     return code
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import select
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -32,6 +34,35 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> dict[str, argparse
     return parsers
 
 
+EXIT_READER_GONE = 141
+"""128 + SIGPIPE: what a shell reports for a program that a closed pipe ended quietly."""
+
+
+def say(text: str) -> None:
+    """Print ``text`` to stdout; a reader that has gone (``| head -1``) is no error: the rest goes nowhere."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        silence_stdout()
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so that nothing written later (nor the flush at exit) fails again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def reader_gone() -> bool:
+    """Whether stdout is a pipe (or socket) whose reader has left: a BrokenPipeError from anything else is a fault."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll here, or stdout is no file (a test's capture)
+        return False
+
+
 def run(ns: argparse.Namespace) -> Optional[int]:
     """Run a person's command; its exit code, or None when ``ns.command`` is not one (the hook runs from ``main``)."""
     if ns.command == "schemas":
@@ -43,7 +74,7 @@ def run(ns: argparse.Namespace) -> Optional[int]:
     if ns.command == "replay":
         return _replay(Path(ns.file), ns.json)
     if ns.command == "install":
-        print(install.run(ns.harness, ns.scope, ns.workspace, dry_run=ns.dry_run, uninstall=ns.uninstall), flush=True)
+        say(install.run(ns.harness, ns.scope, ns.workspace, dry_run=ns.dry_run, uninstall=ns.uninstall))
         return 0
     if ns.command == "supervise":
         return _supervise(ns)
@@ -271,9 +302,9 @@ def _watch(a: argparse.Namespace) -> int:
     job = a.job[1:] if a.job[:1] == ["--"] else a.job
     result = Watch(a.workspace, a.task_id, job, request_from(a)).run()
     if a.json:
-        print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
+        say(json.dumps(dataclasses.asdict(result), indent=2))
     else:
-        print(f"{a.task_id}: {result.outcome} after {result.runs} run(s): {result.reason}", flush=True)
+        say(f"{a.task_id}: {result.outcome} after {result.runs} run(s): {result.reason}")
     return result.exit_code
 
 
@@ -293,13 +324,10 @@ def _supervise(a: argparse.Namespace) -> int:
         mcp=not a.no_mcp,
     ).run()
     if a.json:
-        print(json.dumps(dataclasses.asdict(result), indent=2), flush=True)
+        say(json.dumps(dataclasses.asdict(result), indent=2))
     else:
-        print(
-            f"{a.task_id}: {result.action} after {result.invocations} invocation(s), {result.rounds} "
-            f"round(s): {result.reason}",
-            flush=True,
-        )
+        counts = f"{result.invocations} invocation(s), {result.rounds} round(s)"
+        say(f"{a.task_id}: {result.action} after {counts}: {result.reason}")
     return result.exit_code
 
 

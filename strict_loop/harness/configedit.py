@@ -12,11 +12,11 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import shlex
 from pathlib import Path
 from typing import Any, Optional
 
+from strict_loop.base import jsonedit
 from strict_loop.base.errors import LoopError
 from strict_loop.harness import registry
 
@@ -68,15 +68,6 @@ def _load_json(text: Optional[str], path: Path) -> dict[str, Any]:
     return doc
 
 
-def _dump_json(doc: dict[str, Any], like: Optional[str]) -> Optional[str]:
-    """``doc`` in the indentation of the file it came from (2 spaces for a new file); ``None`` when empty."""
-    if not doc:
-        return None
-    found = re.match(r"\{\s*?\n([ \t]+)\S", like or "")
-    indent: Any = found.group(1) if found else 2
-    return json.dumps(doc, indent=indent, ensure_ascii=False) + ("" if like and not like.endswith("\n") else "\n")
-
-
 def _object(doc: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
     value = doc.get(key, {})
     if not isinstance(value, dict):
@@ -100,12 +91,73 @@ def _strip_ours(groups: list[Any], harness: str) -> list[Any]:
     return out
 
 
-def edit_hooks(text: Optional[str], path: Path, harness: str, command: Optional[str]) -> Optional[str]:
-    """Settings/hooks.json with our hook groups (``command``), or without them when ``command`` is None."""
+Kept = frozenset[tuple[str, ...]]
+"""Containers of a JSON settings file that were there, empty, before the install (``()``: the file itself): an
+uninstall that empties them again leaves them, so that the file comes back byte for byte."""
+
+
+def json_empties(text: Optional[str]) -> Kept:
+    """The file itself and its ``hooks``, ``hooks.<event>`` and ``mcpServers`` when present and empty."""
+    try:
+        doc = json.loads(text) if text and text.strip() else None
+    except ValueError:
+        return frozenset()
+    if not isinstance(doc, dict):
+        return frozenset()
+    found: set[tuple[str, ...]] = {()} if not doc else set()
+    hooks = doc.get("hooks")
+    for key in ("hooks", "mcpServers"):
+        if doc.get(key) in ({}, []):
+            found.add((key,))
+    if isinstance(hooks, dict):
+        found.update(("hooks", event) for event, groups in hooks.items() if groups == [])
+    return frozenset(found)
+
+
+def _start(text: Optional[str]) -> jsonedit.JsonText:
+    return jsonedit.JsonText(text if text and text.strip() else "{}\n")
+
+
+def _finish(edit: jsonedit.JsonText, keep: Kept) -> Optional[str]:
+    """The edited text; ``None`` (remove the file) when nothing is left in it that was there before the install."""
+    return None if edit.get(()) == {} and () not in keep else edit.text
+
+
+def _prune_empty(edit: jsonedit.JsonText, path: tuple[str, ...], keep: Kept) -> None:
+    """Remove the container at ``path`` when the removal of our entries left it empty and it was not there before."""
+    if path not in keep and edit.get(path) in ({}, []):
+        edit.remove(path[:-1], path[-1])
+
+
+def _unhook(edit: jsonedit.JsonText, event: str, groups: list[Any], harness: str) -> None:
+    """Remove our handlers from ``hooks.<event>``, and a group left with no handler by that."""
+    for n in reversed(range(len(groups))):
+        handlers = groups[n].get("hooks") if isinstance(groups[n], dict) else None
+        if not isinstance(handlers, list):
+            continue
+        ours = [i for i, h in enumerate(handlers) if isinstance(h, dict) and is_our_command(h.get("command"), harness)]
+        if ours and len(ours) == len(handlers):
+            edit.remove(("hooks", event), n)
+        for i in reversed(ours if len(ours) < len(handlers) else []):
+            edit.remove(("hooks", event, n, "hooks"), i)
+
+
+def _ensure(edit: jsonedit.JsonText, path: tuple[str, ...], empty: Any) -> None:
+    if edit.get(path) is None:
+        edit.append(path[:-1], path[-1], empty)
+
+
+def edit_hooks(
+    text: Optional[str], path: Path, harness: str, command: Optional[str], keep: Kept = frozenset()
+) -> Optional[str]:
+    """Settings/hooks.json with our hook groups (``command``), or without them when ``command`` is None.
+
+    The text is edited in place (see :mod:`strict_loop.base.jsonedit`): our groups are appended to each event's
+    list, and removing them gives back the bytes the file had."""
     doc = _load_json(text, path)
     hooks = _object(doc, "hooks", path)
     wanted = hook_groups(harness, command) if command else {}
-    changed = False
+    edit, changed = _start(text), False
     for event, _, _ in registry.get(harness).hook_events:
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
@@ -115,18 +167,18 @@ def edit_hooks(text: Optional[str], path: Path, harness: str, command: Optional[
         if ours == wanted.get(event, []) and all(g in groups for g in stripped):
             continue  # already exactly as wanted (or nothing of ours to remove)
         changed = True
-        new = stripped + wanted.get(event, [])
-        if new:
-            hooks[event] = new
-        else:
-            hooks.pop(event, None)
+        _unhook(edit, event, groups, harness)
+        if event in wanted:
+            _ensure(edit, ("hooks",), {})
+            _ensure(edit, ("hooks", event), [])
+            edit.append(("hooks", event), None, wanted[event][0])
+        elif edit.get(("hooks", event)) is not None:
+            _prune_empty(edit, ("hooks", event), keep)
     if not changed:
         return text
-    if hooks:
-        doc["hooks"] = hooks
-    else:
-        doc.pop("hooks", None)
-    return _dump_json(doc, text)
+    if edit.get(("hooks",)) is not None:
+        _prune_empty(edit, ("hooks",), keep)
+    return _finish(edit, keep)
 
 
 def _server_entry(path: Path, servers: Any, key: str) -> Any:
@@ -151,26 +203,50 @@ def _same(current: Any, server: Optional[dict[str, Any]]) -> bool:
     return current.get("command") == server["command"] and list(current.get("args") or []) == server["args"]
 
 
-def edit_mcp_json(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
-    """``.mcp.json`` / ``~/.claude.json`` with ``mcpServers.strict-loop`` = ``server`` (removed when None)."""
+def edit_mcp_json(
+    text: Optional[str], path: Path, server: Optional[dict[str, Any]], keep: Kept = frozenset()
+) -> Optional[str]:
+    """``.mcp.json`` / ``~/.claude.json`` with ``mcpServers.strict-loop`` = ``server`` (removed when None), edited in
+    place as :func:`edit_hooks` is."""
     doc = _load_json(text, path)
     servers = _object(doc, "mcpServers", path)
     current = _server_entry(path, servers, "mcpServers")
     if _same(current, server):
         return text
+    edit = _start(text)
     if server is None:
-        servers.pop(SERVER)
-    else:
-        servers[SERVER] = {**(current or {}), **server}
-    if servers:
-        doc["mcpServers"] = servers
-    else:
-        doc.pop("mcpServers", None)
-    return _dump_json(doc, text)
+        edit.remove(("mcpServers",), SERVER)
+        _prune_empty(edit, ("mcpServers",), keep)
+        return _finish(edit, keep)
+    if current is None:
+        _ensure(edit, ("mcpServers",), {})
+        edit.append(("mcpServers",), SERVER, server)
+        return edit.text
+    for key, value in server.items():  # in place: keys the person added to our entry stay
+        if key in current:
+            edit.replace(("mcpServers", SERVER, key), value)
+        else:
+            edit.append(("mcpServers", SERVER), key, value)
+    return edit.text
+
+
+def _toml_block(server: dict[str, Any]) -> str:
+    """Our table as the install appends it to a config.toml: ``[mcp_servers.strict-loop]`` and its two keys."""
+    import tomlkit
+
+    doc, servers, table = tomlkit.document(), tomlkit.table(is_super_table=True), tomlkit.table()
+    table.update(server)
+    servers.add(SERVER, table)
+    doc.add("mcp_servers", servers)
+    return tomlkit.dumps(doc)
 
 
 def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
-    """Codex ``config.toml`` with ``[mcp_servers.strict-loop]`` (tomlkit keeps comments and layout)."""
+    """Codex ``config.toml`` with ``[mcp_servers.strict-loop]``.
+
+    A new table is appended to the file's text (after a blank line), and an uninstall that finds it there as it
+    was written cuts exactly that off again, so the file comes back byte for byte; any other edit goes through
+    tomlkit, which keeps comments and layout."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -184,11 +260,27 @@ def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, An
     current = _server_entry(path, servers or {}, "mcp_servers")
     if _same(current, server):
         return text
-    last = server is None and (text or "").rstrip().endswith(current.as_string().rstrip())  # our table ends the file
     if server is None:
-        assert servers is not None  # our entry was found in it (else _same returned above)
+        block = "\n" + _toml_block({"command": current["command"], "args": list(current.get("args") or [])})
+        if text == block[1:]:
+            return None
+        if (text or "").endswith(block):
+            return (text or "")[: -len(block)]
+    elif current is None:
+        appended = (f"{text}\n" if text else "") + _toml_block(server)
+        if tomlkit.parse(appended).unwrap() == {**doc.unwrap(), "mcp_servers": {**(servers or {}), SERVER: server}}:
+            return appended  # else (an inline mcp_servers table, say) tomlkit puts it where it may go
+    return _toml_structural(doc, servers, current, server)
+
+
+def _toml_structural(doc: Any, servers: Any, current: Any, server: Optional[dict[str, Any]]) -> Optional[str]:
+    import tomlkit
+
+    if server is None:
         del servers[SERVER]
-        if not servers:
+        if (
+            not servers and getattr(servers, "is_super_table", lambda: False)()
+        ):  # a [mcp_servers] the person wrote stays
             del doc["mcp_servers"]
     else:
         if servers is None:
@@ -198,8 +290,6 @@ def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, An
             current = servers[SERVER] = tomlkit.table()
         current.update(server)  # in place: the person's own keys and comments in our table stay
     out = tomlkit.dumps(doc)
-    if last and out.endswith("\n\n"):  # the blank line that set our table off stays with the table before it
-        out = out[:-1]
     return out if out.strip() else None
 
 

@@ -2,9 +2,10 @@
 
 A run first builds a :class:`Plan` (every file's current and new text, every folder's current and new
 files) without writing anything; ``--dry-run`` prints it as diffs, otherwise each change is written
-atomically. Nothing is written when any settings file fails to parse. ``--uninstall`` plans the
-removal of exactly our entries (see :mod:`strict_loop.harness.configedit`) and folders; a file or folder left empty by
-that goes, and so do the empty folders above it up to the workspace or home folder.
+atomically, keeping its mode and owner. Nothing is written when any settings file fails to parse, and a project
+install writes only inside the workspace, through no symbolic link. ``--uninstall`` plans the removal of exactly
+our entries (see :mod:`strict_loop.harness.configedit`) and folders; a file or folder left empty by that goes, and
+so do the empty folders above it up to the workspace or home folder (but see ``KEPT_RECORDS``).
 """
 
 from __future__ import annotations
@@ -19,18 +20,23 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
-from strict_loop.base import fsio, skillfiles
+from strict_loop.base import fsio, jsontext, skillfiles
 from strict_loop.base.errors import LoopError
 from strict_loop.harness import configedit, registry
+from strict_loop.storage import snapstore
 
 SKILL = "strict-agent-loop"
 SKILL_PARTS = ("SKILL.md", "references", "scripts")
 MAX_SETTINGS_BYTES = 64 << 20
 """~/.claude.json grows with every project Claude Code has opened; anything bigger is not a settings file."""
 
-Editor = Callable[[Optional[str]], Optional[str]]
+Editor = Callable[[Optional[str], configedit.Kept], Optional[str]]
+"""A settings file's new text from its text now and the containers to keep (see ``configedit.Kept``)."""
+KEPT_RECORDS = "install-kept.json"
+"""In the person's config folder: per JSON settings file, the containers that were there, empty, before the install
+(the one thing it remembers), so that the uninstall leaves them, and the file's bytes, as they were."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,8 @@ class Edit:
     path: Path
     old: Optional[str]
     new: Optional[str]
+    empties: configedit.Kept = frozenset()
+    """Containers of ``old`` that are there and empty: an install remembers them for the uninstall."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,8 @@ class Tree:
     new: Optional[dict[str, bytes]]
     executable: frozenset[str] = frozenset()
     """Files of ``new`` to write with the executable bit (the skill's scripts are run directly)."""
+    private: bool = False
+    """Its files hold this installation's paths (the Hermes plugin): written 0600, as the settings files are."""
 
 
 @dataclass
@@ -58,6 +68,9 @@ class Plan:
     """Everything one install or uninstall would change, and what the person must do afterwards."""
 
     root: Path
+    confine: Optional[Path] = None
+    """A project install's workspace: every change lies inside it, reached through no symbolic link."""
+    uninstall: bool = False
     edits: list[Edit] = field(default_factory=list)
     trees: list[Tree] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -101,38 +114,59 @@ def _read_text(path: Path) -> Optional[str]:
         ) from None
 
 
-def _edit(path: Path, editor: Editor) -> Edit:
-    real = path.resolve()  # a settings file linked from a dotfiles folder is edited where it lives
+def _confined(workspace: Path, path: Path) -> Path:
+    """A project install writes where a repository says, and a repository is not trusted: a `.claude` linking to
+    ~/.claude, or a dangling `.mcp.json` link, would make it write anywhere the person may."""
+    return fsio.confined(
+        workspace,
+        path,
+        "a project install writes only inside the workspace, never through a link "
+        "(--scope user writes in your home folder)",
+    )
+
+
+def _edit(path: Path, editor: Editor, confine: Optional[Path]) -> Edit:
+    # user scope: a settings file linked from a dotfiles folder is edited where it lives (the home folder is the
+    # person's own); project scope: never through a link (see confined)
+    real = _confined(confine, path) if confine else path.resolve()
     old = _read_text(real)
-    return Edit(real, old, editor(old))
+    kept = _kept(_kept_records(), real)
+    return Edit(real, old, editor(old, kept), configedit.json_empties(old) if real.suffix == ".json" else frozenset())
 
 
-def _read_tree(dest: Path) -> Optional[dict[str, bytes]]:
-    if not dest.is_dir():
-        return None
-    return {
-        p.relative_to(dest).as_posix(): p.read_bytes()
-        for p in sorted(dest.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.relative_to(dest).parts
-    }
+def _kept_records() -> dict[str, Any]:
+    return jsontext.read_object(snapstore.user_config_dir() / KEPT_RECORDS) or {}
 
 
-def _source_tree(root: Path, parts: tuple[str, ...]) -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
-    for part in parts:
-        base = root / part
-        paths = [base] if base.is_file() else sorted(base.rglob("*"))
-        for p in paths:
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
-                out[p.relative_to(root).as_posix()] = p.read_bytes()
-    return out
+def _kept(records: dict[str, Any], path: Path) -> configedit.Kept:
+    paths = records.get(str(path))
+    valid = [p for p in paths if isinstance(p, list)] if isinstance(paths, list) else []
+    return frozenset(tuple(p) for p in valid if all(isinstance(k, str) for k in p))
+
+
+def _remember(p: Plan) -> None:
+    """Record (install) or forget (uninstall) the empty containers of the settings files ``p`` changed."""
+    records = _kept_records()
+    before = dict(records)
+    for edit in p.changes():
+        if isinstance(edit, Edit) and p.uninstall:
+            records.pop(str(edit.path), None)
+        elif isinstance(edit, Edit) and edit.empties:
+            records[str(edit.path)] = sorted(_kept(records, edit.path) | edit.empties)
+    if records != before:
+        fsio.replace_keeping_mode(snapstore.user_config_dir() / KEPT_RECORDS, fsio.dumps_doc(records))
 
 
 def _tree(
-    dest: Path, new: Optional[dict[str, bytes]], marker: str, name: str, executable: frozenset[str] = frozenset()
+    dest: Path,
+    new: Optional[dict[str, bytes]],
+    marker: str,
+    name: str,
+    executable: frozenset[str] = frozenset(),
+    private: bool = False,
 ) -> Tree:
     """Our folder at ``dest``; a folder of that name that is not ours is refused, never replaced."""
-    old = _read_tree(dest)
+    old = skillfiles.read_tree(dest) if not dest.is_symlink() else None
     if old is not None and old:
         text = old.get(marker, b"").decode("utf-8", "replace")
         if not re.search(rf"^name:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE):
@@ -141,12 +175,14 @@ def _tree(
                 f"exists and is not strict-agent-loop's (no {marker} naming '{name}'); nothing was changed",
                 "move that folder aside and run the install again",
             )
-    return Tree(dest, old, new, executable)
+    return Tree(dest, old, new, executable, private)
 
 
-def _skill(dest: Path, install: bool) -> Tree:
+def _skill(dest: Path, install: bool, confine: Optional[Path] = None) -> Tree:
+    if confine:
+        _confined(confine, dest)
     root = skillfiles.skill_root()
-    files = _source_tree(root, SKILL_PARTS) if install else None
+    files = skillfiles.source_tree(root, SKILL_PARTS) if install else None
     executable = frozenset(name for name in files or () if os.access(root / name, os.X_OK))
     return _tree(dest, files, "SKILL.md", SKILL, executable)
 
@@ -190,12 +226,13 @@ def plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
         mcp_file = base / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude.json"
         root = base.parent
     hooks, server = _hooks("claude", workspace, install), _server(workspace, install)
-    plan = Plan(root)
+    plan = Plan(root, workspace if scope == "project" else None)
+    settings = base / "settings.json"
     plan.edits.append(
-        _edit(base / "settings.json", lambda t: configedit.edit_hooks(t, base / "settings.json", "claude", hooks))
+        _edit(settings, lambda t, k: configedit.edit_hooks(t, settings, "claude", hooks, k), plan.confine)
     )
-    plan.edits.append(_edit(mcp_file, lambda t: configedit.edit_mcp_json(t, mcp_file, server)))
-    plan.trees.append(_skill(base / "skills" / SKILL, install))
+    plan.edits.append(_edit(mcp_file, lambda t, k: configedit.edit_mcp_json(t, mcp_file, server, k), plan.confine))
+    plan.trees.append(_skill(base / "skills" / SKILL, install, plan.confine))
     if install:
         plan.notes.append(
             "Claude Code reads the hooks and the MCP server when a session starts: start a new one "
@@ -212,12 +249,13 @@ def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
         base = _home("CODEX_HOME", ".codex")
         skills, root = base / "skills", base.parent
     hooks, server = _hooks("codex", workspace, install), _server(workspace, install)
-    plan = Plan(root)
+    plan = Plan(root, workspace if scope == "project" else None)
+    hooks_file, config = base / "hooks.json", base / "config.toml"
     plan.edits.append(
-        _edit(base / "hooks.json", lambda t: configedit.edit_hooks(t, base / "hooks.json", "codex", hooks))
+        _edit(hooks_file, lambda t, k: configedit.edit_hooks(t, hooks_file, "codex", hooks, k), plan.confine)
     )
-    plan.edits.append(_edit(base / "config.toml", lambda t: configedit.edit_mcp_toml(t, base / "config.toml", server)))
-    plan.trees.append(_skill(skills / SKILL, install))
+    plan.edits.append(_edit(config, lambda t, _: configedit.edit_mcp_toml(t, config, server), plan.confine))
+    plan.trees.append(_skill(skills / SKILL, install, plan.confine))
     if install:
         plan.notes.append(
             "Codex runs a new or changed hook only after you trust it: start `codex`, open `/hooks` and trust "
@@ -240,10 +278,11 @@ def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     server = _server(workspace, install)
     plan = Plan(home.parent)
     plan.edits.append(
-        _edit(home / "config.yaml", lambda t: configedit.edit_hermes_yaml(t, home / "config.yaml", server))
+        _edit(home / "config.yaml", lambda t, _: configedit.edit_hermes_yaml(t, home / "config.yaml", server), None)
     )
     plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
-    plan.trees.append(_tree(home / "plugins" / configedit.SERVER, plugin, "plugin.yaml", configedit.SERVER))
+    plugins = home / "plugins" / configedit.SERVER
+    plan.trees.append(_tree(plugins, plugin, "plugin.yaml", configedit.SERVER, private=True))
     plan.trees.append(_skill(home / "skills" / SKILL, install))
     if install and configedit.hermes_disabled(plan.edits[0].old):
         plan.notes.append(
@@ -269,7 +308,9 @@ def plan(
         ws = ws or Path.cwd()
         if not ws.is_dir():
             raise LoopError("--workspace", f"{ws} is not a folder", "name the project folder to install into")
-    return registry.resolve(row.plan_fn)(scope, ws, not uninstall)
+    planned: Plan = registry.resolve(row.plan_fn)(scope, ws, not uninstall)
+    planned.uninstall = uninstall
+    return planned
 
 
 def _diff(change: Edit | Tree) -> str:
@@ -305,14 +346,14 @@ def render(p: Plan, *, dry_run: bool) -> str:
     return "\n".join(out + p.notes)
 
 
-def _write_tree(dest: Path, files: dict[str, bytes], executable: frozenset[str]) -> None:
+def _write_tree(tree: Tree) -> None:
     """Build the folder beside ``dest``, then swap it in: a reader sees the old folder or the new one."""
+    dest = tree.dest
     stage, old = (dest.with_name(f".{dest.name}.{os.getpid()}.{secrets.token_hex(4)}.{end}") for end in ("tmp", "old"))
     try:
-        for name, data in files.items():
-            fsio.atomic_write(stage / name, data, sync=False)
-            if name in executable:
-                os.chmod(stage / name, 0o755)
+        for name, data in (tree.new or {}).items():
+            mode = 0o755 if name in tree.executable else 0o600 if tree.private else None
+            fsio.atomic_write(stage / name, data, sync=False, mode=mode)
         if dest.exists():
             dest.rename(old)
         stage.rename(dest)
@@ -333,19 +374,22 @@ def _prune(path: Path, root: Path) -> None:
 
 
 def apply(p: Plan) -> None:
-    """Write every change of ``p`` (each file atomically)."""
+    """Write every change of ``p`` (each file atomically); a project install checks each path again first."""
     for change in p.changes():
+        if p.confine:
+            _confined(p.confine, change.dest if isinstance(change, Tree) else change.path)
         if isinstance(change, Tree):
             if change.new is None:
                 shutil.rmtree(change.dest)
                 _prune(change.dest, p.root)
             else:
-                _write_tree(change.dest, change.new, change.executable)
+                _write_tree(change)
         elif change.new is None:
             change.path.unlink()
             _prune(change.path, p.root)
         else:
-            fsio.atomic_write(change.path, change.new.encode("utf-8"))
+            fsio.replace_keeping_mode(change.path, change.new.encode("utf-8"))  # and owner; a new one is 0600
+    _remember(p)
 
 
 def run(harness: str, scope: Optional[str], workspace: Optional[str], *, dry_run: bool, uninstall: bool) -> str:
