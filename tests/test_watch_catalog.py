@@ -67,7 +67,7 @@ def test_a_module_name_from_the_log_is_data_only():
 
 def test_progress_from_log_lines_and_metrics_jsonl():
     pattern = joblog.compile_pattern(None)
-    p = joblog.Progress()
+    p = joblog.JobProgress()
     for line in ("epoch 1 step 10 loss 1.0", "noise", "step=20 loss=0.5", "Step: 30, loss: 0.4"):
         p = joblog.fold(p, joblog.from_line(line, pattern), "loss", 10)
     assert (p.step, p.metrics["loss"], p.best, p.points, p.nonfinite) == (30, 0.4, 0.4, 3, None)
@@ -75,7 +75,7 @@ def test_progress_from_log_lines_and_metrics_jsonl():
     assert p.nonfinite == "loss=nan at step 31"
     custom = joblog.compile_pattern(r"it (?P<step>\d+) acc=(?P<acc>[\d.]+)")
     assert joblog.from_line("it 7 acc=0.91", custom) == {"step": 7.0, "acc": 0.91}
-    q = joblog.Progress()
+    q = joblog.JobProgress()
     for line in (
         '{"step": 1, "loss": 2.0}',
         '{"step": 2, "loss": 1.0}',

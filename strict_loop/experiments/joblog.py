@@ -18,7 +18,7 @@ DEFAULT_PATTERN = r"\bstep[\s:=]+(?P<step>\d+)\b(?:[^\n]*?\bloss[\s:=]+(?P<loss>
 
 
 @dataclass(frozen=True)
-class Progress:
+class JobProgress:
     """What the job has shown so far in this run."""
 
     step: Optional[int] = None
@@ -90,7 +90,9 @@ def from_json_line(line: str) -> Optional[dict[str, float]]:
     return out
 
 
-def fold(p: Progress, values: dict[str, float], metric: str, divergence_factor: float, min_points: int = 3) -> Progress:
+def fold(
+    p: JobProgress, values: dict[str, float], metric: str, divergence_factor: float, min_points: int = 3
+) -> JobProgress:
     """``p`` after one set of values. NaN/Inf of the watched metric is recorded once; divergence means the metric
     rose above ``divergence_factor`` x its best after at least ``min_points`` values (for a loss: lower is better)."""
     if not values:
@@ -117,7 +119,7 @@ def fold(p: Progress, values: dict[str, float], metric: str, divergence_factor: 
     return p
 
 
-def describe(p: Progress, metric: str, total: Optional[int] = None) -> str:
+def describe(p: JobProgress, metric: str, total: Optional[int] = None) -> str:
     """'step 120/5000 | loss 0.53' for the heartbeat line."""
     parts = [f"step {p.step if p.step is not None else '?'}" + (f"/{total}" if total else "")]
     for name, value in list(p.metrics.items())[:4]:

@@ -22,7 +22,7 @@ from typing import Optional
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError
 from strict_loop.experiments import joblog
-from strict_loop.experiments.joblog import Progress
+from strict_loop.experiments.joblog import JobProgress
 from strict_loop.experiments.remedies import WatchSettings
 from strict_loop.loop import commandrun
 
@@ -40,7 +40,7 @@ class RunOutcome:
     returncode: Optional[int]
     log: Path
     tail: str
-    progress: Progress
+    progress: JobProgress
     duration_s: float
     stopped: Optional[str] = None
     log_capped: bool = False
@@ -58,7 +58,7 @@ class _Log:
         self.partial = b""
         self.tail: deque[str] = deque()
         self.tail_len = 0
-        self.progress = Progress()
+        self.progress = JobProgress()
 
     def feed(self, data: bytes) -> None:
         data = self.partial + data
@@ -108,7 +108,7 @@ class _MetricsFile:
         except OSError:
             self.offset = 0
 
-    def read(self, p: Progress, s: WatchSettings, *, every_s: float = 0.0) -> Progress:
+    def read(self, p: JobProgress, s: WatchSettings, *, every_s: float = 0.0) -> JobProgress:
         """``p`` with the lines appended since the last read; ``every_s``: not again that soon (a chatty job's output
         wakes the pump at every chunk)."""
         now = time.monotonic()
@@ -169,7 +169,7 @@ def run_job(
     log_path: Path,
     s: WatchSettings,
     deadline: Optional[float],
-    tick: Callable[[Progress], Optional[str]],
+    tick: Callable[[JobProgress], Optional[str]],
     on_spawn: Callable[[int], None] = lambda pid: None,
 ) -> RunOutcome:
     """Run ``argv`` in ``root`` until it ends or we end it (``on_spawn`` gets its pid). ``tick``, called every 0.1 s
@@ -229,7 +229,7 @@ def _reason(
     mfile: Optional[_MetricsFile],
     s: WatchSettings,
     deadline: Optional[float],
-    tick: Callable[[Progress], Optional[str]],
+    tick: Callable[[JobProgress], Optional[str]],
 ) -> Optional[str]:
     """Why the job must end now ('signal' from ``tick``, 'nan', 'diverged', 'timeout'), or None."""
     if mfile is not None:

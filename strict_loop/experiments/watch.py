@@ -25,7 +25,7 @@ from strict_loop.base.errors import LoopError
 from strict_loop.base.interrupts import StopSignals
 from strict_loop.experiments import joblog, remedyio
 from strict_loop.experiments.failures import KINDS, Failure, classify
-from strict_loop.experiments.joblog import Progress
+from strict_loop.experiments.joblog import JobProgress
 from strict_loop.experiments.jobrun import RunOutcome, run_job
 from strict_loop.experiments.remedies import Decision, RemedyState, WatchSettings, decide, substitute
 from strict_loop.loop.monitoring import TaskMonitor
@@ -125,7 +125,7 @@ class Watch:
         self.argv, self.command = list(argv), shlex.join(argv)
         self.env = dict(os.environ if env is None else env)
         self.stream = stream if stream is not None else sys.stderr
-        self.progress, self.run_started = Progress(), time.monotonic()
+        self.progress, self.run_started = JobProgress(), time.monotonic()
         self.first_step: Optional[int] = None  # the first step this run reported (for the rate)
         self.signals = StopSignals()
         self._heart: Optional[_Beat] = None
@@ -235,7 +235,7 @@ class Watch:
         folder.mkdir(exist_ok=True)
         numbers = [int(p.stem[4:]) for p in folder.glob("run-*.log") if p.stem[4:].isdigit()]
         log = folder / f"run-{max(numbers, default=0) + 1:04d}.log"
-        self.progress, self.first_step, self.run_started = Progress(), None, time.monotonic()
+        self.progress, self.first_step, self.run_started = JobProgress(), None, time.monotonic()
         try:
             outcome = run_job(argv, self.root, env, log, self.settings, deadline, self._tick, self.children.started)
         finally:
@@ -245,7 +245,7 @@ class Watch:
         self._heart.beat(self._run, force=True)  # where the run got to, whatever its end
         return outcome
 
-    def _tick(self, progress: Progress) -> Optional[str]:
+    def _tick(self, progress: JobProgress) -> Optional[str]:
         """While the job runs: keep its progress for the heartbeat, beat when due; 'signal' once we got one."""
         if self.signals.signum is not None:
             return "signal"

@@ -17,7 +17,7 @@ __all__ = [
     "Kind",
     "MonitorState",
     "MonitorView",
-    "Progress",
+    "TurnProgress",
     "Signal",
     "SignalKind",
     "SpiralVerdict",
@@ -31,7 +31,7 @@ Verdict = Literal["pass", "fail"]
 """What judged the work said: a check run, editor diagnostics, a person."""
 
 Kind = Literal["write", "read", "search", "run", "message", "invalid", "person", "other"]
-Progress = Literal[
+TurnProgress = Literal[
     "new output",
     "fewer failures",
     "higher score",
@@ -56,7 +56,7 @@ class TurnFacts(BaseModel):
     out: str = Field(..., description="digest of the strictly normalized output")
     lines: list[str] = Field(default_factory=list, description="digests of output lines (last 80)")
     novel: bool = True
-    prog: Optional[Progress] = Field(None, description="how this turn moved the work forward, if it did")
+    prog: Optional[TurnProgress] = Field(None, description="how this turn moved the work forward, if it did")
     empty: bool = False
     failed: bool = False
     err: Optional[str] = None

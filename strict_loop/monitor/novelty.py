@@ -2,7 +2,7 @@
 
 ``facts()`` turns a raw :class:`Turn` into small comparable facts (digests, error
 fingerprint, touched paths, the verdict of whatever judged the work) and decides
-whether the turn moved the work forward (``prog``). Progress is an outcome, never
+whether the turn moved the work forward (``prog``). TurnProgress is an outcome, never
 an attempt: writing new content is an attempt; progress is a check that passes, a
 check with fewer failures or a different failure than before, a higher verifier
 score, a repeated call whose output changed in substance (not only in timestamps,
@@ -18,7 +18,7 @@ import re
 from datetime import datetime
 from typing import Optional
 
-from strict_loop.model.monitoring import Kind, Progress, TurnFacts, Verdict
+from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes
@@ -83,7 +83,7 @@ def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
     return sig
 
 
-def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]], fresh: int) -> Optional[Progress]:
+def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]], fresh: int) -> Optional[TurnProgress]:
     """How ``f`` moved the work forward compared with the earlier turns of ``window``, if it did; ``fresh`` is how many
     of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not
     new). Only outcomes count: an edit is an attempt, and a person repeating a complaint is a failed check, not news."""
