@@ -35,6 +35,7 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 from strict_loop.cli import app  # noqa: E402 (after the bytecode switch: this import compiles the package)
+from strict_loop.loop.workspace import Workspace  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
@@ -263,3 +264,22 @@ def stop_hook_daemons(folder: Path) -> None:
     for pid in hook_daemon_pids(folder):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def task(ws_dir: Path) -> Workspace:
+    """A task whose stop check is a file, for the supervisor's tests (test_supervisor, test_supervisor_wiring)."""
+    ws = Workspace(ws_dir)
+    ws.init_state(
+        task_id="t",
+        goal="Make done.txt",
+        global_stop_condition="done.txt exists",
+        stop_checks={"paths_exist": ["done.txt"]},
+    )
+    return ws
+
+
+def finished_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, run_cli
+from conftest import finished_pid, read_jsonl, run_cli
 
 from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
@@ -22,24 +21,6 @@ from strict_loop.supervisor.lock import SeenIds, SupervisorLock, alive, process_
 from strict_loop.supervisor.runner import Supervisor
 
 TURN = {"tool": "Bash", "args": {"command": "ls"}, "output": "a.txt\n", "error": False, "exit_code": 0}
-
-
-@pytest.fixture
-def task(ws_dir: Path) -> Workspace:
-    ws = Workspace(ws_dir)
-    ws.init_state(
-        task_id="t",
-        goal="Make done.txt",
-        global_stop_condition="done.txt exists",
-        stop_checks={"paths_exist": ["done.txt"]},
-    )
-    return ws
-
-
-def _finished_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
 
 
 def test_a_live_holder_refuses_a_second_supervisor(tmp_path: Path):
@@ -54,7 +35,7 @@ def test_a_live_holder_refuses_a_second_supervisor(tmp_path: Path):
 
 def test_a_dead_holders_lock_is_taken_over(tmp_path: Path):
     lock = SupervisorLock(tmp_path, "t")
-    dead = {"pid": _finished_pid(), "start": "1", "harness": "codex", "started_at": "then"}
+    dead = {"pid": finished_pid(), "start": "1", "harness": "codex", "started_at": "then"}
     lock.path.write_text(json.dumps(dead))
     assert not alive(dead)
     assert lock.acquire("claude", "sess-1") == dead

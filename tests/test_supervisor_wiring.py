@@ -16,30 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl
+from conftest import finished_pid, read_jsonl
 
 from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
 from strict_loop.harness import headless
 from strict_loop.supervisor.runner import Supervisor, SupervisorResult
-
-
-@pytest.fixture
-def task(ws_dir: Path) -> Workspace:
-    ws = Workspace(ws_dir)
-    ws.init_state(
-        task_id="t",
-        goal="Make done.txt",
-        global_stop_condition="done.txt exists",
-        stop_checks={"paths_exist": ["done.txt"]},
-    )
-    return ws
-
-
-def _finished_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
@@ -114,7 +96,7 @@ def test_the_hermes_home_lives_in_a_private_runtime_folder_and_stale_ones_are_re
     runs = Path(os.environ["XDG_RUNTIME_DIR"]) / "strict-loop" / "runs"
     runs.parent.mkdir(mode=0o700)
     runs.mkdir(mode=0o700)
-    stale = runs / f"{_finished_pid()}-12345-0001-abc"  # a supervisor killed with -9: its pid is gone
+    stale = runs / f"{finished_pid()}-12345-0001-abc"  # a supervisor killed with -9: its pid is gone
     (stale / "hermes-home").mkdir(parents=True)
     (stale / "hermes-home" / ".env").write_text("OPENAI_API_KEY=sk-old\n")
     spy = tmp_path / "spy.json"
@@ -328,7 +310,7 @@ def test_a_child_record_naming_another_process_sends_no_signal(tmp_path: Path):
         record = ChildRecord(tmp_path)
         record.started(other.pid)  # its real start time, but not a group of ours
         assert record.reap() is None and other.poll() is None
-        (tmp_path / "child.json").write_text(json.dumps({"pgid": os.getpid(), "start": "1", "owner": _finished_pid()}))
+        (tmp_path / "child.json").write_text(json.dumps({"pgid": os.getpid(), "start": "1", "owner": finished_pid()}))
         assert record.reap() is None  # a forged start time: nothing is killed
     finally:
         other.kill()
