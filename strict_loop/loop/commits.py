@@ -22,7 +22,7 @@ from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.model.records import CurrentRound, IterationRecord, LoopContract, StopReport, StopSummary, TaskState
 from strict_loop.model.requests import InitStateInput, UpdateStateInput
 from strict_loop.model.results import InitResult, RoundResult, StatusReport
-from strict_loop.storage import rounds, snapshots
+from strict_loop.storage import rounds, snapshots, workspaces
 from strict_loop.storage.store import TaskStore
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ def create_task(ws: Workspace, req: InitStateInput, contract: LoopContract) -> I
             store.append_event(*dropped)
         reports.write_status(store, state, None, record=False)
     ws.index.register(state)
+    workspaces.remember(ws.root)  # the person's page finds this workspace
     snapshots.record_after_round(ws.root, store, state, 0)
     return InitResult(task_id=store.task_id, task_dir=str(store.paths.root), created_at=ts, replaced=replaced)
 

@@ -1,5 +1,5 @@
 """One task's files and the workspace's index of tasks: locked loads and saves, ledgers, recovery from them,
-round notes, the registry, legacy ``.codex-loop/`` tasks, trusted contracts and snapshots.
+round notes, the registry, legacy ``.codex-loop/`` tasks, trusted contracts, snapshots and the per-user index of workspaces.
 
 It may import ``base``, ``model`` and ``monitor``.
 """
@@ -15,4 +15,5 @@ __all__ = [
     "store",
     "taskindex",
     "trust",
+    "workspaces",
 ]

@@ -24,14 +24,11 @@ from strict_loop.base.fsio import atomic_write, dumps_doc, file_lock
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.fields import parse_json
 from strict_loop.model.settings import StopChecks
+from strict_loop.storage.workspaces import config_dir
+
+__all__ = ["TrustStore", "config_dir", "digest"]
 
 TRUST_FILE = "trusted-contracts.json"
-
-
-def config_dir(env: Mapping[str, str] = os.environ) -> Path:
-    """``$XDG_CONFIG_HOME/strict-loop``, else ``~/.config/strict-loop``."""
-    base = env.get("XDG_CONFIG_HOME", "").strip()
-    return (Path(base) if base else Path.home() / ".config") / "strict-loop"
 
 
 def digest(checks: StopChecks) -> str:

@@ -27,6 +27,8 @@ NPM_PACKAGES = {"@anthropic-ai/claude-code": "2.1.331", "@openai/codex": "0.169.
 NODE_PACKAGE = ("node", "22.23.3")  # a Node runtime from the npm registry, for machines whose Node is older
 HERMES = ("hermes-agent", "0.19.0")
 HERMES_PYTHON = ((3, 11), (3, 14))  # hermes-agent 0.19.0: Requires-Python >=3.11,<3.14
+CHROMIUM_INSTALL = "apt-get update && apt-get install -y chromium"
+"""The dashboard's browser tests drive Debian's chromium (Playwright's own browser download needs the network)."""
 
 
 class InstallError(Exception):
@@ -147,6 +149,28 @@ def install_hermes(venv: Path) -> None:
         raise InstallError(f"pip finished but {venv} has no hermes {HERMES[1]}")
 
 
+def chromium_path() -> Optional[str]:
+    """The chromium executable the browser tests drive, if installed."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def install_chromium() -> Optional[str]:
+    """Debian's chromium for the dashboard's browser tests (idempotent); a message instead where it cannot be
+    installed here (no apt, not root): the browser tests then skip naming the command."""
+    if chromium_path():
+        return None
+    if not shutil.which("apt-get"):
+        return f"chromium not installed and no apt-get here: install a chromium yourself ({CHROMIUM_INSTALL})"
+    if os.geteuid() != 0:
+        return f"chromium not installed: run as root: {CHROMIUM_INSTALL}"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    _run(["apt-get", "update"], "apt-get update (for chromium)", env=env)
+    _run(["apt-get", "install", "-y", "--no-install-recommends", "chromium"], "installing chromium", env=env)
+    if not chromium_path():
+        raise InstallError("apt-get installed chromium but no chromium is on PATH")
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -156,6 +180,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         install_npm(args.root / "node")
         install_hermes(args.root / "hermes-venv")
+        skipped = install_chromium()
+        if skipped:
+            print(f"harnesses: {skipped} (the dashboard's browser tests will skip)", file=sys.stderr)
     except InstallError as exc:
         print(f"harnesses: {exc}", file=sys.stderr)
         return 1
