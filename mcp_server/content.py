@@ -114,6 +114,14 @@ def add_resources(server: MCPServer, ws: Workspace) -> None:
         """The last 50 lines of a task's events.jsonl."""
         return _guard(lambda: "\n".join(ws.recent_events(task_id, 50)) + "\n")
 
+    @server.resource("loop://compute", name="compute", title="This machine's compute", mime_type="application/json")
+    def compute_report() -> str:
+        """GPUs (name, memory, use), CPU, memory, disk free in the workspace, the container runtime and whether it
+        reaches a GPU: know the machine before planning a run. No GPU or Docker is an answer, not an error."""
+        from strict_loop.dashboard import compute
+
+        return _guard(lambda: compute.report(ws.root).model_dump_json(indent=2))
+
 
 def add_prompts(server: MCPServer, ws: Workspace) -> None:
     def contract_lines(state: TaskState) -> str:

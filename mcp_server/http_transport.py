@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import argparse
 import hmac
-import ipaddress
 import logging
-import os
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional
 
 import anyio
@@ -25,9 +22,18 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from strict_loop import LoopError
+from strict_loop.dashboard.guard import (
+    MIN_TOKEN_CHARS,
+    TOKEN_ENV,
+    Access,
+    allowed_hosts,
+    host_values,
+    is_loopback,
+    read_token,
+)
 
-TOKEN_ENV = "STRICT_LOOP_MCP_TOKEN"
-MIN_TOKEN_CHARS = 16
+__all__ = ["TOKEN_ENV", "allowed_hosts", "is_loopback"]
+
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one request body; the stdio transport caps a line the same
 SESSION_HEADER = "mcp-session-id"
 log = logging.getLogger("strict_loop.mcp")
@@ -95,7 +101,7 @@ def settings(args: argparse.Namespace) -> HttpSettings:
             f"must be a positive number of seconds, not {args.session_idle_timeout}",
             "give e.g. 600",
         )
-    token = _token(args.token_file)
+    token = read_token(args.token_file)
     if token is None and not is_loopback(args.host):
         raise LoopError(
             "--host",
@@ -113,74 +119,6 @@ def settings(args: argparse.Namespace) -> HttpSettings:
     )
 
 
-def is_loopback(host: str) -> bool:
-    """Only a literal loopback address or ``localhost`` counts; any other name may resolve anywhere."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        ip = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    mapped = getattr(ip, "ipv4_mapped", None)
-    return ip.is_loopback or bool(mapped and mapped.is_loopback)
-
-
-def _token(token_file: Optional[str]) -> Optional[str]:
-    """The token from --token-file, else from the environment (then dropped from it, so no child inherits it)."""
-    where = "--token-file" if token_file else TOKEN_ENV
-    raw: Optional[str]
-    if token_file:
-        try:
-            raw = Path(token_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LoopError(
-                "--token-file",
-                f"cannot be read ({getattr(exc, 'strerror', None) or type(exc).__name__})",
-                "name a readable file holding the token",
-            ) from None
-        os.environ.pop(TOKEN_ENV, None)
-    else:
-        raw = os.environ.pop(TOKEN_ENV, None)
-        if raw is None:
-            return None
-    token = raw.strip()
-    if len(token) < MIN_TOKEN_CHARS or not all("\x21" <= ch <= "\x7e" for ch in token):
-        raise LoopError(
-            where,
-            f"the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters without spaces",
-            "generate one: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
-        )
-    return token
-
-
-def allowed_hosts(host: str, port: int, extra: list[str]) -> tuple[str, ...]:
-    """Host header values to accept: the bind address and the localhost forms, with the port, plus ``extra``."""
-    names = ["127.0.0.1", "localhost", "::1", *extra]
-    if not _unspecified(host):  # 0.0.0.0 and :: are never a Host value; name the machine with --allow-host
-        names.insert(0, host)
-    values: list[str] = []
-    for name in names:
-        for value in _host_values(name, port):
-            if value not in values:
-                values.append(value)
-    return tuple(values)
-
-
-def _unspecified(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_unspecified
-    except ValueError:
-        return False
-
-
-def _host_values(name: str, port: int) -> list[str]:
-    if name.startswith("[") and "]:" in name or (":" in name and name.count(":") == 1):
-        return [name.lower()]  # already carries its port
-    bare = name.strip("[]").lower()
-    shown = f"[{bare}]" if ":" in bare else bare
-    return [f"{shown}:{port}"] + ([shown] if port == 80 else [])
-
-
 def build_app(server: Server, http: HttpSettings) -> Any:
     """The SDK's streamable HTTP app with Host/Origin checks for every bind address, inside our session cap and auth."""
     security = TransportSecuritySettings(
@@ -196,7 +134,26 @@ def build_app(server: Server, http: HttpSettings) -> Any:
         max_sessions=2 * http.max_sessions,
     )
     app = SessionCap(sdk_app, http.max_sessions, http.idle_timeout)
-    return BearerAuth(app, http.token) if http.token else app
+    mcp_app = BearerAuth(app, http.token) if http.token else app
+    from strict_loop.dashboard import server as dashboard
+
+    page = dashboard.build(dashboard.Config(Access(http.allowed_hosts, http.token)))
+    return BesideMcp(mcp_app, page)
+
+
+class BesideMcp:
+    """``/mcp`` (and the lifespan, which runs the SDK's session manager) to the MCP app, every other path to the
+    dashboard (its own guard: Host, Origin, the token by header or cookie, the page token for answers)."""
+
+    def __init__(self, mcp_app: Any, page: Any) -> None:
+        self.mcp_app, self.page = mcp_app, page
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp_app(scope, receive, send)
+        else:
+            await self.page(scope, receive, send)
 
 
 def serve(server: Server, http: HttpSettings) -> None:
@@ -204,7 +161,7 @@ def serve(server: Server, http: HttpSettings) -> None:
 
     auth = "a bearer token is required" if http.token else "no token (loopback only)"
     print(
-        f"strict-loop-mcp: serving http://{_host_values(http.host, http.port)[0]}/mcp; {auth}; "
+        f"strict-loop-mcp: serving http://{host_values(http.host, http.port)[0]}/mcp (and the dashboard at /); {auth}; "
         f"accepted Host values: {', '.join(http.allowed_hosts)} (add more with --allow-host)",
         file=sys.stderr,
     )

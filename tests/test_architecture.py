@@ -17,7 +17,19 @@ import pytest
 import strict_loop
 
 PACKAGE = Path(strict_loop.__file__).parent
-LAYERS = ["base", "model", "monitor", "storage", "alerts", "loop", "harness", "supervisor", "experiments", "cli"]
+LAYERS = [
+    "base",
+    "model",
+    "monitor",
+    "storage",
+    "alerts",
+    "loop",
+    "harness",
+    "supervisor",
+    "experiments",
+    "dashboard",
+    "cli",
+]
 """Lowest first: a package may import its own modules and those of packages before it, never after."""
 TOP = {"__init__", "__main__", "entry", "hookd"}  # the entry points (and a documented alias) sit above every layer
 MAX_MODULES = 12

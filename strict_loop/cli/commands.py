@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from strict_loop.base import skillfiles
-from strict_loop.cli import demo, schemas
+from strict_loop.cli import demo, schemas, serve
 from strict_loop.cli.flags import add_model_flags, request_from
 from strict_loop.harness import install, registry
 from strict_loop.loop import answers
@@ -31,6 +31,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> dict[str, argparse
     parsers["supervise"] = _supervise_parser(sub, common)
     parsers["watch"] = _watch_parser(sub, common)
     _alerts_schemas(sub, common, parsers)
+    serve.add_parsers(sub, common, parsers)  # dashboard, compute
     return parsers
 
 
@@ -67,6 +68,8 @@ def run(ns: argparse.Namespace) -> Optional[int]:
     """Run a person's command; its exit code, or None when ``ns.command`` is not one (the hook runs from ``main``)."""
     if ns.command == "schemas":
         return _schemas(ns)
+    if ns.command in ("dashboard", "compute"):
+        return serve.run(ns)
     if ns.command == "alerts":
         from strict_loop.cli import alertview
 

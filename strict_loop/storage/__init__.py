@@ -1,5 +1,6 @@
 """One task's files and the workspace's index of tasks: locked loads and saves, ledgers, recovery from them,
-round notes, the registry, legacy ``.codex-loop/`` tasks, trusted contracts, snapshots and the per-user index of workspaces.
+round notes, the registry, legacy ``.codex-loop/`` tasks, trusted contracts,
+snapshots and the per-user index of workspaces.
 
 It may import ``base``, ``model`` and ``monitor``.
 """

@@ -174,6 +174,33 @@ class Snapshots:
             self.index.unlink(missing_ok=True)  # its stat cache no longer matches the files
         return saved, target, self.ref(name)
 
+    # ------------------------------------------------------------------ looking (the person's page)
+
+    def rounds(self) -> list[int]:
+        """The rounds this task has a snapshot of (a rollback target each), oldest first; none without a store."""
+        with self.store.locked():
+            if not self.store.open(create=False):
+                return []
+            return sorted(int(m.group(1)) for name in self.refs() if (m := _ROUND.fullmatch(name)))
+
+    def preview(self, to: int) -> list[dict[str, Any]]:
+        """What a rollback to round ``to`` would change, file by file, with the lines it would add and remove.
+
+        Read-only for the workspace, the user's .git and the store's refs: it reads the round into a temporary index
+        of its own and compares the working tree with it (``restore`` would make the tree equal that round).
+        """
+        with self.store.locked():
+            if not self.store.open(create=False) or (target := self.refs().get(f"round-{to}")) is None:
+                raise SnapshotRefused(f"there is no snapshot of round {to} for task '{self.task_id}'")
+            tmp = self.index.with_name(f"preview-{os.getpid()}-{os.urandom(4).hex()}.index")
+            try:
+                self._git("read-tree", target, index=tmp)
+                numstat = self.store.git("diff", "--numstat", "-z", "--no-renames", "--", ".", *EXCLUDES, index=tmp)
+                extra = self.store.git("ls-files", "-z", "-o", "--exclude-standard", "--", ".", *EXCLUDES, index=tmp)
+            finally:
+                tmp.unlink(missing_ok=True)
+        return _changes(self.store.root, numstat, extra)
+
     def _check_owner(self, commit: str, to: int) -> None:
         """Refuse a snapshot an earlier task of the same id took (one without the trailer predates it: accepted)."""
         body = self._git("cat-file", "commit", commit)
@@ -310,3 +337,38 @@ def record_after_round(root: Path, store: TaskStore, state: TaskState, iteration
     except (LoopError, OSError) as exc:
         return [f"the snapshot of round {iteration} was taken but its event was not recorded: {str(exc)[:200]}"]
     return [event[1]] if event[0] == "snapshot.failed" else []
+
+
+def _changes(root: Path, numstat: bytes, extra: bytes) -> list[dict[str, Any]]:
+    """``git diff --numstat`` (round -> now) and the files made since, as what the rollback does (now -> round)."""
+    out: list[dict[str, Any]] = []
+    for record in numstat.split(b"\0"):
+        parts = record.split(b"\t", 2)
+        if len(parts) != 3:
+            continue
+        added, removed, rel = parts
+        path = os.fsdecode(rel)
+        binary = added == b"-"
+        out.append(
+            {
+                "path": path,
+                "change": "modified" if os.path.lexists(os.path.join(root, path)) else "restored",
+                "lines_added": None if binary else int(removed),
+                "lines_removed": None if binary else int(added),
+            }
+        )
+    for rel in filter(None, extra.split(b"\0")):
+        path = os.fsdecode(rel)
+        out.append({"path": path, "change": "deleted", "lines_added": 0, "lines_removed": _lines(root / path)})
+    return sorted(out, key=lambda c: c["path"])
+
+
+def _lines(path: Path) -> Optional[int]:
+    """Lines of a file the rollback would delete (None: binary, unreadable or over 2 MB)."""
+    try:
+        if path.stat().st_size > 2_000_000:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return None if b"\0" in data[:8000] else data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 

@@ -1,0 +1,172 @@
+"""A task's page: the contract, the rounds, the monitor's ladder with its evidence, the last turns, alerts, stop-check
+history, the hand-back text, the plot's data, and which rounds a rollback can go to (with a preview).
+
+Why bounded: every ledger is read from its end, a fixed number of lines (``ROUND_TAIL``, ``EVENT_TAIL``), so a
+10,000-round task costs what a 100-round one does; the page says how far back it looked.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from strict_loop.alerts import outbox
+from strict_loop.base.clipping import clip
+from strict_loop.base.errors import LoopError
+from strict_loop.base.jsonl import json_records
+from strict_loop.base.jsontext import read_object
+from strict_loop.dashboard import overview
+from strict_loop.loop.workspace import Workspace
+from strict_loop.storage.snapshots import SnapshotError, Snapshots
+
+ROUND_TAIL = 200
+EVENT_TAIL = 4000
+TURNS_SHOWN = 15
+STOPS_SHOWN = 30
+ALERTS_SHOWN = 20
+MAX_HANDBACK_CHARS = 50_000
+
+
+def task(ws_id: str, root: Path, task_id: str) -> dict[str, Any]:
+    """Everything the task's page shows; LoopError when the task is not there."""
+    work = Workspace(root)
+    view = work.show_task(task_id=task_id)
+    state = view.state
+    paths = work.task_paths(state.task_id)
+    events = [e for _, e in json_records(paths.events, last=EVENT_TAIL)]
+    row = overview.row(ws_id, root, paths) or {}
+    return {
+        "row": row,
+        "contract": state.contract.model_dump(mode="json", exclude={"monitor"}),
+        "status": {
+            "status": state.status,
+            "stop_reason": state.stop_reason,
+            "next_task": state.next_task,
+            "counters": state.counters.model_dump(mode="json"),
+            "current_round": state.current_round.model_dump(mode="json") if state.current_round else None,
+        },
+        "rounds": rounds(paths.iterations, [r.model_dump(mode="json") for r in state.recent_rounds]),
+        "ladder": ladder(work, state.task_id, paths.monitor),
+        "turns": turns(events),
+        "alerts": alerts(paths.alerts),
+        "stops": [
+            {"ts": e.get("ts"), **(e.get("data") or {}), "message": e.get("message")}
+            for e in events
+            if e.get("kind") == "stop.checked"
+        ][-STOPS_SHOWN:],
+        "handback": handback(paths.root / "handback.md"),
+        "plot": plot(events),
+        "snapshots": snapshot_rounds(root, state.task_id, paths.root, state.created_at),
+        "looked_back": {"events": len(events), "rounds": ROUND_TAIL},
+    }
+
+
+def rounds(iterations: Path, recent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last rounds, newest last: from iterations.jsonl's tail, else the state's window."""
+    out = []
+    for _, rec in json_records(iterations, last=ROUND_TAIL):
+        out.append(
+            {
+                "iteration": rec.get("iteration"),
+                "recorded_at": rec.get("recorded_at"),
+                "duration_s": rec.get("duration_s"),
+                "task": clip(str(rec.get("task") or ""), 300),
+                "result": clip(str(rec.get("result_summary") or ""), 600),
+                "verification": clip(str(rec.get("verification_summary") or ""), 400),
+                "progress": rec.get("progress"),
+                "status": rec.get("status"),
+            }
+        )
+    return out or [{**r, "result": r.get("result", ""), "verification": r.get("verification", "")} for r in recent]
+
+
+def ladder(work: Workspace, task_id: str, monitor: Path) -> dict[str, Any]:
+    """The monitor's state as a person reads it: level, each signal with its evidence and turns, the whispers, the
+    diagnosis and what it recommends."""
+    mon = read_object(monitor) or {}
+    try:
+        verdict = work.detect_spiral(task_id=task_id)
+        found = {"diagnosis": verdict.diagnosis, "recommended_action": verdict.recommended_action}
+        found["recent"] = verdict.recent
+    except LoopError as exc:
+        found = {"diagnosis": f"(no diagnosis: {exc})", "recommended_action": "", "recent": []}
+    return {
+        "level": mon.get("level", 0),
+        "paused": bool(mon.get("paused")),
+        "paused_at": mon.get("paused_at"),
+        "turns": mon.get("turns", 0),
+        "signals": mon.get("last_signals") or [],
+        "whispers": mon.get("whispers") or [],
+        "muted_until": mon.get("muted_until") or {},
+        "notice": mon.get("notice"),
+        **found,
+    }
+
+
+def turns(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for ev in [e for e in events if e.get("kind") == "tool_call"][-TURNS_SHOWN:]:
+        data = ev.get("data") or {}
+        out.append(
+            {
+                "turn": data.get("turn"),
+                "ts": ev.get("ts"),
+                "tool": data.get("tool"),
+                "args": clip(json.dumps(data.get("args") or {}, ensure_ascii=False), 300),
+                "output": clip(str(data.get("output") or ""), 500),
+                "failed": bool(data.get("error")) or (data.get("exit_code") not in (None, 0)),
+            }
+        )
+    return out
+
+
+def alerts(path: Path) -> list[dict[str, Any]]:
+    keep = ("id", "ts", "turn", "diagnosis", "recommended_action", "delivery", "channels")
+    return [{k: a.get(k) for k in keep} for a in outbox.fold(path)[-ALERTS_SHOWN:]]
+
+
+def handback(path: Path) -> Optional[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[:MAX_HANDBACK_CHARS]
+    except OSError:
+        return None
+
+
+def plot(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per round (of the events read): tool calls, failed calls, the best verifier score a turn reported."""
+    per: dict[int, dict[str, Any]] = {}
+    current = 0
+    for ev in events:
+        data = ev.get("data") or {}
+        if ev.get("kind") == "round.started" and isinstance(data.get("iteration"), int):
+            current = data["iteration"]
+        elif ev.get("kind") == "tool_call":
+            slot = per.setdefault(current, {"round": current, "calls": 0, "failures": 0, "score": None})
+            slot["calls"] += 1
+            slot["failures"] += bool(data.get("error")) or data.get("exit_code") not in (None, 0)
+            score = data.get("score")
+            if isinstance(score, (int, float)) and (slot["score"] is None or score > slot["score"]):
+                slot["score"] = score
+    return [per[k] for k in sorted(per)]
+
+
+def snapshot_rounds(root: Path, task_id: str, folder: Path, stamp: str) -> dict[str, Any]:
+    if not Snapshots.available():
+        return {"rounds": [], "note": "git is not installed: no snapshots, no rollback"}
+    try:
+        return {"rounds": Snapshots(root, task_id, folder, stamp).rounds(), "note": ""}
+    except (SnapshotError, OSError) as exc:
+        return {"rounds": [], "note": f"snapshots unreadable: {str(exc)[:300]}"}
+
+
+def rollback_preview(root: Path, task_id: str, to: int) -> dict[str, Any]:
+    """What ``resume --action rollback --to N`` would change; LoopError when there is no such snapshot."""
+    work = Workspace(root)
+    state = work.show_task(task_id=task_id).state
+    paths = work.task_paths(state.task_id)
+    try:
+        changes = Snapshots(root, state.task_id, paths.root, state.created_at).preview(to)
+    except (SnapshotError, OSError) as exc:
+        raise LoopError("to", str(exc)[:500], "pick a round the page lists under snapshots") from None
+    return {"to": to, "files": changes[:500], "count": len(changes)}

@@ -1,0 +1,160 @@
+"""The dashboard's Starlette app: the JSON API, the two HTML pages, the static files and the live stream.
+
+Why the answers go through ``Workspace.resume``: a pause answered on the page must leave the records the CLI leaves
+(``strict-loop resume``), visible at once to the CLI, MCP and the hooks. ``wait`` records nothing: keeping the task
+paused is what not answering does, and a page view is not an event of the loop.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from strict_loop.base import masking
+from strict_loop.base.errors import LoopError, TaskNotFound
+from strict_loop.base.layout import check_task_id
+from strict_loop.dashboard import compute, detail, overview, pages
+from strict_loop.dashboard.guard import Access, Guard
+from strict_loop.dashboard.live import Watcher
+from strict_loop.loop.workspace import Workspace
+
+STATIC = Path(__file__).parent / "static"
+ACTIONS = ("continue", "rollback", "hand-back", "wait")
+MAX_BODY_BYTES = 16_384
+_WS_ID = re.compile(r"^[0-9a-f]{12}$")
+
+
+@dataclass
+class Config:
+    """What ``strict-loop dashboard`` (or ``strict-loop-mcp --http``) serves."""
+
+    access: Access
+    only: Optional[Path] = None  # --workspace: this one only
+    index_dir: Optional[Path] = None  # the per-user index's folder (default: the config folder)
+
+
+class Problem(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def answer(data: Any, status: int = 200) -> JSONResponse:
+    """Every JSON answer masked: no secret of this environment leaves the server."""
+    return JSONResponse(masking.mask_tree(data), status_code=status)
+
+
+class Dashboard:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.watcher = Watcher(self.roots)
+
+    def roots(self) -> dict[str, Path]:
+        return overview.roots(self.config.only, self.config.index_dir)
+
+    def locate(self, ws: str, task: str) -> tuple[Path, str]:
+        if not _WS_ID.fullmatch(ws):
+            raise Problem(404, f"no workspace {ws[:40]!r}: use a link from the overview")
+        try:
+            check_task_id(task)
+        except ValueError as exc:
+            raise Problem(404, str(exc)) from None
+        root = self.roots().get(ws)
+        if root is None:
+            raise Problem(404, f"no workspace {ws!r} in the index: it may have been removed")
+        return root, task
+
+    async def page_overview(self, request: Request) -> Response:
+        return HTMLResponse(pages.overview(self.config.access))
+
+    async def page_task(self, request: Request) -> Response:
+        root, task = self.locate(request.path_params["ws"], request.path_params["task"])
+        return HTMLResponse(pages.task(self.config.access, request.path_params["ws"], task))
+
+    async def api_overview(self, request: Request) -> Response:
+        data = overview.overview(self.config.only, self.config.index_dir)
+        return answer({**data, "read_only": self.config.access.read_only})
+
+    async def api_task(self, request: Request) -> Response:
+        root, task = self.locate(request.path_params["ws"], request.path_params["task"])
+        data = detail.task(request.path_params["ws"], root, task)
+        return answer({**data, "read_only": self.config.access.read_only})
+
+    async def api_preview(self, request: Request) -> Response:
+        root, task = self.locate(request.path_params["ws"], request.path_params["task"])
+        try:
+            to = int(request.path_params["n"])
+        except ValueError:
+            raise Problem(400, "the round must be a whole number") from None
+        return answer(detail.rollback_preview(root, task, to))
+
+    async def api_answer(self, request: Request) -> Response:
+        root, task = self.locate(request.path_params["ws"], request.path_params["task"])
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            raise Problem(413, f"the answer is over {MAX_BODY_BYTES} bytes")
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            raise Problem(400, 'the body must be JSON: {"action": ..., "note": ..., "to": ...}') from None
+        if not isinstance(req, dict) or req.get("action") not in ACTIONS:
+            raise Problem(400, f"action: must be one of {', '.join(ACTIONS)}")
+        note = req.get("note", "")
+        if not isinstance(note, str):
+            raise Problem(400, "note: must be text")
+        if req["action"] == "wait":
+            return answer({"task_id": task, "action": "wait", "detail": "nothing recorded: the task stays paused"})
+        params: dict[str, Any] = {"task_id": task, "action": req["action"], "note": note}
+        if req.get("to") is not None:
+            params["to"] = req["to"]
+        result = Workspace(root).resume(**params)
+        return answer(result.model_dump(mode="json"))
+
+    async def api_compute(self, request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        where = self.config.only or Path.home()
+        rep = await run_in_threadpool(compute.report, where, 3.0)
+        return answer(rep.model_dump(mode="json"))
+
+    async def events(self, request: Request) -> Response:
+        return StreamingResponse(
+            self.watcher.stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"}
+        )
+
+
+async def _problem(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, Problem):
+        return answer({"error": str(exc)}, exc.status)
+    if isinstance(exc, TaskNotFound):
+        return answer({"error": str(exc)}, 404)
+    assert isinstance(exc, LoopError)
+    return answer({"error": str(exc), "field": exc.field, "fix": exc.fix}, 400)
+
+
+def build(config: Config) -> Any:
+    """The app behind its guard (Host, Origin, token, page token, read-only)."""
+    d = Dashboard(config)
+    routes = [
+        Route("/", d.page_overview),
+        Route("/task/{ws}/{task}", d.page_task),
+        Route("/api/overview", d.api_overview),
+        Route("/api/compute", d.api_compute),
+        Route("/api/task/{ws}/{task}", d.api_task),
+        Route("/api/task/{ws}/{task}/rollback/{n}", d.api_preview),
+        Route("/api/task/{ws}/{task}/answer", d.api_answer, methods=["POST"]),
+        Route("/events", d.events),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={Problem: _problem, LoopError: _problem})
+    app.state.dashboard = d
+    return Guard(app, config.access)
