@@ -238,3 +238,17 @@ def test_compute_is_an_answer_without_gpus_or_docker(ws_dir, monkeypatch):
     assert rep["gpus"] == [] and rep["containers"] == [] and rep["cpu_count"] >= 1 and rep["disk_free_gb"] > 0
     assert any("no GPU" in n for n in rep["notes"])
     assert client().get("/api/compute").json()["cpu_count"] >= 1
+
+
+def test_an_alert_carries_the_pages_link_when_a_public_url_is_set(ws_dir):
+    env = {"STRICT_LOOP_DASHBOARD_URL": "https://loops.example.org/", "STRICT_LOOP_WEBHOOK_URL": "http://127.0.0.1:9/x"}
+    Workspace(ws_dir).init_state(task_id="t1", goal="g", global_stop_condition="c")
+    fail_until_paused_with(ws_dir, env)
+    line = read_jsonl(ws_dir / ".agent-loop" / "tasks" / "t1" / "alerts.jsonl")[0]
+    link = f"https://loops.example.org/task/{workspaces.workspace_id(ws_dir)}/t1"
+    assert line["message"]["resume"].startswith(f"answer at {link} or run: strict-loop resume")
+
+
+def fail_until_paused_with(ws: Path, env: dict) -> None:
+    for _ in range(8):
+        hook("claude", "claude_post_tool_use_failure", ws, env=env, tool_input={"command": "pytest -q"})

@@ -41,6 +41,20 @@ def queue_dir(root: Path, env: Optional[Mapping[str, str]] = None) -> Path:
     return config_dir(os.environ if env is None else env) / "outbox" / key
 
 
+DASHBOARD_URL_ENV = "STRICT_LOOP_DASHBOARD_URL"
+
+
+def page_link(root: Path, task_id: str, env: Mapping[str, str]) -> str:
+    """``answer at <url>/task/<ws>/<task> or run: `` when the person set the dashboard's public URL (first: the
+    message is clipped at its end), else nothing. The URL is no secret: it is not masked in the alert."""
+    from strict_loop.storage.workspaces import workspace_id
+
+    url = env.get(DASHBOARD_URL_ENV, "").strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        return ""
+    return f"answer at {url}/task/{workspace_id(root)}/{task_id} or run: "
+
+
 def enqueue(
     store: TaskStore,
     root: Path,
@@ -56,12 +70,13 @@ def enqueue(
 
     Returns the delivery summary (channel -> state). ``event`` names the ledger event to write, if any."""
     chans, problems = channels.channels(env, root)
-    msg = channels.message(prefix, alert.task_id, alert.diagnosis, resume)
+    msg = channels.message(prefix, alert.task_id, alert.diagnosis, page_link(root, alert.task_id, env) + resume)
     alert.delivery = {c.name: "pending" for c in chans}
     for i, problem in enumerate(problems):
         alert.delivery["config" if i == 0 else f"config-{i + 1}"] = f"failed: {masking.mask(problem, env)}"
     line: Any = masking.mask_tree(
-        {**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}}, env
+        {**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}},
+        {k: v for k, v in env.items() if k != DASHBOARD_URL_ENV},
     )
     with store.locked():
         append_line(store.paths.alerts, dumps_line(line))
