@@ -184,7 +184,8 @@ function answers(ws, task, data) {
     preview.replaceChildren(el("span", { class: "muted" }, "computing…"));
     try {
       const p = await getJSON("/api/task/" + ws + "/" + task + "/rollback/" + select.value);
-      preview.replaceChildren(p.count ? table([["file", (f) => f.path, "mono"], ["change", (f) => f.change],
+      preview.replaceChildren(el("p", { class: "muted" }, "A rollback to round " + p.to + " would change " + p.count +
+        " file(s); the tree as it is now is saved first:"), p.count ? table([["file", (f) => f.path, "mono"], ["change", (f) => f.change],
         ["+lines", (f) => f.lines_added ?? "binary"], ["-lines", (f) => f.lines_removed ?? "binary"]], p.files)
         : el("p", {}, "No file would change."));
     } catch (e) { preview.replaceChildren(el("span", { class: "bad" }, e.message)); }

@@ -1,0 +1,138 @@
+"""The dashboard in a real headless Chromium (Debian's ``chromium``, driven by Playwright): the overview of two
+workspaces, a spiral recorded by a hook appearing as paused on the open page within a second, each answer clicked
+changing the task on disk, XSS strings kept as text. Screenshots are saved as artifacts (the path is printed).
+
+Install: ``pip install playwright`` and ``apt-get update && apt-get install -y chromium`` (tests/harnesses/install.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_dashboard import XSS
+from test_hooks import fail_until_paused
+
+from strict_loop import Workspace
+from strict_loop.dashboard import guard, server
+from strict_loop.storage import workspaces
+
+pytestmark = pytest.mark.slow
+INSTALL = (
+    "pip install playwright && apt-get update && apt-get install -y chromium (or: python3 tests/harnesses/install.py)"
+)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+sync_api = pytest.importorskip("playwright.sync_api", reason=f"playwright is not installed: {INSTALL}")
+if CHROMIUM is None:
+    pytest.skip(f"chromium is not installed: {INSTALL}", allow_module_level=True)
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+def served(tmp_path) -> Iterator[str]:
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    access = guard.Access(guard.allowed_hosts("127.0.0.1", port, []))
+    srv = uvicorn.Server(
+        uvicorn.Config(server.build(server.Config(access)), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    while not srv.started:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(5)
+
+
+@pytest.fixture
+def page(tmp_path):
+    with sync_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(  # a fresh user-data-dir per test
+            str(tmp_path / "profile"),
+            executable_path=CHROMIUM,
+            args=ARGS,
+            headless=True,
+            viewport={"width": 1300, "height": 900},
+        )
+        yield context.new_page()
+        context.close()
+
+
+def snapshotted(ws: Path, goal: str) -> Workspace:
+    w = Workspace(ws)
+    w.init_state(task_id="t1", goal=goal, global_stop_condition="pytest passes", monitor={"snapshots": "on"})
+    for n in (1, 2):
+        (ws / "a.txt").write_text(f"round {n}\n")
+        w.update_state(task_id="t1", task=f"round {n}", result_summary="r", verification_summary="v")
+    (ws / "a.txt").write_text("later\n")
+    return w
+
+
+def test_the_page_goes_live_shows_the_pause_and_its_answers_change_the_task(tmp_path, served, page):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    snapshotted(one, f"Fix the parser {XSS}")
+    Workspace(two).init_state(task_id="other", goal="Write the docs", global_stop_condition="done")
+    ws = workspaces.workspace_id(one)
+    page.goto(served + "/")
+    page.wait_for_selector(f'tr[data-task="{ws}/t1"]')
+    assert page.locator("#tasks tbody tr").count() == 2
+    page.wait_for_selector("#live.on")
+    fail_until_paused(one)  # the hook records a spiral while the page is open
+    started = time.monotonic()
+    page.wait_for_selector(f'tr[data-task="{ws}/t1"] .badge.paused', timeout=3000)
+    print(f"\npaused shown {time.monotonic() - started:.2f} s after the hook recorded it")
+    assert time.monotonic() - started < 1.5
+    assert XSS in page.locator(f'tr[data-task="{ws}/t1"] .goal').inner_text()  # text, not markup
+    shots = tmp_path / "screenshots"
+    page.screenshot(path=str(shots / "overview.png"), full_page=True)
+    page.click(f'tr[data-task="{ws}/t1"] a.task-link')
+    page.wait_for_selector("#pause .evidence")
+    page.wait_for_selector("#preview table")
+    assert page.locator("#goal").inner_text() == f"Fix the parser {XSS}"
+    assert page.evaluate("document.querySelectorAll('script:not([src]), img').length") == 0
+    page.locator("#pause").screenshot(path=str(shots / "paused-card.png"))
+    print(f"screenshots: {shots}")
+    monitor = one / ".agent-loop" / "tasks" / "t1" / "monitor.json"
+
+    page.click("#answer-wait")
+    page.wait_for_selector("#answer-result:has-text('nothing recorded')")
+    assert json.loads(monitor.read_text())["paused"]
+
+    page.fill("#note", "try the other parser")
+    page.click("#answer-continue")
+    page.wait_for_selector("#pause:not(.paused-card)")
+    assert not json.loads(monitor.read_text())["paused"]
+    assert "try the other parser" in json.loads(monitor.read_text())["notice"]
+
+    fail_until_paused(one)  # paused again: roll back, then hand back
+    page.wait_for_selector("#pause.paused-card #answer-rollback", timeout=3000)
+    page.select_option("#rollback-to", "1")
+    page.click("#answer-rollback")
+    page.wait_for_selector("#pause:not(.paused-card)")
+    assert (one / "a.txt").read_text() == "round 1\n"
+
+    fail_until_paused(one)
+    page.wait_for_selector("#pause.paused-card #answer-handback", timeout=3000)
+    page.click("#answer-handback")
+    page.wait_for_selector("#handback")
+    state = json.loads((one / ".agent-loop" / "tasks" / "t1" / "state.json").read_text())
+    assert state["status"] == "blocked"
