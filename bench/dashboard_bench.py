@@ -140,7 +140,7 @@ def main() -> int:
         os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
         start = time.perf_counter()
         roots = build(Path(tmp), a.tasks, a.rounds)
-        events = sum(1 for _ in open(roots[0] / ".agent-loop" / "tasks" / "t0" / "events.jsonl"))
+        events = (roots[0] / ".agent-loop" / "tasks" / "t0" / "events.jsonl").read_bytes().count(b"\n")
         print(
             f"built {a.tasks} tasks of {a.rounds} rounds ({events} events each) in {time.perf_counter() - start:.1f} s"
         )

@@ -85,6 +85,7 @@ def ladder(work: Workspace, task_id: str, monitor: Path) -> dict[str, Any]:
     """The monitor's state as a person reads it: level, each signal with its evidence and turns, the whispers, the
     diagnosis and what it recommends."""
     mon = read_object(monitor) or {}
+    found: dict[str, Any]
     try:
         verdict = work.detect_spiral(task_id=task_id)
         found = {"diagnosis": verdict.diagnosis, "recommended_action": verdict.recommended_action}
