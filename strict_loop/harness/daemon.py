@@ -191,6 +191,9 @@ def serve(root_arg: str, path_arg: str) -> int:
     signal.signal(signal.SIGTERM, _exit)  # a plain kill cleans up too: the finally clauses below run
     try:
         _warm_up()  # before the socket appears: until then hooks work in-process rather than wait
+        from strict_loop.telemetry import export
+
+        export.start(root)  # the spooled events of this workspace, exported in the background when configured
         listener = _listen(path)
         if listener is None:
             return 0
