@@ -177,6 +177,7 @@ def start(root: Path, env: Optional[Mapping[str, str]] = None) -> Optional[Drain
     except ImportError:  # the otel extra is not installed: the spool waits, bounded
         return None
     _STARTED[manager] = drainer
+    spool.spool_dir(manager).mkdir(mode=0o700, exist_ok=True)  # tells every writer of the workspace to spool
     drainer.thread.start()
     atexit.register(drainer.stop)
     return drainer

@@ -56,12 +56,12 @@ def manager_of(task_dir: Path) -> Optional[Path]:
 
 
 def offer(task_dir: Path, task_id: str, event: Mapping[str, Any], env: Optional[Mapping[str, str]] = None) -> None:
-    """Spool one ledger event of ``task_id`` when telemetry is on; never raises (telemetry is never the error)."""
-    if not enabled(env):
-        return
+    """Spool one ledger event of ``task_id`` when telemetry is on: configured in this process's environment, or the
+    workspace has an exporter (its spool folder exists: a harness may start our hooks with an environment of its
+    own); never raises (telemetry is never the error)."""
     try:
         manager = manager_of(task_dir)
-        if manager is not None:
+        if manager is not None and (enabled(env) or os.path.isdir(spool_dir(manager))):
             enqueue(manager, {"task": task_id, "workspace": str(manager.parent), **_clipped(event)})
     except Exception:  # noqa: BLE001 (a full disk or a bad value must not fail the turn being recorded)
         return
