@@ -147,6 +147,19 @@ def install_hermes(venv: Path) -> None:
         raise InstallError(f"pip finished but {venv} has no hermes {HERMES[1]}")
 
 
+PHOENIX = ("arize-phoenix", "20.26.1")
+"""The real OTLP backend of tests/test_telemetry_phoenix.py, in a venv of its own (its dependencies are many)."""
+
+
+def install_phoenix(venv: Path) -> None:
+    if any(venv.glob("lib/python3.*/site-packages/phoenix")):
+        return
+    if not (venv / "bin" / "python").exists():
+        _run([sys.executable, "-m", "venv", str(venv)], "creating the Phoenix venv")
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    _run([*pip, f"{PHOENIX[0]}=={PHOENIX[1]}"], f"installing {PHOENIX[0]}=={PHOENIX[1]} into {venv}")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -156,6 +169,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         install_npm(args.root / "node")
         install_hermes(args.root / "hermes-venv")
+        install_phoenix(args.root / "phoenix-venv")
     except InstallError as exc:
         print(f"harnesses: {exc}", file=sys.stderr)
         return 1
