@@ -291,6 +291,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     from strict_loop.alerts import outbox
 
     outbox.kick(Path(args.workspace).resolve())  # an alert a dead process left pending goes out now
+    from strict_loop.telemetry import export
+
+    export.start(Path(args.workspace).resolve())  # OTLP telemetry of the loop, when OTEL_* configures it
     if http is not None:
         http_transport.serve(server, http)
     else:

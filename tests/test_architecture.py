@@ -6,6 +6,7 @@ the architecture a newcomer reads; it must not erode one convenient import at a 
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ LAYERS = [
     "base",
     "model",
     "monitor",
+    "telemetry",
     "storage",
     "alerts",
     "loop",
@@ -215,14 +217,19 @@ def test_no_module_is_named_like_the_standard_library():
     assert not clashes, clashes
 
 
-def test_the_hooks_fast_path_imports_no_pydantic():
-    """What a hook call imports before it knows there is a loop: the entry, the handler, the registry, the payloads."""
+def test_the_hooks_fast_path_imports_no_pydantic_nor_opentelemetry():
+    """What a hook call imports before it knows there is a loop: the entry, the handler, the registry, the payloads;
+    and the telemetry spool every event passes through (issue 21: the SDK loads only in the exporting processes)."""
     code = (
         "import sys; import strict_loop.entry, strict_loop.harness.handler, strict_loop.harness.registry, "
-        "strict_loop.harness.payloads, strict_loop.harness.client; print('pydantic' in sys.modules)"
+        "strict_loop.harness.payloads, strict_loop.harness.client, strict_loop.telemetry.spool; "
+        "print('pydantic' in sys.modules, any(m.startswith('opentelemetry') for m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent)
-    assert out.stdout.strip() == "False"
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent, env=env
+    )
+    assert out.stdout.strip() == "False False"
 
 
 def test_the_hooks_own_name_of_the_state_folder_is_the_layouts():

@@ -27,6 +27,7 @@ from strict_loop.base import masking
 from strict_loop.base.fsio import LOCK_TIMEOUT_S, atomic_write, read_own
 from strict_loop.base.layout import Layout
 from strict_loop.storage.store import TaskStore, ValidationCache
+from strict_loop.telemetry import export
 
 MAX_PASSES = 50
 
@@ -34,6 +35,7 @@ MAX_PASSES = 50
 def run(root: Path, env: Mapping[str, str]) -> int:
     """Deliver until nothing is queued; returns the number of passes made (0 when another worker runs)."""
     passes = 0
+    export.start(root)  # the outcomes it records go out as telemetry too, when configured
     while outbox.pending(root, env) and passes < MAX_PASSES:
         fd = _try_lock(root, env)
         if fd is None:

@@ -18,6 +18,7 @@ GITIGNORE = """\
 # (contracts, ledgers, round notes, status): never what follows, which is this machine's own or holds run output.
 snapshots.git/
 replaced/
+telemetry/
 tasks/*/supervisor/
 tasks/*/watch/
 tasks/*/hook-*.json

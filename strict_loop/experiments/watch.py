@@ -35,6 +35,7 @@ from strict_loop.model.validation import validate_input
 from strict_loop.monitor import ladder
 from strict_loop.supervisor.heartbeat import Heartbeat, clock
 from strict_loop.supervisor.orphans import ChildRecord
+from strict_loop.telemetry import export
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -139,6 +140,7 @@ class Watch:
     def run(self) -> WatchResult:
         """Run the job until it succeeds, escalates, reaches a limit or we get SIGINT/SIGTERM (its group is killed)."""
         sup = TaskMonitor(self.store, self.root)
+        export.start(self.root)  # the loop's telemetry, when configured (drained in the background)
         if sup.paused():
             raise LoopError(
                 "watch",
@@ -289,6 +291,7 @@ class Watch:
             task_id=self.store.task_id,
             kind="round.started",
             message=f"watch: run {run} failed ({failure.kind}); applying {decision.remedy}",
+            data={"remedy": decision.remedy, "failure": failure.kind},
         )
         self._pending = (run, failure, decision, outcome)
 

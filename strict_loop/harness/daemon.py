@@ -194,6 +194,9 @@ def serve(root_arg: str, path_arg: str) -> int:
         from strict_loop.storage import workspaces  # standard library only; once per daemon, never per hook call
 
         workspaces.remember(root)  # the person's page finds a workspace whose hooks record
+        from strict_loop.telemetry import export
+
+        export.start(root)  # the spooled events of this workspace, exported in the background when configured
         listener = _listen(path)
         if listener is None:
             return 0

@@ -161,7 +161,14 @@ def _after_commit(
             lambda: store.append_event(
                 "round.completed",
                 f"round {iteration} recorded: {req.task[:200]}",
-                {"iteration": iteration, "progress": req.progress, "status": req.status},
+                {
+                    "iteration": iteration,
+                    "progress": req.progress,
+                    "status": req.status,
+                    "started_at": rec.started_at,
+                    "duration_s": rec.duration_s,
+                    "verdict": report.verdict if report is not None else None,
+                },
             ),
         ),
     ]

@@ -25,6 +25,7 @@ from strict_loop.base.timefmt import now_iso
 from strict_loop.model.records import EventRecord, IterationRecord, RoundFields, StopReport, TaskState
 from strict_loop.model.settings import STORED
 from strict_loop.storage import rounds
+from strict_loop.telemetry import spool
 
 # Recovery, reports and the JSON Schema check are imported where they are used: the hook handler
 # (once per agent tool call) loads a state and appends an event, and should pay for no more.
@@ -147,7 +148,9 @@ class TaskStore:
 
     def append_event(self, kind: str, message: str, data: dict[str, Any]) -> EventRecord:
         rec = EventRecord(seq=self._next_seq(), ts=now_iso(), kind=kind, message=message, data=data)
-        append_line(self.paths.events, dumps_line(rec.model_dump(mode="json")), sync=kind not in OBSERVATIONAL_KINDS)
+        line = rec.model_dump(mode="json")
+        append_line(self.paths.events, dumps_line(line), sync=kind not in OBSERVATIONAL_KINDS)
+        spool.offer(self.paths.root, self.task_id, line)  # telemetry, when configured: one append, never raises
         return rec
 
     def _next_seq(self) -> int:

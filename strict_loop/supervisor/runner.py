@@ -24,6 +24,7 @@ from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write
 from strict_loop.base.interrupts import StopSignals
 from strict_loop.base.masking import mask_tree, mask_with, secret_values
+from strict_loop.base.timefmt import now_iso
 from strict_loop.harness import registry
 from strict_loop.harness.headless import KILL_GRACE_S, ChildResult, Wiring, find_binary, read_usage, run_child, wire
 from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall, signed_out
@@ -57,6 +58,7 @@ from strict_loop.supervisor.lock import SessionFile, SupervisorLock
 from strict_loop.supervisor.orphans import ChildRecord
 from strict_loop.supervisor.prompt import build_prompt
 from strict_loop.supervisor.scratch import new_scratch, sweep
+from strict_loop.telemetry import export
 
 PAUSE_POLL_S = 0.3
 """How often a running child's task is checked for a pause its hooks recorded (monitor.json, a small read)."""
@@ -140,6 +142,7 @@ class Supervisor:
         orphan = self.children.reap()  # a harness a supervisor killed with -9 left running: never two at once
         outbox.kick(self.root, self.env)  # an alert left pending by a process that died is delivered now
         self.signals.install()
+        export.start(self.root)  # the loop's telemetry, when OTEL_* configures it: drained here in the background
         try:
             self._started(stale, orphan)
             self._heart = Heartbeat(self.store, self._view, self.settings.heartbeat_s, self.stderr)
@@ -176,7 +179,7 @@ class Supervisor:
                         exit_code=EXIT_PAUSED,
                     )
                 )
-            self._invocation = self._next_invocation()
+            self._invocation, started = self._next_invocation(), now_iso()
             outcome = self._invoke(self._invocation)
             if self.signals.signum is not None:
                 return self._interrupted()
@@ -193,7 +196,7 @@ class Supervisor:
             self._event(
                 "supervisor.invocation",
                 f"invocation {self._invocation}: {outcome.reason[:300]} -> {decision.action}",
-                invocation_data(self._invocation, outcome, stop_reason, rounds, decision),
+                {**invocation_data(self._invocation, outcome, stop_reason, rounds, decision), "started_at": started},
             )
             self._heart_beat(force=True)
             if decision.action != "continue":

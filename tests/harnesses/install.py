@@ -169,6 +169,17 @@ def install_chromium() -> Optional[str]:
     if not chromium_path():
         raise InstallError("apt-get installed chromium but no chromium is on PATH")
     return None
+PHOENIX = ("arize-phoenix", "20.26.1")
+"""The real OTLP backend of tests/test_telemetry_phoenix.py, in a venv of its own (its dependencies are many)."""
+
+
+def install_phoenix(venv: Path) -> None:
+    if any(venv.glob("lib/python3.*/site-packages/phoenix")):
+        return
+    if not (venv / "bin" / "python").exists():
+        _run([sys.executable, "-m", "venv", str(venv)], "creating the Phoenix venv")
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    _run([*pip, f"{PHOENIX[0]}=={PHOENIX[1]}"], f"installing {PHOENIX[0]}=={PHOENIX[1]} into {venv}")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -183,6 +194,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         skipped = install_chromium()
         if skipped:
             print(f"harnesses: {skipped} (the dashboard's browser tests will skip)", file=sys.stderr)
+        install_phoenix(args.root / "phoenix-venv")
     except InstallError as exc:
         print(f"harnesses: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,183 @@
+"""The exporting side: OpenTelemetry providers built from the standard ``OTEL_*`` variables, and a background
+thread that drains a workspace's spool into them every ``DRAIN_S`` seconds.
+
+Run in the long-lived processes only (hook daemon, MCP server, supervisor, watch, alert worker), never on the
+agent's path. The SDK's batch processors do the exporting: a dead or slow collector blocks only their thread, and
+what waits is bounded (``OTEL_BSP_MAX_QUEUE_SIZE`` spans, ``OTEL_BLRP_MAX_QUEUE_SIZE`` log records, default 2048
+each, dropped beyond; metrics are cumulative, so a missed export is made up by the next one). Without the
+``otel`` extra installed, ``start`` does nothing and the spool stays at its bound (``spool.MAX_SPOOL_BYTES``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Optional
+
+from strict_loop.telemetry import spool
+
+DRAIN_S = 1.0
+SHUTDOWN_TIMEOUT_MS = 2000
+"""At most this long to flush at exit: a dead collector must not hold up the process that exports."""
+PROTOCOLS = ("grpc", "http/protobuf")
+_STARTED: dict[Path, Drainer] = {}
+
+
+def _protocol(env: Mapping[str, str], signal: str) -> str:
+    value = env.get(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or ""
+    return value.strip().lower() if value.strip().lower() in PROTOCOLS else "http/protobuf"
+
+
+def otlp_exporters(env: Mapping[str, str]) -> tuple[Any, Any, Any]:
+    """The official OTLP exporters (span, metric, log) for the configured protocol; each reads its endpoint, headers,
+    timeout and compression from the ``OTEL_EXPORTER_OTLP_*`` variables itself."""
+    if _protocol(env, "TRACES") == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
+
+        spans: Any = GrpcSpans()
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        spans = OTLPSpanExporter()
+    if _protocol(env, "METRICS") == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetrics
+
+        metrics: Any = GrpcMetrics()
+    else:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+        metrics = OTLPMetricExporter()
+    if _protocol(env, "LOGS") == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
+
+        logs: Any = GrpcLogs()
+    else:
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+
+        logs = OTLPLogExporter()
+    return spans, metrics, logs
+
+
+class Telemetry:
+    """The three providers and the converter; ``span_exporter`` etc. given: a test's in-memory exporters."""
+
+    def __init__(
+        self,
+        env: Optional[Mapping[str, str]] = None,
+        *,
+        span_exporter: Any = None,
+        metric_reader: Any = None,
+        log_exporter: Any = None,
+    ) -> None:
+        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        from strict_loop import __version__
+        from strict_loop.telemetry import names
+        from strict_loop.telemetry.convert import Converter, DerivedIds
+
+        self.env = os.environ if env is None else env
+        if span_exporter is None:
+            span_exporter, metric_exporter, log_exporter = otlp_exporters(self.env)
+            metric_reader = PeriodicExportingMetricReader(metric_exporter)
+        defaults = Resource({SERVICE_NAME: names.SERVICE, "service.version": __version__})
+        resource = defaults.merge(Resource.create({}))  # OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME win
+        if not (self.env.get("OTEL_SERVICE_NAME") or "service.name=" in self.env.get("OTEL_RESOURCE_ATTRIBUTES", "")):
+            resource = resource.merge(Resource({SERVICE_NAME: names.SERVICE}))
+        self.ids = DerivedIds()
+        self.tracers = TracerProvider(resource=resource, id_generator=self.ids, shutdown_on_exit=False)
+        self.tracers.add_span_processor(BatchSpanProcessor(span_exporter))
+        self.meters = MeterProvider(resource=resource, metric_readers=[metric_reader], shutdown_on_exit=False)
+        self.loggers = LoggerProvider(resource=resource, shutdown_on_exit=False)
+        self.loggers.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+        self.converter = Converter(
+            self.tracers.get_tracer(names.SCOPE, __version__),
+            self.meters.get_meter(names.SCOPE, __version__),
+            self.loggers.get_logger(names.SCOPE, __version__),
+            self.ids,
+            self.env,
+        )
+        self.lock = threading.Lock()
+
+    def drain(self, manager: Path) -> int:
+        """Export what the workspace's spool holds now; the number of records taken."""
+        with self.lock:
+            records = spool.drain(manager)
+            if records:
+                self.converter.convert(records)
+            return len(records)
+
+    def flush(self, timeout_ms: int = SHUTDOWN_TIMEOUT_MS) -> None:
+        self.tracers.force_flush(timeout_ms)
+        self.loggers.force_flush(timeout_ms)
+        self.meters.force_flush(timeout_ms)
+
+    def shutdown(self) -> None:
+        for provider in (self.tracers, self.loggers, self.meters):
+            try:
+                provider.shutdown()
+            except Exception:  # noqa: BLE001 (exiting: a collector's failure is not ours to report)
+                continue
+
+
+class Drainer:
+    """A daemon thread draining one workspace's spool into ``telemetry`` until ``stop``."""
+
+    def __init__(self, telemetry: Telemetry, manager: Path, interval_s: float = DRAIN_S) -> None:
+        self.telemetry, self.manager, self.interval_s = telemetry, manager, interval_s
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="strict-loop-telemetry", daemon=True)
+
+    def _run(self) -> None:
+        while not self.stopping.wait(self.interval_s):
+            self._once()
+
+    def _once(self) -> None:
+        try:
+            self.telemetry.drain(self.manager)
+        except Exception:  # noqa: BLE001 (telemetry never ends the process that exports it)
+            return
+
+    def stop(self) -> None:
+        """Drain once more, then flush within ``SHUTDOWN_TIMEOUT_MS`` and shut the providers down."""
+        if self.stopping.is_set():
+            return
+        self.stopping.set()
+        self._once()
+        done = threading.Thread(target=self._close, daemon=True)  # a hung collector cannot hold the exit
+        done.start()
+        done.join(SHUTDOWN_TIMEOUT_MS / 1000 + 1)
+
+    def _close(self) -> None:
+        try:
+            self.telemetry.flush()
+        finally:
+            self.telemetry.shutdown()
+
+
+def start(root: Path, env: Optional[Mapping[str, str]] = None) -> Optional[Drainer]:
+    """Export workspace ``root``'s telemetry from this process, when it is configured and the SDK is installed;
+    stopped (drained and flushed) at exit. None when off."""
+    env = os.environ if env is None else env
+    manager = Path(root).resolve() / spool.MANAGER_DIR
+    if not spool.enabled(env) or not manager.is_dir():
+        return None
+    if manager in _STARTED:
+        return _STARTED[manager]  # one drainer per workspace and process (the alert worker may run again)
+    try:
+        drainer = Drainer(Telemetry(env), manager)
+    except ImportError:  # the otel extra is not installed: the spool waits, bounded
+        return None
+    _STARTED[manager] = drainer
+    spool.spool_dir(manager).mkdir(mode=0o700, exist_ok=True)  # tells every writer of the workspace to spool
+    drainer.thread.start()
+    atexit.register(drainer.stop)
+    return drainer

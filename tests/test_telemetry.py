@@ -1,0 +1,214 @@
+"""Issue 21: the loop's OpenTelemetry, checked against the SDK's in-memory exporters (names and behaviour), and
+against a collector that is down: nothing raises, the spool stays bounded, the agent's calls record as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from strict_loop import Workspace
+from strict_loop.harness import handler
+from strict_loop.telemetry import export, names, spool
+
+DEAD = "http://127.0.0.1:9"  # the discard port: nothing listens
+TASK = "probe"
+SESSION = "sess-21"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": DEAD, "STRICT_LOOP_TASK": TASK, **extra}
+
+
+def _hook(ws: Path, env: dict[str, str], n: int, command: str = "ls /nope", secret: str = "") -> str:
+    payload = {
+        "hook_event_name": "PostToolUseFailure",
+        "session_id": SESSION,
+        "cwd": str(ws),
+        "tool_name": "Bash",
+        "tool_use_id": f"toolu_{n}",
+        "tool_input": {"command": command + secret},
+        "error": f"Exit code 2\nls: cannot access '/nope': No such file or directory {secret}",
+    }
+    return handler.handle("claude", json.dumps(payload), workspace=str(ws), env=env, cwd=str(ws))
+
+
+@pytest.fixture
+def spiral(ws_dir: Path, monkeypatch) -> Path:
+    """A workspace whose task had one round, then an agent failing the same way until the monitor paused it, then a
+    person's resume; every event spooled (telemetry configured at a dead collector)."""
+    for key, value in _env(SECRET_TOKEN="hunter2-very-secret").items():
+        monkeypatch.setenv(key, value)
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id=TASK, goal="find the probe", global_stop_condition="probe.txt exists")
+    ws.append_event(task_id=TASK, kind="round.started", message="look around")
+    ws.update_state(
+        task_id=TASK, task="look around", result_summary="listed", verification_summary="ls ran", progress="made"
+    )
+    for n in range(8):
+        _hook(ws_dir, dict(os.environ), n, secret=" hunter2-very-secret")
+        if ws.supervisor(TASK).paused:
+            break
+    ws.resume(task_id=TASK, action="continue", note="try another way")
+    return ws_dir
+
+
+def _export(ws: Path) -> tuple[list, list, object]:
+    spans, logs, reader = InMemorySpanExporter(), InMemoryLogRecordExporter(), InMemoryMetricReader()
+    tel = export.Telemetry(os.environ, span_exporter=spans, metric_reader=reader, log_exporter=logs)
+    assert tel.drain(ws / ".agent-loop") > 0
+    tel.flush()
+    return list(spans.get_finished_spans()), list(logs.get_finished_logs()), reader.get_metrics_data()
+
+
+def _metrics(data) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for rm in data.resource_metrics:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                out.setdefault(m.name, []).extend(m.data.data_points)
+    return out
+
+
+def test_rounds_tool_calls_whispers_pauses_and_resumes_become_documented_spans(spiral: Path):
+    spans, _, _ = _export(spiral)
+    by_name = {}
+    for s in spans:
+        by_name.setdefault(s.name.split(" ")[0], []).append(s)
+    (first_round,) = by_name[names.ROUND_SPAN]
+    assert first_round.attributes[names.ROUND] == 1 and first_round.attributes[names.TASK] == TASK
+    assert first_round.attributes[names.ROUND_PROGRESS] == "made" and first_round.attributes[names.STOP_VERDICT]
+    assert first_round.attributes[names.ROUND_DURATION] >= 0 and first_round.end_time >= first_round.start_time
+    tools = by_name[names.TOOL_SPAN]
+    assert {t.attributes[names.GENAI_OPERATION] for t in tools} == {"execute_tool"}
+    assert {t.attributes[names.GENAI_TOOL] for t in tools} == {"Bash"}
+    assert {t.attributes[names.GENAI_CONVERSATION] for t in tools} == {SESSION}  # joins the harness's own spans
+    assert {t.attributes[names.HARNESS] for t in tools} == {"claude"}
+    # the tool calls after round 1 belong to round 2's trace, parented to the span round 2 will have
+    assert {t.attributes[names.ROUND] for t in tools} == {2}
+    assert len({t.context.trace_id for t in tools}) == 1 and tools[0].context.trace_id != first_round.context.trace_id
+    events = [(e.name, dict(e.attributes)) for t in tools for e in t.events]
+    whispers = [a for n, a in events if n == names.WHISPER]
+    pauses = [a for n, a in events if n == names.PAUSE]
+    assert whispers and len(pauses) == 1
+    assert pauses[0][names.SIGNALS] and pauses[0][names.DIAGNOSIS]
+    (resume,) = by_name[names.RESUME_SPAN]
+    assert [(e.name, e.attributes[names.ACTION]) for e in resume.events] == [(names.RESUME, "continue")]
+    assert all("hunter2-very-secret" not in json.dumps(dict(s.attributes), default=str) for s in spans)
+    assert all("hunter2-very-secret" not in str(dict(e.attributes)) for t in tools for e in t.events)
+
+
+def test_a_rounds_span_is_the_parent_its_tool_calls_named_before_it_existed(spiral: Path):
+    ws = Workspace(spiral)
+    _export(spiral)  # round 2's tool calls go out first (another process may have exported them)
+    ws.update_state(task_id=TASK, task="another way", result_summary="r", verification_summary="v", progress="none")
+    spans, _, _ = _export(spiral)
+    (round2,) = [s for s in spans if s.name == f"{names.ROUND_SPAN} 2"]
+    assert round2.parent is None and round2.attributes[names.ROUND] == 2
+
+
+def test_events_are_log_records_and_metrics_have_the_documented_names(spiral: Path):
+    _, logs, data = _export(spiral)
+    names_seen = {r.log_record.event_name for r in logs}
+    assert {names.WHISPER, names.PAUSE, names.RESUME} <= names_seen
+    assert all(r.log_record.attributes[names.TASK] == TASK for r in logs)
+    metrics = _metrics(data)
+    assert {names.M_ROUNDS, names.M_TOOL_CALLS, names.M_WHISPERS, names.M_PAUSES, names.M_RESUMES} <= set(metrics)
+    assert {names.M_ROUND_DURATION, names.M_ONSET_TO_WHISPER} <= set(metrics)
+    for point in metrics[names.M_TOOL_CALLS]:
+        assert {names.TASK, names.WORKSPACE, names.HARNESS, names.HOST} <= set(point.attributes)
+    assert {p.attributes[names.SIGNAL] for p in metrics[names.M_PAUSES]}
+    assert [p.attributes[names.ACTION] for p in metrics[names.M_RESUMES]] == ["continue"]
+    assert sum(p.value for p in metrics[names.M_TOOL_CALLS]) >= 4
+
+
+def test_alert_deliveries_watch_failures_and_remedies_become_events_and_metrics(tmp_path: Path):
+    manager = tmp_path / ".agent-loop"
+    manager.mkdir()
+    base = {"task": "t", "workspace": str(tmp_path), "ts": "2026-01-01T00:00:00.000Z"}
+    for rec in (
+        {"kind": "alert.delivered", "data": {"channel": "slack", "alert": "t-1"}},
+        {"kind": "alert.failed", "data": {"channel": "email", "alert": "t-1"}},
+        {"kind": "watch.run", "data": {"failure": "oom", "summary": "CUDA out of memory"}},
+        {"kind": "round.started", "data": {"remedy": "halve_batch", "failure": "oom"}},
+    ):
+        spool.enqueue(manager, {**base, **rec})
+    spans, logs, data = _export(tmp_path)
+    events = {e.name: dict(e.attributes) for s in spans for e in s.events}
+    assert events[names.WATCH_FAILURE][names.FAILURE_CLASS] == "oom"
+    assert events[names.REMEDY][names.REMEDY_NAME] == "halve_batch"
+    assert {(p.attributes[names.CHANNEL], p.attributes[names.OUTCOME]) for p in _metrics(data)[names.M_ALERTS]} == {
+        ("slack", "delivered"),
+        ("email", "failed"),
+    }
+    assert {names.ALERT, names.WATCH_FAILURE, names.REMEDY} <= {r.log_record.event_name for r in logs}
+
+
+def test_off_unless_configured(ws_dir: Path, monkeypatch):
+    for key in spool.ENDPOINTS:
+        monkeypatch.delenv(key, raising=False)
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id=TASK, goal="g", global_stop_condition="c")
+    assert not (ws_dir / ".agent-loop" / spool.SPOOL_DIR).exists()
+    assert export.start(ws_dir) is None
+    assert not spool.enabled({"OTEL_EXPORTER_OTLP_ENDPOINT": DEAD, "OTEL_SDK_DISABLED": "true"})
+
+
+def test_the_spool_is_bounded_and_concurrent_writers_never_interleave_a_line(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(spool, "MAX_SPOOL_BYTES", 64_000)
+    manager = tmp_path / ".agent-loop"
+    manager.mkdir()
+    taken: list[dict] = []
+
+    def write(k: int) -> None:
+        for i in range(400):
+            spool.enqueue(manager, {"writer": k, "i": i, "pad": "x" * (100 + k * 50)})
+
+    def drain() -> None:
+        for _ in range(20):
+            taken.extend(spool.drain(manager))
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(4)] + [threading.Thread(target=drain)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    left = spool.spool_dir(manager) / spool.SPOOL_FILE
+    assert not left.exists() or left.stat().st_size <= 64_000
+    taken.extend(spool.drain(manager))
+    assert all(set(r) == {"writer", "i", "pad"} and len(r["pad"]) == 100 + r["writer"] * 50 for r in taken)
+    assert len({(r["writer"], r["i"]) for r in taken}) == len(taken)  # each record once
+    assert len(taken) + spool.dropped(manager) == 1600  # every record either exported or counted as dropped
+
+
+def test_a_collector_that_is_down_or_hangs_costs_the_agent_nothing(spiral: Path, monkeypatch):
+    """A real OTLP exporter at a dead port and at one that accepts and never answers: draining and stopping return
+    within the shutdown bound, and nothing raises."""
+    import socket
+    import time
+
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(8)  # accepts (the kernel's backlog) and never answers
+    try:
+        for endpoint in (DEAD, f"http://127.0.0.1:{hang.getsockname()[1]}"):
+            monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+            monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+            _hook(spiral, dict(os.environ), 99, command="true")
+            drainer = export.Drainer(export.Telemetry(os.environ), spiral / ".agent-loop", interval_s=0.05)
+            drainer.thread.start()
+            began = time.monotonic()
+            drainer.stop()
+            assert time.monotonic() - began < export.SHUTDOWN_TIMEOUT_MS / 1000 + 2
+            assert not (spool.spool_dir(spiral / ".agent-loop") / spool.SPOOL_FILE).exists()
+    finally:
+        hang.close()

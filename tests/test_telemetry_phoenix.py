@@ -1,0 +1,134 @@
+"""Issue 21, against a real OTLP backend: Arize Phoenix's server on loopback receives the spans of a real Claude Code
+session (scripted model) driven through a spiral; the test asks Phoenix's REST API what arrived.
+
+Phoenix stores traces only: metrics and log records are checked against the SDK in tests/test_telemetry.py.
+Phoenix runs from its own venv (``tests/harnesses/install.py`` makes ``.harnesses/phoenix-venv``; or name an
+interpreter in ``STRICT_LOOP_PHOENIX_PYTHON``) because its dependencies are many and pinned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from harness_rig import Harness, require_binary
+from model_servers import AnthropicModel, Final, Shell
+
+from strict_loop import Workspace
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parent.parent
+PROBE = "ls /nonexistent-strict-loop-probe"
+TASK = "probe"
+
+
+def _phoenix_python() -> Path:
+    given = os.environ.get("STRICT_LOOP_PHOENIX_PYTHON")
+    path = Path(given) if given else REPO / ".harnesses" / "phoenix-venv" / "bin" / "python"
+    if not path.exists():
+        pytest.skip("Phoenix is not installed: run python3 tests/harnesses/install.py")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str):
+    with urllib.request.urlopen(url, timeout=5) as resp:  # noqa: S310 (loopback)
+        return json.loads(resp.read())
+
+
+@pytest.fixture
+def phoenix(tmp_path: Path) -> Iterator[str]:
+    port, grpc = _free_port(), _free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(grpc),
+        "PHOENIX_WORKING_DIR": str(tmp_path / "phoenix"),
+        "PHOENIX_HOST": "127.0.0.1",
+    }
+    log = (tmp_path / "phoenix.log").open("wb")
+    proc = subprocess.Popen(
+        [str(_phoenix_python()), "-m", "phoenix.server.main", "serve"], env=env, stdout=log, stderr=log
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                _get(f"{url}/v1/projects")
+                break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("Phoenix did not start: " + (tmp_path / "phoenix.log").read_text()[-2000:])
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+def _spans(url: str) -> list[dict]:
+    return _get(f"{url}/v1/projects/default/spans?limit=1000")["data"]
+
+
+def test_a_claude_code_spiral_arrives_in_phoenix_with_the_documented_names(phoenix: str, tmp_path: Path, monkeypatch):
+    harness = Harness("claude", require_binary("claude"), tmp_path / "home")
+    harness.home.mkdir()
+    work = tmp_path / "w"
+    work.mkdir()
+    for key, value in {
+        "HOME": str(harness.home),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix,
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_BSP_SCHEDULE_DELAY": "200",
+        "OTEL_BLRP_SCHEDULE_DELAY": "200",
+    }.items():
+        monkeypatch.setenv(key, value)
+    run_cli("install", "claude", "--workspace", str(work), cwd=work)
+    ws = Workspace(work)
+    ws.init_state(task_id=TASK, goal="Find the probe folder", global_stop_condition="probe.txt exists")
+    ws.append_event(task_id=TASK, kind="round.started", message="first look")
+    ws.update_state(task_id=TASK, task="first look", result_summary="r", verification_summary="v", progress="made")
+    from strict_loop.telemetry import export  # the hooks spool (the harness gives them an env of its own); this exports
+
+    drainer = export.start(work)
+    assert drainer is not None
+    steps = [Shell(PROBE)] * 8 + [Final("Stopping as the loop asks.")]
+    with AnthropicModel(steps) as model:
+        harness.run("List the probe folder until it appears.", work, model.url)
+    assert ws.supervisor(TASK).paused
+    session = next(
+        e["data"]["hook"]["session_id"]
+        for e in map(json.loads, ws.task_paths(TASK).events.read_text().splitlines())
+        if e["kind"] == "tool_call" and e["data"].get("hook", {}).get("session_id")
+    )
+    drainer.stop()
+    deadline, spans = time.monotonic() + 30, []
+    while time.monotonic() < deadline:
+        spans = _spans(phoenix)
+        names = {s["name"].split(" ")[0] for s in spans}
+        events = {e["name"] for s in spans for e in s.get("events", [])}
+        if {"strict_loop.round", "execute_tool"} <= names and {"strict_loop.whisper", "strict_loop.pause"} <= events:
+            break
+        time.sleep(0.5)
+    tools = [s for s in spans if s["name"].startswith("execute_tool")]
+    assert any(s["name"] == "strict_loop.round 1" for s in spans), [s["name"] for s in spans]
+    assert tools and all(s["attributes"].get("gen_ai.operation.name") == "execute_tool" for s in tools)
+    assert {s["attributes"].get("gen_ai.conversation.id") for s in tools} == {session}
+    assert "Bash" in {s["attributes"].get("gen_ai.tool.name") for s in tools}  # and the person's prompt, a turn too
+    events = {e["name"] for s in tools for e in s.get("events", [])}
+    assert {"strict_loop.whisper", "strict_loop.pause"} <= events, events
