@@ -169,6 +169,8 @@ def install_chromium() -> Optional[str]:
     if not chromium_path():
         raise InstallError("apt-get installed chromium but no chromium is on PATH")
     return None
+
+
 PHOENIX = ("arize-phoenix", "20.26.1")
 """The real OTLP backend of tests/test_telemetry_phoenix.py, in a venv of its own (its dependencies are many)."""
 
