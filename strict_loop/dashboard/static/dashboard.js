@@ -166,9 +166,13 @@ async function post(ws, task, payload) {
   return data;
 }
 
+let draftNote = "";  // what the person is typing survives a live re-render of the card
+
 function answers(ws, task, data) {
   const out = el("div", { id: "answer-result", class: "muted", "aria-live": "polite" });
   const note = el("textarea", { id: "note", rows: 2, placeholder: "A note the agent reads with its next result (optional)" });
+  note.value = draftNote;
+  note.addEventListener("input", () => { draftNote = note.value; });
   const rounds = data.snapshots.rounds;
   const select = el("select", { id: "rollback-to" }, ...rounds.slice().reverse().map((n) => el("option", { value: n }, "round " + n)));
   const preview = el("div", { id: "preview" });
@@ -176,6 +180,7 @@ function answers(ws, task, data) {
     out.textContent = "sending…";
     try {
       const res = await post(ws, task, { ...payload, note: note.value });
+      if (payload.action !== "wait") draftNote = "";  // said: the next pause starts with an empty note
       out.textContent = res.detail || res.action;
       renderTask();
     } catch (e) { out.textContent = "refused: " + e.message; }
