@@ -70,7 +70,7 @@ function overviewTable(data) {
     el("td", { class: "path" }, r.workspace),
     el("td", {}, r.round + " of " + (r.max_rounds ?? "?")),
     el("td", { title: r.last_activity }, ago(r.last_activity)),
-    el("td", {}, r.rate_per_hour ? r.rate_per_hour + " rounds/h" : "", el("div", { class: "muted" },
+    el("td", {}, r.rate_per_hour ? pace(r.rate_per_hour) + " rounds/h" : "", el("div", { class: "muted" },
       r.eta_s ? "ETA " + duration(r.eta_s) : "")),
     el("td", { class: r.stop && r.stop.failed ? "bad" : "" }, stopText(r.stop)),
     el("td", { class: "evidence" }, r.diagnosis || (r.whisper ? r.whisper.text : "") || r.attention || ""),
@@ -165,6 +165,8 @@ async function post(ws, task, payload) {
   if (!r.ok) throw new Error(data.error || r.statusText);
   return data;
 }
+
+const pace = (n) => (n >= 100 ? Math.round(n).toLocaleString("en") : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 
 let draftNote = "";  // what the person is typing survives a live re-render of the card
 
