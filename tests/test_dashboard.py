@@ -252,3 +252,22 @@ def test_an_alert_carries_the_pages_link_when_a_public_url_is_set(ws_dir):
 def fail_until_paused_with(ws: Path, env: dict) -> None:
     for _ in range(8):
         hook("claude", "claude_post_tool_use_failure", ws, env=env, tool_input={"command": "pytest -q"})
+
+
+@pytest.mark.slow  # a real server process: full suite only
+def test_one_served_process_gives_the_mcp_endpoint_and_the_page(ws_dir):
+    """Issue 20: the page mounted inside `strict-loop-mcp --http` at `/`, the MCP endpoint unchanged at /mcp."""
+    from test_hostile_http import served
+
+    from strict_loop import Workspace
+
+    Workspace(ws_dir).init_state(task_id="shown", goal="Be listed", global_stop_condition="never")
+    with served(ws_dir) as s:
+        sid = s.open_session()
+        assert s.alive(sid)  # MCP over HTTP as before
+        base = s.url.rsplit("/mcp", 1)[0]
+        page = s.client.get(base + "/")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        rows = s.client.get(base + "/api/overview").json()["tasks"]
+        assert [r["task_id"] for r in rows] == ["shown"]
+        assert s.client.post(base + "/api/task/x/shown/answer", json={"action": "wait"}).status_code == 403
