@@ -212,3 +212,57 @@ def test_a_collector_that_is_down_or_hangs_costs_the_agent_nothing(spiral: Path,
             assert not (spool.spool_dir(spiral / ".agent-loop") / spool.SPOOL_FILE).exists()
     finally:
         hang.close()
+
+
+def test_a_supervised_invocation_and_a_rollback_become_their_span_and_event(tmp_path: Path):
+    """The two records the other tests do not reach: one supervised harness run (an ``invoke_agent`` span carrying
+    the session id, so it joins the harness's own telemetry) and a person's rollback (an event with its round)."""
+    manager = tmp_path / ".agent-loop"
+    manager.mkdir()
+    base = {"task": "t", "workspace": str(tmp_path)}
+    spool.enqueue(
+        manager,
+        {
+            **base,
+            "ts": "2026-01-01T00:00:05.000Z",
+            "kind": "tool_call",
+            "data": {
+                "turn": 0,
+                "tool": "Bash",
+                "args": {"command": "ls"},
+                "hook": {"harness": "claude", "session_id": SESSION},
+            },
+        },
+    )
+    spool.enqueue(
+        manager,
+        {
+            **base,
+            "ts": "2026-01-01T00:01:00.000Z",
+            "kind": "supervisor.invocation",
+            "data": {
+                "invocation": 3,
+                "ok": True,
+                "session_id": SESSION,
+                "input_tokens": 1000,
+                "output_tokens": 100,
+                "started_at": "2026-01-01T00:00:00.000Z",
+            },
+        },
+    )
+    spool.enqueue(
+        manager,
+        {
+            **base,
+            "ts": "2026-01-01T00:02:00.000Z",
+            "kind": "workspace.rolled_back",
+            "data": {"to": 2, "note": "back to the green round"},
+        },
+    )
+    spans, logs, _ = _export(tmp_path)
+    [run] = [s for s in spans if s.name.startswith(names.INVOCATION_SPAN)]
+    assert run.attributes["gen_ai.conversation.id"] == SESSION and run.attributes["strict_loop.invocation"] == 3
+    assert (run.end_time - run.start_time) == 60 * 10**9  # started_at to the record's time
+    [rolled] = [e for s in spans for e in s.events if e.name == names.ROLLBACK]
+    assert rolled.attributes[names.ROLLBACK_TO] == 2
+    assert names.ROLLBACK in {r.log_record.event_name for r in logs}
