@@ -63,18 +63,14 @@ def _task_in_command(command: str, depth: int = 0) -> Optional[str]:
     return None
 
 
-def _key(event: HookEvent) -> str:
-    return f"{event.harness}:{event.session_id or 'no-session'}"
-
-
 def bound_task(manager: Path, event: HookEvent) -> Optional[str]:
     """The task this call's session was bound to, if any."""
-    return sessions.bound_task(manager, _key(event))
+    return sessions.bound_task(manager, event.session_key)
 
 
 def bind(manager: Path, event: HookEvent, task_id: str) -> None:
     """Bind the call's session to ``task_id``."""
-    sessions.bind(manager, _key(event), task_id)
+    sessions.bind(manager, event.session_key, task_id)
 
 
 def record_unclaimed(
@@ -91,7 +87,7 @@ def record_unclaimed(
         "running_tasks": running[:20],
         "turn": fields,
     }
-    if not sessions.append_unclaimed(manager, _key(event), mask_tree(line, env)):
+    if not sessions.append_unclaimed(manager, event.session_key, mask_tree(line, env)):
         return None
     ids = ", ".join(running[:10])
     return (

@@ -35,7 +35,7 @@ def at_stop(event: HookEvent, root: Path, store: TaskStore, lock_timeout: float)
     trust = TrustStore()
     if not trust.is_trusted(root, store.task_id, state.contract.stop_checks):
         return None
-    key = f"{event.harness}:{event.session_id or 'no-session'}"
+    key = event.session_key
     fresh = (
         registry.get(event.harness).stop_restarts_on_new_turn and not event.stop_hook_active
     )  # not a block-continued stop
@@ -60,17 +60,27 @@ def at_stop(event: HookEvent, root: Path, store: TaskStore, lock_timeout: float)
 
 
 def _stop_blocks(store: TaskStore) -> dict[str, int]:
-    from strict_loop.base.jsontext import read_object
-
-    value = read_object(store.paths.root / STOP_BLOCKS_FILE) or {}  # missing or damaged: counting starts again
-    return {k: v for k, v in value.items() if type(v) is int}
+    # missing or damaged: counting starts again
+    return {k: v for k, v in _per_session(store, STOP_BLOCKS_FILE).items() if type(v) is int}
 
 
 def _save_stop_blocks(store: TaskStore, counts: dict[str, int]) -> None:
+    _keep_per_session(store, STOP_BLOCKS_FILE, counts)
+
+
+def _per_session(store: TaskStore, name: str) -> dict[str, Any]:
+    """A small per-session record of the task's hooks (caller holds the task lock)."""
+    from strict_loop.base.jsontext import read_object
+
+    return read_object(store.paths.root / name) or {}
+
+
+def _keep_per_session(store: TaskStore, name: str, values: dict[str, Any]) -> None:
+    """Write it back, the last MAX_SESSIONS_KEPT sessions only (caller holds the task lock)."""
     from strict_loop.base.fsio import atomic_write, dumps_doc
 
-    kept = dict(list(counts.items())[-MAX_SESSIONS_KEPT:])
-    atomic_write(store.paths.root / STOP_BLOCKS_FILE, dumps_doc(kept), sync=False)
+    kept = dict(list(values.items())[-MAX_SESSIONS_KEPT:])
+    atomic_write(store.paths.root / name, dumps_doc(kept), sync=False)
 
 
 PAUSE_TOLD_FILE = "hook-pause-told.json"
@@ -78,16 +88,14 @@ PAUSE_TOLD_FILE = "hook-pause-told.json"
 
 def said_before(store: TaskStore, event: HookEvent, paused_at: Optional[int]) -> bool:
     """Whether this session was already given this pause's full reason (then one line is enough); records it now."""
-    from strict_loop.base.fsio import atomic_write
-    from strict_loop.base.jsontext import read_object
-
-    key, path = f"{event.harness}:{event.session_id or 'no-session'}", store.paths.root / PAUSE_TOLD_FILE
+    key = event.session_key
     with store.locked():
-        told = read_object(path) or {}
+        told = _per_session(store, PAUSE_TOLD_FILE)
         if told.get(key) == paused_at:
             return True
-        told = {k: v for k, v in list(told.items())[-49:] if k != key}  # the last 50 sessions
-        atomic_write(path, json.dumps({**told, key: paused_at}).encode(), sync=False)
+        told.pop(key, None)  # the latest last: the oldest sessions go first
+        told[key] = paused_at
+        _keep_per_session(store, PAUSE_TOLD_FILE, told)
     return False
 
 
@@ -105,7 +113,9 @@ def refuse_if_paused(event: HookEvent, root: Path, phase: str, why: str) -> str:
         paused = [t for t in layout.task_ids() if (read_object(layout.task(t).monitor) or {}).get("paused") is True]
         if not paused:
             return ""
-        resume = f"strict-loop resume --workspace {root} --task {paused[0]} --action continue|rollback|hand-back"
+        from strict_loop.monitor.ladder import resume_command  # only on a refusal: pydantic is affordable here
+
+        resume = resume_command(root, paused[0])
         return json.dumps(payloads.deny_output(event, payloads.unreadable_reason(paused, why, resume)))
     except Exception:  # noqa: BLE001
         return json.dumps(payloads.deny_output(event, f"strict-loop: this call could not be checked ({why}); refused"))

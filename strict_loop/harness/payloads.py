@@ -83,6 +83,11 @@ class HookEvent(NamedTuple):
     payload: dict[str, Any]
 
     @property
+    def session_key(self) -> str:
+        """``harness:session``: whom per-session records (bindings, Stop blocks, pause notices) are kept for."""
+        return f"{self.harness}:{self.session_id or 'no-session'}"
+
+    @property
     def meta(self) -> dict[str, Any]:
         """What the event line keeps about the hook call (a supervisor dedupes by tool_use_id)."""
         out = {"harness": self.harness, "event": self.name, "session_id": self.session_id}

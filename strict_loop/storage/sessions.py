@@ -15,7 +15,7 @@ from typing import Any, Optional
 from strict_loop.base.fsio import append_line, atomic_write, file_lock
 from strict_loop.base.jsontext import read_object
 
-__all__ = ["SESSIONS_FILE", "UNCLAIMED_FILE", "append_unclaimed", "bind", "bound_task", "mark_told", "unclaimed_count"]
+__all__ = ["SESSIONS_FILE", "UNCLAIMED_FILE", "append_unclaimed", "bind", "bound_task", "unclaimed_count"]
 
 SESSIONS_FILE = "sessions.json"
 UNCLAIMED_FILE = "unclaimed.jsonl"
@@ -62,11 +62,6 @@ def append_unclaimed(manager: Path, key: str, line: dict[str, Any]) -> bool:
             return False
         _update(manager, key, told=True)
         return True
-
-
-def mark_told(manager: Path, key: str) -> None:
-    with _locked(manager):
-        _update(manager, key, told=True)
 
 
 def unclaimed_count(manager: Path) -> int:
