@@ -315,16 +315,22 @@ class Watch:
                     announce=True,
                 )
             return
+        before = self._pending[1]
+        worked = succeeded or (failure is not None and failure.kind != before.kind)
+        self._record_remedy(f"after it, {seen}", "made" if worked else "none", log, checks=succeeded)
+
+    def _record_remedy(self, verification: str, progress: str, log: str, *, checks: bool) -> None:
+        """The round of the remedy announced before (``_pending``), now that what it did is known (or is not)."""
+        assert self._pending is not None
         run, before, decision, _ = self._pending
         self._pending = None
-        worked = succeeded or (failure is not None and failure.kind != before.kind)
         self._record_round(
             f"watch: {decision.remedy} after {before.title} (run {run})",
             f"{decision.remedy}: {decision.reason}",
-            f"after it, {seen}",
-            "made" if worked else "none",
+            verification,
+            progress,
             [log],
-            checks=succeeded,
+            checks=checks,
             announce=False,
         )
 
@@ -375,17 +381,8 @@ class Watch:
 
     def _end(self, result: WatchResult, code: int, outcome: str, reason: str) -> WatchResult:
         if self._pending is not None:  # a remedy announced, then the watch ended before the job showed its effect
-            run, before, decision, last = self._pending
-            self._pending = None
-            self._record_round(
-                f"watch: {decision.remedy} after {before.title} (run {run})",
-                f"{decision.remedy}: {decision.reason}",
-                f"not known: {reason[:300]}",
-                "none",
-                [f"log: {os.path.relpath(last.log, self.root)}"],
-                checks=False,
-                announce=False,
-            )
+            log = f"log: {os.path.relpath(self._pending[3].log, self.root)}"
+            self._record_remedy(f"not known: {reason[:300]}", "none", log, checks=False)
         result.exit_code, result.outcome, result.reason = code, outcome, reason
         return result
 
