@@ -115,11 +115,15 @@ def test_the_page_goes_live_shows_the_pause_and_its_answers_change_the_task(tmp_
 
     page.click("#answer-wait")
     page.wait_for_selector("#answer-result:has-text('nothing recorded')")
+    page.wait_for_timeout(500)  # the answer re-renders the card; the reply must survive it
+    assert "nothing recorded" in page.inner_text("#answer-result")
+    page.locator("#pause").screenshot(path=str(shots / "answered-wait.png"))
     assert json.loads(monitor.read_text())["paused"]
 
     page.fill("#note", "try the other parser")
     page.click("#answer-continue")
-    page.wait_for_selector("#pause:not(.paused-card)")
+    page.wait_for_selector("#pause:not(.paused-card) #answer-result")
+    assert "nothing recorded" not in page.inner_text("#answer-result")  # the reply to this answer, not the last
     assert not json.loads(monitor.read_text())["paused"]
     assert "try the other parser" in json.loads(monitor.read_text())["notice"]
 

@@ -169,9 +169,15 @@ async function post(ws, task, payload) {
 const pace = (n) => (n >= 100 ? Math.round(n).toLocaleString("en") : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 
 let draftNote = "";  // what the person is typing survives a live re-render of the card
+// The server's reply to the last answer, kept across the re-render that the answer itself causes (and any live one);
+// shown on the card of the pause it answered, or on the card once the pause is over, never on a later pause.
+let lastAnswer = { pausedAt: undefined, text: "" };
+
+const answerResult = (text) => el("div", { id: "answer-result", class: "muted", "aria-live": "polite" }, text);
 
 function answers(ws, task, data) {
-  const out = el("div", { id: "answer-result", class: "muted", "aria-live": "polite" });
+  const pausedAt = data.ladder.paused_at;
+  const out = answerResult(lastAnswer.pausedAt === pausedAt ? lastAnswer.text : "");
   const note = el("textarea", { id: "note", rows: 2, placeholder: "A note the agent reads with its next result (optional)" });
   note.value = draftNote;
   note.addEventListener("input", () => { draftNote = note.value; });
@@ -183,8 +189,9 @@ function answers(ws, task, data) {
     try {
       const res = await post(ws, task, { ...payload, note: note.value });
       if (payload.action !== "wait") draftNote = "";  // said: the next pause starts with an empty note
-      out.textContent = res.detail || res.action;
-      renderTask();
+      lastAnswer = { pausedAt, text: res.detail || res.action };
+      out.textContent = lastAnswer.text;
+      await renderTask();
     } catch (e) { out.textContent = "refused: " + e.message; }
   };
   const showPreview = async () => {
@@ -219,7 +226,8 @@ function pauseCard(ws, task, data) {
     lad.recommended_action ? el("p", {}, el("strong", {}, "Recommended: "), lad.recommended_action) : null,
     lad.recent.length ? el("ol", { class: "recent mono" }, ...lad.recent.map((t) => el("li", {}, t))) : null,
     lad.paused && !READ_ONLY ? answers(ws, task, data) : null,
-    lad.paused && READ_ONLY ? el("p", { class: "muted" }, "Read-only page: answer with strict-loop resume.") : null);
+    lad.paused && READ_ONLY ? el("p", { class: "muted" }, "Read-only page: answer with strict-loop resume.") : null,
+    !lad.paused && lastAnswer.text ? answerResult(lastAnswer.text) : null);
   card.id = "pause";
   if (lad.paused) card.classList.add("paused-card");
   return card;
