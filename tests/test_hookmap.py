@@ -39,7 +39,14 @@ def test_claude_post_tool_use_maps_bash_stdout_and_stderr():
         "event": "PostToolUse",
         "session_id": e.session_id,
         "tool_use_id": "toolu_01ABCDEF",
+        "duration_ms": 31,
     }
+
+
+def test_the_tools_own_time_is_kept_when_the_harness_reports_a_believable_one():
+    assert event("hermes", "hermes_post_tool_call").meta["duration_ms"] == 10  # Hermes: in ``extra``
+    for bad in (-1, float("nan"), float("inf"), 10**15, "31", True):
+        assert "duration_ms" not in event("claude", "claude_post_tool_use", duration_ms=bad).meta
 
 
 def test_claude_non_bash_tool_output_is_compact_text():

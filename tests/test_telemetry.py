@@ -38,6 +38,7 @@ def _hook(ws: Path, env: dict[str, str], n: int, command: str = "ls /nope", secr
         "tool_use_id": f"toolu_{n}",
         "tool_input": {"command": command + secret},
         "error": f"Exit code 2\nls: cannot access '/nope': No such file or directory {secret}",
+        "duration_ms": 40 + n,  # Claude Code 2.1.331 sends the tool's own time
     }
     return handler.handle("claude", json.dumps(payload), workspace=str(ws), env=env, cwd=str(ws))
 
@@ -93,6 +94,8 @@ def test_rounds_tool_calls_whispers_pauses_and_resumes_become_documented_spans(s
     assert {t.attributes[names.GENAI_TOOL] for t in tools} == {"Bash"}
     assert {t.attributes[names.GENAI_CONVERSATION] for t in tools} == {SESSION}  # joins the harness's own spans
     assert {t.attributes[names.HARNESS] for t in tools} == {"claude"}
+    # each span lasts the tool's reported time, ending when the result was recorded
+    assert sorted(t.end_time - t.start_time for t in tools) == [(40 + n) * 1_000_000 for n in range(len(tools))]
     # the tool calls after round 1 belong to round 2's trace, parented to the span round 2 will have
     assert {t.attributes[names.ROUND] for t in tools} == {2}
     assert len({t.context.trace_id for t in tools}) == 1 and tools[0].context.trace_id != first_round.context.trace_id

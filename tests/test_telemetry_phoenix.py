@@ -15,6 +15,7 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -130,5 +131,9 @@ def test_a_claude_code_spiral_arrives_in_phoenix_with_the_documented_names(phoen
     assert tools and all(s["attributes"].get("gen_ai.operation.name") == "execute_tool" for s in tools)
     assert {s["attributes"].get("gen_ai.conversation.id") for s in tools} == {session}
     assert "Bash" in {s["attributes"].get("gen_ai.tool.name") for s in tools}  # and the person's prompt, a turn too
+    bash = [s for s in tools if s["attributes"].get("gen_ai.tool.name") == "Bash"]
+    at = lambda text: datetime.fromisoformat(text.replace("Z", "+00:00"))  # noqa: E731  (3.10 reads no "Z")
+    took = [at(s["end_time"]) - at(s["start_time"]) for s in bash]
+    assert all(t.total_seconds() > 0 for t in took), took  # Claude Code's duration_ms: the tool's own time
     events = {e["name"] for s in tools for e in s.get("events", [])}
     assert {"strict_loop.whisper", "strict_loop.pause"} <= events, events

@@ -63,6 +63,7 @@ _PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./=:@,+% -]{1,1000}")
 
 from strict_loop.base.clipping import MAX_ARGS_CHARS, bounded_args, compact  # noqa: E402,F401  (re-exported: hook turns are bounded as every turn)
 
+MAX_DURATION_MS = 7 * 24 * 3600 * 1000  # a longer (or NaN) duration is not believed
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 
 
@@ -90,12 +91,15 @@ class HookEvent(NamedTuple):
     @property
     def meta(self) -> dict[str, Any]:
         """What the event line keeps about the hook call (a supervisor dedupes by tool_use_id)."""
-        out = {"harness": self.harness, "event": self.name, "session_id": self.session_id}
+        out: dict[str, Any] = {"harness": self.harness, "event": self.name, "session_id": self.session_id}
         raw = self.payload.get("extra")
         extra = raw if isinstance(raw, dict) else {}
         call_id = self.payload.get("tool_use_id") or extra.get("tool_call_id")
         if isinstance(call_id, str) and call_id:
             out["tool_use_id"] = call_id[:200]
+        took = self.payload.get("duration_ms", extra.get("duration_ms"))  # Claude Code's; Hermes's in ``extra``
+        if isinstance(took, (int, float)) and not isinstance(took, bool) and 0 <= took < MAX_DURATION_MS:
+            out["duration_ms"] = took  # the tool's own time: telemetry's tool span starts that long before its end
         return out
 
 

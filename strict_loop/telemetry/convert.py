@@ -197,9 +197,11 @@ class Converter:
             N.GENAI_CONVERSATION: hook.get("session_id") or None,
             N.GENAI_CALL_ID: hook.get("tool_use_id"),
         }
-        at = _ns(rec.get("ts"))
+        at = _ns(rec.get("ts"))  # recorded when the harness reported the result: the call's end
+        took = hook.get("duration_ms")
+        began = at - int(took * 1_000_000) if at is not None and isinstance(took, (int, float)) and took >= 0 else at
         span = self.tracer.start_span(
-            f"{N.TOOL_SPAN} {tool}", context=self.parent(rec, number), start_time=at, attributes=_set(attrs)
+            f"{N.TOOL_SPAN} {tool}", context=self.parent(rec, number), start_time=began, attributes=_set(attrs)
         )
         self.count(N.M_TOOL_CALLS, rec, {N.GENAI_TOOL: tool})
         for rider in riders:
