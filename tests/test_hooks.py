@@ -65,6 +65,7 @@ def test_each_harness_records_its_turns_with_the_right_fields(ws_dir):
         "event": "PostToolUse",
         "session_id": "3f1c0a52-7b7e-4c2e-9a51-0d7f2f1b9e10",
         "tool_use_id": "toolu_01ABCDEF",
+        "duration_ms": 31,
     }
     assert turns[3]["data"]["args"] == {"command": "false"} and turns[3]["data"]["hook"]["tool_use_id"] == "call_h1"
 
