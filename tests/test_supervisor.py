@@ -217,6 +217,27 @@ def test_supervise_launches_nothing_for_untrusted_stop_commands(ws_dir: Path, tm
     assert not list(ws.task_paths("u").supervisor.glob("invocation-*"))
 
 
+def test_supervise_launches_nothing_for_a_task_without_a_machine_stop_check(ws_dir: Path):
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="nc", goal="Make it nicer", global_stop_condition="the agent thinks so")
+    r = run_cli(
+        "supervise",
+        "--workspace",
+        str(ws_dir),
+        "--task-id",
+        "nc",
+        "--harness",
+        "claude",
+        "--harness-bin",
+        sys.executable,
+        cwd=ws_dir,
+        check=False,
+    )
+    assert r.returncode == 2 and "no machine stop check" in r.stderr and "--stop-command" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not list(ws.task_paths("nc").supervisor.glob("invocation-*"))
+
+
 def test_the_heartbeat_line_has_round_pace_and_eta():
     from strict_loop.supervisor.heartbeat import status_line
 

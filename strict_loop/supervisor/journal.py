@@ -113,14 +113,22 @@ def settings_for(store: TaskStore, overrides: Mapping[str, Any]) -> SupervisorSe
 
 
 def refuse_to_start(ws: Workspace, store: TaskStore, settings: SupervisorSettings, harness: str) -> None:
-    """Launch nothing for a contract whose commands this machine has not trusted (no run could ever be checked), nor
-    with a cost cap that cannot be counted."""
+    """Launch nothing for a contract with no machine stop check (only the agent's word could end the run) or whose
+    commands this machine has not trusted (no run could ever be checked), nor with a cost cap that cannot be
+    counted."""
     problem = cost_problem(settings, harness)
     if problem:
         raise LoopError(
             "supervise.max_cost_usd", problem, "pass --usd-per-mtok-in and --usd-per-mtok-out, or drop --max-cost-usd"
         )
     checks = store.load().contract.stop_checks
+    if not checks.count():
+        raise LoopError(
+            "supervise.task_id",
+            f"task {store.task_id!r} has no machine stop check: an unattended run would end on the agent's word",
+            "start a task with at least one (init_state --stop-command CMD, --require-path PATH or --require-text "
+            "PATH::TEXT); a contract is fixed for its task's life",
+        )
     if checks.commands and not ws.trust_store.is_trusted(ws.root, store.task_id, checks):
         from strict_loop.storage.trust import refusal
 
