@@ -312,6 +312,8 @@ def test_the_cli_passes_argv_and_declared_variables_and_refuses_bad_flags(ws: Wo
     assert none.returncode == 2 and "watch.command" in none.stderr
     missing = run_cli("watch", "--task-id", "t", "--", "./no-such-trainer", cwd=ws.root, check=False)
     assert missing.returncode == 2 and "'./no-such-trainer' could not be started" in missing.stderr
+    pattern = run_cli("watch", "--task-id", "t", "--progress-pattern", "(", "--", "true", cwd=ws.root, check=False)
+    assert pattern.returncode == 2 and "bad regular expression" in pattern.stderr  # refused before any run
 
 
 def alive(pid: int) -> bool:

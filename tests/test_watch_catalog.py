@@ -146,6 +146,7 @@ def test_resume_wait_and_clear_cache_decisions():
         ({"cache_dir": "/"}, "is absolute"),
         ({"batch_var": "STRICT_LOOP_WEBHOOK_URL"}, "not a variable name we may set"),
         ({"batch_var": "A B"}, "not a variable name we may set"),
+        ({"progress_pattern": "(?P<step>\\d+"}, "progress_pattern: bad regular expression"),
     ],
 )
 def test_bad_settings_name_the_field_and_the_fix(kw, field):

@@ -61,6 +61,16 @@ def _allow(items: list[str]) -> list[str]:
     return items
 
 
+def _regex(pattern: Optional[str]) -> Optional[str]:
+    """A progress pattern compiles here, as the job reads it (case-insensitive), or the watch never starts."""
+    if pattern is not None:
+        try:
+            re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            raise ValueError(f"bad regular expression ({exc})") from None
+    return pattern
+
+
 EnvName = Annotated[Optional[str], AfterValidator(_env_name)]
 Folder = Annotated[Optional[str], AfterValidator(_relative)]
 
@@ -69,7 +79,7 @@ class WatchSettings(Strict):
     """How ``strict-loop watch`` reads a job's progress, bounds it, and which remedies it may apply (all declared by
     the person who starts it). Declared variables reach the job as environment variables, and as ``{NAME}`` in its argv."""  # noqa: E501 (the schema's description: rewrapping would change it)
 
-    progress_pattern: Annotated[Optional[str], Flag(metavar="REGEX")] = Field(
+    progress_pattern: Annotated[Optional[str], AfterValidator(_regex), Flag(metavar="REGEX")] = Field(
         None,
         max_length=1000,
         description="Regex over log lines with named groups: (?P<step>...) and metrics such as (?P<loss>...) "
