@@ -101,6 +101,8 @@ def test_detect_spiral_exit_status(ws_dir, tmp_path):
         ws.append_event(task_id="d", kind="tool_call", message="run", data=FAILING)
     codes.append(cli(ws_dir, "detect_spiral", "--exit-status", check=False).returncode)
     assert codes == [0, 0, 0, 0, 4, 4, 5]  # quiet, quiet, quiet, quiet, whispered, whispered twice, paused
+    # a script looping on check_stop launches nothing while paused, though the checks alone say continue
+    assert cli(ws_dir, "check_stop", "--exit-status", check=False).returncode == 5
     assert cli(ws_dir, "detect_spiral", check=False).returncode == 0  # without the flag, as before
     assert (
         "0 when quiet, 4 when a spiral is detected, 5 when the task is paused"
@@ -115,6 +117,7 @@ def test_detect_spiral_exit_status(ws_dir, tmp_path):
     assert cli(ws_dir, "detect_spiral", "--turns", str(quiet), "--exit-status", check=False).returncode == 0
     cli(ws_dir, "resume", "d", "--action", "continue")
     assert cli(ws_dir, "detect_spiral", "--exit-status", check=False).returncode == 0
+    assert cli(ws_dir, "check_stop", "--exit-status", check=False).returncode == 3
 
 
 def test_round_operations_are_refused_while_paused_and_work_after_resume(ws_dir):

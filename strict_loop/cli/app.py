@@ -76,7 +76,11 @@ def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, d
         if op.flags is not None:
             add_model_flags(p, op.flags)
         parsers[op.name] = p
-    parsers["check_stop"].add_argument("--exit-status", action="store_true", help="exit 0 = stop, 3 = continue")
+    parsers["check_stop"].add_argument(
+        "--exit-status",
+        action="store_true",
+        help=f"exit 0 = stop, {EXIT_CONTINUE} = continue, {EXIT_PAUSED} = paused (launch nothing: a person answers)",
+    )
     parsers["detect_spiral"].add_argument(
         "--exit-status",
         action="store_true",
@@ -112,7 +116,7 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
     result = getattr(ws, name)(**params)
     code = 0
     if name == "check_stop" and a.exit_status:
-        code = 0 if result.should_stop else EXIT_CONTINUE
+        code = 0 if result.should_stop else EXIT_PAUSED if result.supervisor.paused else EXIT_CONTINUE
     if name == "detect_spiral" and a.exit_status:
         code = EXIT_PAUSED if result.paused else EXIT_SPIRAL if result.detected else 0
     return result, op.answer, code

@@ -48,7 +48,7 @@ __all__ = ["EXIT_CONTINUE", "EXIT_PAUSED", "EXIT_SPIRAL", "OPERATIONS", "Operati
 
 EXIT_CONTINUE = 3  # check_stop --exit-status: the loop should go on
 EXIT_SPIRAL = 4  # detect_spiral --exit-status: the monitor sees a spiral (it whispers)
-EXIT_PAUSED = 5  # detect_spiral --exit-status: the task is paused until a person resumes it
+EXIT_PAUSED = 5  # check_stop and detect_spiral --exit-status: the task is paused until a person resumes it
 
 
 def _same(result: Any) -> BaseModel:
@@ -150,7 +150,9 @@ OPERATIONS: tuple[Operation, ...] = (
         "check_stop",
         "run the stop checks and hard limits",
         "Run every stop check and hard limit; write latest-stop-report.json.\n"
-        f"With --exit-status, exit 0 when the loop should stop and {EXIT_CONTINUE} when it should continue.",
+        f"With --exit-status, exit 0 when the loop should stop, {EXIT_CONTINUE} when it should continue and "
+        f"{EXIT_PAUSED} when it would continue but the task is paused (a script launches nothing until a person "
+        "answers).",
         CheckStopInput,
         StopResult,
         answers.stop_report,
