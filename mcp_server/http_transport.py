@@ -29,7 +29,9 @@ from strict_loop.dashboard.guard import (
     allowed_hosts,
     host_values,
     is_loopback,
+    listen,
     read_token,
+    serve_on,
 )
 
 __all__ = ["TOKEN_ENV", "allowed_hosts", "is_loopback"]
@@ -157,15 +159,15 @@ class BesideMcp:
 
 
 def serve(server: Server, http: HttpSettings) -> None:
-    import uvicorn
-
+    """Bind (a port in use is a LoopError: exit 2), announce, then serve until interrupted."""
+    sock = listen(http.host, http.port)
     auth = "a bearer token is required" if http.token else "no token (loopback only)"
     print(
         f"strict-loop-mcp: serving http://{host_values(http.host, http.port)[0]}/mcp (and the dashboard at /); {auth}; "
         f"accepted Host values: {', '.join(http.allowed_hosts)} (add more with --allow-host)",
         file=sys.stderr,
     )
-    uvicorn.run(build_app(server, http), host=http.host.strip("[]"), port=http.port, log_level="info")
+    serve_on(sock, build_app(server, http), "info")
 
 
 class BearerAuth:

@@ -295,6 +295,10 @@ def main(argv: Optional[list[str]] = None) -> None:
 
     export.start(Path(args.workspace).resolve())  # OTLP telemetry of the loop, when OTEL_* configures it
     if http is not None:
-        http_transport.serve(server, http)
+        try:
+            http_transport.serve(server, http)
+        except LoopError as exc:  # the port is taken: said before anything is announced
+            print(f"strict-loop-mcp: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     else:
         anyio.run(stdio_transport.serve, server)

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
+import httpx2
 import pytest
 from conftest import read_jsonl, run_cli
 from starlette.testclient import TestClient
@@ -271,3 +275,35 @@ def test_one_served_process_gives_the_mcp_endpoint_and_the_page(ws_dir):
         rows = s.client.get(base + "/api/overview").json()["tasks"]
         assert [r["task_id"] for r in rows] == ["shown"]
         assert s.client.post(base + "/api/task/x/shown/answer", json={"action": "wait"}).status_code == 403
+
+
+def test_a_port_in_use_is_said_before_anything_is_announced(ws_dir):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        out = run_cli("dashboard", "--port", port, cwd=ws_dir, check=False)
+        assert out.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in out.stderr
+        assert "strict-loop dashboard: http" not in out.stderr  # no page announced that never served
+
+
+@pytest.mark.slow  # real server processes: full suite only
+def test_the_dashboard_command_serves_the_page_and_a_second_one_on_its_port_is_refused(ws_dir):
+    Workspace(ws_dir).init_state(task_id="shown", goal="Be listed", global_stop_condition="never")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    cmd = [sys.executable, "-m", "strict_loop", "dashboard", "--port", port, "--workspace", str(ws_dir)]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "strict-loop dashboard: http://127.0.0.1:" in proc.stderr.readline()  # said once it listens
+        rows = httpx2.get(f"http://127.0.0.1:{port}/api/overview", timeout=10).json()["tasks"]
+        assert [r["task_id"] for r in rows] == ["shown"]
+        second = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2 and "cannot listen on" in second.stderr and "Traceback" not in second.stderr
+        mcp = [sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir), "--http", "--port", port]
+        third = subprocess.run(mcp, capture_output=True, text=True, timeout=60)
+        assert third.returncode == 2 and "strict-loop-mcp: error: --port: cannot listen on" in third.stderr
+    finally:
+        proc.terminate()
+        proc.wait(10)

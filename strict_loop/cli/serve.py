@@ -81,15 +81,14 @@ def run(a: argparse.Namespace) -> int:
         rep = compute.report(a.workspace)
         print(rep.model_dump_json(indent=2) if a.json else compute.text(rep))
         return 0
-    import uvicorn
-
-    from strict_loop.dashboard import server
+    from strict_loop.dashboard import guard, server
 
     cfg, url = config(a)
+    sock = guard.listen(a.host, a.port)
     mode = "read-only" if cfg.access.read_only else "answers allowed"
     auth = "token required (open /?token=<token> once)" if cfg.access.token else "no token (loopback only)"
     print(f"strict-loop dashboard: {url} ({mode}; {auth})", file=sys.stderr)
     if a.open:
         webbrowser.open(url)
-    uvicorn.run(server.build(cfg), host=a.host.strip("[]"), port=a.port, log_level="warning")
+    guard.serve_on(sock, server.build(cfg), "warning")
     return 0

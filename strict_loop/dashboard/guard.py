@@ -14,6 +14,7 @@ import ipaddress
 import json
 import os
 import secrets
+import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,3 +230,27 @@ async def reply(send: Any, status: int, message: str) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound and listening before anything is announced: a port in use is bad input (LoopError), not a
+    server that says it serves and then exits (uvicorn binds only once it runs)."""
+    host = host.strip("[]")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)  # connections made once it is announced wait for the server instead of being refused
+    except OSError as exc:
+        sock.close()
+        raise LoopError(
+            "--port", f"cannot listen on {host}:{port} ({exc.strerror or exc})", "choose another --port or --host"
+        ) from None
+    return sock
+
+
+def serve_on(sock: socket.socket, app: Any, log_level: str) -> None:
+    """Serve ``app`` on the bound ``sock`` until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
