@@ -396,11 +396,17 @@ def test_while_paused_the_reason_is_said_in_full_once_then_in_one_line_and_a_not
     assert len(reasons[1]) < len(reasons[0]) / 2
     note = {"command": "strict-loop append_event --task-id t1 --kind note --message 'I need the API key for staging'"}
     assert hook("claude", "claude_pre_tool_use", ws_dir, tool_input=note) is None
+    double = {"command": 'strict-loop append_event --kind note --message "I am stuck on javac, please look"'}
+    assert hook("claude", "claude_pre_tool_use", ws_dir, tool_input=double) is None  # as the refusal tells it to
     for sneaky in (
         "strict-loop append_event --kind note --message 'x' --data '{}'",
         "strict-loop append_event --kind round.started --message 'go'",
         "strict-loop append_event --kind note --message 'x'; touch marker",
         'strict-loop append_event --kind note --message "$(touch marker)"',
+        'strict-loop append_event --kind note --message "`touch marker`"',
+        'strict-loop append_event --kind note --message "x\\" ; touch marker; echo "y"',
+        'strict-loop append_event --kind note --message "x" --data "{}"',
+        "strict-loop append_event --kind note --message \"it's\" '; touch marker'",
     ):
         assert hook("claude", "claude_pre_tool_use", ws_dir, tool_input={"command": sneaky}), sneaky
     mcp_note = {"task_id": "t1", "kind": "note", "message": "waiting for you"}

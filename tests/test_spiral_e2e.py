@@ -300,6 +300,11 @@ def test_rollback_restores_a_round_and_loses_nothing(ws_dir):
         subprocess.run([*store, "show", f"{saved}:{path}"], capture_output=True, text=True, check=True).stdout
     )  # noqa: E731
     assert show("c.txt") == "c2 precious\n" and show("d.txt") == "written after round 2\n" and show("a.txt") == "v2\n"
+    # and the answer says how to get it back: its recipe, run as written, gives the tree as it was
+    recipe = result["detail"].split("to get it back into a folder: ", 1)[1].replace("DIR", str(ws_dir.parent / "got"))
+    (ws_dir.parent / "got").mkdir()
+    subprocess.run(recipe, shell=True, cwd=ws_dir, check=True)
+    assert (ws_dir.parent / "got" / "d.txt").read_text() == "written after round 2\n"
     # The person's repository is untouched: HEAD, branch, index, refs.
     assert git(ws_dir, "rev-parse", "HEAD") == head and git(ws_dir, "branch", "--show-current") == branch
     assert git(ws_dir, "diff", "--cached", "--name-only") == "c.txt"

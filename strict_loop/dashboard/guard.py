@@ -233,8 +233,8 @@ async def reply(send: Any, status: int, message: str) -> None:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """The server's socket, bound and listening before anything is announced: a port in use is bad input (LoopError), not a
-    server that says it serves and then exits (uvicorn binds only once it runs)."""
+    """The server's socket, bound and listening before anything is announced: a port in use is bad input
+    (LoopError), not a server that says it serves and then exits (uvicorn binds only once it runs)."""
     host = host.strip("[]")
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -221,7 +221,8 @@ def _hermes_result(extra: Any) -> dict[str, Any]:
 
 def reads_loop_state(event: HookEvent, own_executable: Optional[str] = None) -> bool:
     """True for a call allowed while paused: the loop's read tools, a note for the person (``append_event`` of kind
-    ``note``), or one plain ``strict-loop <read op>`` / ``strict-loop append_event --kind note --message '...'``.
+    ``note``), or one plain ``strict-loop <read op>`` / ``strict-loop append_event --kind note --message '...'`` (or
+    ``"..."`` holding nothing a shell expands).
 
     Strict on purpose (the agent is untrusted): a shell command passes only when, single-quoted text aside, it holds
     no quoting, expansion, separator or newline, starts with ``strict-loop`` (or this very executable's path) and
@@ -243,7 +244,9 @@ def reads_loop_state(event: HookEvent, own_executable: Optional[str] = None) -> 
     return words[1] in READ_COMMANDS or (words[1] in ("append_event", "append-event") and _a_note(words[2:]))
 
 
-_QUOTED_MESSAGE = re.compile(r"--message '[^'\n]{0,4000}'")
+_QUOTED_MESSAGE = re.compile(r"""--message (?:'[^'\n]{0,4000}'|"[^"\n$`\\!]{0,4000}")""")
+"""A note's text in single quotes, or in double quotes holding nothing a shell would expand (``$``, backquotes,
+backslashes, ``!``)."""
 _NOTE_FLAGS = frozenset({"--task-id", "--workspace", "--message", "--kind"})
 
 
@@ -257,7 +260,8 @@ def pause_reason(diagnosis: str, resume_command: str) -> str:
     """Why a tool call is refused while paused, and what the person must run (said in full once per pause)."""
     return (
         f"PAUSED by the strict-loop progress monitor: {_clip(diagnosis, 600)} Stop working and wait for a person; "
-        "only reading the loop's state, or leaving the person a note (append_event kind 'note'), is allowed. "
+        "only reading the loop's state, or leaving the person a note (the append_event tool with kind 'note', or "
+        "strict-loop append_event --kind note --message '<text>'), is allowed. "
         f"A person must run: {resume_command}"
     )
 

@@ -299,7 +299,7 @@ class TaskMonitor:
             raise LoopError(
                 "resume.to",
                 f"{exc}; nothing was changed",
-                "pick another round; snapshots are taken after each round when ladder.snapshots is on "
+                "pick another round; snapshots are taken after each round when monitor.snapshots is on "
                 "(or 'auto' in a git repository)",
             ) from None
         except SnapshotError as exc:
@@ -308,7 +308,8 @@ class TaskMonitor:
             ) from None
         result.saved_commit, result.restored_commit = saved, restored
         result.detail = (
-            f"workspace restored to round {req.to}; the tree as it was is saved as {saved_ref} ({saved[:12]})"
+            f"workspace restored to round {req.to}; the tree as it was is saved as {saved_ref} ({saved[:12]}); "
+            f"to get it back into a folder: git --git-dir .agent-loop/snapshots.git archive {saved_ref} | tar -x -C DIR"
         )
         self.store.append_event(
             "workspace.rolled_back",
