@@ -47,6 +47,8 @@ def _task_in_command(command: str, depth: int = 0) -> Optional[str]:
         return None
     ours = False
     for i, word in enumerate(words):
+        if word.startswith("#"):  # a task named in a comment claims nothing
+            return None
         if word.rsplit("/", 1)[-1] in _OUR_PROGRAMS or (word.endswith(".py") and "/scripts/" in f"/{word}"):
             ours = True
         elif ours and word in _TASK_FLAGS and i + 1 < len(words):

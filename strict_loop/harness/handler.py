@@ -218,8 +218,9 @@ def find_task(
     """The folder of the task this call belongs to, and (when none) the running tasks that could claim it.
 
     In order: env ``STRICT_LOOP_TASK``; the task the call itself names (a loop call with a ``task_id``, which
-    binds the session to it); the task the session was bound to, while it runs; the single running task (a
-    task whose state does not even parse counts, so that its problem is logged rather than hidden).
+    binds the session to it), unless the session's own task is paused (naming another task must not get a call
+    past the pause); the task the session was bound to, while it runs; the single running task (a task whose
+    state does not even parse counts, so that its problem is logged rather than hidden).
     """
     from strict_loop.base.layout import Layout
     from strict_loop.harness import binding
@@ -230,14 +231,15 @@ def find_task(
     if wanted:
         return (layout.task(wanted).root if wanted in ids else None), []
     claimed = binding.claimed_task(event) if event is not None else None
-    if claimed in ids:
-        binding.bind(root / MANAGER_DIR, event, claimed)  # type: ignore[arg-type]
-        return layout.task(claimed).root, []
     running = [task_id for task_id in ids if _status(layout.task(task_id).state) in ("running", None)]
     bound = binding.bound_task(root / MANAGER_DIR, event) if event is not None and len(running) > 1 else None
-    if bound in running:
-        return layout.task(bound).root, []
-    return (layout.task(running[0]).root if len(running) == 1 else None), running
+    current = bound if bound in running else (running[0] if len(running) == 1 else None)
+    if claimed in ids and claimed != current:
+        if current is not None and _paused(layout.task(current).monitor):
+            return layout.task(current).root, []  # a paused session cannot leave its task by naming another one
+        binding.bind(root / MANAGER_DIR, event, claimed)  # type: ignore[arg-type]
+        return layout.task(claimed).root, []
+    return (layout.task(current).root if current else None), ([] if current else running)
 
 
 def _unclaimed(event: HookEvent, root: Path, running: list[str], env: Mapping[str, str]) -> str:
@@ -251,6 +253,16 @@ def _unclaimed(event: HookEvent, root: Path, running: list[str], env: Mapping[st
     except Exception:  # noqa: BLE001 (a busy or unwritable folder must not break the session)
         return ""
     return json.dumps(payloads.context_output(event, text), ensure_ascii=False) if text else ""
+
+
+def _paused(monitor: Path) -> bool:
+    """True unless monitor.json is absent or says ``paused: false`` (an unreadable one counts as paused: deny)."""
+    from strict_loop.base.jsontext import read_object
+
+    if not os.path.lexists(monitor):
+        return False
+    mon = read_object(monitor)
+    return mon is None or mon.get("paused") is not False
 
 
 def _status(path: Path) -> Optional[str]:
@@ -341,6 +353,10 @@ def _after_tool(
         supervision.settings(),
         env=env,
     )
+    if recorded.pause:  # the paused session stays this task's, even once other tasks run beside it
+        from strict_loop.harness import binding
+
+        binding.bind(root / MANAGER_DIR, event, store.task_id)
     said = [recorded.pause or ""] + [
         f"[strict-loop monitor] {text}" for text in (recorded.whisper, recorded.notice) if text
     ]
