@@ -5,6 +5,7 @@ rollback previews, text kept as data, and the guard (Host, Origin, page token, b
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -186,9 +187,30 @@ def test_bad_answers_get_a_4xx_with_a_message(ws_dir):
     ):
         r = post(c, ws, "t1", body)
         assert r.status_code == status and r.json()["error"], (body, r.text)
+    for raw in ('{"action": "wait", "x": ' + "[" * 8000 + "]" * 8000 + "}", '{"action": "rollback", "to": NaN}'):
+        hdrs = {"origin": BASE, "x-strict-loop-page": page_token(c), "content-type": "application/json"}
+        r = c.post(f"/api/task/{ws}/t1/answer", content=raw, headers=hdrs)
+        assert r.status_code == 400 and ("deep" in r.json()["error"] or "NaN" in r.json()["error"]), r.text
+    r = post(c, ws, "t1", {"action": "rollback", "to": True})
+    assert r.status_code == 400 and "round number" in r.json()["error"]
+    assert Workspace(ws_dir).supervisor("t1").paused  # nothing was answered
     assert post(c, "0" * 12, "t1", {"action": "continue"}).status_code == 404
     assert post(c, ws, "nope", {"action": "continue"}).status_code == 404
     assert c.get(f"/api/task/{ws}/..%2f..").status_code == 404
+
+
+@pytest.mark.parametrize("planted", ["fifo", "link"])
+def test_a_planted_handback_file_is_named_never_followed_or_waited_on(ws_dir, tmp_path, planted):
+    """A FIFO hung every route of the page; a link to /dev/zero filled memory, one to a file showed that file."""
+    ws = paused_task(ws_dir)
+    path = ws_dir / ".agent-loop" / "tasks" / "t1" / "handback.md"
+    if planted == "fifo":
+        os.mkfifo(path)
+    else:
+        (tmp_path / "private.txt").write_text("the person's private notes")
+        path.symlink_to(tmp_path / "private.txt")
+    shown = client().get(f"/api/task/{ws}/t1").json()["handback"]
+    assert shown.startswith("(handback.md is not shown:") and "private notes" not in shown
 
 
 def test_cross_origin_and_tokenless_posts_are_refused(ws_dir):

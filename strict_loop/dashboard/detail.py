@@ -128,10 +128,16 @@ def alerts(path: Path) -> list[dict[str, Any]]:
 
 
 def handback(path: Path) -> Optional[str]:
+    """handback.md as the loop wrote it; a link, FIFO, device or oversized file (which a repository or an agent
+    could plant) is named, never followed or read: the page must not hang, fill memory or show another file."""
+    from strict_loop.base.fsio import read_own
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")[:MAX_HANDBACK_CHARS]
-    except OSError:
+        return read_own(path, MAX_HANDBACK_CHARS * 4).decode("utf-8", errors="replace")[:MAX_HANDBACK_CHARS]
+    except FileNotFoundError:
         return None
+    except (OSError, LoopError) as exc:
+        return f"(handback.md is not shown: {getattr(exc, 'problem', None) or exc})"
 
 
 def plot(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -7,7 +7,6 @@ paused is what not answering does, and a page view is not an event of the loop.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError, TaskNotFound
+from strict_loop.base.jsontext import parse_json
 from strict_loop.base.layout import check_task_id
 from strict_loop.dashboard import compute, detail, overview, pages
 from strict_loop.dashboard.guard import Access, Guard
@@ -103,9 +103,9 @@ class Dashboard:
         if len(body) > MAX_BODY_BYTES:
             raise Problem(413, f"the answer is over {MAX_BODY_BYTES} bytes")
         try:
-            req = json.loads(body or b"{}")
-        except ValueError:
-            raise Problem(400, 'the body must be JSON: {"action": ..., "note": ..., "to": ...}') from None
+            req = parse_json(body or b"{}")  # depth-capped, no NaN: a hostile body is a 400, never a 500
+        except ValueError as exc:
+            raise Problem(400, f'the body {exc}; send JSON: {{"action": ..., "note": ..., "to": ...}}') from None
         if not isinstance(req, dict) or req.get("action") not in ACTIONS:
             raise Problem(400, f"action: must be one of {', '.join(ACTIONS)}")
         note = req.get("note", "")
@@ -115,6 +115,8 @@ class Dashboard:
             return answer({"task_id": task, "action": "wait", "detail": "nothing recorded: the task stays paused"})
         params: dict[str, Any] = {"task_id": task, "action": req["action"], "note": note}
         if req.get("to") is not None:
+            if type(req["to"]) is not int:  # true is not round 1
+                raise Problem(400, "to: must be a round number")
             params["to"] = req["to"]
         result = Workspace(root).resume(**params)
         return answer(result.model_dump(mode="json"))
