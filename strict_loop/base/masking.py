@@ -88,15 +88,15 @@ def mask(text: str, env: Optional[Mapping[str, str]] = None) -> str:
 
 
 def mask_tree(value: _T, env: Optional[Mapping[str, str]] = None) -> _T:
-    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it (one pass over
-    ``env``)."""
+    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every string in it, keys included
+    (one pass over ``env``)."""
     values = secret_values(env)
 
     def walk(node: object) -> object:
         if isinstance(node, str):
             return mask_with(node, values)
-        if isinstance(node, dict):
-            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, dict):  # keys too: a tool's argument may be named by a secret
+            return {(mask_with(k, values) if isinstance(k, str) else k): walk(v) for k, v in node.items()}
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError, TaskNotFound, boundary
@@ -65,6 +65,24 @@ from strict_loop.storage.recovery import LEDGERS
 from strict_loop.storage.store import TaskStore, ValidationCache
 from strict_loop.storage.taskindex import TaskIndex, summarize
 from strict_loop.storage.trust import TrustStore
+
+_Request = TypeVar("_Request", UpdateStateInput, ResumeInput)
+ROUND_TEXT = (
+    "task",
+    "local_done_condition",
+    "result_summary",
+    "verification_summary",
+    "stop_reason",
+    "evidence",
+    "next_task",
+    "context_snapshot",
+)
+"""What an agent writes about a round: masked before it is stored, as event messages and data are."""
+
+
+def _masked(req: _Request, fields: tuple[str, ...]) -> _Request:
+    """``req`` with its free-text ``fields`` masked (secret values of this environment, URL credentials)."""
+    return req.model_copy(update=masking.mask_tree({name: getattr(req, name) for name in fields}))
 
 
 class Workspace:
@@ -146,7 +164,7 @@ class Workspace:
         (a full disk while saving state.json) is a warning, since the round stands. A retry of the
         round just recorded gets that round back instead of recording it twice.
         """
-        req: UpdateStateInput = validate_input(UpdateStateInput, request or params, "update_state")
+        req: UpdateStateInput = _masked(validate_input(UpdateStateInput, request or params, "update_state"), ROUND_TEXT)
         store = self.task_store(req.task_id)
         sup = TaskMonitor(store, self.root)
         sup.refuse_round("update_state")  # before the stop checks run, and again under the lock
@@ -286,7 +304,7 @@ class Workspace:
     @boundary("resume")
     def resume(self, request: ResumeInput | None = None, /, **params: Any) -> ResumeResult:
         """A person's answer to a pause: continue (with a cooldown), roll the workspace back, or hand the task back."""
-        req: ResumeInput = validate_input(ResumeInput, request or params, "resume")
+        req: ResumeInput = _masked(validate_input(ResumeInput, request or params, "resume"), ("note",))
         store = self.task_store(req.task_id)
         with store.locked():
             result, ended = TaskMonitor(store, self.root).resume(req)

@@ -199,6 +199,15 @@ class ResumeInput(TaskRef):
     )
     note: str = Field("", max_length=2000, description="What the person decided, for the record")
 
+    @field_validator("note")
+    @classmethod
+    def _printable_note(cls, note: str) -> str:
+        # the note reaches the agent's context, handback.md and a terminal: no escape sequence, no NUL
+        note = note.replace("\r\n", "\n")
+        if any(ord(c) < 32 and c not in "\n\t" or 127 <= ord(c) < 160 for c in note):
+            raise ValueError("holds control characters: write plain text (new lines and tabs are fine)")
+        return note
+
     @field_validator("to")
     @classmethod
     def _to_for_rollback(cls, to: Optional[int], info: ValidationInfo) -> Optional[int]:
