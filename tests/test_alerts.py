@@ -361,3 +361,36 @@ def test_retry_never_sends_forged_text_from_the_workspace(ws_dir):
         text.splitlines()[1]
         == f"resume: strict-loop resume --workspace {ws_dir.resolve()} --task r --action continue|rollback|hand-back"
     )
+
+
+def test_the_channels_view_names_a_url_apprise_cannot_use_before_any_pause(ws_dir, monkeypatch):
+    """A mistyped scheme looked configured ("channels here: slak") until the alert to a person failed at 3 AM."""
+    _env(monkeypatch, STRICT_LOOP_ALERT_URLS="slak://T0KEN/B1/SECRET-XYZ", STRICT_LOOP_IRC="http://irc.example/ops")
+    out = json.loads(run_cli("alerts", "--json", cwd=ws_dir).stdout)
+    assert out["channels"] == ["slak"]
+    assert out["problems"] == [
+        "STRICT_LOOP_IRC: an entry is not an IRC URL: irc://nick@host:6667/#channel (ircs:// for TLS)",
+        "slak: Apprise does not recognise this URL (see https://github.com/caronc/apprise/wiki)",
+    ]
+
+
+def test_a_test_send_goes_through_every_channel_now_and_says_how_each_went(ws_dir, monkeypatch):
+    with irc_server() as port, receiver() as http:
+        watcher = IrcWatcher(port, "#ops")
+        _env(
+            monkeypatch,
+            STRICT_LOOP_WEBHOOK_URL=http.url("/ok/hook/SECRET-TOKEN-1"),
+            STRICT_LOOP_ALERT_URLS=f"json://127.0.0.1:{http.server_port}/fail/apprise/SECRET-TOKEN-2",
+            STRICT_LOOP_IRC=f"irc://orin@127.0.0.1:{port}/#ops",
+        )
+        out = run_cli("alerts", "--test", "--json", cwd=ws_dir, check=False)
+        (who, headline), _ = watcher.wait_notices(2)
+        watcher.close()
+    said = json.loads(out.stdout)
+    assert out.returncode == 1 and said["ok"] is False  # one channel refused: the person must know
+    assert said["channels"]["webhook"] == "delivered (HTTP 200)" and said["channels"]["irc"].startswith("delivered")
+    assert said["channels"]["json"].startswith("failed: ") and "SECRET-TOKEN" not in out.stdout
+    assert who == "orin" and headline.startswith("[TEST] ") and "this channel works" in headline
+    hook = next(r for r in http.received if r["path"].startswith("/ok/hook"))
+    assert hook["body"]["test"] is True
+    assert not (ws_dir / ".agent-loop").exists() or not list((ws_dir / ".agent-loop").rglob("alerts.jsonl"))

@@ -122,6 +122,9 @@ def channels(env: Mapping[str, str], workspace: Path) -> tuple[list[Channel], li
         scheme = found.group(1).lower()
         counts[scheme] = counts.get(scheme, 0) + 1
         kind = "irc" if scheme in IRC_SCHEMES else "apprise"
+        if source == IRC_ENV and kind != "irc":
+            problems.append(f"{IRC_ENV}: an entry is not an IRC URL: irc://nick@host:6667/#channel (ircs:// for TLS)")
+            continue
         if kind == "irc" and irc_target(url) is None:
             problems.append(
                 f"{source}: an IRC URL needs a host and a channel: irc://nick@host:6667/#channel (ircs:// for TLS)"

@@ -14,9 +14,21 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Optional
 
 from strict_loop.alerts.channels import Channel, Message, irc_target
+
+UNKNOWN_URL = "Apprise does not recognise this URL (see https://github.com/caronc/apprise/wiki)"
+
+
+def url_problem(channel: Channel) -> Optional[str]:
+    """Why Apprise could not send to this channel's URL at all (a mistyped scheme, a missing part), else None: said
+    when a person looks at the channels, not first at 3 AM when a pause is to be delivered."""
+    if channel.kind != "apprise":
+        return None
+    import apprise
+
+    return None if apprise.Apprise.instantiate(channel.url) is not None else UNKNOWN_URL
 
 
 class SendError(Exception):
@@ -63,7 +75,7 @@ def _apprise(url: str, msg: Message, timeout: float) -> str:
 
     plugin = apprise.Apprise.instantiate(url)
     if plugin is None:
-        raise SendError("Apprise does not recognise this URL (see https://github.com/caronc/apprise/wiki)", final=True)
+        raise SendError(UNKNOWN_URL, final=True)
     plugin.socket_connect_timeout = plugin.socket_read_timeout = (
         timeout  # a hanging service costs one attempt, not forever
     )
@@ -134,22 +146,16 @@ def _irc(url: str, msg: Message, timeout: float) -> str:
 
 
 def scrub(text: str, url: str) -> str:
-    """``text`` without the URL or any of its parts (host, path, query, credentials)."""
+    """``text`` without the URL or any of its parts (host, path, query, credentials). A part of three characters
+    or fewer is left (it hides nothing and would garble the reason: "T" in slack://T/B/X), but never a password."""
+    secrets = {url}
     try:
         parts = urllib.parse.urlsplit(url)
-        pieces = [
-            url,
-            parts.netloc,
-            parts.hostname or "",
-            parts.username or "",
-            parts.password or "",
-            parts.path if len(parts.path) > 1 else "",
-            parts.query,
-            parts.fragment,
-        ]
-        pieces += [p for p in parts.path.split("/") if len(p) >= 6]
+        pieces = [parts.netloc, parts.hostname, parts.username, parts.query, parts.fragment]
+        pieces += [parts.path if len(parts.path) > 1 else ""] + [p for p in parts.path.split("/") if len(p) >= 6]
+        secrets |= {p for p in pieces if p and len(p) > 3} | ({parts.password} if parts.password else set())
     except ValueError:
-        pieces = [url]
-    for secret in sorted(filter(None, pieces), key=len, reverse=True):
+        pass
+    for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, "<channel>")
     return " ".join(text.split())[:300]

@@ -12,13 +12,18 @@ from strict_loop.base.errors import LoopError
 from strict_loop.loop.workspace import Workspace
 
 
-def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool) -> int:
-    """Print the channels this environment configures and every alert with its delivery; ``retry`` re-queues
-    failures."""
+def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool, test: bool = False) -> int:
+    """Print the channels this environment configures (and what is wrong with them) and every alert with its
+    delivery; ``retry`` re-queues failures; ``test`` sends a test message through every channel now."""
+    from strict_loop.alerts.send import url_problem
+
     ws = Workspace(workspace)
     root = ws.root
     ids = [task_id] if task_id else ws.layout.task_ids()
     chans, problems = channels.channels(os.environ, root)
+    problems += [f"{c.name}: {problem}" for c in chans if (problem := url_problem(c))]
+    if test:
+        return _test(chans, problems, root, as_json)
     found: list[dict[str, Any]] = []
     for tid in ids:
         paths = ws.task_paths(tid)
@@ -80,3 +85,31 @@ def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
                 "message": {"headline": msg.headline, "resume": msg.resume},
             }
             outbox.queue(ws.root, line, names, os.environ)
+
+
+def _test(chans: list[channels.Channel], problems: list[str], root: Path, as_json: bool) -> int:
+    """One test message through each channel, now, once (no retry, nothing recorded): exit 0 only if every channel
+    took it, so a person learns a channel is wrong before a pause needs it."""
+    from strict_loop.alerts.send import SendError, send
+    from strict_loop.base import masking
+
+    msg = channels.message("[TEST]", root.name, "strict-loop test alert: this channel works", "nothing to do")
+    payload = {"text": "\n".join(msg.lines()), "test": True, "workspace": root.name}
+    timeout = channels.delivery(os.environ).timeout
+    outcomes: dict[str, str] = {}
+    for c in chans:
+        try:
+            outcomes[c.name] = f"delivered ({send(c, msg, payload, timeout)})"
+        except SendError as exc:
+            outcomes[c.name] = "failed: " + masking.mask(str(exc))
+    ok = bool(chans) and not problems and all(o.startswith("delivered") for o in outcomes.values())
+    if as_json:
+        print(json.dumps({"channels": outcomes, "problems": problems, "ok": ok}, indent=2))
+    else:
+        for name, outcome in outcomes.items():
+            print(channels.clean(f"{name}: {outcome}", 300))
+        for problem in problems:
+            print(f"problem: {problem}")
+        if not chans:
+            print("no channel configured (see references/alerts.md)")
+    return 0 if ok else 1

@@ -73,7 +73,7 @@ def run(ns: argparse.Namespace) -> Optional[int]:
     if ns.command == "alerts":
         from strict_loop.cli import alertview
 
-        return alertview.run(ns.workspace, ns.task_id, ns.retry, ns.json)
+        return alertview.run(ns.workspace, ns.task_id, ns.retry, ns.json, ns.test)
     if ns.command == "replay":
         return _replay(Path(ns.file), ns.json)
     if ns.command == "install":
@@ -223,13 +223,19 @@ def _alerts_schemas(sub: Any, common: argparse.ArgumentParser, parsers: dict[str
         help="show the alert outbox: channels configured here, each alert's delivery",
         description=(
             "Show the channels this environment configures (names only, never URLs) and every pause alert with\n"
-            "its delivery per channel. --retry sends the failed ones again. See references/alerts.md."
+            "its delivery per channel. --retry sends the failed ones again; --test sends a test message now.\n"
+            "See references/alerts.md."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--task-id", help="one task (default: every task in the workspace)")
     p.add_argument(
         "--retry", action="store_true", help="queue every failed channel again and start the delivery worker"
+    )
+    p.add_argument(
+        "--test",
+        action="store_true",
+        help="send a test message through every channel now and say how each went (exit 1 if one failed)",
     )
     parsers["alerts"] = p
 
