@@ -10,7 +10,7 @@ import time
 import tracemalloc
 
 import pytest
-from conftest import run_script, tree_digest
+from conftest import run_cli, run_script, tree_digest
 
 from strict_loop import LoopError, StateDamaged, Workspace
 from strict_loop.base.jsonl import iter_lines, last_json, tail_lines
@@ -229,3 +229,11 @@ def test_detect_spiral_turns_refuses_a_fifo_or_a_device_without_blocking(ws_dir,
         with pytest.raises(SystemExit) as ended:  # a usage error: argparse exits 2 with one line
             cli(["detect_spiral", "--workspace", str(ws_dir), "--turns", str(given)])
         assert ended.value.code == 2 and "not a regular file" in capsys.readouterr().err
+
+
+def test_a_file_where_the_loops_folder_belongs_is_named_with_the_fix(ws_dir):
+    (ws_dir / ".agent-loop").write_text("not a folder")
+    out = run_cli(
+        "init_state", "--task-id", "a", "--goal", "g", "--global-stop-condition", "c", cwd=ws_dir, check=False
+    )
+    assert out.returncode == 2 and "is .agent-loop a file?" in out.stderr and "disk space" not in out.stderr

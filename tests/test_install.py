@@ -228,6 +228,7 @@ def test_dry_run_prints_the_diffs_and_writes_nothing(place, harness, scope):
         ("codex", "project", "[mcp_servers\nx = 1\n"),
         ("hermes", "user", "mcp_servers:\n  a: [unclosed\n"),
         ("claude", "user", "[1, 2]\n"),
+        ("codex", "user", "x = [\n"),  # tomlkit alone said "Unexpected character: '\\x00'"
     ],
 )
 def test_a_settings_file_that_does_not_parse_is_refused_and_nothing_is_written(place, harness, scope, broken):
@@ -240,6 +241,7 @@ def test_a_settings_file_that_does_not_parse_is_refused_and_nothing_is_written(p
         run = run_cli(*install_args(harness, scope, *extra), cwd=ws, check=False)
         assert run.returncode == 2 and str(path) in run.stderr and "nothing was changed" in run.stderr
         assert "fix the file" in run.stderr and files(place) == before
+        assert "\\x00" not in run.stderr or sys.version_info < (3, 11)  # the standard library words it
 
 
 def test_entries_and_folders_of_the_same_name_that_are_not_ours_are_refused(place):

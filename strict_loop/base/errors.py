@@ -6,6 +6,7 @@ field, what is wrong with it, and what to send instead.
 
 from __future__ import annotations
 
+import errno
 import functools
 import sys
 from collections.abc import Callable
@@ -39,6 +40,18 @@ class StorageError(LoopError):
     """The file system refused an operation (disk full, permission denied, read-only, ...)."""
 
 
+_OS_FIXES = {
+    errno.ENOTDIR: "a part of that path is a file where a folder is needed (is .agent-loop a file?): move it away",
+    errno.EISDIR: "a folder stands where a file is needed: move it away",
+    errno.ENOSPC: "free disk space, then retry",
+    errno.EDQUOT: "free disk space (your quota is full), then retry",
+    errno.EROFS: "the file system is read-only: use a writable workspace",
+    errno.EACCES: "fix the permissions, then retry",
+    errno.EPERM: "fix the permissions, then retry",
+}
+"""What to do about an OS error, by its errno (the default: disk space or permissions)."""
+
+
 def boundary(operation: str) -> Callable[[F], F]:
     """Map foreign exceptions escaping a core operation to our own types, in one place (as httpx maps transport errors).
 
@@ -57,7 +70,8 @@ def boundary(operation: str) -> Callable[[F], F]:
                 raise StorageError(
                     where,
                     f"file system error: {exc.strerror or exc}",
-                    "free disk space or fix the permissions, then retry; ledgers stay consistent",
+                    _OS_FIXES.get(exc.errno or 0, "free disk space or fix the permissions, then retry")
+                    + "; ledgers stay consistent",
                 ) from exc
             except Exception as exc:
                 mapped = _mapped(operation, exc)

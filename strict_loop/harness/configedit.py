@@ -9,6 +9,7 @@ Our entries are recognised by what they run, not by a marker: a hook handler who
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -253,7 +254,7 @@ def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, An
     try:
         doc = tomlkit.parse(text or "")
     except TOMLKitError as exc:
-        raise _refuse(path, "is not valid TOML", str(exc)) from None
+        raise _refuse(path, "is not valid TOML", _toml_problem(text or "") or str(exc)) from None
     servers = doc.get("mcp_servers")
     if servers is not None and not isinstance(servers, dict):
         raise _refuse(path, "has an 'mcp_servers' that is not a table", f"found {type(servers).__name__}")
@@ -386,3 +387,14 @@ def _set_listed(doc: Any, wanted: bool) -> None:
             del plugins["enabled"]
             if not plugins:
                 del doc["plugins"]
+
+
+def _toml_problem(text: str) -> Optional[str]:
+    """The standard library's words for bad TOML (3.11+): tomlkit says "Unexpected character: '\\x00'" at EOF."""
+    try:
+        importlib.import_module("tomllib").loads(text)
+    except ValueError as exc:
+        return str(exc)
+    except ImportError:
+        pass
+    return None
