@@ -64,21 +64,24 @@ function statusBadge(row) {
 function overviewTable(data) {
   const head = el("tr", {}, ...["status", "task", "workspace", "round", "last activity", "pace / ETA",
     "stop checks", "monitor", "harness"].map((h) => el("th", {}, h)));
+  // data-label: on a phone each row becomes a card and every cell says what it is (dashboard.css)
   const rows = data.tasks.map((r) => el("tr", { "data-task": r.ws + "/" + r.task_id, class: "row-" + r.group },
     el("td", {}, statusBadge(r)),
     el("td", {}, el("a", { href: r.link, class: "task-link" }, r.task_id), el("div", { class: "goal" }, r.goal)),
-    el("td", { class: "path" }, r.workspace),
-    el("td", {}, r.round + " of " + (r.max_rounds ?? "?")),
-    el("td", { title: r.last_activity }, ago(r.last_activity)),
-    el("td", {}, r.rate_per_hour ? pace(r.rate_per_hour) + " rounds/h" : "", el("div", { class: "muted" },
-      r.eta_s ? "ETA " + duration(r.eta_s) : "")),
-    el("td", { class: r.stop && r.stop.failed ? "bad" : "" }, stopText(r.stop)),
-    el("td", { class: "evidence" }, r.diagnosis || (r.whisper ? r.whisper.text : "") || r.attention || ""),
-    el("td", {}, r.harness || "", el("div", { class: "muted mono" }, r.session || ""))));
+    el("td", { class: "path", "data-label": "workspace" }, r.workspace),
+    el("td", { "data-label": "round" }, r.round + " of " + (r.max_rounds ?? "?")),
+    el("td", { title: r.last_activity, "data-label": "last activity" }, ago(r.last_activity)),
+    el("td", { "data-label": "pace" }, r.rate_per_hour ? pace(r.rate_per_hour) + " rounds/h" : "",
+      el("div", { class: "muted" }, r.eta_s ? "ETA " + duration(r.eta_s) : "")),
+    el("td", { class: r.stop && r.stop.failed ? "bad" : "", "data-label": "stop checks" }, stopText(r.stop)),
+    el("td", { class: "evidence", "data-label": "monitor" },
+      r.diagnosis || (r.whisper ? r.whisper.text : "") || r.attention || ""),
+    el("td", { "data-label": "harness" }, r.harness || "", el("div", { class: "muted mono" }, r.session || ""))));
   const table = el("table", { id: "overview" }, el("thead", {}, head), el("tbody", {}, ...rows));
   const empty = data.tasks.length ? null : el("p", { class: "muted" }, "No loops yet: a task appears here once init_state ran.");
-  return section("Every loop on this machine (" + data.tasks.length + " tasks in " +
-    Object.keys(data.workspaces).length + " workspaces)", empty || table);
+  const count = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+  return section("Every loop on this machine (" + count(data.tasks.length, "task") + " in " +
+    count(Object.keys(data.workspaces).length, "workspace") + ")", empty || table);
 }
 
 function computeCard(c) {
