@@ -57,6 +57,11 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
     return bool(message) and where in output and failure_said(message, turn, loosely)
 
 
+def says_still_failing(turn: dict) -> bool:
+    """A person saying, in their own words, that it still fails the same way ("nope, still the same error")."""
+    return turn.get("actor") == "person" and bool(outcomes.COMPLAINT.search(turn.get("output", "")))
+
+
 def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
     """The claims of the outcome signals (same failure after edits, stalled polls, repeated reverts, missing things)."""
     checked = []
@@ -71,7 +76,9 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
             and len({f.fsig for f in involved}) == 1
         )
         assert failure_said(m.group(2), turns[involved[-1].i]), (m.group(2), turns[involved[-1].i]["output"][:300])
-        assert all(failure_said(m.group(2), turns[f.i], loosely=True) for f in involved)
+        assert all(
+            failure_said(m.group(2), turns[f.i], loosely=True) or says_still_failing(turns[f.i]) for f in involved
+        )
         edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
         assert int(m.group(3)) == len(edits) > 0
         named = [p for p in (m.group(4) or "").replace(" and more", "").split(", ") if p]

@@ -92,16 +92,21 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
 _MARKED_LINE = re.compile(
-    r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|\S+:\d+:(?:\d+:)?\s*(?:(?:fatal "
-    r")?error|E\d{3}))",
+    r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|--- FAIL: |\u25cf |"
+    r"\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))|\S+[:(]\d+[:,]\d+\)?:? -? ?error \w+\d+:",
     re.I,
 )
 _WRAPPER = re.compile(
     r"failed to solve|did not complete successfully|returned a non-zero (?:code|exit status)|make(?:\[\d+\])?: \*\*\*|"
-    r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code",
+    r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code|"
+    r"could not compile|aborting due to|^Found \d+ errors?\b|^Tests?:\s|^Test Suites:|^FAIL\s*$|^FAIL\t|"
+    r"^FAIL\s+\S+\s+[\d.]+s$|\bexit status \d+$|\d+ errors? generated|^FAILED \((?:failures|errors)=|ELIFECYCLE|"
+    r"^npm ERR! (?:code|errno|A complete log|Lifecycle|Failed at)|compilation terminated",
     re.I,
 )
-"""Lines that only say a sub-process failed (a build wrapping the step that did): the step's own error says more."""
+"""Lines that only say a sub-process failed (a build wrapping the step that did) or sum a run up ("could not compile
+... due to 1 previous error", "Found 1 error", "Tests: 1 failed"): the step's own error says more, and it is what
+tells one failure from the next."""
 _ERROR_LINE = re.compile(
     r"(?:error|exception|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
     r"denied|refused|invalid|unexpected|is required|timed? ?out|abort|panic|segmentation|killed|"
@@ -139,6 +144,11 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
 
 
 _QUOTED = re.compile(r"(['\"`]).*?\1")
+
+
+def summary(line: str) -> bool:
+    """Whether an output line only wraps or sums up a failure (see ``_WRAPPER``)."""
+    return bool(_WRAPPER.search(line.strip()))
 
 
 def error_template(fingerprint: Optional[str]) -> Optional[str]:

@@ -50,6 +50,11 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> str:
     args = " ".join(str(args).split())
     if turn.tool == "str_replace_editor" and turn.args.get("path"):
         args = f"{turn.args.get('command')} {turn.args.get('path')}"
+    elif not isinstance(turn.args.get("command"), str) and (paths := turn_paths(turn)):
+        # a file tool by its file (and a write by the start of what it wrote), never raw JSON cut mid-key
+        pair = outcomes.edit_pair(turn.args) if kind == "write" else None
+        added = pair[1] if pair else ""
+        args = paths[0] + (f' "{added[:40]}{"..." if len(added) > 40 else ""}"' if added else "")
     last = outcomes.last_line(turn.output)
     outcome = fp.readable(line or last) if failed else last
     return f"{turn.tool} {args[:90]} -> {'FAILED: ' if failed else ''}{(outcome or '(no output)')[:90]}"
@@ -93,7 +98,7 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     fails = [e.fails for e in window if e.fails is not None]
     if f.fails is not None and fails and f.fails < fails[-1]:
         return "fewer failures"
-    if f.verdict == "pass" and not any(e.verdict == "pass" and e.sig == f.sig and e.out == f.out for e in window):
+    if f.verdict == "pass" and not _passed_before(f, window):
         return "check passes"
     if f.asks is not None and f.asks not in {e.asks for e in window}:
         return "a new request"
@@ -110,6 +115,17 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     if earlier and f.out not in earlier and fresh >= _needed(f, window):
         return "new output"
     return None
+
+
+def _passed_before(f: TurnFacts, window: list[TurnFacts]) -> bool:
+    """Whether the same check passed the same way with no file written since: a pass after an edit says the edit
+    broke nothing (a green suite re-run after each rename is progress, not a loop)."""
+    for e in reversed(window):
+        if e.kind == "write" and not e.failed:
+            return False
+        if e.verdict == "pass" and e.sig == f.sig and e.out == f.out:
+            return True
+    return False
 
 
 def _needed(f: TurnFacts, window: list[TurnFacts]) -> int:
@@ -144,7 +160,8 @@ def _outcome(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> tuple
         return "fail", diag
     command = turn.args.get("command")
     if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
-        return ("fail", line or "failed with no output") if failed else ("pass", None)
+        said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
+        return ("fail", said) if failed else ("pass", None)
     return None, None
 
 
@@ -164,7 +181,9 @@ def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str],
 
 def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Optional[float]]:
     """How many unchanged polls of a running job in a row this turn makes, and when they began."""
-    if f.failed or f.unknown or f.kind in ("write", "message", "person") or not outcomes.running(turn.output):
+    if f.failed or f.unknown or f.kind in ("write", "message", "person"):
+        return 0, None
+    if not (outcomes.running(turn.output) or outcomes.waits(turn.args.get("command"))):
         return 0, None
     prev = next((e for e in reversed(window) if e.sig == f.sig), None)
     if prev is not None and prev.polls and prev.out == f.out:
@@ -212,6 +231,18 @@ def _error(turn: Turn, kind: Kind, window: list[TurnFacts]) -> tuple[Optional[st
     return line, err
 
 
+def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str], Optional[str]]:
+    """The failure signature and its readable text; a person's "still the same error" is the failure reported last."""
+    if not said:
+        return None, None
+    said = _MARKER.sub("", said.strip())  # pytest's 'E   ' is not part of the failure
+    if said == outcomes.PERSON_SAYS_FAILS:
+        last = next((e for e in reversed(window) if e.verdict == "fail" and e.fsig), None)
+        if last is not None:
+            return last.fsig, last.ftext
+    return fp.digest(fp.error_fingerprint(said) or fp.loose(said)), fp.readable(said)
+
+
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
     """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
@@ -226,9 +257,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
     verdict, said = _outcome(turn, kind, failed, line)
-    said = (
-        _MARKER.sub("", said.strip()) if verdict == "fail" and said else None
-    )  # pytest's 'E   ' is not part of the failure
+    fsig, ftext = _failure(said if verdict == "fail" else None, window)
     words = outcomes.person_text(turn.tool, turn.actor, turn.output) if verdict is None else None
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
@@ -257,8 +286,8 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         verdict=verdict,
         unknown=unknown,
         ts=_epoch(turn.ts),
-        fsig=fp.digest(fp.error_fingerprint(said) or fp.loose(said)) if said else None,
-        ftext=fp.readable(said) if said else None,
+        fsig=fsig,
+        ftext=ftext,
         errs=outcomes.error_digests(turn.output) if verdict == "fail" and turn.actor == "agent" else [],
         missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None,
         edit=edit,

@@ -40,7 +40,8 @@ APPROVAL = re.compile(
 PERSON_SAYS_FAILS = "the person says it still fails"
 RUNNING = re.compile(
     r"<status>\s*running\s*</status>|\b(?:status|state)\W{0,3}(?:running|in[_ ]progress|pending|queued)\b|"
-    r"\bstill (?:running|building|in progress)\b|\bin[_ ]progress\b|\bnot (?:yet )?(?:finished|complete|done)\b",
+    r"\bstill (?:running|building|in progress)\b|\bin[_ ]progress\b|\bnot (?:yet )?(?:finished|complete|done)\b|"
+    r"\s\d+/\d+\s+(?-i:Pending|ContainerCreating|PodInitializing|Init:\d+/\d+)\s",
     re.I,
 )
 """A background job that has not finished: polling it is waiting, not an attempt."""
@@ -74,10 +75,22 @@ _MISSING = [
 ]
 
 
+_READER = re.compile(r"^\s*(?:cat|tail|head|less|more|grep|rg|ls|wc|stat|file|find|du|sleep|echo|printf)\b")
+"""Programs that only show or wait: ``tail -2 build.log`` reads a log, it does not build."""
+
+
 def is_verifier(command: str) -> bool:
     """Whether a shell command runs something that judges the work (tests, a build, a linter, a type checker)."""
     lines = command.strip().splitlines()
-    return bool(lines) and any(VERIFIER.search(part) for part in _CHAIN.split(lines[0]))
+    return bool(lines) and any(VERIFIER.search(part) and not _READER.match(part) for part in _CHAIN.split(lines[0]))
+
+
+WAIT = re.compile(r"^\s*(?:sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)|watch\s+-n\s*\d+|timeout\s+\d+\S*\s+\S+.*\bwait\b)")
+"""A command that waits before it looks (``sleep 60 && tail build.log``): the agent is polling something."""
+
+
+def waits(command: object) -> bool:
+    return isinstance(command, str) and bool(WAIT.match(command))
 
 
 def diagnostics(output: str) -> Optional[str]:
@@ -106,11 +119,18 @@ def person_text(turn_tool: str, actor: str, output: str) -> Optional[str]:
     return "" if _DENIED.search(output) else None
 
 
+_PASTED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b:.*")
+"""An error a person pasted into their own words ("still the same error, TypeError: ..."): from its type on."""
+
+
 def person_verdict(text: str) -> tuple[Optional[Verdict], Optional[str]]:
     """A person's verdict and, for a failure, its signature: the error they pasted, else that it still fails."""
     line = fp.error_line(text)
+    pasted = _PASTED.search(line) if line is not None else None
+    if line is not None and not pasted and COMPLAINT.search(line) and ":" not in line:
+        line = None  # "still the same error" is the complaint itself, not an error the person pasted
     if line is not None and (COMPLAINT.search(text) or len(text) > 2 * len(line) or "\n" in text.strip()):
-        return "fail", line
+        return "fail", pasted.group(0) if pasted else line
     if COMPLAINT.search(text):
         return "fail", PERSON_SAYS_FAILS
     if APPROVAL.search(text):
@@ -196,5 +216,9 @@ def error_digests(output: str, cap: int = 12) -> list[str]:
     """Digests of the output's error lines (counts and summaries aside): a failure has moved on only when none of the
     earlier failure's error lines is still there (a build whose first error varies while the same cycle error stays
     has not moved on)."""
-    found = [fp.digest(fp.strict(ln)) for ln in output.splitlines() if _ERRORISH.search(ln) and not _COUNTS.search(ln)]
+    found = [
+        fp.digest(fp.strict(ln))
+        for ln in output.splitlines()
+        if _ERRORISH.search(ln) and not _COUNTS.search(ln) and not fp.summary(ln)
+    ]
     return list(dict.fromkeys(found))[-cap:]
