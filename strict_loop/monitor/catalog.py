@@ -48,8 +48,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "error_cycle",
         "one failing step retried with varied arguments whose errors come back (A, B, C, A)",
         "a success or an edit between the attempts",
-        "Each variation fails on something another one needed: no ordering of the same steps will work; "
-        "change the plan.",
+        "Varying the arguments brings the same errors back in turn: read the first error of one run to its cause "
+        "and fix that, or change the plan.",
     ),
     SignalSpec(
         "file_oscillation",
