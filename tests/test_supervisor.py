@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
 from strict_loop.harness.streambase import ToolCall
 from strict_loop.loop.recording import record_turn
-from strict_loop.supervisor.lock import SeenIds, SupervisorLock, alive, process_start
+from strict_loop.supervisor.lock import SeenIds, SupervisorLock, alive, process_start, zombie
 from strict_loop.supervisor.runner import Supervisor
 
 TURN = {"tool": "Bash", "args": {"command": "ls"}, "output": "a.txt\n", "error": False, "exit_code": 0}
@@ -54,6 +55,27 @@ def test_a_reused_pid_with_another_start_time_is_stale(tmp_path: Path):
     lock = SupervisorLock(tmp_path, "t")
     lock.path.write_text(json.dumps(recycled))
     assert lock.acquire("claude", None) == recycled
+
+
+def test_a_killed_holder_not_yet_reaped_is_not_alive(tmp_path: Path):
+    """Reviewer: a supervisor killed but not yet reaped by its parent (a zombie) still held the task."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    holder = {"pid": proc.pid, "start": process_start(proc.pid)}
+    assert alive(holder)
+    proc.kill()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not zombie(proc.pid):
+        time.sleep(0.02)
+    try:
+        assert zombie(proc.pid) and not alive(holder)
+        lock = SupervisorLock(tmp_path, "t")
+        lock.path.write_text(json.dumps(holder))
+        assert lock.acquire("claude", None) == holder  # taken over, not "already supervised"
+    finally:
+        proc.wait()
 
 
 def test_a_torn_lock_file_is_stale_and_release_spares_a_successor(tmp_path: Path):

@@ -10,8 +10,10 @@ import hashlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -351,3 +353,77 @@ def test_only_an_authentication_failure_counts_as_signed_out():
     assert not signed_out(Outcome(False, "api error 500: overloaded"))
     assert not signed_out(Outcome(False, "api error 429: rate limit"))
     assert not signed_out(Outcome(True, "completed", last_text="fixed the 401 handler"))
+
+
+def _when_spied(spy: Path, then) -> threading.Thread:
+    """Run ``then()`` in a thread once the fake harness wrote its pid to ``spy``."""
+
+    def wait_then() -> None:
+        deadline = time.monotonic() + 30
+        while not (spy.exists() and spy.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        then()
+
+    thread = threading.Thread(target=wait_then, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_error_while_the_harness_runs_ends_its_group_too(task: Workspace, tmp_path: Path):
+    """Reviewer: a state.json damaged mid-run (the agent may write one) ended supervise with exit 2 and left the harness
+    running with no supervisor and no wall clock."""
+    spy = tmp_path / "harness.pid"
+    slow = _fake(tmp_path, "claude", SLOW_HARNESS)
+    state = task.task_paths("t").state
+
+    def damage() -> None:
+        doc = json.loads(state.read_text())
+        doc["counters"]["iteration"] = -3
+        state.write_text(json.dumps(doc))
+
+    _when_spied(spy, damage)
+    with pytest.raises(LoopError, match="counters.iteration"):
+        _supervise(task, "claude", slow, {**os.environ, "SPY": str(spy)}, overrides={"invocation_timeout_s": 60})
+    assert _gone(int(spy.read_text()))
+
+
+@pytest.mark.parametrize("sig", ["SIGHUP", "SIGTERM"])
+def test_a_hang_up_ends_the_run_like_a_terminate(task: Workspace, tmp_path: Path, sig: str):
+    """Reviewer: a closed terminal or a dropped ssh session (SIGHUP) killed supervise outright and left the harness."""
+    spy = tmp_path / "harness.pid"
+    _fake(tmp_path, "claude", SLOW_HARNESS)
+    argv = ["supervise", "--task-id", "t", "--harness", "claude", "--harness-bin", str(tmp_path / "claude")]
+    env = {**os.environ, "SPY": str(spy), "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strict_loop", *argv, "--workspace", str(task.root), "--heartbeat", "3600"],
+        cwd=task.root,
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not (spy.exists() and spy.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(30) == {"SIGHUP": 129, "SIGTERM": 143}[sig]
+    assert _gone(int(spy.read_text()))
+    kinds = [e["kind"] for e in read_jsonl(task.task_paths("t").events)]
+    assert "supervisor.interrupted" in kinds and not (task.task_paths("t").supervisor / "supervisor.lock").exists()
+
+
+def test_a_harness_that_floods_its_output_is_recorded_within_bounds(task: Workspace, tmp_path: Path, monkeypatch):
+    from strict_loop.supervisor import invocation
+
+    monkeypatch.setattr(invocation, "MAX_RECORD_CHARS", 100_000)
+    monkeypatch.setattr(invocation, "MAX_LINE_CHARS", 10_000)
+    flood = _fake(
+        tmp_path,
+        "claude",
+        'sys.stdout.write("x" * 3_000_000 + "\\n")\n'
+        'for _ in range(2000): print(json.dumps({"type": "noise", "pad": "y" * 500}))\n'
+        'print(json.dumps({"type": "result", "is_error": False, "result": "ok"}))',
+    )
+    result = _supervise(task, "claude", flood, dict(os.environ))
+    assert result.exit_code == 3  # the run itself went on to its result
+    [record] = task.task_paths("t").supervisor.glob("invocation-*.jsonl")
+    text = record.read_text()
+    assert len(text) < 120_000 and text.rstrip().endswith('(over 64 MiB)"}')

@@ -206,6 +206,33 @@ def test_a_full_filesystem_is_freed_by_clearing_the_declared_cache(ws: Workspace
     )
 
 
+def test_a_full_disk_under_the_watch_log_is_classified_not_a_crash(ws: Workspace):
+    """Reviewer: the log's own write hit ENOSPC and watch died (exit 1, no watch.run, no alert)."""
+    logs = ws.task_paths("t").root / "watch"
+    logs.mkdir()
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(logs)], capture_output=True
+        ).returncode
+    ):
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        argv = job(
+            ws,
+            """
+            for k in range(3000):
+                print("step", k, "x" * 60, flush=True)
+            raise OSError(28, "No space left on device")
+        """,
+        )
+        result, _ = watch(ws, argv)
+    finally:
+        subprocess.run(["umount", "-l", str(logs)], capture_output=True)
+    alert = assert_escalated(ws, result, "disk_full")
+    assert "No space left on device" in alert["diagnosis"]
+
+
 def test_a_file_size_quota_is_a_full_disk_and_escalates_without_the_remedy(ws: Workspace):
     argv = job(
         ws,

@@ -1,7 +1,7 @@
-"""SIGINT and SIGTERM as a flag that a long-running loop polls (the supervisor, `strict-loop watch`).
+"""SIGINT, SIGTERM and SIGHUP as a flag that a long-running loop polls (the supervisor, `strict-loop watch`).
 
 Why: such a loop runs a child in its own process group and must end that group, record the
-interruption and exit 130/143, never die between two writes. The handler only sets the flag and
+interruption and exit 130/143/129, never die between two writes. The handler only sets the flag and
 wakes a sleeping loop; the loop does the rest at its next check.
 """
 
@@ -13,12 +13,14 @@ import time
 from collections.abc import Callable
 from typing import Any, Optional
 
-SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+"""SIGHUP too: a closed terminal or a dropped ssh session must end the child's group and be recorded like the others
+(unless the person started us under ``nohup``: an ignored signal stays ignored)."""
 
 
 class StopSignals:
-    """``install`` takes over SIGINT/SIGTERM (main thread only: elsewhere the caller's own handling stays in force);
-    ``restore`` gives them back; ``signum`` is the first one that arrived, if any."""
+    """``install`` takes over SIGINT/SIGTERM/SIGHUP (main thread only: elsewhere the caller's own handling stays in
+    force); ``restore`` gives them back; ``signum`` is the first one that arrived, if any."""
 
     def __init__(self) -> None:
         self.signum: Optional[int] = None
@@ -27,7 +29,11 @@ class StopSignals:
 
     def install(self) -> None:
         if threading.current_thread() is threading.main_thread():
-            self._old = {sig: signal.signal(sig, self._on_signal) for sig in SIGNAL_EXIT}
+            self._old = {
+                sig: signal.signal(sig, self._on_signal)
+                for sig in SIGNAL_EXIT
+                if signal.getsignal(sig) is not signal.SIG_IGN
+            }
 
     def restore(self) -> None:
         for sig, handler in self._old.items():

@@ -89,12 +89,19 @@ class _Log:
         if self.written + len(data) > self.cap:
             if not self.capped:
                 self.capped = True
-                os.write(
-                    self.fd, f"[strict-loop watch: log capped at {self.cap} bytes; later lines are dropped]\n".encode()
-                )
+                self._write(f"[strict-loop watch: log capped at {self.cap} bytes; later lines are dropped]\n".encode())
             return
-        os.write(self.fd, data)
+        self._write(data)
         self.written += len(data)
+
+    def _write(self, data: bytes) -> None:
+        """A log line to disk; a full disk (the failure being watched, often) stops the log, never the watch: the
+        tail in memory still classifies the run."""
+        try:
+            os.write(self.fd, data)
+        except OSError:
+            self.capped = True
+            self.written = self.cap
 
 
 class _MetricsFile:

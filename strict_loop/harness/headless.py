@@ -14,17 +14,12 @@ from __future__ import annotations
 import io
 import json
 import os
-import queue
 import shutil
-import signal
-import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 from strict_loop.base import masking
 from strict_loop.base.errors import LoopError
@@ -33,13 +28,8 @@ from strict_loop.base.jsontext import read_object
 from strict_loop.harness import registry
 from strict_loop.harness.handler import SUPERVISED_ENV
 
-KILL_GRACE_S = 5.0
-"""Seconds between SIGTERM and SIGKILL when a child's process group is stopped."""
 HERMES_SKIP = ("sessions", "logs", "cache", "audio_cache", "image_cache", "*.db", "*.db-*", "*.sqlite*")
 """What a temporary HERMES_HOME does not copy: history and caches (large, and not needed for one run)."""
-POLL_S = 0.2
-DRAIN_S = 1.0
-"""After the child exits: how long its stdout is still read (a grandchild holding it open does not hold the run)."""
 
 
 def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> str:
@@ -248,150 +238,6 @@ def _hook_program() -> str:
     from strict_loop.harness.install import program
 
     return program("strict-loop")
-
-
-@dataclass
-class ChildResult:
-    """How a child ended: its exit code (None when killed before it reported), and why we stopped it, if we did."""
-
-    exit_code: Optional[int]
-    timed_out: bool = False
-    stopped: Optional[str] = None  # "interrupted", "paused": the supervisor ended it
-
-
-def kill_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
-    """SIGTERM the child's whole process group, then SIGKILL what is left after ``grace_s``."""
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-        if sig == signal.SIGTERM:  # the leader is gone; its children may not be
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        return
-
-
-def run_child(
-    wiring: Wiring,
-    cwd: Path,
-    raw: IO[str],
-    stderr_file: IO[str],
-    on_line: Callable[[str], Optional[str]],
-    timeout_s: float,
-    tick: Callable[[], Optional[str]],
-    grace_s: float = KILL_GRACE_S,
-    on_spawn: Callable[[int], None] = lambda pid: None,
-) -> ChildResult:
-    """Run the child in its own process group (``on_spawn`` gets its pid); each stdout line goes to ``raw`` and
-    ``on_line``.
-
-    ``on_line`` and ``tick`` (called about every 0.2 s) return a reason to stop the child now (e.g. the task was
-    paused, or a signal arrived), else None. Past ``timeout_s`` the whole group is killed.
-    """
-    proc = _spawn(wiring, cwd)
-    on_spawn(proc.pid)
-    errors = threading.Thread(target=_copy, args=(proc.stderr, stderr_file), daemon=True)
-    errors.start()
-    try:
-        return _follow(proc, raw, on_line, timeout_s, tick, grace_s)
-    finally:
-        errors.join(timeout=2)  # what it printed last, before the caller closes the file
-
-
-def _follow(
-    proc: subprocess.Popen[str],
-    raw: IO[str],
-    on_line: Callable[[str], Optional[str]],
-    timeout_s: float,
-    tick: Callable[[], Optional[str]],
-    grace_s: float,
-) -> ChildResult:
-    """Read the child's stdout until the child exits or we end it (see ``run_child``).
-
-    The run ends when the child process exits, not when stdout closes: a grandchild it left behind (a detached
-    server, a ``sleep &``) may hold stdout open for ever. After the exit its output is drained for ``DRAIN_S`` at
-    most, and the whole group is killed, so nothing the run started outlives it."""
-    lines: queue.Queue[Optional[str]] = queue.Queue()
-    reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
-    reader.start()
-    deadline, eof, exited_at = time.monotonic() + timeout_s, False, None
-    stop: Optional[str] = None
-    while stop is None:
-        now = time.monotonic()
-        if now >= deadline:
-            kill_group(proc, grace_s)
-            reader.join(timeout=2)
-            return ChildResult(None, timed_out=True)
-        if proc.poll() is not None:
-            exited_at = exited_at or now
-            if eof or now - exited_at >= DRAIN_S:
-                break
-        try:
-            line = lines.get(timeout=POLL_S) if not eof else _wait(proc)
-        except (queue.Empty, subprocess.TimeoutExpired):
-            stop = tick()
-            continue
-        if line is None:
-            eof = True
-        elif line:
-            raw.write(line if line.endswith("\n") else line + "\n")
-            raw.flush()
-            stop = on_line(line) or tick()
-    kill_group(proc, grace_s)  # after an exit too: what the child left in its group goes with it
-    reader.join(timeout=0.5)
-    return ChildResult(proc.returncode, stopped=stop)
-
-
-def _wait(proc: subprocess.Popen[str]) -> str:
-    """Wait a poll's time for the child whose stdout closed ("" once it exited; TimeoutExpired while it runs)."""
-    proc.wait(timeout=POLL_S)
-    return ""
-
-
-def _spawn(wiring: Wiring, cwd: Path) -> subprocess.Popen[str]:
-    """The child, started in its own process group (so that a kill reaches everything it started)."""
-    return subprocess.Popen(
-        wiring.argv,
-        cwd=cwd,
-        env=wiring.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,  # copied line by line into the caller's file, which may mask it
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        start_new_session=True,
-    )
-
-
-def _pump(stream: Optional[IO[str]], out: queue.Queue[Optional[str]]) -> None:
-    """Read the child's stdout line by line into ``out``; None marks its end."""
-    try:
-        if stream is not None:
-            for line in stream:
-                out.put(line)
-    except (OSError, ValueError):
-        pass
-    finally:
-        out.put(None)
-
-
-def _copy(stream: Optional[IO[str]], out: IO[str]) -> None:
-    """The child's stderr, line by line, into ``out`` (until it closes)."""
-    try:
-        if stream is not None:
-            for line in stream:
-                out.write(line)
-                out.flush()
-    except (OSError, ValueError):
-        pass
 
 
 def read_usage(path: Optional[Path]) -> Optional[dict]:

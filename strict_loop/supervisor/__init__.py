@@ -1,7 +1,18 @@
 """``strict-loop supervise``: runs a harness unattended until the stop checks say stop, with budgets, a per-task
-lock, the prompt built from disk and a heartbeat.
+lock, the prompt built from disk, a heartbeat, and each invocation's child kept within bounds.
 
 It may import ``harness`` and below.
 """
 
-__all__ = ["budgets", "callqueue", "heartbeat", "journal", "lock", "orphans", "prompt", "runner", "scratch"]
+__all__ = [
+    "budgets",
+    "callqueue",
+    "heartbeat",
+    "invocation",
+    "journal",
+    "lock",
+    "orphans",
+    "prompt",
+    "runner",
+    "scratch",
+]

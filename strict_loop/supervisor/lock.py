@@ -24,15 +24,26 @@ SEEN_CAP = 2000
 """Tool-call ids remembered; the set is rebuilt from the last events, so older ids are never needed."""
 
 
+def _stat(pid: int) -> Optional[list[str]]:
+    """Fields 3.. of ``/proc/<pid>/stat`` (after the command name in parentheses), or None where unknown."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+
+
 def process_start(pid: int) -> Optional[str]:
     """The process's start time in clock ticks since boot (Linux ``/proc``), or None where unknown.
 
     Why: a pid alone is reused; pid + start time names one process for good."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[-1].split()[19]  # field 22 of stat; fields 3.. follow the command name in parentheses
+    fields = _stat(pid)
+    return fields[19] if fields else None  # field 22 of stat
+
+
+def zombie(pid: int) -> bool:
+    """Whether the process has ended and only waits to be reaped (state Z or X): it holds nothing any more."""
+    fields = _stat(pid)
+    return fields is not None and bool(fields) and fields[0] in ("Z", "X")
 
 
 def alive(holder: dict[str, Any]) -> bool:
@@ -46,6 +57,8 @@ def alive(holder: dict[str, Any]) -> bool:
         return False
     except PermissionError:
         pass  # someone else's process: it exists
+    if zombie(pid):  # killed, not yet reaped by its parent: gone for every purpose of ours
+        return False
     start = holder.get("start")
     return start is None or process_start(pid) in (None, start)
 

@@ -26,7 +26,7 @@ from strict_loop.base.interrupts import StopSignals
 from strict_loop.base.masking import mask_tree, mask_with, secret_values
 from strict_loop.base.timefmt import now_iso
 from strict_loop.harness import registry
-from strict_loop.harness.headless import KILL_GRACE_S, ChildResult, Wiring, find_binary, read_usage, run_child, wire
+from strict_loop.harness.headless import Wiring, find_binary, read_usage, wire
 from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall, signed_out
 from strict_loop.harness.streams import adapter_for
 from strict_loop.loop.monitoring import TaskMonitor
@@ -43,6 +43,7 @@ from strict_loop.supervisor.budgets import (
 )
 from strict_loop.supervisor.callqueue import CallQueue
 from strict_loop.supervisor.heartbeat import Heartbeat
+from strict_loop.supervisor.invocation import KILL_GRACE_S, ChildResult, run_child
 from strict_loop.supervisor.journal import (
     RECENT_EVENTS,
     MaskedWriter,
