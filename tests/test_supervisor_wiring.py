@@ -427,3 +427,26 @@ def test_a_harness_that_floods_its_output_is_recorded_within_bounds(task: Worksp
     [record] = task.task_paths("t").supervisor.glob("invocation-*.jsonl")
     text = record.read_text()
     assert len(text) < 120_000 and text.rstrip().endswith('(over 64 MiB)"}')
+
+
+def test_a_second_watch_or_supervise_on_a_watched_task_is_refused(task: Workspace, tmp_path: Path):
+    """Reviewer: two watches on one task ran two copies of the job side by side, and the second's end removed the
+    first's child record (a kill -9 of the first then left its job for good)."""
+    spy = tmp_path / "job.pid"
+    (tmp_path / "job.py").write_text("import os\n" + SLOW_HARNESS)
+    env = {**os.environ, "SPY": str(spy), "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, "-m", "strict_loop", "watch", "--task-id", "t", "--workspace", str(task.root)]
+    first = subprocess.Popen([*argv, "--heartbeat-s", "3600", "--", sys.executable, str(tmp_path / "job.py")], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not (spy.exists() and spy.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = subprocess.run([*argv, "--", sys.executable, "-c", "pass"], env=env, capture_output=True, text=True)
+        assert second.returncode == 2 and "is already supervised by pid" in second.stderr
+        slow = _fake(tmp_path, "claude", SLOW_HARNESS)
+        with pytest.raises(LoopError, match="already supervised"):
+            _supervise(task, "claude", slow, dict(os.environ))
+    finally:
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(30) == 143
+    assert _gone(int(spy.read_text())) and not (task.task_paths("t").supervisor / "supervisor.lock").exists()

@@ -34,6 +34,7 @@ from strict_loop.model.monitoring import Signal
 from strict_loop.model.validation import validate_input
 from strict_loop.monitor import ladder
 from strict_loop.supervisor.heartbeat import Heartbeat, clock
+from strict_loop.supervisor.lock import SupervisorLock
 from strict_loop.supervisor.orphans import ChildRecord
 from strict_loop.telemetry import export
 
@@ -153,6 +154,14 @@ class Watch:
                 f"task '{self.store.task_id}' is completed",
                 "watch the job for a running task (init_state a new one)",
             )
+        lock = SupervisorLock(self.store.paths.supervisor, self.store.task_id, "watch.task_id")
+        lock.acquire("watch", None)  # one supervise or watch per task: never two copies of a job side by side
+        try:
+            return self._locked_run()
+        finally:
+            lock.release()
+
+    def _locked_run(self) -> WatchResult:
         orphan = self.children.reap()  # the job a watch killed with -9 left running: never two at once
         if orphan:
             print(f"[watch] killed the job a killed watch left running (group {orphan['pgid']})", file=self.stream)
@@ -387,9 +396,5 @@ class Watch:
         return result
 
     def _interrupted(self, result: WatchResult) -> WatchResult:
-        return self._end(
-            result,
-            self.signals.exit_code(),
-            "interrupted",
-            f"{self.signals.name()}: the job's process group was killed",
-        )
+        reason = f"{self.signals.name()}: the job's process group was killed"
+        return self._end(result, self.signals.exit_code(), "interrupted", reason)

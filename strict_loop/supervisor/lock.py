@@ -66,9 +66,10 @@ def alive(holder: dict[str, Any]) -> bool:
 class SupervisorLock:
     """``<task>/supervisor/supervisor.lock``: who supervises the task (pid, start time, harness, session)."""
 
-    def __init__(self, folder: Path, task_id: str) -> None:
+    def __init__(self, folder: Path, task_id: str, field: str = "supervise.task_id") -> None:
         self.path = folder / "supervisor.lock"
         self.task_id = task_id
+        self.field = field  # whose refusal it is: supervise's, or watch's (one process drives a task)
         self.mine: Optional[dict[str, Any]] = None
 
     def holder(self) -> Optional[dict[str, Any]]:
@@ -94,10 +95,10 @@ class SupervisorLock:
                 held = self.holder()
                 if held is not None and alive(held):
                     raise LoopError(
-                        "supervise.task_id",
+                        self.field,
                         f"task '{self.task_id}' is already supervised by pid {held.get('pid')} ({held.get('harness')}, "
                         f"since {held.get('started_at')})",
-                        "let it finish or stop it (kill -INT <pid>); one supervisor per task",
+                        "let it finish or stop it (kill -INT <pid>); one supervise or watch per task",
                     )
                 stale = held or {}
             tmp = self.path.with_name(f"supervisor.lock.{pid}.tmp")
