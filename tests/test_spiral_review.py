@@ -48,3 +48,11 @@ def test_a_person_saying_still_the_same_error_in_their_own_words_is_a_spiral():
     first, _ = play(turns[: verdict.fired_at + 1])
     assert "TypeError" in first.diagnosis  # the error the person pasted, not "the person says it still fails"
     check_claims(first, turns[: verdict.fired_at + 1])
+
+
+def test_a_mypy_error_keeps_its_code_whole():
+    from strict_loop.monitor import fingerprint as fp
+
+    line = 'src/app.py:12: error: Incompatible return value type (got "str", expected "int")  [return-value]'
+    assert fp.readable(line).endswith("[return-value]")  # it read "[return-value"
+    assert fp.readable("[ERROR] Failed to execute goal") == "[ERROR] Failed to execute goal"
