@@ -115,6 +115,10 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     if "with no file changed between them" in evidence:
         assert not span
         checked.append("no change")
+    if m := re.search(r"though (\d+) other command\(s\) succeeded between them \(`(.*?)`\)", evidence):
+        ran = [f for f in window if involved[0].i < f.i < involved[-1].i and f.kind == "run" and not f.failed]
+        assert int(m.group(1)) == len({f.action for f in ran}) > 0 and any(f.action.startswith(m.group(2)) for f in ran)
+        checked.append("others succeeded")
     if m := re.search(r"while (\d+) edit\(s\) between them changed files", evidence):
         assert int(m.group(1)) == len(span) > 0
         checked.append("changed")

@@ -56,3 +56,28 @@ def test_a_mypy_error_keeps_its_code_whole():
     line = 'src/app.py:12: error: Incompatible return value type (got "str", expected "int")  [return-value]'
     assert fp.readable(line).endswith("[return-value]")  # it read "[return-value"
     assert fp.readable("[ERROR] Failed to execute goal") == "[ERROR] Failed to execute goal"
+
+
+def test_installs_that_succeed_between_the_same_failures_are_named():
+    """Reviewer: the wrong-environment spiral said 'no file changed between them' and hid the three pip installs that
+    succeeded, the one fact a person needs (they went into another environment)."""
+    fail = {
+        "tool": "Bash",
+        "args": {"command": "python main.py"},
+        "output": 'Traceback (most recent call last):\n  File "main.py", line 1, in <module>\n    import requests\n'
+        "ModuleNotFoundError: No module named 'requests'",
+        "exit_code": 1,
+    }
+    pip = {
+        "tool": "Bash",
+        "args": {"command": "pip install requests"},
+        "output": "Requirement already satisfied: requests in /usr/lib/python3/dist-packages (2.31.0)",
+        "exit_code": 0,
+    }
+    turns = [fail, pip, fail, {**pip, "args": {"command": "pip3 install requests"}}, fail, pip, fail]
+    verdict, _ = play(turns)
+    assert verdict.fired_at is not None
+    first, _ = play(turns[: verdict.fired_at + 1])
+    said = " ".join(s.evidence for s in first.signals) + first.diagnosis
+    assert "succeeded between them (`Bash pip install requests`)" in said and "module requests" in said
+    check_claims(first, turns[: verdict.fired_at + 1])

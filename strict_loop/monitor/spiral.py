@@ -226,6 +226,11 @@ class SpiralDetector:
         meanwhile = (
             f" while {len(edits)} edit(s) between them changed files" if edits else " with no file changed between them"
         )
+        others = list(
+            dict.fromkeys(f.action for f in w if runs[0].i < f.i < cur.i and f.kind == "run" and not f.failed)
+        )
+        if others:  # e.g. installs that succeeded and changed nothing for this command: another environment?
+            meanwhile += f", though {len(others)} other command(s) succeeded between them (`{others[0][:80]}`)"
         return Signal(
             kind="repeated_error",
             turns=[f.i for f in runs],
