@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -237,3 +238,25 @@ def test_a_file_where_the_loops_folder_belongs_is_named_with_the_fix(ws_dir):
         "init_state", "--task-id", "a", "--goal", "g", "--global-stop-condition", "c", cwd=ws_dir, check=False
     )
     assert out.returncode == 2 and "is .agent-loop a file?" in out.stderr and "disk space" not in out.stderr
+
+
+def test_a_read_only_loop_folder_is_said_plainly_with_exit_2(ws_dir, tmp_path):
+    """Reviewer: supervise and watch on a read-only .agent-loop ended with 'unexpected OSError' and exit 1."""
+    import shutil
+
+    Workspace(ws_dir).init_state(task_id="t", goal="g", global_stop_condition="c", stop_checks={"paths_exist": ["x"]})
+    folder, saved = ws_dir / ".agent-loop", tmp_path / "saved"
+    shutil.copytree(folder, saved)
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(folder)]).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        shutil.copytree(saved, folder, dirs_exist_ok=True)
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        for argv in (
+            ["supervise", "--task-id", "t", "--harness", "claude", "--harness-bin", "/bin/true"],
+            ["watch", "--task-id", "t", "--", "true"],
+        ):
+            out = run_cli(*argv, cwd=ws_dir, check=False)
+            assert out.returncode == 2 and "read-only" in out.stderr and "unexpected" not in out.stderr, out.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(folder)])

@@ -52,6 +52,17 @@ _OS_FIXES = {
 """What to do about an OS error, by its errno (the default: disk space or permissions)."""
 
 
+def storage_error(operation: str, exc: OSError) -> StorageError:
+    """An OS error as our own: what was refused, where, and what to do about it (by its errno)."""
+    where = f"{operation} ({exc.filename})" if exc.filename else operation
+    return StorageError(
+        where,
+        f"file system error: {exc.strerror or exc}",
+        _OS_FIXES.get(exc.errno or 0, "free disk space or fix the permissions, then retry")
+        + "; ledgers stay consistent",
+    )
+
+
 def boundary(operation: str) -> Callable[[F], F]:
     """Map foreign exceptions escaping a core operation to our own types, in one place (as httpx maps transport errors).
 
@@ -66,13 +77,7 @@ def boundary(operation: str) -> Callable[[F], F]:
             except LoopError:
                 raise
             except OSError as exc:
-                where = f"{operation} ({exc.filename})" if exc.filename else operation
-                raise StorageError(
-                    where,
-                    f"file system error: {exc.strerror or exc}",
-                    _OS_FIXES.get(exc.errno or 0, "free disk space or fix the permissions, then retry")
-                    + "; ledgers stay consistent",
-                ) from exc
+                raise storage_error(operation, exc) from exc
             except Exception as exc:
                 mapped = _mapped(operation, exc)
                 if mapped is None:

@@ -18,7 +18,7 @@ from typing import Any, NoReturn, Optional
 from pydantic import BaseModel
 
 from strict_loop import __version__
-from strict_loop.base.errors import LoopError
+from strict_loop.base.errors import LoopError, storage_error
 from strict_loop.cli import commands
 from strict_loop.cli.flags import add_model_flags, request_from
 from strict_loop.loop import operations
@@ -199,6 +199,9 @@ def _main(argv: Optional[Sequence[str]], prog: Optional[str]) -> int:
             raise  # main ends it quietly
         if os.environ.get("STRICT_LOOP_DEBUG"):
             raise
+        if isinstance(exc, OSError):  # a read-only or full file system outside the operations' own boundary
+            print(f"error: {storage_error(ns.command, exc)}", file=sys.stderr)
+            return EXIT_ERROR
         print(
             f"error: unexpected {type(exc).__name__}: {exc} (set STRICT_LOOP_DEBUG=1 for a traceback)", file=sys.stderr
         )
