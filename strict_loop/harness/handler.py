@@ -177,10 +177,7 @@ def _running_unpaused(task_dir: Path) -> bool:
     state = read_object(task_dir / "state.json")
     if not (state is not None and state.get("status") == "running" and isinstance(state.get("contract"), dict)):
         return False
-    if not os.path.lexists(task_dir / "monitor.json"):
-        return True
-    mon = read_object(task_dir / "monitor.json")
-    return mon is not None and mon.get("paused") is False
+    return not _paused(task_dir / "monitor.json")
 
 
 def _payload(raw: bytes) -> Optional[dict[str, Any]]:

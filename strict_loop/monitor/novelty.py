@@ -43,14 +43,14 @@ SELF_TALK = re.compile(
 )
 
 
-def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> str:
+def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: list[str]) -> str:
     """One line for the turn: its action and, for a failure, its error line (else the last meaningful line of the
     output)."""
     args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
     args = " ".join(str(args).split())
     if turn.tool == "str_replace_editor" and turn.args.get("path"):
         args = f"{turn.args.get('command')} {turn.args.get('path')}"
-    elif not isinstance(turn.args.get("command"), str) and (paths := turn_paths(turn)):
+    elif not isinstance(turn.args.get("command"), str) and paths:
         # a file tool by its file (and a write by the start of what it wrote), never raw JSON cut mid-key
         pair = outcomes.edit_pair(turn.args) if kind == "write" else None
         added = pair[1] if pair else ""
@@ -281,7 +281,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         talk=bool(SELF_TALK.search(turn.thought)),
         score=turn.score if turn.score is not None else _score(turn.output, failed),
         fails=_failing_count(turn.output),
-        brief=_brief(turn, kind, failed, line),
+        brief=_brief(turn, kind, failed, line, paths),
         actor=turn.actor,
         verdict=verdict,
         unknown=unknown,

@@ -24,7 +24,7 @@ SEEN_CAP = 2000
 """Tool-call ids remembered; the set is rebuilt from the last events, so older ids are never needed."""
 
 
-def _stat(pid: int) -> Optional[list[str]]:
+def stat_fields(pid: int) -> Optional[list[str]]:
     """Fields 3.. of ``/proc/<pid>/stat`` (after the command name in parentheses), or None where unknown."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
@@ -36,13 +36,13 @@ def process_start(pid: int) -> Optional[str]:
     """The process's start time in clock ticks since boot (Linux ``/proc``), or None where unknown.
 
     Why: a pid alone is reused; pid + start time names one process for good."""
-    fields = _stat(pid)
+    fields = stat_fields(pid)
     return fields[19] if fields else None  # field 22 of stat
 
 
 def zombie(pid: int) -> bool:
     """Whether the process has ended and only waits to be reaped (state Z or X): it holds nothing any more."""
-    fields = _stat(pid)
+    fields = stat_fields(pid)
     return fields is not None and bool(fields) and fields[0] in ("Z", "X")
 
 

@@ -19,7 +19,7 @@ from typing import Any, Optional
 from strict_loop.base.fsio import atomic_write
 from strict_loop.base.jsontext import read_object
 from strict_loop.base.timefmt import now_iso
-from strict_loop.supervisor.lock import alive, process_start
+from strict_loop.supervisor.lock import alive, process_start, stat_fields
 
 CHILD_FILE = "child.json"
 GRACE_S = 3.0
@@ -62,12 +62,13 @@ def ours(pid: int, start: Any) -> bool:
     """Whether ``pid`` is the same process that was recorded: start time equal, a session and group leader, our uid."""
     if pid <= 1 or not isinstance(start, str) or process_start(pid) != start:
         return False
+    fields = stat_fields(pid)
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
         uid = os.stat(f"/proc/{pid}").st_uid
     except OSError:
         return False
-    return fields[2] == fields[3] == str(pid) and uid == os.getuid()  # pgrp, session (fields 5, 6 of stat)
+    leads = fields is not None and fields[2] == fields[3] == str(pid)  # pgrp, session (fields 5, 6 of stat)
+    return leads and uid == os.getuid()
 
 
 def kill_group(pgid: int, grace_s: float = GRACE_S) -> None:
