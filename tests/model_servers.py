@@ -25,9 +25,19 @@ from typing import Optional, Union
 
 @dataclass(frozen=True)
 class Shell:
-    """The model calls the harness's shell tool with this command."""
+    """The model calls the harness's shell tool with this command, after writing ``text`` (if any) in the same
+    response: a text block before the tool_use (Anthropic), a message item before the function_call (Responses),
+    the message's content beside its tool_calls (chat completions)."""
 
     command: str
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Calls:
+    """Several shell calls in one response (parallel tool calls), each after its own text, if any."""
+
+    calls: tuple[Shell, ...]
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,7 @@ class Stall:
     seconds: float
 
 
-Step = Union[Shell, Final, HttpError, Hang, Stall]
+Step = Union[Shell, Calls, Final, HttpError, Hang, Stall]
 SIDE_TEXT = "Scripted title"
 
 
@@ -74,6 +84,17 @@ def strings(value) -> Iterator[str]:
     elif isinstance(value, list):
         for v in value:
             yield from strings(v)
+
+
+def parts(step: Step) -> list[tuple[str, str]]:
+    """A step as the response's parts in order: ("text", words) and ("call", command)."""
+    if isinstance(step, Final):
+        return [("text", step.text)]
+    shells = step.calls if isinstance(step, Calls) else (step,)
+    out: list[tuple[str, str]] = []
+    for shell in shells:  # type: ignore[union-attr]
+        out += ([("text", shell.text)] if shell.text else []) + [("call", shell.command)]
+    return out
 
 
 def _sse(events: Sequence[tuple[Optional[str], dict]]) -> bytes:
@@ -215,15 +236,8 @@ class AnthropicModel(ScriptedModel):
         if method != "POST" or not path.endswith("/v1/messages"):
             return _json({"type": "error", "error": {"type": "not_found_error", "message": path}}, 404)
         step = self.take(body) if body.get("tools") else Final(SIDE_TEXT)
-        if isinstance(step, Shell):
-            block = {"type": "tool_use", "id": self.new_id("toolu"), "name": "Bash", "input": {}}
-            delta = {
-                "type": "input_json_delta",
-                "partial_json": json.dumps({"command": step.command, "description": "Run a command"}),
-            }
-            stop = "tool_use"
-        else:
-            block, delta, stop = {"type": "text", "text": ""}, {"type": "text_delta", "text": step.text}, "end_turn"
+        blocks = [self._block(kind, value) for kind, value in parts(step)]
+        stop = "tool_use" if any(b["type"] == "tool_use" for b, _ in blocks) else "end_turn"
         message = {
             "id": self.new_id("msg"),
             "type": "message",
@@ -235,35 +249,42 @@ class AnthropicModel(ScriptedModel):
             "usage": {"input_tokens": 100, "output_tokens": 1},
         }
         if not body.get("stream"):
-            full = (
-                dict(block, input=json.loads(delta["partial_json"]))
-                if stop == "tool_use"
-                else {"type": "text", "text": step.text}
-            )
+            full = [
+                dict(b, input=json.loads(d["partial_json"])) if b["type"] == "tool_use" else dict(b, text=d["text"])
+                for b, d in blocks
+            ]
             return _json(
-                dict(message, content=[full], stop_reason=stop, usage={"input_tokens": 100, "output_tokens": 10})
+                dict(message, content=full, stop_reason=stop, usage={"input_tokens": 100, "output_tokens": 10})
             )
-        return (
-            200,
-            "text/event-stream",
-            _sse(
-                [
-                    ("message_start", {"type": "message_start", "message": message}),
-                    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
-                    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-                    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                    (
-                        "message_delta",
-                        {
-                            "type": "message_delta",
-                            "delta": {"stop_reason": stop, "stop_sequence": None},
-                            "usage": {"output_tokens": 10},
-                        },
-                    ),
-                    ("message_stop", {"type": "message_stop"}),
-                ]
+        events: list[tuple[Optional[str], dict]] = [("message_start", {"type": "message_start", "message": message})]
+        for index, (block, delta) in enumerate(blocks):
+            events += [
+                ("content_block_start", {"type": "content_block_start", "index": index, "content_block": block}),
+                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+                ("content_block_stop", {"type": "content_block_stop", "index": index}),
+            ]
+        events += [
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 10},
+                },
             ),
-        )
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        return 200, "text/event-stream", _sse(events)
+
+    def _block(self, kind: str, value: str) -> tuple[dict, dict]:
+        """One content block as it starts, and its one delta."""
+        if kind == "text":
+            return {"type": "text", "text": ""}, {"type": "text_delta", "text": value}
+        block = {"type": "tool_use", "id": self.new_id("toolu"), "name": "Bash", "input": {}}
+        return block, {
+            "type": "input_json_delta",
+            "partial_json": json.dumps({"command": value, "description": "Run a command"}),
+        }
 
 
 class ResponsesModel(ScriptedModel):
@@ -280,23 +301,6 @@ class ResponsesModel(ScriptedModel):
                 200 if path.endswith("/models") else 404,
             )
         step = self.take(body) if body.get("tools") else Final(SIDE_TEXT)
-        if isinstance(step, Shell):
-            item = {
-                "type": "function_call",
-                "id": self.new_id("fc"),
-                "call_id": self.new_id("call"),
-                "name": "exec_command",
-                "arguments": json.dumps({"cmd": step.command}),
-                "status": "completed",
-            }
-        else:
-            item = {
-                "type": "message",
-                "id": self.new_id("msg"),
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": step.text, "annotations": []}],
-            }
         rid = self.new_id("resp")
         usage = {
             "input_tokens": 100,
@@ -305,24 +309,35 @@ class ResponsesModel(ScriptedModel):
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": 110,
         }
-        return (
-            200,
-            "text/event-stream",
-            _sse(
-                [
-                    ("response.created", {"type": "response.created", "response": {"id": rid}}),
-                    (
-                        "response.output_item.added",
-                        {"type": "response.output_item.added", "output_index": 0, "item": item},
-                    ),
-                    (
-                        "response.output_item.done",
-                        {"type": "response.output_item.done", "output_index": 0, "item": item},
-                    ),
-                    ("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
-                ]
-            ),
-        )
+        events: list[tuple[Optional[str], dict]] = [
+            ("response.created", {"type": "response.created", "response": {"id": rid}})
+        ]
+        for index, (kind, value) in enumerate(parts(step)):
+            item = self._item(kind, value)
+            events += [
+                (name, {"type": name, "output_index": index, "item": item})
+                for name in ("response.output_item.added", "response.output_item.done")
+            ]
+        events.append(("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}))
+        return 200, "text/event-stream", _sse(events)
+
+    def _item(self, kind: str, value: str) -> dict:
+        if kind == "call":
+            return {
+                "type": "function_call",
+                "id": self.new_id("fc"),
+                "call_id": self.new_id("call"),
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": value}),
+                "status": "completed",
+            }
+        return {
+            "type": "message",
+            "id": self.new_id("msg"),
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": value, "annotations": []}],
+        }
 
 
 class ChatModel(ScriptedModel):
@@ -344,18 +359,21 @@ class ChatModel(ScriptedModel):
             return _json({"error": {"message": f"no route {path}"}}, 404)
         step = self.take(body) if body.get("tools") else Final(SIDE_TEXT)
         message: dict = {"role": "assistant", "content": None}
-        if isinstance(step, Shell):
+        texts = [value for kind, value in parts(step) if kind == "text"]
+        calls = [value for kind, value in parts(step) if kind == "call"]
+        if texts:
+            message["content"] = "\n\n".join(texts)
+        finish = "tool_calls" if calls else "stop"
+        if calls:
             message["tool_calls"] = [
                 {
-                    "index": 0,
+                    "index": index,
                     "id": self.new_id("call"),
                     "type": "function",
-                    "function": {"name": "terminal", "arguments": json.dumps({"command": step.command})},
+                    "function": {"name": "terminal", "arguments": json.dumps({"command": command})},
                 }
+                for index, command in enumerate(calls)
             ]
-            finish = "tool_calls"
-        else:
-            message["content"], finish = step.text, "stop"
         base = {"id": self.new_id("chatcmpl"), "created": int(time.time()), "model": body.get("model", "mock-model")}
         usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
         if not body.get("stream"):

@@ -8,7 +8,7 @@ from collections import Counter
 from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes
+from strict_loop.monitor import outcomes, person
 from strict_loop.monitor.ladder import replay
 from strict_loop.monitor.spiral import facts
 
@@ -49,8 +49,11 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
     message'), or a person's complaint in their own words. ``loosely``: the same failure with other numbers (a line that
     moved)."""
     output = turn.get("output", "")
-    if failure == outcomes.PERSON_SAYS_FAILS:
-        return bool(outcomes.COMPLAINT.search(output) or "denied" in output)
+    if failure in (person.SAYS_FAILS, "the person refused this call"):
+        return person.read(output).verdict == "fail"
+    ci = re.fullmatch(r"CI step '(.*)' failed", failure)
+    if ci:  # a CI run read back: the step is named in what it printed, and the run's output says it failed
+        return ci.group(1) in output and ("##[error]" in output or bool(re.search(r"^\s*X ", output, re.M)))
     if said_in(failure, output) or (loosely and fp.loose(failure) in fp.loose(output)):
         return True
     where, _, message = failure.partition(": ")
@@ -59,7 +62,7 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
 
 def says_still_failing(turn: dict) -> bool:
     """A person saying, in their own words, that it still fails the same way ("nope, still the same error")."""
-    return turn.get("actor") == "person" and bool(outcomes.COMPLAINT.search(turn.get("output", "")))
+    return turn.get("actor") == "person" and person.read(turn.get("output", "")).verdict == "fail"
 
 
 def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
@@ -79,7 +82,7 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         assert all(
             failure_said(m.group(2), turns[f.i], loosely=True) or says_still_failing(turns[f.i]) for f in involved
         )
-        edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
+        edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.edited and f.actor == "agent"]
         assert int(m.group(3)) == len(edits) > 0
         named = [p for p in (m.group(4) or "").replace(" and more", "").split(", ") if p]
         assert all(any(p in f.paths for f in edits) for p in named), (named, [f.paths for f in edits])
@@ -100,6 +103,33 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     return checked
 
 
+def check_loops(evidence: str, involved: list[TurnFacts], turns: list[dict]) -> list[str]:
+    """The claims of the person's reports, restart and hang loops, and a thing missing again and again."""
+    checked = []
+    if m := re.search(r"the person said it still fails (\d+) time\(s\) after attempts: (.*)$", evidence):
+        reports = [f for f in involved if f.reports]
+        assert reports == involved and 1 <= int(m.group(1)) <= len(reports)
+        quoted = re.findall(r"“(.*?)”", m.group(2))
+        texts = [person.text_of(turns[f.i].get("output", "")) for f in involved if f.actor == "person"]
+        assert all(any(q.rstrip(".") in t for t in texts) for q in quoted), (quoted, texts)
+        checked.append("person reports")
+    if m := re.search(r"(\d+) restarts \((.*)\) and after (\d+) of them the same outcome came back", evidence):
+        restarted = [f for f in involved if f.restart]
+        assert int(m.group(1)) == len(restarted) >= int(m.group(3)) >= 2
+        assert all(any(a in f.action for f in restarted) for a in re.findall(r"`(.*?)`", m.group(2)))
+        checked.append("restarts")
+    if m := re.search(r"hung and was cut off (\d+) times", evidence):
+        assert int(m.group(1)) == len(involved) and all(f.hang for f in involved)
+        assert all(outcomes.hung(turns[f.i].get("output", "")) for f in involved)
+        checked.append("hangs")
+    if m := re.search(r"(\S+ \S+) was missing (\d+) times through (\d+) different action", evidence):
+        name = m.group(1).rsplit("/", 1)[-1]
+        assert int(m.group(2)) == len(involved) and int(m.group(3)) == len({f.asig for f in involved})
+        assert all(name in turns[f.i].get("output", "") for f in involved)
+        checked.append("missing again")
+    return checked
+
+
 def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
     """The claims of one signal's evidence, checked against the turns that signal names."""
     checked = check_outcomes(evidence, involved, window, turns)
@@ -111,7 +141,7 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
             int(m.group(1)) == len(involved) and all(f.failed for f in involved) and len({f.sig for f in involved}) == 1
         )
         checked.append("same way")
-    span = [f for f in window if involved[0].i < f.i < involved[-1].i and f.kind == "write" and not f.failed]
+    span = [f for f in window if involved[0].i < f.i < involved[-1].i and f.edited and not f.failed]
     if "with no file changed between them" in evidence:
         assert not span
         checked.append("no change")
@@ -126,6 +156,7 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         assert int(m.group(2)) == len(involved) and int(m.group(3)) == len({f.sig for f in involved})
         assert all(said_in(m.group(1), turns[f.i]["output"]) for f in involved)
         checked.append("same error")
+    checked += check_loops(evidence, involved, turns)
     if m := re.search(r"its errors came back in a cycle \((.*?)\): (.*)$", evidence):
         errors = m.group(2).split(" -> ")
         assert errors[0] == errors[-1] and len(set(errors)) >= 2
@@ -133,6 +164,29 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         assert all(said_in(e, out) for e, out in zip(errors, failing, strict=False)), (errors, failing)
         checked.append("cycle")
     return checked
+
+
+TRIED = (
+    r"Meanwhile the agent (?:made (\d+) edit\(s\)(?: \((.*?)\))?)?(?: and )?(?:ran (\d+) other command\(s\) "
+    r"\(`(.*?)`)?"
+)
+
+
+def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnFacts]) -> list[str]:
+    """What the agent tried between the person's reports or around the restarts: the edits and other commands."""
+    m = re.search(TRIED, d)
+    if not (m and kind in ("person_reports", "restart_loop") and (m.group(1) or m.group(3))):
+        return []
+    start = involved[0].i
+    if kind == "person_reports":  # from the report the first counted one answers
+        start = next((f.i for f in reversed(window) if f.actor == "person" and f.i < start), start)
+    span = [f for f in window if start <= f.i <= involved[-1].i and f.actor == "agent"]
+    edits = [f for f in span if f.edited]
+    assert int(m.group(1) or 0) == len(edits)
+    assert all(any(p in f.paths for f in edits) for p in (m.group(2) or "").split(", ") if p)
+    runs = {f.action for f in span if f.kind == "run" and not f.edited and not f.restart}
+    assert int(m.group(3) or 0) == len(runs) and (not m.group(4) or m.group(4) in runs)
+    return ["tried between"]
 
 
 def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
@@ -174,12 +228,13 @@ def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
     if m := re.search(
         r"the agent made (\d+) edit\(s\) \((.*?)\) and the failure stayed the same: (.*?)\.(?: [A-Z]|$)", d
     ):
-        edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
+        edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.edited]
         assert int(m.group(1)) == len(edits) and all(
             any(p in f.paths for f in edits) for p in m.group(2).split(", ") if p != "files"
         )
         assert failure_said(m.group(3), turns[involved[-1].i])
         checked.append("edited")
+    checked += check_tried(d, main.kind, involved, window)
     if m := re.search(r"Missing (module|program|file) (\S+): the output says it was not found", d):
         assert any(m.group(2) in turns[f.i].get("output", "") for f in involved), m.group(0)
         checked.append("missing")

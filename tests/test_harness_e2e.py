@@ -145,3 +145,22 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
     assert any(e["kind"] == "tool_call" and "resumed-marker" in json.dumps(e["data"]) for e in after), _run_detail(
         proc2, model2
     )
+
+
+SAID = "The probe folder is still missing; I keep going in circles, so I will list it once more."
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "hermes"], indirect=True)
+def test_the_words_a_model_writes_before_a_call_reach_the_recorded_turn(harness: Harness, workspace: Path):
+    """Issue 24: the agent's own text before a tool call is the turn's thought in live use: read from the transcript's
+    tail (Claude Code, Codex) or passed on by the plugin (Hermes); a call with no text before it has none."""
+    steps = [Shell(PROBE, text=SAID), Shell("echo quiet"), Final("Done.")]
+    with MODELS[harness.name](steps) as model:
+        proc = harness.run(PROMPT, workspace, model.url)
+    calls = [
+        e["data"]
+        for e in read_jsonl(Workspace(workspace).task_paths(TASK).events)
+        if e["kind"] == "tool_call" and e["data"].get("actor") != "person"
+    ]
+    detail = _run_detail(proc, model) + "\nturns: " + json.dumps(calls)[:3000]
+    assert [c.get("thought", "") for c in calls] == [SAID, ""], detail

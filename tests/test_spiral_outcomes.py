@@ -218,10 +218,47 @@ def test_a_person_repeating_the_same_complaint_is_a_failed_check():
     turns = [t for k, c in enumerate(complaints) for t in (write("src/export.py", k), person(c))]
     window = window_of(turns)
     assert [f.verdict for f in window if f.actor == "person"] == ["fail"] * 3 and not any(f.prog for f in window)
+    assert [f.reports for f in window if f.actor == "person"] == [1, 1, 1]
     verdict, steps = play(turns)
-    assert verdict.fired_at == len(turns) - 1 and steps[0][2][0].kind == "same_failure"
-    assert "the person reported the same failure 3 times" in steps[0][2][0].evidence
-    assert "same failure" in check_claims(verdict, turns)
+    # two reports with an attempt between them fire, quoting the person
+    assert verdict.fired_at == 3 and steps[0][2][0].kind == "person_reports"
+    assert "“the export is still truncated”; “still truncated after your change”" in steps[0][2][0].evidence
+    assert "person reports" in check_claims(verdict, turns)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "make sure there are no build errors",
+        "why does the build fail?",
+        "We are still testing the BFF layer with the collections",
+        "Please add a test for the export",
+        "works now, thanks",
+    ],
+)
+def test_a_request_a_question_or_an_instruction_naming_a_failure_is_not_a_report(text):
+    turns = [t for k in range(3) for t in (write("src/export.py", k), person(text))]
+    assert not any(f.reports for f in window_of(turns))
+    assert play(turns)[0].fired_at is None
+
+
+def test_a_harness_repeating_the_persons_words_counts_them_once():
+    said = "still truncated, the export stops at 1000 rows"
+    turns = [
+        write("src/export.py", 0),
+        person(said),
+        {"tool": "replace_in_file", "args": {"path": "src/export.py", "diff": "-a\n+b"},
+         "output": f"The user denied this operation.\n<feedback>{said}</feedback>"},
+    ]  # fmt: skip
+    window = window_of(turns)
+    assert window[1].reports == 1 and window[2].reports == 0
+
+
+def test_going_in_circles_after_an_attempt_fires_at_once_and_a_first_report_alone_does_not():
+    first = [write("src/a.py", 0), person("the page is blank, TypeError: x is undefined")]
+    assert play(first)[0].fired_at is None  # a new symptom is direction, not a failed check that repeats
+    verdict, steps = play(first + [write("src/a.py", 1), person("we are going in circles here")])
+    assert verdict.fired_at == 3 and steps[0][2][0].kind == "person_reports"
 
 
 def test_a_person_pasting_the_agents_error_counts_with_the_agents_checks():
@@ -301,4 +338,4 @@ def test_a_person_turn_is_recorded_with_its_actor_and_counts_as_a_failed_check(w
     recorded = [json.loads(line) for line in lines if '"tool_call"' in line]
     assert recorded[-1]["data"]["actor"] == "person" and recorded[-2]["data"].get("actor", "agent") == "agent"
     v = ws.detect_spiral(task_id="t")
-    assert v.detected and v.signals[0].kind == "same_failure"
+    assert v.detected and v.signals[0].kind == "person_reports" and "the export is still truncated" in v.diagnosis

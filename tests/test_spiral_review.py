@@ -44,9 +44,9 @@ def test_a_failure_is_named_by_its_error_not_by_the_summary_line(name):
 def test_a_person_saying_still_the_same_error_in_their_own_words_is_a_spiral():
     turns = turns_of("H_person_still_same_error")
     verdict, steps = play(turns)
-    assert verdict.fired_at is not None and steps[0][2][0].kind == "same_failure"
+    assert verdict.fired_at is not None and steps[0][2][0].kind == "person_reports"
     first, _ = play(turns[: verdict.fired_at + 1])
-    assert "TypeError" in first.diagnosis  # the error the person pasted, not "the person says it still fails"
+    assert "still the same error, TypeError" in first.diagnosis  # quoted as the person said it
     check_claims(first, turns[: verdict.fired_at + 1])
 
 

@@ -214,15 +214,18 @@ def test_error_rate_fires_only_without_new_information():
 
 def test_self_diagnosis_needs_admissions_and_no_new_information():
     same = bash("python repro.py", "AssertionError: expected 3", True)
+    fix = {"tool": "Edit", "args": {"file_path": "repro.py", "old_string": "a", "new_string": "b"}, "output": "ok"}
     talk = [
         same,
         dict(same, thought="Still failing. This isn't working."),
-        dict(same, thought="ok"),
+        fix,
         dict(same, thought="I broke something, let me revert my change"),
     ]
-    assert "self_diagnosis" in fired(
-        talk, identical_repeats=20, equivalent_repeats=20, error_repeats=20, command_repeats=20
-    )
+    quiet = {"identical_repeats": 20, "equivalent_repeats": 20, "error_repeats": 20, "command_repeats": 20}
+    assert "self_diagnosis" in fired(talk, **quiet)
+    # saying it twice while only looking, with no attempt between, is one admission
+    looking = [same, dict(same, thought="Still failing. This isn't working."), dict(same, thought="I broke it")]
+    assert "self_diagnosis" not in fired(looking, **quiet)
     recovering = talk[:3] + [
         bash("python repro.py", "all 12 checks passed", thought="I broke it before; let me revert the change")
     ]

@@ -23,12 +23,18 @@ from strict_loop.loop.operations import Operation
 ME = "test_tables:"  # this module, importable by name (tests/ is on sys.path), for the row's function references
 GEMINI = registry.Harness(
     name="gemini", title="Gemini CLI (fake)", hook_events=(("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
-    turn_fn="strict_loop.harness.payloads:claude_turn", prompt_fn="strict_loop.harness.payloads:prompt_field",
+    turn_fn="strict_loop.harness.readers:claude_turn", words_fn=ME + "words",
+    prompt_fn="strict_loop.harness.readers:prompt_field",
     context_fn="strict_loop.harness.payloads:hook_specific_context", deny_fn=ME + "deny",
     plan_fn=ME + "plan", default_scope="project", argv_fn=ME + "argv",
     stream_fn="strict_loop.harness.streams:ClaudeAdapter",
     stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=False, hooks_in_headless=False,
 )  # fmt: skip
+
+
+def words(event: Any) -> str:
+    """The fake harness says what its agent wrote before the call in the payload itself."""
+    return event.payload.get("llm_content", "")
 
 
 def deny(event: Any, reason: str) -> dict[str, Any]:
@@ -64,6 +70,7 @@ def test_a_fourth_harness_is_one_row_of_the_registry(gemini, tmp_path, monkeypat
         "tool_name": "Bash",
         "tool_input": {"command": "pytest -q"},
         "tool_response": {"stdout": "1 failed"},
+        "llm_content": "Running the tests once more.",
         "session_id": "s1",
         "cwd": str(tmp_path),
     }
@@ -71,6 +78,7 @@ def test_a_fourth_harness_is_one_row_of_the_registry(gemini, tmp_path, monkeypat
     events = [json.loads(line) for line in (tmp_path / ".agent-loop/tasks/t/events.jsonl").read_text().splitlines()]
     turns = [e for e in events if e["kind"] == "tool_call"]
     assert turns and turns[-1]["data"]["output"] == "1 failed" and turns[-1]["data"]["hook"]["harness"] == "gemini"
+    assert turns[-1]["data"]["thought"] == "Running the tests once more."  # the row's words_fn gave the agent's words
 
     assert install.plan("gemini", None, tmp_path).notes == [f"fake plan: project {tmp_path.name} install=True"]
     wiring = headless.wire("gemini", "gemini-bin", "do it", tmp_path, "t", tmp_path / "scratch", env={})

@@ -181,6 +181,35 @@ def read_regular(path: Path | str, cap: int) -> bytes:
     Why one reader: files named by a repository (the loop's own, a stop check's) may be a link, a FIFO or a
     device. lstat first (a FIFO or device is never opened), a non-blocking no-follow open, then fstat again.
     """
+    fd, size = _open_regular(path)
+    try:
+        if size > cap:
+            raise Unreadable("big", size=size)
+        data = os.pread(fd, cap + 1, 0)
+        if len(data) > cap:  # it grew after the fstat
+            raise Unreadable("big", size=len(data))
+        return data
+    finally:
+        os.close(fd)
+
+
+def read_tail(path: Path | str, cap: int) -> tuple[bytes, bool]:
+    """At most the last ``cap`` bytes of the regular file at ``path``, and whether they begin at its first byte;
+    :class:`Unreadable` as :func:`read_regular` (a link, a FIFO or a device is never read).
+
+    Why: a file another program appends to (a harness's transcript) can be huge; its end is all that is wanted, and
+    one ``pread`` of it costs the same whatever the size. Bytes appended meanwhile are not waited for.
+    """
+    fd, size = _open_regular(path)
+    try:
+        start = max(size - cap, 0)
+        return os.pread(fd, cap, start), start == 0
+    finally:
+        os.close(fd)
+
+
+def _open_regular(path: Path | str) -> tuple[int, int]:
+    """A read-only descriptor of the regular file at ``path`` and its size; never opens a link, a FIFO or a device."""
     mode = os.lstat(path).st_mode
     if not stat.S_ISREG(mode):
         raise Unreadable("link" if stat.S_ISLNK(mode) else "special", mode=mode)
@@ -192,16 +221,13 @@ def read_regular(path: Path | str, cap: int) -> bytes:
         raise
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise Unreadable("special", mode=info.st_mode)
-        if info.st_size > cap:
-            raise Unreadable("big", size=info.st_size)
-        data = os.pread(fd, cap + 1, 0)
-        if len(data) > cap:  # it grew after the fstat
-            raise Unreadable("big", size=len(data))
-        return data
-    finally:
+    except OSError:
         os.close(fd)
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise Unreadable("special", mode=info.st_mode)
+    return fd, info.st_size
 
 
 def read_own(path: Path, cap: int = MAX_DOC_BYTES) -> bytes:

@@ -1,12 +1,12 @@
 """Everything that knows a coding harness (Claude Code, Codex, Hermes): the registry table, hook payloads and
-answers, the hook handler with its daemon and client, headless runs and their streams, settings edits and
-``strict-loop install``.
+answers, what each harness says about one turn (its result, the person's text, the agent's own words, read from a
+transcript's tail), the hook handler with its gates (which task a call belongs to, the pause, the Stop), daemon and
+client, headless runs and their streams, settings edits and ``strict-loop install``.
 
 It may import ``loop`` and below.
 """
 
 __all__ = [
-    "binding",
     "client",
     "configedit",
     "daemon",
@@ -14,6 +14,7 @@ __all__ = [
     "headless",
     "install",
     "payloads",
+    "readers",
     "registry",
     "gates",
     "streambase",

@@ -220,21 +220,20 @@ def find_task(
     state does not even parse counts, so that its problem is logged rather than hidden).
     """
     from strict_loop.base.layout import Layout
-    from strict_loop.harness import binding
 
     layout = Layout(root)
     ids = layout.task_ids()
     wanted = env.get(TASK_ENV, "").strip()
     if wanted:
         return (layout.task(wanted).root if wanted in ids else None), []
-    claimed = binding.claimed_task(event) if event is not None else None
+    claimed = gates.claimed_task(event) if event is not None else None
     running = [task_id for task_id in ids if _status(layout.task(task_id).state) in ("running", None)]
-    bound = binding.bound_task(root / MANAGER_DIR, event) if event is not None and len(running) > 1 else None
+    bound = gates.bound_task(root / MANAGER_DIR, event) if event is not None and len(running) > 1 else None
     current = bound if bound in running else (running[0] if len(running) == 1 else None)
     if claimed in ids and claimed != current:
         if current is not None and _paused(layout.task(current).monitor):
             return layout.task(current).root, []  # a paused session cannot leave its task by naming another one
-        binding.bind(root / MANAGER_DIR, event, claimed)  # type: ignore[arg-type]
+        gates.bind(root / MANAGER_DIR, event, claimed)  # type: ignore[arg-type]
         return layout.task(claimed).root, []
     return (layout.task(current).root if current else None), ([] if current else running)
 
@@ -243,10 +242,8 @@ def _unclaimed(event: HookEvent, root: Path, running: list[str], env: Mapping[st
     """A tool call while several tasks run and none claims it: recorded in unclaimed.jsonl, the agent told once."""
     if len(running) < 2:
         return ""  # no loop runs here: nothing to claim the call
-    from strict_loop.harness import binding
-
     try:
-        text = binding.record_unclaimed(root / MANAGER_DIR, event, payloads.turn_fields(event), running, env)
+        text = gates.record_unclaimed(root / MANAGER_DIR, event, payloads.turn_fields(event), running, env)
     except Exception:  # noqa: BLE001 (a busy or unwritable folder must not break the session)
         return ""
     return json.dumps(payloads.context_output(event, text), ensure_ascii=False) if text else ""
@@ -351,9 +348,7 @@ def _after_tool(
         env=env,
     )
     if recorded.pause:  # the paused session stays this task's, even once other tasks run beside it
-        from strict_loop.harness import binding
-
-        binding.bind(root / MANAGER_DIR, event, store.task_id)
+        gates.bind(root / MANAGER_DIR, event, store.task_id)
     said = [recorded.pause or ""] + [
         f"[strict-loop monitor] {text}" for text in (recorded.whisper, recorded.notice) if text
     ]

@@ -2,9 +2,11 @@
 
 Claude Code, Codex and Hermes send different JSON for the same moments (after a
 tool call, before one, at the end of a turn) and expect different answers. This
-module knows those shapes (see references/harnesses.md) and nothing else: no
-files, no loop state, so every mapping is tested from payloads alone. The I/O
-(finding the task, recording, deciding) is ``hooks``.
+module knows those shapes (see references/harnesses.md) and no loop state, so
+every mapping is tested from payloads alone; what each harness says about one
+turn (its result, the person's text, the agent's words, which Claude Code and
+Codex keep in a transcript file) is read by the functions its registry row names
+(``readers``). The I/O (finding the task, recording, deciding) is ``handler``.
 """
 
 from __future__ import annotations
@@ -61,10 +63,9 @@ SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_she
 _PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./=:@,+% -]{1,1000}")
 """Characters a read-only command may hold: no quoting, no expansion, no separator, no newline."""
 
-from strict_loop.base.clipping import MAX_ARGS_CHARS, bounded_args, compact  # noqa: E402,F401  (re-exported: hook turns are bounded as every turn)
+from strict_loop.base.clipping import MAX_ARGS_CHARS, bounded_args  # noqa: E402,F401  (re-exported: hook turns are bounded as every turn)
 
 MAX_DURATION_MS = 7 * 24 * 3600 * 1000  # a longer (or NaN) duration is not believed
-_EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 
 
 class HookEvent(NamedTuple):
@@ -141,82 +142,27 @@ def turn_fields(event: HookEvent) -> dict[str, Any]:
     )
     fields: dict[str, Any] = {"tool": event.tool or "unknown", "args": bounded_args(args)}
     fields.update(resolve(get(event.harness).turn_fn)(event))
+    said = agent_words(event)
+    if said:
+        fields["thought"] = said  # clipped and masked with the rest of the turn when it is recorded
     return fields
+
+
+def agent_words(event: HookEvent) -> str:
+    """What the agent wrote before this call (``Harness.words_fn``); "" when the harness gives none, or on any failure:
+    a missing, damaged or unreadable transcript must never cost the turn."""
+    ref = get(event.harness).words_fn
+    try:
+        said = resolve(ref)(event) if ref else ""
+    except Exception:  # noqa: BLE001 (the words are a bonus; the turn is recorded without them)
+        return ""
+    return said if isinstance(said, str) else ""
 
 
 def person_fields(event: HookEvent) -> dict[str, Any]:
     """The ``Turn`` fields of what the person typed (a ``prompt`` event): a turn of its own, ``actor`` person."""
     text = resolve(get(event.harness).prompt_fn)(event)
     return {"tool": "user_prompt", "actor": "person", "args": {}, "output": text if isinstance(text, str) else ""}
-
-
-def prompt_field(event: HookEvent) -> str:
-    """Claude Code and Codex: UserPromptSubmit's ``prompt``."""
-    return _text(event.payload.get("prompt"))
-
-
-def hermes_prompt(event: HookEvent) -> str:
-    """Hermes: pre_llm_call's ``user_message`` (the plugin passes its keyword arguments in ``extra``)."""
-    extra = event.payload.get("extra")
-    return _text(extra.get("user_message")) if isinstance(extra, dict) else ""
-
-
-def claude_turn(event: HookEvent) -> dict[str, Any]:
-    """Claude Code: Bash's stdout and stderr; on PostToolUseFailure the error text ("Exit code N" and what followed)."""
-    if event.name == "PostToolUseFailure":  # "Exit code N", then a newline and the command's output (2.1.331)
-        error = _text(event.payload.get("error"))
-        first, _, rest = error.partition("\n")
-        code = exit_code_in(first)
-        return {"output": rest if code is not None and rest.strip() else error, "error": True, "exit_code": code}
-    response = event.payload.get("tool_response")
-    return {
-        "output": _claude_output(response),
-        "error": bool(isinstance(response, dict) and response.get("interrupted") is True),
-    }
-
-
-def codex_turn(event: HookEvent) -> dict[str, Any]:
-    """Codex: the output text, and no exit code (a failed command looks like a quiet one)."""
-    return {"output": compact(event.payload.get("tool_response"))}
-
-
-def hermes_turn(event: HookEvent) -> dict[str, Any]:
-    """Hermes: the plugin's ``extra.result``."""
-    return _hermes_result(event.payload.get("extra"))
-
-
-def exit_code_in(text: str) -> Optional[int]:
-    """The exit code Claude Code names in a failed command's text ("Exit code 1"), if any."""
-    found = _EXIT_CODE.search(text)
-    return int(found.group(1)) if found else None
-
-
-def _claude_output(response: Any) -> str:
-    """Bash's stdout and stderr; for other tools a compact text of the response."""
-    if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
-        return "\n".join(_text(response.get(k)) for k in ("stdout", "stderr") if _text(response.get(k)))
-    return compact(response)
-
-
-def _hermes_result(extra: Any) -> dict[str, Any]:
-    """Hermes ``extra.result``: a JSON string ``{"output", "exit_code", "error"}`` (plain text for some tools)."""
-    extra = extra if isinstance(extra, dict) else {}
-    raw = extra.get("result")
-    try:
-        result = json.loads(raw) if isinstance(raw, str) else raw
-    except (ValueError, RecursionError):
-        result = raw
-    failed_tool = extra.get("status") not in (None, "ok")
-    if not isinstance(result, dict):
-        return {"output": compact(result), "error": True if failed_tool else None}
-    code = result.get("exit_code")
-    code = code if type(code) is int else None
-    error_text = _text(result.get("error"))
-    output = _text(result.get("output")) if "output" in result else compact(result)
-    if error_text:
-        output = f"{output}\n{error_text}" if output else error_text
-    failed = failed_tool or bool(error_text) or (code not in (None, 0))
-    return {"output": output, "exit_code": code, "error": failed if (failed or code is not None) else None}
 
 
 def reads_loop_state(event: HookEvent, own_executable: Optional[str] = None) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from strict_loop.harness.payloads import own_tool
-from strict_loop.model.turns import MAX_TURN_TEXT, one_line
+from strict_loop.model.turns import MAX_TURN_TEXT, clip, one_line
 
 MAX_LINE_CHARS = 8_000_000
 """A longer stdout line is skipped unparsed (a tool result can be large; JSON parsing of more would stall the loop)."""
@@ -22,6 +22,8 @@ MAX_PENDING = 1000
 """Tool uses awaiting their result; beyond this the oldest are forgotten (a stream that never answers them)."""
 MAX_TEXT = 4000
 MAX_ID = 200
+MAX_SAID = 20
+"""Texts kept for one call's thought (the turn keeps 4000 characters of them, head and tail)."""
 
 RATE_LIMIT = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|overloaded", re.IGNORECASE)
 AUTH_FAILURE = re.compile(
@@ -69,6 +71,17 @@ class StreamAdapter:
         self.session_id: Optional[str] = None
         self.last_text = ""
         self.skipped = 0  # malformed or oversized lines
+        self.said: list[str] = []  # the agent's text since its last tool call: the next call's thought
+
+    def heard(self, text: str) -> None:
+        """The agent wrote ``text`` (shown to the person, not a call): it goes with the next call (issue 24)."""
+        if text.strip():
+            self.said = (self.said + [clip(text.strip(), MAX_TEXT)])[-MAX_SAID:]
+
+    def words(self) -> str:
+        """What the agent wrote since its last call, taken: the call after this one starts with none."""
+        said, self.said = "\n".join(self.said), []
+        return said
 
     def feed(self, line: str) -> list[ToolCall]:
         """The tool calls completed by this raw stdout line (none for a malformed line or the loop's own tools)."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from strict_loop.harness.payloads import bounded_args, exit_code_in
+from strict_loop.harness.payloads import bounded_args
+from strict_loop.harness.readers import exit_code_in
 from strict_loop.harness.streambase import (
     MAX_ID,
     MAX_LINE_CHARS,
@@ -43,7 +44,7 @@ class ClaudeAdapter(StreamAdapter):
 
     def __init__(self) -> None:
         super().__init__()
-        self.pending: dict[str, tuple[str, dict]] = {}
+        self.pending: dict[str, tuple[str, dict, str]] = {}  # call id -> (tool, args, the words written before it)
         self.result: Optional[dict] = None
         self.api_error: Optional[tuple[int, str]] = None
 
@@ -53,11 +54,12 @@ class ClaudeAdapter(StreamAdapter):
         if kind == "assistant":
             if isinstance(event.get("api_error_status"), int):
                 self.api_error = (event["api_error_status"], as_text(event.get("api_error_type")))
-            for block in blocks(event):
+            for block in blocks(event):  # one block per event (2.1.331), in the order they were written
                 if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                     self._remember(block["id"], as_text(block.get("name")) or "unknown", block.get("input"))
                 elif block.get("type") == "text" and as_text(block.get("text")).strip():
                     self.last_text = clip(block["text"], MAX_TEXT)
+                    self.heard(block["text"])
             return []
         if kind == "user":
             calls = [
@@ -80,13 +82,13 @@ class ClaudeAdapter(StreamAdapter):
     def _remember(self, call_id: str, name: str, args: Any) -> None:
         if len(self.pending) >= MAX_PENDING:
             self.pending.pop(next(iter(self.pending)))
-        self.pending[call_id[:MAX_ID]] = (name[:200], args if isinstance(args, dict) else {"input": args})
+        self.pending[call_id[:MAX_ID]] = (name[:200], args if isinstance(args, dict) else {"input": args}, self.words())
 
     def _result(self, block: dict, structured: Any) -> Optional[ToolCall]:
         call_id = as_text(block.get("tool_use_id"))[:MAX_ID]
         if call_id not in self.pending:
             return None
-        name, args = self.pending.pop(call_id)
+        name, args, said = self.pending.pop(call_id)
         is_error = block.get("is_error") is True
         text = content_text(block.get("content"))
         if isinstance(structured, dict) and ("stdout" in structured or "stderr" in structured) and not is_error:
@@ -96,10 +98,8 @@ class ClaudeAdapter(StreamAdapter):
             )
         found = exit_code_in(text[:200]) if is_error else None
         code = found if found is not None else (0 if name == "Bash" and not is_error else None)
-        return ToolCall(
-            call_id,
-            {"tool": name, "args": bounded_args(args), "output": clip(text), "error": is_error, "exit_code": code},
-        )
+        turn = {"tool": name, "args": bounded_args(args), "output": clip(text), "error": is_error, "exit_code": code}
+        return ToolCall(call_id, {**turn, "thought": said} if said else turn)
 
     def finish(
         self,
@@ -148,6 +148,10 @@ class ClaudeAdapter(StreamAdapter):
         return self._outcome(False, reason, rate_limited=limited, **fields)
 
 
+CODEX_CALLS = frozenset({"command_execution", "mcp_tool_call", "file_change"})
+"""The ``codex exec --json`` items that are tool calls (recorded as turns)."""
+
+
 class CodexAdapter(StreamAdapter):
     """``codex exec --json``: completed items become tool calls; ``turn.completed`` or ``turn.failed`` decides."""
 
@@ -160,10 +164,16 @@ class CodexAdapter(StreamAdapter):
         self.errors: list[str] = []
         self.input_tokens = 0
         self.output_tokens = 0
+        self.started: dict[str, str] = {}  # a started call's item id -> the words written before it
 
     def event(self, event: dict) -> list[ToolCall]:
         kind = event.get("type")
-        if kind == "thread.started":
+        if kind == "item.started":  # the messages before a call complete before it starts (0.169.0)
+            item = as_dict(event.get("item"))
+            item_id = as_text(item.get("id"))[:MAX_ID]
+            if item.get("type") in CODEX_CALLS and item_id and len(self.started) < MAX_PENDING:
+                self.started[item_id] = self.words()
+        elif kind == "thread.started":
             self._session(event.get("thread_id"))
         elif kind == "turn.completed":
             self.completed = True
@@ -176,7 +186,11 @@ class CodexAdapter(StreamAdapter):
             self.errors = (self.errors + [clip(as_text(event.get("message")), MAX_TEXT)])[-5:]
         elif kind == "item.completed":
             call = self._item(as_dict(event.get("item")))
-            return [call] if call is not None else []
+            if call is None:
+                return []
+            said = self.started.pop(call.call_id, None)
+            said = self.words() if said is None else said
+            return [ToolCall(call.call_id, {**call.turn, "thought": said}) if said else call]
         return []
 
     def _item(self, item: dict) -> Optional[ToolCall]:
@@ -184,6 +198,7 @@ class CodexAdapter(StreamAdapter):
         failed = item.get("status") == "failed"
         if kind == "agent_message" and as_text(item.get("text")).strip():
             self.last_text = clip(item["text"], MAX_TEXT)
+            self.heard(item["text"])
         elif kind == "command_execution" and item_id:
             code = item.get("exit_code") if type(item.get("exit_code")) is int else None
             return ToolCall(

@@ -92,6 +92,22 @@ class TurnFacts(BaseModel):
     edit: Optional[str] = Field(None, description="digest of path + (removed, added) of a replacing edit")
     undo: Optional[str] = Field(None, description="digest of the edit that would undo this one")
     errs: list[str] = Field(default_factory=list, description="digests of a failed check's error lines")
+    reports: int = Field(
+        0, description="how much a person's failed check counts: 1 the same problem again, 2 going in circles"
+    )
+    quote: Optional[str] = Field(None, description="the person's words, as a diagnosis quotes them")
+    said: Optional[str] = Field(None, description="digest of the person's words (a harness may repeat them)")
+    refused: bool = Field(False, description="the person refused this very call")
+    writes: list[str] = Field(
+        default_factory=list, description="files a shell command wrote (sed -i, a redirection, git checkout --)"
+    )
+    restart: bool = Field(False, description="the command kills, restarts, starts or redeploys something")
+    hang: bool = Field(False, description="the command timed out or was cancelled while it hung")
+
+    @property
+    def edited(self) -> bool:
+        """An edit by any means: a file tool's write, or a shell command that wrote files."""
+        return self.kind == "write" or bool(self.writes)
 
     @property
     def action(self) -> str:
@@ -112,6 +128,8 @@ SignalKind = Literal[
     "score_drop",
     "same_failure",
     "stalled_poll",
+    "person_reports",
+    "restart_loop",
     "job_failure",
 ]
 

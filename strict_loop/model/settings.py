@@ -161,6 +161,15 @@ class SpiralThresholds(Strict):
     poll_pause_s: float = Field(
         1200.0, ge=0, le=604800, description="... and seconds they must span too (when turns carry ts)"
     )
+    person_repeats: int = Field(
+        2,
+        ge=1,
+        le=20,
+        description="The person saying it still fails after attempts, this many times (going in circles counts 2)",
+    )
+    restart_repeats: int = Field(
+        3, ge=2, le=20, description="Restarts with the same outcome after each, or hangs of one step, in a row"
+    )
     oscillation_reverts: int = Field(
         2, ge=1, le=20, description="Edits that undo an earlier edit of one file (or restore an earlier content)"
     )

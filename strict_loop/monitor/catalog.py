@@ -37,6 +37,25 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "its process exists) rather than re-reading the same status.",
     ),
     SignalSpec(
+        "person_reports",
+        "the person says it still fails after the agent's attempts 2 times (the same problem again in new words, "
+        "pasted again, 'still', 'not fixed'; a refusal; a refused call made again), or once that it goes in circles",
+        "a first report of a symptom; a question or a new request; a failure the person reports that has changed; "
+        "the person's approval",
+        "The person has now told you more than once that it still fails: stop claiming fixes. Reproduce what they see "
+        "yourself first (run what they run, read what they pasted to its first error), find the cause, and confirm "
+        "the fix with their own check before you say it works; if you cannot reproduce it, ask them.",
+    ),
+    SignalSpec(
+        "restart_loop",
+        "3 restarts, kills or redeploys with the same outcome after each (the same port conflict, the same error, "
+        "the same status), or one step that hung and was cut off 3 times",
+        "a restart after which a check passes; a status that changes; a person's new request",
+        "Restarting again will not change the outcome: find what holds the port or which other instance is still "
+        "running (lsof, ps), read the service's own log to its first error, and fix that cause; for a step that hangs, "
+        "run it once with a timeout and its output visible, or ask the person.",
+    ),
+    SignalSpec(
         "same_failure",
         "a check (test, build, lint or type-check run, an editor's diagnostics, a person's report) "
         "failing with the same failure signature 3 times, with 2 or more different edits between, and no passing check",
@@ -119,6 +138,11 @@ FAILURE_CLASS_FIRST = frozenset(
     {"same_failure", "error_cycle", "repeated_error", "identical_calls", "equivalent_outcomes", "error_rate"}
 )
 """Signals about failures: a recognised failure class (missing module, timeout...) has the more precise remedy."""
+
+
+PERSON_FIRST = frozenset({"person_reports"})
+"""Signals that are the person's own verdict: after the agent was told once, the next one pauses (the second
+whisper only warns of a pause, and the person has said it more than once already)."""
 
 
 def remedy(kinds: AbstractSet[str]) -> str:

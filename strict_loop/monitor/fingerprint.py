@@ -143,6 +143,11 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
     return None
 
 
+def raised(line: str) -> bool:
+    """Whether the line names an exception it raised (``TypeError: ...``): a cause, never a wrapper around one."""
+    return bool(_EXCEPTION_LINE.search(line))
+
+
 _QUOTED = re.compile(r"(['\"`]).*?\1")
 
 
@@ -251,6 +256,12 @@ FAILURES: list[tuple[str, re.Pattern[str], str]] = [
         "start the service or fix its host/port first; retrying the client will not help",
     ),
     (
+        "port in use",
+        re.compile(r"Address already in use|EADDRINUSE|port \d{1,5} is (?:already )?in use|bind\(\) failed", re.I),
+        "find what holds the port (lsof -i :PORT or ss -ltnp) and stop that process or use another port; restarting "
+        "will not free it",
+    ),
+    (
         "rate limit",
         re.compile(r"rate limit|Too Many Requests|\b429\b|quota exceeded", re.I),
         "back off with increasing delays or lower the request rate; immediate retries make it worse",
@@ -283,6 +294,7 @@ SPECIFIC_CLASSES = frozenset(
         "timeout",
         "permission denied",
         "connection refused",
+        "port in use",
         "rate limit",
         "context window",
     }

@@ -23,6 +23,7 @@ from strict_loop.model.monitoring import (
     Signal,
     SpiralVerdict,
     SupervisorMessage,
+    TurnFacts,
     Whisper,
 )
 from strict_loop.model.settings import MonitorSettings
@@ -71,7 +72,7 @@ def observe(
         state.firings_at_level += 1
         needed = settings.second_whisper_after if state.level == 1 else settings.pause_after
         if state.firings_at_level >= needed:
-            action = "whisper2" if state.level == 1 else "pause"
+            action = "whisper2" if state.level == 1 and signals[0].kind not in catalog.PERSON_FIRST else "pause"
     if action == "pause":
         return paused(state, index, signals), action, signals
     if action != "none":
@@ -180,12 +181,14 @@ def _varied(state: MonitorState, main: Signal) -> str:
     if (
         main.kind == "same_failure"
     ):  # what was attempted is the edits between the checks, and what did not change is the failure
-        edits = [f for f in state.window if involved[0].i < f.i <= involved[-1].i and f.kind == "write"]
+        edits = [f for f in state.window if involved[0].i < f.i <= involved[-1].i and f.edited]
         paths = list(dict.fromkeys(p for f in edits for p in f.paths)) or ["files"]
         return (
             f"the agent made {len(edits)} edit(s) ({', '.join(paths[:4])}) and the failure stayed the same: "
             f"{involved[-1].ftext}"
         )
+    if main.kind in ("person_reports", "restart_loop"):
+        return _tried(state, involved, main.kind)
     actions = list(dict.fromkeys(f.action for f in involved))
     if len({f.sig for f in involved}) <= 1:
         return f"the agent repeated the identical action ({involved[-1].action})"
@@ -196,6 +199,21 @@ def _varied(state: MonitorState, main: Signal) -> str:
         f"the agent tried {len(actions)} different actions in {len(involved)} turns "
         f"(tools: {', '.join(f'{t} x{n}' for t, n in tools.most_common())})"
     )
+
+
+def _tried(state: MonitorState, involved: list[TurnFacts], kind: str) -> str:
+    """What the agent tried between the person's reports (from the report the first one answers) or around the
+    restarts: its edits and the other commands it ran (the restarts are named by the evidence already)."""
+    start = involved[0].i
+    if kind == "person_reports":  # the first counted report answers the attempts after the report before it
+        start = next((f.i for f in reversed(state.window) if f.actor == "person" and f.i < start), start)
+    span = [f for f in state.window if start <= f.i <= involved[-1].i and f.actor == "agent"]
+    edits = [f for f in span if f.edited]
+    paths = list(dict.fromkeys(p for f in edits for p in f.paths))
+    runs = list(dict.fromkeys(f.action for f in span if f.kind == "run" and not f.edited and not f.restart))
+    tried = [f"made {len(edits)} edit(s)" + (f" ({', '.join(paths[:4])})" if paths else "")] if edits else []
+    tried += [f"ran {len(runs)} other command(s) (`{runs[0][:80]}`{' ...' if len(runs) > 1 else ''})"] if runs else []
+    return f"the agent {' and '.join(tried)}" if tried else ""
 
 
 def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> str:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Optional
+from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes
+from strict_loop.monitor import outcomes, person, shellwork
 from strict_loop.monitor.toolkinds import classify_tool, step_words, turn_paths
 
 FAILS = re.compile(
@@ -102,12 +102,12 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
         return "check passes"
     if f.asks is not None and f.asks not in {e.asks for e in window}:
         return "a new request"
-    if f.verdict == "fail" and f.actor == "agent":
+    if f.verdict == "fail" and f.actor == "agent" and not f.refused:
         failures = [e for e in window if e.verdict == "fail"]
         if not failures or f.fsig in {e.fsig for e in failures} or set(f.errs) & set(failures[-1].errs):
             return None  # the same failure, or the earlier failure's error still shows: not moved on
         return "different failure"
-    if f.kind in ("write", "person") or f.unknown:
+    if f.kind in ("write", "person") or f.unknown or f.reports:
         return None
     if f.kind == "read" and f.novel:
         return "new lines paged in"
@@ -147,22 +147,56 @@ def _epoch(ts: Optional[str]) -> Optional[float]:
         return None
 
 
-def _outcome(turn: Turn, kind: Kind, failed: bool, line: Optional[str]) -> tuple[Optional[Verdict], Optional[str]]:
+def _outcome(
+    turn: Turn, kind: Kind, failed: bool, line: Optional[str], word: Optional[person.Word]
+) -> tuple[Optional[Verdict], Optional[str]]:
     """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged
     it)."""
-    said = outcomes.person_text(turn.tool, turn.actor, turn.output)
-    if said is not None:
-        verdict, sig = outcomes.person_verdict(said) if said else ("fail", "the person rejected the change")
-        if verdict == "fail" or (verdict == "pass" and turn.actor == "person"):
-            return verdict, sig
+    if word is not None and word.verdict == "fail":
+        return "fail", word.failure or ("the person refused this call" if word.refused else person.SAYS_FAILS)
+    if word is not None and word.verdict == "pass" and turn.actor == "person":
+        return "pass", None
     diag = outcomes.diagnostics(turn.output)
     if diag:
         return "fail", diag
     command = turn.args.get("command")
+    if kind == "run" and isinstance(command, str):
+        remote, failure = outcomes.remote_verdict(command, turn.output)
+        if remote is not None:  # a CI run read back: its own verdict, whatever the reading command's exit code
+            return remote, failure
     if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
         said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
         return ("fail", said) if failed else ("pass", None)
     return None, None
+
+
+def _word(turn: Turn, window: list[TurnFacts]) -> tuple[Optional[person.Word], Optional[str]]:
+    """What the person said in this turn, and its digest; None for words a harness repeats (Cline puts the person's
+    feedback in a tool result and the export has it as the person's own line too): counted once."""
+    spoken = person.spoken(turn.actor, turn.output)
+    if spoken is None:
+        return None, None
+    word = person.read(spoken)
+    said = fp.digest(fp.loose(word.text)) if word.text else None
+    if said is not None and any(e.said == said and e.actor != turn.actor for e in window[-3:]):
+        return None, said
+    return word, said
+
+
+def _reports(
+    word: Optional[person.Word], fsig: Optional[str], sigs: tuple[str, str], kind: Kind, window: list[TurnFacts]
+) -> tuple[int, Optional[str]]:
+    """How much this turn counts as the person's failed check, and the words to quote: a repeat or a complaint of
+    going in circles; a pasted failure they reported before; a refusal of a call (or of an edit of a file) the person
+    refused before. ``sigs``: the call's loose digest and its step."""
+    asig, step = sigs
+    if word is not None and word.refused:  # by the person's words with it, or the same call refused again
+        again = any(e.refused and (e.asig == asig or (kind == "write" and e.step == step)) for e in window)
+        return max(word.weight, int(again)), person.quote(word.text) or None
+    if word is not None and word.verdict == "fail":
+        again = word.weight == 0 and any(e.actor == "person" and e.fsig == fsig for e in window)
+        return (word.weight or int(again)), person.quote(word.text) or None
+    return 0, None  # a call made again that the person let run this time is their approval, not a report
 
 
 def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str], Optional[str], dict[str, str]]:
@@ -214,12 +248,22 @@ def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, st
     return sig, asig, out_digest, lines
 
 
-def _error(turn: Turn, kind: Kind, window: list[TurnFacts]) -> tuple[Optional[str], Optional[str]]:
-    """A failed turn's error line and error fingerprint (either may be None)."""
-    # lines the window's successful turns printed too are not this failure's error (only a failure needs them)
+def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[Optional[str], Optional[str]]:
+    """A failed turn's error line and error fingerprint (either may be None).
+
+    The cause is read from lines that carry one: a line that successful turns printed too is environment noise,
+    and a line the step's previous failure printed too, while this failure prints error lines of its own, is the
+    wrapper around both (``npm error command sh -c next build``, ``Failed to compile.``), whatever the toolchain.
+    """
     ambient = frozenset(d for f in window if not f.failed for d in f.lines)
     line = fp.error_line(turn.output, ambient)
     err = fp.error_fingerprint(turn.output, ambient)
+    before = next((e for e in reversed(window) if e.failed and e.step == step and e.actor == "agent"), None)
+    if before is not None and line is not None and fp.digest(fp.strict(line)) in before.lines and not fp.raised(line):
+        shared = ambient | frozenset(before.lines)
+        own = fp.error_line(turn.output, shared)
+        if own is not None:  # this failure says something its predecessor did not: that is its cause
+            line, err = own, fp.error_fingerprint(turn.output, shared)
     if (
         line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2
     ):  # a one-line failure says what it is
@@ -236,8 +280,10 @@ def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str
     if not said:
         return None, None
     said = _MARKER.sub("", said.strip())  # pytest's 'E   ' is not part of the failure
-    if said == outcomes.PERSON_SAYS_FAILS:
-        last = next((e for e in reversed(window) if e.verdict == "fail" and e.fsig), None)
+    if said == person.SAYS_FAILS:  # the failure the person reported last, else the last failure seen
+        last = next((e for e in reversed(window) if e.actor == "person" and e.fsig), None) or next(
+            (e for e in reversed(window) if e.verdict == "fail" and e.fsig), None
+        )
         if last is not None:
             return last.fsig, last.ftext
     return fp.digest(fp.error_fingerprint(said) or fp.loose(said)), fp.readable(said)
@@ -246,19 +292,20 @@ def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
     """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
-    failed = bool(turn.error) or (turn.exit_code not in (None, 0)) or kind == "invalid"
-    seen: set[str] = set()  # every output line of the window (C-speed updates: this runs on every turn)
-    for f in window:
-        seen.update(f.lines)
-    line, err = _error(turn, kind, window) if failed else (None, None)
-    fclass = fp.classify([turn.output]) if failed else None
+    given = turn.args.get("command")
+    command = given if isinstance(given, str) else ""
+    failed = _failed(turn, kind, command)
+    seen: set[str] = set().union(*(f.lines for f in window))  # every output line of the window
     unknown = outcomes.unknown_content(kind, turn.args, turn.output)
     sig, asig, out_digest, lines = _digests(turn, kind, index, unknown)
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
-    verdict, said = _outcome(turn, kind, failed, line)
+    step = _step(turn, kind, paths, sig)
+    line, err = _error(turn, kind, step, window) if failed else (None, None)
+    fclass = fp.classify([turn.output]) if failed else None
+    word, said_digest = _word(turn, window)
+    verdict, said = _outcome(turn, kind, failed, line, word)
     fsig, ftext = _failure(said if verdict == "fail" else None, window)
-    words = outcomes.person_text(turn.tool, turn.actor, turn.output) if verdict is None else None
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
         i=index,
@@ -266,7 +313,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         kind=kind,
         sig=sig,
         asig=asig,
-        step=_step(turn, kind, paths, sig),
+        step=step,
         out=out_digest,
         lines=lines[-80:],
         novel=bool(new) and len(new) >= min(NOVEL_LINES, len(lines)),
@@ -292,7 +339,8 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None,
         edit=edit,
         undo=undo,
-        asks=fp.digest(fp.loose(words)) if words and words.strip() else None,
+        **_voice(word, said_digest, verdict, fsig, (asig, step), kind, window),
+        **_effects(turn, kind, command),
     )
     f.polls, f.since = _polls(turn, f, window)
     outputs: dict[str, set[str]] = {}
@@ -300,3 +348,38 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         outputs.setdefault(e.sig, set()).add(e.out)
     f.prog = progress(f, window, outputs, len(new))
     return f
+
+
+def _failed(turn: Turn, kind: Kind, command: str) -> bool:
+    """Whether the turn failed: its error flag or exit code, else (no exit code came, as from Codex) what a check
+    printed."""
+    if turn.error or turn.exit_code not in (None, 0) or kind == "invalid":
+        return True
+    unknown = turn.error is None and turn.exit_code is None and bool(command)
+    return unknown and outcomes.reads_failed(command, turn.output)
+
+
+def _voice(
+    word: Optional[person.Word],
+    said: Optional[str],
+    verdict: Optional[Verdict],
+    fsig: Optional[str],
+    sigs: tuple[str, str],
+    kind: Kind,
+    window: list[TurnFacts],
+) -> dict[str, Any]:
+    """The person's word as facts: a new request (``asks``), how much a failed check counts, the words to quote."""
+    reports, quote = _reports(word, fsig, sigs, kind, window)
+    asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
+    return {"asks": asks, "reports": reports, "quote": quote, "said": said, "refused": bool(word and word.refused)}
+
+
+def _effects(turn: Turn, kind: Kind, command: str) -> dict[str, Any]:
+    """What a shell command did besides printing: files written, a restart, a hang."""
+    if not command or kind not in ("run", "write"):
+        return {}
+    return {
+        "writes": shellwork.writes(command),
+        "restart": kind == "run" and shellwork.restarts(command),
+        "hang": kind == "run" and outcomes.hung(turn.output) and not outcomes.waits(command),  # a wait cut off polls
+    }

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Verdict
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import shellwork
 
 VERIFIER = re.compile(
     r"\b(?:test|tests|pytest|py\.test|jest|vitest|mocha|karma|tox|nox|build|compile|tsc|mypy|pyright|lint|eslint|ruff|flake8|"
@@ -25,19 +26,6 @@ VERIFIER = re.compile(
 _CHAIN = re.compile(r"&&|\|\||;|\|")
 _DIAG_HEAD = re.compile(r"New problems detected after saving the file|<workspace_diagnostics>", re.I)
 _DIAG_LINE = re.compile(r"^\s*-\s*\[(?:[\w ]+ )?Error\]\s*(?:Line \d+:)?\s*(?P<msg>.+)$", re.I)
-_FEEDBACK = re.compile(r"<feedback>\s*(?P<text>.*?)\s*</feedback>", re.S | re.I)
-_DENIED = re.compile(r"\bThe user denied this operation\b", re.I)
-COMPLAINT = re.compile(
-    r"\b(?:still|again|same (?:error|issue|problem|thing|result)|(?:does|did|is|was|are)(?:n'?t| not) "
-    r"(?:work|working|fix|fixed|change|changed|help|right)|not working|persists?|broken|nothing "
-    r"(?:changed|happens)|no change|doesn'?t|didn'?t|wrong)\b",
-    re.I,
-)
-"""A person saying the work still fails ("still truncated", "doesn't work, always the same error")."""
-APPROVAL = re.compile(
-    r"\b(?:works(?: now)?|that fixed it|fixed now|perfect|looks good|lgtm|all good|great,? thanks?)\b", re.I
-)
-PERSON_SAYS_FAILS = "the person says it still fails"
 RUNNING = re.compile(
     r"<status>\s*running\s*</status>|\b(?:status|state)\W{0,3}(?:running|in[_ ]progress|pending|queued)\b|"
     r"\bstill (?:running|building|in progress)\b|\bin[_ ]progress\b|\bnot (?:yet )?(?:finished|complete|done)\b|"
@@ -72,11 +60,46 @@ _MISSING = [
     (re.compile(r"'([\w.+\-]+)' is not recognized as an internal or external command"), "program"),
     (re.compile(r"\bENOENT\b.{0,60}?['\"]([^'\"]+)['\"]"), "file"),
     (re.compile(r"(?:can't open file|No such file or directory:?) ['\"]?([\w.+\-/]+)"), "file"),
+    (re.compile(r"([\w.+\-/]{1,300}): No such file or directory"), "file"),
 ]
 
 
 _READER = re.compile(r"^\s*(?:cat|tail|head|less|more|grep|rg|ls|wc|stat|file|find|du|sleep|echo|printf)\b")
 """Programs that only show or wait: ``tail -2 build.log`` reads a log, it does not build."""
+
+
+REMOTE_CHECK = re.compile(
+    r"^\s*(?:gh\s+(?:run\s+(?:view|watch|list)|pr\s+checks)|glab\s+ci\s+(?:view|status|list)|"
+    r"az\s+pipelines\s+runs?\s+show|circleci\b|buildkite-agent\b)"
+)
+"""Commands that read a check run elsewhere (a CI run): their own exit code says the reading worked, their output
+says whether the check passed."""
+_RUN_MARK = re.compile(r"^\s*(?P<mark>X|✗|✓|\*|completed\s+failure|completed\s+success|in_progress|queued)\s", re.M)
+_FAILED_STEP = re.compile(
+    r"^[ \t]+[X✗][ \t]+(?P<step>[^\n]+?)\s*$|^[^\t\n]+\t(?P<logstep>[^\t\n]+)\t.*##\[error\]", re.M
+)
+_STEP_TAIL = re.compile(r" in \d+\w*(?: \(ID \d+\))?$")
+
+
+def remote_verdict(command: str, output: str) -> tuple[Optional[Verdict], Optional[str]]:
+    """A CI run's verdict read from what ``gh run view`` and the like printed, and its failure: ('fail', "CI step
+    'X' failed"), ('pass', None), or (None, None) while it runs or when nothing says. The run's own mark is its first
+    line's (``X``, ``✓``, ``*``); a failed step's log (``--log-failed``) marks its errors ``##[error]``. Both views of
+    one failure name the same step, so they are one failure."""
+    if "gh " not in command and not any(w in command for w in ("glab", "pipelines", "circleci", "buildkite")):
+        return None, None
+    if not any(REMOTE_CHECK.match(part) for part in shellwork.segments(command)):
+        return None, None
+    head, tail = output[:4000], output[-8000:]
+    if running(head):
+        return None, None  # a run still going is polled, not judged
+    found = _RUN_MARK.search(head)
+    mark = found.group("mark") if found else ""
+    if "##[error]" not in tail and mark not in ("X", "✗", "completed failure"):
+        return ("pass", None) if mark in ("✓", "completed success") else (None, None)
+    step = _FAILED_STEP.search(head) or _FAILED_STEP.search(tail)
+    name = (step.group("step") or step.group("logstep") or "") if step else ""
+    return "fail", f"CI step '{_STEP_TAIL.sub('', name.strip())[:120] or 'the run'}' failed"
 
 
 def is_verifier(command: str) -> bool:
@@ -109,35 +132,6 @@ def diagnostics(output: str) -> Optional[str]:
     return None
 
 
-def person_text(turn_tool: str, actor: str, output: str) -> Optional[str]:
-    """What a person said in this turn: a person turn's text, or the feedback an agent's result embeds (Cline)."""
-    if actor == "person":
-        return output
-    m = _FEEDBACK.search(output)
-    if m:
-        return m.group("text")
-    return "" if _DENIED.search(output) else None
-
-
-_PASTED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b:.*")
-"""An error a person pasted into their own words ("still the same error, TypeError: ..."): from its type on."""
-
-
-def person_verdict(text: str) -> tuple[Optional[Verdict], Optional[str]]:
-    """A person's verdict and, for a failure, its signature: the error they pasted, else that it still fails."""
-    line = fp.error_line(text)
-    pasted = _PASTED.search(line) if line is not None else None
-    if line is not None and not pasted and COMPLAINT.search(line) and ":" not in line:
-        line = None  # "still the same error" is the complaint itself, not an error the person pasted
-    if line is not None and (COMPLAINT.search(text) or len(text) > 2 * len(line) or "\n" in text.strip()):
-        return "fail", pasted.group(0) if pasted else line
-    if COMPLAINT.search(text):
-        return "fail", PERSON_SAYS_FAILS
-    if APPROVAL.search(text):
-        return "pass", None
-    return None, None
-
-
 def unknown_content(kind: str, args: dict[str, Any], output: str) -> bool:
     """Whether what the turn did or got is unknown: an export's placeholder, a read that came back empty, a write
     whose text was not kept. Unknown is never 'the same' as anything."""
@@ -145,10 +139,14 @@ def unknown_content(kind: str, args: dict[str, Any], output: str) -> bool:
         return True
     if kind == "read" and not output.strip():
         return True
-    if kind == "write":
-        present = [k for k in _CONTENT_KEYS if k in args]
-        return bool(present) and all(not args[k] for k in present)
+    if "clipped" in args:
+        return True  # the arguments were cut to fit: two such calls are never known to be the same
+    if kind == "write":  # what it wrote: a content key, else a shell command or patch; neither kept is unknown
+        return not any(args.get(k) for k in _CONTENT_KEYS + _COMMAND_KEYS)
     return False
+
+
+_COMMAND_KEYS = ("command", "cmd", "input", "rendered", "old_str", "old_string")
 
 
 _CLIPPED = re.compile(r"\.\.\.\[(?:clipped|truncated) \d+ char|<response clipped>")
@@ -157,6 +155,48 @@ _CLIPPED = re.compile(r"\.\.\.\[(?:clipped|truncated) \d+ char|<response clipped
 def clipped(output: str) -> bool:
     """Whether part of the output was cut (a clipping marker): what was cut is unknown."""
     return "..." in output and bool(_CLIPPED.search(output)) or "<response clipped>" in output
+
+
+HANG = re.compile(
+    r"Command timed out|timed out after|\btimeout expired|timed out waiting|deadline exceeded|"
+    r"\[Request interrupted by user|interrupted by user|^Terminated\b|^Killed\b|\bwas (?:cancelled|canceled)\b",
+    re.I | re.M,
+)
+"""A command that hung and was cut off (a tool's timeout, the person's interrupt)."""
+
+
+def hung(output: str) -> bool:
+    """Whether the output says the command hung and was cut off (read in its last 2,000 characters)."""
+    return bool(HANG.search(output[-2000:]))
+
+
+_FAILED_OUTPUT = re.compile(
+    r"^(?:FAILED\b|FAIL\b|ERROR\b|error(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|Traceback \(most recent call last\)|"
+    r"E\s{2,}\S|\S+:\d+:(?:\d+:)? error\b|BUILD FAILED|BUILD FAILURE|make: \*\*\*)|"
+    r"\b[1-9]\d* (?:failed|failing|errors?)\b|\bexit (?:code|status):? [1-9]",
+    re.M,
+)
+"""What a check prints when it fails, for harnesses that send no exit code (Codex's PostToolUse)."""
+
+
+def reads_failed(command: str, output: str) -> bool:
+    """Whether a command failed, read from what it printed (the last 3,000 characters), for a harness that sends no
+    exit code: a check (tests, a build, a linter) that reports failures, or any command whose last line is an error
+    it raised (``OSError: [Errno 98] Address already in use``, ``fatal: ...``)."""
+    tail = output[-3000:]
+    if is_verifier(command) and _FAILED_OUTPUT.search(tail):
+        return True
+    last = last_line(tail)
+    return fp.raised(last) or bool(_LAST_ERROR.match(last))
+
+
+_LAST_ERROR = re.compile(
+    r"(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|[\w.\-/()]{1,80}: (?:.{0,300}: )?(?:No such file or "
+    r"directory|command not found|Permission denied|cannot access .{0,200}|Is a directory|Not a directory|"
+    r"no matches found.{0,200})$"
+)
+"""A last line that says the command failed, in the words tools print: ``error: ...``, ``ls: x: No such file or
+directory``, ``zsh: command not found: npm``."""
 
 
 def running(output: str) -> bool:

@@ -1,4 +1,6 @@
-"""Recurrence: one failing step retried with varied arguments whose errors come back in a cycle.
+"""Recurrence: what comes back. One failing step retried with varied arguments whose errors come back in a cycle;
+one command failing the same way run after run; the same thing missing again and again; a file put back to an
+earlier version.
 
 A build tried in different orderings fails with error A, then B, C, D, then A
 again: each error alone looks new, but the step is going round in circles and no
@@ -10,11 +12,13 @@ came back after at least one other error, with no file changed in between. Pure:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.restarts import since_strong
 
 MISSING = re.compile(
     r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to "
@@ -49,7 +53,7 @@ def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
         return None
     chain: list[TurnFacts] = []
     for f in reversed(w[-window:]):
-        if f.kind == "write" and not f.failed and f.step != cur.step:
+        if f.edited and not f.failed and f.step != cur.step:
             break  # the code changed: what failed before is not the same attempt
         if f.step != cur.step:
             continue
@@ -70,3 +74,79 @@ def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
     if name is None and all(MISSING.search(e) for e in errors):
         name = "circular dependency"
     return Cycle(turns=[f.i for f in chain], errors=errors, command=cur.action[:80], failure_class=name)
+
+
+def missing_again(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[list[int], str]]:
+    """The same file, module or program missing again and again while the agent varies what it does (an output that
+    never appears, a path looked up from the wrong folder): a success in between does not end it, strong progress
+    does. The missing thing must be the error itself, not a warning printed beside it."""
+    cur = w[-1]
+    name = _named(cur.missing)
+    if name is None or cur.actor != "agent":
+        return None
+    base = name.split(" ", 1)[-1].lower()
+    hits = [
+        f for f in since_strong(w[-window:]) if f.failed and _named(f.missing) == name and base in (f.err or "").lower()
+    ]
+    if len(hits) < repeats or len({f.asig for f in hits}) < 2:
+        return None
+    evidence = f"{cur.missing} was missing {len(hits)} times through {len({f.asig for f in hits})} different action(s)"
+    return [f.i for f in hits], evidence
+
+
+def _named(missing: Optional[str]) -> Optional[str]:
+    """What was missing, by its kind and last path part: ``file docs/a/x.png`` and ``file x.png`` are one file."""
+    if not missing:
+        return None
+    what, _, name = missing.partition(" ")
+    return f"{what} {name.rstrip('/').rsplit('/', 1)[-1]}"
+
+
+def reverted(w: list[TurnFacts], minimum: int) -> Optional[tuple[str, list[TurnFacts], list[TurnFacts]]]:
+    """A file the newest write put back to an earlier version, for at least the ``minimum``-th time (the first revert
+    is a correction; the second is going back and forth): the path, its writes and the reverting ones."""
+    cur = w[-1]
+    for path in cur.paths or [""]:
+        writes = [f for f in w if f.kind == "write" and (not path or path in f.paths)]
+        reverts = [f for k, f in enumerate(writes) if _reverts(f, writes[:k], path)]
+        if reverts and reverts[-1] is cur and len(reverts) >= minimum:
+            return path, writes, reverts
+    return None
+
+
+def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
+    """Whether write ``f`` puts ``path`` back: it swaps an earlier edit's text back, or restores an earlier content (not
+    the latest)."""
+    if f.undo is not None and any(e.edit == f.undo for e in earlier):
+        return True
+    state = f.fstate.get(path)
+    states = [e.fstate[path] for e in earlier if path in e.fstate]
+    return state is not None and len(states) >= 2 and state in states[:-1] and state != states[-1]
+
+
+def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[TurnFacts]]:
+    """The turns from the last one that made progress on (it is the new baseline), and that turn (None if none did)."""
+    for k in range(len(turns) - 1, 0, -1):
+        if turns[k].prog is not None:
+            return turns[k:], turns[k]
+    return turns, None
+
+
+def failing_runs(
+    w: list[TurnFacts], same_error: Callable[[TurnFacts], bool], repeats: int, window: int
+) -> Optional[tuple[list[int], str]]:
+    """One command failing the same way on each of its last ``repeats`` runs since the last progress: its turns and
+    the evidence (what changed between the runs, and which other commands succeeded meanwhile)."""
+    cur = w[-1]
+    runs = since_progress([f for f in w[-window:] if f.sig == cur.sig])[0][-repeats:]
+    if not (cur.kind == "run" and len(runs) == repeats and all(same_error(f) for f in runs)):
+        return None
+    edits = [f for f in w if runs[0].i < f.i < cur.i and f.edited and not f.failed]
+    meanwhile = (
+        f" while {len(edits)} edit(s) between them changed files" if edits else " with no file changed between them"
+    )
+    others = list(dict.fromkeys(f.action for f in w if runs[0].i < f.i < cur.i and f.kind == "run" and not f.failed))
+    if others:  # e.g. installs that succeeded and changed nothing for this command: another environment?
+        meanwhile += f", though {len(others)} other command(s) succeeded between them (`{others[0][:80]}`)"
+    evidence = f"`{cur.action}` failed the same way on each of its last {len(runs)} runs ({cur.etext}){meanwhile}"
+    return [f.i for f in runs], evidence

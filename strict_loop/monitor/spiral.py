@@ -16,32 +16,15 @@ from typing import Optional
 
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
-from strict_loop.monitor import recurrence
+from strict_loop.monitor import person, recurrence, restarts
 from strict_loop.monitor.novelty import facts
+from strict_loop.monitor.recurrence import since_progress
 from strict_loop.monitor.toolkinds import classify_tool, turn_paths
 
 __all__ = ["Signal", "SignalKind", "SpiralDetector", "TurnFacts", "classify_tool", "facts", "turn_paths"]
 
 SAME_ERRORS = frozenset({"repeated_error", "error_cycle"})
 """Two views of the same failures: muting one (a person's resume) mutes both."""
-
-
-def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[TurnFacts]]:
-    """The turns from the last one that made progress on (it is the new baseline), and that turn (None if none did)."""
-    for k in range(len(turns) - 1, 0, -1):
-        if turns[k].prog is not None:
-            return turns[k:], turns[k]
-    return turns, None
-
-
-def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
-    """Whether write ``f`` puts ``path`` back: it swaps an earlier edit's text back, or restores an earlier content (not
-    the latest)."""
-    if f.undo is not None and any(e.edit == f.undo for e in earlier):
-        return True
-    state = f.fstate.get(path)
-    states = [e.fstate[path] for e in earlier if path in e.fstate]
-    return state is not None and len(states) >= 2 and state in states[:-1] and state != states[-1]
 
 
 def _since_written(w: list[TurnFacts]) -> list[TurnFacts]:
@@ -54,6 +37,11 @@ def _since_written(w: list[TurnFacts]) -> list[TurnFacts]:
         if w[k].kind == "write" and set(w[k].paths) & set(cur.paths):
             return w[k + 1 :]
     return w
+
+
+def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
+    """Whether a passing check says nothing of the failing one: a local build passing while a CI run fails."""
+    return (cur.ftext or "").startswith("CI step") and passed.step != cur.step and passed.actor == "agent"
 
 
 def _reset(last: Optional[TurnFacts]) -> str:
@@ -92,6 +80,8 @@ class SpiralDetector:
         ):  # a person who let the loop go on past an error pattern let it go on past its other view too
             muted = muted | SAME_ERRORS
         checks: tuple[Callable[[list[TurnFacts]], Optional[Signal]], ...] = (
+            self.person_reports,
+            self.restart_loop,
             self.same_failure,
             self.identical_calls,
             self.equivalent_outcomes,
@@ -105,7 +95,7 @@ class SpiralDetector:
             self.score_drop,
         )
         if window[-1].polls:  # waiting on a running job is judged by how long, never as a repeated attempt
-            checks = (self.stalled_poll,)
+            checks = (self.restart_loop, self.stalled_poll)
         found = []
         for check in checks:
             signal = check(window)
@@ -172,6 +162,9 @@ class SpiralDetector:
         cur = w[-1]
         if not cur.failed or (cur.err is None and cur.fclass is None):
             return None
+        gone = self._missing_again(w)
+        if gone is not None:
+            return gone
 
         def same_error(f: TurnFacts) -> bool:
             if not f.failed:
@@ -214,30 +207,19 @@ class SpiralDetector:
             evidence=f"{what} {len(same)} times through {actions} different action(s)",
         )
 
-    def _failing_runs(self, w: list[TurnFacts], same_error: Callable[[TurnFacts], bool]) -> Optional[Signal]:
-        """One command failing the same way on each of its last runs (only the runs since the last progress)."""
-        cur = w[-1]
-        runs = since_progress([f for f in w[-self.t.command_window :] if f.sig == cur.sig])[0][
-            -self.t.command_repeats :
-        ]
-        if not (cur.kind == "run" and len(runs) == self.t.command_repeats and all(same_error(f) for f in runs)):
+    def _missing_again(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """The same thing missing again and again through varied actions (``recurrence.missing_again``)."""
+        gone = recurrence.missing_again(w, self.t.error_repeats - 1, self.t.command_window)
+        if gone is None:
             return None
-        edits = [f for f in w if runs[0].i < f.i < cur.i and f.kind == "write" and not f.failed]
-        meanwhile = (
-            f" while {len(edits)} edit(s) between them changed files" if edits else " with no file changed between them"
-        )
-        others = list(
-            dict.fromkeys(f.action for f in w if runs[0].i < f.i < cur.i and f.kind == "run" and not f.failed)
-        )
-        if others:  # e.g. installs that succeeded and changed nothing for this command: another environment?
-            meanwhile += f", though {len(others)} other command(s) succeeded between them (`{others[0][:80]}`)"
-        return Signal(
-            kind="repeated_error",
-            turns=[f.i for f in runs],
-            failure_class=cur.fclass,
-            evidence=f"`{cur.action}` failed the same way on each of its last {len(runs)} runs "
-            f"({cur.etext}){meanwhile}",
-        )
+        return Signal(kind="repeated_error", turns=gone[0], failure_class=w[-1].fclass, evidence=gone[1])
+
+    def _failing_runs(self, w: list[TurnFacts], same_error: Callable[[TurnFacts], bool]) -> Optional[Signal]:
+        """One command failing the same way on each of its last runs (``recurrence.failing_runs``)."""
+        found = recurrence.failing_runs(w, same_error, self.t.command_repeats, self.t.command_window)
+        if found is None:
+            return None
+        return Signal(kind="repeated_error", turns=found[0], failure_class=w[-1].fclass, evidence=found[1])
 
     def file_oscillation(self, w: list[TurnFacts]) -> Optional[Signal]:
         """An edit undone again and again (the first revert is a correction; the second is going back and forth), or
@@ -245,16 +227,15 @@ class SpiralDetector:
         cur = w[-1]
         if cur.kind != "write":
             return None
-        for path in cur.paths or [""]:
-            writes = [f for f in w if f.kind == "write" and (not path or path in f.paths)]
-            reverts = [f for k, f in enumerate(writes) if _reverts(f, writes[:k], path)]
-            if reverts and reverts[-1] is cur and len(reverts) >= self.t.oscillation_reverts:
-                return Signal(
-                    kind="file_oscillation",
-                    turns=[f.i for f in writes if f.i >= reverts[0].i - 1 or f in reverts],
-                    evidence=f"{path or 'the file'} was put back to an earlier version {len(reverts)} times "
-                    f"(turns {', '.join(str(f.i) for f in reverts)}), undoing its own edits",
-                )
+        back = recurrence.reverted(w, self.t.oscillation_reverts)
+        if back is not None:
+            path, writes, reverts = back
+            return Signal(
+                kind="file_oscillation",
+                turns=[f.i for f in writes if f.i >= reverts[0].i - 1 or f in reverts],
+                evidence=f"{path or 'the file'} was put back to an earlier version {len(reverts)} times "
+                f"(turns {', '.join(str(f.i) for f in reverts)}), undoing its own edits",
+            )
         recent = w[-self.t.churn_window :]
         for path in cur.paths:
             touching = [f for f in recent if path in f.paths]
@@ -277,18 +258,19 @@ class SpiralDetector:
         nothing. Counted back to the last passing check (or falling failure count, rising score); a different failure in
         between does not reset it, since the old one came back."""
         cur = w[-1]
-        if cur.verdict != "fail" or cur.fsig is None:
+        if cur.verdict != "fail" or cur.fsig is None or cur.refused:
             return None
         same: list[TurnFacts] = []
         for f in reversed(w[-self.t.failure_window :]):
-            if f.verdict == "pass" or f.prog in ("fewer failures", "higher score"):
+            if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and not _elsewhere(cur, f)):
                 break
-            if f.verdict == "fail" and f.fsig == cur.fsig:
+            if f.verdict == "fail" and f.fsig == cur.fsig and not f.refused:
                 same.append(f)
         same.reverse()
-        if len(same) < self.t.failure_repeats:
-            return None
-        edits = [f for f in w if same[0].i < f.i <= cur.i and f.kind == "write"]
+        edits = [f for f in w if same[0].i < f.i <= cur.i and f.edited and f.actor == "agent"]
+        tried = [a for a, b in zip(same, same[1:], strict=False) if any(a.i < e.i <= b.i for e in edits)]
+        if len(tried) + 1 < self.t.failure_repeats:
+            return None  # the same failure read twice with no edit between (a CI run's two views) is one check
         if len({f.asig for f in edits}) < self.t.failure_edits:
             return None
         paths = list(dict.fromkeys(p for f in edits for p in f.paths))
@@ -307,6 +289,18 @@ class SpiralDetector:
             evidence=f"{who} {len(same)} times ({cur.ftext}) while {len(edits)} edit(s){where} between them did not "
             "change it",
         )
+
+    def person_reports(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """The person says it still fails after the agent's attempts (``person.reports``)."""
+        said = person.reports(w, self.t.person_repeats, self.t.failure_window)
+        return Signal(kind="person_reports", turns=said[0], evidence=said[1]) if said else None
+
+    def restart_loop(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """A restart or redeploy loop with an unchanged outcome, or a step that hangs on every rerun (``restarts``)."""
+        loop = restarts.restart_loop(w, self.t.restart_repeats, self.t.command_window) or restarts.hang_loop(
+            w, self.t.restart_repeats, self.t.command_window
+        )
+        return Signal(kind="restart_loop", turns=loop.turns, evidence=loop.evidence) if loop else None
 
     def stalled_poll(self, w: list[TurnFacts]) -> Optional[Signal]:
         """A running job polled again and again with nothing new: a whisper with wait advice; the ladder climbs only
@@ -378,6 +372,8 @@ class SpiralDetector:
             return None
         if any(f.novel and f.kind in ("run", "read", "search") for f in recent):
             return None
+        if not any(talk[0].i < f.i < talk[-1].i and f.edited for f in recent):
+            return None  # saying it twice while looking is one admission; saying it again after a fix is a spiral
         return Signal(
             kind="self_diagnosis",
             turns=[f.i for f in talk],

@@ -13,6 +13,8 @@ from typing import Any
 
 from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import shellwork
+from strict_loop.monitor.outcomes import is_verifier
 
 WRITE_TOOLS = {
     "edit",
@@ -156,6 +158,8 @@ def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
     if name in SEARCH_TOOLS:
         return "search"
     if command:
+        if shellwork.writes(command) and not is_verifier(command):
+            return "write"  # `sed -i`, a heredoc, `git checkout -- f`: an edit through the shell
         word = command_word(command)
         if word in SEARCH_COMMANDS:
             return "search"
@@ -170,6 +174,8 @@ def turn_paths(turn: Turn) -> list[str]:
         return [p for p in turn.paths if isinstance(p, str)][:20]
     out = [turn.args[k] for k in PATH_KEYS if isinstance(turn.args.get(k), str)]
     command = turn.args.get("command")
+    if not out and isinstance(command, str):
+        out = [p for p in shellwork.writes(command) if not p.startswith("(")]
     if not out and isinstance(command, str) and turn.tool.lower() in ("open", "create"):
         parts = command.split()
         if len(parts) >= 2:

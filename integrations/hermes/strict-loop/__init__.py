@@ -6,7 +6,9 @@ file imports nothing from strict_loop, and it never raises into Hermes: a missin
 or output it cannot read means "nothing to say". Call order per tool call (hermes-agent 0.19
 ``model_tools.handle_function_call``): pre_tool_call, the tool, post_tool_call, transform_tool_result,
 all on one thread; so post_tool_call keeps the whisper the hook printed and transform_tool_result
-appends it to that call's result.
+appends it to that call's result. Before those, post_api_request sees each model response: the text the
+assistant wrote beside its tool calls is kept for the first of them and sent with its post_tool_call
+(``assistant_text``), so the recorded turn carries the agent's own words.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ WORKSPACE = ""  # and here the folder holding .agent-loop/ when the install pins
 TOOL_TIMEOUT_S = 30.0
 VERIFY_TIMEOUT_S = 600.0  # pre_verify runs the task's stop checks
 MAX_PENDING = 64
+MAX_WORDS_CHARS = 100_000  # the hook clips a turn's words to far less; this bounds what one call keeps meanwhile
 _TOP_LEVEL = {"tool_name", "args", "session_id", "parent_session_id"}
 
 
@@ -63,11 +66,34 @@ def _blocked(answer: dict[str, Any]) -> Optional[str]:
     return None
 
 
+def _field(value: Any, name: str) -> Any:
+    """``value.name`` or ``value[name]``: Hermes passes the provider's message object, or a dict."""
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def _message_text(content: Any) -> str:
+    """An assistant message's shown text: its content string, or the text of its content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(t for t in (_field(part, "text") for part in content) if isinstance(t, str))
+    return ""
+
+
+def _keep(store: dict[str, str], key: str, value: str) -> None:
+    """Add to a bounded store (the oldest entry goes first); the caller holds the lock."""
+    while len(store) >= MAX_PENDING:
+        store.pop(next(iter(store)))
+    store[key] = value
+
+
 class _Hooks:
-    """One plugin instance's hooks; ``pending`` holds a whisper between post_tool_call and transform_tool_result."""
+    """One plugin instance's hooks; ``pending`` holds a whisper between post_tool_call and transform_tool_result,
+    ``words`` the assistant's text between post_api_request and its first call's post_tool_call."""
 
     def __init__(self) -> None:
         self.pending: dict[str, str] = {}
+        self.words: dict[str, str] = {}
         self.lock = threading.Lock()
 
     @staticmethod
@@ -81,16 +107,30 @@ class _Hooks:
         except Exception:
             return None
 
+    def post_api_request(self, **kwargs: Any) -> None:
+        """After each model response, before its tools run: keep the text written beside the tool calls."""
+        try:
+            message = kwargs.get("assistant_message")
+            calls = _field(message, "tool_calls") or []
+            text = _message_text(_field(message, "content")).strip()
+            first = _field(calls[0], "id") if isinstance(calls, (list, tuple)) and calls else None
+            if text and isinstance(first, str) and first:
+                with self.lock:
+                    _keep(self.words, first, text[:MAX_WORDS_CHARS])
+        except Exception:
+            return
+
     def post_tool_call(self, **kwargs: Any) -> None:
         try:
+            with self.lock:
+                said = self.words.pop(str(kwargs.get("tool_call_id") or ""), None)
             if kwargs.get("status") == "blocked":  # refused before it ran: not a turn
                 return
-            whisper = _ask("post_tool_call", kwargs, TOOL_TIMEOUT_S).get("whisper")
+            sent = {**kwargs, "assistant_text": said} if said else kwargs
+            whisper = _ask("post_tool_call", sent, TOOL_TIMEOUT_S).get("whisper")
             if isinstance(whisper, str) and whisper.strip():
                 with self.lock:
-                    while len(self.pending) >= MAX_PENDING:
-                        self.pending.pop(next(iter(self.pending)))
-                    self.pending[self._key(kwargs)] = whisper
+                    _keep(self.pending, self._key(kwargs), whisper)
         except Exception:
             return
 
@@ -127,5 +167,12 @@ class _Hooks:
 def register(ctx: Any) -> None:
     """Hermes calls this once when the plugin is enabled (``plugins.enabled`` in config.yaml)."""
     hooks = _Hooks()
-    for name in ("pre_tool_call", "post_tool_call", "transform_tool_result", "pre_llm_call", "pre_verify"):
+    for name in (
+        "post_api_request",
+        "pre_tool_call",
+        "post_tool_call",
+        "transform_tool_result",
+        "pre_llm_call",
+        "pre_verify",
+    ):
         ctx.register_hook(name, getattr(hooks, name))

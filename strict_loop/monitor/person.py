@@ -1,0 +1,195 @@
+"""Reading the person's word: a report that the work still fails, a complaint of going in circles, a refusal, an
+approval, or a request. Pure text functions.
+
+Why apart from ``outcomes``: the person is the one judge every harness has live (Claude Code's and Codex's
+``UserPromptSubmit``, the Hermes plugin, a refusal inside a tool result), and reading them badly costs both ways.
+An instruction that names a failure ("make sure there are no build errors") is not a report of one; a question,
+a request or a new symptom is new direction; only the same problem reported again after an attempt (in new words,
+pasted again, or with "still"/"again"/"not fixed") or a complaint of going in circles is a failed check.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Optional
+
+from strict_loop.model.monitoring import TurnFacts
+from strict_loop.monitor import fingerprint as fp
+
+MAX_PERSON_TEXT = 4000
+"""A person's message is read up to here (a pasted log keeps its head, where people put their words)."""
+
+PLACEHOLDER = re.compile(
+    r"\[(?:Image|Pasted text|File|Screenshot)\b[^\]\n]{0,60}\]|\[Request interrupted by user[^\]\n]{0,60}\]", re.I
+)
+"""What a harness puts where the person's content is not text (a screenshot, a collapsed paste, an interruption)."""
+REFUSAL = re.compile(
+    r"The user denied this operation|The user doesn'?t want to (?:proceed with this tool use|take this action)|"
+    r"tool use was rejected|(?:was|were) (?:rejected|declined|denied) by the user|rejected by (?:the )?user|"
+    r"user (?:declined|rejected|denied|cancelled|canceled) (?:this|the|to)|Permission for this tool use was denied|"
+    r"User denied this command|Command denied by user|rejected by user",
+    re.I,
+)
+"""A refusal the harness reports in a tool's result: the person said no to this very call (Claude Code, Cline,
+Codex, Gemini CLI word it differently)."""
+PERSIST = re.compile(
+    r"\bstill\b(?:[\s,]+\w+){0,3}?[\s,]+(?:fail\w*|broken|errors?|not|\w+n'?t|no|the same|same|shows?|showing|see|"
+    r"seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|\w+ed|an? "
+    r"(?:issue|problem|bug)|cannot|only|zero|0)\b|"
+    r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck) again\b|\bagain (?:the same|fail\w*|"
+    r"broken|errors?|crash\w*|nothing)\b|\bsame (?:error|errors|issue|problem|thing|result|output|behaviou?r|bug|"
+    r"message|exception|failure)\b|\b(?:not|n'?t|never|nothing) (?:been )?(?:fixed|resolved|solved|changed)\b|"
+    r"\bno (?:change|difference)\b|\bas before\b|\bstill\W*$|^\W*(?:still|again)\b|"
+    r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
+    re.I,
+)
+"""Words that say the problem persists after an attempt: a repeat, whatever the words for the problem."""
+CIRCLES = re.compile(
+    r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|(?:doing|done|tried) this "
+    r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking)|stop (?:guessing|"
+    r"speculating)|same mistake)\b",
+    re.I,
+)
+"""The person saying the agent spirals: as telling as two repeats."""
+BROKEN = re.compile(
+    r"\b(?:(?:does|did|is|was|are|were|do)(?:n'?t| not) (?:work|working|load|loading|show|showing|change|help|fix|"
+    r"render|compile|build|run|start|appear)|not (?:working|loading|showing|there|fixed)|broken|fails?|failing|"
+    r"failed|crash(?:es|ed|ing)?|errors?|exception|wrong|nope|no luck|blank|empty|missing|unpopulated|stuck|hangs?)\b",
+    re.I,
+)
+INSTRUCTION = re.compile(
+    r"^\W*(?:please\s+)?(?:make sure|ensure|check (?:that|if|whether)|verify|confirm|remember|don'?t|do not|never|"
+    r"always|avoid|keep|add|implement|create|write|update|build|run|set up|now|next|then|also|let'?s|can you|could "
+    r"you|would you|i want|we need|i need)\b",
+    re.I,
+)
+"""A message that starts by asking for something: a failure it names is what to avoid, not what happened."""
+NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?|failures?|warnings?|issues?)\b", re.I)
+APPROVAL = re.compile(
+    r"\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|perfect|looks good|lgtm|all good|"
+    r"great,? thanks?|thank you|nice,? (?:it )?works)\b",
+    re.I,
+)
+_PASTED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b:.*")
+_FEEDBACK = re.compile(r"<feedback>\s*(?P<text>.*?)\s*</feedback>", re.S | re.I)
+SAYS_FAILS = "the person says it still fails"
+"""The failure signature of a report in the person's own words: the failure they reported before, if any."""
+
+
+_SAID = re.compile(r"(?:the user said|the user provided the following feedback)\W*:?\s*(?P<text>.+)", re.S | re.I)
+
+
+def _feedback(raw: str) -> str:
+    """The person's own words beside a refusal (Cline's ``<feedback>``, Claude Code's "the user said:"), or ''."""
+    m = _FEEDBACK.search(raw) or _SAID.search(raw)
+    return m.group("text").strip() if m else ""
+
+
+def spoken(actor: str, output: str) -> Optional[str]:
+    """What a person said in this turn: a person turn's text, the feedback an agent's result embeds (Cline), or the
+    refusal a harness reports in the result of a call the person said no to; None when the person said nothing."""
+    if actor == "person":
+        return output
+    head = output[:MAX_PERSON_TEXT]
+    found = REFUSAL.search(head)
+    if found:
+        return head[found.start() :]  # the refusal, with any feedback that follows it
+    m = _FEEDBACK.search(head) if "<feedback>" in head.lower() else None
+    return m.group("text") if m else None
+
+
+class Word(NamedTuple):
+    """What one message of the person says about the work."""
+
+    verdict: Optional[str]  # "fail", "pass" or None (a request, a question, a new symptom, nothing readable)
+    weight: int  # how much a failed check counts toward person_reports: 1 a repeat, 2 going in circles, 0 otherwise
+    failure: Optional[str]  # a pasted error (its line), else None
+    text: str  # the words, without placeholders, on one line
+    refused: bool = False
+
+
+def text_of(raw: str) -> str:
+    """The person's words on one line, bounded, with a harness's placeholders (images, interruptions) taken out."""
+    return " ".join(PLACEHOLDER.sub(" ", raw[:MAX_PERSON_TEXT]).split())
+
+
+def read(raw: str) -> Word:
+    """What the person's message says (see the module's docstring for what counts as a failed check)."""
+    if REFUSAL.search(raw[:MAX_PERSON_TEXT]):  # a refusal counts by the words the person gave with it
+        words = _feedback(raw[:MAX_PERSON_TEXT])
+        inner = read(words) if words else Word(None, 0, None, "")
+        return Word("fail", inner.weight, inner.failure, inner.text, refused=True)
+    text = text_of(raw)
+    if not text:
+        return Word(None, 0, None, "")
+    pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
+    head = text[:300]
+    instruction = bool(INSTRUCTION.match(head)) and not PERSIST.search(head)
+    persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
+    if CIRCLES.search(head):
+        return Word("fail", 2, pasted, text)
+    if persists and not instruction and (BROKEN.search(head) or pasted or len(head.split()) <= 12):
+        return Word("fail", 1, pasted, text)
+    if APPROVAL.search(head) and not BROKEN.search(head):
+        return Word("pass", 0, None, text)
+    if pasted and not instruction:
+        return Word("fail", 0, pasted, text)  # a failure they saw: a repeat only if it is the same as before
+    if len(text.split()) <= 4 and PLACEHOLDER.search(raw[:MAX_PERSON_TEXT]):
+        return Word(None, 0, None, "")  # "now this [Image #1]": what they see, which is unknown; no new request
+    return Word(None, 0, None, text)
+
+
+def _pasted_error(raw: str) -> Optional[str]:
+    """An error the person pasted (a multi-line paste's error line, or a typed ``TypeError: ...``)."""
+    line = fp.error_line(raw)
+    if line is None:
+        return None
+    typed = _PASTED.search(line)
+    if typed:
+        return typed.group(0)[:300]
+    if "\n" in raw.strip() and not NEGATED.search(line) and not INSTRUCTION.match(line):
+        return line[:300]
+    return None
+
+
+def quote(text: str, cap: int = 100) -> str:
+    """A person's words as the diagnosis quotes them: the start of the message, cut at a word."""
+    if len(text) <= cap:
+        return text
+    cut = text[:cap]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > cap * 0.6 else cut).rstrip(" ,;:.") + "..."
+
+
+RESETS = ("a new request",)
+"""What ends a run of the person's reports besides their approval: their new request. An agent's check that passes
+does not (the build passing says nothing of what the person sees)."""
+
+
+def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[list[int], str]]:
+    """The person's failed checks closed by the newest turn, counted back to their last approval or new request
+    (reports with no attempt between them count once), when they reach ``repeats``: their turns and the evidence."""
+    cur = w[-1]
+    if not cur.reports:
+        return None
+    counted: list[TurnFacts] = []
+    for f in reversed(w[-window:]):
+        if (f.verdict == "pass" and f.actor == "person") or f.prog in RESETS:
+            break
+        if f.reports:
+            counted.append(f)
+    counted.reverse()
+    attempts = [f for f in w if f.actor == "agent" and (f.edited or f.kind == "run") and not f.reports]
+    groups: list[list[TurnFacts]] = []
+    for f in counted:
+        if groups and not f.refused and not any(groups[-1][-1].i < a.i < f.i for a in attempts):
+            groups[-1].append(f)  # no attempt since the last report: the same report, said twice (a refusal is
+            # an attempt of its own, refused)
+        else:
+            groups.append([f])
+    score = sum(max(g.reports for g in group) for group in groups)
+    if score < repeats or not any(w[-window:][0].i <= a.i < cur.i for a in attempts):
+        return None
+    said = [f"“{f.quote}”" if f.quote else f"refused `{f.action[:60]}`" for f in counted]
+    evidence = f"the person said it still fails {len(groups)} time(s) after attempts: " + "; ".join(dict.fromkeys(said))
+    return [f.i for f in counted], evidence

@@ -1,0 +1,104 @@
+"""What a shell command does to the world besides printing: the files it writes and the processes it restarts.
+
+Why: agents edit through the shell as often as through file tools (Codex has no other way: ``sed -i``, a heredoc,
+``python -c`` writing a file, ``apply_patch``, ``git checkout -- file``), and they restart servers, bots and
+containers to see whether a change took. A detector that sees only file tools calls varied edits "the identical
+action" and misses a kill-and-restart loop. Pure text; the command is read only within ``MAX_COMMAND`` characters.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_COMMAND = 4000
+"""Characters of a command read for its effects (a heredoc's body past this is content, not a command)."""
+
+_SEGMENT = re.compile(r"&&|\|\||;|\n|(?<![>&|])\|(?!\|)")
+_SED_INPLACE = re.compile(r"^\s*(?:sudo\s+)?(?:xargs\s+(?:-\S+\s+)*)?(?:g?sed|perl)\s+(?:-[A-Za-z]*\s+)*-[A-Za-z]*i")
+_REDIRECT = re.compile(r"(?<![\d&<>])>{1,2}\s*(?!&)(['\"]?)([^\s;&|'\"<>]+)\1")
+_WRITER_HEAD = re.compile(r"^\s*(?:cat|echo|printf|envsubst)\b")
+_TEE = re.compile(r"^\s*(?:sudo\s+)?tee\s+(?:-a\s+)?([^\s;&|]+)")
+_GIT_RESTORE = re.compile(
+    r"^\s*git\s+(?:checkout\s+(?:\S+\s+)?--\s+|restore\s+(?:--\S+\s+)*|apply\b|stash\s+(?:pop|apply)\b|"
+    r"reset\s+--hard\b|revert\b|cherry-pick\b)(.*)"
+)
+_PATCH = re.compile(r"^\s*(?:patch\s+-p\d|apply_patch\b)|\*\*\* Begin Patch")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (\S+)", re.M)
+_SCRIPT_WRITE = re.compile(
+    r"^\s*(?:python3?|node|ruby|perl)\b.*(?:open\([^)]{0,200}['\"][wa]\+?['\"]|write_text\(|writeFileSync\(|\.write\()",
+    re.S,
+)
+_MOVE = re.compile(r"^\s*(?:cp|mv|install)\s+(?:-\S+\s+)*\S+\s+(\S+)\s*$")
+_NOT_A_FILE = re.compile(r"^(?:/dev/|/proc/|&)")
+
+RESTART = re.compile(
+    r"^\s*(?:sudo\s+)?(?:\w+=\S*\s+)*(?:kill(?:all)?|pkill|fuser\s+-k|lsof\b.*\bkill\b|xargs\s+(?:-\S+\s+)*kill|"
+    r"systemctl\s+(?:re)?start|service\s+\S+\s+(?:re)?start|supervisorctl\s+(?:re)?start|pm2\s+(?:re)?start|"
+    r"pm2\s+reload|docker(?:-compose|\s+compose)?\s+(?:restart|up|start|run|rm\s+-f|kill)|podman\s+(?:restart|"
+    r"run|start)|kubectl\s+(?:rollout\s+restart|delete\s+pods?|scale|apply)|helm\s+(?:upgrade|install)|"
+    r"(?:fly|flyctl)\s+deploy|vercel\b|netlify\s+deploy|(?:sam|serverless|sls|cdk)\s+deploy|terraform\s+apply|"
+    r"gcloud\s+.*\bdeploy\b|heroku\s+(?:restart|ps:restart)|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:start|dev|serve)\b|"
+    r"nohup\b|uvicorn\b|gunicorn\b|flask\s+run|rails\s+s(?:erver)?\b|\S*manage\.py\s+runserver)"
+)
+"""A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack)."""
+_BACKGROUND = re.compile(r"(?<![&>])&\s*$")
+
+
+def segments(command: str) -> list[str]:
+    """The simple commands of a command line (``cd x && sed -i ... f; pytest``: three), split outside quotes only."""
+    text = command[:MAX_COMMAND]
+    if "'" not in text and '"' not in text:
+        return [s for s in _SEGMENT.split(text) if s.strip()]
+    parts, start, quote = [], 0, ""
+    for k, ch in enumerate(text):  # quotes hide separators: `sed 's|a|b|' f` is one command
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "|;&\n" and not (ch == "&" and text[k - 1 : k] in (">",) or text[k + 1 : k + 2] == ">"):
+            parts.append(text[start:k])
+            start = k + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip() and p.strip() not in ("&", "|")]
+
+
+def writes(command: str) -> list[str]:
+    """The files a shell command writes (at most 20), or [] when it writes none that can be told."""
+    text = command[:MAX_COMMAND]
+    found: list[str] = []
+    if _PATCH.search(text):
+        found += _PATCH_FILE.findall(text) or ["(patch)"]
+    heredoc = "<<" in text
+    if heredoc and _SCRIPT_WRITE.match(text):
+        found.append("(script)")
+    parts = segments(text.split("<<", 1)[0] if heredoc else text)
+    for part in parts:
+        found += _segment_writes(part, heredoc)
+    tee = _TEE.match(parts[-1]) if len(parts) > 1 and _WRITER_HEAD.match(parts[0]) else None
+    if tee:  # `echo x | tee file` writes the file; `pytest | tee log` only keeps what the run printed
+        found.append(tee.group(1))
+    return list(dict.fromkeys(p for p in found if p and not _NOT_A_FILE.match(p)))[:20]
+
+
+def _segment_writes(part: str, heredoc: bool) -> list[str]:
+    """The files one simple command writes."""
+    if _SED_INPLACE.match(part):
+        if part.lstrip().startswith(("xargs", "sudo xargs")):
+            return ["(xargs)"]  # the files come on standard input
+        words = part.split()
+        return [w.strip("'\"") for w in words[-1:] if not w.startswith("-")]
+    if _WRITER_HEAD.match(part) or heredoc:
+        return [m.group(2) for m in _REDIRECT.finditer(part)]
+    restore = _GIT_RESTORE.match(part)
+    if restore:
+        return restore.group(1).split()[:20] or ["(git)"]
+    if _SCRIPT_WRITE.match(part):
+        return ["(script)"]
+    moved = _MOVE.match(part)
+    return [moved.group(1)] if moved else []
+
+
+def restarts(command: str) -> bool:
+    """Whether a command stops, starts or redeploys a long-running thing, or starts one in the background."""
+    text = command[:MAX_COMMAND]
+    return any(RESTART.match(part) or _BACKGROUND.search(part) for part in segments(text))

@@ -1,0 +1,117 @@
+"""The spiral benchmark's pure parts (bench/spiral_bench.py, bench/replay.py): the payloads it builds from a recorded
+turn, the source families, the grid and the leave-one-source-out choice, and one short live replay. Its numbers are
+the benchmark's to report, never asserted here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+import replay  # noqa: E402
+import spiral_bench  # noqa: E402
+
+from strict_loop.model.settings import SpiralThresholds  # noqa: E402
+
+
+def test_families_drop_only_a_split_letter():
+    assert spiral_bench.family("cline_a") == spiral_bench.family("cline") == "cline"
+    assert spiral_bench.family("claude_code_logger_b") == "claude_code_logger"
+    assert spiral_bench.family("sweagent_java_gpt-4o") == "sweagent_java_gpt-4o"
+    assert spiral_bench.family("cline_md_export") == "cline_md_export"
+
+
+def test_grid_names_the_model_lacks_are_skipped(monkeypatch):
+    monkeypatch.setattr(spiral_bench, "GRID", {"error_repeats": (3, 4), "no_such_threshold": (1, 2)})
+    assert spiral_bench.grid_points(SpiralThresholds()) == [{"error_repeats": 3}, {"error_repeats": 4}]
+
+
+def test_each_source_goes_through_its_harness_path():
+    assert replay.replay_for("claude_code_logger_a") is replay.claude_turns
+    assert replay.replay_for("codex_cli") is replay.codex_turns
+    for source in ("cline_a", "cursor", "aider", "gemini_cli", "openhands_claude35"):
+        assert replay.replay_for(source) is replay.append_turns
+
+
+@pytest.mark.parametrize(
+    ("turn", "error"),
+    [
+        ({"tool": "Bash", "output": "Exit code 2\nboom", "error": True}, "Exit code 2\nboom"),
+        ({"tool": "Bash", "output": "boom", "error": True}, "Exit code 1\nboom"),
+        ({"tool": "Bash", "output": "boom", "error": True, "exit_code": 7}, "Exit code 7\nboom"),
+        ({"tool": "Bash", "output": "", "error": True}, "Exit code 1"),
+        ({"tool": "Read", "output": "File does not exist.", "error": True}, "File does not exist."),
+    ],
+)
+def test_a_failed_claude_call_is_post_tool_use_failure(turn, error):
+    payload = replay.claude_payload({"args": {"command": "x"}, **turn}, "toolu_1", {})
+    assert payload["hook_event_name"] == "PostToolUseFailure"
+    assert payload["error"] == error and payload["tool_use_id"] == "toolu_1" and "tool_response" not in payload
+
+
+def test_claude_responses_have_the_shapes_claude_code_sends():
+    bash = replay.claude_payload({"tool": "Bash", "args": {"command": "ls"}, "output": "a", "error": False}, "t", {})
+    assert bash["hook_event_name"] == "PostToolUse"
+    assert bash["tool_response"]["stdout"] == "a" and bash["tool_response"]["interrupted"] is False
+    read = replay.claude_response("Read", {"file_path": "/a.py"}, "     1→x = 1\n     2→y = 2", {})
+    assert read["file"]["content"] == "x = 1\ny = 2" and read["file"]["filePath"] == "/a.py"
+    edit = replay.claude_response("Edit", {"file_path": "/a", "old_string": "x", "new_string": "y"}, "ok", {})
+    assert (edit["oldString"], edit["newString"], edit["structuredPatch"][0]["lines"]) == ("x", "y", ["-x", "+y"])
+    memo: dict = {}
+    replay.claude_response("TodoWrite", {"todos": [{"content": "a"}]}, "", memo)
+    assert replay.claude_response("TodoWrite", {"todos": []}, "", memo)["oldTodos"] == [{"content": "a"}]
+    assert replay.claude_response("mcp__srv__q", {}, "found", {}) == [{"type": "text", "text": "found"}]
+
+
+def test_a_lost_argument_keeps_the_recorded_result_text():
+    """An export that kept no Edit text cannot give Claude Code's response: its recorded result stands in."""
+    assert replay.claude_response("Edit", {"file_path": "/a"}, "updated: 3→x", {}) == "updated: 3→x"
+    assert replay.claude_response("Write", {"rendered": "..."}, "File created", {}) == "File created"
+
+
+def test_codex_calls_as_codex_hands_them_to_a_hook():
+    assert replay.codex_call("shell", {"command": ["bash", "-lc", "ls -l"]}) == ("Bash", {"command": "ls -l"})
+    assert replay.codex_call("exec_command", {"cmd": "pytest"}) == ("Bash", {"command": "pytest"})
+    assert replay.codex_call("apply_patch", {"input": "*** Begin Patch"}) == (
+        "apply_patch",
+        {"command": "*** Begin Patch"},
+    )
+    assert replay.codex_call("mcp__fs__read", {"path": "a"}) == ("mcp__fs__read", {"path": "a"})
+    assert replay.codex_call("update_plan", {"plan": []}) is None
+
+
+def _session(fired_at_points, label):
+    return spiral_bench.Session("c", "s", "t", label, None, [], fired_at_points, None, "", 0)
+
+
+def test_the_choice_is_the_best_f1_within_the_false_alarm_cap():
+    spiral = {"label": "spiral", "stretches": [[5, 5, 9]], "detectable_turn": 5}
+    progress = {"label": "progress"}
+    points = [{"error_repeats": 2}, {"error_repeats": 4}, {"error_repeats": 5}]
+    # point 0 catches everything but alarms on a progress run; points 1 and 2 tie, 1 is the profile's own
+    train = [_session([6, 6, 6], spiral), _session([6, None, None], spiral)]
+    train += [_session([3, None, None], progress)] + [_session([None] * 3, progress) for _ in range(9)]
+    assert spiral_bench.choose(train, points, SpiralThresholds()) == 1
+
+
+def test_a_claude_session_replays_through_the_hooks(tmp_path):
+    turns = [{"turn": 0, "actor": "person", "tool": "user_prompt", "args": {}, "output": "run it", "error": False}]
+    turns += [
+        {"turn": n, "tool": "Bash", "args": {"command": "make"}, "output": "Exit code 2\nno rule", "error": True}
+        for n in range(4)
+    ]
+    turns.append({"turn": 4, "tool": "Edit", "args": {}, "output": "<tool_use_error>not read</tool_use_error>"})
+    turns[1]["thought"] = "Let me build it."
+    live = replay.replay("claude_code_x", turns, tmp_path)
+    assert live.hook_errors == "" and live.unhooked == 1  # the call Claude Code refused before running reaches no hook
+    assert live.numbers == [0, 0, 1, 2, 3] and [t.actor for t in live.turns][:2] == ["person", "agent"]
+    assert live.turns[1].exit_code == 2 and live.turns[1].output == "no rule"
+    lines = [json.loads(line) for line in (tmp_path / "transcript.jsonl").read_text().splitlines()]
+    blocks = [b["type"] for line in lines if line["type"] == "assistant" for b in line["message"]["content"]]
+    assert blocks[:2] == ["text", "tool_use"] and blocks.count("tool_use") == 5
+    first = replay.first_whisper(live.turns, live.settings)  # the pure ladder agrees with the live path
+    assert (None if first is None else live.numbers[first]) == live.fired
