@@ -127,14 +127,14 @@ def variants(name: str, text: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def hostile_turns(only: str) -> list[tuple[str, dict[str, Any]]]:
+def hostile_turns(only: str = "", skip: str = "\0") -> list[tuple[str, dict[str, Any]]]:
     turns = [v for name, text in contents().items() for v in variants(name, text)]
     for name, case in arg_cases().items():
         for failed in (True, False):
             out = "Traceback (most recent call last):\nValueError: bad value" if failed else "done"
             label = f"{name} | agent, {'failing' if failed else 'passing'}"
             turns.append((label, {**case, "output": out, "exit_code": int(failed)}))
-    return [t for t in turns if only.lower() in t[0].lower()]
+    return [t for t in turns if only.lower() in t[0].lower() and skip.lower() not in t[0].lower()]
 
 
 def corpus_turns(root: Path, count: int) -> list[dict[str, Any]]:
@@ -182,9 +182,9 @@ class Paths:
         return evaluate, append, hook
 
 
-def run(corpus: Path, repeat: int, only: str) -> int:
+def run(corpus: Path, repeat: int, only: str, skip: str) -> int:
     ordinary = corpus_turns(corpus, 240)
-    hostile = hostile_turns(only)
+    hostile = hostile_turns(only, skip)
     with tempfile.TemporaryDirectory() as tmp:
         paths = Paths(Path(tmp), ordinary[:40])
         base = [paths.measure(d) for d in ordinary[40:]]
@@ -213,8 +213,9 @@ def main() -> None:
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="a folder of <corpus>/<source>/<run>.jsonl")
     p.add_argument("--repeat", type=int, default=3, help="timings per hostile turn (median)")
     p.add_argument("--only", default="", help="only the turns whose label contains this text")
+    p.add_argument("--skip", default="\0", help="leave out the turns whose label contains this text")
     a = p.parse_args()
-    raise SystemExit(1 if run(a.corpus, a.repeat, a.only) else 0)
+    raise SystemExit(1 if run(a.corpus, a.repeat, a.only, a.skip) else 0)
 
 
 if __name__ == "__main__":

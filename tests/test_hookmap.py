@@ -49,15 +49,30 @@ def test_the_tools_own_time_is_kept_when_the_harness_reports_a_believable_one():
         assert "duration_ms" not in event("claude", "claude_post_tool_use", duration_ms=bad).meta
 
 
-def test_claude_non_bash_tool_output_is_compact_text():
+@pytest.mark.parametrize(
+    ("tool", "response", "output"),
+    [
+        ("Read", {"type": "text", "file": {"filePath": "a.py", "content": "x = 1\n"}}, "x = 1\n"),
+        (
+            "Edit",
+            {"filePath": "a.py", "oldString": "1", "newString": "2", "originalFile": "x = 1\n" * 500},
+            "The file a.py has been updated.",
+        ),
+        (
+            "Write",
+            {"type": "create", "filePath": "b.py", "content": "y", "structuredPatch": []},
+            "The file b.py has been created.",
+        ),
+        ("Glob", {"filenames": ["a.py", "b.py"], "numFiles": 2, "durationMs": 3}, "a.py\nb.py"),
+        ("Grep", {"mode": "content", "content": "a.py:1:x = 1", "numFiles": 1, "numLines": 1}, "a.py:1:x = 1"),
+        ("WebFetch", {"code": 200, "result": "ok"}, '{"code":200,"result":"ok"}'),
+    ],
+)
+def test_claude_tool_output_is_what_the_agent_read_never_the_whole_file_an_edit_carries(tool, response, output):
     e = event(
-        "claude",
-        "claude_post_tool_use",
-        tool_name="Read",
-        tool_input={"file_path": "a.py"},
-        tool_response={"type": "text", "file": {"filePath": "a.py", "content": "x = 1\n"}},
+        "claude", "claude_post_tool_use", tool_name=tool, tool_input={"file_path": "a.py"}, tool_response=response
     )
-    assert payloads.turn_fields(e)["output"] == '{"type":"text","file":{"filePath":"a.py","content":"x = 1\\n"}}'
+    assert payloads.turn_fields(e)["output"] == output
 
 
 def test_claude_failure_carries_only_an_error_string():

@@ -33,7 +33,16 @@ _SECRET_NAME = re.compile(
 _NOT_SECRET = frozenset({"SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO", "KEYTIMEOUT"})
 """Names that match the pattern but hold socket or file paths; masking them would only hide noise."""
 
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@'\"<>]+@")
+_URL_USERINFO = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z0-9+.-]+://)[^\s/?#@'\"<>]+@")
+"""A URL's userinfo, its scheme taken from the start of the run of scheme characters before ``://`` (each run is
+read once: ``\\b[a-z][a-z0-9+.-]*://`` rescanned a run from each of its letters, quadratic on ``a.a.a...@``)."""
+_SCHEME_START = re.compile(r"(?i)\b[a-z]")
+"""Where a scheme may start in that run; with none (``1abc://``, ``_x://``) it is no URL, as before."""
+
+
+def _mask_userinfo(m: re.Match[str]) -> str:
+    scheme = _SCHEME_START.search(m.string, m.start(), m.end(1) - 3)
+    return f"{m.group(1)}{MASK}@" if scheme else m.group(0)
 
 
 def is_project_secret(name: str) -> bool:
@@ -110,4 +119,4 @@ def mask_with(text: str, values: list[str]) -> str:
     hits = [v for v in values if v in text]
     if hits:
         text = re.sub("|".join(map(re.escape, hits)), MASK, text)
-    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text) if "@" in text else text
+    return _URL_USERINFO.sub(_mask_userinfo, text) if "@" in text else text

@@ -182,9 +182,24 @@ def exit_code_in(text: str) -> Optional[int]:
 
 
 def _claude_output(response: Any) -> str:
-    """Bash's stdout and stderr; for other tools a compact text of the response."""
-    if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
+    """What a tool gave back, as the agent reads it: Bash's stdout and stderr, Read's file text, Glob's and Grep's
+    matches, an edit's confirmation (never the whole file Edit's response carries as ``originalFile``); for other
+    tools a compact text of the response."""
+    if not isinstance(response, dict):
+        return compact(response)
+    if "stdout" in response or "stderr" in response:
         return "\n".join(_text(response.get(k)) for k in ("stdout", "stderr") if _text(response.get(k)))
+    file = response.get("file")
+    if isinstance(file, dict) and isinstance(file.get("content"), str):
+        return file["content"]
+    if isinstance(response.get("filePath"), str) and ("structuredPatch" in response or "oldString" in response):
+        verb = "created" if response.get("type") == "create" else "updated"
+        return f"The file {response['filePath']} has been {verb}."
+    if isinstance(response.get("content"), str) and "numFiles" in response:
+        return response["content"]  # Grep's content mode
+    found = response.get("filenames")
+    if isinstance(found, list) and all(isinstance(f, str) for f in found):
+        return "\n".join(found) if found else "No files found"
     return compact(response)
 
 

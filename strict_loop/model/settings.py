@@ -151,7 +151,7 @@ class SpiralThresholds(Strict):
     failure_edits: int = Field(
         2, ge=1, le=20, description="... with at least this many different edits between the first and the last ..."
     )
-    failure_window: int = Field(24, ge=4, le=50, description="... within this many turns, and no passing check between")
+    failure_window: int = Field(28, ge=4, le=50, description="... within this many turns, and no passing check between")
     poll_whisper: int = Field(
         10, ge=2, le=500, description="Unchanged polls of a running job in a row before a whisper (wait advice)"
     )

@@ -58,10 +58,11 @@ SIGNALS: tuple[SignalSpec, ...] = (
     SignalSpec(
         "same_failure",
         "a check (test, build, lint or type-check run, an editor's diagnostics, a person's report) "
-        "failing with the same failure signature 3 times, with 2 or more different edits between, and no passing check",
+        "failing with the same failure signature 3 times with an edit before each repeat (2 or more different edits), "
+        "and no passing check of it",
         "failures that fall or change (TDD); a check that passes; a rising score",
-        "The edits are not reaching the failure: stop editing and find out why it fails (read the whole error and the "
-        "code it names, check that the file you edit is the one that runs), then make one change aimed at that cause.",
+        "Your edits have not changed this failure: stop editing and find out why it fails (read the whole error and "
+        "the code it names; check that what you edit is what runs), then make one change aimed at that cause.",
     ),
     SignalSpec(
         "error_cycle",
@@ -126,7 +127,7 @@ SIGNALS: tuple[SignalSpec, ...] = (
     ),
     SignalSpec(
         "self_diagnosis",
-        "the agent says it is going wrong 2 times in 3 turns with nothing new",
+        "the agent says it is going wrong 2 times in 3 turns, with an edit between and nothing new",
         "an admission followed by a fix",
         "Step back, state what you know and what you have tried, and choose a different approach.",
     ),

@@ -93,14 +93,17 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
 _MARKED_LINE = re.compile(
     r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|--- FAIL: |\u25cf |"
-    r"\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))|\S+[:(]\d+[:,]\d+\)?:? -? ?error \w+\d+:",
+    r"\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))|(?<!\S)\S+[:(]\d+[:,]\d+\)?:? -? ?error \w+\d+:",
     re.I,
 )
+"""Searched, not matched: the compiler branch (``x.cs(3,5): error CS1002:``) may sit anywhere on the line. It starts
+only where a word does (``(?<!\\S)``): any later start in the same word finds the same end, so trying each of them
+cost a long line without spaces (compact JSON) quadratic time, for the same first match."""
 _WRAPPER = re.compile(
     r"failed to solve|did not complete successfully|returned a non-zero (?:code|exit status)|make(?:\[\d+\])?: \*\*\*|"
     r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code|"
     r"could not compile|aborting due to|^Found \d+ errors?\b|^Tests?:\s|^Test Suites:|^FAIL\s*$|^FAIL\t|"
-    r"^FAIL\s+\S+\s+[\d.]+s$|\bexit status \d+$|\d+ errors? generated|^FAILED \((?:failures|errors)=|ELIFECYCLE|"
+    r"^FAIL\s+\S+\s+[\d.]+s$|\bexit status \d+$|(?<!\d)\d+ errors? generated|^FAILED \((?:failures|errors)=|ELIFECYCLE|"
     r"^npm ERR! (?:code|errno|A complete log|Lifecycle|Failed at)|compilation terminated",
     re.I,
 )
@@ -114,9 +117,12 @@ _ERROR_LINE = re.compile(
     re.I,
 )
 _DECORATION = re.compile(
-    r"^[=\-_*#~. ]{3,}[\w ()]{0,40}[=\-_*#~. ]{3,}$|^Traceback \(most recent call "
-    r"last\):$|^\.\.\.\[(?:truncated|clipped)"
+    r"^(?:[=\-_*#~. ]{6,}|[=\-_*#~. ]{3,}(?![=\-_*#~. ])[\w ()]{0,40}(?<![=\-_*#~. ])[=\-_*#~. ]{3,})$|"
+    r"^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)"
 )
+"""A rule (``=====``), a banner (``==== 2 failed in 0.1s ====``), a traceback's head, a clipping marker. The rule runs
+are cut where they end (the lookarounds): ``^R{3,}M{0,40}R{3,}$`` alone, where R and M share the space, tried every
+split of a long line of spaces and rule characters (seconds on one line of 16,000)."""
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Exit|Interrupt|Warning))\b")
 
 

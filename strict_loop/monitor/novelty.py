@@ -25,8 +25,9 @@ from strict_loop.monitor import outcomes, person, shellwork
 from strict_loop.monitor.toolkinds import classify_tool, step_words, turn_paths
 
 FAILS = re.compile(
-    r"(\d+) (?:failed|failing|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I
+    r"(?<!\d)(\d+) (?:failed|failing|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I
 )
+"""A count starts where its digits do: from a later digit the same count ends the same way (quadratic on digits)."""
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
 SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
@@ -336,7 +337,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         fsig=fsig,
         ftext=ftext,
         errs=outcomes.error_digests(turn.output) if verdict == "fail" and turn.actor == "agent" else [],
-        missing=outcomes.missing(turn.output) if failed or verdict == "fail" else None,
+        missing=_missing(line, turn.output) if failed or verdict == "fail" else None,
         edit=edit,
         undo=undo,
         **_voice(word, said_digest, verdict, fsig, (asig, step), kind, window),
@@ -357,6 +358,11 @@ def _failed(turn: Turn, kind: Kind, command: str) -> bool:
         return True
     unknown = turn.error is None and turn.exit_code is None and bool(command)
     return unknown and outcomes.reads_failed(command, turn.output)
+
+
+def _missing(line: Optional[str], output: str) -> Optional[str]:
+    """What a failure says is missing: named by its cause line first (a shell's start-up noise may name another)."""
+    return outcomes.missing(line or "") or outcomes.missing(output)
 
 
 def _voice(

@@ -60,7 +60,7 @@ _MISSING = [
     (re.compile(r"'([\w.+\-]+)' is not recognized as an internal or external command"), "program"),
     (re.compile(r"\bENOENT\b.{0,60}?['\"]([^'\"]+)['\"]"), "file"),
     (re.compile(r"(?:can't open file|No such file or directory:?) ['\"]?([\w.+\-/]+)"), "file"),
-    (re.compile(r"([\w.+\-/]{1,300}): No such file or directory"), "file"),
+    (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): No such file or directory"), "file"),  # from the path's start
 ]
 
 
@@ -74,7 +74,9 @@ REMOTE_CHECK = re.compile(
 )
 """Commands that read a check run elsewhere (a CI run): their own exit code says the reading worked, their output
 says whether the check passed."""
-_RUN_MARK = re.compile(r"^\s*(?P<mark>X|✗|✓|\*|completed\s+failure|completed\s+success|in_progress|queued)\s", re.M)
+_RUN_MARK = re.compile(
+    r"^[^\S\n]*(?P<mark>X|✗|✓|\*|completed\s+failure|completed\s+success|in_progress|queued)\s", re.M
+)
 _FAILED_STEP = re.compile(
     r"^[ \t]+[X✗][ \t]+(?P<step>[^\n]+?)\s*$|^[^\t\n]+\t(?P<logstep>[^\t\n]+)\t.*##\[error\]", re.M
 )
@@ -233,9 +235,9 @@ def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:
         text = args.get(key)
         if not isinstance(text, str):
             continue
-        block = re.search(r"<<<<<<< SEARCH\n(.*?)\n=======\n(.*?)\n>>>>>>> REPLACE", text, re.S)
+        block = _replace_block(text)
         if block:
-            return " ".join(block.group(1).split()), " ".join(block.group(2).split())
+            return " ".join(block[0].split()), " ".join(block[1].split())
         if key == "content":
             continue  # a whole file's text: its '-' lines are a list, not a diff
         minus = [ln[1:] for ln in text.splitlines() if ln.startswith("-") and not ln.startswith("---")]
@@ -243,6 +245,16 @@ def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:
         if minus or plus:
             return " ".join(" ".join(minus).split()), " ".join(" ".join(plus).split())
     return None
+
+
+def _replace_block(text: str) -> Optional[tuple[str, str]]:
+    """The two sides of the first ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` block: what the lazy regex
+    ``SEARCH\\n(.*?)\\n=======\\n(.*?)\\n>>>>>>> REPLACE`` (re.S) finds, by ``str.find`` (the regex retried every later
+    separator from every head when no block closed: cubic time on 15 kB of heads and separators)."""
+    head = text.find("<<<<<<< SEARCH\n")
+    sep = text.find("\n=======\n", head + 15) if head >= 0 else -1
+    end = text.find("\n>>>>>>> REPLACE", sep + 9) if sep >= 0 else -1
+    return (text[head + 15 : sep], text[sep + 9 : end]) if end >= 0 else None
 
 
 _ERRORISH = re.compile(
