@@ -10,10 +10,13 @@ Three paths are timed for each turn: ``ladder.observe`` alone (default ``Monitor
 a window of ordinary corpus turns); the whole ``Workspace.append_event(kind="tool_call")``; and ``record_turn``
 given the raw (unclipped) turn, as a harness hook gives it (masking runs before clipping there). Each hostile
 content is tried as a failing and as a passing agent turn and as a person's message; argument cases only as
-agent turns. Ratios are to the median of the ordinary corpus turns of the same run (the machine is shared).
+agent turns. Ratios are to the median of the ordinary corpus turns of the same run (the machine is shared); the
+corpora keep at most 2,000 characters of an output, so a reference row (corpus outputs joined to 1 MB, clipped like
+any turn) shows what size alone costs, and 'vs ref' what the content costs beyond it.
 
     python bench/adversarial_turns.py                    # ../shared/corpus/*/*/*.jsonl as the ordinary turns
     python bench/adversarial_turns.py --repeat 1 --only json   # a quick look at some cases
+    python bench/adversarial_turns.py --skip "'a.'"            # leave some out (before a fix, a case can take minutes)
 """
 
 from __future__ import annotations
@@ -182,29 +185,47 @@ class Paths:
         return evaluate, append, hook
 
 
+def _medians(paths: Paths, data: dict[str, Any], repeat: int) -> tuple[list[float], float]:
+    """The median of each path over ``repeat`` timings, and the slowest single timing."""
+    samples = [paths.measure(data) for _ in range(repeat)]
+    return [statistics.median(s[k] for s in samples) for k in range(3)], max(max(s) for s in samples)
+
+
 def run(corpus: Path, repeat: int, only: str, skip: str) -> int:
     ordinary = corpus_turns(corpus, 240)
     hostile = hostile_turns(only, skip)
+    joined = "\n".join(d["output"] for d in ordinary if isinstance(d.get("output"), str) and d["output"].strip())
+    reference = variants("corpus outputs joined to 1 MB (reference)", (joined * (MB // max(len(joined), 1) + 1))[:MB])
     with tempfile.TemporaryDirectory() as tmp:
         paths = Paths(Path(tmp), ordinary[:40])
         base = [paths.measure(d) for d in ordinary[40:]]
         medians = [statistics.median(b[k] for b in base) for k in range(3)]
+        spread = [sorted(b[k] for b in base) for k in range(3)]
+        tails = [
+            f"{s[int(0.99 * (len(s) - 1))] / m:.1f}x / {s[-1] / m:.1f}x" for s, m in zip(spread, medians, strict=True)
+        ]
         print(
-            f"ordinary corpus turn (median of {len(base)}): observe {medians[0]:.2f} ms, append_event "
-            f"{medians[1]:.2f} ms, record_turn unclipped {medians[2]:.2f} ms\n"
+            f"ordinary corpus turn (median of {len(base)}; corpus outputs are at most 2,000 characters): observe "
+            f"{medians[0]:.2f} ms, append_event {medians[1]:.2f} ms, record_turn unclipped {medians[2]:.2f} ms\n"
+            f"the ordinary turns' own p99 / max: observe {tails[0]}, append {tails[1]}, hook {tails[2]}\n"
+            "ratios are to the medians; 'vs ref' is observe against the reference row of the same kind (ordinary "
+            "text at the clip size, 16,000 characters): what the content costs beyond its size\n"
         )
-        header = f"{'turn':58}{'observe':>10}{'append':>10}{'hook':>10}   worst ms"
+        header = f"{'turn':58}{'observe':>10}{'append':>10}{'hook':>10}{'vs ref':>8}{'worst ms':>10}"
         print(header + "\n" + "-" * len(header))
+        ref = {}
+        for label, data in reference:
+            ref[label.split(" | ")[1]], _ = _medians(paths, data, repeat)
         flagged = 0
-        for label, data in hostile:
-            samples = [paths.measure(data) for _ in range(repeat)]
-            ratios = [statistics.median(s[k] for s in samples) / medians[k] for k in range(3)]
-            worst = max(max(s) for s in samples)
+        for label, data in reference + hostile:
+            got, worst = _medians(paths, data, repeat)
+            ratios = [got[k] / medians[k] for k in range(3)]
             over = [r > BOUND for r in ratios]
-            flagged += any(over)
+            flagged += any(over) and not label.endswith("(reference)") and "(reference)" not in label
             cells = "".join(f"{r:>9.1f}{'!' if o else ' '}" for r, o in zip(ratios, over, strict=True))
-            print(f"{label[:58]:58}{cells}   {worst:8.1f}", flush=True)
-    print(f"\n{flagged} of {len(hostile)} turns above {BOUND:g}x the ordinary turn on some path (marked !)")
+            own = ref[label.split(" | ")[1]][0]
+            print(f"{label[:58]:58}{cells}{got[0] / own:>8.1f}{worst:>10.1f}", flush=True)
+    print(f"\n{flagged} of {len(hostile)} hostile turns above {BOUND:g}x the ordinary turn on some path (marked !)")
     return flagged
 
 

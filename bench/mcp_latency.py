@@ -11,6 +11,7 @@ tools/list answer for both servers.
 
     python bench/mcp_latency.py               # 2,000 calls of each
     python bench/mcp_latency.py --calls 300 --rounds 1000
+    python bench/mcp_latency.py --spiral-only      # detect_spiral at 100 and 10,000 recorded tool calls
 """
 
 from __future__ import annotations
@@ -107,13 +108,65 @@ async def run(calls: int, rounds: int, workspace: Path) -> None:
     )
 
 
+QUIET = {"thresholds": {"identical_repeats": 20, "equivalent_repeats": 20, "error_repeats": 20, "command_repeats": 20}}
+"""The monitor evaluates every turn but never pauses the seeded task (a paused one refuses nothing we call, but the
+window a real task keeps is what detect_spiral reads)."""
+
+
+async def spiral(turns: int, calls: int, workspace: Path) -> None:
+    """``detect_spiral`` over stdio on a task with 100 recorded tool calls and one with ``turns``, next to the no-op
+    tool: its extra cost per call, and whether it grows with the task's length (it reads a bounded window)."""
+    ws = Workspace(workspace)
+    sample = [
+        {
+            "tool": "Bash",
+            "args": {"command": f"pytest -q tests/test_{k % 7}.py"},
+            "output": f"{k % 3} failed",
+            "exit_code": 1,
+        }
+        if k % 2
+        else {"tool": "Edit", "args": {"file_path": f"src/m{k % 5}.py", "old_string": f"a{k}", "new_string": f"b{k}"}}
+        for k in range(10)
+    ]
+    t0 = time.perf_counter()
+    for task, n in (("short", 100), ("long", turns)):
+        ws.init_state(task_id=task, goal="bench", global_stop_condition="never", monitor=QUIET)
+        for k in range(n):
+            ws.append_event(task_id=task, kind="tool_call", message="t", data=sample[k % len(sample)])
+    print(f"seeded 100 and {turns} tool calls in {time.perf_counter() - t0:.0f}s")
+    timings: dict[str, list[float]] = {"noop": [], "detect_spiral (100)": [], f"detect_spiral ({turns})": []}
+    async with Client(_params(workspace, True)) as noop, Client(_params(workspace, False)) as loop:
+        for i in range(calls + 30):
+            for name, client, tool, args in (
+                ("noop", noop, "noop", {}),
+                ("detect_spiral (100)", loop, "detect_spiral", {"task_id": "short"}),
+                (f"detect_spiral ({turns})", loop, "detect_spiral", {"task_id": "long"}),
+            ):
+                t = time.perf_counter()
+                result = await client.call_tool(tool, args)
+                if result.is_error:
+                    raise SystemExit(f"{tool} failed: {result.content}")
+                if i >= 30:
+                    timings[name].append(time.perf_counter() - t)
+    base = _pct(timings["noop"], 0.5)
+    for name, values in timings.items():
+        print(f"{name:<24}{_pct(values, 0.5):>9.3f} ms p50{_pct(values, 0.5) - base:>+9.3f} ms over the no-op")
+    short, long = _pct(timings["detect_spiral (100)"], 0.5), _pct(timings[f"detect_spiral ({turns})"], 0.5)
+    print(f"detect_spiral at {turns} turns / at 100 turns: {long / short:.2f} (goal <= 1.2; over the no-op <= 1 ms)")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--rounds", type=int, default=10_000, help="rounds recorded before measuring")
+    p.add_argument("--spiral-turns", type=int, default=10_000, help="tool calls on the long task detect_spiral reads")
+    p.add_argument("--spiral-only", action="store_true", help="measure detect_spiral only")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        anyio.run(run, a.calls, a.rounds, Path(tmp))
+        if not a.spiral_only:
+            anyio.run(run, a.calls, a.rounds, Path(tmp))
+    with tempfile.TemporaryDirectory() as tmp:
+        anyio.run(spiral, a.spiral_turns, min(a.calls, 500), Path(tmp))
 
 
 if __name__ == "__main__":

@@ -50,9 +50,10 @@ from strict_loop.model.turns import Turn  # noqa: E402
 from strict_loop.monitor.ladder import observe  # noqa: E402
 
 GRID: dict[str, tuple[Any, ...]] = {
-    "equivalent_repeats": (3, 4, 5),
     "error_repeats": (3, 4, 5),
     "failure_repeats": (2, 3, 4),
+    "person_repeats": (1, 2, 3),
+    "restart_repeats": (2, 3, 4),
 }
 """Thresholds (``SpiralThresholds`` fields) tried by leave-one-source-out; a name the model lacks is skipped."""
 MAX_FA = 0.04

@@ -260,3 +260,16 @@ def test_a_read_only_loop_folder_is_said_plainly_with_exit_2(ws_dir, tmp_path):
             assert out.returncode == 2 and "read-only" in out.stderr and "unexpected" not in out.stderr, out.stderr
     finally:
         subprocess.run(["umount", "-l", str(folder)])
+
+
+def test_event_data_nested_deeper_than_the_interpreter_recurses_is_a_clear_error(tmp_path):
+    from strict_loop import Workspace
+    from strict_loop.base.errors import LoopError
+
+    ws = Workspace(tmp_path)
+    ws.init_state(task_id="t", goal="g", global_stop_condition="c")
+    deep: list = []
+    for _ in range(5000):  # deeper than Python's recursion limit: compact() and str() both recurse
+        deep = [deep]
+    with pytest.raises(LoopError, match="nested more than 64 levels"):
+        ws.append_event(task_id="t", kind="tool_call", message="m", data={"tool": "Bash", "args": {"a": deep}})

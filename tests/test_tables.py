@@ -23,7 +23,7 @@ from strict_loop.loop.operations import Operation
 ME = "test_tables:"  # this module, importable by name (tests/ is on sys.path), for the row's function references
 GEMINI = registry.Harness(
     name="gemini", title="Gemini CLI (fake)", hook_events=(("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
-    turn_fn="strict_loop.harness.readers:claude_turn", words_fn=ME + "words",
+    turn_fn="strict_loop.harness.readers:claude_turn", words_fn=ME + "words", refusals_fn=ME + "refusals",
     prompt_fn="strict_loop.harness.readers:prompt_field",
     context_fn="strict_loop.harness.payloads:hook_specific_context", deny_fn=ME + "deny",
     plan_fn=ME + "plan", default_scope="project", argv_fn=ME + "argv",
@@ -35,6 +35,11 @@ GEMINI = registry.Harness(
 def words(event: Any) -> str:
     """The fake harness says what its agent wrote before the call in the payload itself."""
     return event.payload.get("llm_content", "")
+
+
+def refusals(event: Any) -> list[Any]:
+    """The fake harness names the calls its person refused in the payload too (call id, tool, input, result)."""
+    return [(*refused, "") for refused in event.payload.get("refused", [])]
 
 
 def deny(event: Any, reason: str) -> dict[str, Any]:
@@ -71,6 +76,7 @@ def test_a_fourth_harness_is_one_row_of_the_registry(gemini, tmp_path, monkeypat
         "tool_input": {"command": "pytest -q"},
         "tool_response": {"stdout": "1 failed"},
         "llm_content": "Running the tests once more.",
+        "refused": [["g-1", "Bash", {"command": "rm -rf build"}, "rejected by user"]],
         "session_id": "s1",
         "cwd": str(tmp_path),
     }
@@ -79,6 +85,7 @@ def test_a_fourth_harness_is_one_row_of_the_registry(gemini, tmp_path, monkeypat
     turns = [e for e in events if e["kind"] == "tool_call"]
     assert turns and turns[-1]["data"]["output"] == "1 failed" and turns[-1]["data"]["hook"]["harness"] == "gemini"
     assert turns[-1]["data"]["thought"] == "Running the tests once more."  # the row's words_fn gave the agent's words
+    assert [t["data"]["args"] for t in turns] == [{"command": "rm -rf build"}, {"command": "pytest -q"}]  # refusals_fn
 
     assert install.plan("gemini", None, tmp_path).notes == [f"fake plan: project {tmp_path.name} install=True"]
     wiring = headless.wire("gemini", "gemini-bin", "do it", tmp_path, "t", tmp_path / "scratch", env={})

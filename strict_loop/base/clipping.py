@@ -39,7 +39,10 @@ def compact(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (TypeError, ValueError, RecursionError):
-        return str(value)
+        try:
+            return str(value)
+        except RecursionError:  # nested deeper than the interpreter recurses: its shape says nothing worth keeping
+            return f"[a {type(value).__name__} nested too deep to show]"
 
 
 def bounded_args(args: dict[str, Any], cap: int = MAX_ARGS_CHARS) -> dict[str, Any]:

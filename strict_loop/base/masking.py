@@ -119,4 +119,4 @@ def mask_with(text: str, values: list[str]) -> str:
     hits = [v for v in values if v in text]
     if hits:
         text = re.sub("|".join(map(re.escape, hits)), MASK, text)
-    return _URL_USERINFO.sub(_mask_userinfo, text) if "@" in text else text
+    return _URL_USERINFO.sub(_mask_userinfo, text) if "@" in text and "://" in text else text

@@ -334,25 +334,23 @@ def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
 def _after_tool(
     event: HookEvent, root: Path, supervision: TaskMonitor, env: Mapping[str, str], fields: dict[str, Any]
 ) -> Optional[dict[str, Any]]:
-    """Record a turn (a tool call, or what the person typed) and say what the monitor has to say about it."""
-    from strict_loop.loop.recording import record_turn
+    """Record a turn (a tool call, or what the person typed), after the calls the person refused before it (which
+    reach no post-tool hook), and say what the monitor has to say about them."""
+    from strict_loop.loop.recording import record_turn, record_turns
 
-    store = supervision.store
-    recorded = record_turn(
-        store,
-        root,
-        f"{fields['tool']} ({event.harness} {event.name})",
-        fields,
-        event.meta,
-        supervision.settings(),
-        env=env,
-    )
-    if recorded.pause:  # the paused session stays this task's, even once other tasks run beside it
+    store, refused = supervision.store, payloads.refused_turns(event)
+    try:  # each refused call once, whichever hook finds it first
+        done = record_turns(store, root, refused, supervision.settings(), env, once=True) if refused else []
+    except Exception as exc:  # noqa: BLE001 (the refusals must not cost this turn)
+        _log(store.paths.root, event.harness, event.name, f"refused calls: {type(exc).__name__}: {exc}", env)
+        done = []
+    message = f"{fields['tool']} ({event.harness} {event.name})"
+    done.append(record_turn(store, root, message, fields, event.meta, supervision.settings(), env=env))
+    if any(r.pause for r in done):  # the paused session stays this task's, even once other tasks run beside it
         gates.bind(root / MANAGER_DIR, event, store.task_id)
-    said = [recorded.pause or ""] + [
-        f"[strict-loop monitor] {text}" for text in (recorded.whisper, recorded.notice) if text
-    ]
-    text = "\n".join(t for t in said if t)
+    said = [r.pause for r in done if r.pause]
+    said += [f"[strict-loop monitor] {text}" for r in done for text in (r.whisper, r.notice) if text]
+    text = "\n".join(said)
     return payloads.context_output(event, text) if text else None
 
 

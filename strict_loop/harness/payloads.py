@@ -83,6 +83,7 @@ class HookEvent(NamedTuple):
     cwd: str
     stop_hook_active: bool
     payload: dict[str, Any]
+    memo: dict[str, Any]  # what one reader of this call read for the others (the transcript's tail: read once)
 
     @property
     def session_key(self) -> str:
@@ -117,6 +118,7 @@ def parse_event(harness: str, payload: dict[str, Any]) -> HookEvent:
         cwd=_text(payload.get("cwd")),
         stop_hook_active=payload.get("stop_hook_active") is True,
         payload=payload,
+        memo={},
     )
 
 
@@ -135,17 +137,40 @@ def own_tool(name: str) -> Optional[str]:
 
 def turn_fields(event: HookEvent) -> dict[str, Any]:
     """The ``Turn`` fields of a post-tool event (``tool``, ``args``, ``output``, ``error``, ``exit_code``)."""
-    args = (
-        event.tool_input
-        if isinstance(event.tool_input, dict)
-        else ({} if event.tool_input is None else {"input": event.tool_input})
-    )
-    fields: dict[str, Any] = {"tool": event.tool or "unknown", "args": bounded_args(args)}
+    fields: dict[str, Any] = {"tool": event.tool or "unknown", "args": _args(event.tool_input)}
     fields.update(resolve(get(event.harness).turn_fn)(event))
     said = agent_words(event)
     if said:
         fields["thought"] = said  # clipped and masked with the rest of the turn when it is recorded
     return fields
+
+
+def _args(value: Any) -> dict[str, Any]:
+    """A call's input as a turn's ``args`` (an object; anything else under ``input``), bounded."""
+    return bounded_args(value if isinstance(value, dict) else ({} if value is None else {"input": value}))
+
+
+def refused_turns(event: HookEvent) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """The calls the person refused since the last one that ran (``Harness.refusals_fn``), as turns to record before
+    this event's own, oldest first: ``(message, fields, meta)``, the meta naming the refused call's id, by which it is
+    recorded once (``recording.record_turns(once=True)``). The loop's own tools are left out, as their calls are;
+    a reader's failure gives none: the refusals must never cost this event's turn."""
+    ref = get(event.harness).refusals_fn
+    out: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    try:
+        for call_id, tool, args, output, thought in resolve(ref)(event) if ref else ():
+            name = _text(tool)[:200] or "unknown"
+            if not (isinstance(call_id, str) and call_id) or own_tool(name) is not None:
+                continue
+            fields = {"tool": name, "args": _args(args), "output": _text(output), "error": True}
+            if isinstance(thought, str) and thought:
+                fields["thought"] = thought
+            meta = {"harness": event.harness, "event": event.name, "session_id": event.session_id}
+            meta.update(tool_use_id=call_id[:200], source="transcript")
+            out.append((f"{name} ({event.harness} refused by the person)", fields, meta))
+    except Exception:  # noqa: BLE001 (a damaged transcript or a reader's bug: no refusals, the turn goes on)
+        return []
+    return out
 
 
 def agent_words(event: HookEvent) -> str:

@@ -1,11 +1,11 @@
-"""Each harness's readers of one hook call: what a tool call returned, what the person typed, and the agent's own
-words before the call (the turn's ``thought``).
+"""Each harness's readers of one hook call: what a tool call returned, what the person typed, the agent's own words
+before the call (the turn's ``thought``) and the calls the person refused before it.
 
 Why apart from ``payloads``: these change when a harness changes what it writes (a payload field, a transcript
-line); the hook formats and answers do not. The words come from where each harness keeps them (issue 24): Claude
-Code and Codex write every assistant text to a JSONL transcript whose path every hook payload names, read here from
-its last ``MAX_TAIL_BYTES`` only; the Hermes plugin passes the assistant message's text beside the call. Standard
-library only: the hook's fast path may load this.
+line); the hook formats and answers do not. Claude Code and Codex keep the words and the refused calls (which reach
+no post-tool hook: the call never ran) only in the JSONL transcript every hook payload names, read here from its
+last ``MAX_TAIL_BYTES``, once per hook call; the Hermes plugin passes the words beside the call, and its tool
+returns a refusal as its result. Standard library only: the hook's fast path may load this.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from strict_loop.base.clipping import compact
 from strict_loop.base.fsio import Unreadable, read_tail
@@ -22,14 +23,45 @@ from strict_loop.base.fsio import Unreadable, read_tail
 if TYPE_CHECKING:
     from strict_loop.harness.payloads import HookEvent
 
-MAX_TAIL_BYTES = 256 << 10
-"""The most of a transcript read for one call's words: its end, where the call was written a moment ago. One
-``pread`` whatever the file's size; only the lines after the previous call are parsed."""
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
+MAX_TAIL_BYTES = 256 << 10
+"""The most of a transcript read for one hook call: its end, where the call was written a moment ago. One ``pread``
+whatever the file's size; only the lines after the previous call (for refusals: the last call that ran) are parsed."""
 
 Item = tuple[str, str]
 """One thing a transcript line holds, in order: ("text", the agent's words), ("call", its id) or ("stop", "") (a
 person's message: what the agent wrote before it was not about this call)."""
+Step = tuple[str, str, str, Any]
+"""What a transcript line says about calls, in order: ("call", id, tool, arguments), ("ran", id, "", None) (a result
+that is not a refusal: the call ran, or a hook refused it) or ("refused", id, the refusal text, None)."""
+ItemsOf = Callable[[Any], list[Item]]  # a decoded line -> its items
+StepsOf = Callable[[Any], list[Step]]
+Markers = tuple[bytes, ...]  # a line holding none of these has no items, and is not parsed
+_CLAUDE_TEXT, _CODEX_TEXT = (b'"assistant"', b'"user"'), (b'"response_item"',)  # the lines the words' items are on
+MAX_REFUSALS = 20
+"""The most refused calls one hook call records (the newest): a transcript of nothing but refusals costs no more."""
+CLAUDE_REFUSED = "The user doesn't want to proceed with this tool use."
+"""How Claude Code 2.1.331's result of a call the person refused begins (then why, and their words if they gave
+some); its line also says ``toolDenialKind: "user-rejected"``."""
+_CODEX_REFUSED = re.compile(
+    r'(?:[\w .-]{1,60}: )?(?:CreateProcess \{ message: "Rejected\(\\"rejected by user\\"\)" \}|'
+    r"(?:patch|exec command|command) rejected by user|user rejected MCP tool call)"
+)
+"""Codex 0.169.0's whole output of a call the person declined (``exec_command failed: CreateProcess { message:
+"Rejected(\\"rejected by user\\")" }``, ``patch rejected by user``, ...): matched whole, so that a command whose output
+quotes these words is not taken for a refusal."""
+_SHELL_CALLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec"})
+"""Codex's shell tools, which its hooks name ``Bash`` with ``{"command": ...}`` (codex-rs ``HookToolName::bash``)."""
+
+
+class Refusal(NamedTuple):
+    """A call the person refused, read from the transcript: recorded as a turn of its own (``error``: true)."""
+
+    call_id: str
+    tool: str  # as the harness's hooks name it, so that the same call made again compares equal
+    args: Any
+    output: str  # the refusal, with the person's words when they typed some
+    thought: str = ""  # what the agent wrote before the call
 
 
 def prompt_field(event: HookEvent) -> str:
@@ -67,22 +99,9 @@ def hermes_turn(event: HookEvent) -> dict[str, Any]:
     return _hermes_result(event.payload.get("extra"))
 
 
-def claude_words(event: HookEvent) -> str:
-    """Claude Code: the ``text`` blocks of the assistant lines between the previous ``tool_use`` and this call's.
-
-    Claude Code writes one transcript line per content block (2.1.331), all of one message with the same
-    ``message.id``; a ``thinking`` block is not shown text and is left out; a subagent's lines
-    (``isSidechain``) are not this agent's words."""
-    return transcript_words(event.payload, _claude_items, (b'"assistant"', b'"user"'))
-
-
-def codex_words(event: HookEvent) -> str:
-    """Codex: the ``output_text`` of the assistant ``message`` items between the previous call and this one.
-
-    A ``reasoning`` item's summary is left out: it is the model's reasoning, written only when the configuration
-    asks for summaries (and for no model of every provider), not the words the agent addressed to the person; so
-    the same agent gives the same thought whatever that setting, as Claude's ``thinking`` blocks are left out too."""
-    return transcript_words(event.payload, _codex_items, (b'"response_item"',))
+def no_refusals(event: HookEvent) -> list[Refusal]:
+    """Hermes: none to read. Its tool itself returns the refusal, so ``post_tool_call`` records it as any result."""
+    return []
 
 
 def hermes_words(event: HookEvent) -> str:
@@ -91,27 +110,68 @@ def hermes_words(event: HookEvent) -> str:
     return _text(extra.get("assistant_text")) if isinstance(extra, dict) else ""
 
 
-def transcript_words(payload: dict[str, Any], items_of: Callable[[Any], list[Item]], markers: tuple[bytes, ...]) -> str:
-    """The agent's text between the call ``payload["tool_use_id"]`` and the call (or the person's message) before it,
-    read from the tail of the JSONL file ``payload["transcript_path"]``; "" when the call is not in that tail.
+def claude_words(event: HookEvent) -> str:
+    """Claude Code: the ``text`` blocks of the assistant lines between the previous ``tool_use`` and this call's.
+
+    Claude Code writes one transcript line per content block (2.1.331), all of one message with the same
+    ``message.id``; a ``thinking`` block is not shown text and is left out; a subagent's lines
+    (``isSidechain``) are not this agent's words."""
+    return transcript_words(event, _claude_items, _CLAUDE_TEXT)
+
+
+def codex_words(event: HookEvent) -> str:
+    """Codex: the ``output_text`` of the assistant ``message`` items between the previous call and this one.
+
+    A ``reasoning`` item's summary is left out: it is the model's reasoning, written only when the configuration
+    asks for summaries (and for no model of every provider), not the words the agent addressed to the person; so
+    the same agent gives the same thought whatever that setting, as Claude's ``thinking`` blocks are left out too."""
+    return transcript_words(event, _codex_items, _CODEX_TEXT)
+
+
+def claude_refusals(event: HookEvent) -> list[Refusal]:
+    """Claude Code: the ``tool_result`` lines of calls the person refused (``toolDenialKind: "user-rejected"``, or a
+    result that begins ``CLAUDE_REFUSED``), each with its ``tool_use``'s name and input. A subagent's are left out."""
+    return transcript_refusals(event, _claude_steps, (b'tool_use"', b'"tool_result"'), (_claude_items, _CLAUDE_TEXT))
+
+
+def codex_refusals(event: HookEvent) -> list[Refusal]:
+    """Codex: the ``function_call_output`` (or ``custom_tool_call_output``) items whose whole output is a refusal,
+    each with its call item's tool and arguments as Codex's hooks name them."""
+    return transcript_refusals(event, _codex_steps, (b'_call"', b'_output"'), (_codex_items, _CODEX_TEXT))
+
+
+def transcript_lines(event: HookEvent) -> list[bytes]:
+    """The lines of the last ``MAX_TAIL_BYTES`` of the JSONL file ``transcript_path`` names (a first line the window
+    cuts left out), read once per hook call: the words and the refusals both come from ``event.memo``.
+
+    [] unless the path is absolute and ends in ``.jsonl`` (a transcript's name: nothing else is read) and a regular
+    file is there (a FIFO, a device or a link is never opened), and on any failure to read it."""
+    if "tail" not in event.memo:
+        path, lines = event.payload.get("transcript_path"), []
+        if isinstance(path, str) and os.path.isabs(path) and path.endswith(".jsonl"):
+            try:
+                data, whole = read_tail(path, MAX_TAIL_BYTES)
+                lines = data.split(b"\n")[0 if whole else 1 :]
+            except (OSError, Unreadable, ValueError):
+                lines = []
+        event.memo["tail"] = lines
+    return event.memo["tail"]
+
+
+def transcript_words(event: HookEvent, items_of: ItemsOf, markers: Markers, call_id: Optional[str] = None) -> str:
+    """The agent's text between the call ``call_id`` (default: the payload's ``tool_use_id``) and the call (or the
+    person's message) before it, read from the transcript's tail (``transcript_lines``); "" when the call is not in it.
 
     ``items_of`` turns one decoded line into its items; a line holding none of ``markers`` has none and is not
-    parsed. Any failure (no such file, a FIFO or a device there, a torn or garbage line) means fewer words, never
-    an error: the first line of a tail is cut, and a line being appended does not parse.
+    parsed. Any failure (no such file, a torn or garbage line) means fewer words, never an error: the first line of
+    a tail is cut, and a line being appended does not parse.
     """
-    call_id, path = payload.get("tool_use_id"), payload.get("transcript_path")
-    if not (isinstance(call_id, str) and call_id and isinstance(path, str)):
+    call_id = event.payload.get("tool_use_id") if call_id is None else call_id
+    if not (isinstance(call_id, str) and call_id):
         return ""
-    if not (os.path.isabs(path) and path.endswith(".jsonl")):
-        return ""  # a transcript is a .jsonl file at an absolute path; nothing else is read
-    try:
-        data, whole = read_tail(path, MAX_TAIL_BYTES)
-    except (OSError, Unreadable, ValueError):
-        return ""
-    lines = data.split(b"\n")
     needle, found = json.dumps(call_id).encode(), False
     said: list[str] = []
-    for raw in reversed(lines if whole else lines[1:]):
+    for raw in reversed(transcript_lines(event)):
         if not (any(m in raw for m in markers) if found else needle in raw):
             continue  # cheaper than parsing it: a line without these holds none of the items wanted
         items = items_of(_decoded(raw))
@@ -126,12 +186,49 @@ def transcript_words(payload: dict[str, Any], items_of: Callable[[Any], list[Ite
     return _joined(said) if found else ""
 
 
-def _claude_items(entry: Any) -> list[Item]:
+def transcript_refusals(
+    event: HookEvent, steps_of: StepsOf, markers: Markers, words: tuple[ItemsOf, Markers]
+) -> list[Refusal]:
+    """The calls the person refused since the last call that ran, oldest first (at most ``MAX_REFUSALS``), from the
+    transcript's tail, each with the agent's words before it (``words``: ``transcript_words``'s two arguments).
+
+    Why "since the last call that ran": that call's own post-tool hook recorded a turn, and the hook after a refusal
+    (the next call's, or the person's next message) recorded the refusals before it; so older ones are on record or
+    from before the loop. A hook finds a refusal again until a call runs: the recorder skips it then (by its id).
+    ``steps_of`` turns one decoded line into its steps; a line holding none of ``markers`` is not parsed.
+    """
+    pending: dict[str, str] = {}
+    found: list[Refusal] = []
+    ran = False
+    for raw in reversed(transcript_lines(event)):
+        if (ran and not pending) or len(found) >= MAX_REFUSALS:
+            break
+        if not any(m in raw for m in markers):
+            continue
+        for kind, call_id, text, args in reversed(steps_of(_decoded(raw))):
+            if kind == "refused" and call_id and not ran:
+                pending.setdefault(call_id, text)
+            elif kind == "ran":
+                ran = True
+            elif kind == "call" and call_id in pending:
+                said = transcript_words(event, *words, call_id=call_id)
+                found.append(Refusal(call_id, text, args, pending.pop(call_id), said))
+    return found[::-1]
+
+
+def _claude_blocks(entry: Any) -> list[dict[str, Any]]:
+    """The content blocks of a line of this agent's (a subagent's lines, ``isSidechain``, have none)."""
     if not isinstance(entry, dict) or entry.get("isSidechain") is True:
         return []
     message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None
-    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _claude_items(entry: Any) -> list[Item]:
+    if not isinstance(entry, dict) or entry.get("isSidechain") is True:
+        return []
+    blocks = _claude_blocks(entry)
     if entry.get("type") == "user":  # a tool's result comes after its call: skipped; a person's message stops
         return [] if any(b.get("type") == "tool_result" for b in blocks) else [("stop", "")]
     if entry.get("type") != "assistant":
@@ -162,6 +259,65 @@ def _codex_items(entry: Any) -> list[Item]:
     if isinstance(kind, str) and kind.endswith("_call"):  # function_call, custom_tool_call, local_shell_call, ...
         return [("call", _text(item.get("call_id")) or _text(item.get("id")))]
     return []  # reasoning, a call's output, a developer message
+
+
+def _claude_steps(entry: Any) -> list[Step]:
+    blocks = _claude_blocks(entry)
+    kind = entry.get("type") if blocks else None
+    if kind == "assistant":
+        return [
+            ("call", _text(b.get("id")), _text(b.get("name")), b.get("input"))
+            for b in blocks
+            if _text(b.get("type")).endswith("tool_use")
+        ]
+    denial = entry.get("toolDenialKind") if kind == "user" else None
+    out: list[Step] = []
+    for block in blocks if kind == "user" else ():
+        if block.get("type") != "tool_result":
+            continue
+        text = _content_text(block.get("content"))
+        if denial == "user-rejected" or text.lstrip().startswith(CLAUDE_REFUSED):
+            out.append(("refused", _text(block.get("tool_use_id")), text.strip() or CLAUDE_REFUSED, None))
+        elif denial is None:  # another denial (a classifier's) is neither a run nor the person's refusal
+            out.append(("ran", _text(block.get("tool_use_id")), "", None))
+    return out
+
+
+def _codex_steps(entry: Any) -> list[Step]:
+    item = entry.get("payload") if isinstance(entry, dict) and entry.get("type") == "response_item" else None
+    kind = _text(item.get("type")) if isinstance(item, dict) else ""
+    if isinstance(item, dict) and kind.endswith("_call_output"):  # function_call_output, custom_tool_call_output
+        text = _content_text(item.get("output")).strip()
+        return [("refused" if _CODEX_REFUSED.fullmatch(text) else "ran", _text(item.get("call_id")), text, None)]
+    if isinstance(item, dict) and kind.endswith("_call"):
+        return [("call", _text(item.get("call_id")) or _text(item.get("id")), *_codex_call(item))]
+    return []
+
+
+def _codex_call(item: dict[str, Any]) -> tuple[str, Any]:
+    """A call item's tool and arguments as Codex's hooks name them: a shell call ``Bash`` ``{"command": ...}``, a patch
+    ``apply_patch`` ``{"command": <the patch>}``, any other tool its own name and arguments."""
+    name, raw = _text(item.get("name")), item.get("arguments", item.get("input"))
+    if item.get("type") == "local_shell_call":
+        name, raw = "local_shell", item.get("action")
+    decoded = _decoded(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else raw
+    args = decoded if isinstance(decoded, dict) else ({"input": raw} if isinstance(raw, str) else {})
+    if name in _SHELL_CALLS:
+        command = args.get("cmd", args.get("command"))
+        if isinstance(command, list):
+            command = shlex.join(str(word) for word in command)
+        return "Bash", {"command": _text(command)}
+    if name == "apply_patch":
+        return name, {"command": _text(args.get("input"))}
+    return name, args
+
+
+def _content_text(content: Any) -> str:
+    """A result's text: a string, or the ``text`` of its content blocks."""
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "\n".join(_text(p.get("text")) for p in parts if isinstance(p, dict) and _text(p.get("text")))
 
 
 def _decoded(raw: bytes) -> Any:

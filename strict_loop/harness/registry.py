@@ -33,6 +33,8 @@ class Harness(NamedTuple):
     hook_events: tuple[tuple[str, Optional[str], int], ...]  # (event, matcher, timeout) the installer registers
     turn_fn: str  # HookEvent -> the Turn fields of a post-tool event (output, error, exit code)
     words_fn: str  # HookEvent -> what the agent wrote before this call (the Turn's thought); "" names none
+    refusals_fn: str  # HookEvent -> the calls the person refused since the last one that ran (readers.Refusal),
+    # each recorded as a turn before this event's own: those no post-tool hook reports; "" names none
     prompt_fn: str  # HookEvent -> what the person typed (a prompt event), recorded as a person's turn
     context_fn: str  # (HookEvent, text) -> hook output that puts text beside the tool result
     deny_fn: str  # (HookEvent, reason) -> hook output that refuses the tool call about to run
@@ -74,7 +76,8 @@ _P, _R, _I, _H, _S = (
 HARNESSES: dict[str, Harness] = {
     "claude": Harness(
         name="claude", title="Claude Code", hook_events=CLAUDE_EVENTS,
-        turn_fn=_R + "claude_turn", words_fn=_R + "claude_words", prompt_fn=_R + "prompt_field",
+        turn_fn=_R + "claude_turn", words_fn=_R + "claude_words", refusals_fn=_R + "claude_refusals",
+        prompt_fn=_R + "prompt_field",
         context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
         plan_fn=_I + "plan_claude", default_scope="project", argv_fn=_H + "claude_argv", stream_fn=_S + "ClaudeAdapter",
         stop_restarts_on_new_turn=True, resumes_sessions=True, reports_cost=True, hooks_in_headless=True,
@@ -82,7 +85,8 @@ HARNESSES: dict[str, Harness] = {
     ),
     "codex": Harness(
         name="codex", title="Codex CLI", hook_events=CODEX_EVENTS,
-        turn_fn=_R + "codex_turn", words_fn=_R + "codex_words", prompt_fn=_R + "prompt_field",
+        turn_fn=_R + "codex_turn", words_fn=_R + "codex_words", refusals_fn=_R + "codex_refusals",
+        prompt_fn=_R + "prompt_field",
         context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
         plan_fn=_I + "plan_codex", default_scope="project", argv_fn=_H + "codex_argv", stream_fn=_S + "CodexAdapter",
         stop_restarts_on_new_turn=False, resumes_sessions=True, reports_cost=False, hooks_in_headless=False,
@@ -90,7 +94,8 @@ HARNESSES: dict[str, Harness] = {
     ),
     "hermes": Harness(
         name="hermes", title="Hermes Agent", hook_events=(),
-        turn_fn=_R + "hermes_turn", words_fn=_R + "hermes_words", prompt_fn=_R + "hermes_prompt",
+        turn_fn=_R + "hermes_turn", words_fn=_R + "hermes_words", refusals_fn=_R + "no_refusals",
+        prompt_fn=_R + "hermes_prompt",
         context_fn=_P + "hermes_context", deny_fn=_P + "hermes_deny",
         plan_fn=_I + "plan_hermes", default_scope="user", argv_fn=_H + "hermes_argv", stream_fn=_S + "HermesAdapter",
         stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=True, hooks_in_headless=True,

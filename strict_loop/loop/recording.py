@@ -87,13 +87,17 @@ def record_turns(
     turns: Sequence[tuple[str, Any, Optional[dict[str, Any]]]],
     settings: Optional[MonitorSettings] = None,
     env: Optional[Mapping[str, str]] = None,
+    *,
+    once: bool = False,
 ) -> list[Recorded]:
     """Several turns ``(message, data, meta)`` in order, as ``record_turn`` records each, under one lock.
 
     For a supervisor forwarding the tool calls of a harness's stream: the monitor state is read once
     and monitor.json written once at the end (and before every whisper or pause, as one turn does),
     which is most of a turn's cost. All turns are validated before any is written: one bad turn
-    records none. Alerts are delivered after the lock, in order.
+    records none. Alerts are delivered after the lock, in order. ``once``: a turn whose ``meta["tool_use_id"]`` one
+    of the last ``RECENT_IDS`` events already carries is left out, checked under the lock (the hooks of two calls
+    made at once may both find the same refused call in the transcript: it is recorded by one of them).
     """
     if not turns:
         return []
@@ -102,6 +106,11 @@ def record_turns(
     supervision = TaskMonitor(store, root, settings)
     steps: list[tuple[EventRecord, Optional[str], Optional[Any]]] = []
     with store.locked():
+        if once:
+            seen = recorded_call_ids(store)
+            checked = [(m, turn, meta) for m, turn, meta in checked if meta.get("tool_use_id") not in seen]
+            if not checked:
+                return []
         settings = supervision.settings()
         mon = supervision.load()
         for message, turn, meta in checked:
@@ -130,3 +139,19 @@ def record_turns(
             )
         )
     return out
+
+
+RECENT_IDS = 100
+"""How many of the last events ``record_turns(once=True)`` looks through for a call's id: a hook finds a refused call
+again only until the next call runs, a few events later."""
+
+
+def recorded_call_ids(store: TaskStore, last: int = RECENT_IDS) -> set[str]:
+    """The harness call ids (``hook.tool_use_id``) of the tool calls among the task's last ``last`` events."""
+    ids: set[str] = set()
+    for event in store.events(last=last):
+        data = event.get("data")
+        hook = data.get("hook") if isinstance(data, dict) and event.get("kind") == "tool_call" else None
+        if isinstance(hook, dict) and isinstance(hook.get("tool_use_id"), str):
+            ids.add(hook["tool_use_id"])
+    return ids

@@ -124,23 +124,40 @@ _DECORATION = re.compile(
 are cut where they end (the lookarounds): ``^R{3,}M{0,40}R{3,}$`` alone, where R and M share the space, tried every
 split of a long line of spaces and rule characters (seconds on one line of 16,000)."""
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Exit|Interrupt|Warning))\b")
+ERROR_LINES = 80
+"""How many of an output's last lines are read for its error line."""
+ERROR_LINE_CHARS = 2000
+"""How much of each such line the error patterns read, its head and its tail (an error often ends a long line): a line
+of compact JSON or minified code runs to the clip size (16,000), and seven patterns over it cost tens of
+milliseconds; no line of the corpora is longer, and the error line kept is its first 300 characters anyway."""
+
+
+def _bounded(line: str) -> str:
+    half = (ERROR_LINE_CHARS - 5) // 2
+    return line if len(line) <= ERROR_LINE_CHARS else f"{line[:half]} ... {line[-half:]}"
 
 
 def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[str]:
     """The most telling error line: the last exception line, else the last marked error line, else any error-like line.
 
     Lines in ``ambient`` (digests of lines also seen in successful outputs: environment noise) are skipped.
+    Bounded whatever the output: its last ``ERROR_LINES`` lines, each to ``ERROR_LINE_CHARS`` characters.
     """
-    lines = [ln.strip() for ln in output.splitlines()[-80:] if ln.strip() and not _DECORATION.match(ln.strip())]
+    cut = (_bounded(ln.strip()) for ln in output.splitlines()[-ERROR_LINES:])
+    lines = [ln for ln in cut if ln and not _DECORATION.match(ln)]
+    wrapped = False  # a line passed over as a wrapper: only then can the second pass find one
     for wrappers in (False, True):
+        if wrappers and not wrapped:
+            break
         for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
             for k in range(len(lines) - 1, -1, -1):
                 line = lines[k]
-                if (
-                    pattern.search(line)
-                    and (wrappers or not _WRAPPER.search(line))
-                    and not (ambient and digest(strict(line)) in ambient)
-                ):
+                if not pattern.search(line):
+                    continue
+                if not wrappers and _WRAPPER.search(line):
+                    wrapped = True
+                    continue
+                if not (ambient and digest(strict(line)) in ambient):
                     if len(line) <= 12 and k + 1 < len(
                         lines
                     ):  # a bare marker ("ERROR:"): the message is on the next line

@@ -24,10 +24,9 @@ from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, person, shellwork
 from strict_loop.monitor.toolkinds import classify_tool, step_words, turn_paths
 
-FAILS = re.compile(
-    r"(?<!\d)(\d+) (?:failed|failing|failures?|errors?)\b|failures=(\d+)|FAILED \(.*?(?:failures|errors)=(\d+)", re.I
+FAILS = re.compile(  # a count from where its digits start; unittest's FAILED (...) by its key=count pairs: linear
+    r"(?i)(?<!\d)(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)"
 )
-"""A count starts where its digits do: from a later digit the same count ends the same way (quadratic on digits)."""
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
 SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
@@ -171,35 +170,6 @@ def _outcome(
     return None, None
 
 
-def _word(turn: Turn, window: list[TurnFacts]) -> tuple[Optional[person.Word], Optional[str]]:
-    """What the person said in this turn, and its digest; None for words a harness repeats (Cline puts the person's
-    feedback in a tool result and the export has it as the person's own line too): counted once."""
-    spoken = person.spoken(turn.actor, turn.output)
-    if spoken is None:
-        return None, None
-    word = person.read(spoken)
-    said = fp.digest(fp.loose(word.text)) if word.text else None
-    if said is not None and any(e.said == said and e.actor != turn.actor for e in window[-3:]):
-        return None, said
-    return word, said
-
-
-def _reports(
-    word: Optional[person.Word], fsig: Optional[str], sigs: tuple[str, str], kind: Kind, window: list[TurnFacts]
-) -> tuple[int, Optional[str]]:
-    """How much this turn counts as the person's failed check, and the words to quote: a repeat or a complaint of
-    going in circles; a pasted failure they reported before; a refusal of a call (or of an edit of a file) the person
-    refused before. ``sigs``: the call's loose digest and its step."""
-    asig, step = sigs
-    if word is not None and word.refused:  # by the person's words with it, or the same call refused again
-        again = any(e.refused and (e.asig == asig or (kind == "write" and e.step == step)) for e in window)
-        return max(word.weight, int(again)), person.quote(word.text) or None
-    if word is not None and word.verdict == "fail":
-        again = word.weight == 0 and any(e.actor == "person" and e.fsig == fsig for e in window)
-        return (word.weight or int(again)), person.quote(word.text) or None
-    return 0, None  # a call made again that the person let run this time is their approval, not a report
-
-
 def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str], Optional[str], dict[str, str]]:
     """A write's edit digest, the digest of the edit that undoes it, and (a whole-file write) the file's new content
     digest."""
@@ -304,7 +274,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     step = _step(turn, kind, paths, sig)
     line, err = _error(turn, kind, step, window) if failed else (None, None)
     fclass = fp.classify([turn.output]) if failed else None
-    word, said_digest = _word(turn, window)
+    word, said_digest = person.heard(turn.actor, turn.output, window)
     verdict, said = _outcome(turn, kind, failed, line, word)
     fsig, ftext = _failure(said if verdict == "fail" else None, window)
     edit, undo, whole = _edit_keys(turn, kind, paths)
@@ -340,7 +310,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         missing=_missing(line, turn.output) if failed or verdict == "fail" else None,
         edit=edit,
         undo=undo,
-        **_voice(word, said_digest, verdict, fsig, (asig, step), kind, window),
+        **person.voice(word, said_digest, lines, verdict, fsig, (asig, step), kind, window),
         **_effects(turn, kind, command),
     )
     f.polls, f.since = _polls(turn, f, window)
@@ -363,21 +333,6 @@ def _failed(turn: Turn, kind: Kind, command: str) -> bool:
 def _missing(line: Optional[str], output: str) -> Optional[str]:
     """What a failure says is missing: named by its cause line first (a shell's start-up noise may name another)."""
     return outcomes.missing(line or "") or outcomes.missing(output)
-
-
-def _voice(
-    word: Optional[person.Word],
-    said: Optional[str],
-    verdict: Optional[Verdict],
-    fsig: Optional[str],
-    sigs: tuple[str, str],
-    kind: Kind,
-    window: list[TurnFacts],
-) -> dict[str, Any]:
-    """The person's word as facts: a new request (``asks``), how much a failed check counts, the words to quote."""
-    reports, quote = _reports(word, fsig, sigs, kind, window)
-    asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
-    return {"asks": asks, "reports": reports, "quote": quote, "said": said, "refused": bool(word and word.refused)}
 
 
 def _effects(turn: Turn, kind: Kind, command: str) -> dict[str, Any]:

@@ -5,15 +5,16 @@ Why apart from ``outcomes``: the person is the one judge every harness has live 
 ``UserPromptSubmit``, the Hermes plugin, a refusal inside a tool result), and reading them badly costs both ways.
 An instruction that names a failure ("make sure there are no build errors") is not a report of one; a question,
 a request or a new symptom is new direction; only the same problem reported again after an attempt (in new words,
-pasted again, or with "still"/"again"/"not fixed") or a complaint of going in circles is a failed check.
+pasted again, or with "still"/"again"/"not fixed") or a complaint of going in circles is a failed check. ``heard`` and
+``voice`` turn one message into the turn's facts; ``reports`` counts them for the ``person_reports`` signal.
 """
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
-from strict_loop.model.monitoring import TurnFacts
+from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.monitor import fingerprint as fp
 
 MAX_PERSON_TEXT = 4000
@@ -193,3 +194,58 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
     said = [f"“{f.quote}”" if f.quote else f"refused `{f.action[:60]}`" for f in counted]
     evidence = f"the person said it still fails {len(groups)} time(s) after attempts: " + "; ".join(dict.fromkeys(said))
     return [f.i for f in counted], evidence
+
+
+def heard(actor: str, output: str, window: list[TurnFacts]) -> tuple[Optional[Word], Optional[str]]:
+    """What the person said in this turn, and its digest; None for words a harness repeats (Cline puts the person's
+    feedback in a tool result and the export has it as the person's own line too): counted once."""
+    said_raw = spoken(actor, output)
+    if said_raw is None:
+        return None, None
+    word = read(said_raw)
+    said = fp.digest(fp.loose(word.text)) if word.text else None
+    if said is not None and any(e.said == said and e.actor != actor for e in window[-3:]):
+        return None, said
+    return word, said
+
+
+def voice(
+    word: Optional[Word],
+    said: Optional[str],
+    lines: list[str],
+    verdict: Optional[Verdict],
+    fsig: Optional[str],
+    sigs: tuple[str, str],
+    kind: Kind,
+    window: list[TurnFacts],
+) -> dict[str, Any]:
+    """The person's word as facts: a new request (``asks``), how much a failed check counts, the words to quote."""
+    reports, quoted = _reports(word, fsig, sigs, kind, window)
+    if reports and word is not None and word.failure and _pasted_again(lines, window):
+        reports = 2  # much the same paste again: the attempts between changed nothing the person sees
+    asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
+    return {"asks": asks, "reports": reports, "quote": quoted, "said": said, "refused": bool(word and word.refused)}
+
+
+def _reports(
+    word: Optional[Word], fsig: Optional[str], sigs: tuple[str, str], kind: Kind, window: list[TurnFacts]
+) -> tuple[int, Optional[str]]:
+    """How much this turn counts as the person's failed check, and the words to quote: a repeat or a complaint of
+    going in circles; a pasted failure they reported before; a refusal of a call (or of an edit of a file) the person
+    refused before. ``sigs``: the call's loose digest and its step."""
+    asig, step = sigs
+    if word is not None and word.refused:  # by the person's words with it, or the same call refused again
+        again = any(e.refused and (e.asig == asig or (kind == "write" and e.step == step)) for e in window)
+        return max(word.weight, int(again)), quote(word.text) or None
+    if word is not None and word.verdict == "fail":
+        again = word.weight == 0 and any(e.actor == "person" and e.fsig == fsig for e in window)
+        return (word.weight or int(again)), quote(word.text) or None
+    return 0, None  # a call made again that the person let run this time is their approval, not a report
+
+
+def _pasted_again(lines: list[str], window: list[TurnFacts]) -> bool:
+    """Whether the person pasted much the same lines before (four in five, of three or more): a log shown again."""
+    if len(lines) < 3:
+        return False
+    same = [e for e in window if e.actor == "person" and 5 * len(set(lines) & set(e.lines)) >= 4 * len(set(lines))]
+    return any(a.edited and a.i > same[0].i for a in window) if same else False

@@ -75,11 +75,15 @@ READ_COMMANDS = {
 SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
 PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
 _CHAIN = re.compile(r"&&|\|\||;")
+MAX_WORDS_TEXT = 2000
+"""Characters of a command's first line read for its words (callers use the first three): ``shlex`` takes about a
+microsecond a character, and an agent's one-line command can be 15,000 characters (no command of the corpora has a
+first line this long)."""
 
 
 def _words(command: str) -> list[str]:
     try:
-        words = shlex.split(command.strip().splitlines()[0])
+        words = shlex.split(command.strip().splitlines()[0][:MAX_WORDS_TEXT])
     except (ValueError, IndexError):
         words = command.split()
     return [w for w in words if not ("=" in w and not w.startswith("-"))] if words else []  # VAR=value prefixes out
