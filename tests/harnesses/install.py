@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 REPO = Path(__file__).resolve().parents[2]
-NPM_PACKAGES = {"@anthropic-ai/claude-code": "2.1.331", "@openai/codex": "0.169.0"}
+NPM_PACKAGES = {"@anthropic-ai/claude-code": "2.1.332", "@openai/codex": "0.171.0"}
 NODE_PACKAGE = ("node", "22.23.3")  # a Node runtime from the npm registry, for machines whose Node is older
 HERMES = ("hermes-agent", "0.19.0")
 HERMES_PYTHON = ((3, 11), (3, 14))  # hermes-agent 0.19.0: Requires-Python >=3.11,<3.14
