@@ -10,7 +10,7 @@ from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, person
 from strict_loop.monitor.ladder import replay
-from strict_loop.monitor.spiral import facts
+from strict_loop.monitor.spiral import SpiralDetector, facts
 
 PLACEHOLDER = re.compile(r"<(?:q|n|hex|ts|time|addr|uuid|tmp|dur|size|pod|range)>")
 DOUBLED = re.compile(r"\b(\w+(?:Error|Exception)): \1:")
@@ -41,7 +41,11 @@ def texts_of(v: SpiralVerdict) -> list[str]:
 def said_in(error: str, output: str) -> bool:
     """Whether ``error`` is what ``output`` says, as a person reads its lines (``fingerprint.readable``: timestamps out,
     pytest's DID NOT RAISE said plainly, a doubled type prefix once)."""
-    return any(error in fp.readable(line, 10_000) for line in output.splitlines())
+    shown = error[:-3] if error.endswith("...") else error  # a long line is shown cut, with an ellipsis
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    # a bare marker ("ERROR:") and the line it heads are read as one
+    joined = [f"{a} {b}" for a, b in zip(lines, lines[1:], strict=False)]
+    return any(shown in fp.readable(line, 10_000) for line in lines + joined)
 
 
 def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
@@ -106,12 +110,18 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
 def check_loops(evidence: str, involved: list[TurnFacts], turns: list[dict]) -> list[str]:
     """The claims of the person's reports, restart and hang loops, and a thing missing again and again."""
     checked = []
-    if m := re.search(r"the person said it still fails (\d+) time\(s\) after attempts: (.*)$", evidence):
+    if m := re.search(
+        r"(?:the person said it still fails (\d+) time\(s\) after attempts|after the agent's attempts, the person "
+        r"said): (.*)$",
+        evidence,
+    ):
         reports = [f for f in involved if f.reports]
-        assert reports == involved and 1 <= int(m.group(1)) <= len(reports)
+        assert reports == involved and 1 <= int(m.group(1) or 1) <= len(reports)
+        assert m.group(1) or any(f.reports == 2 for f in involved)
         quoted = re.findall(r"“(.*?)”", m.group(2))
-        texts = [person.text_of(turns[f.i].get("output", "")) for f in involved if f.actor == "person"]
-        assert all(any(q.rstrip(".") in t for t in texts) for q in quoted), (quoted, texts)
+        said = [person.spoken(f.actor, turns[f.i].get("output", "")) for f in involved]
+        texts = [person.read(text).text for text in said if text is not None]
+        assert all(any(q.removesuffix("...").rstrip(".") in t for t in texts) for q in quoted), (quoted, texts)
         checked.append("person reports")
     if m := re.search(r"(\d+) restarts \((.*)\) and after (\d+) of them the same outcome came back", evidence):
         restarted = [f for f in involved if f.restart]
@@ -123,7 +133,7 @@ def check_loops(evidence: str, involved: list[TurnFacts], turns: list[dict]) -> 
         assert all(outcomes.hung(turns[f.i].get("output", "")) for f in involved)
         checked.append("hangs")
     if m := re.search(r"(\S+ \S+) was missing (\d+) times through (\d+) different action", evidence):
-        name = m.group(1).rsplit("/", 1)[-1]
+        name = m.group(1).split(" ", 1)[-1].rsplit("/", 1)[-1]
         assert int(m.group(2)) == len(involved) and int(m.group(3)) == len({f.asig for f in involved})
         assert all(name in turns[f.i].get("output", "") for f in involved)
         checked.append("missing again")
@@ -177,6 +187,7 @@ def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnF
     m = re.search(TRIED, d)
     if not (m and kind in ("person_reports", "restart_loop") and (m.group(1) or m.group(3))):
         return []
+    window = window[-SpiralDetector().window_size :]  # what the monitor still holds when it says this
     start = involved[0].i
     if kind == "person_reports":  # from the report the first counted one answers
         start = next((f.i for f in reversed(window) if f.actor == "person" and f.i < start), start)
@@ -185,7 +196,7 @@ def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnF
     assert int(m.group(1) or 0) == len(edits)
     assert all(any(p in f.paths for f in edits) for p in (m.group(2) or "").split(", ") if p)
     runs = {f.action for f in span if f.kind == "run" and not f.edited and not f.restart}
-    assert int(m.group(3) or 0) == len(runs) and (not m.group(4) or m.group(4) in runs)
+    assert int(m.group(3) or 0) == len(runs) and (not m.group(4) or any(a.startswith(m.group(4)) for a in runs))
     return ["tried between"]
 
 

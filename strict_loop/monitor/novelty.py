@@ -292,7 +292,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         failed=failed,
         err=err,
         etpl=fp.error_template(err),
-        etext=(fp.readable(line) or None) if line else ("failed with no output" if failed else None),
+        etext=(fp.readable(line) or None) if line else (_unnamed(turn.output) if failed else None),
         fclass=fclass.name if fclass and fclass.name in fp.SPECIFIC_CLASSES else None,
         paths=paths,
         fstate=fstate or whole,
@@ -328,6 +328,12 @@ def _failed(turn: Turn, kind: Kind, command: str) -> bool:
         return True
     unknown = turn.error is None and turn.exit_code is None and bool(command)
     return unknown and outcomes.reads_failed(command, turn.output)
+
+
+def _unnamed(output: str) -> str:
+    """A failure no line names: its last line as a person reads it, else that it printed nothing."""
+    last = outcomes.last_line(output)
+    return fp.readable(last) if last else "failed with no output"
 
 
 def _missing(line: Optional[str], output: str) -> Optional[str]:

@@ -191,8 +191,10 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
     score = sum(max(g.reports for g in group) for group in groups)
     if score < repeats or not any(w[-window:][0].i <= a.i < cur.i for a in attempts):
         return None
-    said = [f"“{f.quote}”" if f.quote else f"refused `{f.action[:60]}`" for f in counted]
-    evidence = f"the person said it still fails {len(groups)} time(s) after attempts: " + "; ".join(dict.fromkeys(said))
+    said = "; ".join(dict.fromkeys(f"“{f.quote}”" if f.quote else f"refused `{f.action[:60]}`" for f in counted))
+    if len(groups) == 1:  # one report that counts twice: going in circles, or the same paste shown again
+        return [f.i for f in counted], f"after the agent's attempts, the person said: {said}"
+    evidence = f"the person said it still fails {len(groups)} time(s) after attempts: {said}"
     return [f.i for f in counted], evidence
 
 
