@@ -17,18 +17,14 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from strict_loop import Workspace
 from strict_loop.harness.handler import handle
-from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import ladder
-from strict_loop.monitor.ladder import observe
 
 TASK_ID = "replay"
 SESSION = "5e55a0e0-0000-4000-8000-000000000001"
@@ -351,46 +347,29 @@ def replay(source: str, turns: list[dict[str, Any]], folder: Path, profile: str 
             if verdict.detected:
                 fired, kinds = number, [s.kind for s in verdict.signals]
     store = ws.task_store(TASK_ID)
-    seen_turns = [Turn.model_validate(ev.get("data") or {}) for ev in store.events() if ev.get("kind") == "tool_call"]
+    events = [ev.get("data") or {} for ev in store.events() if ev.get("kind") == "tool_call"]
+    seen_turns = [Turn.model_validate(data) for data in events]
     log = store.paths.root / "hook-errors.log"
     errors = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
-    if len(seen_turns) != len(numbers):  # a hook that found no task says nothing anywhere
+    numbered, extra = _numbered(events, numbers, turns)
+    if len(seen_turns) != len(numbers) + extra:  # a hook that found no task says nothing anywhere
         errors += f"the ledger holds {len(seen_turns)} turns where {len(numbers)} were sent\n"
+    numbers = numbered
     unhooked = sum(1 for d in turns if d.get("actor") != "person") - sum(1 for t in seen_turns if t.actor != "person")
     return Replayed(fired, kinds, seen_turns, numbers, store.load().contract.monitor, errors, unhooked)
 
 
-def first_whisper(turns: list[Turn], settings: MonitorSettings) -> Optional[int]:
-    """The index of the first turn on which the ladder acts (its first whisper), with ``observe`` alone."""
-    state = MonitorState()
-    for k, turn in enumerate(turns):
-        state, action, _ = observe(state, turn, settings)
-        if action != "none":
-            return k
-    return None
-
-
-@contextmanager
-def shared_facts() -> Iterator[None]:
-    """While grid points re-run the same turns, each turn's facts are made once.
-
-    Why it is sound: ``facts`` is pure, and a turn's facts depend on the turn, its index and the facts before it, so
-    the same turn object after the same fact objects gives the same facts at every grid point (a grid point that
-    changes the window gets other windows, hence fresh facts). Facts are ~90% of ``observe``; nothing outlives the
-    block. Should ``observe`` stop calling ``ladder.facts``, this only stops saving time.
-    """
-    original, made = ladder.facts, {}
-
-    def once(turn: Turn, index: int, window: list[Any], fstate: Optional[dict[str, str]] = None) -> Any:
-        if fstate is not None:
-            return original(turn, index, window, fstate)
-        key = (id(turn), index, tuple(map(id, window)))
-        if key not in made:
-            made[key] = original(turn, index, window, fstate)
-        return made[key]
-
-    ladder.facts = once  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        ladder.facts = original  # type: ignore[assignment]
+def _numbered(events: list[dict[str, Any]], sent: list[int], turns: list[dict[str, Any]]) -> tuple[list[int], int]:
+    """The corpus turn of each recorded turn, and how many the harness's own transcript added: a call the person
+    refused reaches no hook, and the next hook records it from the transcript (``hook.source`` "transcript", its
+    call id ours: ``toolu_00012`` / ``call_00012`` is the corpus line 12)."""
+    out, rest, extra = [], iter(sent), 0
+    for data in events:
+        hook = data.get("hook") if isinstance(data.get("hook"), dict) else {}
+        call = str(hook.get("tool_use_id") or "")
+        if hook.get("source") == "transcript" and call[-5:].isdigit() and int(call[-5:]) < len(turns):
+            out.append(turns[int(call[-5:])].get("turn", 0))
+            extra += 1
+        else:
+            out.append(next(rest, out[-1] if out else 0))
+    return out, extra

@@ -33,7 +33,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -41,12 +42,13 @@ from typing import Any, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from replay import first_whisper, replay, replay_for, shared_facts  # noqa: E402
+from replay import replay, replay_for  # noqa: E402
 
 from strict_loop import Workspace  # noqa: E402
 from strict_loop.model.monitoring import MonitorState  # noqa: E402
 from strict_loop.model.settings import MONITOR_PROFILES, MonitorSettings, SpiralThresholds  # noqa: E402
 from strict_loop.model.turns import Turn  # noqa: E402
+from strict_loop.monitor import ladder  # noqa: E402
 from strict_loop.monitor.ladder import observe  # noqa: E402
 
 GRID: dict[str, tuple[Any, ...]] = {
@@ -67,6 +69,42 @@ QUIET = {"identical_repeats": 20, "equivalent_repeats": 20, "error_repeats": 20,
 QUIET |= {"self_talk_hits": 10, "score_drops": 10, "monologue_turns": 20, "error_rate": 1.0, "failure_repeats": 20}
 QUIET |= {"poll_whisper": 500}
 """Thresholds that keep the ladder quiet while the cost is measured, so every turn is fully evaluated."""
+
+
+def first_whisper(turns: list[Turn], settings: MonitorSettings) -> Optional[int]:
+    """The index of the first turn on which the ladder acts (its first whisper), with ``observe`` alone."""
+    state = MonitorState()
+    for k, turn in enumerate(turns):
+        state, action, _ = observe(state, turn, settings)
+        if action != "none":
+            return k
+    return None
+
+
+@contextmanager
+def shared_facts() -> Iterator[None]:
+    """While grid points re-run the same turns, each turn's facts are made once.
+
+    Why it is sound: ``facts`` is pure, and a turn's facts depend on the turn, its index and the facts before it, so
+    the same turn object after the same fact objects gives the same facts at every grid point (a grid point that
+    changes the window gets other windows, hence fresh facts). Facts are ~90% of ``observe``; nothing outlives the
+    block. Should ``observe`` stop calling ``ladder.facts``, this only stops saving time.
+    """
+    original, made = ladder.facts, {}
+
+    def once(turn: Turn, index: int, window: list[Any], fstate: Optional[dict[str, str]] = None) -> Any:
+        if fstate is not None:
+            return original(turn, index, window, fstate)
+        key = (id(turn), index, tuple(map(id, window)))
+        if key not in made:
+            made[key] = original(turn, index, window, fstate)
+        return made[key]
+
+    ladder.facts = once  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        ladder.facts = original  # type: ignore[assignment]
 
 
 def family(source: str) -> str:

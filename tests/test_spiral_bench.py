@@ -113,5 +113,17 @@ def test_a_claude_session_replays_through_the_hooks(tmp_path):
     lines = [json.loads(line) for line in (tmp_path / "transcript.jsonl").read_text().splitlines()]
     blocks = [b["type"] for line in lines if line["type"] == "assistant" for b in line["message"]["content"]]
     assert blocks[:2] == ["text", "tool_use"] and blocks.count("tool_use") == 5
-    first = replay.first_whisper(live.turns, live.settings)  # the pure ladder agrees with the live path
+    first = spiral_bench.first_whisper(live.turns, live.settings)  # the pure ladder agrees with the live path
     assert (None if first is None else live.numbers[first]) == live.fired
+
+
+def test_a_call_the_person_refused_reaches_the_monitor_at_the_next_hook_with_its_own_turn_number(tmp_path):
+    refused = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file"
+    turns = [
+        {"turn": 0, "tool": "Bash", "args": {"command": "ls"}, "output": "a.py", "error": False},
+        {"turn": 1, "tool": "Bash", "args": {"command": "rm -rf build"}, "output": refused, "error": True},
+        {"turn": 2, "tool": "Bash", "args": {"command": "make"}, "output": "ok", "error": False},
+    ]
+    live = replay.replay("claude_code_x", turns, tmp_path)
+    assert live.hook_errors == "" and live.numbers == [0, 1, 2]  # recorded from the transcript, before turn 2
+    assert live.turns[1].args == {"command": "rm -rf build"} and live.turns[1].output.startswith("The user doesn't")
