@@ -298,7 +298,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         fstate=fstate or whole,
         talk=bool(SELF_TALK.search(turn.thought)),
         score=turn.score if turn.score is not None else _score(turn.output, failed),
-        fails=_failing_count(turn.output),
+        fails=_failing_count(turn.output) if kind in ("run", "other", "invalid") else None,  # a file tool's "ok"
         brief=_brief(turn, kind, failed, line, paths),
         actor=turn.actor,
         verdict=verdict,
@@ -347,6 +347,6 @@ def _effects(turn: Turn, kind: Kind, command: str) -> dict[str, Any]:
         return {}
     return {
         "writes": shellwork.writes(command),
-        "restart": kind == "run" and shellwork.restarts(command),
+        "restart": shellwork.restarts(command),
         "hang": kind == "run" and outcomes.hung(turn.output) and not outcomes.waits(command),  # a wait cut off polls
     }

@@ -74,11 +74,10 @@ REMOTE_CHECK = re.compile(
 )
 """Commands that read a check run elsewhere (a CI run): their own exit code says the reading worked, their output
 says whether the check passed."""
-_RUN_MARK = re.compile(
-    r"^[^\S\n]*(?P<mark>X|✗|✓|\*|completed\s+failure|completed\s+success|in_progress|queued)\s", re.M
-)
 _FAILED_STEP = re.compile(
-    r"^[ \t]+[X✗][ \t]+(?P<step>[^\n]+?)\s*$|^[^\t\n]+\t(?P<logstep>[^\t\n]+)\t.*##\[error\]", re.M
+    r"^[ \t]+[X✗][ \t]+(?P<step>[^\n]+?)\s*$|^[^\t\n]+\t(?P<logstep>[^\t\n]+)\t.*##\[error\]|"
+    r"^(?P<check>[^\t\n]+)\tfail\t",
+    re.M,
 )
 _STEP_TAIL = re.compile(r" in \d+\w*(?: \(ID \d+\))?$")
 
@@ -93,15 +92,39 @@ def remote_verdict(command: str, output: str) -> tuple[Optional[Verdict], Option
     if not any(REMOTE_CHECK.match(part) for part in shellwork.segments(command)):
         return None, None
     head, tail = output[:4000], output[-8000:]
-    if running(head):
-        return None, None  # a run still going is polled, not judged
-    found = _RUN_MARK.search(head)
-    mark = found.group("mark") if found else ""
-    if "##[error]" not in tail and mark not in ("X", "✗", "completed failure"):
-        return ("pass", None) if mark in ("✓", "completed success") else (None, None)
+    first = next((line for line in head.splitlines() if line.strip()), "")
+    mark = _mark(first, tail)
+    if mark is None:
+        return None, None  # a run still going is polled, not judged; or nothing says
+    if mark == "pass":
+        return "pass", None
     step = _FAILED_STEP.search(head) or _FAILED_STEP.search(tail)
-    name = (step.group("step") or step.group("logstep") or "") if step else ""
+    name = (step.group("step") or step.group("logstep") or step.group("check") or "") if step else ""
     return "fail", f"CI step '{_STEP_TAIL.sub('', name.strip())[:120] or 'the run'}' failed"
+
+
+_CHECK_ROW = re.compile(r"^[^\t\n]+\t(pass|fail|pending|skipping)\t", re.M)
+"""``gh pr checks`` as a pipe reads it: one row per check, its state in the second column."""
+
+
+def _mark(first: str, tail: str) -> Optional[str]:
+    """'fail', 'pass', or None, from the first row (a run's own mark, or ``gh run list``'s newest run as tab-separated
+    status and conclusion) or, for ``gh pr checks``, from every check's state; a failed step's log says ##[error]."""
+    if "##[error]" in tail or "completed with 'failure'" in tail:
+        return "fail"
+    row = " ".join(first.replace("\t", " ").split()).lower()
+    if running(first) or re.search(r"\b(?:queued|in_progress|waiting|requested)\b", row):
+        return None
+    if row.startswith(("x ", "✗ ", "completed failure")):
+        return "fail"
+    if row.startswith(("✓ ", "completed success")):
+        return "pass"
+    if row.startswith(("* ", "in_progress", "queued", "waiting", "pending")) or running(first):
+        return None
+    states = _CHECK_ROW.findall(tail)
+    if states:
+        return "fail" if "fail" in states else None if "pending" in states else "pass"
+    return None
 
 
 def is_verifier(command: str) -> bool:
@@ -160,22 +183,23 @@ def clipped(output: str) -> bool:
 
 
 HANG = re.compile(
-    r"Command timed out|timed out after|\btimeout expired|timed out waiting|deadline exceeded|"
-    r"\[Request interrupted by user|interrupted by user|^Terminated\b|^Killed\b|\bwas (?:cancelled|canceled)\b",
-    re.I | re.M,
+    r"^(?:Command timed out after|\[Request interrupted by user|Terminated$|Killed$|timeout: sending signal)", re.M
 )
-"""A command that hung and was cut off (a tool's timeout, the person's interrupt)."""
+"""The harness's or the shell's own word that a command was cut off (Claude Code's tool timeout, the person's
+interrupt, ``timeout``'s signal): never a program's own "timed out" message, which it printed and then ended."""
 
 
 def hung(output: str) -> bool:
-    """Whether the output says the command hung and was cut off (read in its last 2,000 characters)."""
-    return bool(HANG.search(output[-2000:]))
+    """Whether the output says the command hung and was cut off: at the start of the output, or on one of its last
+    lines (read in the first and the last 500 characters)."""
+    return bool(HANG.search(output[:500]) or HANG.search(output[-500:]))
 
 
 _FAILED_OUTPUT = re.compile(
     r"^(?:FAILED\b|FAIL\b|ERROR\b|error(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|Traceback \(most recent call last\)|"
     r"E\s{2,}\S|\S+:\d+:(?:\d+:)? error\b|BUILD FAILED|BUILD FAILURE|make: \*\*\*)|"
-    r"\b[1-9]\d* (?:failed|failing|errors?)\b|\bexit (?:code|status):? [1-9]",
+    r"^(?![ \t]*(?:✓|√|PASS\b|ok\b))[^\n]*\b[1-9]\d* (?:failed|failing)\b|"
+    r"^(?:Tests?|Test Suites):[^\n]*\b[1-9]\d* failed",
     re.M,
 )
 """What a check prints when it fails, for harnesses that send no exit code (Codex's PostToolUse)."""
@@ -189,7 +213,18 @@ def reads_failed(command: str, output: str) -> bool:
     if is_verifier(command) and _FAILED_OUTPUT.search(tail):
         return True
     last = last_line(tail)
-    return fp.raised(last) or bool(_LAST_ERROR.match(last))
+    parts = shellwork.segments(command)
+    shown = _SHOWN.match(parts[-1]) if parts else None
+    if shown and not last.startswith(f"{shown.group(1)}:"):
+        return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
+    return (fp.raised(last) or bool(_LAST_ERROR.match(last))) and not _NONE.search(last)
+
+
+_SHOWN = re.compile(r"^\s*(cat|tail|head|less|more|grep|egrep|rg|sed|awk|jq|echo|printf)\b")
+"""Programs that print what they read: an error line among it is the file's, not theirs."""
+
+
+_NONE = re.compile(r"\berrors?:?\s*0\b|\b0 errors?\b", re.I)
 
 
 _LAST_ERROR = re.compile(

@@ -35,12 +35,13 @@ REFUSAL = re.compile(
 Codex, Gemini CLI word it differently)."""
 PERSIST = re.compile(
     r"\bstill\b(?:[\s,]+\w+){0,3}?[\s,]+(?:fail\w*|broken|errors?|not|\w+n'?t|no|the same|same|shows?|showing|see|"
-    r"seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|\w+ed|an? "
-    r"(?:issue|problem|bug)|cannot|only|zero|0)\b|"
+    r"seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|truncated|cut off|"
+    r"blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|an? (?:issue|problem|bug)|"
+    r"cannot|only|zero|0)\b|"
     r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck) again\b|\bagain (?:the same|fail\w*|"
-    r"broken|errors?|crash\w*|nothing)\b|\bsame (?:error|errors|issue|problem|thing|result|output|behaviou?r|bug|"
+    r"broken|errors?|crash\w*|nothing)\b|\bsame (?:error|errors|issue|problem|result|output|behaviou?r|bug|"
     r"message|exception|failure)\b|\b(?:not|n'?t|never|nothing) (?:been )?(?:fixed|resolved|solved|changed)\b|"
-    r"\bno (?:change|difference)\b|\bas before\b|\bstill\W*$|^\W*(?:still|again)\b|"
+    r"\bno (?:change|difference)\b|\bsame as before\b|\bstill\W*$|^\W*(?:still|again)\b|"
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
     re.I,
 )
@@ -64,7 +65,10 @@ INSTRUCTION = re.compile(
     r"you|would you|i want|we need|i need)\b",
     re.I,
 )
-"""A message that starts by asking for something: a failure it names is what to avoid, not what happened."""
+"""A message that starts by asking for something: a failure it names is what to avoid, not what happened. A
+question (but "why ...?") asks too."""
+WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)
+"""A question that is a complaint ("why is it still empty?"); other questions ask, they do not report."""
 NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?|failures?|warnings?|issues?)\b", re.I)
 APPROVAL = re.compile(
     r"\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|perfect|looks good|lgtm|all good|"
@@ -125,15 +129,16 @@ def read(raw: str) -> Word:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = text[:300]
-    instruction = bool(INSTRUCTION.match(head)) and not PERSIST.search(head)
     persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
+    asking = bool(INSTRUCTION.match(head)) or (head.rstrip().endswith("?") and not (WHY.match(head) and persists))
     if CIRCLES.search(head):
         return Word("fail", 2, pasted, text)
-    if persists and not instruction and (BROKEN.search(head) or pasted or len(head.split()) <= 12):
+    said_first = bool(PERSIST.search(head[:40]))  # "still the same... debug it properly": the news comes first
+    if persists and not asking and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first):
         return Word("fail", 1, pasted, text)
-    if APPROVAL.search(head) and not BROKEN.search(head):
+    if APPROVAL.search(head) and not BROKEN.search(head) and not asking:
         return Word("pass", 0, None, text)
-    if pasted and not instruction:
+    if (pasted or (BROKEN.search(head) and len(head.split()) <= 12)) and not asking:
         return Word("fail", 0, pasted, text)  # a failure they saw: a repeat only if it is the same as before
     if len(text.split()) <= 4 and PLACEHOLDER.search(raw[:MAX_PERSON_TEXT]):
         return Word(None, 0, None, "")  # "now this [Image #1]": what they see, which is unknown; no new request
@@ -223,6 +228,9 @@ def voice(
 ) -> dict[str, Any]:
     """The person's word as facts: a new request (``asks``), how much a failed check counts, the words to quote."""
     reports, quoted = _reports(word, fsig, sigs, kind, window)
+    if reports and word is not None and not word.weight and not word.failure and not word.refused:
+        # "it doesn't work" again: the same words only (two different symptoms are not one problem said twice)
+        reports = int(any(e.actor == "person" and e.said == said for e in window))
     if reports and word is not None and word.failure and _pasted_again(lines, window):
         reports = 2  # much the same paste again: the attempts between changed nothing the person sees
     asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None

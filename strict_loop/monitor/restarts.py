@@ -10,6 +10,7 @@ other instance, read the log to its cause, or wait with a timeout, instead of re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -62,6 +63,8 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
             seen_after.append(hit)
     if len(seen_after) < repeats or seen_after[-1] is not cur:
         return None
+    if key.startswith("probe") and any(f.edited for f in recent[starts[0] :]):
+        return None  # a status read after each change and restart is checking the work, not a loop
     restarted = list(dict.fromkeys(_command(recent[k]) for k in starts))
     named = "; ".join(f"`{a}`" for a in restarted[:3])
     what = cur.etext if cur.failed and cur.etext else cur.brief.split(" -> ", 1)[-1][:120]
@@ -90,6 +93,10 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
 
 
 def _command(f: TurnFacts) -> str:
-    """A restart as the evidence names it: its command, without the tool's name, at most 100 characters."""
+    """A restart as the evidence names it: its command, without the tool's name and without the ``NAME=value``
+    settings before it (where a token often sits), at most 100 characters."""
     action = f.action.split(" ", 1)[1] if " " in f.action else f.action
-    return action[:100]
+    return _SETTINGS.sub("", action)[:100]
+
+
+_SETTINGS = re.compile(r"^(?:\s*(?:export\s+)?\w+=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")

@@ -14,7 +14,9 @@ MAX_COMMAND = 4000
 """Characters of a command read for its effects (a heredoc's body past this is content, not a command)."""
 
 _SEGMENT = re.compile(r"&&|\|\||;|\n|(?<![>&|])\|(?!\|)")
-_SED_INPLACE = re.compile(r"^\s*(?:sudo\s+)?(?:xargs\s+(?:-\S+\s+)*)?(?:g?sed|perl)\s+(?:-[A-Za-z]*\s+)*-[A-Za-z]*i")
+_SED_INPLACE = re.compile(
+    r"^\s*(?:sudo\s+)?(?:xargs\s+(?:-\S+\s+)*)?(?:g?sed|perl)\s+(?:(?:-e\s+\S+|-[A-Za-z]+)\s+)*(?:-[A-Za-z]*i|--in-place)"
+)
 _REDIRECT = re.compile(r"(?<![\d&<>])>{1,2}\s*(?!&)(['\"]?)([^\s;&|'\"<>]+)\1")
 _WRITER_HEAD = re.compile(r"^\s*(?:cat|echo|printf|envsubst)\b")
 _TEE = re.compile(r"^\s*(?:sudo\s+)?tee\s+(?:-a\s+)?([^\s;&|]+)")
@@ -25,20 +27,22 @@ _GIT_RESTORE = re.compile(
 _PATCH = re.compile(r"^\s*(?:patch\s+-p\d|apply_patch\b)|\*\*\* Begin Patch")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (\S+)", re.M)
 _SCRIPT_WRITE = re.compile(
-    r"^\s*(?:python3?|node|ruby|perl)\b.*(?:open\([^)]{0,200}['\"][wa]\+?['\"]|write_text\(|writeFileSync\(|\.write\()",
+    r"^\s*(?:python3?|node|ruby|perl)\b.*(?:open\([^)]{0,200}['\"][wa]\+?['\"]|write_text\(|writeFileSync\(|"
+    r"(?<!stdout)(?<!stderr)\.write\()",
     re.S,
 )
 _MOVE = re.compile(r"^\s*(?:cp|mv|install)\s+(?:-\S+\s+)*\S+\s+(\S+)\s*$")
 _NOT_A_FILE = re.compile(r"^(?:/dev/|/proc/|&)")
 
 RESTART = re.compile(
-    r"^\s*(?:sudo\s+)?(?:\w+=\S*\s+)*(?:kill(?:all)?|pkill|fuser\s+-k|lsof\b.*\bkill\b|xargs\s+(?:-\S+\s+)*kill|"
-    r"systemctl\s+(?:re)?start|service\s+\S+\s+(?:re)?start|supervisorctl\s+(?:re)?start|pm2\s+(?:re)?start|"
-    r"pm2\s+reload|docker(?:-compose|\s+compose)?\s+(?:restart|up|start|run|rm\s+-f|kill)|podman\s+(?:restart|"
-    r"run|start)|kubectl\s+(?:rollout\s+restart|delete\s+pods?|scale|apply)|helm\s+(?:upgrade|install)|"
-    r"(?:fly|flyctl)\s+deploy|vercel\b|netlify\s+deploy|(?:sam|serverless|sls|cdk)\s+deploy|terraform\s+apply|"
-    r"gcloud\s+.*\bdeploy\b|heroku\s+(?:restart|ps:restart)|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:start|dev|serve)\b|"
-    r"nohup\b|uvicorn\b|gunicorn\b|flask\s+run|rails\s+s(?:erver)?\b|\S*manage\.py\s+runserver)"
+    r"^\s*(?:sudo\s+)?(?:timeout\s+\S+\s+)?(?:\w+=\S*\s+)*(?:kill(?:all)?(?!\s+-0\b)|pkill|fuser\s+-k|"
+    r"lsof\b.*\bkill\b|xargs\s+(?:-\S+\s+)*kill|systemctl\s+(?:re)?start|service\s+\S+\s+(?:re)?start|"
+    r"supervisorctl\s+(?:re)?start|pm2\s+(?:re)?start|pm2\s+reload|docker(?:-compose|\s+compose)?\s+(?:restart|up|"
+    r"start|rm\s+-f|kill)|podman\s+(?:restart|start)|kubectl\s+(?:rollout\s+restart|delete\s+pods?|scale)|"
+    r"helm\s+(?:upgrade|install)|(?:fly|flyctl)\s+deploy|vercel\s+(?:deploy|--prod)|netlify\s+deploy|"
+    r"(?:sam|serverless|sls|cdk)\s+deploy|terraform\s+apply|gcloud\s+(?:[\w-]+\s+){1,3}deploy\b|"
+    r"heroku\s+(?:restart|ps:restart)|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:start|dev|serve)\b|nohup\b|uvicorn\b|"
+    r"gunicorn\b|flask\s+run|rails\s+s(?:erver)?\b|\S*manage\.py\s+runserver)"
 )
 """A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack)."""
 _BACKGROUND = re.compile(r"(?<![&>])&\s*$")
@@ -56,10 +60,16 @@ def segments(command: str) -> list[str]:
         elif ch in "'\"":
             quote = ch
         elif ch in "|;&\n" and not (ch == "&" and text[k - 1 : k] in (">",) or text[k + 1 : k + 2] == ">"):
-            parts.append(text[start:k])
+            lone = ch == "&" and "&" not in (text[k - 1 : k], text[k + 1 : k + 2])  # `cmd &`: it stays with cmd
+            parts.append(text[start : k + 1] if lone else text[start:k])
             start = k + 1
     parts.append(text[start:])
     return [p for p in parts if p.strip() and p.strip() not in ("&", "|")]
+
+
+def _unquoted(part: str) -> str:
+    """``part`` with its quoted spans blanked: a ``>`` inside quotes is text, not a redirection."""
+    return re.sub(r"'[^']*'|\"[^\"]*\"", lambda m: " " * len(m.group(0)), part)
 
 
 def writes(command: str) -> list[str]:
@@ -71,7 +81,7 @@ def writes(command: str) -> list[str]:
     heredoc = "<<" in text
     if heredoc and _SCRIPT_WRITE.match(text):
         found.append("(script)")
-    parts = segments(text.split("<<", 1)[0] if heredoc else text)
+    parts = segments(text.split("\n", 1)[0] if heredoc else text)  # a heredoc's command is its first line
     for part in parts:
         found += _segment_writes(part, heredoc)
     tee = _TEE.match(parts[-1]) if len(parts) > 1 and _WRITER_HEAD.match(parts[0]) else None
@@ -88,10 +98,11 @@ def _segment_writes(part: str, heredoc: bool) -> list[str]:
         words = part.split()
         return [w.strip("'\"") for w in words[-1:] if not w.startswith("-")]
     if _WRITER_HEAD.match(part) or heredoc:
-        return [m.group(2) for m in _REDIRECT.finditer(part)]
+        return [m.group(2) for m in _REDIRECT.finditer(_unquoted(part))]
     restore = _GIT_RESTORE.match(part)
     if restore:
-        return restore.group(1).split()[:20] or ["(git)"]
+        named = [] if re.match(r"\s*git\s+apply\b", part) else restore.group(1).split()[:20]
+        return named or ["(git)"]  # `git apply fix.patch` writes what the patch names, not fix.patch
     if _SCRIPT_WRITE.match(part):
         return ["(script)"]
     moved = _MOVE.match(part)

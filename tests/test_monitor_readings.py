@@ -1,0 +1,145 @@
+"""How the monitor reads one turn's words, commands and outputs: the person's message, what a shell command writes
+or restarts, whether a command with no exit code failed or hung, a CI run read back. Each case is one a review of
+monitor v4 found read wrongly, or its counterpart that must stay read as it is."""
+
+from __future__ import annotations
+
+import pytest
+from spiral_claims import play
+
+from strict_loop.monitor import outcomes, person, shellwork
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        ("Do the same thing for the users table", None, 0),
+        ("Make sure everything still works as expected", None, 0),
+        ("Is it still failing?", None, 0),
+        ("Can you check if it still fails?", None, 0),
+        ("Use the same approach as before", None, 0),
+        ("The old endpoint should still be supported", None, 0),
+        ("I still need the export button", None, 0),
+        ("Please also handle the case where the list is still empty", None, 0),
+        ("why does the build fail?", None, 0),
+        ("make sure there are no build errors", None, 0),
+        ("works now, thanks", "pass", 0),
+        ("it doesn't work", "fail", 0),
+        ("perfect, now the page is blank though", "fail", 0),
+        ("why is it still empty?", "fail", 1),
+        ("still the same... debug and trace this properly, use the logs to understand the code first", "fail", 1),
+        ("nope, still broken", "fail", 1),
+        ("TRJ is still shown on the status line", "fail", 1),
+        ("we're going in circles", "fail", 2),
+    ],
+)
+def test_the_persons_message_is_read_as_a_request_a_report_or_an_approval(text, verdict, weight):
+    word = person.read(text)
+    assert (word.verdict, word.weight) == (verdict, weight)
+
+
+def test_the_same_words_of_complaint_again_count_and_two_different_symptoms_do_not():
+    edit = {"tool": "Edit", "args": {"file_path": "a.py", "old_string": "x", "new_string": "y"}, "output": "ok"}
+    said = {"tool": "user_prompt", "actor": "person", "output": "it doesn't work"}
+    again = [said, edit, said, dict(edit, args={**edit["args"], "new_string": "z"}), said]
+    assert play(again)[0].signals[0].kind == "person_reports"
+    other = [
+        {"tool": "user_prompt", "actor": "person", "output": "the app is not loading"},
+        edit,
+        {"tool": "user_prompt", "actor": "person", "output": "tons of errors, it crashes"},
+    ]
+    assert play(other)[0].fired_at is None
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "failed"),
+    [
+        ("cat build.log", "line\nerror: 0", False),
+        ("python stats.py", "done\nerror: 0", False),
+        ("cat notes.md", "notes\nOSError: bad", False),  # a file shown, not a command failing
+        ("cat nope.txt", "cat: nope.txt: No such file or directory", True),
+        ("ls x.png", "ls: x.png: No such file or directory", True),
+        ("npx jest", "✓ reports 2 errors for bad input (1 ms)\nTests: 2 passed, 2 total", False),
+        ("npx jest", "✕ adds\nTests: 1 failed, 1 passed, 2 total", True),
+        ("python3 -m pytest -q", "F.\n1 failed, 1 passed in 0.01s", True),
+        ("python3 server.py", "Traceback (most recent call last):\nOSError: [Errno 98] Address already in use", True),
+    ],
+)
+def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):
+    assert outcomes.reads_failed(command, output) is failed
+
+
+@pytest.mark.parametrize(
+    ("output", "hung"),
+    [
+        ("Command timed out after 2m 0.0s\n\n> e2e", True),
+        ("partial output\n[Request interrupted by user for tool use]", True),
+        ("FAILED test_api.py - TimeoutError: request timed out after 5s", False),
+        ("order 3 was cancelled\nbatch done", False),
+    ],
+)
+def test_only_the_harnesss_word_that_it_cut_a_command_off_is_a_hang(output, hung):
+    assert outcomes.hung(output) is hung
+
+
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        ("cat <<'EOF' > app.py\nprint(1)\nEOF", ["app.py"]),
+        ("cat > app.py <<EOF\nx\nEOF", ["app.py"]),
+        ("echo 'a -> b'", []),
+        ("python3 -c 'import sys; sys.stdout.write(\"x\")'", []),
+        ("git apply fix.patch", ["(git)"]),
+        ("sed -e s/a/b/ -i f.py", ["f.py"]),
+        ("sed --in-place s/a/b/ g.py", ["g.py"]),
+        ("sed -i 's|a|b|g' src/x.tsx", ["src/x.tsx"]),
+        ("npm test 2>&1 | tee test.log", []),
+    ],
+)
+def test_what_a_shell_command_writes(command, written):
+    assert shellwork.writes(command) == written
+
+
+@pytest.mark.parametrize(
+    ("command", "restarts"),
+    [
+        ("docker run --rm img pytest", False),
+        ("docker compose run --rm app pytest", False),
+        ("kill -0 4242", False),
+        ("vercel env ls", False),
+        ("gcloud builds list --filter=deploy", False),
+        ("gcloud run deploy web", True),
+        ("timeout 10 npm run dev", True),
+        ('python app.py --name "x" &', True),
+        ("pkill -f server.py; python3 server.py", True),
+    ],
+)
+def test_what_counts_as_a_restart(command, restarts):
+    assert shellwork.restarts(command) is restarts
+
+
+def test_a_healthy_dev_server_checked_after_each_change_and_restart_is_not_a_restart_loop():
+    turns = []
+    for k in range(4):
+        turns += [
+            {"tool": "Edit", "args": {"file_path": "api.ts", "old_string": f"v{k}", "new_string": f"v{k + 1}"}},
+            {"tool": "Bash", "args": {"command": "npm run dev > dev.log 2>&1 &"}, "output": "", "exit_code": 0},
+            {"tool": "Bash", "args": {"command": "curl -s localhost:3000/health"}, "output": '{"ok":true}'},
+        ]
+    assert play(turns)[0].fired_at is None
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "verdict"),
+    [
+        ("gh run list --limit 2", "completed\tfailure\tfix: x\tDeploy\tmain\nin_progress\t\tfix y\tDeploy", "fail"),
+        ("gh run list --limit 2", "in_progress\t\tfix y\tDeploy\nqueued\t\tz", None),
+        ("gh run list", "completed\tsuccess\tok\tCI\tmain", "pass"),
+        ("gh pr checks 12", "build\tfail\t1m\thttps://ci/1\nlint\tpass\t30s\thttps://ci/2", "fail"),
+        ("gh pr checks 12", "build\tpass\t1m\thttps://ci/1\nlint\tpass\t30s\thttps://ci/2", "pass"),
+        ("gh run watch 123", "Refreshing run status\nRun CI (123) completed with 'failure'", "fail"),
+        ("gh run view 18", "* main Deploy · 18\nTriggered via push\nJOBS\n✓ Tests in 2s\n* Build (ID 5)", None),
+    ],
+)
+def test_a_ci_run_read_back_is_judged_by_its_own_verdict(command, output, verdict):
+    assert outcomes.remote_verdict(command, output)[0] == verdict
