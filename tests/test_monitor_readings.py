@@ -4,8 +4,12 @@ monitor v4 found read wrongly, or its counterpart that must stay read as it is."
 
 from __future__ import annotations
 
+import os
+
 import pytest
-from spiral_claims import play
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from spiral_claims import check_claims, play
 
 from strict_loop.monitor import outcomes, person, shellwork
 
@@ -143,3 +147,45 @@ def test_a_healthy_dev_server_checked_after_each_change_and_restart_is_not_a_res
 )
 def test_a_ci_run_read_back_is_judged_by_its_own_verdict(command, output, verdict):
     assert outcomes.remote_verdict(command, output)[0] == verdict
+
+
+EXAMPLES = int(os.environ.get("STRICT_LOOP_EXAMPLES", 100))  # raise it for a deeper search, e.g. 3000
+SHELLISH = st.text(alphabet=st.sampled_from(list("ab -'\"|&;<>\n$()=*./\\:eolrsitdkx0129")), max_size=120)
+WORDS = st.text(max_size=300)
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(command=SHELLISH)
+def test_any_command_is_read_without_an_error_and_within_bounds(command):
+    written = shellwork.writes(command)
+    assert isinstance(written, list) and len(written) <= 20 and all(isinstance(p, str) and p for p in written)
+    assert isinstance(shellwork.restarts(command), bool)
+    assert all(part.strip() for part in shellwork.segments(command))
+    assert isinstance(outcomes.reads_failed(command, command), bool)
+    assert outcomes.remote_verdict("gh run view 1", command)[0] in (None, "pass", "fail")
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(text=WORDS, actor=st.sampled_from(["person", "agent"]))
+def test_any_words_are_read_without_an_error_and_a_weight_of_at_most_two(text, actor):
+    spoken = person.spoken(actor, text)
+    word = person.read(spoken if spoken is not None else text)
+    assert word.verdict in (None, "pass", "fail") and 0 <= word.weight <= 2
+    assert word.weight == 0 or word.verdict == "fail"
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(turns=st.lists(st.tuples(st.sampled_from(["Bash", "Edit", "user_prompt"]), SHELLISH, WORDS), max_size=12))
+def test_any_run_of_turns_is_evaluated_and_every_sentence_said_is_true(turns):
+    made = []
+    for tool, command, text in turns:
+        if tool == "user_prompt":
+            made.append({"tool": tool, "actor": "person", "output": text})
+        elif tool == "Edit":
+            made.append({"tool": tool, "args": {"file_path": "a.py", "old_string": command, "new_string": text}})
+        else:
+            made.append({"tool": tool, "args": {"command": command}, "output": text})
+    verdict, _ = play(made)
+    if verdict.fired_at is not None:
+        first, _ = play(made[: verdict.fired_at + 1])
+        check_claims(first, made[: verdict.fired_at + 1])
