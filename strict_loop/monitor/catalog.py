@@ -136,7 +136,15 @@ SIGNALS: tuple[SignalSpec, ...] = (
 BY_KIND: dict[str, SignalSpec] = {s.kind: s for s in SIGNALS}
 
 FAILURE_CLASS_FIRST = frozenset(
-    {"same_failure", "error_cycle", "repeated_error", "identical_calls", "equivalent_outcomes", "error_rate"}
+    {
+        "same_failure",
+        "error_cycle",
+        "repeated_error",
+        "identical_calls",
+        "equivalent_outcomes",
+        "error_rate",
+        "restart_loop",
+    }
 )
 """Signals about failures: a recognised failure class (missing module, timeout...) has the more precise remedy."""
 
