@@ -189,3 +189,17 @@ def test_any_run_of_turns_is_evaluated_and_every_sentence_said_is_true(turns):
     if verdict.fired_at is not None:
         first, _ = play(made[: verdict.fired_at + 1])
         check_claims(first, made[: verdict.fired_at + 1])
+
+
+@pytest.mark.parametrize(
+    ("output", "failed"),
+    [
+        ("Exit code: 1\nWall time: 0.1 seconds\nOutput:\nls: x: No such file or directory", True),
+        ("Exit code: 0\nWall time: 1.2 seconds\nOutput:\n=== 5 passed, 2 failed earlier ===", False),
+        ("Process exited with code 2\nOutput:\nmake: *** [all] Error 2", True),
+        ("Chunk ID: 791d2c\nWall time: 0.0000 seconds\nProcess exited with code 2\nOutput:\nno rule", True),
+        ("Chunk ID: 9dd5ff\nWall time: 0.0000 seconds\nProcess exited with code 0\nOutput:\nError: none", False),
+    ],
+)
+def test_codexs_own_exit_code_line_settles_whether_a_call_failed(output, failed):
+    assert outcomes.reads_failed("make", output) is failed

@@ -209,6 +209,9 @@ def reads_failed(command: str, output: str) -> bool:
     """Whether a command failed, read from what it printed (the last 3,000 characters), for a harness that sends no
     exit code: a check (tests, a build, a linter) that reports failures, or any command whose last line is an error
     it raised (``OSError: [Errno 98] Address already in use``, ``fatal: ...``)."""
+    said = _EXIT_SAID.search(output[:300])
+    if said:  # the harness's own line for the exit code (Codex's shell output to the model) settles it
+        return said.group(1) != "0"
     tail = output[-3000:]
     if is_verifier(command) and _FAILED_OUTPUT.search(tail):
         return True
@@ -220,6 +223,9 @@ def reads_failed(command: str, output: str) -> bool:
     return (fp.raised(last) or bool(_LAST_ERROR.match(last))) and not _NONE.search(last)
 
 
+_EXIT_SAID = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\b", re.M)
+"""How Codex heads a shell call's output when it gives it to the model (``Chunk ID``, ``Wall time``, then ``Process
+exited with code 2``; older releases ``Exit code: 2``): a recording of the model's view carries it."""
 _SHOWN = re.compile(r"^\s*(cat|tail|head|less|more|grep|egrep|rg|sed|awk|jq|echo|printf)\b")
 """Programs that print what they read: an error line among it is the file's, not theirs."""
 
