@@ -152,6 +152,9 @@ class SpiralThresholds(Strict):
         2, ge=1, le=20, description="... with at least this many different edits between the first and the last ..."
     )
     failure_window: int = Field(28, ge=4, le=50, description="... within this many turns, and no passing check between")
+    remote_window: int = Field(
+        42, ge=4, le=60, description="... or this many turns for a CI run read back (push, wait and read take turns)"
+    )
     poll_whisper: int = Field(
         10, ge=2, le=500, description="Unchanged polls of a running job in a row before a whisper (wait advice)"
     )

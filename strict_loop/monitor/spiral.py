@@ -69,6 +69,7 @@ class SpiralDetector:
             t.self_talk_window,
             t.score_drops + 1,
             t.failure_window,
+            t.remote_window,
         )
 
     def evaluate(self, window: list[TurnFacts], muted: frozenset[str] = frozenset()) -> list[Signal]:
@@ -261,7 +262,8 @@ class SpiralDetector:
         if cur.verdict != "fail" or cur.fsig is None or cur.refused:
             return None
         same: list[TurnFacts] = []
-        for f in reversed(w[-self.t.failure_window :]):
+        remote = (cur.ftext or "").startswith("CI step")  # a CI run's cycle (push, wait, read) is long
+        for f in reversed(w[-(self.t.remote_window if remote else self.t.failure_window) :]):
             if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and not _elsewhere(cur, f)):
                 break
             if f.verdict == "fail" and f.fsig == cur.fsig and not f.refused:
