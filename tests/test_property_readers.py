@@ -223,3 +223,15 @@ def test_rebuild_state_takes_any_ledgers(task_template, tmp_path_factory, iterat
         assert "already completed" in str(exc) or "more than any real run" in str(exc)
         return
     assert recorded.iteration == result.iteration + 1
+
+
+def test_a_state_json_naming_another_task_is_damaged_and_rebuild_state_mends_it(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.init_state(task_id="t", goal="g", global_stop_condition="c")
+    ws.init_state(task_id="other", goal="g2", global_stop_condition="c2")
+    store = ws.task_store("t")
+    store.paths.state.write_bytes(ws.task_store("other").paths.state.read_bytes())  # copied over from another task
+    with pytest.raises(LoopError, match="names task 'other', not 't'"):
+        store.load()
+    ws.rebuild_state(task_id="t")
+    assert store.load().task_id == "t" and store.load().contract.goal == "g"

@@ -109,7 +109,12 @@ class TaskStore:
 
     def load(self) -> TaskState:
         fix = f"run `strict-loop rebuild_state --task-id {self.task_id}` to rebuild it from the ledgers"
-        return self.cache.parse(TaskState, self.paths.state, self.read(self.paths.state, fix), fix)
+        state = self.cache.parse(TaskState, self.paths.state, self.read(self.paths.state, fix), fix)
+        if state.task_id != self.task_id:  # a state.json copied or written over from another task is not this one's
+            raise StateDamaged(
+                f"{self.paths.state}: field 'task_id'", f"names task {state.task_id!r}, not {self.task_id!r}", fix
+            )
+        return state
 
     def load_current(self) -> TaskState:
         """Load under the lock, rolling forward if the ledger is ahead of state.json (after a crash)."""
