@@ -246,8 +246,7 @@ def test_claude_restart_loop_with_an_unchanged_port_conflict_whispers_then_pause
     (work / "myserver.py").write_text(SERVER)
     ws = install(harness, work, monkeypatch, goal="Get the server running")
     settings = MonitorSettings()
-    # the restart that whispers first: the first run shows the outcome, then `restart_repeats` restarts bring it back
-    fire = settings.thresholds.restart_repeats + 1
+    fire = settings.thresholds.restart_repeats  # the restart that whispers first
     pause = fire + settings.second_whisper_after + settings.pause_after  # the restart that pauses
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

@@ -61,8 +61,7 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
         hit = next((f for f in recent[a:b] if _outcome_key(f) == key), None)
         if hit is not None:
             seen_after.append(hit)
-    before = any(_outcome_key(f) == key for f in recent[: starts[0]])  # seen before the first restart: it came back
-    if len(seen_after) < (repeats if before else repeats + 1) or seen_after[-1] is not cur:
+    if len(seen_after) < repeats or seen_after[-1] is not cur:
         return None
     if key.startswith("probe") and any(f.edited for f in recent[starts[0] :]):
         return None  # a status read after each change and restart is checking the work, not a loop
