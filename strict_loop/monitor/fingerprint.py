@@ -187,7 +187,11 @@ def error_template(fingerprint: Optional[str]) -> Optional[str]:
 def error_fingerprint(output: str, ambient: frozenset[str] = frozenset()) -> Optional[str]:
     """A stable name for 'the same error': exception type plus the normalized error line (None if no line reads like
     one)."""
-    line = error_line(output, ambient)
+    return line_fingerprint(error_line(output, ambient), output)
+
+
+def line_fingerprint(line: Optional[str], output: str) -> Optional[str]:
+    """``error_fingerprint`` of an output whose error line was read already (``line``; None if it has none)."""
     if line is None:
         return None if output.strip() else "<failed with no output>"
     norm = loose(line)

@@ -228,13 +228,13 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
     """
     ambient = frozenset(d for f in window if not f.failed for d in f.lines)
     line = fp.error_line(turn.output, ambient)
-    err = fp.error_fingerprint(turn.output, ambient)
+    err = fp.line_fingerprint(line, turn.output)
     before = next((e for e in reversed(window) if e.failed and e.step == step and e.actor == "agent"), None)
     if before is not None and line is not None and fp.digest(fp.strict(line)) in before.lines and not fp.raised(line):
         shared = ambient | frozenset(before.lines)
         own = fp.error_line(turn.output, shared)
         if own is not None:  # this failure says something its predecessor did not: that is its cause
-            line, err = own, fp.error_fingerprint(turn.output, shared)
+            line, err = own, fp.line_fingerprint(own, turn.output)
     if (
         line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2
     ):  # a one-line failure says what it is

@@ -18,7 +18,6 @@ from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.restarts import since_strong
 
 MISSING = re.compile(
     r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to "
@@ -122,6 +121,19 @@ def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
     state = f.fstate.get(path)
     states = [e.fstate[path] for e in earlier if path in e.fstate]
     return state is not None and len(states) >= 2 and state in states[:-1] and state != states[-1]
+
+
+STRONG = frozenset({"check passes", "fewer failures", "higher score", "a new request"})
+"""Progress that ends a restart loop or a thing missing again: a check passing, a person's new request. New output
+does not (a restarted process has a new pid, which a status check prints)."""
+
+
+def since_strong(w: list[TurnFacts]) -> list[TurnFacts]:
+    """The turns from the last one that made strong progress on (all of them when none did)."""
+    for k in range(len(w) - 1, 0, -1):
+        if w[k].prog in STRONG:
+            return w[k:]
+    return w
 
 
 def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[TurnFacts]]:

@@ -15,24 +15,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
-
-STRONG = frozenset({"check passes", "fewer failures", "higher score", "a new request"})
-"""Progress that ends a restart loop: a check passing, a person's new request. New output does not (a restarted
-process has a new pid, which a status check prints)."""
+from strict_loop.monitor.recurrence import since_progress, since_strong
 
 
 @dataclass(frozen=True)
 class Loop:
     turns: list[int]
     evidence: str
-
-
-def since_strong(w: list[TurnFacts]) -> list[TurnFacts]:
-    """The turns from the last one that made strong progress on (all of them when none did)."""
-    for k in range(len(w) - 1, 0, -1):
-        if w[k].prog in STRONG:
-            return w[k:]
-    return w
 
 
 def _outcome_key(f: TurnFacts) -> Optional[str]:
@@ -76,13 +65,12 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
 
 
 def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
-    """One step that hung and was cut off on each of its last ``repeats`` runs, with no strong progress between."""
+    """One step that hung and was cut off on each of its last ``repeats`` runs, with no progress between."""
     cur = w[-1]
     if not cur.hang:
         return None
-    recent = w[-window:]
-    last = next((k for k in range(len(recent) - 1, 0, -1) if recent[k].prog is not None), 0)
-    hung = [f for f in recent[last:] if f.hang and f.step == cur.step]  # a status that moves is a wait, not a hang
+    recent = since_progress(w[-window:])[0]  # a status that moves is a wait, not a hang
+    hung = [f for f in recent if f.hang and f.step == cur.step]
     if len(hung) < repeats:
         return None
     return Loop(

@@ -9,6 +9,7 @@ action" and misses a kill-and-restart loop. Pure text; the command is read only 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MAX_COMMAND = 4000
 """Characters of a command read for its effects (a heredoc's body past this is content, not a command)."""
@@ -74,7 +75,13 @@ def _unquoted(part: str) -> str:
 
 def writes(command: str) -> list[str]:
     """The files a shell command writes (at most 20), or [] when it writes none that can be told."""
-    text = command[:MAX_COMMAND]
+    return list(_written(command[:MAX_COMMAND]))
+
+
+@lru_cache(maxsize=32)
+def _written(text: str) -> tuple[str, ...]:
+    """``writes`` of one command, kept for the few commands last read: a turn asks for it from several places (its
+    kind, its paths, its effects; the task monitor for the file states), each as cheap as the first."""
     found: list[str] = []
     if _PATCH.search(text):
         found += _PATCH_FILE.findall(text) or ["(patch)"]
@@ -87,7 +94,7 @@ def writes(command: str) -> list[str]:
     tee = _TEE.match(parts[-1]) if len(parts) > 1 and _WRITER_HEAD.match(parts[0]) else None
     if tee:  # `echo x | tee file` writes the file; `pytest | tee log` only keeps what the run printed
         found.append(tee.group(1))
-    return list(dict.fromkeys(p for p in found if p and not _NOT_A_FILE.match(p)))[:20]
+    return tuple(dict.fromkeys(p for p in found if p and not _NOT_A_FILE.match(p)))[:20]
 
 
 def _segment_writes(part: str, heredoc: bool) -> list[str]:
