@@ -16,6 +16,9 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "v0.1.0" / "agent-loop"
 def test_a_0_1_0_workspace_loads_resumes_and_records(ws_dir):
     shutil.copytree(FIXTURE, ws_dir / ".agent-loop")
     ws = Workspace(ws_dir)
+    assert ws.trust(
+        task_id="old-task"
+    ).monitor  # it came from elsewhere: its monitor settings once a person trusts them
     [task] = ws.list_tasks()
     assert (task.task_id, task.problem, task.iteration) == ("old-task", None, 3)
     view = ws.show_task(task_id="old-task")

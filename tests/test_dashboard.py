@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from conftest import read_jsonl, run_cli
+from person_rig import person_key
 from starlette.testclient import TestClient
 from test_hooks import fail_until_paused, hook
 
@@ -25,11 +26,15 @@ from strict_loop.storage import workspaces
 BASE = "http://127.0.0.1:8780"
 XSS = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 TOKEN = "a-bearer-token-of-enough-length"
+ANSWER_KEY = "the-persons-answer-key-of-this-page"
 
 
 def client(read_only: bool = False, token: str | None = None, host: str = "127.0.0.1") -> TestClient:
-    access = guard.Access(guard.allowed_hosts(host, 8780, []), token, read_only)
-    return TestClient(server.build(server.Config(access)), base_url=f"http://{host}:8780")
+    """A browser that opened the person's answer link (it holds the answer cookie)."""
+    access = guard.Access(guard.allowed_hosts(host, 8780, []), token, read_only, answer_key=ANSWER_KEY)
+    c = TestClient(server.build(server.Config(access)), base_url=f"http://{host}:8780")
+    c.cookies.set(guard.ANSWER_COOKIE, ANSWER_KEY)
+    return c
 
 
 def page_token(c: TestClient, path: str = "/") -> str:
@@ -38,6 +43,9 @@ def page_token(c: TestClient, path: str = "/") -> str:
 
 
 def post(c: TestClient, ws: str, task: str, body: dict, **headers) -> object:
+    if "pause" not in body:  # the pause the page shows, as its script sends it
+        shown = c.get(f"/api/task/{ws}/{task}")
+        body = {**body, "pause": shown.json()["ladder"]["pause_id"] if shown.status_code == 200 else "1@0"}
     hdrs = {"origin": BASE, "x-strict-loop-page": page_token(c), **headers}
     return c.post(f"/api/task/{ws}/{task}/answer", json=body, headers=hdrs)
 
@@ -72,13 +80,14 @@ def test_the_overview_lists_every_task_of_two_workspaces_paused_first(tmp_path):
 
 
 def test_a_gone_workspace_is_pruned_from_the_index(tmp_path):
+    """The workspace folder itself gone (a person's move); a removed .agent-loop/ alone stays: test_hostile_page."""
     one = tmp_path / "one"
     one.mkdir()
     Workspace(one).init_state(task_id="a", goal="g", global_stop_condition="c")
     assert list(workspaces.known().values()) == [one.resolve()]
     import shutil
 
-    shutil.rmtree(one / ".agent-loop")
+    shutil.rmtree(one)
     assert workspaces.known() == {}
     assert json.loads(workspaces.index_path().read_text())["workspaces"] == {}
     assert workspaces.index_path().stat().st_mode & 0o777 == 0o600
@@ -149,6 +158,8 @@ def test_each_answer_leaves_the_records_the_cli_leaves(tmp_path, body):
             body["action"],
             "--note",
             body["note"],
+            "--person-key",
+            person_key(),
         ]
         run_cli(*args, *(["--to", str(body["to"])] if "to" in body else []), cwd=tmp_path)
     assert normalized(page) == normalized(cli)

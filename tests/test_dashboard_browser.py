@@ -31,6 +31,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 sync_api = pytest.importorskip("playwright.sync_api", reason=f"playwright is not installed: {INSTALL}")
 if CHROMIUM is None:
     pytest.skip(f"chromium is not installed: {INSTALL}", allow_module_level=True)
+ANSWER_KEY = "the-persons-answer-key-of-this-page"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -49,7 +50,7 @@ def served(tmp_path) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    access = guard.Access(guard.allowed_hosts("127.0.0.1", port, []))
+    access = guard.Access(guard.allowed_hosts("127.0.0.1", port, []), answer_key=ANSWER_KEY)
     srv = uvicorn.Server(
         uvicorn.Config(server.build(server.Config(access)), host="127.0.0.1", port=port, log_level="error")
     )
@@ -57,7 +58,7 @@ def served(tmp_path) -> Iterator[str]:
     thread.start()
     while not srv.started:
         time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
+    yield f"http://127.0.0.1:{port}"  # the browser opens the person's answer link (`?answer=`) first
     srv.should_exit = True
     thread.join(5)
 
@@ -92,7 +93,7 @@ def test_the_page_goes_live_shows_the_pause_and_its_answers_change_the_task(tmp_
     snapshotted(one, f"Fix the parser {XSS}")
     Workspace(two).init_state(task_id="other", goal="Write the docs", global_stop_condition="done")
     ws = workspaces.workspace_id(one)
-    page.goto(served + "/")
+    page.goto(served + f"/?answer={ANSWER_KEY}")  # the person's answer link: the cookie, then the page
     page.wait_for_selector(f'tr[data-task="{ws}/t1"]')
     assert page.locator("#tasks tbody tr").count() == 2
     page.wait_for_selector("#live.on")

@@ -11,6 +11,7 @@ from conftest import run_cli, run_json, run_script
 from mcp_helpers import call, memory_client, stdio_client
 
 from strict_loop import LoopError, Workspace
+from strict_loop.storage.trust import TrustStore
 
 INPUT_SCHEMA_BUDGET = 8000
 """Characters of tools/list input schemas an agent pays for at every turn of its session."""
@@ -232,6 +233,7 @@ async def test_the_monitor_profile_and_the_workspace_defaults_reach_a_new_task(w
         )
         assert err and "init_state.monitor: Extra inputs are not permitted" in text  # the knobs are a person's
         defaults.write_text(json.dumps({"thresholds": {"identical_repeats": 5}, "cooldown_turns": 7}))
+        TrustStore().record_defaults(ws_dir, defaults.read_bytes())  # a person trusted it
         err, _, text = await call(
             client, "init_state", task_id="pinned", goal="g", global_stop_condition="c", monitor_profile="strict"
         )

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import read_jsonl, run_cli
 from mcp_helpers import call, memory_client
+from person_rig import person_key
 
 from strict_loop import LoopError, Workspace
 from strict_loop.loop.monitoring import TaskMonitor
@@ -73,7 +74,7 @@ def test_a_pause_shows_on_every_cli_path_and_in_the_status_files(ws_dir):
     assert record["paused"] is True and record["monitor"].startswith("PAUSED by the progress monitor")
     assert "| PAUSED |" in status_file.read_text()
     # After the resume the status files say so too.
-    cli(ws_dir, "resume", "--task", "t", "--action", "continue")
+    cli(ws_dir, "resume", "--task", "t", "--action", "continue", "--person-key", person_key())
     assert not status_file.read_text().startswith("PAUSED") and "| running |" in status_file.read_text()
 
 
@@ -115,7 +116,7 @@ def test_detect_spiral_exit_status(ws_dir, tmp_path):
         )
     )
     assert cli(ws_dir, "detect_spiral", "--turns", str(quiet), "--exit-status", check=False).returncode == 0
-    cli(ws_dir, "resume", "d", "--action", "continue")
+    cli(ws_dir, "resume", "d", "--action", "continue", "--person-key", person_key())
     assert cli(ws_dir, "detect_spiral", "--exit-status", check=False).returncode == 0
     assert cli(ws_dir, "check_stop", "--exit-status", check=False).returncode == 3
 
@@ -161,7 +162,8 @@ def test_round_operations_are_refused_while_paused_and_work_after_resume(ws_dir)
     kinds = [e["kind"] for e in read_jsonl(ws.task_paths("t").events)]
     assert kinds[-2:] == ["note", "tool_call"] and "round.completed" not in kinds
     # The person runs exactly the command the refusal named; then the announced round is recorded, and the next one too.
-    run_cli(*resume_argv(proc.stderr), "--note", "lxml is vendored in vendor/; use it", cwd=ws_dir.parent)
+    note = ("--note", "lxml is vendored in vendor/; use it", "--person-key", person_key())
+    run_cli(*resume_argv(proc.stderr), *note, cwd=ws_dir.parent)
     done = ws.update_state(
         task_id="t", task="import lxml", result_summary="uses vendor/lxml", verification_summary="pytest: 3 passed"
     )
@@ -245,7 +247,7 @@ async def test_mcp_results_carry_the_pause_the_refusal_and_the_note(ws_dir):
         assert text.startswith("PAUSED by the progress monitor:") and RESUME.search(text)
         err, _, text = await call(client, "append_event", task_id="m", kind="round.started", message="Round 1")
         assert err and "is paused by the progress monitor" in text and RESUME.search(text)
-        run_cli(*resume_argv(text), "--note", "use the vendored lxml", cwd=ws_dir.parent)
+        run_cli(*resume_argv(text), "--note", "use the vendored lxml", "--person-key", person_key(), cwd=ws_dir.parent)
         err, out, text = await call(client, "append_event", task_id="m", kind="round.started", message="Round 1")
         assert not err and [m["kind"] for m in out["supervisor"]["messages"]] == ["notice"]
         assert "[monitor notice] Resumed by a person (continue). Their note: use the vendored lxml" in text

@@ -15,6 +15,7 @@ import pytest
 from conftest import read_jsonl, run_cli
 from harness_rig import Harness, require_binary
 from model_servers import AnthropicModel, ChatModel, Final, ResponsesModel, Shell, strings
+from person_rig import person_key
 
 from strict_loop import Workspace
 
@@ -136,7 +137,10 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
     told = [s for s in strings(model.model_requests[-1]) if "strict-loop resume" in s]
     assert told, detail
 
-    run_cli("resume", "--workspace", str(work), "--task-id", TASK, "--action", "continue", cwd=work)
+    key = person_key()
+    run_cli(
+        "resume", "--workspace", str(work), "--task-id", TASK, "--action", "continue", "--person-key", key, cwd=work
+    )
     assert not ws.supervisor(TASK).paused
     with MODELS[harness.name]([Shell("touch resumed-marker"), Final("Created the marker.")]) as model2:
         proc2 = harness.run("Create the marker.", work, model2.url)

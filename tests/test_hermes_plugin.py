@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import read_jsonl, run_cli
+from person_rig import person_key
 
 from strict_loop.base import skillfiles
 
@@ -98,7 +99,7 @@ def test_installed_plugin_records_whispers_into_the_tool_result_blocks_while_pau
     blocked = results[paused_at][0]
     assert blocked["action"] == "block" and "strict-loop resume" in blocked["message"]
     assert all(b is not None for b, _ in results[paused_at:])  # nothing ran, nothing was recorded
-    run_cli("resume", "--task-id", "t1", "--action", "continue", cwd=ws_dir)
+    run_cli("resume", "--task-id", "t1", "--action", "continue", "--person-key", person_key(), cwd=ws_dir)
     assert tool_call(installed, 99, "echo again")[0] is None
     assert (
         len([e for e in read_jsonl(ws_dir / ".agent-loop/tasks/t1/events.jsonl") if e["kind"] == "tool_call"])

@@ -126,7 +126,7 @@ def test_with_and_without_the_daemon_the_answers_and_the_ledger_are_the_same(tmp
     assert [i for i, t in enumerate(texts[:8]) if t] == [3, 4, 5]  # two whispers, each said once, then the pause
     assert "PAUSED" in texts[5]["additionalContext"] and texts[8]["permissionDecision"] == "deny"
     assert comparable(alone) == comparable(served)
-    assert status(served)["served"] == 8  # calls 2..8 and the PreToolUse
+    assert status(served)["served"] == 5  # calls 2..6: once the sixth paused the task, the hook decides in-process
     assert hook_daemon_pids(Path(os.environ["XDG_RUNTIME_DIR"]) / "strict-loop") == [status(served)["pid"]]
 
 
@@ -141,7 +141,7 @@ def test_a_secret_in_the_hooks_environment_is_masked_though_the_daemon_never_had
         extra_env={"DEPLOY_TOKEN": "s3cr3t-value-123", "NOT_UTF8": "caf\udce9"},
         tool_response={"stdout": "deploying with s3cr3t-value-123", "stderr": ""},
     )
-    assert status(ws_dir)["served"] == 1
+    assert status(ws_dir)["served"] == 0  # another secret, another daemon's socket: this one never hears of it
     assert b"s3cr3t-value-123" not in Path(f"/proc/{pid}/environ").read_bytes()
     ledger = (ws_dir / ".agent-loop/tasks/t1/events.jsonl").read_text()
     assert "s3cr3t-value-123" not in ledger and events(ws_dir)[-1]["data"]["output"] == "deploying with ***"
@@ -300,18 +300,20 @@ def test_the_client_falls_back_only_before_the_daemon_took_the_request(tmp_path,
         client.ask(tmp_path / "nobody.sock", {"op": "hook"}, b"{}")
 
 
-def test_a_daemon_that_dies_after_taking_a_pre_tool_call_does_not_let_it_through_while_paused(ws_dir):
-    """Issue 19, item 2: the hook took a daemon's silence after GO for 'nothing to say', and the call ran."""
+def test_a_paused_tasks_pre_tool_call_never_reaches_the_daemon_socket(ws_dir):
+    """Issue 19, item 2 (a daemon's silence after GO let the call run) and issue 25, item 2 (whatever listens on the
+    socket answered a paused task's calls): while paused, the hook decides itself and asks no daemon."""
     start(ws_dir)
     for _ in range(8):
         answer_in_process(ws_dir, "claude_post_tool_use_failure", tool_input={"command": "pytest -q"})
     assert Workspace(ws_dir).supervisor("t1").paused
     env = {k: v for k, v in os.environ.items() if k != "STRICT_LOOP_TASK"}
-    path = client.socket_path(ws_dir.resolve(), env)
-    server = Server(path, "die-after-go")
-    try:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(client.socket_path(ws_dir.resolve(), env)))
+        listener.listen(1)
+        listener.setblocking(False)
         out = handler.handle("claude", payload("claude_pre_tool_use", ws_dir), env=env, cwd="/", daemon=True)
-    finally:
-        server.close()
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected
     decision = json.loads(out)["hookSpecificOutput"]
-    assert decision["permissionDecision"] == "deny" and "hook daemon failed" in decision["permissionDecisionReason"]
+    assert decision["permissionDecision"] == "deny" and "PAUSED" in decision["permissionDecisionReason"]

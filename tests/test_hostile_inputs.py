@@ -16,6 +16,7 @@ from conftest import run_cli, run_script, tree_digest
 from strict_loop import LoopError, StateDamaged, Workspace
 from strict_loop.base.jsonl import iter_lines, last_json, tail_lines
 from strict_loop.model.requests import ResumeInput
+from strict_loop.storage.trust import TrustStore
 
 
 @pytest.fixture
@@ -127,6 +128,7 @@ def test_a_byte_order_mark_is_accepted_in_at_files_state_json_and_monitor_defaul
         == 1
     )
     (ws_dir / ".agent-loop" / "monitor-defaults.json").write_bytes(b'\xef\xbb\xbf{"cooldown_turns": 7}')
+    TrustStore().record_defaults(ws_dir, (ws_dir / ".agent-loop" / "monitor-defaults.json").read_bytes())
     ws.init_state(goal="g", global_stop_condition="c", task_id="bom")
     assert ws.show_task(task_id="bom").state.contract.monitor.cooldown_turns == 7
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, git_repo, read_jsonl, tree_digest
+from person_rig import person_key
 
 from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
@@ -221,7 +222,9 @@ def test_resume_to_a_round_beyond_the_last_is_one_clear_line(ws_dir, capsys):
     w.init_state(task_id="t", goal="g", global_stop_condition="c")
     w.update_state(task_id="t", task="round 1", **ROUND)
     before = tree_digest(ws)
-    code = main(["resume", "t", "--action", "rollback", "--to", "99", "--workspace", str(ws)])
+    code = main(
+        ["resume", "t", "--action", "rollback", "--to", "99", "--workspace", str(ws), "--person-key", person_key()]
+    )
     err = capsys.readouterr().err.strip()
     assert code != 0 and err.count("\n") == 0
     assert err == (

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from person_rig import person_key
 from test_hooks import hook
 
 from strict_loop import LoopError, Workspace
@@ -72,7 +73,8 @@ def test_a_note_with_control_characters_is_refused_before_anything_changes(ws_di
     assert ws.supervisor("t1").paused
     ws.resume(task_id="t1", action="continue", note="line one\r\nline two\twith a tab")
     assert not ws.supervisor("t1").paused
-    out = run_cli("resume", "t1", "--action", "continue", "--note", "\x1b]0;title\x07", cwd=ws_dir, check=False)
+    args = ("resume", "t1", "--action", "continue", "--note", "\x1b]0;title\x07", "--person-key", person_key())
+    out = run_cli(*args, cwd=ws_dir, check=False)
     assert out.returncode == 2 and "control characters" in out.stderr
 
 

@@ -149,6 +149,51 @@ def test_a_ci_run_read_back_is_judged_by_its_own_verdict(command, output, verdic
     assert outcomes.remote_verdict(command, output)[0] == verdict
 
 
+@pytest.mark.parametrize(
+    ("command", "judges"),
+    [
+        ("npm test", True),
+        ("python -m pytest -x tests", True),
+        ("cd web && timeout 60 npm run test:unit 2>&1 | tail -20", True),
+        ("./gradlew build", True),
+        ("bash scripts/check.sh", True),
+        ("python3 runtests.py queries.tests", True),
+        ("golangci-lint run ./...", True),
+        ("node --test", True),
+        ("docker compose exec web python manage.py test", True),
+        # a check's word naming a file, a branch, an artifact or a message is not a check
+        ("rm -rf /tmp/build-artifacts && gh run download 18 --name build-artifacts-5f -D /tmp/build-artifacts", False),
+        ('git commit -m "fix the build"', False),
+        ("sed -i 's/a/b/' tests/test_api.py", False),
+        ("bun src/cli.ts session start test-session", False),
+        ("tail -5 build.log", False),
+    ],
+)
+def test_what_counts_as_running_a_check(command, judges):
+    assert outcomes.is_verifier(command) is judges
+
+
+def test_downloading_a_ci_artifact_between_failing_runs_is_not_a_passing_check():
+    """A word like 'build' in an artifact's name made the download a passing check, which hid three CI failures with
+    an edit before each (a real session: each cycle was edit, push, wait, read the run, download the artifact)."""
+    failed = "X main Deploy · 18\nJOBS\n✓ Build in 2m\nX Deploy infrastructure in 1m\n  X Deploy infrastructure"
+    turns = []
+    for k in range(3):
+        turns += [
+            {"tool": "Edit", "args": {"file_path": "deploy.yml", "old_string": f"b{k}", "new_string": f"b{k + 1}"}},
+            {"tool": "Bash", "args": {"command": "git commit -am fix && git push"}, "output": "ok", "exit_code": 0},
+            {"tool": "Bash", "args": {"command": f"gh run view {18 + k}"}, "output": failed, "exit_code": 0},
+            {
+                "tool": "Bash",
+                "args": {"command": f"gh run download {18 + k} --name build-artifacts -D /tmp/build-artifacts"},
+                "output": "CodeUri: s3://bucket-dev/x",
+                "exit_code": 0,
+            },
+        ]
+    verdict, _ = play(turns)
+    assert verdict.fired_at is not None and "same_failure" in {s.kind for s in verdict.signals}
+
+
 EXAMPLES = int(os.environ.get("STRICT_LOOP_EXAMPLES", 100))  # raise it for a deeper search, e.g. 3000
 SHELLISH = st.text(alphabet=st.sampled_from(list("ab -'\"|&;<>\n$()=*./\\:eolrsitdkx0129")), max_size=120)
 WORDS = st.text(max_size=300)

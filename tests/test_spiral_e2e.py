@@ -13,8 +13,10 @@ import pytest
 from alert_rig import FAST, settled
 from conftest import git, git_repo, read_jsonl, run_cli, run_script, tree_digest
 from mcp_helpers import call, memory_client, stdio_client
+from person_rig import person_key
 
 from strict_loop import LoopError, Workspace
+from strict_loop.storage.trust import TrustStore
 
 pytestmark = pytest.mark.anyio
 
@@ -150,7 +152,8 @@ async def test_seed_build_cycle_whisper_whisper_pause_alert(ws_dir, webhook):
         if path.is_file():
             assert b"SECRET-TOKEN" not in path.read_bytes() and b"127.0.0.1:" not in path.read_bytes(), path
     # A person resumes from the command line; the signal is muted for the cooldown.
-    proc = run_cli("resume", "trt", "--action", "continue", "--workspace", str(ws_dir), cwd=ws_dir.parent, check=False)
+    answer = ("resume", "trt", "--action", "continue", "--workspace", str(ws_dir), "--person-key", person_key())
+    proc = run_cli(*answer, cwd=ws_dir.parent, check=False)
     assert proc.returncode == 0 and "repeated_error" in proc.stdout
     ws = Workspace(ws_dir)
     assert ws.supervisor("trt").paused is False
@@ -288,6 +291,8 @@ def test_rollback_restores_a_round_and_loses_nothing(ws_dir):
         "--workspace",
         str(ws_dir),
         "--json",
+        "--person-key",
+        person_key(),
         cwd=ws_dir.parent,
     ).stdout
     result = json.loads(out)
@@ -371,6 +376,7 @@ def test_thresholds_are_overridable_per_workspace_and_per_task(ws_dir):
     (ws_dir / ".agent-loop" / "monitor-defaults.json").write_text(
         json.dumps({"thresholds": {"identical_repeats": 3, "identical_window": 5}, "cooldown_turns": 4})
     )
+    TrustStore().record_defaults(ws_dir, (ws_dir / ".agent-loop" / "monitor-defaults.json").read_bytes())
     run_script("init_state", "--task-id", "strict", "--goal", "g", "--global-stop-condition", "c", cwd=ws_dir)
     run_script(
         "init_state",

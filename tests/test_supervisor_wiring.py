@@ -256,14 +256,24 @@ time.sleep(120)
 """
 
 
-def _killed_minus_9(argv: list[str], cwd: Path, spy: Path) -> int:
-    """Start ``python -m strict_loop ARGV``, wait until its child wrote its pid to ``spy``, SIGKILL it; the child's
-    pid (still running: it has its own session)."""
+NO_PARENT_DEATH_SIGNAL = """
+import ctypes, sys
+if sys.platform.startswith("linux"):  # as on macOS: no parent-death signal (PR_SET_PDEATHSIG 0)
+    ctypes.CDLL(None).prctl(1, ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+"""
+SURVIVES_ITS_PARENT = NO_PARENT_DEATH_SIGNAL + SLOW_HARNESS
+
+
+def _killed_minus_9(argv: list[str], cwd: Path, spy: Path, record: Path) -> int:
+    """Start ``python -m strict_loop ARGV``, wait until its child wrote its pid to ``spy``, SIGKILL its watchdog (named
+    in the child ``record``), then it; the child's pid (still running: it has its own session, and clears its
+    parent-death signal). The case a restart covers: every other guard gone (tests/test_hostile_process.py)."""
     env = {**os.environ, "SPY": str(spy), "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen([sys.executable, "-m", "strict_loop", *argv], cwd=cwd, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while not (spy.exists() and spy.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
+    os.kill(json.loads(record.read_text())["watchdog"], signal.SIGKILL)
     proc.kill()
     proc.wait()
     pid = int(spy.read_text())
@@ -280,9 +290,10 @@ def _gone(pid: int) -> bool:
 
 def test_a_restart_after_kill_9_of_supervise_kills_the_harness_it_left_running(task: Workspace, tmp_path: Path):
     spy = tmp_path / "harness.pid"
-    slow = _fake(tmp_path, "claude", SLOW_HARNESS)
+    slow = _fake(tmp_path, "claude", SURVIVES_ITS_PARENT)
     argv = ["supervise", "--task-id", "t", "--harness", "claude", "--harness-bin", str(slow), "--heartbeat", "3600"]
-    old = _killed_minus_9([*argv, "--workspace", str(task.root)], task.root, spy)
+    record = task.task_paths("t").supervisor / "child.json"
+    old = _killed_minus_9([*argv, "--workspace", str(task.root)], task.root, spy, record)
     quick = _fake(tmp_path, "quick", 'print(json.dumps({"type": "result", "is_error": False, "result": "ok"}))')
     _supervise(task, "claude", quick, dict(os.environ))
     assert _gone(old)
@@ -295,9 +306,10 @@ def test_a_restart_after_kill_9_of_watch_kills_the_job_it_left_running(task: Wor
     from strict_loop.experiments.watch import Watch
 
     spy = tmp_path / "job.pid"
-    (tmp_path / "job.py").write_text("import os\n" + SLOW_HARNESS)
+    (tmp_path / "job.py").write_text("import os\n" + SURVIVES_ITS_PARENT)
     argv = ["watch", "--task-id", "t", "--workspace", str(task.root), "--heartbeat-s", "3600", "--"]
-    old = _killed_minus_9([*argv, sys.executable, str(tmp_path / "job.py")], task.root, spy)
+    record = task.task_paths("t").root / "watch" / "child.json"
+    old = _killed_minus_9([*argv, sys.executable, str(tmp_path / "job.py")], task.root, spy, record)
     result = Watch(task.root, "t", [sys.executable, "-c", "pass"], {"heartbeat_s": 3600}, stream=io.StringIO()).run()
     assert result.exit_code == 0 and _gone(old)
     started = [e for e in read_jsonl(task.task_paths("t").events) if e["kind"] == "watch.started"][-1]

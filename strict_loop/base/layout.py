@@ -24,6 +24,7 @@ tasks/*/watch/
 tasks/*/hook-*.json
 tasks/*/hook-errors.log
 sessions.json
+live-tasks.json
 unclaimed.jsonl
 .lock
 *.lock

@@ -1,7 +1,7 @@
 """The ``strict-loop`` command: parsers generated from the request models, the person-only commands (supervise,
-watch, install, hook, alerts, schemas, replay, demo, dashboard, compute) and the catalogue of file formats.
+watch, install, hook, alerts, schemas, replay, demo, dashboard, compute, person-key) and the catalogue of file formats.
 
 It may import everything.
 """
 
-__all__ = ["alertview", "app", "commands", "demo", "flags", "schemas", "serve"]
+__all__ = ["alertview", "app", "commands", "demo", "flags", "pausegate", "schemas", "serve"]

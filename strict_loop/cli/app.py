@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from strict_loop import __version__
 from strict_loop.base.errors import LoopError, storage_error
-from strict_loop.cli import commands
+from strict_loop.cli import commands, pausegate
 from strict_loop.cli.flags import add_model_flags, request_from
 from strict_loop.loop import operations
 from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL
@@ -95,6 +95,7 @@ def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, d
     parsers["resume"].add_argument("--task", dest="task_flag", metavar="ID", help="task id (same as --task-id)")
 
     parsers.update(commands.add_parsers(sub, common))
+    pausegate.add_parsers(sub, common, parsers)  # resume --person-key, person-key
     return top, parsers
 
 
@@ -111,6 +112,7 @@ def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
             raise LoopError("resume", f"different task ids given ({', '.join(sorted(given))})", "give one")
         if given:
             params["task_id"] = given.pop()
+        pausegate.bind(ws, params, a.person_key)  # a person answers (a terminal, or the person key), bound to a pause
     if name == "trust":
         _confirm_trust(ws, params.get("task_id"), a.yes)
     result = getattr(ws, name)(**params)
@@ -127,14 +129,21 @@ def _confirm_trust(ws: Workspace, task_id: Optional[str], yes: bool) -> None:
     terminal to ask on. Trust is the person's decision about code that came with a repository: never implied."""
     state = ws.show_task(task_id=task_id).state
     checks = state.contract.stop_checks
-    if not checks.commands or ws.trust_store.is_trusted(ws.root, state.task_id, checks):
+    monitor = ws.untrusted_monitor(state.task_id)  # repository content that would weaken or change the monitor
+    if (not checks.commands or ws.trust_store.is_trusted(ws.root, state.task_id, checks)) and not monitor:
         return
     shown = "\n".join(f"  $ {c}" for c in checks.commands)
-    print(
-        f"task '{state.task_id}' in {ws.root} runs these stop commands (each killed after "
-        f"{checks.command_timeout_s:g}s):\n{shown}",
-        file=sys.stderr,
-    )
+    if checks.commands and not ws.trust_store.is_trusted(ws.root, state.task_id, checks):
+        print(
+            f"task '{state.task_id}' in {ws.root} runs these stop commands (each killed after "
+            f"{checks.command_timeout_s:g}s):\n{shown}",
+            file=sys.stderr,
+        )
+    if monitor:
+        said = "\n".join(f"  {line}" for line in monitor)
+        print(
+            f"these progress monitor settings would apply (each against the built-in value):\n{said}", file=sys.stderr
+        )
     if yes:
         return
     if not sys.stdin.isatty():
@@ -184,7 +193,7 @@ def _main(argv: Optional[Sequence[str]], prog: Optional[str]) -> int:
     else:
         ns = top.parse_args(args)
     try:
-        person = commands.run(ns)
+        person = pausegate.make_key() if ns.command == "person-key" else commands.run(ns)
         if person is not None:
             return person
         result, render, code = _run(ns)

@@ -5,6 +5,7 @@ run. CLI only: an agent never starts a server nor reads the page's answers throu
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 import webbrowser
 from pathlib import Path
@@ -69,7 +70,8 @@ def config(a: argparse.Namespace) -> tuple[Any, str]:
             f"bind 127.0.0.1, or set {guard.TOKEN_ENV} (or --token-file FILE) to a secret of at least "
             f"{guard.MIN_TOKEN_CHARS} characters; a browser opens the page once as /?token=<token>",
         )
-    access = guard.Access(guard.allowed_hosts(a.host, a.port, a.allow_host), token, a.read_only)
+    key = None if a.read_only else secrets.token_urlsafe(24)  # the person's answer key: only in their terminal
+    access = guard.Access(guard.allowed_hosts(a.host, a.port, a.allow_host), token, a.read_only, answer_key=key)
     url = f"http://{guard.host_values(a.host, a.port)[0]}/"
     return server.Config(access, only), url
 
@@ -88,7 +90,13 @@ def run(a: argparse.Namespace) -> int:
     mode = "read-only" if cfg.access.read_only else "answers allowed"
     auth = "token required (open /?token=<token> once)" if cfg.access.token else "no token (loopback only)"
     print(f"strict-loop dashboard: {url} ({mode}; {auth})", file=sys.stderr)
+    keyed = f"{url}?answer={cfg.access.answer_key}" if cfg.access.answer_key else url
+    if cfg.access.answer_key:
+        print(
+            f"to answer a pause, open once in your browser (your key: keep it from every agent): {keyed}",
+            file=sys.stderr,
+        )
     if a.open:
-        webbrowser.open(url)
+        webbrowser.open(keyed)
     guard.serve_on(sock, server.build(cfg), "warning")
     return 0

@@ -7,6 +7,7 @@ a hung ``nvidia-smi`` or Docker daemon must not hang the page or the MCP resourc
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 import shutil
@@ -17,6 +18,8 @@ from typing import Optional
 from pydantic import BaseModel, Field
 
 PROBE_TIMEOUT_S = 5.0
+PROC = Path("/proc")
+"""Linux's process and memory tables (read directly); where there is none (macOS), psutil answers."""
 NVIDIA_QUERY = "name,memory.total,memory.used,utilization.gpu"
 
 
@@ -120,17 +123,8 @@ def rocm(report: ComputeReport) -> None:
 def machine(report: ComputeReport, workspace: Path) -> None:
     report.cpu_count = os.cpu_count() or 0
     report.cpu_model = platform.processor() or platform.machine()
-    try:
-        info = Path("/proc/meminfo").read_text()
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                report.cpu_model = line.split(":", 1)[1].strip()
-                break
-        fields = {line.split(":")[0]: _number(line.split(":")[1]) for line in info.splitlines() if ":" in line}
-        report.memory_total_mb = round((fields.get("MemTotal") or 0) / 1024, 1) or None
-        report.memory_available_mb = round((fields.get("MemAvailable") or 0) / 1024, 1) or None
-    except OSError:
-        report.notes.append("no /proc here: memory unknown")
+    if not _proc_memory(report):
+        _psutil_memory(report)
     try:
         usage = shutil.disk_usage(workspace)
         report.disk_path = str(workspace)
@@ -138,6 +132,35 @@ def machine(report: ComputeReport, workspace: Path) -> None:
         report.disk_total_gb = round(usage.total / 1e9, 2)
     except OSError as exc:
         report.notes.append(f"disk of {workspace} unknown ({exc.strerror or exc})")
+
+
+def _proc_memory(report: ComputeReport) -> bool:
+    """Memory and CPU model from Linux's /proc; False where there is none (macOS)."""
+    try:
+        info = (PROC / "meminfo").read_text()
+        for line in (PROC / "cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                report.cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        return False
+    fields = {line.split(":")[0]: _number(line.split(":")[1]) for line in info.splitlines() if ":" in line}
+    report.memory_total_mb = round((fields.get("MemTotal") or 0) / 1024, 1) or None
+    report.memory_available_mb = round((fields.get("MemAvailable") or 0) / 1024, 1) or None
+    return True
+
+
+def _psutil_memory(report: ComputeReport) -> None:
+    """Memory from psutil (macOS, where most people run the harnesses, has no /proc); the CPU's name from sysctl."""
+    try:
+        mem = importlib.import_module("psutil").virtual_memory()  # by name: psutil ships no type hints
+        report.memory_total_mb = round(mem.total / 2**20, 1) or None
+        report.memory_available_mb = round(mem.available / 2**20, 1) or None
+    except Exception as exc:  # noqa: BLE001 (psutil missing or failing: memory unknown, said why)
+        report.notes.append(f"memory unknown (no /proc here, and psutil could not tell: {type(exc).__name__})")
+    if platform.system() == "Darwin":
+        out, _ = _run(["sysctl", "-n", "machdep.cpu.brand_string"], timeout=2.0)
+        report.cpu_model = (out or "").strip() or report.cpu_model
 
 
 def containers(report: ComputeReport, timeout: float) -> None:

@@ -8,16 +8,23 @@ Why bounded: every ledger is read from its end, a fixed number of lines (``ROUND
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
+
+from pydantic import ValidationError
 
 from strict_loop.alerts import outbox
 from strict_loop.base.clipping import clip
 from strict_loop.base.errors import LoopError
 from strict_loop.base.jsonl import json_records
 from strict_loop.base.jsontext import read_object
+from strict_loop.base.layout import TaskPaths
 from strict_loop.dashboard import overview
+from strict_loop.loop.monitoring import pause_id
 from strict_loop.loop.workspace import Workspace
+from strict_loop.model.monitoring import MonitorState
+from strict_loop.model.records import TaskState
 from strict_loop.storage.snapshots import SnapshotError, Snapshots
 
 ROUND_TAIL = 200
@@ -29,15 +36,20 @@ MAX_HANDBACK_CHARS = 50_000
 
 
 def task(ws_id: str, root: Path, task_id: str) -> dict[str, Any]:
-    """Everything the task's page shows; LoopError when the task is not there."""
+    """Everything the task's page shows; LoopError when the task is not there or its state.json does not load.
+
+    A damaged file of the task costs its part of the page, never the page: the part is left out and ``problems`` says
+    which and why (issue 25: a list as an event's ``data`` or a wrong type in monitor.json made the whole page a 500).
+    """
     work = Workspace(root)
-    view = work.show_task(task_id=task_id)
-    state = view.state
+    state = work.show_task(task_id=task_id).state  # rolled forward to the ledger: the round count is the true one
     paths = work.task_paths(state.task_id)
-    events = [e for _, e in json_records(paths.events, last=EVENT_TAIL)]
-    row = overview.row(ws_id, root, paths) or {}
+    problems: list[str] = []
+    events = usable(problems, [e for _, e in json_records(paths.events, last=EVENT_TAIL)])
+    lad = part(problems, "the monitor", lambda: ladder(work, state.task_id, paths.monitor, problems), None)
+    lad = lad or {"level": 0, "paused": False, "paused_at": None, "turns": 0, "signals": [], "whispers": []}
     return {
-        "row": row,
+        "row": part(problems, "the summary", lambda: summary(ws_id, root, paths, state, lad, problems), {}),
         "contract": state.contract.model_dump(mode="json", exclude={"monitor"}),
         "status": {
             "status": state.status,
@@ -46,20 +58,73 @@ def task(ws_id: str, root: Path, task_id: str) -> dict[str, Any]:
             "counters": state.counters.model_dump(mode="json"),
             "current_round": state.current_round.model_dump(mode="json") if state.current_round else None,
         },
-        "rounds": rounds(paths.iterations, [r.model_dump(mode="json") for r in state.recent_rounds]),
-        "ladder": ladder(work, state.task_id, paths.monitor),
-        "turns": turns(events),
-        "alerts": alerts(paths.alerts),
-        "stops": [
-            {"ts": e.get("ts"), **(e.get("data") or {}), "message": e.get("message")}
-            for e in events
-            if e.get("kind") == "stop.checked"
-        ][-STOPS_SHOWN:],
+        "rounds": part(
+            problems,
+            "iterations.jsonl",
+            lambda: rounds(paths.iterations, [r.model_dump(mode="json") for r in state.recent_rounds]),
+            [],
+        ),
+        "ladder": {"muted_until": {}, "notice": None, "diagnosis": "", "recommended_action": "", "recent": [], **lad},
+        "turns": part(problems, "the last turns", lambda: turns(events), []),
+        "alerts": part(problems, "alerts.jsonl", lambda: alerts(paths.alerts), []),
+        "stops": part(problems, "the stop checks", lambda: stops(events), []),
         "handback": handback(paths.root / "handback.md"),
-        "plot": plot(events),
+        "plot": part(problems, "the plot", lambda: plot(events), []),
         "snapshots": snapshot_rounds(root, state.task_id, paths.root, state.created_at),
         "looked_back": {"events": len(events), "rounds": ROUND_TAIL},
+        "problems": problems,
     }
+
+
+def part(problems: list[str], what: str, make: Callable[[], Any], fallback: Any) -> Any:
+    """One part of the page; ``fallback`` and a line in ``problems`` when a damaged file makes it fail."""
+    try:
+        return make()
+    except Exception as exc:  # noqa: BLE001 (one damaged file costs its part of the page, never the page)
+        problems.append(f"{what}: not shown ({getattr(exc, 'problem', None) or exc})"[:400])
+        return fallback
+
+
+def usable(problems: list[str], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events whose ``data`` is an object (or absent); the others are counted in ``problems``, never shown."""
+    kept = [e for e in events if isinstance(e.get("data") or {}, dict)]
+    if len(kept) < len(events):
+        problems.append(f"events.jsonl: {len(events) - len(kept)} recent line(s) whose data is not an object, left out")
+    return kept
+
+
+def summary(
+    ws_id: str, root: Path, paths: TaskPaths, state: TaskState, lad: dict[str, Any], problems: list[str]
+) -> dict[str, Any]:
+    """The overview's row of the task; when one of its files is damaged, the row the loaded state gives."""
+    try:
+        found = overview.row(ws_id, root, paths)
+    except overview.Unreadable as exc:  # said once: the ladder may have named the same file
+        if not any(said.startswith(str(exc).split(":")[0]) for said in problems):
+            problems.append(str(exc))
+        found = None
+    if found is not None:
+        return found
+    paused = bool(lad.get("paused"))
+    return {
+        "ws": ws_id,
+        "workspace": overview.shown(str(root)),
+        "task_id": state.task_id,
+        "goal": state.contract.goal[:300],
+        "status": state.status,
+        "group": "paused" if paused else state.status,
+        "paused": paused,
+        "round": state.counters.iteration,
+        "max_rounds": state.contract.limits.max_iterations,
+        "last_activity": state.updated_at,
+        "stop": state.last_stop.model_dump(mode="json") if state.last_stop else None,
+        "link": f"/task/{ws_id}/{state.task_id}",
+    }
+
+
+def stops(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    checked = [e for e in events if e.get("kind") == "stop.checked"]
+    return [{"ts": e.get("ts"), **(e.get("data") or {}), "message": e.get("message")} for e in checked][-STOPS_SHOWN:]
 
 
 def rounds(iterations: Path, recent: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -81,21 +146,39 @@ def rounds(iterations: Path, recent: list[dict[str, Any]]) -> list[dict[str, Any
     return out or [{**r, "result": r.get("result", ""), "verification": r.get("verification", "")} for r in recent]
 
 
-def ladder(work: Workspace, task_id: str, monitor: Path) -> dict[str, Any]:
+def ladder(work: Workspace, task_id: str, monitor: Path, problems: list[str]) -> dict[str, Any]:
     """The monitor's state as a person reads it: level, each signal with its evidence and turns, the whispers, the
-    diagnosis and what it recommends."""
-    mon = read_object(monitor) or {}
+    diagnosis and what it recommends. A damaged monitor.json is said, and the ladder shown is the verdict's, which
+    the monitor rebuilds from the ledger as the hooks do."""
+    mon: Optional[dict[str, Any]] = {}
+    if monitor.exists():
+        raw = read_object(monitor)
+        try:
+            mon = MonitorState.model_validate(raw if raw is not None else "not an object").model_dump(mode="json")
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(k) for k in first["loc"]) or "the file"
+            problems.append(
+                f"monitor.json is damaged ({where}: {first['msg'][:200]}); the ladder below is the one the monitor "
+                "rebuilds from the event ledger, as the hooks do"
+            )
+            mon = None
     found: dict[str, Any]
     try:
         verdict = work.detect_spiral(task_id=task_id)
         found = {"diagnosis": verdict.diagnosis, "recommended_action": verdict.recommended_action}
         found["recent"] = verdict.recent
     except LoopError as exc:
+        verdict = None
         found = {"diagnosis": f"(no diagnosis: {exc})", "recommended_action": "", "recent": []}
+    if mon is None:
+        mon = {"paused": bool(verdict and verdict.paused), "level": verdict.level if verdict else 0}
+        mon["last_signals"] = [s.model_dump(mode="json") for s in verdict.signals] if verdict else []
     return {
         "level": mon.get("level", 0),
         "paused": bool(mon.get("paused")),
         "paused_at": mon.get("paused_at"),
+        "pause_id": pause_id(MonitorState.model_validate(mon)) if mon.get("paused") else None,  # every answer names it
         "turns": mon.get("turns", 0),
         "signals": mon.get("last_signals") or [],
         "whispers": mon.get("whispers") or [],

@@ -4,7 +4,10 @@ Every request: its Host must be one the server answers to and its Origin (when s
 DNS-rebinding page or another site cannot read or drive it. With a bearer token (any bind off loopback): the token in
 ``Authorization``, or the HttpOnly SameSite=Strict cookie a browser got by opening ``?token=`` once. Every POST: the
 per-process page token (embedded in the served HTML) in a header and a same-origin Origin, so a page elsewhere cannot
-forge an answer (no CSRF), and nothing at all in read-only mode.
+forge an answer (no CSRF), and nothing at all in read-only mode. An answer also needs the person's answer key: the
+HttpOnly cookie a browser got by opening the link ``strict-loop dashboard`` printed in the person's terminal
+(``?answer=``), which neither the page (``GET /``), nor the MCP token an agent's harness holds, gives away; a page
+started without one (``strict-loop-mcp --http``) takes no answer.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ ASGI = Callable[[Scope, Any, Any], Awaitable[None]]
 TOKEN_ENV = "STRICT_LOOP_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
 COOKIE = "strict_loop_dashboard"
+ANSWER_COOKIE = "strict_loop_answer"
 PAGE_HEADER = "x-strict-loop-page"
 SECURITY_HEADERS = [
     (
@@ -50,6 +54,7 @@ class Access:
     token: Optional[str] = field(default=None, repr=False)
     read_only: bool = False
     page_token: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
+    answer_key: Optional[str] = field(default=None, repr=False)  # None: no answer is taken
 
 
 def header(scope: Scope, name: str) -> Optional[str]:
@@ -151,7 +156,7 @@ class Guard:
         if refusal is not None:
             await reply(send, *refusal)
             return
-        if self.access.token and self._query_token(scope):
+        if self._query_token(scope) or self._query(scope, "answer", self.access.answer_key):
             await self._set_cookie(scope, send)
             return
 
@@ -186,6 +191,10 @@ class Guard:
         presented = (header(scope, PAGE_HEADER) or "").encode()
         if not hmac.compare_digest(presented, self.access.page_token.encode()):
             return 403, f"missing or wrong {PAGE_HEADER} header: reload the page"
+        if not self.access.answer_key:
+            return 403, "this page takes no answers (no person's answer key): answer with strict-loop resume"
+        if not hmac.compare_digest((cookie(scope, ANSWER_COOKIE) or "").encode(), self.access.answer_key.encode()):
+            return 403, "answers need the person's key: open the answer link strict-loop dashboard printed, once"
         return None
 
     def _bearer(self, scope: Scope) -> bool:
@@ -197,26 +206,35 @@ class Guard:
         return hmac.compare_digest((cookie(scope, COOKIE) or "").encode(), expected)
 
     def _query_token(self, scope: Scope) -> bool:
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        given = query.get("token")
-        return given is not None and hmac.compare_digest(given.encode(), (self.access.token or "").encode())
+        return self._query(scope, "token", self.access.token)
+
+    def _query(self, scope: Scope, name: str, expected: Optional[str]) -> bool:
+        given = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get(name)
+        return bool(expected) and given is not None and hmac.compare_digest(given.encode(), (expected or "").encode())
 
     async def _set_cookie(self, scope: Scope, send: Any) -> None:
-        """``?token=`` once: the cookie, and a redirect to the same page without the token in its address."""
-        rest = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1")) if k != "token"]
+        """``?token=`` or ``?answer=`` once: the cookie, and a redirect to the same page without it in its address."""
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+        rest = [(k, v) for k, v in query if k not in ("token", "answer")]
         target = scope.get("path", "/") + (f"?{urlencode(rest)}" if rest else "")
-        value = f"{COOKIE}={self.access.token}; HttpOnly; SameSite=Strict; Path=/"
+        given = [(COOKIE, self.access.token, "token"), (ANSWER_COOKIE, self.access.answer_key, "answer")]
+        cookies = [
+            (b"set-cookie", f"{name}={value}; HttpOnly; SameSite=Strict; Path=/".encode())
+            for name, value, param in given
+            if self._query(scope, param, value)
+        ]
         await send(
             {
                 "type": "http.response.start",
                 "status": 303,
-                "headers": [(b"location", target.encode()), (b"set-cookie", value.encode()), *SECURITY_HEADERS],
+                "headers": [(b"location", target.encode()), *cookies, *SECURITY_HEADERS],
             }
         )
         await send({"type": "http.response.body", "body": b""})
 
 
 async def reply(send: Any, status: int, message: str) -> None:
+    """A refusal; the connection ends with it, so a body the request still sends is never read (or waited for)."""
     body = json.dumps({"error": message}).encode()
     await send(
         {
@@ -225,6 +243,7 @@ async def reply(send: Any, status: int, message: str) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
                 *SECURITY_HEADERS,
             ],
         }
@@ -250,7 +269,10 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve_on(sock: socket.socket, app: Any, log_level: str) -> None:
-    """Serve ``app`` on the bound ``sock`` until interrupted."""
-    import uvicorn
+    """Serve ``app`` on the bound ``sock`` until Ctrl-C or SIGTERM (``serving``: the limits and the shutdown)."""
+    from strict_loop.dashboard import serving
 
-    uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+    try:
+        serving.server(app, log_level).run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C, re-raised by uvicorn once it has shut down: the usual exit, no traceback
+        raise SystemExit(130) from None

@@ -2,7 +2,8 @@
 events.jsonl every ``POLL_S`` seconds and tells every open page (server-sent events) which tasks changed.
 
 Why polling stats: the writers (the agent's operations, the hook on every tool call) pay nothing for an open page;
-the page hears of a recorded turn, round, whisper or pause within ``POLL_S`` plus a network hop.
+the page hears of a recorded turn, round, whisper or pause within ``POLL_S`` plus a network hop. A stream never ends
+on its own: ``end_streams`` ends them when the server shuts down (else Ctrl-C waits for every open page).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import json
 import os
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Optional
@@ -23,6 +25,16 @@ PING_S = 15.0
 WATCHED = ("state.json", "monitor.json", "events.jsonl")
 
 Stamp = tuple[tuple[int, int], ...]
+_WATCHERS: weakref.WeakSet[Watcher] = weakref.WeakSet()
+
+
+def end_streams() -> None:
+    """End every live stream served on the running event loop (its server is shutting down); new ones end at once.
+    Per loop: a process may run more than one server, each in its own thread."""
+    loop = asyncio.get_running_loop()
+    for watcher in list(_WATCHERS):
+        if watcher.loop is loop:
+            watcher.end()
 
 
 def stamp(folder: Path) -> Stamp:
@@ -53,10 +65,19 @@ class Watcher:
     def __init__(self, roots: Callable[[], dict[str, Path]], poll_s: float = POLL_S) -> None:
         self.roots = roots
         self.poll_s = poll_s
-        self.listeners: set[asyncio.Queue[list[str]]] = set()
+        self.listeners: set[asyncio.Queue[Optional[list[str]]]] = set()
         self.stamps: dict[tuple[str, str], Stamp] = {}
         self.task: Optional[asyncio.Task[None]] = None
         self.primed = False  # the first scan is the baseline, not a change
+        self.loop: Optional[asyncio.AbstractEventLoop] = None  # the server's, once a page listens
+        self.ended = False
+        _WATCHERS.add(self)
+
+    def end(self) -> None:
+        """Every stream ends (None is the last word in each queue), and any stream opened from now on."""
+        self.ended = True
+        for queue in list(self.listeners):
+            queue.put_nowait(None)
 
     def changes(self, folders: dict[tuple[str, str], Path]) -> list[str]:
         changed = []
@@ -87,10 +108,13 @@ class Watcher:
 
     async def stream(self) -> AsyncIterator[str]:
         """The SSE stream of one page: ``event: change`` with the changed tasks (ws/task), a ping now and then."""
-        queue: asyncio.Queue[list[str]] = asyncio.Queue()
+        if self.ended:
+            return
+        queue: asyncio.Queue[Optional[list[str]]] = asyncio.Queue()
         self.listeners.add(queue)
+        self.loop = asyncio.get_running_loop()
         if self.task is None:
-            self.task = asyncio.get_running_loop().create_task(self.run())
+            self.task = self.loop.create_task(self.run())
         try:
             yield "retry: 1000\n\n"
             while True:
@@ -99,6 +123,8 @@ class Watcher:
                 except asyncio.TimeoutError:
                     yield ": ping\n\n"
                     continue
+                if changed is None:
+                    return
                 yield f"event: change\ndata: {json.dumps({'tasks': changed})}\n\n"
         finally:
             self.listeners.discard(queue)

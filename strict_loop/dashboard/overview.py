@@ -8,12 +8,13 @@ state.json, monitor.json and the last lines of the event ledger, never a whole l
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Optional
 
-from strict_loop.base.jsonl import tail_lines
+from strict_loop.base.jsonl import last_json, tail_lines
 from strict_loop.base.jsontext import read_object
-from strict_loop.base.layout import Layout, TaskPaths
+from strict_loop.base.layout import Layout, TaskPaths, check_task_id
 from strict_loop.base.timefmt import now_iso, rate_and_eta, seconds_between
 from strict_loop.storage import workspaces
 
@@ -23,11 +24,28 @@ ORDER = {"paused": 0, "attention": 1, "running": 2}
 
 
 def roots(only: Optional[Path] = None, directory: Optional[Path] = None) -> dict[str, Path]:
-    """id -> workspace root: the one given, or every workspace of the per-user index."""
+    """id -> workspace root: the one given, or every workspace of the per-user index whose loop folder is there."""
     if only is not None:
         real = only.resolve()
         return {workspaces.workspace_id(real): real}
     return workspaces.known(directory)
+
+
+def gone(only: Optional[Path] = None, directory: Optional[Path] = None) -> dict[str, workspaces.Vanished]:
+    """id -> what this machine recorded in a workspace and is no longer there (its ``.agent-loop/``, or some task
+    folders): an agent's ``rm -rf .agent-loop`` must not make the page forget the workspace."""
+    if only is not None:
+        lost = workspaces.vanished_here(only.resolve(), directory)
+        return {workspaces.workspace_id(only.resolve()): lost} if lost is not None else {}
+    return workspaces.vanished(directory)
+
+
+def shown(text: str) -> str:
+    """A file name or path as the page can show it: bytes that are not UTF-8 as ``\\xff`` escapes."""
+    try:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    except UnicodeError:  # a lone surrogate that no file name decodes to (a \\ud800 escape in a JSON file)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def task_dirs(root: Path) -> list[TaskPaths]:
@@ -64,41 +82,88 @@ def harness_session(paths: TaskPaths, events: list[dict[str, Any]]) -> tuple[Opt
     return None, None
 
 
+class Unreadable(Exception):
+    """A task's file the row cannot use: the row is left out, and the page names the task and says why."""
+
+
+def field(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """``doc[key]`` when it is of ``kind`` (None when absent or null); any other value is Unreadable."""
+    value = doc.get(key)
+    if value is None or (isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, float))):
+        return value
+    raise Unreadable(f"{where}: {key} is {type(value).__name__} {str(value)[:40]!r}, not {_kind(kind)}")
+
+
+def _kind(kind: type | tuple[type, ...]) -> str:
+    names = {
+        dict: "an object",
+        list: "a list",
+        str: "text",
+        int: "a whole number",
+        float: "a number",
+        bool: "true/false",
+    }
+    return " or ".join(names.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
+
+
 def attention(state: dict[str, Any], mon: dict[str, Any]) -> Optional[str]:
     """Why a person should look, short of a pause; None when nothing calls for it."""
     if state.get("needs_human_input"):
         return "needs human input: " + str(state.get("stop_reason") or "")[:200]
     if state.get("status") == "blocked":
         return "blocked: " + str(state.get("stop_reason") or "")[:200]
-    if int(mon.get("level") or 0) > 0 and state.get("status") == "running":
-        return f"the monitor whispered (level {mon.get('level')})"
-    stalled = int((state.get("counters") or {}).get("consecutive_no_progress") or 0)
-    return f"{stalled} rounds without progress" if stalled >= 2 and state.get("status") == "running" else None
+    level = field(mon, "level", int, "monitor.json") or 0
+    if level > 0 and state.get("status") == "running":
+        return f"the monitor whispered (level {level})"
+    stalled = field(field(state, "counters", dict, "state.json") or {}, "consecutive_no_progress", int, "state.json")
+    return f"{stalled} rounds without progress" if (stalled or 0) >= 2 and state.get("status") == "running" else None
+
+
+def rolled_forward(paths: TaskPaths, state: dict[str, Any], iteration: int) -> tuple[dict[str, Any], int]:
+    """The state as its ledger tells it: after a failed checkpoint (a full disk once the round was recorded),
+    state.json is a round or more behind iterations.jsonl until the next write, and the page must not be."""
+    last = last_json(paths.iterations)
+    ahead = last.get("iteration") if last else None
+    if type(ahead) is not int or ahead <= iteration:
+        return state, iteration
+    assert last is not None
+    kinds = {"status": str, "stop_reason": str, "needs_human_input": bool}
+    newer = {k: last[k] for k, kind in kinds.items() if isinstance(last.get(k), kind)}
+    return {**state, **newer, "updated_at": last.get("recorded_at") or state.get("updated_at")}, ahead
 
 
 def row(ws_id: str, root: Path, paths: TaskPaths) -> Optional[dict[str, Any]]:
-    """One task's row, or None when its state cannot be read (a task being created, a damaged file)."""
-    state = read_object(paths.state)
-    if state is None or not isinstance(state.get("contract"), dict):
+    """One task's row; None while its state.json is not there yet (a task being created); Unreadable when one of its
+    files is damaged (not JSON, not UTF-8, a wrong type)."""
+    if not paths.state.exists():
         return None
-    mon = read_object(paths.monitor) or {}
+    state = read_object(paths.state)
+    if state is None:
+        raise Unreadable("state.json cannot be read (not UTF-8, not JSON, or not an object)")
+    contract = field(state, "contract", dict, "state.json")
+    if contract is None:
+        raise Unreadable("state.json has no contract")
+    mon = read_object(paths.monitor) if paths.monitor.exists() else {}
+    if mon is None:
+        raise Unreadable("monitor.json cannot be read (not UTF-8, not JSON, or not an object)")
     events = events_tail(paths)
-    counters = state.get("counters") or {}
-    limits = state["contract"].get("limits") or {}
-    iteration, total = int(counters.get("iteration") or 0), limits.get("max_iterations")
+    counters = field(state, "counters", dict, "state.json") or {}
+    field(state, "status", str, "state.json")
+    state, iteration = rolled_forward(paths, state, field(counters, "iteration", int, "state.json") or 0)
+    total = field(field(contract, "limits", dict, "state.json") or {}, "max_iterations", int, "state.json")
     elapsed = seconds_between(str(state.get("created_at")), now_iso()) or 0.0
-    rate, eta = rate_and_eta(iteration, 0, elapsed, total if isinstance(total, int) else None)
+    rate, eta = rate_and_eta(iteration, 0, elapsed, total)
     last = max([str(state.get("updated_at") or "")] + [str(e.get("ts") or "") for e in events[-1:]])
     harness, session = harness_session(paths, events)
-    whispers = mon.get("whispers") or []
+    whispers = field(mon, "whispers", list, "monitor.json") or []
     why = attention(state, mon)
-    paused = bool(mon.get("paused"))
+    paused = bool(field(mon, "paused", bool, "monitor.json"))
     group = "paused" if paused else "attention" if why else str(state.get("status") or "running")
     return {
         "ws": ws_id,
-        "workspace": str(root),
+        "workspace": shown(str(root)),
         "task_id": str(state.get("task_id") or paths.root.name),
-        "goal": str(state["contract"].get("goal") or "")[:300],
+        "goal": str(contract.get("goal") or "")[:300],
         "status": state.get("status"),
         "group": group,
         "paused": paused,
@@ -108,26 +173,65 @@ def row(ws_id: str, root: Path, paths: TaskPaths) -> Optional[dict[str, Any]]:
         "last_activity": last,
         "rate_per_hour": round(rate * 3600, 2),
         "eta_s": eta,
-        "stop": state.get("last_stop"),
-        "whisper": whispers[-1] if whispers else None,
-        "diagnosis": _pause_line(mon) if paused else None,
+        "stop": field(state, "last_stop", dict, "state.json"),
+        "whisper": whispers[-1] if whispers and isinstance(whispers[-1], dict) else None,
+        "diagnosis": _pause_line(field(mon, "last_signals", list, "monitor.json") or []) if paused else None,
         "harness": harness,
         "session": session,
         "link": f"/task/{ws_id}/{paths.root.name}",
     }
 
 
-def _pause_line(mon: dict[str, Any]) -> str:
-    signals = mon.get("last_signals") or []
+def _pause_line(signals: list[Any]) -> str:
     return "; ".join(f"{s.get('kind')}: {str(s.get('evidence'))[:200]}" for s in signals[:3] if isinstance(s, dict))
 
 
 def overview(only: Optional[Path] = None, directory: Optional[Path] = None) -> dict[str, Any]:
-    """Every row, paused first, then needs-attention, running, and the ended ones; newest activity first within."""
+    """Every row, paused first, then needs-attention, running, and the ended ones; newest activity first within.
+    A task whose files cannot be read is left out and named under ``skipped``, a workspace whose ``.agent-loop/`` is
+    gone under ``removed``: one damaged file never blanks the page, and a removed record is never silently dropped."""
     rows: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    removed: list[dict[str, Any]] = []
     listed = roots(only, directory)
+    for ws_id, lost in gone(only, directory).items():
+        where = {"ws": ws_id, "workspace": shown(str(lost.path))}
+        removed.append({**where, "whole": lost.whole, "tasks": list(lost.tasks), "problem": shown(lost.describe())})
     for ws_id, root in listed.items():
-        rows += [r for p in task_dirs(root) if (r := row(ws_id, root, p)) is not None]
+        for paths in task_dirs(root):
+            found, problem = _row_or_problem(ws_id, root, paths)
+            if found is not None:
+                rows.append(found)
+            elif problem:
+                skipped.append(_skipped(ws_id, root, paths.root.name, problem))
     rows.sort(key=lambda r: r["last_activity"], reverse=True)
     rows.sort(key=lambda r: ORDER.get(r["group"], 3))
-    return {"generated_at": now_iso(), "workspaces": {k: str(v) for k, v in listed.items()}, "tasks": rows}
+    return {
+        "generated_at": now_iso(),
+        "workspaces": {k: shown(str(v)) for k, v in listed.items()} | {r["ws"]: r["workspace"] for r in removed},
+        "tasks": rows,
+        "skipped": skipped,
+        "removed": removed,
+    }
+
+
+def _row_or_problem(ws_id: str, root: Path, paths: TaskPaths) -> tuple[Optional[dict[str, Any]], str]:
+    name = paths.root.name
+    if shown(name) != name:
+        return None, "its folder name is not UTF-8, so it is no task id"
+    try:
+        check_task_id(name)
+        return row(ws_id, root, paths), ""
+    except (Unreadable, ValueError) as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 (a file damaged in a way not foreseen costs its row, never the page)
+        return None, f"its files cannot be shown ({type(exc).__name__}: {str(exc)[:200]})"
+
+
+def _skipped(ws_id: str, root: Path, name: str, problem: str) -> dict[str, Any]:
+    """A task left out, named; with the link to its page when its name is a task id (the page shows what loads)."""
+    try:
+        link: Optional[str] = f"/task/{ws_id}/{check_task_id(name)}"
+    except ValueError:
+        link = None
+    return {"ws": ws_id, "workspace": shown(str(root)), "folder": shown(name), "problem": problem, "link": link}

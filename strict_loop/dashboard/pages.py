@@ -33,7 +33,7 @@ SHELL = """<!doctype html>
 def _shell(access: Access, page: str, title: str, ws: str = "", task: str = "") -> str:
     return SHELL.format(
         token=escape(access.page_token),
-        read_only="1" if access.read_only else "0",
+        read_only="1" if access.read_only or not access.answer_key else "0",  # no answer key: no answer is taken
         title=escape(title),
         page=page,
         ws=escape(ws),

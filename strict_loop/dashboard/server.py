@@ -7,6 +7,7 @@ paused is what not answering does, and a page view is not an event of the loop.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from strict_loop.base.layout import check_task_id
 from strict_loop.dashboard import compute, detail, overview, pages
 from strict_loop.dashboard.guard import Access, Guard
 from strict_loop.dashboard.live import Watcher
+from strict_loop.loop.monitoring import StaleAnswer
 from strict_loop.loop.workspace import Workspace
 
 STATIC = Path(__file__).parent / "static"
@@ -48,9 +50,46 @@ class Problem(Exception):
         self.status = status
 
 
-def answer(data: Any, status: int = 200) -> JSONResponse:
+class Answer(JSONResponse):
+    """JSON that always renders: text that is no UTF-8 (a lone surrogate from a ``\\udc80`` escape or a file name)
+    as escapes, a number that is not finite (NaN from a ledger line) as null; strict rendering made either a 500."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except ValueError:  # UnicodeEncodeError included
+            return super().render(printable(content))
+
+
+def printable(node: Any) -> Any:
+    if isinstance(node, str):
+        return node.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(node, float) and not math.isfinite(node):
+        return None
+    if isinstance(node, dict):
+        return {printable(str(k)): printable(v) for k, v in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [printable(v) for v in node]
+    return node
+
+
+def answer(data: Any, status: int = 200, headers: Optional[dict[str, str]] = None) -> JSONResponse:
     """Every JSON answer masked: no secret of this environment leaves the server."""
-    return JSONResponse(masking.mask_tree(data), status_code=status)
+    return Answer(masking.mask_tree(data), status_code=status, headers=headers)
+
+
+async def read_capped(request: Request, cap: int) -> bytes:
+    """The body, read no further than ``cap`` bytes: a larger one, declared or chunked, is a 413 at once (and the
+    connection closed), never held in memory whole first."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise Problem(413, f"the answer is over {cap} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            raise Problem(413, f"the answer is over {cap} bytes")
+    return bytes(body)
 
 
 class Dashboard:
@@ -70,7 +109,8 @@ class Dashboard:
             raise Problem(404, str(exc)) from None
         root = self.roots().get(ws)
         if root is None:
-            raise Problem(404, f"no workspace {ws!r} in the index: it may have been removed")
+            lost = overview.gone(self.config.only, self.config.index_dir).get(ws)
+            raise Problem(404, overview.shown(lost.describe()) if lost else f"no workspace {ws!r} in the index")
         return root, task
 
     async def page_overview(self, request: Request) -> Response:
@@ -99,9 +139,7 @@ class Dashboard:
 
     async def api_answer(self, request: Request) -> Response:
         root, task = self.locate(request.path_params["ws"], request.path_params["task"])
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            raise Problem(413, f"the answer is over {MAX_BODY_BYTES} bytes")
+        body = await read_capped(request, MAX_BODY_BYTES)
         try:
             req = parse_json(body or b"{}")  # depth-capped, no NaN: a hostile body is a 400, never a 500
         except ValueError as exc:
@@ -113,12 +151,17 @@ class Dashboard:
             raise Problem(400, "note: must be text")
         if req["action"] == "wait":
             return answer({"task_id": task, "action": "wait", "detail": "nothing recorded: the task stays paused"})
-        params: dict[str, Any] = {"task_id": task, "action": req["action"], "note": note}
+        if not isinstance(req.get("pause"), str):  # bound to the pause shown: a second tab's answer is stale (409)
+            raise Problem(400, "pause: the id of the pause this answers, as the page shows it (reload the page)")
+        params: dict[str, Any] = {"task_id": task, "action": req["action"], "note": note, "pause_id": req["pause"]}
         if req.get("to") is not None:
             if type(req["to"]) is not int:  # true is not round 1
                 raise Problem(400, "to: must be a round number")
             params["to"] = req["to"]
-        result = Workspace(root).resume(**params)
+        try:
+            result = Workspace(root).resume(**params)
+        except StaleAnswer as exc:
+            raise Problem(409, f"{exc.problem}: reload the page") from None
         return answer(result.model_dump(mode="json"))
 
     async def api_compute(self, request: Request) -> Response:
@@ -135,8 +178,8 @@ class Dashboard:
 
 
 async def _problem(request: Request, exc: Exception) -> Response:
-    if isinstance(exc, Problem):
-        return answer({"error": str(exc)}, exc.status)
+    if isinstance(exc, Problem):  # after a 413 the rest of the body is not read: the connection ends with it
+        return answer({"error": str(exc)}, exc.status, {"connection": "close"} if exc.status == 413 else None)
     if isinstance(exc, TaskNotFound):
         return answer({"error": str(exc)}, 404)
     assert isinstance(exc, LoopError)

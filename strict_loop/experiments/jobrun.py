@@ -25,6 +25,7 @@ from strict_loop.experiments import joblog
 from strict_loop.experiments.joblog import JobProgress
 from strict_loop.experiments.remedies import WatchSettings
 from strict_loop.loop import commandrun
+from strict_loop.supervisor.orphans import dies_with_us
 
 TAIL_BYTES = 64 * 1024
 """Log kept in memory for the classifier: errors sit at the end."""
@@ -197,7 +198,7 @@ def run_job(
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
-                    preexec_fn=_limits(s),
+                    preexec_fn=dies_with_us(_limits(s)),  # SIGTERM from the kernel if we die (Linux)
                 )
             ) as proc:
                 on_spawn(proc.pid)

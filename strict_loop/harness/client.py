@@ -7,8 +7,13 @@ with the standard library only. The rules that keep this safe:
 
 - the socket lives in a per-user runtime folder that must be a real directory owned by
   us with no group/other permission bits (else there is no daemon: the hook works in-process);
-- its name is a digest of the workspace's real path and of the code (version, interpreter,
-  each module's mtime and size), so an upgraded or edited package never talks to an old daemon;
+- its name is a digest of the workspace's real path, of the code (version, interpreter,
+  each module's mtime and size), so an upgraded or edited package never talks to an old daemon,
+  and of the environment the daemon works with (the secrets it masks, the alert channels, the
+  config folder): the daemon, started with the hook's environment, has it already, so a request
+  carries none of it, only the two per-session names of ``PER_CALL_ENV``;
+- a paused task's tool calls never come here (``handler``): whatever listens on the socket, it
+  cannot let a call through the pause;
 - a request is committed only after the daemon confirmed it has all of it and we said go:
   before that, any failure means the hook handles the event itself; after it, it says nothing
   (the daemon may have recorded the turn: never record it twice).
@@ -25,6 +30,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
+
+from strict_loop.base import masking
 
 try:
     from _blake2 import blake2b  # hashlib's own blake2b, without loading OpenSSL: a few ms on every hook call
@@ -43,13 +50,15 @@ HEADER = struct.Struct("!II")
 ACK, GO = b"A", b"G"
 MAX_HEADER_BYTES = 1 << 20
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # strict_loop/
+PER_CALL_ENV = ("STRICT_LOOP_TASK", "STRICT_LOOP_SUPERVISOR")
+"""The only variables a request carries (the task a session works on, whether a supervisor runs it): no secret."""
 
 
 def runtime_dir(env: Mapping[str, str], create: bool = True) -> Optional[Path]:
     """``$XDG_RUNTIME_DIR/strict-loop`` (else ``/tmp/strict-loop-<uid>``) if it is safe to use, else None.
 
     Safe: a real directory (not a link), owned by our uid, with no group or other permission bits;
-    in a shared /tmp another user could otherwise plant a socket that receives our environment.
+    in a shared /tmp another user could otherwise plant a socket that answers our tool calls.
     """
     base = env.get("XDG_RUNTIME_DIR", "").strip()
     folder = Path(base) / "strict-loop" if base and os.path.isabs(base) else Path(f"/tmp/strict-loop-{os.getuid()}")
@@ -92,10 +101,25 @@ def socket_path(root: Path, env: Mapping[str, str], create: bool = True) -> Opti
     if folder is None:
         return None
     # HOME and XDG_CONFIG_HOME too: the daemon reads the machine's records (trust, snapshot stores) under its own
-    key = "\0".join([os.path.realpath(root), code_fingerprint(), env.get("HOME", ""), env.get("XDG_CONFIG_HOME", "")])
+    key = "\0".join(
+        [os.path.realpath(root), code_fingerprint(), env.get("HOME", ""), env.get("XDG_CONFIG_HOME", "")]
+        + environment_key(env)
+    )
     digest = blake2b(key.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
     path = folder / f"{digest}.sock"
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
+
+
+def environment_key(env: Mapping[str, str]) -> list[str]:
+    """What of ``env`` the daemon uses from its own environment: every variable whose value is masked as a secret (the
+    project's own: alert channels, the page's URL), but the per-call names and the hook's own settings."""
+    skip = {*PER_CALL_ENV, *masking.AGENT_KEEPS}
+    return sorted(f"{k}={v}" for k, v in env.items() if masking.looks_secret(k) and k.upper() not in skip)
+
+
+def request_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment a request carries: ``PER_CALL_ENV`` only."""
+    return {name: env[name] for name in PER_CALL_ENV if name in env}
 
 
 def encode_request(header: dict[str, Any], payload: bytes) -> bytes:
@@ -167,8 +191,9 @@ def _read_all(sock: _socket.socket, cap: int = 16 << 20) -> bytes:
     return b"".join(chunks)
 
 
-def spawn(root: Path, path: Path) -> None:
-    """Start the workspace's daemon, detached, for the next calls (two racing hooks may start two: one exits).
+def spawn(root: Path, path: Path, env: Mapping[str, str]) -> None:
+    """Start the workspace's daemon, detached, with the hook's environment ``env``, for the next calls (two racing
+    hooks may start two: one exits).
 
     It runs from this package's parent folder, so ``-m`` imports this very code; it serves only if
     it computes the same socket ``path`` (else it would wait, unasked, behind a name nobody knows).
@@ -184,6 +209,7 @@ def spawn(root: Path, path: Path) -> None:
             close_fds=True,
             start_new_session=True,
             cwd=PACKAGE_DIR.parent,
+            env=dict(env),
         )
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a value Popen refuses (an embedded NUL)
         return

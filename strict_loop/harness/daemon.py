@@ -99,20 +99,23 @@ class Daemon:
             return json.dumps({"pid": os.getpid(), "served": self.served, "workspace": str(self.root)})
         from strict_loop.harness import handler
 
-        env, cwd, harness = header.get("env"), header.get("cwd"), header.get("harness")
-        if not (isinstance(env, dict) and isinstance(cwd, str) and harness in registry.names()):
+        sent, cwd, harness = header.get("env"), header.get("cwd"), header.get("harness")
+        if not (isinstance(sent, dict) and isinstance(cwd, str) and harness in registry.names()):
             return ""
         if os.path.realpath(str(header.get("workspace"))) != str(self.root):
             return ""  # not our workspace: a name clash a 128-bit digest does not produce
         self.served += 1
         return handler.handle(
-            harness,
-            payload,
-            workspace=str(self.root),
-            env={str(k): str(v) for k, v in env.items()},
-            cwd=cwd,
-            phases=("pre", "post"),
+            harness, payload, workspace=str(self.root), env=call_env(sent), cwd=cwd, phases=("pre", "post")
         )
+
+
+def call_env(sent: dict[str, Any]) -> dict[str, str]:
+    """The environment a request is handled with: ours (the hook's that started us: the socket's name says it holds
+    the same secrets and channels), with the per-call names of the request (``client.PER_CALL_ENV``), nothing else."""
+    env = {k: v for k, v in os.environ.items() if k not in client.PER_CALL_ENV}
+    env.update({k: v for k, v in sent.items() if k in client.PER_CALL_ENV and isinstance(v, str)})
+    return env
 
 
 def read_request(conn: socket.socket) -> tuple[dict[str, Any], bytes]:

@@ -215,3 +215,186 @@ def record_unclaimed(
         "loop call to bind this session (announce your round: append_event with task_id=<id>, or run "
         "`strict-loop show_task --task-id <id>`), or start the session with STRICT_LOOP_TASK=<id>."
     )
+
+
+# ---------------------------------------------------------------- the loop's own files: never written by the agent
+
+LOOP_FOLDERS = (".agent-loop", ".codex-loop")
+_NAMES_LOOP = re.compile(r"(?:^|[/\\\s'\"=:(])\.(?:agent|codex)-loop(?=$|[/\\\s'\"*?;&|)<>])", re.I)
+_DOT_GLOB = re.compile(r"(?:^|[\s/'\"=])\.[^\s/]*[*?\[]")
+_REMOVAL = re.compile(r"\b(?:rm|rmdir|mv)\s")
+_PERSON_ONLY = re.compile(
+    r"\bstrict[-_]loop\b[^;&|\n]*?\s(?:resume|trust|person-key)\b|\bperson\.key\b|\b(?:resume|trust)\.py\b"
+)
+"""A person's own commands (answering a pause, trusting commands or settings, the person key): never the agent's."""
+_REDIRECT = re.compile(r"(?:&>>?|\d*>>?\|?)\s*(['\"]?)([^\s;&|<>'\"]+)\1")
+_PATCH_HEADER = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
+_INLINE_WRITE = re.compile(
+    r"\b(?:write\w*|unlink\w*|remove\w*|rmtree|rm(?:Sync|dir\w*)?|rename\w*|replace|truncate\w*|mkfifo|symlink\w*|"
+    r"chmod\w*|copy\w*|move)\s*\(|open\([^)]{0,300}['\"][wax]\+?b?['\"]|\bos\.system\b|\bsubprocess\b",
+)
+_FILE_TOOLS = frozenset(
+    {"write", "edit", "multiedit", "notebookedit", "create", "write_file", "edit_file", "create_file", "apply_patch"}
+    | {"patch", "replace", "insert", "write_to_file", "replace_in_file", "search_replace", "apply_diff", "move_file"}
+    | {"insert_content", "str_replace_editor", "str_replace_based_edit_tool", "delete_file"}
+)
+"""Tools that write, move or remove a file they name (compared lowercased, an MCP tool by its own name)."""
+_PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path", "source", "destination")
+_MUTATORS = frozenset(
+    {"rm", "rmdir", "unlink", "shred", "truncate", "touch", "mkfifo", "mknod", "mkdir", "ln", "chmod", "chown"}
+    | {"chgrp", "mv", "setfacl", "chattr", "xattr", "srm", "trash", "trash-put", "gio"}
+)
+"""Commands whose every argument is a file they change (``cp``, ``install``, ``rsync``: only the last; ``find``: its
+folders, with ``-delete`` or ``-exec``)."""
+_REMOVERS = frozenset({"rm", "rmdir", "mv", "srm", "trash", "trash-put", "gio", "shred"})
+"""Of those, the ones that take a folder away whole: naming a folder that holds the loop's is refused too."""
+_WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice", "stdbuf"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "eval"})
+_INTERPRETERS = re.compile(r"^(?:python[\d.]*|node|nodejs|deno|bun|perl|ruby|php|osascript|lua)$")
+
+
+def refuse_loop_write(event: HookEvent, root: Optional[Path], task_dir: Optional[Path] = None) -> str:
+    """Refuse a tool call of the agent's that would write, move or remove anything under the loop's folder (its
+    contract, ledgers, monitor state, the folder itself), at any time; '' for every other call (the common case
+    costs a set lookup, or two substring searches of a shell command). The loop's own tools and commands write there
+    in their own process, never through the agent's file tools or redirections."""
+    if event.phase != "pre" or root is None:
+        return ""
+    try:
+        base = str(Path(event.cwd).expanduser()) if event.cwd and Path(event.cwd).is_absolute() else str(root)
+        hit = next(
+            (t for t in _call_targets(event, base) if t[1] == "!person" or _in_loop(t, base, root, removal=True)), None
+        )
+    except Exception:  # noqa: BLE001 (a call this cannot read goes on to the pause gate, which decides)
+        return ""
+    if hit is None:
+        return ""
+    reason = (
+        "strict-loop: answering a pause, trusting commands or settings and the person key are the person's alone; "
+        "the agent's tools never run them, at any time. Refused: if something needs a person, say so and stop."
+        if hit[1] == "!person"
+        else f"strict-loop: the call would change {hit[0][:200]!r}, inside the loop's folder (.agent-loop/: the task's "
+        "contract, ledgers and the progress monitor's state). The agent's tools never write, move or remove "
+        "anything there, at any time: the loop's own tools and `strict-loop` commands keep those files. Refused; "
+        "if a person wants them changed, the person does it outside this session."
+    )
+    _note_refusal(task_dir, event, hit[0])
+    return json.dumps(payloads.deny_output(event, reason))
+
+
+def _call_targets(event: HookEvent, base: str) -> list[tuple[str, str]]:
+    """(path, cwd it is relative to, or '!' for a removal) for each file the call would change, as far as told."""
+    args = event.tool_input if isinstance(event.tool_input, dict) else {}
+    if event.tool in SHELL_TOOLS:
+        command = args.get("command", args.get("cmd"))
+        if isinstance(command, list):
+            command = " ".join(str(word) for word in command)
+        if not isinstance(command, str):
+            return []
+        if _PERSON_ONLY.search(command):
+            return [("a person's own strict-loop command", "!person")]
+        inside = _NAMES_LOOP.search(base)  # the shell's folder is the loop's (a harness reports it resolved)
+        if not (inside or _NAMES_LOOP.search(command) or _DOT_GLOB.search(command) or _REMOVAL.search(command)):
+            return []  # the common case: the command neither names the folder, runs inside it nor removes
+        return _shell_targets(command, base, 0)
+    if event.tool.rsplit("__", 1)[-1].lower() not in _FILE_TOOLS:
+        return []
+    found = [(v, base) for k in _PATH_KEYS for v in [args.get(k)] if isinstance(v, str)]
+    for text in _strings(event.tool_input, 3):
+        found += [(m.strip(), base) for m in _PATCH_HEADER.findall(text)]
+    return found
+
+
+def _strings(value: Any, depth: int) -> list[str]:
+    if isinstance(value, str):
+        return [value] if "*** " in value else []
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [s for child in list(children)[:50] for s in _strings(child, depth - 1)] if depth > 0 else []
+
+
+def _shell_targets(command: str, cwd: str, depth: int) -> list[tuple[str, str]]:
+    """What a shell command changes: redirections, file-changing commands, ``cd`` followed, ``sh -c`` and inline
+    scripts that name the folder; ``shellwork.writes`` for the rest (``sed -i``, ``tee``, patches, ``git``)."""
+    import os
+
+    from strict_loop.monitor import shellwork
+
+    if len(command) > shellwork.MAX_COMMAND and _NAMES_LOOP.search(command):
+        return [(".agent-loop", "(a command too long to read that names the loop's folder)")]
+    found = [(p, cwd) for p in shellwork.writes(command) if not p.startswith("(")]
+    if _INLINE_WRITE.search(command) and _NAMES_LOOP.search(command):
+        first = command.split(None, 1)[0].rsplit("/", 1)[-1] if command.strip() else ""
+        if _INTERPRETERS.match(first) or "(script)" in shellwork.writes(command):
+            found.append((".agent-loop", "(a script that names the loop's folder and writes)"))
+    for part in shellwork.segments(command.split("\n", 1)[0] if "<<" in command else command):  # a heredoc: its line
+        found += [(m.group(2), cwd) for m in _REDIRECT.finditer(part)]
+        words = _words(part)
+        while words and (words[0] in _WRAPPERS or re.fullmatch(r"\w+=\S*", words[0]) or words[0].startswith("-")):
+            words = words[1:]
+        if not words:
+            continue
+        name, rest = words[0].rsplit("/", 1)[-1], [w for w in words[1:] if not w.startswith("-")]
+        if name in ("cd", "pushd") and rest:
+            cwd = os.path.normpath(os.path.join(cwd, os.path.expanduser(rest[0])))
+        elif name in _SHELLS and depth < 2:
+            found += [t for w in words[1:] if " " in w or name == "eval" for t in _shell_targets(w, cwd, depth + 1)]
+        elif name in _MUTATORS or (name == "find" and {"-delete", "-exec", "-execdir"} & set(words)):
+            moved = rest[:-1] if name == "mv" else rest  # `mv a ..` takes `a` away, and only writes into `..`
+            found += [(w, "!" + cwd if name in _REMOVERS and w in moved else cwd) for w in rest]
+        elif name in ("cp", "install", "rsync") and rest:
+            found.append((rest[-1], cwd))
+        elif name == "dd":
+            found += [(w[3:], cwd) for w in words if w.startswith("of=")]
+    return found
+
+
+def _words(part: str) -> list[str]:
+    try:
+        return shlex.split(part)
+    except ValueError:
+        return part.split()
+
+
+def _in_loop(target: tuple[str, str], base: str, root: Path, *, removal: bool) -> bool:
+    """Whether ``target`` (path, cwd; a cwd starting with '!' marks a removal) is the loop's folder or inside it, or
+    (for a removal) a folder holding it; globs are expanded as the shell would."""
+    import glob
+    import os
+
+    path, cwd = target
+    if cwd.startswith("("):
+        return True  # a command judged as a whole (see _shell_targets)
+    removes = removal and cwd.startswith("!")
+    cwd = cwd.lstrip("!") or base
+    if _NAMES_LOOP.search(path):
+        return True
+    full = os.path.join(cwd, os.path.expanduser(path))
+    candidates = glob.glob(full)[:50] if re.search(r"[*?\[]", path) else [full]
+    folders = [os.path.normcase(os.path.realpath(root / name)) for name in LOOP_FOLDERS]
+    for candidate in candidates:
+        real = os.path.normcase(os.path.realpath(candidate))
+        for folder in folders:
+            if real == folder or real.startswith(folder + os.sep):
+                return True
+            if removes and folder.startswith(real.rstrip(os.sep) + os.sep):
+                return True  # removing or moving a folder that holds the loop's
+    return False
+
+
+def _note_refusal(task_dir: Optional[Path], event: HookEvent, target: str) -> None:
+    """Record the attempt in the task's ledger, for the person (never fails the refusal)."""
+    if task_dir is None:
+        return
+    try:
+        from strict_loop.base.layout import TaskPaths
+        from strict_loop.storage.store import TaskStore, ValidationCache
+
+        store = TaskStore(TaskPaths(task_dir), task_dir.name, ValidationCache(), 5.0)
+        with store.locked():
+            store.append_event(
+                "loop.write_refused",
+                f"the agent's {event.tool} call would have changed {target[:200]!r} in the loop's folder: refused",
+                {"tool": event.tool[:200], "target": target[:500], "session_id": event.session_id},
+            )
+    except Exception:  # noqa: BLE001
+        return

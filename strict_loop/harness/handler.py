@@ -23,6 +23,7 @@ from strict_loop.harness import gates, payloads, registry
 from strict_loop.harness.payloads import HookEvent
 
 if TYPE_CHECKING:
+    from strict_loop.base.layout import Layout
     from strict_loop.loop.monitoring import TaskMonitor
     from strict_loop.storage.store import TaskStore
 
@@ -94,9 +95,8 @@ def handle(
 ) -> str:
     """What the hook prints for stdin ``data`` ('' for nothing). Never raises.
 
-    ``env`` is the hook's environment (the task's name, the secrets to mask); ``daemon``: hand tool events
-    to the workspace's hook daemon (``harness.daemon``), starting one when none answers; ``phases``: the events to
-    act on.
+    ``env`` is the hook's environment (the task's name, the secrets to mask); ``daemon``: hand tool events to the
+    workspace's hook daemon (``harness.daemon``), starting one when none answers; ``phases``: the events to act on.
     """
     env = os.environ if env is None else env
     cwd = cwd or os.getcwd()
@@ -110,6 +110,8 @@ def handle(
         task_dir, running = find_task(root, env, event if payload is not None else None) if root else (None, [])
     except Exception:  # noqa: BLE001 (no task known: nowhere to log, and the session must go on)
         return ""
+    if payload is not None and (refused := gates.refuse_loop_write(event, root, task_dir)):
+        return refused  # a change to the loop's own files, refused at any time, in process
     if payload is not None and event.phase == "post" and payloads.own_tool(event.tool) is not None:
         return ""  # the loop's own bookkeeping (it may have bound the session above)
     if payload is None and root is not None:  # when in doubt while paused, deny
@@ -122,7 +124,9 @@ def handle(
         return _unclaimed(event, root, running, env) if root and payload and event.phase == "post" else ""
     if event.phase == "pre" and _running_unpaused(task_dir):
         return ""  # the common case, read without pydantic
-    path = _daemon_socket(root, env) if daemon and event.phase in ("pre", "post") else None
+    # a paused task's calls are decided here, never by whatever listens on the daemon's socket
+    handed = daemon and event.phase in ("pre", "post") and not _paused(task_dir / "monitor.json")
+    path = _daemon_socket(root, env) if handed else None
     if path is not None:
         served = _ask_daemon(path, event, root, cwd, env, raw)
         if served is not None:
@@ -138,7 +142,7 @@ def handle(
         if path is not None:
             from strict_loop.harness.client import spawn
 
-            spawn(root, path)  # for the next calls: this one was answered in-process
+            spawn(root, path, env)  # for the next calls: this one was answered in-process
 
 
 def _ask_daemon(
@@ -148,7 +152,14 @@ def _ask_daemon(
     failed after taking it gives silence, or a refusal while a task is paused."""
     from strict_loop.harness import client
 
-    header = {"op": "hook", "harness": event.harness, "workspace": str(root), "cwd": cwd, "env": dict(env)}
+    # the daemon has the hook's environment from its start (the socket's name says so): a request carries no secret
+    header = {
+        "op": "hook",
+        "harness": event.harness,
+        "workspace": str(root),
+        "cwd": cwd,
+        "env": client.request_env(env),
+    }
     try:
         return client.ask(path, header, raw)
     except client.NotServed:
@@ -217,20 +228,21 @@ def find_task(
     In order: env ``STRICT_LOOP_TASK``; the task the call itself names (a loop call with a ``task_id``, which
     binds the session to it), unless the session's own task is paused (naming another task must not get a call
     past the pause); the task the session was bound to, while it runs; the single running task (a task whose
-    state does not even parse counts, so that its problem is logged rather than hidden).
+    state does not even parse counts, so that its problem is logged rather than hidden). The running tasks come
+    from an index (``sessions.live_tasks``): a call costs the same however many task folders the workspace holds.
     """
     from strict_loop.base.layout import Layout
+    from strict_loop.storage.sessions import live_tasks
 
     layout = Layout(root)
-    ids = layout.task_ids()
     wanted = env.get(TASK_ENV, "").strip()
     if wanted:
-        return (layout.task(wanted).root if wanted in ids else None), []
+        return _task_folder(layout, wanted), []
     claimed = gates.claimed_task(event) if event is not None else None
-    running = [task_id for task_id in ids if _status(layout.task(task_id).state) in ("running", None)]
+    running = live_tasks(layout)
     bound = gates.bound_task(root / MANAGER_DIR, event) if event is not None and len(running) > 1 else None
     current = bound if bound in running else (running[0] if len(running) == 1 else None)
-    if claimed in ids and claimed != current:
+    if claimed and claimed != current and _task_folder(layout, claimed):
         if current is not None and _paused(layout.task(current).monitor):
             return layout.task(current).root, []  # a paused session cannot leave its task by naming another one
         gates.bind(root / MANAGER_DIR, event, claimed)  # type: ignore[arg-type]
@@ -259,12 +271,13 @@ def _paused(monitor: Path) -> bool:
     return mon is None or mon.get("paused") is not False
 
 
-def _status(path: Path) -> Optional[str]:
-    """The ``status`` of a state.json, read without validating the rest; None if it cannot be read."""
-    from strict_loop.base.jsontext import read_object
-
-    status = (read_object(path) or {}).get("status")
-    return status if isinstance(status, str) else None
+def _task_folder(layout: Layout, task_id: str) -> Optional[Path]:
+    """The folder of task ``task_id`` if it is one (a valid id, inside the workspace, holding its state or ledger)."""
+    try:
+        paths = layout.task(task_id)
+    except Exception:  # noqa: BLE001 (not a task id, or a link out of the workspace)
+        return None
+    return paths.root if paths.exists() else None
 
 
 def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]) -> Optional[dict[str, Any]]:

@@ -53,7 +53,8 @@ def status(r: StatusReport) -> str:
 @supervised
 def init(r: InitResult) -> str:
     out = f"initialized task '{r.task_id}' in {r.task_dir}"
-    return out + (f"\nprevious task files moved to {r.replaced}" if r.replaced else "")
+    out += f"\nprevious task files moved to {r.replaced}" if r.replaced else ""
+    return "\n".join([out] + [f"warning: {w}" for w in r.warnings])
 
 
 @supervised
@@ -97,8 +98,9 @@ def compact(r: CompactResult) -> str:
 
 def task_list(listing: TaskList) -> str:
     tasks = listing.tasks
+    said = [f"warning: {w}" for w in listing.warnings]
     if not tasks:
-        return "no tasks (create one with init_state)"
+        return "\n".join(["no tasks (create one with init_state)"] + said)
     lines = []
     for t in tasks:
         if t.problem:
@@ -113,7 +115,7 @@ def task_list(listing: TaskList) -> str:
             f"{listing.unclaimed_calls} tool call(s) claimed by no task (.agent-loop/unclaimed.jsonl): several "
             "tasks run and a session named none; a loop call naming a task_id binds its session"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + said)
 
 
 @supervised
@@ -135,7 +137,7 @@ def task_view(v: TaskView) -> str:
     if s.last_stop:
         lines.append(f"last stop check: {s.last_stop.verdict} -- {s.last_stop.reason}")
     lines.append(f"files: {v.paths['state']}")
-    return "\n".join(lines)
+    return "\n".join(lines + [f"warning: {w}" for w in v.warnings])
 
 
 @supervised
@@ -167,9 +169,10 @@ def resume(r: ResumeResult) -> str:
 
 @supervised
 def trust(r: TrustResult) -> str:
+    monitor = [f"trusted: {m}" for m in r.monitor]
     if not r.commands:
-        return f"'{r.task_id}' runs no stop command; nothing to trust"
-    lines = [
+        return "\n".join(monitor or [f"'{r.task_id}' runs no stop command; nothing to trust"])
+    lines = monitor + [
         f"{'trusted' if r.newly_trusted else 'already trusted'}: the stop commands of '{r.task_id}' "
         f"(each killed after {r.command_timeout_s:g}s), recorded in {r.record}:"
     ]

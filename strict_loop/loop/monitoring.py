@@ -11,11 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
+from contextlib import closing
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from strict_loop.base.errors import LoopError, StateDamaged
 from strict_loop.base.fsio import atomic_write, read_own
+from strict_loop.base.jsonl import records_backwards
 from strict_loop.base.timefmt import now_iso
 from strict_loop.loop import reports
 from strict_loop.model.fields import parse_json
@@ -33,6 +36,11 @@ if TYPE_CHECKING:  # a person's resume needs these; the hook handler (every tool
 
 MAX_HASHED_FILE_BYTES = 2_000_000
 REBUILD_EVENTS = 400
+ROLL_FORWARD_EVENTS = 200  # how far back a paused monitor looks for an answer recorded but not yet applied
+
+
+class StaleAnswer(LoopError):
+    """An answer to a pause that is over (answered already): refused, nothing changed (the page says 409)."""
 
 
 class TaskMonitor:
@@ -46,8 +54,10 @@ class TaskMonitor:
     def settings(self) -> MonitorSettings:
         return self._settings if self._settings is not None else self.store.load().contract.monitor
 
-    def load(self) -> MonitorState:
-        """ladder.json, or a rebuilt one (from the recent tool_call events) if it is missing or damaged."""
+    def load(self, *, locked: bool = False) -> MonitorState:
+        """ladder.json, or a rebuilt one (from the recent tool_call events) if it is missing or damaged. A pause the
+        ledger records as answered is lifted (an answer is recorded first: a kill before ladder.json is written leaves
+        the record); ``locked``: the caller holds the task lock, so that is saved at once."""
         path = self.store.paths.monitor
         try:
             data = read_own(path)  # never through a link, never a FIFO (a cloned repo may carry either)
@@ -56,9 +66,27 @@ class TaskMonitor:
         except (OSError, LoopError):
             return self._rebuilt()
         try:
-            return self.store.cache.parse(MonitorState, path, data, "")
+            mon = self.store.cache.parse(MonitorState, path, data, "")
         except StateDamaged:
             return self._rebuilt()
+        answer = self._recorded_answer(mon) if mon.paused else None
+        if answer is not None:
+            _apply_answer(mon, answer, mon.turns + self.settings().cooldown_turns)
+            if locked:
+                self.save(mon, sync=True)
+        return mon
+
+    def _recorded_answer(self, mon: MonitorState) -> Optional[dict[str, Any]]:
+        """The data of the ledger's ``spiral.resumed`` that answered the pause ``mon`` is in, if any."""
+        kinds = ("spiral.paused", "spiral.resumed")  # back to the last pause or answer
+        try:
+            with closing(records_backwards(self.store.paths.events)) as found:
+                ev = next((e for e in islice(found, ROLL_FORWARD_EVENTS) if e.get("kind") in kinds), {})
+        except (OSError, LoopError):  # a ledger that cannot be read answers nothing: the pause holds
+            return None
+        data = ev.get("data")
+        mine = ev.get("kind") == "spiral.resumed" and isinstance(data, dict) and data.get("pause") == pause_id(mon)
+        return data if mine else None
 
     def _rebuilt(self) -> MonitorState:
         """Replay the recent ledger (tool calls, pauses, resumes) into a fresh monitor state."""
@@ -73,10 +101,7 @@ class TaskMonitor:
                 except ValueError:
                     continue
             elif ev.get("kind") == "spiral.resumed":
-                ladder.lift_pause(mon)
-                for kind in data.get("muted", []):
-                    mon.muted_until[str(kind)] = mon.turns + settings.cooldown_turns
-                mon.notice = str(data["notice"]) if data.get("notice") else None
+                _apply_answer(mon, data, mon.turns + settings.cooldown_turns)
             elif ev.get("kind") == "spiral.notice_delivered":
                 mon.notice = None
         return mon
@@ -186,11 +211,9 @@ class TaskMonitor:
         """The ledger's side of a pause already in ``mon`` (caller holds the lock, ladder.json saved): the
         ``spiral.paused`` event, the status line, and the alert to raise after the lock."""
         turn = mon.paused_at if mon.paused_at is not None else max(0, mon.turns - 1)
-        self.store.append_event(
-            "spiral.paused",
-            message,
-            {"turn": turn, "signals": [s.model_dump() for s in mon.last_signals], **(extra or {})},
-        )
+        signals = [s.model_dump() for s in mon.last_signals]
+        data = {"turn": turn, "pause": pause_id(mon), "signals": signals, **(extra or {})}
+        self.store.append_event("spiral.paused", message, data)
         reports.write_status(self.store, self.store.load_current(), None, record=False, sup=self.view(mon))
         return Alert(
             id=f"{self.store.task_id}-{mon.alerts}",
@@ -222,12 +245,17 @@ class TaskMonitor:
         )
 
     def resume(self, req: ResumeInput) -> tuple[ResumeResult, bool]:
-        """A person's answer to a pause (caller holds the lock); returns the result and whether the task ended."""
+        """A person's answer to a pause (caller holds the lock); returns the result and whether the task ended. An
+        answer naming a pause that is over is refused (a second tab's hand-back must not end a running task); it is
+        recorded before ladder.json is written (``load`` applies a record that ladder.json missed)."""
         from strict_loop.loop.reports import handback_markdown
         from strict_loop.model.results import ResumeResult
 
         state = self.store.load_current()
-        mon = self.load()
+        mon = self.load(locked=True)
+        current = pause_id(mon) if mon.paused else None
+        if req.pause_id is not None and req.pause_id != current:
+            raise StaleAnswer("resume.pause_id", *_stale(self.store.task_id, req.pause_id, current))
         if req.action == "continue" and not mon.paused:
             raise LoopError(
                 "resume.action",
@@ -238,7 +266,7 @@ class TaskMonitor:
         result = ResumeResult(task_id=self.store.task_id, action=req.action, detail="")
         if req.action == "rollback":
             self._rollback(req, result)
-        if req.action == "hand-back":
+        if req.action == "hand-back":  # the task ends before the pause is lifted: a kill between never frees the agent
             handback = self.store.paths.root / "handback.md"
             atomic_write(handback, handback_markdown(state, mon, req.note, self.store.paths).encode())
             state.status, state.needs_human_input = "blocked", True
@@ -252,24 +280,19 @@ class TaskMonitor:
             self.store.append_event("task.handed_back", result.detail, {"note": req.note})
         if req.action in ("continue", "rollback"):
             cooldown = state.contract.monitor.cooldown_turns
-            for kind in kinds:
-                mon.muted_until[kind] = mon.turns + cooldown
             result.muted = kinds
             if req.action == "continue":
                 result.detail = f"resumed; {', '.join(kinds) or 'no signal'} muted for {cooldown} turns"
         if mon.whispers and mon.whispers[-1].adopted is None:
             mon.whispers[-1].adopted = False
-        ladder.lift_pause(mon)
-        mon.notice = None if req.action == "hand-back" else _notice(req)
-        self.save(mon, sync=True)
-        self.store.append_event(
-            "spiral.resumed",
-            f"resume --action {req.action}: {result.detail}",
-            {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note, "notice": mon.notice},
+        notice = None if req.action == "hand-back" else _notice(req)
+        data = {"action": req.action, "to": req.to, "muted": result.muted, "note": req.note, "notice": notice}
+        self.store.append_event(  # the record first: then ladder.json, which ``load`` rolls forward if it is missed
+            "spiral.resumed", f"resume --action {req.action}: {result.detail}", {**data, "pause": current}
         )
-        result.supervisor = self.view(
-            mon
-        )  # what the agent's next result will say; only the agent's operations hand it over
+        _apply_answer(mon, data, mon.turns + state.contract.monitor.cooldown_turns)
+        self.save(mon, sync=True)
+        result.supervisor = self.view(mon)  # what the agent's next result will say; only its operations hand it over
         reports.write_status(self.store, self.store.load_current(), None, record=False, sup=result.supervisor)
         return result, req.action == "hand-back"
 
@@ -316,6 +339,28 @@ class TaskMonitor:
             result.detail,
             {"to": req.to, "saved": saved, "saved_ref": saved_ref, "restored": restored, "note": req.note},
         )
+
+
+def pause_id(mon: MonitorState) -> str:
+    """The id of the pause ``mon`` is in: its number and the turn that paused the task (``3@41``). An answer names it,
+    so it never lands on a later pause, nor on a task an earlier answer already let go on."""
+    return f"{mon.alerts}@{mon.paused_at}"
+
+
+def _stale(task_id: str, answered: str, current: Optional[str]) -> tuple[str, str]:
+    now = f"is in pause {current} now" if current else "is not paused now"
+    problem = f"pause {answered} of task '{task_id}' is over (answered already: the task {now}); nothing was changed"
+    return problem, "look at the task again (the page, or strict-loop show_task) and answer the pause it is in, if any"
+
+
+def _apply_answer(mon: MonitorState, data: Mapping[str, Any], muted_until: int) -> None:
+    """A recorded answer (``spiral.resumed``'s data) applied to ``mon``, in place: the pause lifted, the signals it
+    names muted until turn ``muted_until``, and the note the agent is told once."""
+    ladder.lift_pause(mon)
+    muted = data.get("muted")
+    for kind in muted if isinstance(muted, list) else []:
+        mon.muted_until[str(kind)] = muted_until
+    mon.notice = str(data["notice"]) if data.get("notice") else None
 
 
 def _notice(req: ResumeInput) -> str:

@@ -1,7 +1,8 @@
 """Recording one agent turn: the single path every adapter (MCP, CLI, harness hooks) takes for a ``tool_call`` event.
 
 Secrets are masked before anything is stored, the monitor sees the turn under the
-task's lock, and a pause's alert goes to the outbox after it (delivered in the background).
+task's lock (with the settings and window its records hold: ``guarded``), and a pause's alert goes to the outbox
+after it (delivered in the background).
 Kept apart from ``workspace`` so that the hook handler, which runs once per agent
 tool call, records exactly as ``append_event`` does without importing every operation.
 """
@@ -15,8 +16,9 @@ from typing import Any, Optional
 
 from strict_loop.alerts import outbox
 from strict_loop.base import masking
+from strict_loop.loop import safeguards
 from strict_loop.loop.monitoring import TaskMonitor
-from strict_loop.model.monitoring import MonitorView
+from strict_loop.model.monitoring import Alert, MonitorState, MonitorView
 from strict_loop.model.records import EventRecord
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn, clip_turn_data
@@ -58,14 +60,15 @@ def record_turn(
         [message, data, meta or {}], env
     )  # one pass over the environment
     turn: Turn = validate_input(Turn, clip_turn_data(masked), "append_event.data")
-    supervision = TaskMonitor(store, root, settings)
     with store.locked():
-        event_data, alert = supervision.observe(turn)
+        supervision, mon, warned = guarded(store, root, settings)
+        _, event_data, alert = supervision.step(mon, turn, supervision.settings())
         if meta:
             event_data["hook"] = masked_meta
         rec = store.append_event("tool_call", masked_message, event_data)
-        mon = supervision.load()  # just written by observe: read back from this process's cache
+        mon = supervision.load()  # just written by step: read back from this process's cache
         view = supervision.deliver()
+    safeguards.raise_alerts(store, root, warned, env)
     if alert is not None:
         supervision.raise_alert(alert, env)  # starts the outbox worker itself
     else:
@@ -103,7 +106,6 @@ def record_turns(
         return []
     masked_all = masking.mask_tree([[m, d, meta or {}] for m, d, meta in turns], env)
     checked = [(m, validate_input(Turn, clip_turn_data(d), "append_event.data"), meta) for m, d, meta in masked_all]
-    supervision = TaskMonitor(store, root, settings)
     steps: list[tuple[EventRecord, Optional[str], Optional[Any]]] = []
     with store.locked():
         if once:
@@ -111,8 +113,8 @@ def record_turns(
             checked = [(m, turn, meta) for m, turn, meta in checked if meta.get("tool_use_id") not in seen]
             if not checked:
                 return []
+        supervision, mon, warned = guarded(store, root, settings)
         settings = supervision.settings()
-        mon = supervision.load()
         for message, turn, meta in checked:
             mon, event_data, alert = supervision.step(mon, turn, settings, save_quiet=False)
             if meta:
@@ -123,6 +125,7 @@ def record_turns(
         supervision.save(mon, sync=False)
         view = supervision.deliver()
     texts = {m.kind: m.text for m in view.messages}
+    safeguards.raise_alerts(store, root, warned, env)
     if not any(alert is not None for _, _, alert in steps):
         outbox.kick(root, env)
     out = []
@@ -139,6 +142,23 @@ def record_turns(
             )
         )
     return out
+
+
+def guarded(
+    store: TaskStore, root: Path, settings: Optional[MonitorSettings]
+) -> tuple[TaskMonitor, MonitorState, list[Alert]]:
+    """The task's monitor as its records say (caller holds the lock): the sealed settings, whatever state.json says
+    (``settings``, when the caller read them already), and the window as the ledger has it; each difference found is
+    recorded in the ledger, put right on disk, and returned as an alert for the person (``safeguards``)."""
+    current = settings if settings is not None else store.load().contract.monitor
+    kept, found = safeguards.sealed_settings(root, store.task_id, current)
+    findings = [found] if found is not None else []
+    if found is not None:
+        safeguards.restore_settings(store, kept)
+    supervision = TaskMonitor(store, root, kept)
+    mon, rebuilt = safeguards.checked_window(supervision)
+    findings += [rebuilt] if rebuilt is not None else []
+    return supervision, mon, safeguards.record(store, findings) if findings else []
 
 
 RECENT_IDS = 100

@@ -18,10 +18,10 @@ from strict_loop.base import masking
 from strict_loop.base.errors import LoopError, TaskNotFound, boundary
 from strict_loop.base.fsio import LOCK_TIMEOUT_S, trim_torn_tail
 from strict_loop.base.jsonl import iter_lines, tail_lines
-from strict_loop.base.layout import MANAGER_DIR, Layout, TaskPaths
+from strict_loop.base.layout import MANAGER_DIR, Layout, TaskPaths, slug_from_goal
 from strict_loop.base.timefmt import now_iso
-from strict_loop.loop import commits, reports, verdicts
-from strict_loop.loop.monitoring import TaskMonitor, monitor_settings
+from strict_loop.loop import commits, reports, safeguards, verdicts
+from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.recording import record_turn
 from strict_loop.model.monitoring import MonitorView, SpiralVerdict
 from strict_loop.model.records import (
@@ -60,7 +60,7 @@ from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
 from strict_loop.model.validation import validate_input
 from strict_loop.monitor import ladder
-from strict_loop.storage import legacy, rounds
+from strict_loop.storage import legacy, rounds, workspaces
 from strict_loop.storage.recovery import LEDGERS
 from strict_loop.storage.store import TaskStore, ValidationCache
 from strict_loop.storage.taskindex import TaskIndex, summarize
@@ -110,7 +110,11 @@ class Workspace:
             else validate_input(InitStateRequest, request or params, "init_state")
         )
         overrides = req.monitor if isinstance(req, InitStateRequest) else None
-        contract = req.contract(monitor_settings(self.layout.monitor_defaults, req.monitor_profile, overrides))
+        task_id = req.task_id or slug_from_goal(req.goal)
+        monitor, notes = safeguards.new_task_monitor(
+            self.layout, self.trust_store, req.monitor_profile, overrides, task_id
+        )
+        contract = req.contract(monitor)
         size = len(json.dumps(contract.model_dump(mode="json")).encode())
         if size > MAX_CONTRACT_BYTES:
             raise LoopError(
@@ -118,7 +122,10 @@ class Workspace:
                 f"the loop contract is {size} bytes; the cap is {MAX_CONTRACT_BYTES}",
                 "shorten the goal, evidence or stop checks (details belong in files the checks point at)",
             )
-        return commits.create_task(self, req, contract)
+        lost = workspaces.vanished_here(self.root)  # before the new task is recorded beside what is gone
+        result = commits.create_task(self, req, contract)
+        warnings = safeguards.after_create(self.root, self.index.store(result.task_id), monitor, notes, lost)
+        return result.model_copy(update={"warnings": warnings})
 
     @boundary("append_event")
     def append_event(self, request: AppendEventInput | None = None, /, **params: Any) -> EventResult:
@@ -228,25 +235,37 @@ class Workspace:
         """``list_tasks`` as one answer: the tasks and the count of tool calls no task claimed."""
         from strict_loop.storage.sessions import unclaimed_count
 
-        return TaskList(tasks=self.list_tasks(), unclaimed_calls=unclaimed_count(self.root / MANAGER_DIR))
+        lost = workspaces.vanished_here(self.root)
+        return TaskList(
+            tasks=self.list_tasks(),
+            unclaimed_calls=unclaimed_count(self.root / MANAGER_DIR),
+            warnings=[lost.describe()] if lost else [],
+        )
 
     @boundary("show_task")
     def show_task(self, request: ShowTaskInput | None = None, /, **params: Any) -> TaskView:
         """A task's full state, its file paths and its last stop report."""
         req: ShowTaskInput = validate_input(ShowTaskInput, request or params, "show_task")
-        found = self.index.find(req.task_id, write=False)
+        try:
+            found = self.index.find(req.task_id, write=False)
+        except TaskNotFound as exc:
+            lost = workspaces.vanished_here(self.root)
+            if lost is None or req.task_id not in lost.tasks:
+                raise
+            raise TaskNotFound(exc.field, f"{exc.problem}: {lost.describe()}", exc.fix) from None
         if isinstance(found, TaskPaths):  # a legacy task, read in place
             state = legacy.load(found.state)
             return TaskView(
                 summary=summarize(state).model_copy(update={"source": "codex-loop"}), state=state, paths=found.as_dict()
             )
-        state = found.load()
+        state = found.load_current()  # a checkpoint that failed after a round was recorded: the ledger's count
         return TaskView(
             summary=summarize(state),
             state=state,
             paths=found.paths.as_dict(),
             last_stop_report=found.last_stop_report(),
             supervisor=TaskMonitor(found, self.root).view(),
+            warnings=safeguards.task_warnings(self.root, found, state),
         )
 
     @boundary("rebuild_state")
@@ -264,6 +283,7 @@ class Workspace:
             state, repaired = store.rebuild()
             for name in LEDGERS:
                 trim_torn_tail(getattr(store.paths, name))
+            repaired += safeguards.resealed(self.root, store.task_id, state)  # the monitor's: the sealed settings
             store.save(state)
             events = sum(1 for _ in iter_lines(store.paths.events))
             store.append_event("state.rebuilt", "state.json rebuilt from the ledgers", {"repaired": repaired})
@@ -327,17 +347,25 @@ class Workspace:
     def trust(self, request: TrustInput | None = None, /, **params: Any) -> TrustResult:
         """Record the task's stop commands as trusted by this machine (a person's decision; not an MCP tool)."""
         req: TrustInput = validate_input(TrustInput, request or params, "trust")
-        state = self.task_store(req.task_id).load()
+        store = self.task_store(req.task_id)
+        state = store.load()
         checks = state.contract.stop_checks
         recorded = self.trust_store.record(self.root, state.task_id, checks) if checks.commands else False
+        monitor = safeguards.trust_monitor(self.root, self.layout, self.trust_store, store)
         return TrustResult(
             task_id=state.task_id,
             commands=checks.commands,
             command_timeout_s=checks.command_timeout_s,
             newly_trusted=recorded,
+            monitor=monitor,
             record=str(self.trust_store.path),
             supervisor=self.supervisor(state.task_id),
         )
+
+    def untrusted_monitor(self, task_id: Optional[str]) -> list[str]:
+        """What ``trust`` would trust of the monitor's settings, for a person to read before (one line each)."""
+        found = self.index.find(task_id, write=False)  # a legacy task (no seal yet): the defaults file only
+        return safeguards.pending_lines(self.root, self.layout, self.trust_store, found)
 
     @boundary("resolve_task_id")
     def resolve_task_id(self, task_id: Optional[str]) -> str:

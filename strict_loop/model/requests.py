@@ -46,6 +46,8 @@ SYSTEM_PREFIXES = (
     "trust.",
     "supervisor.",
     "watch.",
+    "monitor.",
+    "loop.",
 )
 """Event kinds only the loop writes: a caller (an agent, perhaps prompt-injected) must not forge a pause's
 answer, a new contract for rebuild_state to trust, or a recorded round."""
@@ -198,6 +200,12 @@ class ResumeInput(TaskRef):
         description="Round to roll back to (0 = as it was at init_state); required for rollback",
     )
     note: str = Field("", max_length=2000, description="What the person decided, for the record")
+    pause_id: Optional[str] = Field(
+        None,
+        max_length=64,
+        pattern=r"^[0-9]+@[0-9A-Za-z]+$",
+        description="The pause this answers (as shown, e.g. 3@41); refused if that pause is over",
+    )
 
     @field_validator("note")
     @classmethod

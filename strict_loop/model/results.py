@@ -39,6 +39,10 @@ class InitResult(Result):
     task_dir: str
     created_at: str
     replaced: Optional[str] = Field(None, description="Where the previous task's files were moved (force)")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What a person should know: an untrusted monitor-defaults.json ignored, a removed loop folder",
+    )
     supervisor: MonitorView = SupervisorField()
 
 
@@ -125,6 +129,7 @@ class TaskSummary(Result):
 class TaskList(BaseModel):  # list_tasks as a structured result (no docstring: it would reach the tool's outputSchema)
     tasks: list[TaskSummary]
     unclaimed_calls: int = Field(0, description="Tool calls no task claimed (.agent-loop/unclaimed.jsonl)")
+    warnings: list[str] = Field(default_factory=list, description="Task folders this machine saw here, now removed")
 
 
 class TaskView(Result):
@@ -132,6 +137,11 @@ class TaskView(Result):
     state: TaskState
     paths: dict[str, str]
     last_stop_report: Optional[StopReport] = None
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="The task's files against their records: changed monitor settings, a "
+        "removed monitor.json, what the safeguards recorded",
+    )
     supervisor: MonitorView = SupervisorField()
 
 
@@ -159,6 +169,9 @@ class TrustResult(Result):
     commands: list[str] = Field(..., description="The stop commands now trusted to run on this machine")
     command_timeout_s: float
     newly_trusted: bool = Field(..., description="False if they were already trusted (or there are none)")
+    monitor: list[str] = Field(
+        default_factory=list, description="Monitor settings now trusted: the workspace's defaults file, the task's own"
+    )
     record: str = Field(..., description="The file holding this machine's trust records")
     supervisor: MonitorView = SupervisorField()
 

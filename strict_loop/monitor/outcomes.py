@@ -23,6 +23,8 @@ VERIFIER = re.compile(
     re.I,
 )
 """Command words of runs that judge the work: their pass or fail is an outcome, not just an output."""
+_VERIFIER_WORD = re.compile(VERIFIER.pattern.removeprefix(r"\b").removesuffix(r"\b"), re.I)
+_VERIFIER_SCRIPT = re.compile(r"(?:[\w.]+-|run_?)?" + _VERIFIER_WORD.pattern + r"(?:[:-][\w:.-]+)?(?:\.\w+)?", re.I)
 _CHAIN = re.compile(r"&&|\|\||;|\|")
 _DIAG_HEAD = re.compile(r"New problems detected after saving the file|<workspace_diagnostics>", re.I)
 _DIAG_LINE = re.compile(r"^\s*-\s*\[(?:[\w ]+ )?Error\]\s*(?:Line \d+:)?\s*(?P<msg>.+)$", re.I)
@@ -130,7 +132,41 @@ def _mark(first: str, tail: str) -> Optional[str]:
 def is_verifier(command: str) -> bool:
     """Whether a shell command runs something that judges the work (tests, a build, a linter, a type checker)."""
     lines = command.strip().splitlines()
-    return bool(lines) and any(VERIFIER.search(part) and not _READER.match(part) for part in _CHAIN.split(lines[0]))
+    return bool(lines) and any(_judges(part) for part in _CHAIN.split(lines[0]))
+
+
+_NOT_A_CHECK = re.compile(
+    r"^\s*(?:sudo\s+)?(?:rm|rmdir|mkdir|cp|mv|cd|pushd|touch|chmod|chown|ln|tar|unzip|zip|git|gh|curl|wget|scp|rsync|"
+    r"kill|pkill|killall|lsof|ps|which|type|export|source|open)\b"
+)
+"""Programs that move, fetch or manage files and processes: a word like ``build`` in their arguments names a file, a
+branch or an artifact (``gh run download --name build-artifacts``, ``git commit -m 'fix build'``), not a check."""
+_SCRIPT_NAME = 4
+"""How many leading words (or the word after ``run``) may name a check by a script name with a suffix (``npm run
+test:unit``, ``yarn lint-fix``); further on, such a word is an argument (``--name build-artifacts``)."""
+
+
+def _judges(part: str) -> bool:
+    """Whether one command of a chain runs a check: a verifier word as a word of its own (``npm test``, ``python -m
+    pytest``), a script named so (``./gradlew``, ``scripts/check.sh``), or a package script in command position."""
+    part = part.strip().lstrip("(")
+    if _READER.match(part) or _NOT_A_CHECK.match(part):
+        return False
+    if any(_VERIFIER_WORD.fullmatch(w.lstrip("-")) for w in part.split() if w.startswith("--")):
+        return True  # a check asked for by flag: node --test, black --check, cmake --build
+    words = [w.strip("'\"()") for w in part.split() if not w.startswith("-") and "=" not in w]
+    script = True
+    for n, word in enumerate(words):
+        if "/" in word:  # a path: its file's name, or any folder of the script run (python tests/run.py)
+            names = [p.split(".")[0] for p in word.strip("/").split("/")]
+            if any(_VERIFIER_SCRIPT.fullmatch(p) for p in names) if script else _VERIFIER_WORD.fullmatch(names[-1]):
+                return True
+            script = False
+        elif _VERIFIER_WORD.fullmatch(word.split(".")[0]) or (
+            (n < _SCRIPT_NAME or words[n - 1] == "run") and _VERIFIER_SCRIPT.fullmatch(word)
+        ):
+            return True
+    return False
 
 
 WAIT = re.compile(r"^\s*(?:sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)|watch\s+-n\s*\d+|timeout\s+\d+\S*\s+\S+.*\bwait\b)")

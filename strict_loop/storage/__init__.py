@@ -1,5 +1,5 @@
 """One task's files and the workspace's index of tasks: locked loads and saves, ledgers, recovery from them,
-round notes, the registry, legacy ``.codex-loop/`` tasks, trusted contracts,
+round notes, the registry, legacy ``.codex-loop/`` tasks, trusted contracts, the sealed monitor settings,
 snapshots and the per-user index of workspaces.
 
 It may import ``base``, ``model`` and ``monitor``.
@@ -10,6 +10,7 @@ __all__ = [
     "legacy",
     "recovery",
     "rounds",
+    "seal",
     "sessions",
     "snapshots",
     "snapstore",

@@ -16,7 +16,7 @@ from strict_loop.base.layout import Layout, TaskPaths
 from strict_loop.base.timefmt import now_iso
 from strict_loop.model.records import Registry, RegistryEntry, TaskState
 from strict_loop.model.results import TaskSummary
-from strict_loop.storage import documents, legacy
+from strict_loop.storage import documents, legacy, sessions
 from strict_loop.storage.store import TaskStore, ValidationCache
 
 
@@ -103,6 +103,7 @@ class TaskIndex:
             registry.tasks[state.task_id] = _entry(state)
             registry.updated_at = now_iso()
             atomic_write(self.layout.registry, dumps_doc(registry.model_dump(mode="json")))
+        sessions.note_status(self.layout, state.task_id, state.status)  # the hooks' index of the running tasks
 
     def _load_registry(self) -> Registry:
         """The registry is only an index: if it is damaged it is rebuilt from the task folders."""

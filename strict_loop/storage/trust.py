@@ -8,6 +8,10 @@ wrote on this machine is trusted automatically; one that arrived any other way
 The record lives outside every repository, under ``$XDG_CONFIG_HOME/strict-loop/``
 (default ``~/.config/strict-loop/``), so repository content cannot forge it; it
 holds a digest of the commands per workspace and task, as direnv's allow list does.
+
+A workspace's ``.agent-loop/monitor-defaults.json`` is repository content too: it changes a new task's monitor
+settings only once a person trusted its exact bytes in the same step (``record_defaults``), else the built-in
+settings apply (``loop.safeguards``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from strict_loop.storage.workspaces import config_dir
 __all__ = ["TrustStore", "config_dir", "digest"]
 
 TRUST_FILE = "trusted-contracts.json"
+SECTIONS = ("contracts", "monitor_defaults")
 
 
 def digest(checks: StopChecks) -> str:
@@ -46,14 +51,23 @@ class TrustStore:
         self.directory = directory or config_dir()
         self.path = self.directory / TRUST_FILE
 
-    def _read(self) -> dict[str, dict]:
+    def _sections(self) -> dict[str, dict[str, dict]]:
+        """The record's sections: ``contracts`` (stop commands) and ``monitor_defaults`` (defaults files)."""
         try:
             doc = parse_json(self.path.read_bytes())
-        except FileNotFoundError:
-            return {}
         except (OSError, ValueError):
-            return {}  # damaged: nothing is trusted until re-recorded (fails safe)
-        return doc.get("contracts", {}) if isinstance(doc, dict) and isinstance(doc.get("contracts"), dict) else {}
+            doc = {}  # missing or damaged: nothing is trusted until re-recorded (fails safe)
+        doc = doc if isinstance(doc, dict) else {}
+        return {name: doc[name] if isinstance(doc.get(name), dict) else {} for name in SECTIONS}
+
+    def _read(self) -> dict[str, dict]:
+        return self._sections()["contracts"]
+
+    def _write(self, section: str, entries: dict[str, dict]) -> None:
+        """Replace one section, keeping the others (caller holds the lock)."""
+        doc: dict[str, object] = {"version": 1, **self._sections()}
+        doc[section] = entries
+        atomic_write(self.path, dumps_doc(doc))
 
     def is_trusted(self, root: Path, task_id: str, checks: StopChecks) -> bool:
         """True when the contract runs no command, or its commands are the ones recorded for this task."""
@@ -81,7 +95,7 @@ class TrustStore:
                     "commands": list(checks.commands),
                     "trusted_at": now_iso(),
                 }
-                atomic_write(self.path, dumps_doc({"version": 1, "contracts": contracts}))
+                self._write("contracts", contracts)
         except OSError as exc:
             raise _unwritable(self.path, exc) from None
         return True
@@ -95,7 +109,28 @@ class TrustStore:
                 contracts = self._read()
                 if contracts.pop(_key(root, task_id), None) is None:
                     return False
-                atomic_write(self.path, dumps_doc({"version": 1, "contracts": contracts}))
+                self._write("contracts", contracts)
+        except OSError as exc:
+            raise _unwritable(self.path, exc) from None
+        return True
+
+    def defaults_trusted(self, root: Path, content: bytes) -> bool:
+        """True when a person trusted exactly these bytes as the workspace's monitor-defaults.json."""
+        entry = self._sections()["monitor_defaults"].get(str(root.resolve()))
+        return isinstance(entry, dict) and entry.get("digest") == hashlib.sha256(content).hexdigest()
+
+    def record_defaults(self, root: Path, content: bytes) -> bool:
+        """Record these bytes of the workspace's monitor-defaults.json as trusted (a person's step); False if they
+        already were."""
+        key, sha = str(root.resolve()), hashlib.sha256(content).hexdigest()
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with file_lock(self.directory / ".trust.lock", "the trust record", 30):
+                entries = self._sections()["monitor_defaults"]
+                if isinstance(entries.get(key), dict) and entries[key].get("digest") == sha:
+                    return False
+                entries[key] = {"workspace": key, "digest": sha, "trusted_at": now_iso()}
+                self._write("monitor_defaults", entries)
         except OSError as exc:
             raise _unwritable(self.path, exc) from None
         return True

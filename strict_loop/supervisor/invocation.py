@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Optional
 
 from strict_loop.harness.headless import Wiring
+from strict_loop.supervisor.orphans import dies_with_us
 
 KILL_GRACE_S = 5.0
 """Seconds between SIGTERM and SIGKILL when a child's process group is stopped."""
@@ -156,7 +157,8 @@ def _wait(proc: subprocess.Popen[str]) -> str:
 
 
 def _spawn(wiring: Wiring, cwd: Path) -> subprocess.Popen[str]:
-    """The child, started in its own process group (so that a kill reaches everything it started)."""
+    """The child, started in its own process group (so that a kill reaches everything it started), sent SIGTERM by
+    the kernel if we die (Linux: ``orphans.dies_with_us``; the watchdog and the record cover the rest)."""
     return subprocess.Popen(
         wiring.argv,
         cwd=cwd,
@@ -168,6 +170,7 @@ def _spawn(wiring: Wiring, cwd: Path) -> subprocess.Popen[str]:
         encoding="utf-8",
         errors="replace",
         start_new_session=True,
+        preexec_fn=dies_with_us(),
     )
 
 

@@ -8,6 +8,7 @@ a tool call that a harness hook already recorded from being recorded a second ti
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from collections import deque
@@ -24,26 +25,77 @@ SEEN_CAP = 2000
 """Tool-call ids remembered; the set is rebuilt from the last events, so older ids are never needed."""
 
 
+PROC = Path("/proc")
+"""Where Linux tells about each process (read directly: no import). Absent on macOS, where psutil answers."""
+
+
 def stat_fields(pid: int) -> Optional[list[str]]:
     """Fields 3.. of ``/proc/<pid>/stat`` (after the command name in parentheses), or None where unknown."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[-1].split()
     except OSError:
         return None
 
 
-def process_start(pid: int) -> Optional[str]:
-    """The process's start time in clock ticks since boot (Linux ``/proc``), or None where unknown.
+def _no_proc() -> bool:
+    """Whether this system has no /proc to read (macOS, a chroot): then psutil tells instead."""
+    try:
+        (PROC / "self" / "stat").stat()
+    except OSError:
+        return True
+    return False
 
-    Why: a pid alone is reused; pid + start time names one process for good."""
+
+def _psutil_process(pid: int) -> Any:
+    """psutil's view of ``pid`` (imported only here, never on a hook's path), or None: no such process, or no
+    psutil."""
+    try:
+        return importlib.import_module("psutil").Process(pid)  # by name: psutil ships no type hints
+    except Exception:  # noqa: BLE001 (NoSuchProcess, AccessDenied, or psutil missing: unknown)
+        return None
+
+
+def process_start(pid: int) -> Optional[str]:
+    """When the process started, as a string that names it for good together with its pid (a pid alone is reused);
+    None where unknown.
+
+    Linux: clock ticks since boot from ``/proc``; elsewhere (macOS) psutil's creation time. One system always
+    answers the same way, so a recorded start compares equal only with the same process."""
     fields = stat_fields(pid)
-    return fields[19] if fields else None  # field 22 of stat
+    if fields:
+        return fields[19]  # field 22 of stat
+    if not _no_proc():
+        return None  # /proc knows every process: this one is gone
+    proc = _psutil_process(pid)
+    try:
+        return f"{proc.create_time():.3f}" if proc is not None else None
+    except Exception:  # noqa: BLE001 (it ended meanwhile)
+        return None
+
+
+def process_uid(pid: int) -> Optional[int]:
+    """The real user id the process runs as (its ``/proc`` folder's owner, else psutil's), or None where unknown."""
+    try:
+        return (PROC / str(pid)).stat().st_uid
+    except OSError:
+        pass
+    proc = _psutil_process(pid) if _no_proc() else None
+    try:
+        return int(proc.uids().real) if proc is not None else None
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def zombie(pid: int) -> bool:
     """Whether the process has ended and only waits to be reaped (state Z or X): it holds nothing any more."""
     fields = stat_fields(pid)
-    return fields is not None and bool(fields) and fields[0] in ("Z", "X")
+    if fields is not None or not _no_proc():
+        return fields is not None and bool(fields) and fields[0] in ("Z", "X")
+    proc = _psutil_process(pid)
+    try:
+        return proc is not None and proc.status() in ("zombie", "dead")
+    except Exception:  # noqa: BLE001 (gone: not a zombie, and alive() finds it gone)
+        return False
 
 
 def alive(holder: dict[str, Any]) -> bool:

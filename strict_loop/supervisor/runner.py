@@ -123,7 +123,7 @@ class Supervisor:
         self.folder = self.store.paths.supervisor
         self.lock = SupervisorLock(self.folder, self.task_id)
         self.sessions = SessionFile(self.folder, harness, self.task_id)
-        self.children = ChildRecord(self.folder)
+        self.children = ChildRecord(self.folder, kill_grace_s)
         self.tally = Tally()
         self.launched = 0
         self.signals = StopSignals()
@@ -260,18 +260,20 @@ class Supervisor:
             stem.with_suffix(".jsonl").open("w", encoding="utf-8") as raw,
             stem.with_suffix(".stderr.txt").open("w", encoding="utf-8") as err,
         ):
-            child = run_child(
-                wiring,
-                self.root,
-                cast(IO[str], MaskedWriter(raw, self.secrets)),
-                cast(IO[str], MaskedWriter(err, self.secrets)),
-                on_line,
-                self.settings.invocation_timeout_s,
-                self._tick,
-                self.kill_grace_s,
-                self.children.started,
-            )
-        self.children.ended()
+            try:
+                child = run_child(
+                    wiring,
+                    self.root,
+                    cast(IO[str], MaskedWriter(raw, self.secrets)),
+                    cast(IO[str], MaskedWriter(err, self.secrets)),
+                    on_line,
+                    self.settings.invocation_timeout_s,
+                    self._tick,
+                    self.kill_grace_s,
+                    self.children.started,
+                )
+            finally:
+                self.children.ended()  # the child's group is ended: its watchdog stands down
         self.calls.flush()  # what the child printed last
         usage = read_usage(wiring.usage_file)
         if usage is not None:

@@ -132,7 +132,7 @@ class Converter:
         later: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
         for rec in records:  # whispers and pauses ride on their turn's tool span
             if rec.get("kind") in ("spiral.whisper", "spiral.paused") and isinstance(rec.get("data"), dict):
-                later.setdefault((str(rec.get("task")), int(rec["data"].get("turn", -1))), []).append(rec)
+                later.setdefault((str(rec.get("task")), _turn(rec["data"])), []).append(rec)
         for i, rec in enumerate(records):
             try:
                 self.one(rec, later, records[i + 1 : i + 4])
@@ -140,7 +140,10 @@ class Converter:
                 continue
         for recs in later.values():  # their tool call went out in an earlier batch: a span of their own
             for rec in recs:
-                self.standalone(rec, N.WHISPER if rec.get("kind") == "spiral.whisper" else N.PAUSE)
+                try:
+                    self.standalone(rec, N.WHISPER if rec.get("kind") == "spiral.whisper" else N.PAUSE)
+                except Exception:  # noqa: BLE001 (one bad record costs itself, never the rest of the batch)
+                    continue
 
     def one(
         self,
@@ -151,7 +154,7 @@ class Converter:
         kind, data = str(rec.get("kind", "")), rec.get("data")
         data = data if isinstance(data, dict) else {}
         if kind == "tool_call":
-            self.tool(rec, data, later.pop((str(rec.get("task")), int(data.get("turn", -1))), []))
+            self.tool(rec, data, later.pop((str(rec.get("task")), _turn(data)), []))
         elif kind == "round.completed":
             self.round(rec, data, following)
         elif kind == "stop.checked":
@@ -299,6 +302,12 @@ class Converter:
             f"{N.INVOCATION_SPAN} {harness}", start_time=_ns(data.get("started_at")) or end, attributes=_set(attrs)
         )
         span.end(end_time=end)
+
+
+def _turn(data: Mapping[str, Any]) -> int:
+    """A record's turn; -1 when it has none that is a whole number (a damaged line must not stop its batch)."""
+    turn = data.get("turn", -1)
+    return turn if isinstance(turn, int) else -1
 
 
 def _set(attrs: Mapping[str, Any]) -> dict[str, Any]:

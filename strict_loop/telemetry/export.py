@@ -11,7 +11,9 @@ each, dropped beyond; metrics are cumulative, so a missed export is made up by t
 from __future__ import annotations
 
 import atexit
+import math
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +26,67 @@ SHUTDOWN_TIMEOUT_MS = 2000
 """At most this long to flush at exit: a dead collector must not hold up the process that exports."""
 PROTOCOLS = ("grpc", "http/protobuf")
 _STARTED: dict[Path, Drainer] = {}
+_TOLD: set[str] = set()
+_BATCH = (  # (argument, variable, default (the spec's), least value allowed)
+    ("max_queue_size", "MAX_QUEUE_SIZE", 2048, 1),
+    ("schedule_delay_millis", "SCHEDULE_DELAY", 0, 1),  # 0: the processor's own default (DELAYS)
+    ("max_export_batch_size", "MAX_EXPORT_BATCH_SIZE", 512, 1),
+    ("export_timeout_millis", "EXPORT_TIMEOUT", 30000, 0),
+)
+DELAYS = {"BSP": 5000, "BLRP": 1000}
+
+
+def _tell(message: str) -> None:
+    """Say ``message`` on stderr, once per process: telemetry's trouble is never the work's, but it is not hidden."""
+    if message not in _TOLD:
+        _TOLD.add(message)
+        print(f"strict-loop: {message}", file=sys.stderr, flush=True)
+
+
+def _number(env: Mapping[str, str], name: str, default: float, least: float, ignored: list[str]) -> float:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < least:
+        ignored.append(f"{name}={raw.strip()[:40]!r}")
+        return default
+    return value
+
+
+def _batched(processor: Any, exporter: Any, args: Mapping[str, int]) -> Any:
+    return processor(
+        exporter,
+        max_queue_size=args["max_queue_size"],
+        schedule_delay_millis=args["schedule_delay_millis"],
+        max_export_batch_size=args["max_export_batch_size"],
+        export_timeout_millis=args["export_timeout_millis"],
+    )
+
+
+def settings(env: Mapping[str, str]) -> tuple[dict[str, int], dict[str, int], dict[str, float], list[str]]:
+    """The span and log batch processors' and the metric reader's arguments from the ``OTEL_*`` variables; a value
+    the SDK would refuse (its constructors raise on ``OTEL_BSP_MAX_QUEUE_SIZE=-1``, a metric interval of 0) gives way
+    to the default and is named in the list returned. Why here: telemetry must never stop the process it runs in."""
+    ignored: list[str] = []
+    batches = []
+    for prefix, delay in DELAYS.items():
+        args = {
+            arg: int(_number(env, f"OTEL_{prefix}_{suffix}", default or delay, least, ignored))
+            for arg, suffix, default, least in _BATCH
+        }
+        if args["max_export_batch_size"] > args["max_queue_size"]:
+            ignored.append(f"OTEL_{prefix}_MAX_EXPORT_BATCH_SIZE (over OTEL_{prefix}_MAX_QUEUE_SIZE)")
+            args["max_export_batch_size"] = min(512, args["max_queue_size"])
+        batches.append(args)
+    metrics = {
+        "export_interval_millis": _number(env, "OTEL_METRIC_EXPORT_INTERVAL", 60000, 1, ignored),
+        "export_timeout_millis": _number(env, "OTEL_METRIC_EXPORT_TIMEOUT", 30000, 0, ignored),
+    }
+    return batches[0], batches[1], metrics, ignored
 
 
 def _protocol(env: Mapping[str, str], signal: str) -> str:
@@ -85,19 +148,26 @@ class Telemetry:
         from strict_loop.telemetry.convert import Converter, DerivedIds
 
         self.env = os.environ if env is None else env
+        spans, logs, metrics, ignored = settings(self.env)
+        if ignored:
+            _tell(f"telemetry ignored {', '.join(ignored)}: not a value the OpenTelemetry SDK takes; using the default")
         if span_exporter is None:
             span_exporter, metric_exporter, log_exporter = otlp_exporters(self.env)
-            metric_reader = PeriodicExportingMetricReader(metric_exporter)
+            metric_reader = PeriodicExportingMetricReader(
+                metric_exporter,
+                export_interval_millis=metrics["export_interval_millis"],
+                export_timeout_millis=metrics["export_timeout_millis"],
+            )
         defaults = Resource({SERVICE_NAME: names.SERVICE, "service.version": __version__})
         resource = defaults.merge(Resource.create({}))  # OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME win
         if not (self.env.get("OTEL_SERVICE_NAME") or "service.name=" in self.env.get("OTEL_RESOURCE_ATTRIBUTES", "")):
             resource = resource.merge(Resource({SERVICE_NAME: names.SERVICE}))
         self.ids = DerivedIds()
         self.tracers = TracerProvider(resource=resource, id_generator=self.ids, shutdown_on_exit=False)
-        self.tracers.add_span_processor(BatchSpanProcessor(span_exporter))
+        self.tracers.add_span_processor(_batched(BatchSpanProcessor, span_exporter, spans))
         self.meters = MeterProvider(resource=resource, metric_readers=[metric_reader], shutdown_on_exit=False)
         self.loggers = LoggerProvider(resource=resource, shutdown_on_exit=False)
-        self.loggers.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+        self.loggers.add_log_record_processor(_batched(BatchLogRecordProcessor, log_exporter, logs))
         self.converter = Converter(
             self.tracers.get_tracer(names.SCOPE, __version__),
             self.meters.get_meter(names.SCOPE, __version__),
@@ -108,9 +178,13 @@ class Telemetry:
         self.lock = threading.Lock()
 
     def drain(self, manager: Path) -> int:
-        """Export what the workspace's spool holds now; the number of records taken."""
+        """Export what the workspace's spool holds now and its task ledgers vouch for (``vouch``); the number of
+        records sent. The others are counted in the spool's ``dropped``."""
+        from strict_loop.telemetry import vouch
+
         with self.lock:
-            records = spool.drain(manager)
+            records, refused = vouch.vouched(manager, spool.drain(manager))
+            spool.drop(manager, refused)
             if records:
                 self.converter.convert(records)
             return len(records)
@@ -172,12 +246,23 @@ def start(root: Path, env: Optional[Mapping[str, str]] = None) -> Optional[Drain
         return None
     if manager in _STARTED:
         return _STARTED[manager]  # one drainer per workspace and process (the alert worker may run again)
+    if spool.linked(manager):
+        _tell(f"telemetry is off: {spool.spool_dir(manager)} is not a folder (a symbolic link?); put a folder there")
+        return None
     try:
         drainer = Drainer(Telemetry(env), manager)
     except ImportError:  # the otel extra is not installed: the spool waits, bounded
         return None
+    except Exception as exc:  # noqa: BLE001 (a value the SDK refuses: the work goes on without telemetry)
+        from strict_loop.base import masking
+
+        said = masking.mask(f"{type(exc).__name__}: {exc}", env)[:300]
+        _tell(f"telemetry is off in this process: {said} (an OTEL_* value the OpenTelemetry SDK refuses)")
+        return None
     _STARTED[manager] = drainer
-    spool.spool_dir(manager).mkdir(mode=0o700, exist_ok=True)  # tells every writer of the workspace to spool
+    where = spool.folder(manager, create=True)  # its being there tells every writer of the workspace to spool
+    if where is not None:
+        os.close(where)
     drainer.thread.start()
     atexit.register(drainer.stop)
     return drainer

@@ -80,8 +80,13 @@ function overviewTable(data) {
   const table = el("table", { id: "overview" }, el("thead", {}, head), el("tbody", {}, ...rows));
   const empty = data.tasks.length ? null : el("p", { class: "muted" }, "No loops yet: a task appears here once init_state ran.");
   const count = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+  // what is not in the table, said: a removed loop folder (or task folders), a task whose files are damaged
+  const notShown = [...(data.removed || []).map((g) => el("li", { class: "bad" }, g.problem)),
+    ...(data.skipped || []).map((s) => el("li", { class: "bad" }, s.link ? el("a", { href: s.link }, s.folder) : s.folder,
+      " in " + s.workspace + ": not shown, " + s.problem))];
   return section("Every loop on this machine (" + count(data.tasks.length, "task") + " in " +
-    count(Object.keys(data.workspaces).length, "workspace") + ")", empty || table);
+    count(Object.keys(data.workspaces).length, "workspace") + ")", empty || table,
+    notShown.length ? el("ul", { id: "not-shown" }, ...notShown) : null);
 }
 
 function computeCard(c) {
@@ -190,7 +195,7 @@ function answers(ws, task, data) {
   const run = (payload) => async () => {
     out.textContent = "sending…";
     try {
-      const res = await post(ws, task, { ...payload, note: note.value });
+      const res = await post(ws, task, { ...payload, note: note.value, pause: data.ladder.pause_id });  // bound: a pause answered elsewhere is a 409
       if (payload.action !== "wait") draftNote = "";  // said: the next pause starts with an empty note
       lastAnswer = { pausedAt, text: res.detail || res.action };
       out.textContent = lastAnswer.text;
@@ -245,7 +250,9 @@ async function renderTask() {
       " · " + stopText(r.stop) + " · last activity " + ago(r.last_activity) + (r.harness ? " · " + r.harness : "")),
     el("p", { class: "goal", id: "goal" }, c.goal),
     el("p", { class: "muted" }, "Stop when: " + c.global_stop_condition), d.status.stop_reason ? el("p", {}, d.status.stop_reason) : null);
-  const parts = [head, pauseCard(ws, task, d),
+  const problems = (d.problems || []).map((t) => el("li", { class: "bad" }, t));
+  const parts = [head, problems.length ? section("Not shown (damaged files)", el("ul", { id: "problems" }, ...problems)) : null,
+    pauseCard(ws, task, d),
     section("Tool calls per round", plot(d.plot)),
     section("Rounds", table([["#", (x) => x.iteration], ["task", (x) => x.task], ["result", (x) => x.result],
       ["verification", (x) => x.verification], ["took", (x) => duration(x.duration_s)], ["progress", (x) => x.progress]],
