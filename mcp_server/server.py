@@ -27,6 +27,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from pydantic import BaseModel, ConfigDict
 
 from strict_loop import LoopError, Workspace, __version__
+from strict_loop.base.layout import find_root
 from strict_loop.loop import operations
 from strict_loop.loop.operations import Operation
 from strict_loop.model.validation import validate_input
@@ -256,9 +257,9 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     )
     p.add_argument(
         "--workspace",
-        default=".",
         metavar="DIR",
-        help="workspace root holding .agent-loop/ (default: the current directory)",
+        help="workspace root holding .agent-loop/ (default: the nearest folder at or above the current directory "
+        "holding .agent-loop/, as the hook finds it; else the current directory)",
     )
     p.add_argument(
         "--max-stop-checks",
@@ -269,7 +270,10 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     )
     http_transport.add_arguments(p)
     p.add_argument("--version", action="version", version=f"strict-agent-loop {__version__}")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.workspace is None:  # started in a subfolder of a workspace: serve that workspace, as the hook and CLI do
+        args.workspace = str(find_root(Path.cwd()) or ".")
+    return args
 
 
 def _positive(text: str) -> int:

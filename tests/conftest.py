@@ -48,7 +48,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get
 # the session's from the start, so that module-scoped fixtures and child processes are covered too; each test then
 # gets a fresh one of its own (the user_config_dir fixture).
 USER_CONFIG = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="strict-loop-tests-config-")
+SESSION_CONFIG = Path(tempfile.mkdtemp(prefix="strict-loop-tests-config-"))
+"""Made in every process that imports this file (pytest, and each xdist worker); removed at its end (below)."""
+os.environ["XDG_CONFIG_HOME"] = str(SESSION_CONFIG)
 
 
 TMPFS = Path("/dev/shm")
@@ -70,6 +72,13 @@ def pytest_configure(config: pytest.Config) -> None:
     ):
         os.environ["TMPDIR"] = str(TMPFS)
         tempfile.tempdir = None  # gettempdir() may have cached /tmp already
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove this process's session config folder: left behind, one per process and run piled up in /tmp and
+    /dev/shm (issue 26). pytest's own folder of the run goes when the run passes; a failing run's stays until the
+    next run ends (``tmp_path_retention_*`` in pyproject.toml)."""
+    shutil.rmtree(SESSION_CONFIG, ignore_errors=True)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -31,18 +31,31 @@ def _attrs(pairs: Any) -> dict[str, Any]:
     return {kv.key: _value(kv.value) for kv in pairs}
 
 
+def _points(metric: Any) -> Any:
+    kind = metric.WhichOneof("data")
+    return getattr(metric, kind).data_points if kind else []
+
+
 class Receiver:
-    """Spans (name, attributes, event names), log records (event name, attributes) and metric names received."""
+    """Every request's path; spans (name, attributes, event names, resource), log records (event name, attributes,
+    resource), metric names and data points (name, attributes, resource) received. ``refuse`` maps a path to the
+    status answered there instead of 200 (Phoenix answers 405 to ``/v1/logs`` and ``/v1/metrics``)."""
 
     def __init__(self) -> None:
+        self.paths: list[str] = []
         self.spans: list[dict[str, Any]] = []
         self.logs: list[dict[str, Any]] = []
         self.metrics: list[str] = []
+        self.points: list[dict[str, Any]] = []
+        self.refuse: dict[str, int] = {}
         self.lock = threading.Lock()
         self.url = ""
 
     def take(self, path: str, body: bytes) -> None:
         with self.lock:
+            self.paths.append(path)
+            if path in self.refuse:
+                return
             if path.endswith("/v1/traces"):
                 req = ExportTraceServiceRequest.FromString(body)
                 for rs in req.resource_spans:
@@ -50,7 +63,12 @@ class Receiver:
                         for span in ss.spans:
                             events = [e.name for e in span.events]
                             self.spans.append(
-                                {"name": span.name, "attributes": _attrs(span.attributes), "events": events}
+                                {
+                                    "name": span.name,
+                                    "attributes": _attrs(span.attributes),
+                                    "events": events,
+                                    "resource": _attrs(rs.resource.attributes),
+                                }
                             )
             elif path.endswith("/v1/logs"):
                 logs = ExportLogsServiceRequest.FromString(body)
@@ -58,12 +76,19 @@ class Receiver:
                     for sl in rl.scope_logs:
                         for rec in sl.log_records:
                             name = getattr(rec, "event_name", "")
-                            self.logs.append({"event_name": name, "attributes": _attrs(rec.attributes)})
+                            attrs, resource = _attrs(rec.attributes), _attrs(rl.resource.attributes)
+                            self.logs.append({"event_name": name, "attributes": attrs, "resource": resource})
             elif path.endswith("/v1/metrics"):
                 metrics = ExportMetricsServiceRequest.FromString(body)
-                self.metrics.extend(
-                    m.name for rm in metrics.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
-                )
+                for rm in metrics.resource_metrics:
+                    resource = _attrs(rm.resource.attributes)
+                    for sm in rm.scope_metrics:
+                        for m in sm.metrics:
+                            self.metrics.append(m.name)
+                            self.points.extend(
+                                {"name": m.name, "attributes": _attrs(p.attributes), "resource": resource}
+                                for p in _points(m)
+                            )
 
     def span_names(self) -> list[str]:
         with self.lock:
@@ -71,8 +96,9 @@ class Receiver:
 
 
 @contextmanager
-def otlp_receiver() -> Iterator[Receiver]:
-    """A receiver on a free loopback port, its base URL in ``.url`` (for ``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
+def otlp_receiver(port: int = 0) -> Iterator[Receiver]:
+    """A receiver on a free loopback port (or ``port``: OSError when it is taken), its base URL in ``.url`` (for
+    ``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
     receiver = Receiver()
 
     class Handler(BaseHTTPRequestHandler):
@@ -84,7 +110,7 @@ def otlp_receiver() -> Iterator[Receiver]:
             elif encoding == "deflate":
                 body = zlib.decompress(body)
             receiver.take(self.path, body)
-            self.send_response(200)
+            self.send_response(receiver.refuse.get(self.path, 200))
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -92,7 +118,7 @@ def otlp_receiver() -> Iterator[Receiver]:
         def log_message(self, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     receiver.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -249,7 +249,7 @@ def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
     if m := re.search(r"Missing (module|program|file) (\S+): the output says it was not found", d):
         assert any(m.group(2) in turns[f.i].get("output", "") for f in involved), m.group(0)
         checked.append("missing")
-    if m := re.search(r"Already suggested (\d+) time\(s\) \(turns ([\d, ]+)\)", d):
-        assert len(m.group(2).split(", ")) == int(m.group(1))
+    if m := re.search(r"Already suggested (\d+) time\(s\), (not adopted|pending)\.", d):
+        assert 1 <= int(m.group(1)) <= 2  # the last two whispers at most (no turn number: no one ever saw them)
         checked.append("suggested")
     return checked

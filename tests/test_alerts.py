@@ -113,10 +113,11 @@ def test_seed_000_spiraling_notice_on_irc_webhook_and_apprise(ws_dir, monkeypatc
         ws = Workspace(ws_dir)
         ws.init_state(task_id="trt", goal="package tensorrt-llm", global_stop_condition="the image builds")
         result = _pause(ws, "trt")
-        (who, headline), (_, resume) = watcher.wait_notices(2)
+        (who, headline), (_, recent), (_, resume) = watcher.wait_notices(3)
         watcher.close()
         [alert] = settled(ws.task_paths("trt").alerts)
     assert who == "orin" and headline.startswith("[SPIRALING] trt: ") and "cd fastxml/" in headline
+    assert recent.startswith("recent: bash cd fastxml/ -> FAILED") and recent.count(" | ") == 4  # what the agent did
     assert resume == f"resume: strict-loop resume --workspace {ws_dir} --task trt --action continue|rollback|hand-back"
     assert alert["delivery"] == {
         "webhook": "delivered after 1 attempt(s)",
@@ -125,11 +126,11 @@ def test_seed_000_spiraling_notice_on_irc_webhook_and_apprise(ws_dir, monkeypatc
     }
     hook, posted = (next(r for r in http.received if r["path"].startswith(p)) for p in ("/ok/hook", "/ok/apprise"))
     assert (
-        hook["body"]["text"] == f"{headline}\n{resume}"
+        hook["body"]["text"] == f"{headline}\n{recent}\n{resume}"
         and hook["body"]["task_id"] == "trt"
         and hook["body"]["diagnosis"]
     )
-    assert posted["body"]["title"] == headline and resume in posted["body"]["message"]
+    assert posted["body"]["title"] == headline and f"{recent}\n{resume}" in posted["body"]["message"]
     kinds = [e["kind"] for e in read_jsonl(ws.task_paths("trt").events)]
     assert kinds.count("spiral.alert") == 1 and kinds.count("alert.delivered") == 3
     secret_free(ws_dir / ".agent-loop", "SECRET-TOKEN", "127.0.0.1", "orin@")

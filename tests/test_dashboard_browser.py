@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_dashboard import XSS
+from test_dashboard import XSS, client
 from test_hooks import fail_until_paused
+from test_page_truth import TURN_NUMBER, note, thrash
 
 from strict_loop import Workspace
 from strict_loop.dashboard import guard, server
@@ -91,7 +92,8 @@ def test_the_page_goes_live_shows_the_pause_and_its_answers_change_the_task(tmp_
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir(), two.mkdir()
     snapshotted(one, f"Fix the parser {XSS}")
-    Workspace(two).init_state(task_id="other", goal="Write the docs", global_stop_condition="done")
+    ws2 = thrash(two, "other")  # paused with a long diagnosis; the agent leaves the person a note (issue 26)
+    note(two, f"I stop here: `{XSS}` is what the fixture prints.", task_id="other")
     ws = workspaces.workspace_id(one)
     page.goto(served + f"/?answer={ANSWER_KEY}")  # the person's answer link: the cookie, then the page
     page.wait_for_selector(f'tr[data-task="{ws}/t1"]')
@@ -103,6 +105,13 @@ def test_the_page_goes_live_shows_the_pause_and_its_answers_change_the_task(tmp_
     page.wait_for_selector(f'tr[data-task="{ws}/t1"] .badge.paused', timeout=10_000)
     print(f"\npaused shown {time.monotonic() - started:.2f} s after the hook recorded it")
     assert XSS in page.locator(f'tr[data-task="{ws}/t1"] .goal').inner_text()  # text, not markup
+    rows = client().get("/api/overview").json()["tasks"]
+    whole = next(r["diagnosis"] for r in rows if r["task_id"] == "other").replace("`", "")  # `code` shown as code
+    cell = page.locator(f'tr[data-task="{ws2}/other"] td.evidence')
+    glance = cell.locator("summary").inner_text()  # cut for a glance only at a word, with an ellipsis (issue 26)
+    assert glance.endswith("…") and whole.startswith(glance[:-1]) and whole[len(glance) - 1] == " "
+    cell.locator("summary").click()
+    assert "between them did not change it" in cell.inner_text()  # the whole, one click away
     shots = tmp_path / "screenshots"
     page.screenshot(path=str(shots / "overview.png"), full_page=True)
     page.click(f'tr[data-task="{ws}/t1"] a.task-link')
@@ -141,6 +150,20 @@ def test_the_page_goes_live_shows_the_pause_and_its_answers_change_the_task(tmp_
     page.wait_for_selector("#handback")
     state = json.loads((one / ".agent-loop" / "tasks" / "t1" / "state.json").read_text())
     assert state["status"] == "blocked"
+
+    page.goto(served + f"/task/{ws2}/other")  # issue 26: the card says what is so, in the person's terms
+    page.wait_for_selector("#pause.paused-card #agent-note")
+    assert page.locator("#agent-note code").inner_text() == XSS  # the agent's note, `code` as code, never markup
+    assert page.locator("#diagnosis code").count() and "`" not in page.inner_text("#diagnosis")
+    assert page.evaluate("document.querySelectorAll('script:not([src]), img').length") == 0
+    assert not TURN_NUMBER.search(page.inner_text("main"))
+    assert page.locator("section:has(h2:text-is('Last turns')) th").first.inner_text() == "when"
+    page.screenshot(path=str(shots / "paused-long-diagnosis.png"), full_page=True)
+    page.click("#answer-handback")
+    page.wait_for_selector("#handback")
+    page.reload()
+    page.wait_for_selector("#pause #answered")
+    assert "hand-back" in page.inner_text("#answered") and "Recommended" not in page.inner_text("#pause")
 
 
 def test_on_a_phone_the_overview_and_the_pause_fit_the_screen(tmp_path, served):

@@ -252,6 +252,7 @@ def test_a_signal_ends_the_server_while_a_page_listens(ws_dir, tmp_path, command
     assert "Traceback" not in log.read_text()
 
 
+@pytest.mark.slow  # starts a server process or waits seconds on one
 def test_a_request_that_never_ends_is_cancelled_at_the_shutdown_limit():
     """A live stream is ended on purpose; anything else still running is given ``shutdown_s``, then cancelled."""
 

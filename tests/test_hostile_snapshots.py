@@ -168,6 +168,7 @@ Workspace(sys.argv[1]).update_state(task_id=sys.argv[3], task="round 1", result_
 TASKS = ("t1", "t2", "t3", "t4")
 
 
+@pytest.mark.slow  # starts processes and waits on them
 def test_tasks_taking_their_first_snapshot_at_once_all_succeed(ws_dir, tmp_path):
     ws, go = ws_dir, tmp_path / "go"
     for task in TASKS:  # not a git repository yet: no snapshot at init

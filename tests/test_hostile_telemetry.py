@@ -245,6 +245,7 @@ def test_a_linked_telemetry_folder_sends_nothing_out_of_the_workspace(ws_dir: Pa
 # ------------------------------------------------------------------ item 15: a malformed OTEL_* value stops nothing
 
 
+@pytest.mark.slow  # starts a server process or waits seconds on one
 def test_malformed_otel_values_are_ignored_once_and_watch_goes_on(ws_dir: Path, receiver: Receiver):
     _round(ws_dir)
     bad = {"OTEL_BSP_MAX_QUEUE_SIZE": "-1", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "0", "OTEL_METRIC_EXPORT_INTERVAL": "x"}
@@ -259,6 +260,7 @@ def test_malformed_otel_values_are_ignored_once_and_watch_goes_on(ws_dir: Path, 
     assert proc.stderr.count("telemetry is off") == 1 and "OTEL_EXPORTER_OTLP_COMPRESSION" in proc.stderr
 
 
+@pytest.mark.slow  # starts a server process or waits seconds on one
 def test_a_malformed_otel_value_does_not_stop_the_mcp_server(ws_dir: Path, receiver: Receiver):
     _round(ws_dir)
     hello = {

@@ -6,6 +6,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from strict_loop import Workspace
 from strict_loop.loop.stopchecks import run_checks, run_command
 from strict_loop.model.records import StopChecks
@@ -26,6 +28,7 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
+@pytest.mark.slow  # starts processes and waits on them
 def test_command_timeout_kills_the_whole_process_group(tmp_path):
     pidfile = tmp_path / "grandchild.pid"
     started = time.monotonic()

@@ -161,6 +161,7 @@ def test_supervise_masks_every_file_and_the_agent_never_gets_alert_secrets(task:
         assert secret not in events, secret
 
 
+@pytest.mark.slow  # starts processes and waits on them
 def test_the_per_run_mcp_server_is_ours_never_a_repositorys_mcp_server_package(tmp_path: Path):
     ws = tmp_path / "ws"
     (ws / "mcp_server").mkdir(parents=True)
@@ -226,6 +227,7 @@ open(os.environ["SPY"], "w").write(str(child.pid))
 """
 
 
+@pytest.mark.slow  # starts processes and waits on them
 def test_supervise_ends_the_run_when_the_harness_exits_though_a_grandchild_holds_stdout(
     task: Workspace, tmp_path: Path
 ):
@@ -288,6 +290,7 @@ def _gone(pid: int) -> bool:
     return _state(pid) in ("Z", "X")
 
 
+@pytest.mark.slow  # starts a server process or waits seconds on one
 def test_a_restart_after_kill_9_of_supervise_kills_the_harness_it_left_running(task: Workspace, tmp_path: Path):
     spy = tmp_path / "harness.pid"
     slow = _fake(tmp_path, "claude", SURVIVES_ITS_PARENT)
@@ -302,6 +305,7 @@ def test_a_restart_after_kill_9_of_supervise_kills_the_harness_it_left_running(t
     assert not (task.task_paths("t").supervisor / "child.json").exists()
 
 
+@pytest.mark.slow  # starts a server process or waits seconds on one
 def test_a_restart_after_kill_9_of_watch_kills_the_job_it_left_running(task: Workspace, tmp_path: Path):
     from strict_loop.experiments.watch import Watch
 
@@ -314,6 +318,42 @@ def test_a_restart_after_kill_9_of_watch_kills_the_job_it_left_running(task: Wor
     assert result.exit_code == 0 and _gone(old)
     started = [e for e in read_jsonl(task.task_paths("t").events) if e["kind"] == "watch.started"][-1]
     assert started["data"]["killed_orphan"]["pgid"] == old
+
+
+SEES_ITS_RECORD = """#!/bin/sh
+echo $$ > "$SPY.pid"
+cat "$RECORD" > "$SPY" 2>/dev/null
+echo '{"type": "result", "is_error": false, "result": "ok"}'
+"""
+
+
+def test_a_job_or_harness_runs_nothing_before_its_group_is_recorded_and_watched(
+    task: Workspace, tmp_path: Path, monkeypatch
+):
+    """Issue 26, item 10: the group was recorded (and its watchdog started) only after Popen returned, so the child
+    ran unknown meanwhile and a kill -9 then left it where no restart finds it (the test above failed under load:
+    the job wrote its pid before child.json existed). The watchdog is slowed here, as on a loaded machine."""
+    from strict_loop.experiments.watch import Watch
+    from strict_loop.supervisor.orphans import ChildRecord
+
+    real = ChildRecord.started
+    monkeypatch.setattr(ChildRecord, "started", lambda self, pid: (time.sleep(0.2), real(self, pid))[1])
+    script = tmp_path / "claude"
+    script.write_text(SEES_ITS_RECORD)
+    script.chmod(0o755)
+    for name, record, run in (
+        ("watch", task.task_paths("t").root / "watch" / "child.json", None),
+        ("supervise", task.task_paths("t").supervisor / "child.json", script),
+    ):
+        spy = tmp_path / f"{name}.seen"
+        env = {**os.environ, "SPY": str(spy), "RECORD": str(record)}
+        if run is None:
+            Watch(task.root, "t", [str(script)], {"heartbeat_s": 3600}, env=env, stream=io.StringIO()).run()
+        else:
+            _supervise(task, "claude", run, env)
+        seen = json.loads(spy.read_text() or "{}")  # what the child found the moment it started
+        assert seen.get("pgid") == int(Path(f"{spy}.pid").read_text()) and seen.get("watchdog"), name
+        assert not record.exists()  # and the record went when the child ended
 
 
 def test_a_child_record_naming_another_process_sends_no_signal(tmp_path: Path):
@@ -441,6 +481,7 @@ def test_a_harness_that_floods_its_output_is_recorded_within_bounds(task: Worksp
     assert len(text) < 120_000 and text.rstrip().endswith('(over 64 MiB)"}')
 
 
+@pytest.mark.slow  # starts processes and waits on them
 def test_a_second_watch_or_supervise_on_a_watched_task_is_refused(task: Workspace, tmp_path: Path):
     """Reviewer: two watches on one task ran two copies of the job side by side, and the second's end removed the
     first's child record (a kill -9 of the first then left its job for good)."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -140,8 +142,10 @@ def test_events_are_log_records_and_metrics_have_the_documented_names(spiral: Pa
     metrics = _metrics(data)
     assert {names.M_ROUNDS, names.M_TOOL_CALLS, names.M_WHISPERS, names.M_PAUSES, names.M_RESUMES} <= set(metrics)
     assert {names.M_ROUND_DURATION, names.M_ONSET_TO_WHISPER} <= set(metrics)
-    for point in metrics[names.M_TOOL_CALLS]:
-        assert {names.TASK, names.WORKSPACE, names.HARNESS, names.HOST} <= set(point.attributes)
+    for point in metrics[names.M_TOOL_CALLS]:  # no path per series, and the host is the Resource's
+        assert {names.TASK, names.WORKSPACE_ID, names.HARNESS} <= set(point.attributes)
+        assert not {names.WORKSPACE, names.HOST} & set(point.attributes)
+    assert {rm.resource.attributes[names.HOST] for rm in data.resource_metrics} == {socket.gethostname()}
     assert {p.attributes[names.SIGNAL] for p in metrics[names.M_PAUSES]}
     assert [p.attributes[names.ACTION] for p in metrics[names.M_RESUMES]] == ["continue"]
     assert sum(p.value for p in metrics[names.M_TOOL_CALLS]) >= 4
@@ -278,3 +282,89 @@ def test_a_supervised_invocation_and_a_rollback_become_their_span_and_event(tmp_
     [rolled] = [e for s in spans for e in s.events if e.name == names.ROLLBACK]
     assert rolled.attributes[names.ROLLBACK_TO] == 2
     assert names.ROLLBACK in {r.log_record.event_name for r in logs}
+
+
+def _rounds_ledger(ws: Path, count: int, *, replace: bool = False) -> None:
+    """``count`` more rounds in task "t"'s iterations.jsonl, recorded a minute apart from 2026-01-01 (``replace``:
+    the ledger rewritten with only these, as a repair or a rollback leaves it)."""
+    path = Layout(ws).task("t").iterations
+    path.parent.mkdir(parents=True, exist_ok=True)
+    have = 0 if replace or not path.exists() else len(path.read_bytes().splitlines())
+    lines = [
+        json.dumps({"iteration": n, "recorded_at": f"2026-01-01T{n // 60:02d}:{n % 60:02d}:00.000Z", "pad": "x" * 300})
+        + "\n"
+        for n in range(have + 1, have + count + 1)
+    ]
+    if replace:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(lines))
+        os.replace(tmp, path)
+    else:
+        with path.open("a") as fh:
+            fh.writelines(lines)
+
+
+def _tool_calls(ws: Path, minute: int, count: int = 1) -> None:
+    for n in range(count):
+        ts = f"2026-01-01T{minute // 60:02d}:{minute % 60:02d}:30.{n % 1000:03d}Z"
+        _recorded(ws, "t", {"ts": ts, "kind": "tool_call", "data": {"turn": n, "tool": "Bash", "hook": {}}})
+
+
+def _long_lived() -> tuple[export.Telemetry, InMemorySpanExporter]:
+    spans = InMemorySpanExporter()
+    tel = export.Telemetry(
+        os.environ, span_exporter=spans, metric_reader=InMemoryMetricReader(), log_exporter=InMemoryLogRecordExporter()
+    )
+    return tel, spans
+
+
+def test_a_long_lived_exporter_follows_the_rounds_ledger_as_it_grows_and_is_rewritten(tmp_path: Path):
+    """Issue 26: the rounds ledger is read once, then only what is appended; a ledger rewritten under the exporter
+    (fewer rounds, or as many bytes with other rounds) is read again, never counted from stale lines."""
+    tel, spans = _long_lived()
+    manager = tmp_path / ".agent-loop"
+    rounds = []
+
+    def round_of_next_call(minute: int) -> None:
+        spans.clear()
+        _tool_calls(tmp_path, minute)
+        assert tel.drain(manager) == 1
+        tel.flush()
+        (span,) = spans.get_finished_spans()
+        rounds.append(span.attributes[names.ROUND])
+
+    _rounds_ledger(tmp_path, 2)
+    round_of_next_call(2)  # after round 2: round 3 is in progress
+    _rounds_ledger(tmp_path, 3)
+    round_of_next_call(5)  # 5 recorded
+    _rounds_ledger(tmp_path, 1, replace=True)
+    round_of_next_call(5)  # rolled back to one round (another file in its place)
+    path = Layout(tmp_path).task("t").iterations
+    path.write_text(path.read_text().replace("T00:01:00", "T00:09:00"))  # in place, as many bytes: round 1 later
+    round_of_next_call(5)
+    _rounds_ledger(tmp_path, 2)
+    round_of_next_call(5)  # appended after the rewrite: rounds 2 and 3 (minutes 2 and 3) were recorded by then
+    path.write_text("")
+    round_of_next_call(5)
+    assert rounds == [3, 6, 2, 1, 3, 1]
+
+
+def test_exporting_an_event_costs_the_same_at_round_4000_as_at_round_40(tmp_path: Path):
+    """Issue 26: each event used to re-read the whole rounds ledger (57 ms per event at 10,000 rounds); now a
+    long-lived exporter's per-event cost does not grow with it (bench/telemetry_export.py measures it)."""
+
+    def per_event(ws: Path, rounds: int) -> float:
+        _rounds_ledger(ws, rounds)
+        tel, _ = _long_lived()
+        _tool_calls(ws, rounds + 1)
+        tel.drain(ws / ".agent-loop")  # the first batch reads the ledger once
+        best = float("inf")
+        for _ in range(3):
+            _tool_calls(ws, rounds + 1, 60)
+            began = time.perf_counter()
+            assert tel.drain(ws / ".agent-loop") == 60
+            best = min(best, time.perf_counter() - began)
+        return best / 60
+
+    small, large = per_event(tmp_path / "small", 40), per_event(tmp_path / "large", 4000)
+    assert large < small * 3, (small, large)

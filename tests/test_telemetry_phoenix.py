@@ -1,7 +1,9 @@
 """Issue 21, against a real OTLP backend: Arize Phoenix's server on loopback receives the spans of a real Claude Code
 session (scripted model) driven through a spiral; the test asks Phoenix's REST API what arrived.
 
-Phoenix stores traces only: metrics and log records are checked against the SDK in tests/test_telemetry.py.
+Phoenix stores traces only (it answers 405 to log records and metrics): the test names its traces endpoint alone, as
+a person would, and nothing else is sent (issue 26); metrics and log records are checked against the SDK in
+tests/test_telemetry.py and against a local receiver in tests/test_telemetry_switches.py.
 Phoenix runs from its own venv (``tests/harnesses/install.py`` makes ``.harnesses/phoenix-venv``; or name an
 interpreter in ``STRICT_LOOP_PHOENIX_PYTHON``) because its dependencies are many and pinned.
 """
@@ -91,9 +93,10 @@ def test_a_claude_code_spiral_arrives_in_phoenix_with_the_documented_names(phoen
     harness.home.mkdir()
     work = tmp_path / "w"
     work.mkdir()
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     for key, value in {
         "HOME": str(harness.home),
-        "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix,
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{phoenix}/v1/traces",
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
         "OTEL_BSP_SCHEDULE_DELAY": "200",
         "OTEL_BLRP_SCHEDULE_DELAY": "200",
@@ -129,6 +132,7 @@ def test_a_claude_code_spiral_arrives_in_phoenix_with_the_documented_names(phoen
     tools = [s for s in spans if s["name"].startswith("execute_tool")]
     assert any(s["name"] == "strict_loop.round 1" for s in spans), [s["name"] for s in spans]
     assert tools and all(s["attributes"].get("gen_ai.operation.name") == "execute_tool" for s in tools)
+    assert all("host.name" not in s["attributes"] for s in spans)  # the Resource's, not every span's
     assert {s["attributes"].get("gen_ai.conversation.id") for s in tools} == {session}
     assert "Bash" in {s["attributes"].get("gen_ai.tool.name") for s in tools}  # and the person's prompt, a turn too
     bash = [s for s in tools if s["attributes"].get("gen_ai.tool.name") == "Bash"]

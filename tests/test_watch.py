@@ -140,6 +140,27 @@ def test_divergence_read_from_a_metrics_file_escalates_when_no_remedy_is_allowed
     assert "more than 10x its best 0.8" in alert["diagnosis"] and "lower-lr is not allowed" in alert["diagnosis"]
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_nan_loss_written_by_json_dumps_to_the_metrics_file_is_a_nan_failure(ws: Workspace, value: str):
+    """Issue 26, item 2: ``json.dumps`` writes a NaN loss as the bare token ``NaN`` (``Infinity``, ``-Infinity``); the
+    lines were skipped as bad and the run, which exits 0, counted as a success."""
+    argv = job(
+        ws,
+        f"""
+        import json
+        with open("metrics.jsonl", "a") as f:
+            f.write(json.dumps({{"step": 1, "loss": 0.9}}) + "\\n")
+            f.write(json.dumps({{"step": 2, "loss": float("{value}")}}) + "\\n")
+        """,
+    )
+    result, _ = watch(ws, argv, metrics_file="metrics.jsonl")
+    alert = assert_escalated(ws, result, "nan_loss")
+    assert f"loss={float(value)} at step 2" in alert["diagnosis"]
+    [run] = events(ws, "watch.run")
+    assert run["data"]["failure"] == "nan_loss" and run["data"]["bad_metrics_lines"] == 0
+    assert ws.task_store("t").load().status != "completed"
+
+
 def test_a_missing_module_is_escalated_with_its_name_and_nothing_is_installed(ws: Workspace, tmp_path: Path):
     spy = tmp_path / "bin"
     spy.mkdir()
@@ -343,6 +364,19 @@ def test_the_cli_passes_argv_and_declared_variables_and_refuses_bad_flags(ws: Wo
     assert pattern.returncode == 2 and "bad regular expression" in pattern.stderr  # refused before any run
 
 
+def test_a_program_that_does_not_exist_finishes_the_watch_it_started_with_a_clear_error(ws: Workspace):
+    """Issue 26, item 9: the watch recorded ``watch.started`` and never ``watch.finished``."""
+    missing = run_cli("watch", "--task-id", "t", "--", "./no-such-trainer", "--epochs", "3", cwd=ws.root, check=False)
+    assert missing.returncode == 2 and "'./no-such-trainer' could not be started" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    kinds = [e["kind"] for e in read_jsonl(ws.task_paths("t").events) if e["kind"].startswith("watch.")]
+    assert kinds == ["watch.started", "watch.finished"]
+    finished = events(ws, "watch.finished")[0]
+    assert finished["data"]["outcome"] == "failed" and finished["data"]["exit_code"] == 2
+    assert "'./no-such-trainer' could not be started" in finished["message"]
+    assert ws.task_store("t").load().status == "running" and not ws.supervisor("t").paused
+
+
 def alive(pid: int) -> bool:
     """A zombie (exited, not yet reaped by whoever adopted it) counts as gone."""
     try:
@@ -436,6 +470,7 @@ def test_bad_metrics_lines_are_skipped_and_counted_and_memory_stays_bounded(ws: 
     assert run["data"]["bad_metrics_lines"] == 2 and "step 2" in run["data"]["summary"]
 
 
+@pytest.mark.slow  # starts a server process or waits seconds on one
 def test_the_timeout_covers_a_wait_retry_wait_and_reports_the_limit(ws: Workspace):
     argv = job(ws, "raise SystemExit('Connection refused')\n")
     started = time.monotonic()

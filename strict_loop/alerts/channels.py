@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -54,13 +54,15 @@ class Delivery:
 
 @dataclass(frozen=True)
 class Message:
-    """What every channel says: short, naming the task, the diagnosis and the exact resume command."""
+    """What every channel says: short, naming the task, the diagnosis, what the agent did last (``recent``: one line,
+    empty when there is nothing to show) and the exact resume command."""
 
     headline: str
     resume: str
+    recent: str = ""
 
     def lines(self) -> list[str]:
-        return [self.headline, f"resume: {self.resume}"]
+        return [self.headline, *([self.recent] if self.recent else []), f"resume: {self.resume}"]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -71,9 +73,26 @@ def clean(text: str, cap: int = 360) -> str:
     return one_line(_CONTROL.sub(" ", str(text)), cap)
 
 
-def message(prefix: str, task_id: str, diagnosis: str, resume: str) -> Message:
-    """``[SPIRALING] <task>: <one-line diagnosis>`` (seed 000's format), kept under an IRC line's 512 bytes."""
-    return Message(clean(f"{prefix} {task_id}: {diagnosis}"), clean(resume))
+RECENT_SHOWN, RECENT_CHARS = 5, 100
+"""The last turns a message shows, each cut to this many characters (the alert's ``recent`` keeps them whole)."""
+
+
+def message(prefix: str, task_id: str, diagnosis: str, resume: str, recent: Sequence[str] = ()) -> Message:
+    """``[SPIRALING] <task>: <one-line diagnosis>`` (seed 000's format), then ``recent: <turn> | <turn>`` when
+    ``recent`` names the last turns, each line kept under an IRC line's 512 bytes."""
+    said = " | ".join(clean(str(turn), RECENT_CHARS) for turn in list(recent)[-RECENT_SHOWN:])
+    return Message(clean(f"{prefix} {task_id}: {diagnosis}"), clean(resume), clean(f"recent: {said}") if said else "")
+
+
+def said(message: Mapping[str, object]) -> Message:
+    """The ``message`` of a queued or recorded alert as a Message, cleaned again: whatever a file holds, no control
+    character and no line too long goes out."""
+    recent = message.get("recent")
+    return Message(
+        clean(str(message.get("headline", "[SPIRALING]"))),
+        clean(str(message.get("resume", "strict-loop resume"))),
+        clean(str(recent)) if recent else "",
+    )
 
 
 def alerts_file(env: Mapping[str, str]) -> Optional[Path]:

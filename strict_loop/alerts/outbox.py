@@ -70,14 +70,10 @@ def enqueue(
 
     Returns the delivery summary (channel -> state). ``event`` names the ledger event to write, if any."""
     chans, problems = channels.channels(env, root)
-    msg = channels.message(prefix, alert.task_id, alert.diagnosis, page_link(root, alert.task_id, env) + resume)
     alert.delivery = {c.name: "pending" for c in chans}
     for i, problem in enumerate(problems):
-        alert.delivery["config" if i == 0 else f"config-{i + 1}"] = f"failed: {masking.mask(problem, env)}"
-    line: Any = masking.mask_tree(
-        {**alert.model_dump(mode="json"), "message": {"headline": msg.headline, "resume": msg.resume}},
-        {k: v for k, v in env.items() if k != DASHBOARD_URL_ENV},
-    )
+        alert.delivery[_config_name(i)] = f"failed: {masking.mask(problem, env)}"
+    line = _line(root, alert, env, prefix, resume)
     with store.locked():
         append_line(store.paths.alerts, dumps_line(line))
         if event:
@@ -100,12 +96,58 @@ def enqueue(
     return dict(alert.delivery)
 
 
+def forward(
+    store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], *, prefix: str, resume: str
+) -> dict[str, str]:
+    """Send ``alert``, already in alerts.jsonl with no channel, through the channels ``env`` names: the same alert
+    (its id), its channels added to the ledger by update lines; returns the delivery summary.
+
+    Why: a supervised harness's hooks raise the monitor's alert in the agent's environment, which never carries a
+    channel (the agent must not see their URLs); the supervisor, which has them, sends that very alert, with the page
+    link and the resume command of its own environment."""
+    chans, problems = channels.channels(env, root)
+    names = [c.name for c in chans]
+    delivery = dict.fromkeys(names, "pending")
+    line = _line(root, alert, env, prefix, resume)
+    with store.locked():  # a worker already running records its first attempt after our pending lines
+        for i, problem in enumerate(problems):
+            text = masking.mask(problem, env)
+            record(store, alert.id, _config_name(i), "failed", 0, text)
+            delivery[_config_name(i)] = f"failed: {text}"
+        try:
+            if names:
+                queue(root, line, names, env)
+            for name in names:
+                record(store, alert.id, name, "pending", 0, None)
+        except OSError as exc:
+            reason = f"cannot queue the alert in {queue_dir(root, env)} ({exc.strerror or exc}): fix it and retry"
+            for name in names:
+                record(store, alert.id, name, "failed", 0, reason)
+                delivery[name] = f"failed: {reason}"
+    if names:
+        kick(root, env)
+    return delivery
+
+
+def _config_name(i: int) -> str:
+    return "config" if i == 0 else f"config-{i + 1}"
+
+
+def _line(root: Path, alert: Alert, env: Mapping[str, str], prefix: str, resume: str) -> Any:
+    """The alert's ledger line (and payload), masked: the alert and the short message every channel says."""
+    msg = channels.message(
+        prefix, alert.task_id, alert.diagnosis, page_link(root, alert.task_id, env) + resume, alert.recent
+    )
+    said = {"headline": msg.headline, "resume": msg.resume, **({"recent": msg.recent} if msg.recent else {})}
+    return masking.mask_tree(
+        {**alert.model_dump(mode="json"), "message": said}, {k: v for k, v in env.items() if k != DASHBOARD_URL_ENV}
+    )
+
+
 def queue(root: Path, line: Mapping[str, Any], names: list[str], env: Mapping[str, str]) -> None:
     """Put one alert (its ledger line, already masked) in this machine's queue with ``names`` pending."""
     payload = {
-        "text": "\n".join(
-            (channels.clean(line["message"]["headline"]), "resume: " + channels.clean(line["message"]["resume"]))
-        ),
+        "text": "\n".join(channels.said(line["message"]).lines()),
         **{k: v for k, v in line.items() if k != "delivery"},
     }
     entry = {
@@ -151,7 +193,8 @@ def fold(path: Path) -> list[dict[str, Any]]:
     for _, rec in json_records(path):
         if "update" in rec:
             alert = latest.get(str(rec["update"]))
-            if alert is not None and rec.get("channel") in alert["channels"] and rec.get("state") in STATES:
+            # a channel may first appear in an update: a supervisor sent an alert its harness recorded with none
+            if alert is not None and isinstance(rec.get("channel"), str) and rec.get("state") in STATES:
                 alert["channels"][rec["channel"]] = {k: rec.get(k) for k in ("state", "attempts", "last_error")}
         elif isinstance(rec.get("id"), str):
             chans = {}

@@ -124,11 +124,8 @@ def _deliver_one(
         )
         return
     payload = entry.data["payload"]
-    message = payload.get("message") or {}
-    msg = channels.Message(  # cleaned on every send, whatever the queue holds
-        channels.clean(message.get("headline", "[SPIRALING]")),
-        channels.clean(message.get("resume", "strict-loop resume")),
-    )
+    message = payload.get("message")
+    msg = channels.said(message if isinstance(message, dict) else {})  # cleaned on every send, whatever is queued
     error: Optional[str] = None
     while attempts < policy.attempts:
         attempts += 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 from strict_loop.base.errors import LoopError
 
@@ -33,6 +33,20 @@ unclaimed.jsonl
 files). A contract that arrives with a repository runs nothing until trusted here (SECURITY.md)."""
 TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 _TASK_ID_RE = re.compile(TASK_ID_PATTERN)
+TASK_ID_HINT = "give one like fix-parser or train_2 (list_tasks names this workspace's tasks)"
+"""What to send instead of a malformed task id (the error itself names the characters allowed)."""
+
+
+def find_root(start: Path) -> Optional[Path]:
+    """The nearest folder at or above ``start`` (an absolute path) holding ``.agent-loop/``, resolved; None if none.
+
+    The one search every entry point makes when no workspace is named (the hook from its event's cwd, the CLI, the
+    scripts and the MCP server from theirs), so that a subfolder of a workspace belongs to it for all of them alike.
+    """
+    for folder in (start, *start.parents):
+        if (folder / MANAGER_DIR).is_dir():
+            return folder.resolve()
+    return None
 
 
 def check_task_id(value: str) -> str:

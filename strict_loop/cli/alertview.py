@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from strict_loop.alerts import channels, outbox
 from strict_loop.base.errors import LoopError
+from strict_loop.base.layout import TASK_ID_HINT, check_task_id
 from strict_loop.loop.workspace import Workspace
 
 
@@ -19,6 +20,11 @@ def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool, test
 
     ws = Workspace(workspace)
     root = ws.root
+    if task_id:
+        try:
+            check_task_id(task_id)
+        except ValueError as exc:
+            raise LoopError("alerts.task_id", str(exc), TASK_ID_HINT) from None
     ids = [task_id] if task_id else ws.layout.task_ids()
     chans, problems = channels.channels(os.environ, root)
     problems += [f"{c.name}: {problem}" for c in chans if (problem := url_problem(c))]

@@ -11,16 +11,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 from pydantic import BaseModel
 
 from strict_loop import __version__
 from strict_loop.base.errors import LoopError, storage_error
+from strict_loop.base.layout import find_root
 from strict_loop.cli import commands, pausegate
-from strict_loop.cli.flags import add_model_flags, request_from
+from strict_loop.cli.flags import SEP, add_model_flags, request_from
 from strict_loop.loop import operations
 from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL
 from strict_loop.loop.workspace import Workspace
@@ -43,12 +46,22 @@ def _common() -> _Parser:
         "--workspace",
         "--workspace-root",
         dest="workspace",
-        default=".",
         metavar="DIR",
-        help="workspace root holding .agent-loop/ (default: current directory)",
+        help="workspace root holding .agent-loop/ (default: the nearest folder at or above the current directory "
+        "holding .agent-loop/, as the hook finds it; else the current directory)",
     )
     g.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(nearest_workspace=True)  # not demo's, install's nor dashboard's own --workspace
     return p
+
+
+def _nearest_workspace(ns: argparse.Namespace) -> None:
+    """Fill in a --workspace not given: from a subfolder of a workspace, the command works on that workspace."""
+    if getattr(ns, "nearest_workspace", False) and ns.workspace is None:
+        try:
+            ns.workspace = str(find_root(Path.cwd()) or ".")
+        except OSError:  # the current directory was removed: Workspace says so
+            ns.workspace = "."
 
 
 def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -156,6 +169,33 @@ def _confirm_trust(ws: Workspace, task_id: Optional[str], yes: bool) -> None:
         raise LoopError("trust", "not confirmed; nothing was recorded", "run strict-loop trust again to answer yes")
 
 
+_PARAMETER = re.compile(r"(?<![\w.`'/-])([a-z][a-z0-9]*(?:_[a-z0-9]+)*)(=true)?(?![\w='/-])")
+"""A parameter as an operation's advice names it: ``task_id``, ``force=true`` (the MCP tools' spelling); not a
+quoted value, a path, a dotted field nor a command in backticks."""
+
+
+def for_cli(exc: LoopError, parsers: dict[str, argparse.ArgumentParser]) -> LoopError:
+    """``exc`` with its advice in the command line's words: ``--force`` for ``force=true``, ``--task-id`` for
+    ``task_id``. The core advises in the MCP tools' spelling; a person at a terminal types flags. Only the advice
+    is translated (the problem quotes the caller's values), and not the task ids it may list."""
+    flags: dict[str, tuple[str, bool]] = {}
+    for parser in parsers.values():
+        for action in parser._actions:
+            if action.dest.startswith("f" + SEP) and action.option_strings:
+                switch = action.nargs == 0 and action.const is True  # a store_true flag
+                flags.setdefault(action.dest.rsplit(SEP, 1)[-1], (action.option_strings[0], switch))
+
+    def word(m: re.Match[str]) -> str:
+        flag, switch = flags.get(m.group(1), ("", False))
+        if flag and (switch if m.group(2) else "_" in m.group(1) and not switch):
+            return flag
+        return m.group(0)
+
+    advice, listed, ids = exc.fix.partition("known tasks: ")
+    fix = _PARAMETER.sub(word, advice) + listed + ids
+    return exc if fix == exc.fix else LoopError(exc.field, exc.problem, fix)
+
+
 def _dump(result: Any) -> str:
     if isinstance(result, TaskList):  # `list_tasks --json` stays a list, as scripts read it (the count is in the text)
         result = result.tasks
@@ -175,6 +215,11 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
             raise
         commands.silence_stdout()
         return commands.EXIT_READER_GONE
+    finally:
+        if list(sys.argv[1:] if argv is None else argv)[:1] != ["hook"]:  # the hook's path never loads the SDK
+            from strict_loop.telemetry import export
+
+            export.send_spooled()  # what this command spooled goes out as it ends (bounded, silent; issue 26)
 
 
 def _main(argv: Optional[Sequence[str]], prog: Optional[str]) -> int:
@@ -193,12 +238,13 @@ def _main(argv: Optional[Sequence[str]], prog: Optional[str]) -> int:
     else:
         ns = top.parse_args(args)
     try:
+        _nearest_workspace(ns)
         person = pausegate.make_key() if ns.command == "person-key" else commands.run(ns)
         if person is not None:
             return person
         result, render, code = _run(ns)
     except LoopError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {for_cli(exc, parsers)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:  # stop commands' process groups are already gone (stopchecks); no traceback
         print("interrupted", file=sys.stderr)

@@ -11,28 +11,34 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Optional, TextIO
 
 from strict_loop.loop.workspace import Workspace
+from strict_loop.storage import workspaces
 
 STOP_COMMAND = (
     "python3 -c \"import sys; v=open('sequence.txt').read().split(); sys.exit(0 if v and v[-1]=='1' else 1)\""
 )
 
 
-def run(start: int = 6, workspace: Optional[Path] = None, out=sys.stdout) -> Path:
-    """The demo loop; the machine's trust record of its scratch contract is removed at the end (the folder stays, to
-    be looked at)."""
+def run(start: int = 6, workspace: Optional[Path] = None, out: Optional[TextIO] = None) -> Path:
+    """The demo loop. The machine's records of it are removed at the end, however it ends: the trust of its scratch
+    contract, and its folder's entry in the per-user index of workspaces (unless a loop of the person's was there
+    before), so that the person's page does not show a demo forever. The folder itself stays, to be looked at."""
+    out = out or sys.stdout  # the stdout of the call, not of the import
     root = Path(workspace) if workspace else Path(tempfile.mkdtemp(prefix="strict-loop-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     ws = Workspace(root)
+    indexed = workspaces.workspace_id(ws.root) in workspaces.known()
     try:
         return _loop(ws, root, start, out)
     finally:
         ws.trust_store.forget(root, "hailstone")
+        if not indexed:
+            workspaces.forget(ws.root)
 
 
-def _loop(ws: Workspace, root: Path, start: int, out) -> Path:
+def _loop(ws: Workspace, root: Path, start: int, out: TextIO) -> Path:
     seq_file = root / "sequence.txt"
     seq_file.write_text(f"{start}\n")
     ws.init_state(

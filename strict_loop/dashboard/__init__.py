@@ -4,4 +4,4 @@ rounds, ladder and evidence, and the four answers to a pause; plus the compute r
 It may import ``experiments`` and below.
 """
 
-__all__ = ["compute", "detail", "guard", "live", "overview", "pages", "server", "serving"]
+__all__ = ["card", "compute", "detail", "guard", "live", "overview", "pages", "server", "serving", "texts"]

@@ -17,6 +17,8 @@ from typing import Optional
 
 from pydantic import BaseModel, Field
 
+from strict_loop.dashboard.texts import shorten
+
 PROBE_TIMEOUT_S = 5.0
 PROC = Path("/proc")
 """Linux's process and memory tables (read directly); where there is none (macOS), psutil answers."""
@@ -63,7 +65,7 @@ def _run(cmd: list[str], timeout: float = PROBE_TIMEOUT_S) -> tuple[Optional[str
     except OSError as exc:
         return None, f"{cmd[0]} could not run ({exc.strerror or exc})"
     if proc.returncode != 0:
-        return None, f"{cmd[0]} exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}"
+        return None, f"{cmd[0]} exited {proc.returncode}: {shorten((proc.stderr or proc.stdout).strip(), 200)}"
     return proc.stdout, ""
 
 

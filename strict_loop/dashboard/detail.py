@@ -15,12 +15,11 @@ from typing import Any, Optional
 from pydantic import ValidationError
 
 from strict_loop.alerts import outbox
-from strict_loop.base.clipping import clip
 from strict_loop.base.errors import LoopError
 from strict_loop.base.jsonl import json_records
 from strict_loop.base.jsontext import read_object
 from strict_loop.base.layout import TaskPaths
-from strict_loop.dashboard import overview
+from strict_loop.dashboard import card, overview, texts
 from strict_loop.loop.monitoring import pause_id
 from strict_loop.loop.workspace import Workspace
 from strict_loop.model.monitoring import MonitorState
@@ -33,6 +32,20 @@ TURNS_SHOWN = 15
 STOPS_SHOWN = 30
 ALERTS_SHOWN = 20
 MAX_HANDBACK_CHARS = 50_000
+EMPTY_LADDER: dict[str, Any] = {
+    "level": 0,
+    "paused": False,
+    "paused_at": None,
+    "pause_id": None,
+    "turns": 0,
+    "signals": [],
+    "whispers": [],
+    "muted_until": {},
+    "notice": None,
+    "diagnosis": "",
+    "recommended_action": "",
+    "recent": [],
+}
 
 
 def task(ws_id: str, root: Path, task_id: str) -> dict[str, Any]:
@@ -47,13 +60,14 @@ def task(ws_id: str, root: Path, task_id: str) -> dict[str, Any]:
     problems: list[str] = []
     events = usable(problems, [e for _, e in json_records(paths.events, last=EVENT_TAIL)])
     lad = part(problems, "the monitor", lambda: ladder(work, state.task_id, paths.monitor, problems), None)
-    lad = lad or {"level": 0, "paused": False, "paused_at": None, "turns": 0, "signals": [], "whispers": []}
+    lad = {**EMPTY_LADDER, **(lad or {})}
+    folded = part(problems, "alerts.jsonl", lambda: outbox.fold(paths.alerts), [])
     return {
         "row": part(problems, "the summary", lambda: summary(ws_id, root, paths, state, lad, problems), {}),
         "contract": state.contract.model_dump(mode="json", exclude={"monitor"}),
         "status": {
             "status": state.status,
-            "stop_reason": state.stop_reason,
+            "stop_reason": texts.shown(state.stop_reason) if state.stop_reason else state.stop_reason,
             "next_task": state.next_task,
             "counters": state.counters.model_dump(mode="json"),
             "current_round": state.current_round.model_dump(mode="json") if state.current_round else None,
@@ -64,9 +78,9 @@ def task(ws_id: str, root: Path, task_id: str) -> dict[str, Any]:
             lambda: rounds(paths.iterations, [r.model_dump(mode="json") for r in state.recent_rounds]),
             [],
         ),
-        "ladder": {"muted_until": {}, "notice": None, "diagnosis": "", "recommended_action": "", "recent": [], **lad},
+        "ladder": part(problems, "the monitor", lambda: card.told(lad, state.status, events, folded), lad),
         "turns": part(problems, "the last turns", lambda: turns(events), []),
-        "alerts": part(problems, "alerts.jsonl", lambda: alerts(paths.alerts), []),
+        "alerts": part(problems, "alerts.jsonl", lambda: alerts(folded), []),
         "stops": part(problems, "the stop checks", lambda: stops(events), []),
         "handback": handback(paths.root / "handback.md"),
         "plot": part(problems, "the plot", lambda: plot(events), []),
@@ -81,7 +95,7 @@ def part(problems: list[str], what: str, make: Callable[[], Any], fallback: Any)
     try:
         return make()
     except Exception as exc:  # noqa: BLE001 (one damaged file costs its part of the page, never the page)
-        problems.append(f"{what}: not shown ({getattr(exc, 'problem', None) or exc})"[:400])
+        problems.append(texts.shorten(f"{what}: not shown ({getattr(exc, 'problem', None) or exc})", 400))
         return fallback
 
 
@@ -110,7 +124,7 @@ def summary(
         "ws": ws_id,
         "workspace": overview.shown(str(root)),
         "task_id": state.task_id,
-        "goal": state.contract.goal[:300],
+        "goal": state.contract.goal,
         "status": state.status,
         "group": "paused" if paused else state.status,
         "paused": paused,
@@ -136,9 +150,9 @@ def rounds(iterations: Path, recent: list[dict[str, Any]]) -> list[dict[str, Any
                 "iteration": rec.get("iteration"),
                 "recorded_at": rec.get("recorded_at"),
                 "duration_s": rec.get("duration_s"),
-                "task": clip(str(rec.get("task") or ""), 300),
-                "result": clip(str(rec.get("result_summary") or ""), 600),
-                "verification": clip(str(rec.get("verification_summary") or ""), 400),
+                "task": texts.shorten(str(rec.get("task") or ""), texts.GLANCE),
+                "result": texts.shorten(str(rec.get("result_summary") or ""), texts.GLANCE),
+                "verification": texts.shorten(str(rec.get("verification_summary") or ""), texts.GLANCE),
                 "progress": rec.get("progress"),
                 "status": rec.get("status"),
             }
@@ -159,8 +173,8 @@ def ladder(work: Workspace, task_id: str, monitor: Path, problems: list[str]) ->
             first = exc.errors()[0]
             where = ".".join(str(k) for k in first["loc"]) or "the file"
             problems.append(
-                f"monitor.json is damaged ({where}: {first['msg'][:200]}); the ladder below is the one the monitor "
-                "rebuilds from the event ledger, as the hooks do"
+                f"monitor.json is damaged ({where}: {texts.shorten(first['msg'], 200)}); the ladder below is the one "
+                "the monitor rebuilds from the event ledger, as the hooks do"
             )
             mon = None
     found: dict[str, Any]
@@ -197,17 +211,24 @@ def turns(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "turn": data.get("turn"),
                 "ts": ev.get("ts"),
                 "tool": data.get("tool"),
-                "args": clip(json.dumps(data.get("args") or {}, ensure_ascii=False), 300),
-                "output": clip(str(data.get("output") or ""), 500),
+                "args": texts.shorten(json.dumps(data.get("args") or {}, ensure_ascii=False), texts.LONG),
+                "output": texts.shorten(str(data.get("output") or ""), texts.LONG, tail=texts.LONG // 2),
                 "failed": bool(data.get("error")) or (data.get("exit_code") not in (None, 0)),
             }
         )
     return out
 
 
-def alerts(path: Path) -> list[dict[str, Any]]:
-    keep = ("id", "ts", "turn", "diagnosis", "recommended_action", "delivery", "channels")
-    return [{k: a.get(k) for k in keep} for a in outbox.fold(path)[-ALERTS_SHOWN:]]
+def alerts(folded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    keep = ("id", "ts", "turn", "delivery", "channels")
+    return [
+        {
+            **{k: a.get(k) for k in keep},
+            "diagnosis": texts.shown(a.get("diagnosis")),
+            "recommended_action": texts.shown(a.get("recommended_action")),
+        }
+        for a in folded[-ALERTS_SHOWN:]
+    ]
 
 
 def handback(path: Path) -> Optional[str]:
@@ -216,11 +237,14 @@ def handback(path: Path) -> Optional[str]:
     from strict_loop.base.fsio import read_own
 
     try:
-        return read_own(path, MAX_HANDBACK_CHARS * 4).decode("utf-8", errors="replace")[:MAX_HANDBACK_CHARS]
+        text = read_own(path, MAX_HANDBACK_CHARS * 4).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None
     except (OSError, LoopError) as exc:
         return f"(handback.md is not shown: {getattr(exc, 'problem', None) or exc})"
+    if len(text) <= MAX_HANDBACK_CHARS:
+        return text
+    return texts.shorten(text, MAX_HANDBACK_CHARS) + f"\n(cut here: the whole is in {path})"
 
 
 def plot(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -247,7 +271,7 @@ def snapshot_rounds(root: Path, task_id: str, folder: Path, stamp: str) -> dict[
     try:
         return {"rounds": Snapshots(root, task_id, folder, stamp).rounds(), "note": ""}
     except (SnapshotError, OSError) as exc:
-        return {"rounds": [], "note": f"snapshots unreadable: {str(exc)[:300]}"}
+        return {"rounds": [], "note": f"snapshots unreadable: {texts.shorten(str(exc), 300)}"}
 
 
 def rollback_preview(root: Path, task_id: str, to: int) -> dict[str, Any]:
@@ -258,5 +282,5 @@ def rollback_preview(root: Path, task_id: str, to: int) -> dict[str, Any]:
     try:
         changes = Snapshots(root, state.task_id, paths.root, state.created_at).preview(to)
     except (SnapshotError, OSError) as exc:
-        raise LoopError("to", str(exc)[:500], "pick a round the page lists under snapshots") from None
+        raise LoopError("to", texts.shorten(str(exc), 500), "pick a round the page lists under snapshots") from None
     return {"to": to, "files": changes[:500], "count": len(changes)}

@@ -25,6 +25,7 @@ from typing import Any, Optional
 from urllib.parse import parse_qsl, urlencode
 
 from strict_loop.base.errors import LoopError
+from strict_loop.dashboard.texts import shorten
 
 Scope = MutableMapping[str, Any]
 ASGI = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -171,7 +172,7 @@ class Guard:
         """(status, message) of a request to refuse, or None."""
         host = (header(scope, "host") or "").lower()
         if host not in self.access.allowed_hosts:
-            return 421, f"the Host header {host[:100]!r} is not one this server answers to (see --allow-host)"
+            return 421, f"the Host header {shorten(host, 100)!r} is not one this server answers to (see --allow-host)"
         origin = header(scope, "origin")
         if origin is not None and origin.lower() not in self.origins:
             return 403, "cross-origin request refused"

@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Optional
 
+import anyio.to_thread
+
 from strict_loop.base.layout import Layout
 
 POLL_S = 0.25
@@ -93,13 +95,21 @@ class Watcher:
         self.primed = True
         return changed
 
+    def scan(self, folders: dict[tuple[str, str], Path], relist: bool) -> tuple[dict[tuple[str, str], Path], list[str]]:
+        """One poll (the task folders listed again when ``relist``): the folders and the tasks that changed."""
+        if relist:
+            folders = task_folders(self.roots())
+        return folders, self.changes(folders)
+
     async def run(self) -> None:
+        """Poll while a page listens; each poll's stats and listings run in a worker thread, never on the event loop
+        (a slow disk or a thousand tasks would hold every request of the server)."""
         folders: dict[tuple[str, str], Path] = {}
         listed = 0.0
         while self.listeners:
-            if time.monotonic() - listed > RELIST_S:
-                folders, listed = task_folders(self.roots()), time.monotonic()
-            changed = self.changes(folders)
+            relist = time.monotonic() - listed > RELIST_S
+            folders, changed = await anyio.to_thread.run_sync(self.scan, folders, relist)
+            listed = time.monotonic() if relist else listed
             if changed:
                 for queue in list(self.listeners):
                     queue.put_nowait(changed)

@@ -16,6 +16,7 @@ from strict_loop.base.jsonl import last_json, tail_lines
 from strict_loop.base.jsontext import read_object
 from strict_loop.base.layout import Layout, TaskPaths, check_task_id
 from strict_loop.base.timefmt import now_iso, rate_and_eta, seconds_between
+from strict_loop.dashboard import texts
 from strict_loop.storage import workspaces
 
 EVENT_TAIL = 40
@@ -91,7 +92,7 @@ def field(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: s
     value = doc.get(key)
     if value is None or (isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, float))):
         return value
-    raise Unreadable(f"{where}: {key} is {type(value).__name__} {str(value)[:40]!r}, not {_kind(kind)}")
+    raise Unreadable(f"{where}: {key} is {type(value).__name__} {texts.shorten(str(value), 40)!r}, not {_kind(kind)}")
 
 
 def _kind(kind: type | tuple[type, ...]) -> str:
@@ -107,14 +108,15 @@ def _kind(kind: type | tuple[type, ...]) -> str:
 
 
 def attention(state: dict[str, Any], mon: dict[str, Any]) -> Optional[str]:
-    """Why a person should look, short of a pause; None when nothing calls for it."""
+    """Why a person should look, short of a pause (a pause is said by the row's diagnosis); None when nothing calls
+    for it."""
     if state.get("needs_human_input"):
-        return "needs human input: " + str(state.get("stop_reason") or "")[:200]
+        return "needs human input: " + texts.shown(state.get("stop_reason"))
     if state.get("status") == "blocked":
-        return "blocked: " + str(state.get("stop_reason") or "")[:200]
+        return "blocked: " + texts.shown(state.get("stop_reason"))
     level = field(mon, "level", int, "monitor.json") or 0
-    if level > 0 and state.get("status") == "running":
-        return f"the monitor whispered (level {level})"
+    if level > 0 and state.get("status") == "running" and not field(mon, "paused", bool, "monitor.json"):
+        return "the monitor warned the agent" + (" twice" if level > 1 else "")
     stalled = field(field(state, "counters", dict, "state.json") or {}, "consecutive_no_progress", int, "state.json")
     return f"{stalled} rounds without progress" if (stalled or 0) >= 2 and state.get("status") == "running" else None
 
@@ -159,11 +161,13 @@ def row(ws_id: str, root: Path, paths: TaskPaths) -> Optional[dict[str, Any]]:
     why = attention(state, mon)
     paused = bool(field(mon, "paused", bool, "monitor.json"))
     group = "paused" if paused else "attention" if why else str(state.get("status") or "running")
+    ongoing = state.get("status") == "running" and not paused  # an ETA or a whisper is said of a loop that goes on
+    warned = ongoing and (field(mon, "level", int, "monitor.json") or 0) > 0
     return {
         "ws": ws_id,
         "workspace": shown(str(root)),
         "task_id": str(state.get("task_id") or paths.root.name),
-        "goal": str(contract.get("goal") or "")[:300],
+        "goal": texts.shorten(str(contract.get("goal") or ""), texts.LONG),
         "status": state.get("status"),
         "group": group,
         "paused": paused,
@@ -172,9 +176,9 @@ def row(ws_id: str, root: Path, paths: TaskPaths) -> Optional[dict[str, Any]]:
         "max_rounds": total,
         "last_activity": last,
         "rate_per_hour": round(rate * 3600, 2),
-        "eta_s": eta,
+        "eta_s": eta if ongoing else None,
         "stop": field(state, "last_stop", dict, "state.json"),
-        "whisper": whispers[-1] if whispers and isinstance(whispers[-1], dict) else None,
+        "whisper": _whisper(whispers[-1]) if warned and whispers and isinstance(whispers[-1], dict) else None,
         "diagnosis": _pause_line(field(mon, "last_signals", list, "monitor.json") or []) if paused else None,
         "harness": harness,
         "session": session,
@@ -183,7 +187,13 @@ def row(ws_id: str, root: Path, paths: TaskPaths) -> Optional[dict[str, Any]]:
 
 
 def _pause_line(signals: list[Any]) -> str:
-    return "; ".join(f"{s.get('kind')}: {str(s.get('evidence'))[:200]}" for s in signals[:3] if isinstance(s, dict))
+    """What paused the task: the main signal's evidence, whole (the page cuts it for a glance, at a word)."""
+    main = next((s for s in signals if isinstance(s, dict)), None)
+    return texts.shown(main.get("evidence")) if main is not None else ""
+
+
+def _whisper(whisper: dict[str, Any]) -> dict[str, Any]:
+    return {**whisper, "text": texts.shown(whisper.get("text"))}
 
 
 def overview(only: Optional[Path] = None, directory: Optional[Path] = None) -> dict[str, Any]:
@@ -225,7 +235,7 @@ def _row_or_problem(ws_id: str, root: Path, paths: TaskPaths) -> tuple[Optional[
     except (Unreadable, ValueError) as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 (a file damaged in a way not foreseen costs its row, never the page)
-        return None, f"its files cannot be shown ({type(exc).__name__}: {str(exc)[:200]})"
+        return None, f"its files cannot be shown ({type(exc).__name__}: {texts.shorten(str(exc), 200)})"
 
 
 def _skipped(ws_id: str, root: Path, name: str, problem: str) -> dict[str, Any]:

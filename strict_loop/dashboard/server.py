@@ -3,16 +3,22 @@
 Why the answers go through ``Workspace.resume``: a pause answered on the page must leave the records the CLI leaves
 (``strict-loop resume``), visible at once to the CLI, MCP and the hooks. ``wait`` records nothing: keeping the task
 paused is what not answering does, and a page view is not an event of the loop.
+
+Why every handler's work runs in a worker thread (``off_loop``): the page and ``strict-loop-mcp --http`` share one
+event loop, so a rollback's git run in a handler held every agent's ``/mcp`` call until it ended (issue 26).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
@@ -26,6 +32,7 @@ from strict_loop.base.layout import check_task_id
 from strict_loop.dashboard import compute, detail, overview, pages
 from strict_loop.dashboard.guard import Access, Guard
 from strict_loop.dashboard.live import Watcher
+from strict_loop.dashboard.texts import shorten
 from strict_loop.loop.monitoring import StaleAnswer
 from strict_loop.loop.workspace import Workspace
 
@@ -33,6 +40,7 @@ STATIC = Path(__file__).parent / "static"
 ACTIONS = ("continue", "rollback", "hand-back", "wait")
 MAX_BODY_BYTES = 16_384
 _WS_ID = re.compile(r"^[0-9a-f]{12}$")
+T = TypeVar("T")
 
 
 @dataclass
@@ -73,6 +81,13 @@ def printable(node: Any) -> Any:
     return node
 
 
+async def off_loop(work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` in a worker thread: a file read, a git run (a rollback, a preview) or a large answer's rendering
+    never holds the event loop, which every other request of the process waits on (``strict-loop-mcp --http``: every
+    agent's ``/mcp`` call)."""
+    return await anyio.to_thread.run_sync(functools.partial(work, *args))
+
+
 def answer(data: Any, status: int = 200, headers: Optional[dict[str, str]] = None) -> JSONResponse:
     """Every JSON answer masked: no secret of this environment leaves the server."""
     return Answer(masking.mask_tree(data), status_code=status, headers=headers)
@@ -102,7 +117,7 @@ class Dashboard:
 
     def locate(self, ws: str, task: str) -> tuple[Path, str]:
         if not _WS_ID.fullmatch(ws):
-            raise Problem(404, f"no workspace {ws[:40]!r}: use a link from the overview")
+            raise Problem(404, f"no workspace {shorten(ws, 40)!r}: use a link from the overview")
         try:
             check_task_id(task)
         except ValueError as exc:
@@ -117,28 +132,37 @@ class Dashboard:
         return HTMLResponse(pages.overview(self.config.access))
 
     async def page_task(self, request: Request) -> Response:
-        root, task = self.locate(request.path_params["ws"], request.path_params["task"])
-        return HTMLResponse(pages.task(self.config.access, request.path_params["ws"], task))
+        ws, task = request.path_params["ws"], request.path_params["task"]
+        await off_loop(self.locate, ws, task)
+        return HTMLResponse(pages.task(self.config.access, ws, task))
 
     async def api_overview(self, request: Request) -> Response:
+        return await off_loop(self.overview_json)
+
+    def overview_json(self) -> Response:
         data = overview.overview(self.config.only, self.config.index_dir)
         return answer({**data, "read_only": self.config.access.read_only})
 
     async def api_task(self, request: Request) -> Response:
-        root, task = self.locate(request.path_params["ws"], request.path_params["task"])
-        data = detail.task(request.path_params["ws"], root, task)
-        return answer({**data, "read_only": self.config.access.read_only})
+        return await off_loop(self.task_json, request.path_params["ws"], request.path_params["task"])
+
+    def task_json(self, ws: str, task: str) -> Response:
+        root, task = self.locate(ws, task)
+        return answer({**detail.task(ws, root, task), "read_only": self.config.access.read_only})
 
     async def api_preview(self, request: Request) -> Response:
-        root, task = self.locate(request.path_params["ws"], request.path_params["task"])
         try:
             to = int(request.path_params["n"])
         except ValueError:
             raise Problem(400, "the round must be a whole number") from None
+        return await off_loop(self.preview_json, request.path_params["ws"], request.path_params["task"], to)
+
+    def preview_json(self, ws: str, task: str, to: int) -> Response:
+        root, task = self.locate(ws, task)
         return answer(detail.rollback_preview(root, task, to))
 
     async def api_answer(self, request: Request) -> Response:
-        root, task = self.locate(request.path_params["ws"], request.path_params["task"])
+        root, task = await off_loop(self.locate, request.path_params["ws"], request.path_params["task"])
         body = await read_capped(request, MAX_BODY_BYTES)
         try:
             req = parse_json(body or b"{}")  # depth-capped, no NaN: a hostile body is a 400, never a 500
@@ -158,17 +182,18 @@ class Dashboard:
             if type(req["to"]) is not int:  # true is not round 1
                 raise Problem(400, "to: must be a round number")
             params["to"] = req["to"]
+        return await off_loop(self.resume, root, params)
+
+    def resume(self, root: Path, params: dict[str, Any]) -> Response:
         try:
-            result = Workspace(root).resume(**params)
+            result = Workspace(root).resume(**params)  # a rollback: git over the whole tree
         except StaleAnswer as exc:
             raise Problem(409, f"{exc.problem}: reload the page") from None
         return answer(result.model_dump(mode="json"))
 
     async def api_compute(self, request: Request) -> Response:
-        from starlette.concurrency import run_in_threadpool
-
         where = self.config.only or Path.home()
-        rep = await run_in_threadpool(compute.report, where, 3.0)
+        rep = await off_loop(compute.report, where, 3.0)
         return answer(rep.model_dump(mode="json"))
 
     async def events(self, request: Request) -> Response:
@@ -198,6 +223,7 @@ def build(config: Config) -> Any:
         Route("/api/task/{ws}/{task}/rollback/{n}", d.api_preview),
         Route("/api/task/{ws}/{task}/answer", d.api_answer, methods=["POST"]),
         Route("/events", d.events),
+        Route("/favicon.ico", pages.favicon),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={Problem: _problem, LoopError: _problem})

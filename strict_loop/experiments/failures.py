@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -264,3 +265,18 @@ def _details(kind: str, line: str) -> dict[str, str]:
         if m:
             return {"module": m.group(1)}
     return {}
+
+
+class Repeats:
+    """How many runs in a row failed with the same summary and the same declared variables (``watch`` asks a person
+    after a few: a retry that changes nothing)."""
+
+    def __init__(self) -> None:
+        self.key: Optional[tuple[str, tuple[tuple[str, str], ...]]] = None
+        self.count = 0
+
+    def again(self, failure: Failure, variables: Mapping[str, str]) -> int:
+        key = (failure.summary(), tuple(sorted(variables.items())))
+        self.count = self.count + 1 if key == self.key else 1
+        self.key = key
+        return self.count

@@ -69,18 +69,24 @@ MAX_METRICS_LINE = 64 * 1024
 
 def from_json_line(line: str) -> Optional[dict[str, float]]:
     """The numeric values of one metrics JSONL line (strings 'nan'/'inf' count; other values are skipped); None for a
-    line that is not one JSON object (200,000 '[' included: the parser caps nesting, it never recurses that deep)."""
-    from strict_loop.base.jsontext import parse_json
+    line that is not one JSON object (200,000 '[' included: the parser's RecursionError is caught, nesting capped).
+
+    The bare ``NaN``, ``Infinity`` and ``-Infinity`` that Python's ``json.dumps`` writes for a non-finite float are
+    read as the numbers they are: not JSON, but exactly the loss a NaN check exists to see (the loop's own strict
+    parser would skip the line as bad and the run would count as a success)."""
+    import json
+
+    from strict_loop.base.jsontext import too_deep
 
     if not line.strip():
         return {}
     if len(line) > MAX_METRICS_LINE:
         return None
     try:
-        value = parse_json(line)
+        value = json.loads(line, parse_constant=float)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or too_deep(value):
         return None
     out = {}
     for key, raw in value.items():

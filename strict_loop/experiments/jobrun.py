@@ -25,7 +25,7 @@ from strict_loop.experiments import joblog
 from strict_loop.experiments.joblog import JobProgress
 from strict_loop.experiments.remedies import WatchSettings
 from strict_loop.loop import commandrun
-from strict_loop.supervisor.orphans import dies_with_us
+from strict_loop.supervisor.orphans import Launch
 
 TAIL_BYTES = 64 * 1024
 """Log kept in memory for the classifier: errors sit at the end."""
@@ -170,6 +170,24 @@ def _limits(s: WatchSettings) -> Optional[Callable[[], None]]:
     return apply
 
 
+def _start(
+    argv: list[str], root: Path, env: dict[str, str], s: WatchSettings, on_spawn: Callable[[int], None]
+) -> subprocess.Popen:
+    """The job in its own session, recorded by ``on_spawn`` before it runs (``orphans.Launch``), its limits set, sent
+    SIGTERM by the kernel if we die (Linux)."""
+    with Launch(on_spawn, _limits(s)) as preexec:
+        return subprocess.Popen(
+            argv,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
+
+
 def run_job(
     argv: list[str],
     root: Path,
@@ -180,8 +198,9 @@ def run_job(
     tick: Callable[[JobProgress], Optional[str]],
     on_spawn: Callable[[int], None] = lambda pid: None,
 ) -> RunOutcome:
-    """Run ``argv`` in ``root`` until it ends or we end it (``on_spawn`` gets its pid). ``tick``, called every 0.1 s
-    with the progress so far (it beats the heartbeat), returns a reason to stop the job (a signal arrived), or None."""
+    """Run ``argv`` in ``root`` until it ends or we end it (``on_spawn`` gets its pid before it runs any code).
+    ``tick``, called every 0.1 s with the progress so far (it beats the heartbeat), returns a reason to stop the job
+    (a signal arrived), or None."""
     started = time.monotonic()
     log = _Log(log_path, int(s.log_max_mb * 1024 * 1024), env, s)
     mfile = _MetricsFile(root, s.metrics_file) if s.metrics_file else None
@@ -189,19 +208,7 @@ def run_job(
     proc: Optional[subprocess.Popen] = None
     try:
         try:
-            with commandrun.own_group(
-                lambda: subprocess.Popen(
-                    argv,
-                    cwd=root,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    preexec_fn=dies_with_us(_limits(s)),  # SIGTERM from the kernel if we die (Linux)
-                )
-            ) as proc:
-                on_spawn(proc.pid)
+            with commandrun.own_group(lambda: _start(argv, root, env, s, on_spawn)) as proc:
                 stopped = commandrun.pump(
                     proc, log.feed, stop=lambda: _reason(log, mfile, s, deadline, tick), every_s=_POLL_S
                 )

@@ -24,7 +24,7 @@ from strict_loop.base import masking, timefmt
 from strict_loop.base.errors import LoopError
 from strict_loop.base.interrupts import StopSignals
 from strict_loop.experiments import joblog, remedyio
-from strict_loop.experiments.failures import KINDS, Failure, classify
+from strict_loop.experiments.failures import KINDS, Failure, Repeats, classify
 from strict_loop.experiments.joblog import JobProgress
 from strict_loop.experiments.jobrun import RunOutcome, run_job
 from strict_loop.experiments.remedies import Decision, RemedyState, WatchSettings, decide, substitute
@@ -49,25 +49,12 @@ SAME_FAILURE_RUNS = 3
 asked: the job's own spiral, judged from its runs (the agent's monitor never sees them)."""
 
 
-class _Repeats:
-    """How many runs in a row failed with the same summary and the same declared variables."""
-
-    def __init__(self) -> None:
-        self.key: Optional[tuple[str, tuple[tuple[str, str], ...]]] = None
-        self.count = 0
-
-    def again(self, failure: Failure, variables: Mapping[str, str]) -> int:
-        key = (failure.summary(), tuple(sorted(variables.items())))
-        self.count = self.count + 1 if key == self.key else 1
-        self.key = key
-        return self.count
-
-
 @dataclass
 class WatchResult:
     exit_code: int
     outcome: str
-    """succeeded, escalated, limit or interrupted"""
+    """succeeded, escalated, limit, interrupted, or failed (a run could not start: the error is raised after
+    ``watch.finished`` is recorded)"""
     runs: int
     reason: str
     failures: list[str] = field(default_factory=list)
@@ -133,6 +120,7 @@ class Watch:
         self._heart: Optional[_Beat] = None
         self._run = 0
         self._pending: Optional[tuple[int, Failure, Decision, RunOutcome]] = None
+        self._result = WatchResult(EXIT_LIMIT, "limit", 0, "")
         self.children = ChildRecord(self.store.paths.root / "watch")
 
     def view(self) -> Any:
@@ -167,16 +155,27 @@ class Watch:
             print(f"[watch] killed the job a killed watch left running (group {orphan['pgid']})", file=self.stream)
         self.signals.install()
         self._heart = _Beat(self, self.stream)
+        failed: Optional[LoopError] = None
         try:
             self._event(
                 "watch.started",
                 f"watching: {self.command[:300]}",
                 {"command": self.command, "settings": self.settings.model_dump(), "killed_orphan": orphan},
             )
-            result = self._loop()
+            try:
+                result = self._loop()
+            except LoopError as exc:  # e.g. a program that does not exist: the watch that started also finishes
+                failed = exc
+                result = self._end(self._result, EXIT_BAD_INPUT, "failed", str(exc))
         finally:
             self._heart.close()
             self.signals.restore()
+        self._finished(result)
+        if failed is not None:
+            raise failed
+        return result
+
+    def _finished(self, result: WatchResult) -> None:
         self._event(
             "watch.finished",
             f"watch {result.outcome} after {result.runs} run(s): {result.reason[:300]}",
@@ -188,12 +187,12 @@ class Watch:
                 "remedies": result.remedies,
             },
         )
-        return result
 
     def _loop(self) -> WatchResult:
         s, state = self.settings, RemedyState.first(self.settings)
         deadline = time.monotonic() + s.timeout_s if s.timeout_s else None
-        result, self._pending, repeats = WatchResult(EXIT_LIMIT, "limit", 0, ""), None, _Repeats()
+        result, self._pending, repeats = WatchResult(EXIT_LIMIT, "limit", 0, ""), None, Repeats()
+        self._result = result  # what is known so far, should a run fail to start
         while result.runs < s.max_runs:
             self._run = result.runs = result.runs + 1
             variables = state.variables(s)

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 MAX_STDIN_BYTES = 8 << 20
 MANAGER_DIR = ".agent-loop"
-"""``base.layout.MANAGER_DIR`` (kept in step by a test), named here so that the hook's first step imports nothing:
-without a loop in its folder it is done before ``re`` and the layout's patterns load."""
+"""``base.layout.MANAGER_DIR`` (kept in step by a test), named here so that importing the handler loads no layout;
+the search for the workspace (``layout.find_root``, shared with the CLI) loads it, pydantic-free, on every call."""
 TASK_ENV = "STRICT_LOOP_TASK"
 HOOK_LOCK_TIMEOUT_S = 20.0
 """A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
@@ -211,13 +211,10 @@ def find_workspace(given: Optional[str], event_cwd: Optional[str], process_cwd: 
     if given:
         root = Path(given).expanduser()
         return root.resolve() if (root / MANAGER_DIR).is_dir() else None
+    from strict_loop.base.layout import find_root  # the CLI's and the MCP server's search too
+
     start = Path(event_cwd or process_cwd).expanduser()
-    if not start.is_absolute():
-        start = Path(process_cwd) / start
-    for folder in (start, *start.parents):
-        if (folder / MANAGER_DIR).is_dir():
-            return folder.resolve()
-    return None
+    return find_root(start if start.is_absolute() else Path(process_cwd) / start)
 
 
 def find_task(

@@ -222,7 +222,7 @@ class TaskMonitor:
             turn=turn,
             level=3,
             signals=mon.last_signals,
-            diagnosis=diagnosis,
+            diagnosis=ladder.with_note(diagnosis, ladder.agent_note(self.store.events(last=REBUILD_EVENTS))),
             recent=recent,
             recommended_action=recommended_action,
         )
@@ -239,7 +239,7 @@ class TaskMonitor:
             self.root,
             alert,
             os.environ if env is None else env,
-            prefix="[SPIRALING]",
+            prefix=ladder.alert_heading(alert.signals),
             resume=ladder.resume_command(self.root, self.store.task_id),
             event="spiral.alert",
         )

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from strict_loop.base.errors import LoopError
+from strict_loop.base.layout import TASK_ID_HINT
 
 __all__ = ["validate_input"]
 
@@ -41,6 +42,10 @@ def _from_validation(exc: ValidationError, model: type[BaseModel], operation: st
 
 
 def _field_hint(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """What to send instead: the field's description, or for a task id an example (its description says when it may
+    be left out, which is no help for a malformed one)."""
+    if loc and loc[-1] == "task_id":
+        return TASK_ID_HINT
     current: Any = model
     info = None
     for part in loc:

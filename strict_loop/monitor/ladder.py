@@ -12,9 +12,10 @@ whisper as adopted.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from shlex import quote
-from typing import Optional
+from typing import Any, Optional
 
 from strict_loop.model.monitoring import (
     Action,
@@ -27,10 +28,13 @@ from strict_loop.model.monitoring import (
     Whisper,
 )
 from strict_loop.model.settings import MonitorSettings
-from strict_loop.model.turns import Turn
+from strict_loop.model.turns import Turn, one_line
 from strict_loop.monitor import catalog as catalog
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.spiral import SpiralDetector, facts
+
+MAX_NOTE_CHARS = 1000
+"""Of the agent's note, in an alert (a note may be 8000 characters; the page shows it whole)."""
 
 
 def observe(
@@ -244,7 +248,7 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
     if state.whispers:
         told = state.whispers[-2:]
         status = "not adopted" if any(w.adopted is False for w in told) or state.paused else "pending"
-        parts.append(f"Already suggested {len(told)} time(s) (turns {', '.join(str(w.turn) for w in told)}), {status}.")
+        parts.append(f"Already suggested {len(told)} time(s), {status}.")  # turn numbers: no one ever saw them
     return " ".join(parts)
 
 
@@ -256,6 +260,33 @@ def short_diagnosis(state: MonitorState, cap: int = 240) -> str:
         else "no non-progress pattern in the recent turns"
     )
     return text if len(text) <= cap else text[: cap - 3] + "..."
+
+
+NOTE_RESETS = frozenset({"spiral.resumed", "round.started"})
+"""A note left before the last answer was about the pause answered; one before the round began, about another round."""
+
+
+def agent_note(events: Iterable[Mapping[str, Any]]) -> Optional[str]:
+    """The agent's latest note to the person (an event of kind ``note``, the one write allowed while paused) left
+    since the last answer to a pause and in the round under way, in ledger order ``events``; None when there is
+    none."""
+    note = None
+    for ev in events:
+        if ev.get("kind") in NOTE_RESETS:
+            note = None
+        elif ev.get("kind") == "note" and str(ev.get("message") or "").strip():
+            note = one_line(str(ev["message"]), MAX_NOTE_CHARS)
+    return note
+
+
+def with_note(diagnosis: str, note: Optional[str]) -> str:
+    """An alert's text: the diagnosis, then the agent's note to the person when it left one."""
+    return f"{diagnosis} The agent's note to you: {note}" if note else diagnosis
+
+
+def alert_heading(signals: list[Signal]) -> str:
+    """The first word of a pause's alert: a failed job that ``strict-loop watch`` escalated is no spiral."""
+    return "[JOB FAILED]" if signals and signals[0].kind == "job_failure" else "[SPIRALING]"
 
 
 def whisper_text(state: MonitorState, signals: list[Signal], strength: int) -> str:

@@ -115,6 +115,21 @@ def _record(root: Path | str, directory: Optional[Path], *, keep_gone: bool) -> 
     return key
 
 
+def forget(root: Path | str, directory: Optional[Path] = None) -> None:
+    """Take ``root`` out of the index (``strict-loop demo``'s scratch folder: not a loop of the person's to show on
+    every later page). Never raises, as ``remember``."""
+    path = index_path(directory)
+    key = workspace_id(root)
+    try:
+        if key in _read(path):
+            with file_lock(path.with_name(INDEX_FILE + ".lock"), "the workspaces index"):
+                entries = _read(path)
+                entries.pop(key, None)
+                _write(path, entries)
+    except Exception:  # noqa: BLE001 (a read-only home, a held lock: the entry goes when its folder does)
+        pass
+
+
 def known(directory: Optional[Path] = None) -> dict[str, Path]:
     """id -> workspace root of every indexed workspace whose loop folder is there. Entries of workspace folders that
     are gone are pruned from the file; a loop folder removed from a workspace still there is kept (``vanished``)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Optional
 
 from strict_loop.harness.headless import Wiring
-from strict_loop.supervisor.orphans import dies_with_us
+from strict_loop.supervisor.orphans import Launch
 
 KILL_GRACE_S = 5.0
 """Seconds between SIGTERM and SIGKILL when a child's process group is stopped."""
@@ -72,16 +72,15 @@ def run_child(
     grace_s: float = KILL_GRACE_S,
     on_spawn: Callable[[int], None] = lambda pid: None,
 ) -> ChildResult:
-    """Run the child in its own process group (``on_spawn`` gets its pid); each stdout line goes to ``raw`` and
-    ``on_line``.
+    """Run the child in its own process group (``on_spawn`` gets its pid before it runs); each stdout line goes to
+    ``raw`` and ``on_line``.
 
     ``on_line`` and ``tick`` (called about every 0.2 s) return a reason to stop the child now (e.g. the task was
     paused, or a signal arrived), else None. Past ``timeout_s`` the whole group is killed.
     """
-    proc = _spawn(wiring, cwd)
+    proc = _spawn(wiring, cwd, on_spawn)
     errors = threading.Thread(target=_copy, args=(proc.stderr, stderr_file), daemon=True)
     try:
-        on_spawn(proc.pid)
         errors.start()
         return _follow(proc, raw, on_line, timeout_s, tick, grace_s)
     except BaseException:  # a damaged state file, a task folder removed, a full disk: the child must not outlive us
@@ -156,22 +155,24 @@ def _wait(proc: subprocess.Popen[str]) -> str:
     return ""
 
 
-def _spawn(wiring: Wiring, cwd: Path) -> subprocess.Popen[str]:
-    """The child, started in its own process group (so that a kill reaches everything it started), sent SIGTERM by
-    the kernel if we die (Linux: ``orphans.dies_with_us``; the watchdog and the record cover the rest)."""
-    return subprocess.Popen(
-        wiring.argv,
-        cwd=cwd,
-        env=wiring.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,  # copied line by line into the caller's file, which may mask it
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        start_new_session=True,
-        preexec_fn=dies_with_us(),
-    )
+def _spawn(wiring: Wiring, cwd: Path, on_spawn: Callable[[int], None]) -> subprocess.Popen[str]:
+    """The child, started in its own process group (so that a kill reaches everything it started), recorded by
+    ``on_spawn`` before it runs (``orphans.Launch``), sent SIGTERM by the kernel if we die (Linux; the watchdog and the
+    record cover the rest)."""
+    with Launch(on_spawn) as preexec:
+        return subprocess.Popen(
+            wiring.argv,
+            cwd=cwd,
+            env=wiring.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,  # copied line by line into the caller's file, which may mask it
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
 
 
 def _pump(stream: Optional[IO[str]], out: queue.Queue[Optional[str]]) -> None:

@@ -1,5 +1,5 @@
-"""What a supervisor writes about itself and reads back: its invocation events' data, its own pause alert, and the
-invocation count a restarted supervisor continues from.
+"""What a supervisor writes about itself and reads back: its invocation events' data, the alert of the pause it ends
+in, and the invocation count a restarted supervisor continues from.
 
 Why apart from ``runner``: the runner decides what happens next; these are the records that make a supervisor
 killed at any point restartable with the same command, and the alert a person receives when it stops.
@@ -8,7 +8,6 @@ killed at any point restartable with the same command, and the alert a person re
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Optional
@@ -45,32 +44,63 @@ def invocation_data(n: int, outcome: Outcome, stop_reason: str, rounds: int, dec
     }
 
 
-def pause_alert(store: TaskStore, root: Path, env: Mapping[str, str], reason: str) -> dict[str, str]:
-    """The supervisor's own pause alert, through the same outbox as the monitor's (delivered in the background)."""
-    from strict_loop.model.monitoring import Alert
-    from strict_loop.monitor.ladder import resume_command
+def pause_alert(store: TaskStore, root: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """The person's one alert for the pause a run ended in: the monitor's own (its diagnosis, the recent turns), with
+    the page link and the resume command; returns its delivery summary.
 
-    turns = TaskMonitor(store, root).load().turns
+    The hook that paused the task ran in the harness's environment, which has no channel (the agent must never see
+    their URLs), so that alert was recorded with none: it is sent now through this environment's channels. One
+    already on its way (raised by a stream call we recorded, or by a hook that read the person's alerts file, or
+    sent by an earlier run of ours) is not sent again; if none was recorded (its process died first), it is raised
+    here from the monitor's state."""
+    from strict_loop.alerts.channels import clean
+    from strict_loop.model.monitoring import Alert
+    from strict_loop.monitor import ladder
+
+    mon = TaskMonitor(store, root).load()
+    if not mon.paused:
+        return {}  # answered already: nothing is asked of the person
+    resume = ladder.resume_command(root, store.task_id)
     alert = Alert(
-        id=f"{store.task_id}-supervisor-{int(time.time())}",
+        id=f"{store.task_id}-{mon.alerts}",  # the monitor's id for this pause (``record_pause``)
         ts=now_iso(),
         task_id=store.task_id,
-        turn=turns,
+        turn=mon.paused_at if mon.paused_at is not None else max(0, mon.turns - 1),
         level=3,
-        signals=[],
-        diagnosis=reason,
-        recent=[],
-        recommended_action="a person answers with strict-loop resume",
+        signals=mon.last_signals,
+        diagnosis=ladder.diagnosis(mon),
+        recent=[f.brief for f in mon.window[-5:]],
+        recommended_action=ladder.recommended_action(mon, mon.last_signals),
     )
-    return outbox.enqueue(
-        store,
-        root,
-        alert,
-        env,
-        prefix="[SUPERVISOR STOPPED]",
-        resume=resume_command(root, store.task_id),
-        event=None,
-    )
+    found = _recorded(store, alert.id, alert.turn)
+    if found is None:
+        return outbox.enqueue(store, root, alert, env, prefix="[SPIRALING]", resume=resume, event="spiral.alert")
+    if any(not name.startswith("config") for name in found["channels"]):
+        return dict(found["delivery"])
+    # alerts.jsonl is in the workspace: its words are cleaned and bounded, the resume command and the page link ours
+    recent = found.get("recent")
+    alert.ts = clean(str(found.get("ts") or alert.ts), 40)  # the queue names an entry by id and time
+    alert.diagnosis = clean(str(found.get("diagnosis") or alert.diagnosis), 2000)
+    alert.recent = [clean(str(r), 300) for r in recent[-5:]] if isinstance(recent, list) else alert.recent
+    alert.recommended_action = clean(str(found.get("recommended_action") or alert.recommended_action), 2000)
+    headline = str((found.get("message") or {}).get("headline", ""))
+    heading = _HEADING.match(headline)
+    prefix = heading.group(0) if heading else "[SPIRALING]"
+    return outbox.forward(store, root, alert, env, prefix=prefix, resume=resume)
+
+
+_HEADING = re.compile(r"^\[[A-Z][A-Z ]{0,30}\]")
+"""An alert's heading (``[SPIRALING]``, ``[JOB FAILED]``): all a forwarded alert keeps of its recorded headline."""
+
+
+def _recorded(store: TaskStore, alert_id: str, turn: int) -> Optional[dict[str, Any]]:
+    """The latest alert of ``alert_id`` for the pause at ``turn`` in alerts.jsonl, folded; None if there is none."""
+    if not store.paths.alerts.exists():
+        return None
+    for found in reversed(outbox.fold(store.paths.alerts)):
+        if found.get("id") == alert_id:
+            return found if found.get("turn") == turn else None
+    return None
 
 
 def next_invocation(folder: Path, store: TaskStore) -> int:

@@ -11,6 +11,10 @@ Three layers, each covering what the one before may miss:
 - the child's group is recorded on disk (``child.json``: its leader's pid and start time) and the next start ends a
   group still alive under that leader, a session leader of ours with the same start time: the person's own earlier
   run. A record that names any other process is dropped without a signal sent.
+
+The record and the watchdog exist before the child runs any code of its own (``Launch``): between fork and exec the
+child tells us its pid and waits for our word. Recorded only after ``Popen`` returned, a child ran unknown for as long
+as recording took, and a ``kill -9`` of ours in that window left it running where no restart could find it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -154,6 +159,59 @@ def dies_with_us(then: Optional[Callable[[], None]] = None) -> Optional[Callable
             then()
 
     return apply
+
+
+class Launch:
+    """``with Launch(record, then) as preexec: Popen(..., start_new_session=True, preexec_fn=preexec)``: the child,
+    between fork and exec, sends its pid and waits; a thread of ours calls ``record(pid)`` (``ChildRecord.started``)
+    meanwhile, then lets it go on to ``then`` (e.g. rlimits) and the exec. ``Popen`` itself waits for the exec, hence
+    the thread.
+
+    If ``record`` fails, or we die while the child waits, it reads EOF and exits (127) without running anything:
+    a child nobody recorded never runs. A ``record`` error is raised when the block ends."""
+
+    def __init__(self, record: Callable[[int], None], then: Optional[Callable[[], None]] = None) -> None:
+        self.record, self.then = record, then
+        self.error: Optional[BaseException] = None
+        self._hello = os.pipe()  # child -> us: its pid (both ends close on exec: the program never holds them)
+        self._go = os.pipe()  # us -> child: one byte once recorded; EOF means do not run
+        self._thread = threading.Thread(target=self._serve, name="strict-loop-launch", daemon=True)
+
+    def __enter__(self) -> Callable[[], None]:
+        self._thread.start()
+        apply = dies_with_us(self._in_child)
+        assert apply is not None
+        return apply
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._hello[1])  # no child forked (Popen failed first): the thread reads EOF and ends
+        self._thread.join()
+        for fd in (self._hello[0], self._go[0]):
+            os.close(fd)
+        if self.error is not None and exc[0] is None:
+            raise self.error
+
+    def _in_child(self) -> None:
+        """Between fork and exec: system calls only."""
+        os.close(self._hello[0])
+        os.close(self._go[1])  # ours is then the only write end: our death is an EOF here
+        os.write(self._hello[1], str(os.getpid()).encode())
+        if os.read(self._go[0], 1) != b"g":
+            os._exit(127)
+        if self.then is not None:
+            self.then()
+
+    def _serve(self) -> None:
+        go = self._go[1]
+        try:
+            said = os.read(self._hello[0], 32)  # one write of a few bytes: whole, or EOF
+            if said:
+                self.record(int(said))
+                os.write(go, b"g")
+        except BaseException as exc:  # noqa: BLE001 (kept for the caller; the child sees EOF and never runs)
+            self.error = exc
+        finally:
+            os.close(go)
 
 
 def _watchdog(pgid: int, start: Optional[str], grace_s: float) -> Optional[tuple[subprocess.Popen[bytes], int]]:

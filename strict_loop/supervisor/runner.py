@@ -306,7 +306,7 @@ class Supervisor:
             "cost_usd": self.tally.cost_usd,
         }
         if decision.action == "pause":
-            data["delivery"] = pause_alert(self.store, self.root, self.env, decision.reason)
+            data["delivery"] = pause_alert(self.store, self.root, self.env)
         kind = {"pause": "supervisor.paused", "fail": "supervisor.failed", "limit": "supervisor.limit"}.get(
             decision.action, "supervisor.stopped"
         )

@@ -4,16 +4,18 @@ Spans are made after the fact, with the times the ledger recorded: a round's spa
 the previous round's end) to its record; its trace and span ids are derived from (workspace, task, round), so the
 tool calls, resumes, alerts and stop checks of that round, exported earlier, by another process, already name it
 as their parent. A tool call belongs to the round in progress when it was recorded (the task's iterations.jsonl
-says which). Whispers and pauses are events on the span of the tool call that caused them.
+says which: ``rounds``). Whispers and pauses are events on the span of the tool call that caused them.
+
+Metric points carry the workspace's short id, never its path (one series per path would be cardinality); the host
+and the exporting process are on the Resource (``export``), once per batch, not on every span.
 """
 
 from __future__ import annotations
 
 import hashlib
-import socket
+import os
 import threading
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, Optional
 
 from opentelemetry import trace
@@ -21,10 +23,9 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from strict_loop.base import masking
-from strict_loop.base.jsonl import json_records
-from strict_loop.base.layout import Layout
 from strict_loop.base.timefmt import parse
 from strict_loop.telemetry import names as N
+from strict_loop.telemetry.rounds import RoundTimes
 
 
 class DerivedIds(RandomIdGenerator):
@@ -59,6 +60,13 @@ def round_ids(workspace: str, task: str, number: int) -> tuple[int, int]:
     return _digest(key, 16), _digest(key + "\0span", 8)
 
 
+def workspace_id(workspace: str) -> str:
+    """The short, stable id of a workspace: the one the page's links use (``storage.workspaces.workspace_id``, which
+    this layer may not import), so a metric's series leads to the task's page."""
+    real = os.path.realpath(workspace)
+    return hashlib.blake2b(real.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+
+
 def _ns(ts: Any) -> Optional[int]:
     try:
         return int(parse(str(ts)).timestamp() * 1e9)
@@ -71,8 +79,9 @@ class Converter:
 
     def __init__(self, tracer: Any, meter: Any, logger: Any, ids: DerivedIds, env: Mapping[str, str]) -> None:
         self.tracer, self.logger, self.ids, self.env = tracer, logger, ids, env
-        self.host = socket.gethostname()
         self.harness: dict[str, str] = {}  # task -> the harness last seen recording its turns
+        self.rounds = RoundTimes()
+        self.ws_ids: dict[str, str] = {}
         self.counters = {name: meter.create_counter(name, unit="1") for name in N.COUNTERS}
         self.histograms = {
             N.M_ROUND_DURATION: meter.create_histogram(N.M_ROUND_DURATION, unit="s"),
@@ -82,28 +91,25 @@ class Converter:
     # ------------------------------------------------------------------ helpers
 
     def common(self, rec: Mapping[str, Any]) -> dict[str, Any]:
-        task = str(rec.get("task", ""))
-        return {
-            N.TASK: task,
-            N.WORKSPACE: str(rec.get("workspace", "")),
-            N.HARNESS: self.harness.get(task, "none"),
-            N.HOST: self.host,
-        }
+        """The attributes of every span and log record: the metric point's (``point``) and the workspace's path."""
+        return {**self.point(rec), N.WORKSPACE: str(rec.get("workspace", ""))}
+
+    def point(self, rec: Mapping[str, Any]) -> dict[str, Any]:
+        """The attributes of every metric point: no path, so a series is one per task, not one per folder name."""
+        task, workspace = str(rec.get("task", "")), str(rec.get("workspace", ""))
+        if workspace not in self.ws_ids:
+            self.ws_ids[workspace] = workspace_id(workspace)
+        return {N.TASK: task, N.WORKSPACE_ID: self.ws_ids[workspace], N.HARNESS: self.harness.get(task, "none")}
 
     def mask(self, text: Any) -> str:
         return masking.mask(str(text or ""), self.env)
 
     def count(self, name: str, rec: Mapping[str, Any], extra: Optional[Mapping[str, Any]] = None) -> None:
-        self.counters[name].add(1, {**self.common(rec), **(extra or {})})
+        self.counters[name].add(1, {**self.point(rec), **(extra or {})})
 
     def round_of(self, rec: Mapping[str, Any], *, finished: bool = False) -> int:
         """The round in progress when ``rec`` was recorded (``finished``: the round just recorded)."""
-        ts = str(rec.get("ts", ""))
-        try:
-            paths = Layout(Path(str(rec.get("workspace")))).task(str(rec.get("task")))
-            done = sum(1 for _, r in json_records(paths.iterations) if str(r.get("recorded_at", "")) <= ts)
-        except Exception:  # noqa: BLE001 (no ledger: the task's first round)
-            done = 0
+        done = self.rounds.done_by(str(rec.get("workspace")), str(rec.get("task")), str(rec.get("ts", "")))
         return max(done, 1) if finished else done + 1
 
     def parent(self, rec: Mapping[str, Any], number: int) -> Any:
@@ -129,6 +135,7 @@ class Converter:
     def convert(self, records: Iterable[Mapping[str, Any]]) -> None:
         """A batch, in ledger order; a record that cannot be converted is skipped (the rest still goes)."""
         records = list(records)
+        self.rounds.batch()  # each task's rounds ledger: looked at once for this batch, its new lines read
         later: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
         for rec in records:  # whispers and pauses ride on their turn's tool span
             if rec.get("kind") in ("spiral.whisper", "spiral.paused") and isinstance(rec.get("data"), dict):
@@ -193,7 +200,7 @@ class Converter:
         number = self.round_of(rec)
         attrs = {
             **self.common(rec),
-            N.GENAI_OPERATION: "execute_tool",
+            N.GENAI_OPERATION: N.EXECUTE_TOOL,
             N.GENAI_TOOL: tool,
             N.ROUND: number,
             N.TURN: data.get("turn"),
@@ -225,7 +232,7 @@ class Converter:
             onsets = [min(s["turns"]) for s in signals if isinstance(s.get("turns"), list) and s["turns"]]
             turn = data.get("turn")
             if data.get("level") == 1 and onsets and isinstance(turn, int):
-                self.histograms[N.M_ONSET_TO_WHISPER].record(max(0, turn - min(onsets)), self.common(rec))
+                self.histograms[N.M_ONSET_TO_WHISPER].record(max(0, turn - min(onsets)), self.point(rec))
         else:
             attrs[N.DIAGNOSIS] = self.mask(rec.get("message"))
             self.event(span, N.PAUSE, rec, attrs)
@@ -282,21 +289,23 @@ class Converter:
         span.end(end_time=end)
         self.count(N.M_ROUNDS, rec, {N.ROUND_STATUS: str(data.get("status"))})
         if isinstance(data.get("duration_s"), (int, float)):
-            self.histograms[N.M_ROUND_DURATION].record(float(data["duration_s"]), self.common(rec))
+            self.histograms[N.M_ROUND_DURATION].record(float(data["duration_s"]), self.point(rec))
 
     def invocation(self, rec: Mapping[str, Any], data: dict[str, Any]) -> None:
-        """One supervised harness run: ``invoke_agent`` with the harness's session id."""
+        """One supervised harness run: ``invoke_agent`` named by the harness (``gen_ai.agent.name``), with its model's
+        provider where the harness has one, and its session id."""
         end = _ns(rec.get("ts"))
         harness = self.harness.get(str(rec.get("task")), "unknown")
         attrs = {
             **self.common(rec),
-            N.GENAI_OPERATION: "invoke_agent",
-            N.GENAI_SYSTEM: harness,
+            N.GENAI_OPERATION: N.INVOKE_AGENT,
+            N.GENAI_AGENT: harness,
+            N.GENAI_PROVIDER: N.PROVIDERS.get(harness),
             N.GENAI_CONVERSATION: data.get("session_id"),
-            "strict_loop.invocation": data.get("invocation"),
-            "strict_loop.invocation.ok": data.get("ok"),
-            "gen_ai.usage.input_tokens": data.get("input_tokens"),
-            "gen_ai.usage.output_tokens": data.get("output_tokens"),
+            N.INVOCATION: data.get("invocation"),
+            N.INVOCATION_OK: data.get("ok"),
+            N.GENAI_INPUT_TOKENS: data.get("input_tokens"),
+            N.GENAI_OUTPUT_TOKENS: data.get("output_tokens"),
         }
         span = self.tracer.start_span(
             f"{N.INVOCATION_SPAN} {harness}", start_time=_ns(data.get("started_at")) or end, attributes=_set(attrs)

@@ -1,39 +1,42 @@
 """The exporting side: OpenTelemetry providers built from the standard ``OTEL_*`` variables, and a background
 thread that drains a workspace's spool into them every ``DRAIN_S`` seconds.
 
-Run in the long-lived processes only (hook daemon, MCP server, supervisor, watch, alert worker), never on the
-agent's path. The SDK's batch processors do the exporting: a dead or slow collector blocks only their thread, and
-what waits is bounded (``OTEL_BSP_MAX_QUEUE_SIZE`` spans, ``OTEL_BLRP_MAX_QUEUE_SIZE`` log records, default 2048
-each, dropped beyond; metrics are cumulative, so a missed export is made up by the next one). Without the
-``otel`` extra installed, ``start`` does nothing and the spool stays at its bound (``spool.MAX_SPOOL_BYTES``).
+Run in the long-lived processes (hook daemon, MCP server, supervisor, watch, alert worker), never on the agent's
+path; a short-lived CLI command exports what it spooled as it ends, within ``ONE_SHOT_S`` (``send_spooled``).
+Only the signals the variables configure are exported (``spool.signals``: an endpoint, and not
+``OTEL_<SIGNAL>_EXPORTER=none``). The SDK's batch processors do the exporting: a dead or slow collector blocks only
+their thread, and what waits is bounded (``OTEL_BSP_MAX_QUEUE_SIZE`` spans, ``OTEL_BLRP_MAX_QUEUE_SIZE`` log
+records, default 2048 each, dropped beyond; metrics are cumulative, so a missed export is made up by the next one).
+The SDK's own log lines (each retry, each failure) never reach the person's terminal: the first failure of each
+signal is said once, in one line (``_Hush``). Without the ``otel`` extra installed, nothing is exported and the
+spool stays at its bound (``spool.MAX_SPOOL_BYTES``).
 """
 
 from __future__ import annotations
 
 import atexit
-import math
+import logging
 import os
+import re
 import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
-from strict_loop.telemetry import spool
+from strict_loop.telemetry import sdkconfig, spool
 
 DRAIN_S = 1.0
 SHUTDOWN_TIMEOUT_MS = 2000
 """At most this long to flush at exit: a dead collector must not hold up the process that exports."""
-PROTOCOLS = ("grpc", "http/protobuf")
+ONE_SHOT_S = 1.0
+"""The most a short-lived command spends exporting at its end, after the SDK is loaded: a collector that refuses the
+connection costs milliseconds (no retry fits in ``ONE_SHOT_REQUEST_S``), one that hangs this long."""
+ONE_SHOT_REQUEST_S = 0.75
+"""One export request's timeout in a short-lived command (or the person's ``OTEL_EXPORTER_OTLP_*TIMEOUT``, if shorter):
+under the exporter's first retry delay (1 s), so a dead collector is given up at once, not retried."""
 _STARTED: dict[Path, Drainer] = {}
 _TOLD: set[str] = set()
-_BATCH = (  # (argument, variable, default (the spec's), least value allowed)
-    ("max_queue_size", "MAX_QUEUE_SIZE", 2048, 1),
-    ("schedule_delay_millis", "SCHEDULE_DELAY", 0, 1),  # 0: the processor's own default (DELAYS)
-    ("max_export_batch_size", "MAX_EXPORT_BATCH_SIZE", 512, 1),
-    ("export_timeout_millis", "EXPORT_TIMEOUT", 30000, 0),
-)
-DELAYS = {"BSP": 5000, "BLRP": 1000}
 
 
 def _tell(message: str) -> None:
@@ -43,89 +46,60 @@ def _tell(message: str) -> None:
         print(f"strict-loop: {message}", file=sys.stderr, flush=True)
 
 
-def _number(env: Mapping[str, str], name: str, default: float, least: float, ignored: list[str]) -> float:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < least:
-        ignored.append(f"{name}={raw.strip()[:40]!r}")
-        return default
-    return value
+def _silent(message: str) -> None:
+    """A short-lived command's stderr is its caller's (often the agent's): its telemetry says nothing there."""
 
 
-def _batched(processor: Any, exporter: Any, args: Mapping[str, int]) -> Any:
-    return processor(
-        exporter,
-        max_queue_size=args["max_queue_size"],
-        schedule_delay_millis=args["schedule_delay_millis"],
-        max_export_batch_size=args["max_export_batch_size"],
-        export_timeout_millis=args["export_timeout_millis"],
-    )
+_QUERY = re.compile(r"\?[^\s'\")]*")
+_LOGGERS = {"traces": "trace_exporter", "metrics": "metric_exporter", "logs": "_log_exporter"}
+"""The OTLP exporters' logger names, by signal (the SDK logs a failure under its exporter's module)."""
 
 
-def settings(env: Mapping[str, str]) -> tuple[dict[str, int], dict[str, int], dict[str, float], list[str]]:
-    """The span and log batch processors' and the metric reader's arguments from the ``OTEL_*`` variables; a value
-    the SDK would refuse (its constructors raise on ``OTEL_BSP_MAX_QUEUE_SIZE=-1``, a metric interval of 0) gives way
-    to the default and is named in the list returned. Why here: telemetry must never stop the process it runs in."""
-    ignored: list[str] = []
-    batches = []
-    for prefix, delay in DELAYS.items():
-        args = {
-            arg: int(_number(env, f"OTEL_{prefix}_{suffix}", default or delay, least, ignored))
-            for arg, suffix, default, least in _BATCH
-        }
-        if args["max_export_batch_size"] > args["max_queue_size"]:
-            ignored.append(f"OTEL_{prefix}_MAX_EXPORT_BATCH_SIZE (over OTEL_{prefix}_MAX_QUEUE_SIZE)")
-            args["max_export_batch_size"] = min(512, args["max_queue_size"])
-        batches.append(args)
-    metrics = {
-        "export_interval_millis": _number(env, "OTEL_METRIC_EXPORT_INTERVAL", 60000, 1, ignored),
-        "export_timeout_millis": _number(env, "OTEL_METRIC_EXPORT_TIMEOUT", 30000, 0, ignored),
-    }
-    return batches[0], batches[1], metrics, ignored
+class _Hush(logging.Handler):
+    """The OpenTelemetry SDK's log lines in a process of ours. Left alone, Python prints every one on stderr (each
+    retry of a dead collector, each 405 of a backend that takes traces only); here the first failure of each signal
+    is said once, masked, in one line that names the variable turning it off, and the rest are dropped. ``loud`` is
+    False while only short-lived commands export in this process (their stderr is the agent's)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.loud = False
+        self.said: set[str] = set()
+        self.env: Mapping[str, str] = os.environ
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.loud or record.name in self.said:
+            return
+        self.said.add(record.name)
+        try:
+            from strict_loop.base import masking
+
+            text = _QUERY.sub("?***", masking.mask(record.getMessage(), self.env)).replace("\n", " ")[:300]
+        except Exception:  # noqa: BLE001 (a message that cannot be rendered is not worth a traceback)
+            text = record.name
+        signal = next((s for s, word in _LOGGERS.items() if word in record.name), "")
+        hint = f"; if the collector takes no {signal}, set OTEL_{signal.upper()}_EXPORTER=none" if signal else ""
+        said = f"strict-loop: telemetry {signal or 'export'} not sent: {text}{hint} (later failures are not shown)"
+        print(said, file=sys.stderr, flush=True)
 
 
-def _protocol(env: Mapping[str, str], signal: str) -> str:
-    value = env.get(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or ""
-    return value.strip().lower() if value.strip().lower() in PROTOCOLS else "http/protobuf"
+_HUSH = _Hush()
 
 
-def otlp_exporters(env: Mapping[str, str]) -> tuple[Any, Any, Any]:
-    """The official OTLP exporters (span, metric, log) for the configured protocol; each reads its endpoint, headers,
-    timeout and compression from the ``OTEL_EXPORTER_OTLP_*`` variables itself."""
-    if _protocol(env, "TRACES") == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
-
-        spans: Any = GrpcSpans()
-    else:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        spans = OTLPSpanExporter()
-    if _protocol(env, "METRICS") == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetrics
-
-        metrics: Any = GrpcMetrics()
-    else:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-
-        metrics = OTLPMetricExporter()
-    if _protocol(env, "LOGS") == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
-
-        logs: Any = GrpcLogs()
-    else:
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-
-        logs = OTLPLogExporter()
-    return spans, metrics, logs
+def _hush(env: Mapping[str, str], loud: bool) -> None:
+    """Route the SDK's logger through ``_HUSH`` (once per process); ``loud`` when a long-lived exporter runs here."""
+    sdk = logging.getLogger("opentelemetry")
+    if _HUSH not in sdk.handlers:
+        sdk.addHandler(_HUSH)
+        sdk.propagate = False
+    _HUSH.env = env
+    _HUSH.loud = _HUSH.loud or loud
 
 
 class Telemetry:
-    """The three providers and the converter; ``span_exporter`` etc. given: a test's in-memory exporters."""
+    """The three providers and the converter; ``span_exporter`` etc. given: a test's in-memory exporters. Only the
+    signals ``spool.signals`` names get an exporter (the others' providers record into nothing). ``one_shot``: a
+    short-lived command's (no periodic metric export, requests capped at ``ONE_SHOT_REQUEST_S``, nothing said)."""
 
     def __init__(
         self,
@@ -134,12 +108,11 @@ class Telemetry:
         span_exporter: Any = None,
         metric_reader: Any = None,
         log_exporter: Any = None,
+        one_shot: bool = False,
     ) -> None:
         from opentelemetry.sdk._logs import LoggerProvider
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
         from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
@@ -148,26 +121,26 @@ class Telemetry:
         from strict_loop.telemetry.convert import Converter, DerivedIds
 
         self.env = os.environ if env is None else env
-        spans, logs, metrics, ignored = settings(self.env)
+        say = _silent if one_shot else _tell
+        _hush(self.env, loud=not one_shot)
+        spans, logs, metrics, ignored = sdkconfig.settings(self.env)
         if ignored:
-            _tell(f"telemetry ignored {', '.join(ignored)}: not a value the OpenTelemetry SDK takes; using the default")
-        if span_exporter is None:
-            span_exporter, metric_exporter, log_exporter = otlp_exporters(self.env)
-            metric_reader = PeriodicExportingMetricReader(
-                metric_exporter,
-                export_interval_millis=metrics["export_interval_millis"],
-                export_timeout_millis=metrics["export_timeout_millis"],
-            )
-        defaults = Resource({SERVICE_NAME: names.SERVICE, "service.version": __version__})
-        resource = defaults.merge(Resource.create({}))  # OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME win
-        if not (self.env.get("OTEL_SERVICE_NAME") or "service.name=" in self.env.get("OTEL_RESOURCE_ATTRIBUTES", "")):
-            resource = resource.merge(Resource({SERVICE_NAME: names.SERVICE}))
+            say(f"telemetry ignored {', '.join(ignored)}: not a value the OpenTelemetry SDK takes; using the default")
+        if span_exporter is None and metric_reader is None and log_exporter is None:
+            wanted = sdkconfig.wanted(self.env, say)
+            cap = ONE_SHOT_REQUEST_S if one_shot else None
+            span_exporter, metric_exporter, log_exporter = sdkconfig.otlp_exporters(self.env, wanted, cap)
+            metric_reader = sdkconfig.reader(metric_exporter, metrics, ONE_SHOT_S * 1000 if one_shot else None)
+        resource = sdkconfig.resource(self.env)
         self.ids = DerivedIds()
         self.tracers = TracerProvider(resource=resource, id_generator=self.ids, shutdown_on_exit=False)
-        self.tracers.add_span_processor(_batched(BatchSpanProcessor, span_exporter, spans))
-        self.meters = MeterProvider(resource=resource, metric_readers=[metric_reader], shutdown_on_exit=False)
+        if span_exporter is not None:
+            self.tracers.add_span_processor(sdkconfig.batched(BatchSpanProcessor, span_exporter, spans))
+        readers = [metric_reader] if metric_reader is not None else []
+        self.meters = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
         self.loggers = LoggerProvider(resource=resource, shutdown_on_exit=False)
-        self.loggers.add_log_record_processor(_batched(BatchLogRecordProcessor, log_exporter, logs))
+        if log_exporter is not None:
+            self.loggers.add_log_record_processor(sdkconfig.batched(BatchLogRecordProcessor, log_exporter, logs))
         self.converter = Converter(
             self.tracers.get_tracer(names.SCOPE, __version__),
             self.meters.get_meter(names.SCOPE, __version__),
@@ -209,9 +182,12 @@ class Drainer:
         self.telemetry, self.manager, self.interval_s = telemetry, manager, interval_s
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name="strict-loop-telemetry", daemon=True)
+        self.held: Optional[int] = None  # the workspace's exporter lock, once no other exporter holds it
 
     def _run(self) -> None:
         while not self.stopping.wait(self.interval_s):
+            if self.held is None:
+                self.held = spool.hold_exporter(self.manager)
             self._once()
 
     def _once(self) -> None:
@@ -235,6 +211,9 @@ class Drainer:
             self.telemetry.flush()
         finally:
             self.telemetry.shutdown()
+            if self.held is not None:
+                os.close(self.held)
+                self.held = None
 
 
 def start(root: Path, env: Optional[Mapping[str, str]] = None) -> Optional[Drainer]:
@@ -260,9 +239,50 @@ def start(root: Path, env: Optional[Mapping[str, str]] = None) -> Optional[Drain
         _tell(f"telemetry is off in this process: {said} (an OTEL_* value the OpenTelemetry SDK refuses)")
         return None
     _STARTED[manager] = drainer
-    where = spool.folder(manager, create=True)  # its being there tells every writer of the workspace to spool
-    if where is not None:
-        os.close(where)
+    drainer.held = spool.hold_exporter(manager)  # makes the folder: its being there tells every writer to spool
     drainer.thread.start()
     atexit.register(drainer.stop)
     return drainer
+
+
+def send_spooled(env: Optional[Mapping[str, str]] = None) -> None:
+    """Export, as a short-lived command (``append_event``, ``update_state``, ...) ends, what waits in the spools it
+    wrote to, when telemetry is configured in its environment and no exporter drains them already (one of this
+    process, or a long-lived one holding the workspace's ``spool.EXPORTER_LOCK``: then no SDK is even loaded).
+
+    Why at the end of the command, in it: a loop driven by hand has no long-lived process, and its events would wait
+    for one (maybe never). A process left behind to send them would outlive the command unseen; here the cost is
+    bounded and paid once: ``ONE_SHOT_S`` at most once the SDK is loaded (a refused connection: milliseconds), and
+    nothing is said on stderr, which is the caller's (often the agent's). Records a dead collector did not take are
+    lost, as a long-lived exporter's are past its queue (``ONE_SHOT_REQUEST_S``, no retry).
+    """
+    env = os.environ if env is None else env
+    try:
+        spooled = spool.SPOOLED.copy()
+        spool.SPOOLED.difference_update(spooled)
+        managers = {m.resolve() for m in spooled}
+        todo = sorted(m for m in managers if m not in _STARTED and m.is_dir() and not spool.linked(m))
+        todo = [m for m in todo if not spool.exporter_running(m)]  # a long-lived exporter drains it anyway
+        if not todo or not spool.enabled(env):
+            return
+        try:
+            telemetry = Telemetry(env, one_shot=True)
+        except Exception:  # noqa: BLE001 (no otel extra, or a value the SDK refuses: a long-lived process says it)
+            return
+        worker = threading.Thread(target=_send, args=(telemetry, todo), name="strict-loop-telemetry", daemon=True)
+        worker.start()
+        worker.join(ONE_SHOT_S)  # a hung collector: the thread is left to die with the process
+    except KeyboardInterrupt:  # the person wants the command gone: telemetry never holds it
+        return
+    except Exception:  # noqa: BLE001 (a folder that cannot be resolved: telemetry never fails the command)
+        return
+
+
+def _send(telemetry: Telemetry, managers: list[Path]) -> None:
+    try:
+        for manager in managers:
+            telemetry.drain(manager)
+        telemetry.flush(int(ONE_SHOT_S * 1000))
+        telemetry.shutdown()
+    except Exception:  # noqa: BLE001 (telemetry never fails the command that spooled it)
+        return

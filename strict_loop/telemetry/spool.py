@@ -29,6 +29,9 @@ SPOOL_DIR = "telemetry"
 SPOOL_FILE = "spool.jsonl"
 DRAINING = ".draining-"
 DROPPED_FILE = "dropped"
+EXPORTER_LOCK = "exporter.lock"
+"""Held (``flock``) by a long-lived exporter of the workspace while it runs: a short-lived command then leaves the
+spool to it (no SDK to load, no collector to wait for)."""
 MAX_SPOOL_BYTES = 1 << 20
 """The bound on what waits for an exporter: about 2,000 events (a tool call's line is ~400 bytes)."""
 MAX_LINE_BYTES = 8 << 10
@@ -44,17 +47,41 @@ ENDPOINTS = (
     "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
     "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
 )
+SIGNALS = ("traces", "metrics", "logs")
 MANAGER_DIR = ".agent-loop"
+SPOOLED: set[Path] = set()
+"""The workspaces (their ``.agent-loop``) this process spooled an event into: a short-lived command exports them as it
+ends (``export.send_spooled``)."""
 _OWN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
-def enabled(env: Optional[Mapping[str, str]] = None) -> bool:
-    """Telemetry is on when an OTLP endpoint is configured and ``OTEL_SDK_DISABLED`` is not true (the SDK's own
-    variables: nothing of ours to set)."""
+def exporter_names(env: Mapping[str, str], signal: str) -> list[str]:
+    """``OTEL_<SIGNAL>_EXPORTER`` as a list (the spec's comma-separated form); unset or empty: ``otlp``."""
+    raw = env.get(f"OTEL_{signal.upper()}_EXPORTER", "").strip().lower()
+    return [name.strip() for name in raw.split(",") if name.strip()] or ["otlp"]
+
+
+def signals(env: Optional[Mapping[str, str]] = None) -> frozenset[str]:
+    """The signals exported, by the OpenTelemetry spec's variables (nothing of ours to set): one goes out when
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` or its own ``OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT`` is set and
+    ``OTEL_<SIGNAL>_EXPORTER`` names ``otlp`` (its default; ``none`` or an exporter we do not have turns it off);
+    ``OTEL_SDK_DISABLED=true`` turns them all off. Why not the SDK's default endpoint (localhost:4318) for the
+    others: with only a traces endpoint set, nothing may go anywhere else."""
     env = os.environ if env is None else env
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    return any(env.get(name, "").strip() for name in ENDPOINTS)
+        return frozenset()
+    generic = bool(env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip())
+    return frozenset(
+        signal
+        for signal in SIGNALS
+        if (generic or env.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", "").strip())
+        and "otlp" in exporter_names(env, signal)
+    )
+
+
+def enabled(env: Optional[Mapping[str, str]] = None) -> bool:
+    """Telemetry is on when at least one signal is exported (``signals``)."""
+    return bool(signals(env))
 
 
 def spool_dir(manager: Path) -> Path:
@@ -75,8 +102,10 @@ def offer(task_dir: Path, task_id: str, event: Mapping[str, Any], env: Optional[
     own); never raises (telemetry is never the error)."""
     try:
         manager = manager_of(task_dir)
-        if manager is not None and (enabled(env) or os.path.isdir(spool_dir(manager))):
-            enqueue(manager, {"task": task_id, "workspace": str(manager.parent), **clipped(event)})
+        if manager is None or not (enabled(env) or os.path.isdir(spool_dir(manager))):
+            return
+        if enqueue(manager, {"task": task_id, "workspace": str(manager.parent), **clipped(event)}):
+            SPOOLED.add(manager)
     except Exception:  # noqa: BLE001 (a full disk or a bad value must not fail the turn being recorded)
         return
 
@@ -218,6 +247,48 @@ def dropped(manager: Path) -> int:
         return info.st_size if stat.S_ISREG(info.st_mode) else 0
     except OSError:
         return 0
+    finally:
+        os.close(where)
+
+
+def hold_exporter(manager: Path) -> Optional[int]:
+    """Take the workspace's exporter lock, for as long as the descriptor returned stays open (it closes with the
+    process); None when another process holds it or the folder is not a real one."""
+    where = folder(manager, create=True)
+    if where is None:
+        return None
+    try:
+        fd = _open(where, EXPORTER_LOCK, os.O_RDONLY | os.O_CREAT)
+        if fd is None:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+    finally:
+        os.close(where)
+
+
+def exporter_running(manager: Path) -> bool:
+    """Does a long-lived exporter drain this workspace now (someone holds its exporter lock)?"""
+    where = folder(manager)
+    if where is None:
+        return False
+    try:
+        fd = _open(where, EXPORTER_LOCK, os.O_RDONLY)
+        if fd is None:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return False
     finally:
         os.close(where)
 

@@ -2,9 +2,14 @@
 
 Claude Code and Codex come from the npm registry into ``<repo>/.harnesses/node/``; Hermes comes from
 PyPI into its own venv ``<repo>/.harnesses/hermes-venv`` so that its pinned dependencies never meet
-ours. When the pinned versions are already there it checks and returns without touching the network.
-The machine's Node is used when it meets the packages' ``engines`` range, otherwise the ``node`` npm
-package provides one inside the same folder. Any failed step stops with a message naming it.
+ours; Phoenix (the telemetry tests' OTLP backend) into ``<repo>/.harnesses/phoenix-venv``; Debian's chromium
+(the page's browser tests) with apt-get when it is missing and this is root. When the pinned versions are already
+there it checks and returns without touching the network. The machine's Node is used when it meets the packages'
+``engines`` range, otherwise the ``node`` npm package provides one inside the same folder. Any failed step stops
+with a message naming it.
+
+A first install downloads about 2 GB and takes minutes, and the tools it runs are quiet: each step is announced on
+stderr before it starts, with roughly how much it installs (``SIZES``).
 
     python3 tests/harnesses/install.py [--root DIR]
 """
@@ -18,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
@@ -29,6 +35,21 @@ HERMES = ("hermes-agent", "0.19.0")
 HERMES_PYTHON = ((3, 11), (3, 14))  # hermes-agent 0.19.0: Requires-Python >=3.11,<3.14
 CHROMIUM_INSTALL = "apt-get update && apt-get install -y chromium"
 """The dashboard's browser tests drive Debian's chromium (Playwright's own browser download needs the network)."""
+
+
+SIZES = {
+    "node": "about 120 MB",
+    "npm": "about 800 MB",
+    "hermes": "about 230 MB",
+    "chromium": "about 350 MB with its libraries",
+    "phoenix": "about 850 MB, the largest step",
+}
+"""Roughly what each step puts on disk (measured with du on Linux x86-64), for the progress lines."""
+
+
+def say(text: str) -> None:
+    """One progress line on stderr, at once (the tools run quiet for minutes)."""
+    print(f"harnesses: {text}", file=sys.stderr, flush=True)
 
 
 class InstallError(Exception):
@@ -86,7 +107,9 @@ def _npm_env(node_dir: Path) -> dict:
 
 
 def install_npm(node_dir: Path) -> None:
+    pinned = " and ".join(f"{n.split('/')[-1]} {v}" for n, v in NPM_PACKAGES.items())
     if _npm_ready(node_dir):
+        say(f"{pinned}: already in {node_dir}")
         return
     npm = shutil.which("npm")
     if not npm or not shutil.which("node"):
@@ -99,9 +122,9 @@ def install_npm(node_dir: Path) -> None:
     ranges = [_run([npm, "view", s, "engines.node"], f"reading the engines range of {s}", env).strip() for s in specs]
     node_version = _run(["node", "--version"], "checking the Node version", env).strip()
     if not all(node_satisfies(node_version, r) for r in ranges):
-        print(
-            f"harnesses: Node {node_version} does not meet {ranges}; installing node@{NODE_PACKAGE[1]} from npm",
-            file=sys.stderr,
+        say(
+            f"Node {node_version} does not meet {ranges}: installing node@{NODE_PACKAGE[1]} from npm into {node_dir} "
+            f"({SIZES['node']})..."
         )
         _run(
             [npm, "install", "--prefix", str(node_dir), "--save-exact", f"{NODE_PACKAGE[0]}@{NODE_PACKAGE[1]}"],
@@ -111,6 +134,7 @@ def install_npm(node_dir: Path) -> None:
         node_version = _run(["node", "--version"], "checking the installed Node", env).strip()
         if not all(node_satisfies(node_version, r) for r in ranges):
             raise InstallError(f"the installed Node {node_version} still does not meet {ranges}")
+    say(f"installing {pinned} from npm into {node_dir} ({SIZES['npm']})...")
     _run([npm, "install", "--prefix", str(node_dir), "--save-exact", *specs], "installing " + " ".join(specs), env)
     if not _npm_ready(node_dir):
         raise InstallError(
@@ -140,7 +164,9 @@ def _hermes_python() -> str:
 
 def install_hermes(venv: Path) -> None:
     if _hermes_ready(venv):
+        say(f"{HERMES[0]} {HERMES[1]}: already in {venv}")
         return
+    say(f"installing {HERMES[0]}=={HERMES[1]} from PyPI into a venv of its own, {venv} ({SIZES['hermes']})...")
     if not (venv / "bin" / "python").exists():
         _run([_hermes_python(), "-m", "venv", str(venv)], "creating the Hermes venv")
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
@@ -158,12 +184,14 @@ def install_chromium() -> Optional[str]:
     """Debian's chromium for the dashboard's browser tests (idempotent); a message instead where it cannot be
     installed here (no apt, not root): the browser tests then skip naming the command."""
     if chromium_path():
+        say(f"chromium: already at {chromium_path()}")
         return None
     if not shutil.which("apt-get"):
         return f"chromium not installed and no apt-get here: install a chromium yourself ({CHROMIUM_INSTALL})"
     if os.geteuid() != 0:
         return f"chromium not installed: run as root: {CHROMIUM_INSTALL}"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    say(f"installing Debian's chromium with apt-get ({SIZES['chromium']})...")
     _run(["apt-get", "update"], "apt-get update (for chromium)", env=env)
     _run(["apt-get", "install", "-y", "--no-install-recommends", "chromium"], "installing chromium", env=env)
     if not chromium_path():
@@ -177,7 +205,9 @@ PHOENIX = ("arize-phoenix", "20.26.1")
 
 def install_phoenix(venv: Path) -> None:
     if any(venv.glob("lib/python3.*/site-packages/phoenix")):
+        say(f"{PHOENIX[0]} {PHOENIX[1]}: already in {venv}")
         return
+    say(f"installing {PHOENIX[0]}=={PHOENIX[1]} from PyPI into a venv of its own, {venv} ({SIZES['phoenix']})...")
     if not (venv / "bin" / "python").exists():
         _run([sys.executable, "-m", "venv", str(venv)], "creating the Phoenix venv")
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
@@ -190,16 +220,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "--root", type=Path, default=REPO / ".harnesses", help="where to install (default: <repo>/.harnesses)"
     )
     args = parser.parse_args(argv)
+    say(f"checking the pinned harnesses in {args.root} (a first install downloads about 2 GB and takes minutes)")
+    started = time.monotonic()
     try:
         install_npm(args.root / "node")
         install_hermes(args.root / "hermes-venv")
         skipped = install_chromium()
         if skipped:
-            print(f"harnesses: {skipped} (the dashboard's browser tests will skip)", file=sys.stderr)
+            say(f"{skipped} (the dashboard's browser tests will skip)")
         install_phoenix(args.root / "phoenix-venv")
     except InstallError as exc:
-        print(f"harnesses: {exc}", file=sys.stderr)
+        say(str(exc))
         return 1
+    say(f"ready in {args.root} ({time.monotonic() - started:.0f} s)")
     return 0
 
 
