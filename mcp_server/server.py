@@ -156,8 +156,8 @@ def _lean(node: Any) -> Any:
 
 
 def _says_nothing(key: str, value: Any) -> bool:
-    if key == "default":
-        return value is None or value is False or value in ("", [], {})
+    if key == "default":  # a default sentence (blocker_definition's) is the core's to apply, not the agent's to read
+        return value is None or value is False or value in ("", [], {}) or isinstance(value, str) and len(value) > 40
     return key == "title" or (key, value) == ("additionalProperties", True)
 
 

@@ -1,16 +1,20 @@
 """Running the real harness binaries headless against a scripted model (tests/model_servers.py).
 
 The binaries come from ``python3 tests/harnesses/install.py`` (``<repo>/.harnesses/``), else PATH.
-Every run gets the test's own HOME (with CODEX_HOME and HERMES_HOME inside it), an environment
+Every run gets the test's own HOME (with CODEX_HOME, HERMES_HOME and TMPDIR inside it), an environment
 without the caller's API keys, and a wall-clock limit: Codex retries forever when its model
 endpoint is down, so an unbounded run would hang the suite.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -27,7 +31,6 @@ KEPT_ENV = (
     "PATH",
     "LANG",
     "LC_ALL",
-    "TMPDIR",
     "PYTHONPATH",
     "XDG_CONFIG_HOME",
     "XDG_RUNTIME_DIR",
@@ -77,11 +80,21 @@ class Harness:
     def hermes_home(self) -> Path:
         return self.home / ".hermes"
 
+    @property
+    def tmp(self) -> Path:
+        """The run's TMPDIR, in the test's own folder: a Hermes ended mid-run (a pause, a wall clock) leaves its shell
+        snapshot ``hermes-snap-*.sh`` there, and Claude Code its ``claude-*-cwd`` files; in the caller's TMPDIR they
+        piled up in /dev/shm (issue 26)."""
+        return self.home / ".tmp"
+
     def env(self, model_url: str, extra: Optional[dict] = None) -> dict:
-        """A clean environment: PATH with the project's Node first, the temporary HOME, no real credentials."""
+        """A clean environment: PATH with the project's Node first, the temporary HOME and TMPDIR, no real
+        credentials."""
         env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
         env["PATH"] = os.pathsep.join([str(NODE_BIN), str(self.binary.parent), env.get("PATH", "")])
         env.update(HOME=str(self.home), CODEX_HOME=str(self.codex_home), HERMES_HOME=str(self.hermes_home))
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        env.update(TMPDIR=str(self.tmp))
         env.update(
             ANTHROPIC_BASE_URL=model_url,
             ANTHROPIC_API_KEY="sk-scripted-model",
@@ -135,6 +148,9 @@ class Harness:
             }  # known: Hermes skips probing the endpoint for it
             data["hooks_auto_accept"] = True
             data["security"] = {**(data.get("security") or {}), "tirith_enabled": False}  # else it downloads a scanner
+            # else every start probes the toolchain for its system prompt (python3 -m pip, pip --version: ~0.6 s of
+            # CPU per run, a quarter of Hermes's start-up) in a thread of its own
+            data["agent"] = {**(data.get("agent") or {}), "environment_probe": False}
             config.write_text(yaml.safe_dump(data, sort_keys=False))
 
     def trust_project(self, folder: Path) -> None:
@@ -216,3 +232,72 @@ class Harness:
                 f"{self.name} did not finish within {timeout:.0f} s\nstdout (tail):\n{out[-3000:]}\nstderr "
                 f"(tail):\n{err[-3000:]}"
             )
+
+    def converse(
+        self,
+        prompts: Sequence[str],
+        cwd: Path,
+        model_url: str,
+        before: Optional[Callable[[int], None]] = None,
+        timeout: float = RUN_TIMEOUT_S,
+    ) -> subprocess.CompletedProcess:
+        """One headless Claude Code session a person talks to: each prompt goes in on stdin (``--input-format
+        stream-json``) once the turn before it has ended (its ``result`` event), as a person types the next message
+        after reading the answer; ``before(k)`` runs just before prompt ``k`` goes in. One start of Claude Code and of
+        its session's hooks instead of one per message (resumed ``-p`` runs); the hooks see each message as its own
+        UserPromptSubmit, as in a ``-p`` run."""
+        assert self.name == "claude", "only Claude Code takes a conversation on stdin here"
+        self.configure(model_url)
+        cmd = self.command("", cwd)
+        at = cmd.index("-p") + 1
+        cmd[at : at + 1] = ["--input-format", "stream-json"]  # the prompts come on stdin, not after -p
+        fired = threading.Event()
+        with tempfile.TemporaryFile() as err:  # a file, not a pipe: unread stderr never blocks the session
+            proc = subprocess.Popen(
+                cmd, cwd=cwd, env=self.env(model_url), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err
+            )
+            stdin, stdout = proc.stdin, proc.stdout
+            assert stdin is not None and stdout is not None
+            watchdog = threading.Timer(timeout, lambda: (fired.set(), proc.kill()))
+            watchdog.start()
+            lines: list[str] = []
+            try:
+                for k, prompt in enumerate(prompts):
+                    if before:
+                        before(k)
+                    stdin.write(json.dumps({"type": "user", "message": {"role": "user", "content": prompt}}).encode())
+                    stdin.write(b"\n")
+                    stdin.flush()
+                    if not _read_turn(stdout, lines):
+                        break  # it ended (or was killed) before the turn did: the test reads what it said
+                stdin.close()
+                _read_turn(stdout, lines)  # to the end
+                proc.wait()
+            except OSError:  # it ended while a prompt went in
+                proc.kill()
+                proc.wait()
+            finally:
+                watchdog.cancel()
+            err.seek(0)
+            stderr = err.read().decode("utf-8", "replace")
+        out = "".join(lines)
+        if fired.is_set():
+            pytest.fail(
+                f"claude did not finish within {timeout:.0f} s\nstdout (tail):\n{out[-3000:]}\nstderr (tail):\n"
+                f"{stderr[-3000:]}"
+            )
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, stderr)
+
+
+def _read_turn(stream, lines: list[str]) -> bool:
+    """Read stream-json lines into ``lines`` up to a turn's ``result`` event (True) or the end of output (False)."""
+    for raw in stream:
+        line = raw.decode("utf-8", "replace")
+        lines.append(line)
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "result":
+            return True
+    return False

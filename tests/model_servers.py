@@ -114,6 +114,7 @@ class ScriptedModel:
         self.requests: list[dict] = []  # {"method", "path", "body"} in arrival order
         self.model_requests: list[dict] = []  # bodies of the requests that consumed a step
         self._next = 0
+        self._in_flight = 0  # requests being answered (a Hang step holds one)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -163,6 +164,20 @@ class ScriptedModel:
         with self._lock:
             return self._next
 
+    def settle(self, quiet: float = 0.1, timeout: float = 10.0) -> None:
+        """Return once no request has been in flight for ``quiet`` seconds (at most ``timeout``): a request a client
+        that has just been ended left held (a Hang step) is done and has taken its step, so ``steps_used`` says what
+        that client's run consumed and nothing later moves it."""
+        deadline, idle_since = time.monotonic() + timeout, None
+        while time.monotonic() < deadline:
+            with self._lock:
+                busy = self._in_flight
+            now = time.monotonic()
+            idle_since = None if busy else (idle_since or now)
+            if idle_since is not None and now - idle_since >= quiet:
+                return
+            time.sleep(0.01)
+
     def respond(self, method: str, path: str, body: dict) -> tuple[int, str, bytes]:
         """(status, content type, body) for one request; subclasses implement their wire format."""
         raise NotImplementedError
@@ -174,6 +189,15 @@ class ScriptedModel:
             protocol_version = "HTTP/1.1"
 
             def _serve(self) -> None:
+                with model._lock:
+                    model._in_flight += 1
+                try:
+                    self._answer()
+                finally:
+                    with model._lock:
+                        model._in_flight -= 1
+
+            def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 try:

@@ -196,6 +196,7 @@ def test_the_hermes_plugin_gives_a_responses_text_to_its_first_call_only(monkeyp
     hooks["post_api_request"](assistant_message={"content": "No tools here.", "tool_calls": None})
     for call_id in ("call_1", "call_2", "call_1"):
         hooks["post_tool_call"](tool_name="terminal", args={"command": "true"}, result="{}", tool_call_id=call_id)
+    hooks["on_session_end"](session_id="s1", completed=True, interrupted=False)  # recordings run in the background
     assert [p["extra"].get("assistant_text") for p in sent] == ["Two checks at once.", None, None]
     assert hooks["post_api_request"](assistant_message=object()) is None  # never raises into Hermes
 

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from conftest import read_jsonl, run_cli
 
 from strict_loop import Workspace
 from strict_loop.alerts import channels, outbox
+from strict_loop.experiments.watch import EXIT_ESCALATED, Watch
+from strict_loop.storage.workspaces import workspace_id
 
 
 def _pause(ws: Workspace, task_id: str):
@@ -334,6 +337,39 @@ def test_ircs_sends_the_notice_over_tls_and_checks_the_certificate(ws_dir, monke
         alert["channels"]["irc"]["state"] == "failed"
         and "CERTIFICATE_VERIFY_FAILED" in alert["channels"]["irc"]["last_error"]
     )
+
+
+def test_retry_sends_the_message_the_alert_was_first_sent_with(ws_dir, monkeypatch):
+    """Issue 26: --retry rebuilt every alert as ``[SPIRALING] <task>: <diagnosis>``, with no page link and no recent
+    turns: a failed job that ``strict-loop watch`` escalated came back as a spiral. It sends the first message again:
+    its heading, the diagnosis, the recent turns, the page link and the resume command."""
+    ws = Workspace(ws_dir)
+    ws.init_state(task_id="t", goal="Train the model", global_stop_condition="the run finishes")
+    (ws_dir / "job.py").write_text(
+        'print("step 0 loss 1.0")\nraise ModuleNotFoundError("No module named \'torchx\'")\n'
+    )
+    page = "https://dash.example"
+    with receiver() as http:
+        _env(
+            monkeypatch,
+            STRICT_LOOP_ALERT_ATTEMPTS="1",
+            STRICT_LOOP_WEBHOOK_URL=http.url("/fail/first"),
+            STRICT_LOOP_DASHBOARD_URL=page,
+        )
+        argv = [sys.executable, "-I", "-S", "job.py"]
+        assert Watch(ws_dir, "t", argv, {"heartbeat_s": 3600}, env=dict(os.environ)).run().exit_code == EXIT_ESCALATED
+        [alert] = settled(ws.task_paths("t").alerts)
+        [first] = (r["body"] for r in http.received)
+    assert alert["delivery"] == {"webhook": "failed after 1 attempt(s): HTTP 500"}
+    monkeypatch.delenv("STRICT_LOOP_WEBHOOK_URL")  # no channel here: no worker starts, the queue entry can be read
+    run_cli("alerts", "--task-id", "t", "--retry", cwd=ws_dir)
+    [entry] = [json.loads(p.read_text()) for p in outbox.pending(ws_dir)]
+    again = entry["payload"]
+    headline, recent, resume = again["text"].splitlines()
+    assert headline.startswith("[JOB FAILED] t: strict-loop watch: ") and recent.startswith("recent: run 1: ")
+    assert resume.startswith(f"resume: answer at {page}/task/{workspace_id(ws_dir)}/t or run: strict-loop resume ")
+    assert again["text"] == first["text"] and again["recent"] == first["recent"] and again["id"] == first["id"]
+    assert list(entry["channels"]) == ["webhook"]
 
 
 def test_retry_never_sends_forged_text_from_the_workspace(ws_dir):

@@ -4,6 +4,7 @@ person's page, the harness installer's silence, and what the suite leaves in RAM
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -124,14 +125,23 @@ def test_the_demo_in_a_workspace_of_the_persons_keeps_it_on_the_page(ws_dir):
 INSTALLER = REPO / "tests" / "harnesses" / "install.py"
 
 
+def _pins() -> dict[str, str]:
+    """The installer's own npm pins (a harness added there is expected here too)."""
+    spec = importlib.util.spec_from_file_location("harness_installer", INSTALLER)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.NPM_PACKAGES)
+
+
 def _ready_harnesses(root: Path, bin_dir: Path) -> None:
     """A --root where every pinned harness looks installed, and a chromium on PATH: nothing to download."""
     node = root / "node" / "node_modules"
-    for name, version in {"@anthropic-ai/claude-code": "2.1.332", "@openai/codex": "0.171.0"}.items():
+    for name, version in _pins().items():
         (node / name).mkdir(parents=True)
         (node / name / "package.json").write_text(json.dumps({"version": version}))
     (node / ".bin").mkdir()
-    for exe in ("claude", "codex"):
+    for exe in ("claude", "codex", "gemini"):
         (node / ".bin" / exe).touch()
     (root / "hermes-venv" / "bin").mkdir(parents=True)
     (root / "hermes-venv" / "bin" / "hermes").touch()
@@ -174,10 +184,9 @@ def test_the_harness_installer_names_a_long_step_and_its_size_before_it_starts(t
     proc = _process([sys.executable, str(INSTALLER), "--root", str(tmp_path / "h")], tmp_path, env)
     assert proc.returncode == 1
     lines = proc.stderr.splitlines()
-    step = next(
-        i for i, line in enumerate(lines) if "installing claude-code 2.1.332 and codex 0.171.0 from npm" in line
-    )
-    assert "about 800 MB" in lines[step] and "failed (exit 7)" in lines[step + 1], proc.stderr
+    pinned = " and ".join(f"{n.split('/')[-1]} {v}" for n, v in _pins().items())
+    step = next(i for i, line in enumerate(lines) if f"installing {pinned} from npm" in line)
+    assert "about 900 MB" in lines[step] and "failed (exit 7)" in lines[step + 1], proc.stderr
 
 
 def test_it_leaves_nothing_in_its_temporary_folder(tmp_path):

@@ -21,6 +21,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_helpers import server_env
 
+from strict_loop.harness import registry
+
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "references" / "harnesses.md"
 PLACEHOLDER = "/abs/path/to/repo"
@@ -37,6 +39,8 @@ def _from_command(line: str) -> tuple[str, list[str]] | None:
     if words[:3] in (["claude", "mcp", "add"], ["codex", "mcp", "add"]) and "--" in words:
         rest = words[words.index("--") + 1 :]
         return rest[0], rest[1:]
+    if words[:3] == ["gemini", "mcp", "add"] and "--" in words:  # NAME COMMAND -- ARGS
+        return words[4], words[words.index("--") + 1 :]
     if words[:3] == ["hermes", "mcp", "add"] and "--command" in words:
         i = words.index("--command")
         args = words[words.index("--args") + 1 :] if "--args" in words else []
@@ -49,11 +53,14 @@ def registrations() -> list[tuple[str, str, list[str]]]:
     for path in (DOC, REPO / "README.md"):
         for block in _blocks("text", path):
             for line in block.splitlines():
-                parsed = _from_command(line) if line.split()[:1] in (["claude"], ["codex"], ["hermes"]) else None
+                parsed = (
+                    _from_command(line) if line.split()[:1] in (["claude"], ["codex"], ["hermes"], ["gemini"]) else None
+                )
                 if parsed:
                     found.append((f"{path.name}: {line.split()[0]} mcp add", *parsed))
-    server = json.loads(_blocks("json")[0])["mcpServers"]["strict-loop"]
-    found.append(("claude .mcp.json", server["command"], server["args"]))
+    for name, block in zip(("claude .mcp.json", "gemini settings.json"), _blocks("json"), strict=True):
+        server = json.loads(block)["mcpServers"]["strict-loop"]
+        found.append((name, server["command"], server["args"]))
     if sys.version_info >= (3, 11):
         import tomllib
 
@@ -67,6 +74,7 @@ def registrations() -> list[tuple[str, str, list[str]]]:
 def test_every_harness_is_documented():
     names = {name.split(":")[-1].strip() for name, _, _ in registrations()}
     assert {"claude mcp add", "codex mcp add", "hermes mcp add", "claude .mcp.json", "hermes config.yaml"} <= names
+    assert {"gemini mcp add", "gemini settings.json"} <= names
 
 
 def _executable(command: str) -> str | None:
@@ -119,7 +127,7 @@ def install_commands() -> list[tuple[str, list[str]]]:
 
 def test_every_harness_has_a_documented_install_command():
     for doc in (DOC.name, "README.md"):
-        assert {args[1] for name, args in install_commands() if name == doc} == {"claude", "codex", "hermes"}, doc
+        assert {args[1] for name, args in install_commands() if name == doc} == set(registry.names()), doc
 
 
 @pytest.mark.parametrize("doc, args", install_commands(), ids=[" ".join(a) for _, a in install_commands()])
@@ -132,6 +140,7 @@ def test_documented_install_command_runs(doc, args, tmp_path, monkeypatch):
     for name, value in (("HOME", home), ("CODEX_HOME", home / ".codex"), ("HERMES_HOME", home / ".hermes")):
         monkeypatch.setenv(name, str(value))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     args = [str(ws) if a == PLACEHOLDER else a for a in args]
     out = run_cli(*args, "--dry-run", cwd=ws).stdout
     assert "+++ " in out and "would copy" in out and not any(tmp_path.rglob("*.json"))

@@ -71,6 +71,7 @@ def test_smoke_scripted_model_drives_the_harness_shell(quick_harness: Harness, t
 TASK = "probe"
 PROBE = "ls /nonexistent-strict-loop-probe"  # fails the same way every time: "No such file or directory", exit 2
 FAILURES = 8  # with the default thresholds the 4th identical failure whispers, the 5th whispers again, the 6th pauses
+SAID = "The probe folder is still missing; I keep going in circles, so I will list it once more."
 HOOKED_SHELL = {"claude": "Bash", "codex": "Bash", "hermes": "terminal"}  # Codex's exec_command reaches hooks as Bash
 
 
@@ -142,29 +143,19 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
         "resume", "--workspace", str(work), "--task-id", TASK, "--action", "continue", "--person-key", key, cwd=work
     )
     assert not ws.supervisor(TASK).paused
-    with MODELS[harness.name]([Shell("touch resumed-marker"), Final("Created the marker.")]) as model2:
+    # Issue 24, in the run after the resume (no launch of its own): the agent's own text before a call is the turn's
+    # thought in live use, read from the transcript's tail (Claude Code, Codex) or passed on by the plugin (Hermes);
+    # a call with no text before it has none (the probes above, and the call after the one with text).
+    steps2 = [Shell("touch resumed-marker", text=SAID), Shell("echo quiet"), Final("Created the marker.")]
+    with MODELS[harness.name](steps2) as model2:
         proc2 = harness.run("Create the marker.", work, model2.url)
-    assert (work / "resumed-marker").is_file(), _run_detail(proc2, model2)
-    after = read_jsonl(ws.task_paths(TASK).events)[len(events) :]
-    assert any(e["kind"] == "tool_call" and "resumed-marker" in json.dumps(e["data"]) for e in after), _run_detail(
-        proc2, model2
-    )
-
-
-SAID = "The probe folder is still missing; I keep going in circles, so I will list it once more."
-
-
-@pytest.mark.parametrize("harness", ["claude", "codex", "hermes"], indirect=True)
-def test_the_words_a_model_writes_before_a_call_reach_the_recorded_turn(harness: Harness, workspace: Path):
-    """Issue 24: the agent's own text before a tool call is the turn's thought in live use: read from the transcript's
-    tail (Claude Code, Codex) or passed on by the plugin (Hermes); a call with no text before it has none."""
-    steps = [Shell(PROBE, text=SAID), Shell("echo quiet"), Final("Done.")]
-    with MODELS[harness.name](steps) as model:
-        proc = harness.run(PROMPT, workspace, model.url)
-    calls = [
+    after = [
         e["data"]
-        for e in read_jsonl(Workspace(workspace).task_paths(TASK).events)
+        for e in read_jsonl(ws.task_paths(TASK).events)[len(events) :]
         if e["kind"] == "tool_call" and e["data"].get("actor") != "person"
     ]
-    detail = _run_detail(proc, model) + "\nturns: " + json.dumps(calls)[:3000]
-    assert [c.get("thought", "") for c in calls] == [SAID, ""], detail
+    detail2 = _run_detail(proc2, model2) + "\nturns: " + json.dumps(after)[:3000]
+    assert (work / "resumed-marker").is_file(), detail2
+    assert ["resumed-marker" in json.dumps(c["args"]) for c in after] == [True, False], detail2
+    assert [c.get("thought", "") for c in after] == [SAID, ""], detail2
+    assert [e["data"].get("thought", "") for e in calls] == [""] * len(calls), detail

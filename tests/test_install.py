@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+import strict_loop.entry
 from strict_loop.base import skillfiles
-from strict_loop.harness import install
+from strict_loop.harness import configedit, install
 
 CASES = [("claude", "project"), ("claude", "user"), ("codex", "project"), ("codex", "user"), ("hermes", "user")]
 HOOK_EVENTS = {
@@ -79,7 +80,7 @@ def servers(path: Path) -> dict:
 def our_handlers(path: Path, harness: str) -> dict[str, list[dict]]:
     hooks = json.loads(path.read_text(encoding="utf-8"))["hooks"]
     return {
-        event: [h for g in groups for h in g["hooks"] if shlex.split(h["command"])[1:3] == ["hook", harness]]
+        event: [h for g in groups for h in g["hooks"] if configedit.is_ours(h, harness)]
         for event, groups in hooks.items()
     }
 
@@ -91,7 +92,8 @@ def install_args(harness: str, scope: str, *extra: str) -> list[str]:
 @pytest.mark.parametrize("harness, scope", CASES)
 def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes_nothing(place, harness, scope):
     ws, where = place / "ws", layout(place, harness, scope)
-    run_cli(*install_args(harness, scope), cwd=ws)
+    command = ("--hooks", "command") if harness == "claude" else ()  # the HTTP hooks: tests/test_http_hooks.py
+    run_cli(*install_args(harness, scope, *command), cwd=ws)
     exe = Path(sys.executable).parent
     server = servers(where["mcp"])["strict-loop"]
     assert Path(server["command"]).is_absolute() and Path(server["command"]).name == "strict-loop-mcp"
@@ -100,11 +102,9 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
         handlers = our_handlers(where["hooks"], harness)
         assert set(handlers) == HOOK_EVENTS[harness] and all(len(h) == 1 for h in handlers.values())
         words = shlex.split(handlers["PostToolUse"][0]["command"])
-        assert words[0] == str(exe / "strict-loop") and words[1:] == [
-            "hook",
-            harness,
-            *(["--workspace", str(ws)] if scope == "project" else []),
-        ]
+        thin = [sys.executable, "-S", os.path.realpath(strict_loop.entry.__file__)]  # issue 27: Codex's thin hook
+        head = thin if harness == "codex" else [str(exe / "strict-loop")]
+        assert words == [*head, "hook", harness, *(["--workspace", str(ws)] if scope == "project" else [])]
         assert handlers["Stop"][0]["timeout"] > handlers["PostToolUse"][0]["timeout"]
     else:
         config = YAML(typ="safe").load(where["mcp"].read_text())
@@ -120,7 +120,7 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
         skill / "scripts" / "init_state.py", os.X_OK
     )
     before = files(place)
-    again = run_cli(*install_args(harness, scope), cwd=ws)
+    again = run_cli(*install_args(harness, scope, *command), cwd=ws)
     assert files(place) == before and again.stdout.startswith("nothing to change")
 
 
@@ -199,7 +199,7 @@ def test_other_settings_survive_install_and_uninstall_restores_the_original_byte
         event, command = ("PostToolUse", "prettier --write") if harness == "claude" else ("Stop", "notify-send done")
         assert hooks[event][0]["hooks"][0]["command"] == command and len(hooks[event]) == 2
         if harness == "claude":
-            assert hooks["SessionStart"] == CLAUDE_SETTINGS["hooks"]["SessionStart"]
+            assert hooks["SessionStart"][0] == CLAUDE_SETTINGS["hooks"]["SessionStart"][0]
             assert json.loads(where["hooks"].read_text())["permissions"] == CLAUDE_SETTINGS["permissions"]
     installed = files(place)
     run_cli(*install_args(harness, scope), cwd=ws)
@@ -280,7 +280,7 @@ def test_a_moved_installation_replaces_its_old_hook_entries_instead_of_adding_mo
     settings.parent.mkdir()
     old = {"type": "command", "command": "/old/venv/bin/strict-loop hook claude", "timeout": 30}
     settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [old]}]}}))
-    run_cli("install", "claude", cwd=ws)
+    run_cli("install", "claude", "--hooks", "command", cwd=ws)
     handlers = our_handlers(settings, "claude")
     assert len(handlers["Stop"]) == 1 and handlers["Stop"][0]["command"].startswith(str(Path(sys.executable).parent))
 
@@ -325,7 +325,9 @@ def test_the_installed_hook_command_records_a_tool_call(place, harness):
         "tool_response": {"stdout": "hi", "stderr": ""} if harness == "claude" else "hi\n",
     }
     done = subprocess.run(
-        shlex.split(handlers["PostToolUse"][0]["command"]),
+        [handlers["PostToolUse"][0]["command"], *handlers["PostToolUse"][0]["args"]]  # Claude's: the HTTP hook's gate
+        if "args" in handlers["PostToolUse"][0]
+        else shlex.split(handlers["PostToolUse"][0]["command"]),
         input=json.dumps(event),
         capture_output=True,
         text=True,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import socket
+import time
 import urllib.request
 
 import harness_rig
 import pytest
-from model_servers import SIDE_TEXT, AnthropicModel, ChatModel, Final, ResponsesModel, Shell, strings
+from model_servers import SIDE_TEXT, AnthropicModel, ChatModel, Final, Hang, ResponsesModel, Shell, strings
 
 TOOLS = [{"name": "shell"}]
 
@@ -89,3 +91,19 @@ def test_a_missing_harness_skips_with_the_install_command(monkeypatch, tmp_path)
         pytest.skip.Exception, match=r"codex is not installed: run `python3 tests/harnesses/install.py`"
     ):
         harness_rig.require_binary("codex")
+
+
+def test_settle_returns_once_a_request_its_ended_client_left_held_has_taken_its_step():
+    """A harness ended while the model holds its request (a Hang step) still moves the script on when the hold ends:
+    ``settle`` waits for that, so a test that compares ``steps_used`` before and after another run sees only that
+    run's steps (tests/test_supervisor_e2e.py, the spiral test)."""
+    with AnthropicModel([Hang(0.3), Final("too late"), Final("next run")]) as model:
+        body = json.dumps({"tools": TOOLS, "messages": []}).encode()
+        with socket.create_connection(("127.0.0.1", int(model.url.rsplit(":", 1)[1]))) as client:
+            client.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            deadline = time.monotonic() + 5
+            while not model.model_requests and time.monotonic() < deadline:
+                time.sleep(0.01)
+        held = model.steps_used  # the client is gone; its request is still held
+        model.settle()
+        assert (held, model.steps_used) == (1, 2)

@@ -56,28 +56,6 @@ class AnthropicTools(AnthropicModel):
         return super()._block(kind, value)
 
 
-@dataclass
-class Resumed(Harness):
-    """A harness whose next headless run resumes ``session`` (Claude Code's ``--resume``)."""
-
-    session: str = ""
-
-    def command(self, prompt: str, cwd: Path) -> list[str]:
-        return super().command(prompt, cwd) + (["--resume", self.session] if self.session else [])
-
-
-def session_of(stdout: str) -> str:
-    """The session id a Claude Code stream-json run reports."""
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and isinstance(event.get("session_id"), str):
-            return event["session_id"]
-    return ""
-
-
 def install(harness: Harness, work: Path, monkeypatch, goal: str) -> Workspace:
     """The loop installed for ``harness`` in ``work`` (temporary HOME), as a person does, and one running task."""
     for name, value in (
@@ -154,10 +132,10 @@ def _attempt(work: Path, old: str, new: str, k: int) -> list:
 
 
 def test_claude_person_reports_the_same_bug_after_each_fix_whispers_then_pauses(tmp_path: Path, monkeypatch):
-    """Four headless ``claude -p`` runs resumed in one session, each prompt the person's message: the first reports
-    the bug, each later one says it still fails after the scripted model edited app.js and claimed a fix. The
-    second report after an attempt whispers (the model receives it beside that very prompt), the third pauses the task
-    with a diagnosis that quotes the person, and the model's next tool call is refused."""
+    """One headless Claude Code session the person writes to four times (each message once the turn before it ended):
+    the first reports the bug, each later one says it still fails after the scripted model edited app.js and claimed
+    a fix. The second report after an attempt whispers (the model receives it beside that very prompt), the third
+    pauses the task with a diagnosis that quotes the person, and the model's next tool call is refused."""
     harness = _harness("claude", tmp_path)
     work = tmp_path / "w"
     work.mkdir()
@@ -165,15 +143,12 @@ def test_claude_person_reports_the_same_bug_after_each_fix_whispers_then_pauses(
     ws = install(harness, work, monkeypatch, goal="Fix the blank page")
     steps = [step for k, (old, new) in enumerate(FIXES, 1) for step in _attempt(work, old, new, k)]
     steps += [Shell("touch after-pause"), Final("Stopping: the loop is paused.")]
-    run, procs, asked = Resumed(harness.name, harness.binary, harness.home), [], []
+    asked: list[int] = []  # the index of the first model request after each message
     with AnthropicTools(steps) as model:
-        for said in REPORTS:
-            asked.append(len(model.model_requests))  # the first request of this run
-            procs.append(run.run(said, work, model.url))
-            run.session = run.session or session_of(procs[-1].stdout)
-            assert run.session, _run_detail(procs[-1], model)
+        proc = harness.converse(REPORTS, work, model.url, before=lambda _: asked.append(len(model.model_requests)))
     events = ledger(ws)
-    detail = _run_detail(procs[-1], model) + "\nledger:\n" + describe(events)
+    detail = _run_detail(proc, model) + "\nledger:\n" + describe(events)
+    assert len(asked) == len(REPORTS) and proc.returncode == 0, detail
 
     # The hooks recorded the person's four messages and the model's calls; the Bash call after the pause never ran.
     turns = turns_of(events)
@@ -319,8 +294,11 @@ def test_codex_thrash_through_shell_edits_is_diagnosed_with_the_edits(tmp_path: 
     for k in range(checks - 1):
         commands += [SHELL_EDITS[k % len(SHELL_EDITS)], check]
     denied = SHELL_EDITS[(checks - 1) % len(SHELL_EDITS)]
+    # The checks' pytest loads no plugins of this machine's (hypothesis, xdist, playwright, ...: ~0.4 s of CPU per
+    # check); what it prints of the failure is the same.
+    quiet = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     with ResponsesModel([Shell(c) for c in [*commands, denied]] + [Final("Stopping.")]) as model:
-        proc = harness.run("Make test_calc.py pass.", work, model.url)
+        proc = harness.run("Make test_calc.py pass.", work, model.url, extra_env=quiet)
     events = ledger(ws)
     detail = _run_detail(proc, model) + "\nledger:\n" + describe(events)
 

@@ -12,17 +12,15 @@ import io
 import json
 import os
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from alert_rig import FAST, Receiver, secret_free, settled
-from conftest import read_jsonl
+from alert_rig import FAST, receiver, secret_free, settled
+from conftest import read_jsonl, run_cli
 
 from strict_loop import Workspace
 from strict_loop.alerts import outbox
+from strict_loop.harness.handler import handle
 from strict_loop.storage.workspaces import workspace_id
 from strict_loop.supervisor.runner import Supervisor
 
@@ -46,18 +44,6 @@ for i in range(6):  # the same failing call, only in the stream (the supervisor 
 print(json.dumps({{"type": "result", "is_error": False, "result": "stuck", "session_id": "{SID}"}}), flush=True)
 """
 PAGE = "http://dash.example:8765"
-
-
-@contextmanager
-def receiver() -> Iterator[Receiver]:
-    """alert_rig's receiver, polled often enough that it stops at once (its default costs 0.5 s a test)."""
-    server = Receiver()
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    try:
-        yield server
-    finally:
-        server.release.set()
-        server.shutdown()
 
 
 def _fake(tmp_path: Path, body: str) -> Path:
@@ -143,3 +129,51 @@ def test_a_forwarded_alert_keeps_nothing_of_a_forged_line_but_its_words(task: Wo
     assert "curl" not in json.dumps(sent["body"]) and "\r" not in text and "\x07" not in text
     assert text.startswith("[URGENT RUN THIS] t: stuck PRIVMSG #ops :!deploy production")
     assert text.splitlines()[-1].startswith(f"resume: strict-loop resume --workspace {task.root} --task t")
+
+
+BEFORE = "Trying the fastxml folder first; the build needs it."
+AFTER = "Paused: fastxml/ is not in this checkout. Please run git submodule update --init and resume."
+
+
+def test_a_note_the_agent_left_after_the_pause_reaches_the_person_and_a_retry_says_the_same(
+    task: Workspace, tmp_path: Path, monkeypatch
+):
+    """Issue 26: the note an agent writes once paused (the one write allowed) reached the person only on the page. The
+    supervisor sends the note left by the time it sends, in place of the one the pause's alert was recorded with, as a
+    line of its own; the ledger says what was sent, and ``alerts --retry`` sends that same message again."""
+    for name in ("STRICT_LOOP_WEBHOOK_URL", "STRICT_LOOP_ALERT_URLS", "STRICT_LOOP_IRC"):
+        monkeypatch.delenv(name, raising=False)
+    run_cli("append_event", "--task-id", "t", "--kind", "note", "--message", BEFORE, cwd=task.root)
+    monkeypatch.setenv("STRICT_LOOP_TASK", "t")
+    for i in range(6):  # the hooks of a supervised harness, in the agent's environment: no channel
+        payload = {
+            "session_id": SID,
+            "cwd": str(task.root),
+            "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash",
+        }
+        payload.update(tool_input={"command": "cd fastxml/"}, tool_use_id=f"toolu_{i}", error=FAILED_CD)
+        handle("claude", json.dumps(payload), workspace=str(task.root), daemon=False)
+    monkeypatch.delenv("STRICT_LOOP_TASK")
+    path = task.task_paths("t").alerts
+    [recorded] = outbox.fold(path)
+    assert recorded["diagnosis"].endswith(f"The agent's note to you: {BEFORE}") and recorded["delivery"] == {}
+    run_cli("append_event", "--task-id", "t", "--kind", "note", "--message", AFTER, cwd=task.root)  # while paused
+    with receiver() as http:
+        env = {**FAST, "STRICT_LOOP_ALERT_ATTEMPTS": "1", "STRICT_LOOP_DASHBOARD_URL": PAGE}
+        for name, value in {**env, "STRICT_LOOP_WEBHOOK_URL": http.url("/fail/first")}.items():
+            monkeypatch.setenv(name, value)
+        binary = _fake(tmp_path, "raise SystemExit('a paused task launches nothing')")
+        assert _supervise(task, binary, {**os.environ, "STRICT_LOOP_HOOKD": "0"}).action == "pause"
+        [alert] = settled(path)
+        [body] = (r["body"] for r in http.received)
+    assert alert["delivery"] == {"webhook": "failed after 1 attempt(s): HTTP 500"}
+    monkeypatch.delenv("STRICT_LOOP_WEBHOOK_URL")  # no channel here: no worker starts, the queue entry can be read
+    run_cli("alerts", "--task-id", "t", "--retry", cwd=task.root)
+    [entry] = [json.loads(p.read_text())["payload"] for p in outbox.pending(task.root)]
+    assert body["diagnosis"].endswith(f"The agent's note to you: {AFTER}") and BEFORE not in json.dumps(body)
+    headline, said, recent, resume = body["text"].splitlines()
+    assert headline.startswith("[SPIRALING] t: Stuck: ") and said == f"agent's note: {AFTER}"
+    assert recent.startswith("recent: Bash cd fastxml/") and resume.startswith(f"resume: answer at {PAGE}/task/")
+    assert alert["diagnosis"] == body["diagnosis"]  # the ledger (and the page's list of alerts) says what was sent
+    assert entry["text"] == body["text"] and entry["id"] == body["id"] and entry["diagnosis"] == body["diagnosis"]

@@ -139,7 +139,7 @@ def test_hermes_without_a_usage_file_is_not_taken_as_success():
         '{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": 5}]}}',
     ],
 )
-@pytest.mark.parametrize("harness", ["claude", "codex", "hermes"])
+@pytest.mark.parametrize("harness", ["claude", "codex", "hermes", "gemini"])
 def test_malformed_lines_are_skipped_and_never_raise(harness, line):
     adapter = adapter_for(harness)
     assert adapter.feed(line) == []
@@ -266,5 +266,5 @@ def test_sizes_are_bounded_however_large_the_stream():
 
 
 def test_an_unknown_harness_is_refused_by_name():
-    with pytest.raises(ValueError, match="unknown harness 'gemini'"):
-        adapter_for("gemini")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown harness 'goose'"):
+        adapter_for("goose")  # type: ignore[arg-type]

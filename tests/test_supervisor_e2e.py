@@ -273,6 +273,7 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, 
     script = [Shell(PROBE)] + [Hang(0.4), Shell(PROBE)] * 9 + [Final("Giving up.")]
     with MODELS[name](script) as model:
         result = _supervisor(h, work, "spiral", model.url, err, mcp=name == "claude").run()
+        model.settle()  # the request the ended child left held (a Hang step) takes its step now, not during `again`
         used = model.steps_used
         again = _supervisor(h, work, "spiral", model.url, err).run()  # a restart launches nothing while paused
         assert model.steps_used == used
@@ -285,6 +286,8 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, 
     assert "spiral.paused" in kinds and "spiral.alert" in kinds and kinds.count("supervisor.paused") == 2, detail
     assert read_jsonl(ws.task_paths("spiral").alerts), detail
     assert not _procs_mentioning(str(work)), detail
+    if name == "hermes":  # ended at the pause, Hermes leaves its shell snapshot: in the test's folder, not /dev/shm
+        assert list(h.tmp.glob("hermes-snap-*.sh")), detail
     if name == "claude":  # the per-run MCP wiring: Claude reports the server it connected at start
         init = json.loads((ws.task_paths("spiral").supervisor / "invocation-0001.jsonl").read_text().splitlines()[0])
         assert {"name": "strict-loop", "status": "connected"}.items() <= next(

@@ -21,8 +21,8 @@ from strict_loop.loop import operations
 from strict_loop.loop.operations import Operation
 
 ME = "test_tables:"  # this module, importable by name (tests/ is on sys.path), for the row's function references
-GEMINI = registry.Harness(
-    name="gemini", title="Gemini CLI (fake)", hook_events=(("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
+FAKE = registry.Harness(
+    name="fake", title="A fake harness", hook_events=(("BeforeTool", "*", 30), ("AfterTool", "*", 30)),
     turn_fn="strict_loop.harness.readers:claude_turn", words_fn=ME + "words", refusals_fn=ME + "refusals",
     prompt_fn="strict_loop.harness.readers:prompt_field",
     context_fn="strict_loop.harness.payloads:hook_specific_context", deny_fn=ME + "deny",
@@ -57,15 +57,15 @@ def argv(run: headless.Run) -> Wiring:
 
 
 @pytest.fixture
-def gemini():
-    registry.register(GEMINI)
+def fake():
+    registry.register(FAKE)
     try:
-        yield GEMINI
+        yield FAKE
     finally:
-        registry.HARNESSES.pop("gemini")
+        registry.HARNESSES.pop("fake")
 
 
-def test_a_fourth_harness_is_one_row_of_the_registry(gemini, tmp_path, monkeypatch):
+def test_a_new_harness_is_one_row_of_the_registry(fake, tmp_path, monkeypatch):
     from strict_loop.harness import handler
 
     ws = Workspace(tmp_path)
@@ -80,26 +80,26 @@ def test_a_fourth_harness_is_one_row_of_the_registry(gemini, tmp_path, monkeypat
         "session_id": "s1",
         "cwd": str(tmp_path),
     }
-    handler.handle("gemini", json.dumps(payload), env={}, cwd=str(tmp_path))
+    handler.handle("fake", json.dumps(payload), env={}, cwd=str(tmp_path))
     events = [json.loads(line) for line in (tmp_path / ".agent-loop/tasks/t/events.jsonl").read_text().splitlines()]
     turns = [e for e in events if e["kind"] == "tool_call"]
-    assert turns and turns[-1]["data"]["output"] == "1 failed" and turns[-1]["data"]["hook"]["harness"] == "gemini"
+    assert turns and turns[-1]["data"]["output"] == "1 failed" and turns[-1]["data"]["hook"]["harness"] == "fake"
     assert turns[-1]["data"]["thought"] == "Running the tests once more."  # the row's words_fn gave the agent's words
     assert [t["data"]["args"] for t in turns] == [{"command": "rm -rf build"}, {"command": "pytest -q"}]  # refusals_fn
 
-    assert install.plan("gemini", None, tmp_path).notes == [f"fake plan: project {tmp_path.name} install=True"]
-    wiring = headless.wire("gemini", "gemini-bin", "do it", tmp_path, "t", tmp_path / "scratch", env={})
-    assert wiring.argv == ["gemini-bin", "--prompt", "do it"] and wiring.env["STRICT_LOOP_TASK"] == "t"
-    assert isinstance(adapter_for("gemini"), ClaudeAdapter)
+    assert install.plan("fake", None, tmp_path).notes == [f"fake plan: project {tmp_path.name} install=True"]
+    wiring = headless.wire("fake", "fake-bin", "do it", tmp_path, "t", tmp_path / "scratch", env={})
+    assert wiring.argv == ["fake-bin", "--prompt", "do it"] and wiring.env["STRICT_LOOP_TASK"] == "t"
+    assert isinstance(adapter_for("fake"), ClaudeAdapter)
 
     _, parsers = app.build_parser()
-    assert parsers["install"].parse_args(["gemini"]).harness == "gemini"
-    assert parsers["supervise"].parse_args(["--task-id", "t", "--harness", "gemini"]).harness == "gemini"
+    assert parsers["install"].parse_args(["fake"]).harness == "fake"
+    assert parsers["supervise"].parse_args(["--task-id", "t", "--harness", "fake"]).harness == "fake"
 
 
 def test_an_unknown_harness_is_refused_with_the_known_ones():
-    with pytest.raises(KeyError, match="known: claude, codex, hermes"):
-        registry.get("opencode")
+    with pytest.raises(KeyError, match="known: claude, codex, hermes, gemini"):
+        registry.get("goose")
 
 
 class EchoInput(BaseModel):

@@ -201,3 +201,26 @@ def test_install_from_the_wheel_copies_the_packaged_skill_and_hermes_plugin(inst
         REPO / "SKILL.md"
     ).read_bytes()
     assert f"command: {installed['bin'] / 'strict-loop-mcp'}" in (home / ".hermes" / "config.yaml").read_text()
+
+
+def test_the_codex_hook_the_wheel_installs_runs_without_site_and_records_a_call(installed):
+    """Issue 27: the thin hook (``python -S .../entry.py``) in a venv whose dependencies come through a .pth file: with
+    no daemon yet, it falls back to the full hook, which finds them once it has loaded site."""
+    tmp, exe = installed["tmp"], installed["bin"] / "strict-loop"
+    ws = tmp / "codex-ws"
+    ws.mkdir()
+    env = {**_env(), "HOME": str(tmp / "codex-home")}
+    for args in (
+        ["init_state", "--task-id", "t1", "--goal", "g", "--global-stop-condition", "c"],
+        ["install", "codex"],
+    ):
+        done = subprocess.run([exe, *args], cwd=ws, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    command = json.loads((ws / ".codex" / "hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    assert command.startswith(f"{installed['python']} -S {installed['site'].resolve() / 'strict_loop' / 'entry.py'} ")
+    event = {"session_id": "s1", "cwd": str(ws), "hook_event_name": "PostToolUse", "tool_name": "Bash"}
+    event.update(tool_input={"command": "echo hi"}, tool_response="hi\n", tool_use_id="call_1")
+    done = subprocess.run(["bash", "-c", command], input=json.dumps(event), env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")
+    lines = (ws / ".agent-loop" / "tasks" / "t1" / "events.jsonl").read_text().splitlines()
+    assert [json.loads(line)["data"]["args"] for line in lines if '"tool_call"' in line] == [{"command": "echo hi"}]

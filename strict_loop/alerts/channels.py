@@ -54,15 +54,18 @@ class Delivery:
 
 @dataclass(frozen=True)
 class Message:
-    """What every channel says: short, naming the task, the diagnosis, what the agent did last (``recent``: one line,
-    empty when there is nothing to show) and the exact resume command."""
+    """What every channel says: short, naming the task, the diagnosis, the agent's note to the person (``note``: one
+    line, empty when it left none), what the agent did last (``recent``: one line, empty when there is nothing to
+    show) and the exact resume command."""
 
     headline: str
     resume: str
     recent: str = ""
+    note: str = ""
 
     def lines(self) -> list[str]:
-        return [self.headline, *([self.recent] if self.recent else []), f"resume: {self.resume}"]
+        extra = [line for line in (self.note, self.recent) if line]
+        return [self.headline, *extra, f"resume: {self.resume}"]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -77,11 +80,23 @@ RECENT_SHOWN, RECENT_CHARS = 5, 100
 """The last turns a message shows, each cut to this many characters (the alert's ``recent`` keeps them whole)."""
 
 
-def message(prefix: str, task_id: str, diagnosis: str, resume: str, recent: Sequence[str] = ()) -> Message:
-    """``[SPIRALING] <task>: <one-line diagnosis>`` (seed 000's format), then ``recent: <turn> | <turn>`` when
-    ``recent`` names the last turns, each line kept under an IRC line's 512 bytes."""
+def message(
+    prefix: str, task_id: str, diagnosis: str, resume: str, recent: Sequence[str] = (), note: str = ""
+) -> Message:
+    """``[SPIRALING] <task>: <one-line diagnosis>`` (seed 000's format), then ``agent's note: <note>`` when the
+    agent left the person one, then ``recent: <turn> | <turn>`` when ``recent`` names the last turns, each line kept
+    under an IRC line's 512 bytes."""
     said = " | ".join(clean(str(turn), RECENT_CHARS) for turn in list(recent)[-RECENT_SHOWN:])
-    return Message(clean(f"{prefix} {task_id}: {diagnosis}"), clean(resume), clean(f"recent: {said}") if said else "")
+    return Message(
+        clean(f"{prefix} {task_id}: {diagnosis}"),
+        clean(resume),
+        clean(f"recent: {said}") if said else "",
+        _note_line(note),
+    )
+
+
+def _note_line(note: object) -> str:
+    return clean(f"agent's note: {note}") if isinstance(note, str) and note.strip() else ""
 
 
 def said(message: Mapping[str, object]) -> Message:
@@ -92,6 +107,7 @@ def said(message: Mapping[str, object]) -> Message:
         clean(str(message.get("headline", "[SPIRALING]"))),
         clean(str(message.get("resume", "strict-loop resume"))),
         clean(str(recent)) if recent else "",
+        _note_line(message.get("note")),
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,6 +34,10 @@ from strict_loop.storage.trust import config_dir
 
 WORKER_LOCK = ".worker.lock"
 STATES = ("pending", "delivered", "failed")
+NOTE_EVENTS = 400
+"""Events read back for the agent's latest note (``ladder.agent_note``) when an alert is queued."""
+HEADING = re.compile(r"^\[[A-Z][A-Z ]{0,30}\]")
+"""An alert's heading (``[SPIRALING]``, ``[JOB FAILED]``): all an alert sent again keeps of its recorded headline."""
 
 
 def queue_dir(root: Path, env: Optional[Mapping[str, str]] = None) -> Path:
@@ -73,7 +78,7 @@ def enqueue(
     alert.delivery = {c.name: "pending" for c in chans}
     for i, problem in enumerate(problems):
         alert.delivery[_config_name(i)] = f"failed: {masking.mask(problem, env)}"
-    line = _line(root, alert, env, prefix, resume)
+    line = said_line(root, alert, env, prefix, resume, latest_note(store))
     with store.locked():
         append_line(store.paths.alerts, dumps_line(line))
         if event:
@@ -97,10 +102,18 @@ def enqueue(
 
 
 def forward(
-    store: TaskStore, root: Path, alert: Alert, env: Mapping[str, str], *, prefix: str, resume: str
+    store: TaskStore,
+    root: Path,
+    alert: Alert,
+    env: Mapping[str, str],
+    *,
+    prefix: str,
+    resume: str,
+    note: Optional[str] = None,
 ) -> dict[str, str]:
     """Send ``alert``, already in alerts.jsonl with no channel, through the channels ``env`` names: the same alert
-    (its id), its channels added to the ledger by update lines; returns the delivery summary.
+    (its id), what is sent now (its diagnosis, ``note`` the agent's note it ends with, and its message) and its
+    channels added to the ledger by update lines; returns the delivery summary.
 
     Why: a supervised harness's hooks raise the monitor's alert in the agent's environment, which never carries a
     channel (the agent must not see their URLs); the supervisor, which has them, sends that very alert, with the page
@@ -108,8 +121,11 @@ def forward(
     chans, problems = channels.channels(env, root)
     names = [c.name for c in chans]
     delivery = dict.fromkeys(names, "pending")
-    line = _line(root, alert, env, prefix, resume)
+    line = said_line(root, alert, env, prefix, resume, note)
     with store.locked():  # a worker already running records its first attempt after our pending lines
+        if names:  # the ledger says what went out: ``fold`` (the page, ``alerts --retry``) reads it back
+            sent = {"update": alert.id, "diagnosis": line["diagnosis"], "message": line["message"], "ts": now_iso()}
+            append_line(store.paths.alerts, dumps_line(sent))
         for i, problem in enumerate(problems):
             text = masking.mask(problem, env)
             record(store, alert.id, _config_name(i), "failed", 0, text)
@@ -133,15 +149,57 @@ def _config_name(i: int) -> str:
     return "config" if i == 0 else f"config-{i + 1}"
 
 
-def _line(root: Path, alert: Alert, env: Mapping[str, str], prefix: str, resume: str) -> Any:
-    """The alert's ledger line (and payload), masked: the alert and the short message every channel says."""
-    msg = channels.message(
-        prefix, alert.task_id, alert.diagnosis, page_link(root, alert.task_id, env) + resume, alert.recent
-    )
-    said = {"headline": msg.headline, "resume": msg.resume, **({"recent": msg.recent} if msg.recent else {})}
+def said_line(
+    root: Path, alert: Alert, env: Mapping[str, str], prefix: str, resume: str, note: Optional[str] = None
+) -> Any:
+    """The alert's ledger line (and payload), masked: the alert and the short message every channel says.
+
+    The one message builder of an alert, for its first delivery, a supervisor's forward and a person's retry alike.
+    When the diagnosis ends with the agent's ``note`` (``ladder.with_note``), the note is a line of its own: a
+    headline is cut short, and the note is what the person most needs to read."""
+    from strict_loop.monitor.ladder import with_note
+
+    tail = with_note("", note) if note else ""
+    noted = bool(tail) and alert.diagnosis.endswith(tail)
+    diagnosis = alert.diagnosis[: len(alert.diagnosis) - len(tail)] if noted else alert.diagnosis
+    link = page_link(root, alert.task_id, env)
+    msg = channels.message(prefix, alert.task_id, diagnosis, link + resume, alert.recent, str(note) if noted else "")
+    said: dict[str, str] = {"headline": msg.headline, "resume": msg.resume}
+    said.update({"recent": msg.recent} if msg.recent else {}, **({"note": str(note)} if noted else {}))
     return masking.mask_tree(
         {**alert.model_dump(mode="json"), "message": said}, {k: v for k, v in env.items() if k != DASHBOARD_URL_ENV}
     )
+
+
+def latest_note(store: TaskStore) -> Optional[str]:
+    """The agent's latest note to the person (``ladder.agent_note``) in the task's recent events."""
+    from strict_loop.monitor.ladder import agent_note
+
+    return agent_note(store.events(last=NOTE_EVENTS))
+
+
+def resent(rec: Mapping[str, Any], base: Alert) -> tuple[Alert, str, Optional[str]]:
+    """The alert a line of alerts.jsonl recorded (folded), to send again, the heading it was raised with and the
+    agent's note its diagnosis ends with: for a supervisor forwarding its harness's alert and a person's retry.
+
+    alerts.jsonl is in the workspace, which a repository or the agent may write: only its words are taken, cleaned
+    and bounded (the diagnosis, the recent turns, the time, the heading, the note); the rest is ``base``'s, which the
+    caller made from what it knows, and the resume command and the page link are the sender's (``said_line``)."""
+    from strict_loop.monitor.ladder import MAX_NOTE_CHARS, alert_heading
+
+    message = rec.get("message")
+    said: Mapping[str, Any] = message if isinstance(message, dict) else {}
+    recent, note = rec.get("recent"), said.get("note")
+    alert = base.model_copy(
+        update={
+            "ts": channels.clean(str(rec.get("ts") or base.ts), 40),  # the queue names an entry by id and time
+            "diagnosis": channels.clean(str(rec.get("diagnosis") or base.diagnosis), 3000),
+            "recent": [channels.clean(str(r), 300) for r in recent[-5:]] if isinstance(recent, list) else base.recent,
+        }
+    )
+    heading = HEADING.match(str(said.get("headline", "")))
+    note = channels.clean(note, MAX_NOTE_CHARS) if isinstance(note, str) and note.strip() else None
+    return alert, heading.group(0) if heading else alert_heading(alert.signals), note
 
 
 def queue(root: Path, line: Mapping[str, Any], names: list[str], env: Mapping[str, str]) -> None:
@@ -196,6 +254,8 @@ def fold(path: Path) -> list[dict[str, Any]]:
             # a channel may first appear in an update: a supervisor sent an alert its harness recorded with none
             if alert is not None and isinstance(rec.get("channel"), str) and rec.get("state") in STATES:
                 alert["channels"][rec["channel"]] = {k: rec.get(k) for k in ("state", "attempts", "last_error")}
+            elif alert is not None and isinstance(rec.get("diagnosis"), str) and isinstance(rec.get("message"), dict):
+                alert.update(diagnosis=rec["diagnosis"], message=rec["message"])  # what a supervisor sent
         elif isinstance(rec.get("id"), str):
             chans = {}
             for name, text in (rec.get("delivery") or {}).items():

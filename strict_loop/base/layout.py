@@ -5,7 +5,10 @@ Free of pydantic: the hook handler finds the running task through it on every to
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import NamedTuple, Optional
 
@@ -59,7 +62,7 @@ def check_task_id(value: str) -> str:
 
 
 class TaskPaths(NamedTuple):
-    """Every file of one task; nothing outside ``root`` is written for it.
+    """Every file of one task; nothing outside ``root`` is written for it but its pause flag (``pause_flagged``).
 
     NamedTuples, not dataclasses (here and ``Layout``): ``dataclasses`` imports ``inspect``, ~7 ms on every hook call.
     """
@@ -113,6 +116,27 @@ class TaskPaths(NamedTuple):
     @property
     def lock(self) -> Path:
         return self.root / ".lock"
+
+    @property
+    def pause_flag(self) -> Path:
+        return self.root.parent.parent / "paused" / self.root.name
+
+    @contextmanager
+    def pause_flagged(self, paused: bool) -> Iterator[None]:
+        """Around each write of monitor.json: ``.agent-loop/paused/<task>`` is there before it says paused and goes
+        after it says not, so that the shell gate of Claude Code's HTTP hooks (``harness.daemon``) sees every pause
+        without an interpreter. A flag that cannot be written costs nothing else (the hooks read monitor.json)."""
+        flag = self.pause_flag
+        try:
+            if paused and not os.path.islink(flag.parent):  # never through a link a repository may carry
+                flag.parent.mkdir(exist_ok=True)
+                os.close(os.open(flag, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
+        except OSError:
+            pass
+        yield
+        if not paused:
+            with suppress(OSError):
+                os.unlink(flag)
 
     def exists(self) -> bool:
         """The one rule for what is a task: a folder holding its state or its event ledger."""

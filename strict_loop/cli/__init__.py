@@ -4,4 +4,4 @@ watch, install, hook, alerts, schemas, replay, demo, dashboard, compute, person-
 It may import everything.
 """
 
-__all__ = ["alertview", "app", "commands", "demo", "flags", "pausegate", "schemas", "serve"]
+__all__ = ["alertview", "app", "commands", "demo", "flags", "pausegate", "reads", "schemas", "serve", "table"]

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from shlex import quote
 from typing import Any, Optional
 
 from strict_loop.alerts import channels, outbox
 from strict_loop.base.errors import LoopError
 from strict_loop.base.layout import TASK_ID_HINT, check_task_id
+from strict_loop.base.timefmt import now_iso
 from strict_loop.loop.workspace import Workspace
+from strict_loop.model.monitoring import Alert, MonitorState
 
 
 def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool, test: bool = False) -> int:
@@ -68,9 +71,9 @@ def run(workspace: str, task_id: Optional[str], retry: bool, as_json: bool, test
 def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
     """Every channel of the task's alerts not yet delivered back to pending (attempts from 0), queued for the worker.
 
-    A person's explicit step: the text sent is the one alerts.jsonl holds (shown by ``strict-loop alerts`` first)."""
-    from strict_loop.monitor.ladder import resume_command
-
+    A person's explicit step: what is sent again is the message the alert was first sent with (``outbox.said_line``:
+    its heading, diagnosis, note and recent turns as alerts.jsonl holds them, shown by ``strict-loop alerts`` first),
+    with this environment's page link."""
     store = ws.task_store(task_id)
     with store.locked():
         for a in outbox.fold(path):
@@ -79,18 +82,42 @@ def _requeue(ws: Workspace, task_id: str, path: Path) -> None:
                 continue
             for name in names:
                 outbox.record(store, a["id"], name, "pending", 0, None)
-            # alerts.jsonl is in the workspace, which a repository may bring: what is sent again is rebuilt here,
-            # the diagnosis cleaned and the resume command ours; nothing else of the file's line goes out
-            diagnosis = channels.clean(str(a.get("diagnosis", "")), 1000)
-            msg = channels.message("[SPIRALING]", task_id, diagnosis, resume_command(ws.root, task_id))
-            line = {
-                "id": a["id"],
-                "ts": channels.clean(str(a.get("ts", "")), 40),
-                "task_id": task_id,
-                "diagnosis": diagnosis,
-                "message": {"headline": msg.headline, "resume": msg.resume},
-            }
-            outbox.queue(ws.root, line, names, os.environ)
+            # alerts.jsonl is in the workspace, which a repository may bring: only its words go out again, cleaned;
+            # the resume command is ours
+            alert, heading, note = outbox.resent(a, _base(task_id, a))
+            resume = _resume(ws.root, task_id, alert.level)
+            outbox.queue(
+                ws.root, outbox.said_line(ws.root, alert, os.environ, heading, resume, note), names, os.environ
+            )
+
+
+def _base(task_id: str, rec: dict[str, Any]) -> Alert:
+    """What an alert sent again keeps of its recorded line besides its words: its id (the ledger's key), its turn and
+    level (a pause, or a warning about the loop's own files); no signal, nor advice, from a file."""
+    from strict_loop.monitor.ladder import recommended_action
+
+    turn, level = rec.get("turn"), rec.get("level")
+    level = level if isinstance(level, int) and 1 <= level <= 3 else 3
+    return Alert(
+        id=str(rec["id"]),
+        ts=now_iso(),
+        task_id=task_id,
+        turn=turn if isinstance(turn, int) and turn >= 0 else 0,
+        level=level,
+        signals=[],
+        diagnosis="",
+        recent=[],
+        recommended_action=recommended_action(MonitorState(paused=True), []) if level == 3 else "",
+    )
+
+
+def _resume(root: Path, task_id: str, level: int) -> str:
+    """The command the alert names: a pause's resume command, else where the person looks (``safeguards``)."""
+    from strict_loop.monitor.ladder import resume_command
+
+    if level == 3:
+        return resume_command(root, task_id)
+    return f"strict-loop show_task --workspace {quote(str(root))} --task-id {quote(task_id)}"
 
 
 def _test(chans: list[channels.Channel], problems: list[str], root: Path, as_json: bool) -> int:

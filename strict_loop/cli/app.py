@@ -15,19 +15,16 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Optional
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, NoReturn, Optional
 
 from strict_loop import __version__
 from strict_loop.base.errors import LoopError, storage_error
 from strict_loop.base.layout import find_root
-from strict_loop.cli import commands, pausegate
-from strict_loop.cli.flags import SEP, add_model_flags, request_from
-from strict_loop.loop import operations
-from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL
-from strict_loop.loop.workspace import Workspace
-from strict_loop.model.results import TaskList
+from strict_loop.cli import commands, pausegate, reads, table
+from strict_loop.cli.flags import SEP, request_from
+
+if TYPE_CHECKING:  # what a command uses is imported when it runs: --help and the reads load no model
+    from strict_loop.loop.workspace import Workspace
 
 EXIT_ERROR = 2
 
@@ -64,8 +61,7 @@ def _nearest_workspace(ns: argparse.Namespace) -> None:
             ns.workspace = "."
 
 
-def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    common = _common()
+def _top(prog: Optional[str]) -> tuple[argparse.ArgumentParser, Any]:
     top = _Parser(
         prog=prog or "strict-loop",
         allow_abbrev=False,
@@ -74,12 +70,32 @@ def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, d
         "check_stop -> report_status.",
     )
     top.add_argument("--version", action="version", version=f"strict-agent-loop {__version__}")
-    sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    return top, top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+
+Parsers = tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]
+
+
+def fast_parser(prog: Optional[str] = None) -> Parsers:
+    """The parsers of ``table.json``: what ``build_parser`` makes, without importing a model."""
+    top, sub = _top(prog)
+    return top, table.build(sub, _common(), table.load())
+
+
+def build_parser(prog: Optional[str] = None) -> Parsers:
+    """The parsers generated from the operations' request models (and the person's commands): the source of
+    ``table.json``, and the parser of a command that file does not know."""
+    from strict_loop.cli.flags import add_model_flags
+    from strict_loop.loop import operations
+    from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL
+
+    common = _common()
+    top, sub = _top(prog)
     parsers: dict[str, argparse.ArgumentParser] = {}
     for op in operations.OPERATIONS:
         p = sub.add_parser(
             op.name,
-            aliases=[op.name.replace("_", "-")],
+            aliases=[op.name.replace("_", "-")] if "_" in op.name else [],
             parents=[common],
             help=op.summary,
             description=op.cli_text,
@@ -113,6 +129,10 @@ def build_parser(prog: Optional[str] = None) -> tuple[argparse.ArgumentParser, d
 
 
 def _run(a: argparse.Namespace) -> tuple[Any, Callable[[Any], str], int]:
+    from strict_loop.loop import operations
+    from strict_loop.loop.operations import EXIT_CONTINUE, EXIT_PAUSED, EXIT_SPIRAL
+    from strict_loop.loop.workspace import Workspace
+
     ws = Workspace(a.workspace)
     name = a.command.replace("-", "_")
     op = operations.by_name(name)
@@ -197,6 +217,10 @@ def for_cli(exc: LoopError, parsers: dict[str, argparse.ArgumentParser]) -> Loop
 
 
 def _dump(result: Any) -> str:
+    from pydantic import BaseModel
+
+    from strict_loop.model.results import TaskList
+
     if isinstance(result, TaskList):  # `list_tasks --json` stays a list, as scripts read it (the count is in the text)
         result = result.tasks
     if isinstance(result, list):
@@ -216,10 +240,33 @@ def main(argv: Optional[Sequence[str]] = None, prog: Optional[str] = None) -> in
         commands.silence_stdout()
         return commands.EXIT_READER_GONE
     finally:
-        if list(sys.argv[1:] if argv is None else argv)[:1] != ["hook"]:  # the hook's path never loads the SDK
-            from strict_loop.telemetry import export
+        spool = sys.modules.get("strict_loop.telemetry.spool")  # only a command that wrote a record spooled it
+        if spool is not None and spool.SPOOLED and list(sys.argv[1:] if argv is None else argv)[:1] != ["hook"]:
+            from strict_loop.telemetry import export  # the hook's path never loads the SDK
 
             export.send_spooled()  # what this command spooled goes out as it ends (bounded, silent; issue 26)
+
+
+def _parse(args: list[str], prog: Optional[str]) -> tuple[argparse.Namespace, Callable[[], dict[str, Any]]]:
+    """The command line, parsed by ``table.json``'s parsers (only the command given gets its arguments); and a
+    function giving every command's parser, whose flags an error's advice may name."""
+    known = table.load()
+    first = args[0] if args and not args[0].startswith("-") else None
+    if first is not None and first not in table.names(known):  # an operation added since table.json (or a typo)
+        top, parsers = build_parser(prog)
+        every = lambda: parsers  # noqa: E731
+    else:
+        top, sub = _top(prog)
+        parsers = table.build(sub, _common(), known, only=first)
+        every = lambda: fast_parser(prog)[1]  # noqa: E731
+    if prog and first in parsers:  # a script shim: show the subcommand's own help and usage
+        shim = parsers[args[0]]
+        shim.prog = prog
+        ns = shim.parse_args(args[1:])
+        ns.command = args[0]
+    else:
+        ns = top.parse_args(args)
+    return ns, every
 
 
 def _main(argv: Optional[Sequence[str]], prog: Optional[str]) -> int:
@@ -228,23 +275,23 @@ def _main(argv: Optional[Sequence[str]], prog: Optional[str]) -> int:
         from strict_loop.harness.handler import main as hook_main
 
         return hook_main(args[1:])
-    top, parsers = build_parser(prog)
-    if prog and args and args[0] in parsers:  # a script shim: show the subcommand's own help and usage
-        sub = parsers[args[0]]
-        sub.prog = prog
-        top = sub
-        ns = sub.parse_args(args[1:])
-        ns.command = args[0]
-    else:
-        ns = top.parse_args(args)
+    ns, every = _parse(args, prog)
     try:
         _nearest_workspace(ns)
         person = pausegate.make_key() if ns.command == "person-key" else commands.run(ns)
         if person is not None:
             return person
+        text = (
+            None
+            if ns.json or ns.command not in reads.COMMANDS
+            else reads.answer(ns.command, ns.workspace, request_from(ns))
+        )
+        if text is not None:  # read without a model: the same text (None: the full path says what it could not)
+            commands.say(text)
+            return 0
         result, render, code = _run(ns)
     except LoopError as exc:
-        print(f"error: {for_cli(exc, parsers)}", file=sys.stderr)
+        print(f"error: {for_cli(exc, every())}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:  # stop commands' process groups are already gone (stopchecks); no traceback
         print("interrupted", file=sys.stderr)

@@ -8,7 +8,6 @@ unattended run or an install must never be reachable through the MCP server.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import select
@@ -16,12 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from strict_loop.base import skillfiles
-from strict_loop.cli import demo, schemas, serve
+from strict_loop.cli import serve
 from strict_loop.cli.flags import add_model_flags, request_from
-from strict_loop.harness import install, registry
-from strict_loop.loop import answers
-from strict_loop.model.validation import validate_input
+from strict_loop.harness import registry  # the harnesses' names only: each harness's modules load on first use
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -77,13 +73,17 @@ def run(ns: argparse.Namespace) -> Optional[int]:
     if ns.command == "replay":
         return _replay(Path(ns.file), ns.json)
     if ns.command == "install":
-        say(install.run(ns.harness, ns.scope, ns.workspace, dry_run=ns.dry_run, uninstall=ns.uninstall))
+        from strict_loop.harness import install
+
+        say(install.run(ns.harness, ns.scope, ns.workspace, dry_run=ns.dry_run, uninstall=ns.uninstall, hooks=ns.hooks))
         return 0
     if ns.command == "supervise":
         return _supervise(ns)
     if ns.command == "watch":
         return _watch(ns)
     if ns.command == "demo":
+        from strict_loop.cli import demo
+
         demo.run(ns.start, Path(ns.workspace) if ns.workspace else None)
         return 0
     return None
@@ -251,9 +251,7 @@ def _alerts_schemas(sub: Any, common: argparse.ArgumentParser, parsers: dict[str
         const="",
         help="write them into DIR (default in a source checkout: references/schemas)",
     )
-    p.add_argument(
-        "--check", metavar="DIR", nargs="?", const=str(schemas.SCHEMA_DIR), help="exit 1 if DIR's files differ"
-    )
+    p.add_argument("--check", metavar="DIR", nargs="?", const="", help="exit 1 if DIR's files differ")
     parsers["schemas"] = p
 
 
@@ -302,6 +300,7 @@ def _install_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--dry-run", action="store_true", help="print the changes as diffs and write nothing")
     p.add_argument("--uninstall", action="store_true", help="remove exactly what the install added")
+    p.add_argument("--hooks", choices=("http", "command"), help="claude: HTTP hooks (default) or only command hooks")
     return p
 
 
@@ -311,6 +310,8 @@ def _watch(a: argparse.Namespace) -> int:
     job = a.job[1:] if a.job[:1] == ["--"] else a.job
     result = Watch(a.workspace, a.task_id, job, request_from(a)).run()
     if a.json:
+        import dataclasses
+
         say(json.dumps(dataclasses.asdict(result), indent=2))
     else:
         say(f"{a.task_id}: {result.outcome} after {result.runs} run(s): {result.reason}")
@@ -333,6 +334,8 @@ def _supervise(a: argparse.Namespace) -> int:
         mcp=not a.no_mcp,
     ).run()
     if a.json:
+        import dataclasses
+
         say(json.dumps(dataclasses.asdict(result), indent=2))
     else:
         counts = f"{result.invocations} invocation(s), {result.rounds} round(s)"
@@ -341,6 +344,9 @@ def _supervise(a: argparse.Namespace) -> int:
 
 
 def _schemas(a: argparse.Namespace) -> int:
+    from strict_loop.base import skillfiles
+    from strict_loop.cli import schemas
+
     if a.write is not None:  # no default DIR in an installed package: its schemas are the release's copy
         for path in schemas.write_all(Path(a.write) if a.write else skillfiles.source_schema_dir()):
             print(path)
@@ -351,7 +357,7 @@ def _schemas(a: argparse.Namespace) -> int:
         for name, schema in schemas.generate().items()
         if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != schemas.render(schema)
     ]
-    if a.check:
+    if a.check is not None:
         for name in stale:
             what = "differs from" if (directory / name).is_file() else "is missing; it is generated from"
             print(f"{directory / name} {what} the models; run: strict-loop schemas --write", file=sys.stderr)
@@ -363,7 +369,9 @@ def _schemas(a: argparse.Namespace) -> int:
 
 
 def _replay(path: Path, as_json: bool) -> int:
+    from strict_loop.loop import answers
     from strict_loop.model.turns import Turn, read_turns
+    from strict_loop.model.validation import validate_input
     from strict_loop.monitor.ladder import replay
 
     turns = [validate_input(Turn, t, f"{path.name} line {i + 1}") for i, t in enumerate(read_turns(path))]

@@ -14,15 +14,16 @@ import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
-
-import annotated_types
-from pydantic import BaseModel
-from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 from strict_loop.base.errors import LoopError
-from strict_loop.model.fields import Flag, parse_json
+from strict_loop.base.jsontext import parse_json
+
+if TYPE_CHECKING:  # the models (and pydantic) are imported only to make flags: parsing a command line needs neither
+    from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
+
+    from strict_loop.model.fields import Flag
 
 SEP = "__"
 """Joins a nested field's path into an argparse ``dest`` (``stop_checks__commands``)."""
@@ -70,6 +71,10 @@ def request_from(ns: argparse.Namespace) -> dict[str, Any]:
 def _add(
     parser: argparse.ArgumentParser, target: Any, model: type[BaseModel], path: tuple[str, ...], skip: frozenset[str]
 ) -> None:
+    from pydantic import BaseModel
+
+    from strict_loop.model.fields import Flag
+
     for name, info in model.model_fields.items():
         if name in skip:
             continue
@@ -100,7 +105,7 @@ def _value_kwargs(kind: Any, flag: Flag, word: str) -> dict[str, Any]:
     if flag.json:
         return {"type": json_object, "metavar": "JSON"}
     if flag.load is not None:
-        return {"type": _loader(flag.load), "metavar": flag.metavar}
+        return {"type": loader(flag.load), "metavar": flag.metavar}
     if kind is bool:
         return {"action": "store_true"}
     if typing.get_origin(kind) is Literal:
@@ -114,13 +119,16 @@ def _value_kwargs(kind: Any, flag: Flag, word: str) -> dict[str, Any]:
     raise TypeError(f"no command-line form for field type {kind!r}: give it a Flag(json=True) or Flag(load=...)")
 
 
-def _loader(load: Callable[[str], Any]) -> Callable[[str], Any]:
+def loader(load: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A flag's type that turns the text into the field's value; a LoopError is the flag's usage error."""
+
     def run(text: str) -> Any:
         try:
             return load(text)
         except LoopError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
+    setattr(run, "load", load)  # noqa: B010 (what table.json names)
     return run
 
 
@@ -140,6 +148,8 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _help(info: FieldInfo) -> str:
+    import annotated_types
+
     text = (info.description or "").rstrip(".")
     cap = next((m.max_length for m in info.metadata if isinstance(m, annotated_types.MaxLen)), None)
     if cap is not None:
@@ -151,6 +161,8 @@ def _help(info: FieldInfo) -> str:
 
 
 def _default(info: FieldInfo) -> Optional[str]:
+    from pydantic_core import PydanticUndefined
+
     value = info.default
     if value is PydanticUndefined or value is None or value == "" or isinstance(value, bool):
         return None

@@ -19,15 +19,13 @@ import secrets
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from strict_loop.base.errors import LoopError
-from strict_loop.loop.monitoring import TaskMonitor, pause_id
-from strict_loop.loop.workspace import Workspace
-from strict_loop.model.requests import ResumeInput
-from strict_loop.model.validation import validate_input
-from strict_loop.monitor import ladder
 from strict_loop.storage.workspaces import config_dir
+
+if TYPE_CHECKING:  # the rest is imported by bind: --help, person-key and the reads load no model
+    from strict_loop.loop.workspace import Workspace
 
 KEY_FILE = "person.key"
 MIN_KEY_CHARS, MAX_KEY_CHARS = 32, 512
@@ -63,6 +61,11 @@ def _at_terminal() -> bool:
 def bind(ws: Workspace, params: dict[str, Any], key_file: Optional[str]) -> None:
     """Check that a person answers (a terminal, or ``--person-key``), then bind the answer to its pause in
     ``params``; LoopError, with nothing changed, otherwise (bad input first: a person is never asked in vain)."""
+    from strict_loop.loop.monitoring import TaskMonitor, pause_id
+    from strict_loop.model.requests import ResumeInput
+    from strict_loop.model.validation import validate_input
+    from strict_loop.monitor import ladder
+
     validate_input(ResumeInput, params, "resume")
     if key_file is not None:
         check_key(Path(key_file), ws.root)

@@ -5,9 +5,7 @@ run. CLI only: an agent never starts a server nor reads the page's answers throu
 from __future__ import annotations
 
 import argparse
-import secrets
 import sys
-import webbrowser
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +68,8 @@ def config(a: argparse.Namespace) -> tuple[Any, str]:
             f"bind 127.0.0.1, or set {guard.TOKEN_ENV} (or --token-file FILE) to a secret of at least "
             f"{guard.MIN_TOKEN_CHARS} characters; a browser opens the page once as /?token=<token>",
         )
+    import secrets
+
     key = None if a.read_only else secrets.token_urlsafe(24)  # the person's answer key: only in their terminal
     access = guard.Access(guard.allowed_hosts(a.host, a.port, a.allow_host), token, a.read_only, answer_key=key)
     url = f"http://{guard.host_values(a.host, a.port)[0]}/"
@@ -97,6 +97,8 @@ def run(a: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if a.open:
+        import webbrowser
+
         webbrowser.open(keyed)
     guard.serve_on(sock, server.build(cfg), "warning")
     return 0

@@ -1,10 +1,10 @@
 """Pure edits of harness settings files: add or remove strict-loop's entries, leave everything else.
 
-Each ``edit_*`` function takes a file's current text (``None``: no such file) and returns its new
-text (``None``: the file should not exist). No I/O here: the installer reads, diffs and writes.
-Our entries are recognised by what they run, not by a marker: a hook handler whose command is
-``<dir>/strict-loop hook <harness> ...`` and an MCP server named ``strict-loop`` that runs
-``strict-loop-mcp``. A file that does not parse is refused, never rewritten.
+Each ``edit_*`` function takes a file's current text (``None``: no such file) and returns its new text (``None``: the
+file should not exist). No I/O here: the installer reads, diffs and writes. Our entries are recognised by what they
+run, not by a marker: a hook handler whose command is ``<dir>/strict-loop hook <harness> ...`` (or one of Claude Code's
+HTTP hooks' entries, ``daemon.is_our_handler``) and an MCP server named ``strict-loop`` that runs ``strict-loop-mcp``.
+A file that does not parse is refused, never rewritten.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from strict_loop.base import jsonedit
 from strict_loop.base.errors import LoopError
-from strict_loop.harness import registry
+from strict_loop.harness import client, daemon, registry
 
 SERVER = "strict-loop"
 """The name every harness knows the MCP server and the Hermes plugin by."""
@@ -27,16 +27,13 @@ SERVER_PROGRAMS = ("strict-loop-mcp", "strict-agent-loop")
 
 
 def _refuse(path: Path, what: str, detail: str) -> LoopError:
-    return LoopError(
-        str(path),
-        f"{what} ({detail}); nothing was changed",
-        "fix the file (or move it aside) and run the install again",
-    )
+    fix = "fix the file (or move it aside) and run the install again"
+    return LoopError(str(path), f"{what} ({detail}); nothing was changed", fix)
 
 
 def hook_command(program: str, harness: str, workspace: Optional[Path] = None) -> str:
-    """The shell command a harness runs for every hook event."""
-    return shlex.join([program, "hook", harness, *(["--workspace", str(workspace)] if workspace else [])])
+    """The shell command a harness runs for every hook event (``client.hook_words``: Codex's is the thin hook)."""
+    return shlex.join(client.hook_words(program, harness, workspace))
 
 
 def is_our_command(command: Any, harness: str) -> bool:
@@ -44,7 +41,13 @@ def is_our_command(command: Any, harness: str) -> bool:
         words = shlex.split(command) if isinstance(command, str) else []
     except ValueError:
         return False
-    return len(words) >= 3 and os.path.basename(words[0]) == "strict-loop" and words[1:3] == ["hook", harness]
+    return client.is_hook_words(words, harness)  # strict-loop hook HARNESS, or the thin hook's words
+
+
+def is_ours(handler: Any, harness: str) -> bool:
+    """A hook handler an install wrote: a command (``is_our_command``), or an entry of Claude Code's HTTP hooks."""
+    command = handler.get("command") if isinstance(handler, dict) else None
+    return daemon.is_our_handler(handler, harness) or is_our_command(command, harness)
 
 
 def hook_groups(harness: str, command: str) -> dict[str, list[dict[str, Any]]]:
@@ -84,7 +87,7 @@ def _strip_ours(groups: list[Any], harness: str) -> list[Any]:
         if not isinstance(handlers, list):
             out.append(group)
             continue
-        kept = [h for h in handlers if not (isinstance(h, dict) and is_our_command(h.get("command"), harness))]
+        kept = [h for h in handlers if not is_ours(h, harness)]
         if len(kept) == len(handlers):
             out.append(group)
         elif kept:
@@ -102,12 +105,12 @@ def json_empties(text: Optional[str]) -> Kept:
     try:
         doc = json.loads(text) if text and text.strip() else None
     except ValueError:
-        return frozenset()
+        doc = None
     if not isinstance(doc, dict):
         return frozenset()
     found: set[tuple[str, ...]] = {()} if not doc else set()
     hooks = doc.get("hooks")
-    for key in ("hooks", "mcpServers"):
+    for key in ("hooks", "mcpServers", ALLOWED_ENV):
         if doc.get(key) in ({}, []):
             found.add((key,))
     if isinstance(hooks, dict):
@@ -136,7 +139,7 @@ def _unhook(edit: jsonedit.JsonText, event: str, groups: list[Any], harness: str
         handlers = groups[n].get("hooks") if isinstance(groups[n], dict) else None
         if not isinstance(handlers, list):
             continue
-        ours = [i for i, h in enumerate(handlers) if isinstance(h, dict) and is_our_command(h.get("command"), harness)]
+        ours = [i for i, h in enumerate(handlers) if is_ours(h, harness)]
         if ours and len(ours) == len(handlers):
             edit.remove(("hooks", event), n)
         for i in reversed(ours if len(ours) < len(handlers) else []):
@@ -148,27 +151,32 @@ def _ensure(edit: jsonedit.JsonText, path: tuple[str, ...], empty: Any) -> None:
         edit.append(path[:-1], path[-1], empty)
 
 
-def edit_hooks(
-    text: Optional[str], path: Path, harness: str, command: Optional[str], keep: Kept = frozenset()
-) -> Optional[str]:
-    """Settings/hooks.json with our hook groups (``command``), or without them when ``command`` is None.
+ALLOWED_ENV = "httpHookAllowedEnvVars"  # Claude Code's allow-list of the variables HTTP hooks put into headers
 
-    The text is edited in place (see :mod:`strict_loop.base.jsonedit`): our groups are appended to each event's
-    list, and removing them gives back the bytes the file had."""
+
+def edit_hooks(
+    text: Optional[str], path: Path, harness: str, command: Optional[str | daemon.Groups], keep: Kept = frozenset()
+) -> Optional[str]:
+    """Settings/hooks.json with our hook groups (those that run ``command``, or the groups given: Claude Code's HTTP
+    hooks, whose token variable joins ``httpHookAllowedEnvVars``), or with none of ours on any event (None). Edited in
+    place (:mod:`strict_loop.base.jsonedit`): our groups are appended, and removing them gives back the bytes."""
     doc = _load_json(text, path)
-    hooks = _object(doc, "hooks", path)
-    wanted = hook_groups(harness, command) if command else {}
-    edit, changed = _start(text), False
-    for event, _, _ in registry.get(harness).hook_events:
-        groups = hooks.get(event, [])
-        if not isinstance(groups, list):
-            raise _refuse(path, f"has hooks.{event} that is not a list", f"found {type(groups).__name__}")
-        stripped = _strip_ours(groups, harness)
-        ours = [g for g in groups if g not in stripped]
-        if ours == wanted.get(event, []) and all(g in groups for g in stripped):
+    hooks, names = _object(doc, "hooks", path), doc.get(ALLOWED_ENV, [])
+    if not isinstance(names, list):
+        raise _refuse(path, f"has a '{ALLOWED_ENV}' that is not a list", f"found {type(names).__name__}")
+    wanted = (hook_groups(harness, command) if isinstance(command, str) else command) or {}
+    edit, http = _start(text), isinstance(command, dict)
+    changed = (daemon.TOKEN_ENV in names) != http
+    events = [e for e, _, _ in registry.get(harness).hook_events] + [e for e, g in hooks.items() if isinstance(g, list)]
+    for event in dict.fromkeys([*events, *wanted]):
+        found = hooks.get(event, [])
+        if not isinstance(found, list):
+            raise _refuse(path, f"has hooks.{event} that is not a list", f"found {type(found).__name__}")
+        stripped = _strip_ours(found, harness)
+        if [g for g in found if g not in stripped] == wanted.get(event, []) and all(g in found for g in stripped):
             continue  # already exactly as wanted (or nothing of ours to remove)
         changed = True
-        _unhook(edit, event, groups, harness)
+        _unhook(edit, event, found, harness)
         if event in wanted:
             _ensure(edit, ("hooks",), {})
             _ensure(edit, ("hooks", event), [])
@@ -177,6 +185,12 @@ def edit_hooks(
             _prune_empty(edit, ("hooks", event), keep)
     if not changed:
         return text
+    if http and daemon.TOKEN_ENV not in names:
+        _ensure(edit, (ALLOWED_ENV,), [])
+        edit.append((ALLOWED_ENV,), None, daemon.TOKEN_ENV)
+    elif not http and daemon.TOKEN_ENV in names:
+        edit.remove((ALLOWED_ENV,), names.index(daemon.TOKEN_ENV))
+        _prune_empty(edit, (ALLOWED_ENV,), keep)
     if edit.get(("hooks",)) is not None:
         _prune_empty(edit, ("hooks",), keep)
     return _finish(edit, keep)
@@ -188,13 +202,10 @@ def _server_entry(path: Path, servers: Any, key: str) -> Any:
     if entry is None:
         return None
     command = entry.get("command") if hasattr(entry, "get") else None
-    if not isinstance(command, str) or os.path.basename(command) not in SERVER_PROGRAMS:
-        raise LoopError(
-            str(path),
-            f"{key}.{SERVER} is there already and runs {command!r}, not strict-loop-mcp; nothing was changed",
-            "rename or remove that entry, then run the install again",
-        )
-    return entry
+    if isinstance(command, str) and os.path.basename(command) in SERVER_PROGRAMS:
+        return entry
+    problem = f"{key}.{SERVER} is there already and runs {command!r}, not strict-loop-mcp; nothing was changed"
+    raise LoopError(str(path), problem, "rename or remove that entry, then run the install again")
 
 
 def _same(current: Any, server: Optional[dict[str, Any]]) -> bool:
@@ -243,11 +254,9 @@ def _toml_block(server: dict[str, Any]) -> str:
 
 
 def edit_mcp_toml(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
-    """Codex ``config.toml`` with ``[mcp_servers.strict-loop]``.
-
-    A new table is appended to the file's text (after a blank line), and an uninstall that finds it there as it
-    was written cuts exactly that off again, so the file comes back byte for byte; any other edit goes through
-    tomlkit, which keeps comments and layout."""
+    """Codex ``config.toml`` with ``[mcp_servers.strict-loop]``: a new table is appended to the text (after a blank
+    line), and an uninstall that finds it there as written cuts exactly that off again, so the file comes back byte
+    for byte; any other edit goes through tomlkit, which keeps comments and layout."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -279,9 +288,7 @@ def _toml_structural(doc: Any, servers: Any, current: Any, server: Optional[dict
 
     if server is None:
         del servers[SERVER]
-        if (
-            not servers and getattr(servers, "is_super_table", lambda: False)()
-        ):  # a [mcp_servers] the person wrote stays
+        if not servers and getattr(servers, "is_super_table", lambda: False)():  # a [mcp_servers] of theirs stays
             del doc["mcp_servers"]
     else:
         if servers is None:
@@ -298,15 +305,13 @@ def _yaml():
     from ruamel.yaml import YAML
 
     yaml = YAML()
-    yaml.preserve_quotes = True
+    yaml.preserve_quotes, yaml.width = True, 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 4096
     return yaml
 
 
 def edit_hermes_yaml(text: Optional[str], path: Path, server: Optional[dict[str, Any]]) -> Optional[str]:
-    """Hermes ``config.yaml`` with ``mcp_servers.strict-loop`` and ``strict-loop`` in ``plugins.enabled`` (or
-    neither)."""
+    """Hermes ``config.yaml`` with ``mcp_servers.strict-loop`` and ``strict-loop`` in ``plugins.enabled`` (or none)."""
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
 
@@ -360,11 +365,8 @@ def _set_entry(doc: Any, key: str, name: str, value: Optional[dict[str, Any]]) -
             if not table:
                 del doc[key]
         return
-    if table is None:
-        table = doc[key] = CommentedMap()
-    entry = table.get(name)
-    if entry is None:
-        entry = table[name] = CommentedMap()
+    table = doc[key] = CommentedMap() if table is None else table
+    entry = table[name] = CommentedMap() if table.get(name) is None else table[name]
     args = CommentedSeq(value["args"])
     args.fa.set_flow_style()
     entry["command"], entry["args"] = value["command"], args  # in place: the person's own keys stay
@@ -376,10 +378,8 @@ def _set_listed(doc: Any, wanted: bool) -> None:
     plugins = doc.get("plugins")
     enabled = (plugins or {}).get("enabled")
     if wanted and SERVER not in (enabled or []):
-        if plugins is None:
-            plugins = doc["plugins"] = CommentedMap()
-        if enabled is None:
-            enabled = plugins["enabled"] = CommentedSeq()
+        plugins = doc["plugins"] = CommentedMap() if plugins is None else plugins
+        enabled = plugins["enabled"] = CommentedSeq() if enabled is None else enabled
         enabled.append(SERVER)
     elif not wanted and enabled is not None and SERVER in enabled:
         enabled.remove(SERVER)
@@ -393,8 +393,6 @@ def _toml_problem(text: str) -> Optional[str]:
     """The standard library's words for bad TOML (3.11+): tomlkit says "Unexpected character: '\\x00'" at EOF."""
     try:
         importlib.import_module("tomllib").loads(text)
-    except ValueError as exc:
-        return str(exc)
-    except ImportError:
-        pass
+    except (ValueError, ImportError) as exc:
+        return str(exc) if isinstance(exc, ValueError) else None
     return None

@@ -7,6 +7,8 @@ idle period (``STRICT_LOOP_HOOKD_IDLE`` seconds, default 600), when the workspac
 ``.agent-loop/`` is gone, or when its socket file is removed or replaced. Stop events
 never come here: their checks may run for minutes and would hold up every tool hook.
 
+Also here, for install and ``strict_loop.hookd``: what Claude Code's HTTP hooks need (record, runtime folder, entries).
+
     python -m strict_loop.harness.daemon serve WORKSPACE SOCKET   # what a hook starts
     python -m strict_loop.harness.daemon status WORKSPACE         # the daemon's pid and the requests it served, as JSON
 """
@@ -55,12 +57,7 @@ class Daemon:
         if time.monotonic() - self.last > self.idle_s or not (self.root / ".agent-loop").is_dir():
             return True
         try:
-            if client.code_fingerprint() != self.code:
-                return True
-        except OSError:
-            return True
-        try:
-            return os.lstat(self.path).st_ino != self.inode
+            return client.code_fingerprint() != self.code or os.lstat(self.path).st_ino != self.inode
         except OSError:
             return True
 
@@ -106,7 +103,7 @@ class Daemon:
             return ""  # not our workspace: a name clash a 128-bit digest does not produce
         self.served += 1
         return handler.handle(
-            harness, payload, workspace=str(self.root), env=call_env(sent), cwd=cwd, phases=("pre", "post")
+            harness, payload, workspace=str(self.root), env=call_env(sent), cwd=cwd, phases=("pre", "post", "prompt")
         )
 
 
@@ -136,7 +133,7 @@ def read_request(conn: socket.socket) -> tuple[dict[str, Any], bytes]:
     return header, payload
 
 
-def _lock(path: Path) -> Optional[int]:
+def hold_lock(path: Path) -> Optional[int]:
     """Hold ``<socket>.lock`` exclusively (it records our pid), or None if another daemon holds it."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -172,7 +169,7 @@ def _listen(path: Path) -> Optional[socket.socket]:
     return listener
 
 
-def _idle_seconds(env: Any) -> float:
+def idle_seconds(env: Any) -> float:
     try:
         value = float(env.get(client.IDLE_ENV, DEFAULT_IDLE_S))
     except ValueError:
@@ -188,25 +185,19 @@ def serve(root_arg: str, path_arg: str) -> int:
     if path is None or os.fspath(path) != path_arg or not (root / ".agent-loop").is_dir():
         return 0  # another version of the code, or an unsafe runtime folder: nobody would find this daemon
     lock_path = path.with_suffix(".lock")
-    fd = _lock(lock_path)
+    fd = hold_lock(lock_path)
     if fd is None:
         return 0
     signal.signal(signal.SIGTERM, _exit)  # a plain kill cleans up too: the finally clauses below run
     try:
-        _warm_up()  # before the socket appears: until then hooks work in-process rather than wait
-        from strict_loop.storage import workspaces  # standard library only; once per daemon, never per hook call
-
-        workspaces.remember(root)  # the person's page finds a workspace whose hooks record
-        from strict_loop.telemetry import export
-
-        export.start(root)  # the spooled events of this workspace, exported in the background when configured
+        warm_up(root)  # before the socket appears: until then hooks work in-process rather than wait
         listener = _listen(path)
         if listener is None:
             return 0
         with listener:
             inode = os.lstat(path).st_ino
             try:
-                Daemon(root, path, _idle_seconds(os.environ), listener, inode).run()
+                Daemon(root, path, idle_seconds(os.environ), listener, inode).run()
             finally:
                 if _same_inode(path, inode):  # not a successor's socket
                     os.unlink(path)
@@ -228,17 +219,157 @@ def _same_inode(path: Path, inode: int) -> bool:
         return False
 
 
-def _warm_up() -> None:
-    """Import what recording a turn needs now, so the first request pays nothing for it."""
+def warm_up(root: Path) -> None:
+    """Import what recording a turn needs now, so the first request pays nothing for it; and, once per daemon (never per
+    hook call), let the person's page find the workspace and export its spooled events when so configured."""
     from strict_loop.alerts import channels
     from strict_loop.harness import handler
-    from strict_loop.loop import (
-        monitoring,  # alerts: on a pause
-        recording,
-    )
+    from strict_loop.loop import monitoring, recording  # monitoring: the alert of a pause
     from strict_loop.monitor import ladder
+    from strict_loop.storage import workspaces
+    from strict_loop.telemetry import export
 
     del channels, handler, ladder, recording, monitoring
+    workspaces.remember(root)
+    export.start(root)
+
+
+# ---------------------------------------------------------------- Claude Code's HTTP hooks (``strict_loop.hookd``)
+# Per workspace: a record (port, token) in the person's config folder; in the settings, an HTTP hook beside a shell
+# gate per tool and prompt event; the endpoint's runtime folder: ``state`` ("pid start-time") and an empty
+# "<pid>-<session>" per session it serves (registered at its SessionStart, when none of its calls is under way).
+
+TOKEN_ENV = "STRICT_LOOP_HOOK_TOKEN"  # Claude Code puts it in the token header (``httpHookAllowedEnvVars``)
+TOKEN_HEADER = "X-Strict-Loop-Token"
+HTTP_PATH = "/strict-loop/hook/claude"
+GATE_NAME = "strict-loop-gate"
+GATE = """k=$1 m=$2 d=$3 c=$CLAUDE_CODE_SESSION_ID
+shift 3
+if [ "$k" = pre ]; then for f in "$m"/paused/*; do [ -e "$f" ] && exec "$@"; done; fi
+same() { set -- "$1" ${2##*") "}; [ "$1" = "${21}" ]; }
+if [ -n "$c" ] && { read -r p s < "$d/state"; } 2>/dev/null && [ -e "$d/$p-$c" ]; then
+  if [ -e /proc/self/stat ]; then { read -r x < "/proc/$p/stat"; } 2>/dev/null && same "$s" "$x" && exit 0
+  elif kill -0 "$p" 2>/dev/null; then exit 0
+  fi
+fi
+exec "$@"
+"""
+"""The command beside each HTTP hook, POSIX sh builtins only: the full hook (its arguments after ``$1`` pre or post,
+``$2`` the ``.agent-loop`` folder, ``$3`` the runtime folder) runs for a PreToolUse while a task is paused
+(``TaskPaths.pause_flag``) and whenever no live endpoint (pid and start time) serves the session; else it exits."""
+
+
+def http_key(root: str | os.PathLike[str]) -> str:
+    """The name of a workspace's record and runtime folder: a digest of its real path."""
+    return client.blake2b(os.fsencode(os.path.realpath(root)), digest_size=8).hexdigest()  # hashlib's, no OpenSSL
+
+
+def record_path(root: str | os.PathLike[str], env: Any) -> Path:
+    """``<person's config folder>/hook-http/<key>.json`` (``snapstore.user_config_dir``, for ``env``)."""
+    base = env.get("XDG_CONFIG_HOME", "")
+    home = Path(base) if os.path.isabs(base) else Path(env.get("HOME") or Path.home()) / ".config"
+    return home / "strict-loop" / "hook-http" / f"{http_key(root)}.json"
+
+
+def read_record(root: str | os.PathLike[str], env: Any) -> Optional[dict[str, Any]]:
+    """The workspace's port and token, when its record is ours (a regular file of our uid, private) and whole."""
+    path = record_path(root, env)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as file:
+            info = os.fstat(file.fileno())
+            ours = info.st_uid == os.getuid() and not info.st_mode & 0o077 and (info.st_mode & 0o170000) == 0o100000
+            data = json.loads(file.read(4096)) if ours else None
+    except (OSError, ValueError):
+        return None
+    port, token = (data.get("port"), data.get("token")) if isinstance(data, dict) else (None, None)
+    good = isinstance(port, int) and 1024 <= port < 65536 and isinstance(token, str) and len(token) >= 32
+    return {"workspace": os.path.realpath(root), "port": port, "token": token} if good else None
+
+
+def new_record(root: str | os.PathLike[str]) -> dict[str, Any]:
+    """A fresh record: a port free now on 127.0.0.1 (the endpoint binds it later) and a random token."""
+    import secrets
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return {"workspace": os.path.realpath(root), "port": probe.getsockname()[1], "token": secrets.token_hex(32)}
+
+
+def http_dir(root: str | os.PathLike[str], env: Any, create: bool = True) -> Optional[Path]:
+    """The endpoint's runtime folder (in ``client.runtime_dir``), private to us; None where there is no safe one."""
+    base = client.runtime_dir(env, create)
+    if base is None:
+        return None
+    folder = Path(base) / f"http-{http_key(root)}"
+    try:
+        if create and not os.path.lexists(folder):
+            os.mkdir(folder, 0o700)
+        info = os.lstat(folder)
+    except OSError:
+        return None
+    safe = (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and not info.st_mode & 0o077
+    return folder if safe else None
+
+
+def http_install(program: str, workspace: Path, wanted: bool, env: Any) -> tuple[Optional[str], Optional[Groups], str]:
+    """For ``strict-loop install claude``: the workspace's record as it will be (its text; kept when there is one, made
+    on a first install, None without HTTP hooks), Claude Code's hook groups (None: command hooks) and what to say."""
+    folder = http_dir(workspace, env) if wanted else None
+    record = (read_record(workspace, env) or new_record(workspace)) if folder else None
+    if record is None or folder is None:
+        return None, None, "Command hooks were written: HTTP hooks need a private runtime folder." if wanted else ""
+    token = f'export {TOKEN_ENV}="$({sys.executable} -m strict_loop.hookd token {workspace})"'
+    said = (
+        f"Claude Code's hooks reach this workspace's warm hook daemon over HTTP (no process per tool call) in sessions "
+        f"started with its token: `{token}`; other sessions take the command hooks (--hooks command: only those)."
+    )
+    text = json.dumps(record, indent=2) + "\n"
+    return text, claude_http_groups(program, workspace, folder, record["port"]), said
+
+
+Groups = dict[str, list[dict[str, Any]]]  # a settings file's ``hooks``
+
+
+def claude_http_groups(program: str, root: Path, folder: Path, port: int) -> Groups:
+    """The ``hooks`` of a Claude Code settings file that reach the workspace's endpoint (runtime ``folder``, ``port``):
+    per tool or prompt event the gate and the HTTP hook; SessionStart and Stop run ``hookd session``, Stop also the
+    full hook, as always, and the HTTP hook that proves there that the session's requests reach the endpoint."""
+    import shlex
+
+    full = client.hook_words(program, "claude", root)
+    headers = {TOKEN_HEADER: "${" + TOKEN_ENV + "}"}
+    web = {"type": "http", "url": f"http://127.0.0.1:{port}{HTTP_PATH}", "timeout": registry.TOOL_TIMEOUT_S}
+    web["headers"] = headers
+    web["allowedEnvVars"] = [TOKEN_ENV]
+    hookd = ["-S", os.path.join(client.PACKAGE_DIR, "hookd.py"), "session", "--workspace", str(root)]
+    session = {"type": "command", "command": sys.executable, "args": hookd, "timeout": 15}
+    out: dict[str, list[dict[str, Any]]] = {"SessionStart": [{"hooks": [session]}]}  # no HTTP hook runs there
+    for event, matcher, timeout in registry.get("claude").hook_events:
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        if event == "Stop":
+            out[event] = [{**group, "hooks": [{"type": "command", "command": shlex.join(full), "timeout": timeout}]}]
+            out[event][0]["hooks"] += [session, web]
+            continue
+        kind = "pre" if event == "PreToolUse" else "post"
+        gate = ["-c", GATE, GATE_NAME, kind, str(root / ".agent-loop"), str(folder), *full]
+        out[event] = [{**group, "hooks": [{"type": "command", "command": "/bin/sh", "args": gate, "timeout": timeout}]}]
+        out[event][0]["hooks"].append(web)
+    return out
+
+
+def is_our_handler(handler: Any, harness: str) -> bool:
+    """Whether a settings file's hook handler is one ``claude_http_groups`` writes (any port, copy or interpreter)."""
+    if not isinstance(handler, dict):
+        return False
+    url, args = handler.get("url"), handler.get("args")
+    if handler.get("type") == "http":
+        return isinstance(url, str) and url.startswith("http://127.0.0.1:") and url.endswith(HTTP_PATH)
+    if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        return False
+    if args[2:3] == [GATE_NAME]:
+        return client.is_hook_words(args[6:], harness)
+    return harness == "claude" and args[2:3] == ["session"] and args[1].endswith("hookd.py")
 
 
 def status(root_arg: str) -> Optional[dict[str, Any]]:

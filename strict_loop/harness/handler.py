@@ -1,4 +1,4 @@
-"""``strict-loop hook {claude,codex,hermes}``: the harness's hooks record turns and enforce the monitor's pause.
+"""``strict-loop hook {claude,codex,hermes,gemini}``: the harness's hooks record turns and enforce the monitor's pause.
 
 Reads the hook JSON on stdin, finds the workspace and its running task, records
 a tool call as a turn (``recording.record_turn``, the path ``append_event``
@@ -50,7 +50,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[2:] if argv is None else argv)
     harness, workspace = _arguments(args)
     if harness is None:
-        print("usage: strict-loop hook {claude,codex,hermes} [--workspace DIR]", file=sys.stderr)
+        print(f"usage: strict-loop hook {{{','.join(registry.names())}}} [--workspace DIR]", file=sys.stderr)
         return 0
     # pydantic looks up plugins in every installed distribution's entry points (~15 ms); none belongs in a hook
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
@@ -297,11 +297,8 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
     if event.phase == "post":
         return _after_tool(event, root, supervision, env, payloads.turn_fields(event))
     if event.phase == "prompt":  # the person's word is an outcome too; a supervisor's prompt is not a person's
-        return (
-            None
-            if env.get(SUPERVISED_ENV)
-            else _after_tool(event, root, supervision, env, payloads.person_fields(event))
-        )
+        said = None if env.get(SUPERVISED_ENV) else payloads.person_fields(event)
+        return None if said is None else _after_tool(event, root, supervision, env, said)
     if event.phase == "pre":
         if not supervision.paused() or payloads.reads_loop_state(event, _own_executable()):
             return None

@@ -5,7 +5,8 @@ harness's flags and how to start, read and stop a child without touching the use
 Per-run wiring only: Claude gets ``--mcp-config`` + ``--strict-mcp-config`` and our hooks through
 ``--settings``; Codex gets ``-c mcp_servers.strict-loop.*`` (``exec`` prints every command with its exit
 code, so its stream is enough); Hermes, which prints no stream, gets a temporary HERMES_HOME copied from
-the user's (the original is never edited) with the MCP server and our plugin (its hooks) in the copy.
+the user's (the original is never edited) with the MCP server and our plugin (its hooks) in the copy, and Gemini CLI
+a temporary ``GEMINI_CLI_HOME`` in the same way, our hooks and MCP server in its settings.json.
 The hooks let the monitor see each call as it happens and whisper to the agent within the run.
 """
 
@@ -26,7 +27,7 @@ from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write
 from strict_loop.base.jsontext import read_object
 from strict_loop.harness import registry
-from strict_loop.harness.handler import SUPERVISED_ENV
+from strict_loop.harness.handler import SUPERVISED_ENV, TASK_ENV
 
 HERMES_SKIP = ("sessions", "logs", "cache", "audio_cache", "image_cache", "*.db", "*.db-*", "*.sqlite*")
 """What a temporary HERMES_HOME does not copy: history and caches (large, and not needed for one run)."""
@@ -231,6 +232,87 @@ def _hermes_home(
     yaml.dump(data, text)
     atomic_write(config, text.getvalue().encode("utf-8"), sync=False)  # replaces the name, never writes through it
     return dest
+
+
+GEMINI_SKIP = ("tmp", "history", "*.log")
+"""What a per-run Gemini CLI home does not copy: sessions, checkpoints, history (large; one run needs none of them)."""
+
+
+def gemini_argv(run: Run) -> Wiring:
+    """``gemini -p`` with stream-json, approvals off and the workspace trusted for this run (unattended, as on the other
+    harnesses), in a per-run copy of the person's ``~/.gemini`` (``GEMINI_CLI_HOME``; the original is never edited)
+    whose settings.json carries our hooks and MCP server. Why a copy: Gemini CLI 0.61.0 takes settings from no flag,
+    and reads a system settings file only where root owns it and every folder above it. The copy keeps no session, so
+    a run does not resume the previous one: the prompt, built from disk, carries the task."""
+    home = run.scratch / "gemini-home"
+    _gemini_home(run.env, home / ".gemini", run)
+    run.env["GEMINI_CLI_HOME"] = str(home)
+    argv = [run.binary, "-p", run.prompt, "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust"]
+    argv += ["-m", run.model] if run.model else []
+    return Wiring(argv + list(run.extra_args), run.env, temp=[home])
+
+
+def _gemini_home(env: Mapping[str, str], dest: Path, run: Run) -> None:
+    """A copy of the person's ``.gemini`` folder (settings, sign-in, trusted folders, extensions; no history) at
+    ``dest``, and of ``.agents`` (whose skills Gemini CLI reads too), with our hooks and MCP server in its
+    settings.json: the hooks pinned to the workspace (an install of ours for every folder left out, so that none
+    runs twice), each with its own ``env`` carrying the task and the supervision (Gemini CLI strips a hook's
+    environment in CI)."""
+    from strict_loop.harness.configedit import SERVER, _strip_ours, hook_command, hook_groups
+
+    source = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()) / ".gemini"
+    shutil.rmtree(dest, ignore_errors=True)
+    ignore = shutil.ignore_patterns(*GEMINI_SKIP)
+    for folder, into in ((source, dest), (source.parent / ".agents", dest.parent / ".agents")):  # and user skills
+        if folder.is_dir():  # links (dotfiles) are dereferenced: the copy holds no path back into the person's files
+            shutil.copytree(folder, into, ignore=ignore, symlinks=False, ignore_dangling_symlinks=True)
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / "settings.json"
+    settings = read_object(path) if path.exists() else {}
+    if settings is None:
+        raise LoopError(str(source / "settings.json"), "is not a JSON object", "fix it (Gemini CLI reads it too)")
+    if run.hook_program:
+        keep = {k: run.env[k] for k in (TASK_ENV, SUPERVISED_ENV) if k in run.env}
+        hooks = settings["hooks"] = dict(settings.get("hooks") or {})
+        for event, groups in hook_groups("gemini", hook_command(run.hook_program, "gemini", run.workspace)).items():
+            groups[0]["hooks"][0]["env"] = keep
+            theirs = hooks.get(event)
+            hooks[event] = [*_strip_ours(theirs if isinstance(theirs, list) else [], "gemini"), *groups]
+    if run.server:
+        servers = settings["mcpServers"] = dict(settings.get("mcpServers") or {})
+        servers[SERVER] = {"command": run.server[0], "args": run.server[1:]}
+    atomic_write(path, json.dumps(settings, indent=2).encode("utf-8"), sync=False, mode=0o600)
+
+
+def plan_gemini(scope: str, workspace: Optional[Path], install: bool):  # -> install.Plan
+    """``strict-loop install gemini``: our hooks and MCP server in one settings.json (the workspace's ``.gemini/``, or
+    the person's under ``$GEMINI_CLI_HOME``), the skill in ``.gemini/skills/``. Here beside ``gemini_argv``, which
+    writes the same entries for one run (``install`` is at its size limit)."""
+    from strict_loop.harness import configedit
+    from strict_loop.harness.install import SKILL, Plan, _edit, _hooks, _server, _skill
+
+    if scope == "project":
+        assert workspace is not None
+        base, root = workspace / ".gemini", workspace
+    else:
+        base = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()).expanduser().absolute() / ".gemini"
+        root = base.parent
+    hooks, server = _hooks("gemini", workspace, install), _server(workspace, install)
+    plan = Plan(root, workspace if scope == "project" else None)
+    path = base / "settings.json"
+
+    def edit(text: Optional[str], keep: configedit.Kept) -> Optional[str]:
+        return configedit.edit_mcp_json(configedit.edit_hooks(text, path, "gemini", hooks, keep), path, server, keep)
+
+    plan.edits.append(_edit(path, edit, plan.confine))
+    plan.trees.append(_skill(base / "skills" / SKILL, install, plan.confine))
+    if install:
+        plan.notes.append(
+            "Gemini CLI runs hooks, and reads a project's .gemini/settings.json, only in a trusted folder: trust the "
+            "folder when it asks (or start it with --skip-trust). It reads them when a session starts: `/hooks panel` "
+            "and `/mcp` show them."
+        )
+    return plan
 
 
 def _hook_program() -> str:

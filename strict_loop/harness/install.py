@@ -24,16 +24,14 @@ from typing import Any, Optional
 
 from strict_loop.base import fsio, jsontext, skillfiles
 from strict_loop.base.errors import LoopError
-from strict_loop.harness import configedit, registry
+from strict_loop.harness import configedit, daemon, registry
 from strict_loop.storage import snapstore
 
 SKILL = "strict-agent-loop"
 SKILL_PARTS = ("SKILL.md", "references", "scripts")
-MAX_SETTINGS_BYTES = 64 << 20
-"""~/.claude.json grows with every project Claude Code has opened; anything bigger is not a settings file."""
+MAX_SETTINGS_BYTES = 64 << 20  # ~/.claude.json grows with each project Claude Code opened: no settings file is bigger
 
-Editor = Callable[[Optional[str], configedit.Kept], Optional[str]]
-"""A settings file's new text from its text now and the containers to keep (see ``configedit.Kept``)."""
+Editor = Callable[[Optional[str], configedit.Kept], Optional[str]]  # new text from text now and containers to keep
 KEPT_RECORDS = "install-kept.json"
 """In the person's config folder: per JSON settings file, the containers that were there, empty, before the install
 (the one thing it remembers), so that the uninstall leaves them, and the file's bytes, as they were."""
@@ -46,8 +44,11 @@ class Edit:
     path: Path
     old: Optional[str]
     new: Optional[str]
-    empties: configedit.Kept = frozenset()
-    """Containers of ``old`` that are there and empty: an install remembers them for the uninstall."""
+    empties: configedit.Kept = frozenset()  # containers of ``old`` there and empty: remembered for the uninstall
+    private: bool = False  # the HTTP hooks' record (port, token), in the person's config: never shown nor confined
+
+
+Files = Optional[dict[str, bytes]]
 
 
 @dataclass(frozen=True)
@@ -55,12 +56,10 @@ class Tree:
     """One folder we own (the skill copy, the Hermes plugin): its files now and after the change."""
 
     dest: Path
-    old: Optional[dict[str, bytes]]
-    new: Optional[dict[str, bytes]]
-    executable: frozenset[str] = frozenset()
-    """Files of ``new`` to write with the executable bit (the skill's scripts are run directly)."""
-    private: bool = False
-    """Its files hold this installation's paths (the Hermes plugin): written 0600, as the settings files are."""
+    old: Files
+    new: Files
+    executable: frozenset[str] = frozenset()  # files of ``new`` written executable (the skill's scripts run directly)
+    private: bool = False  # its files hold this installation's paths (the Hermes plugin): 0600, as settings files are
 
 
 @dataclass
@@ -68,8 +67,7 @@ class Plan:
     """Everything one install or uninstall would change, and what the person must do afterwards."""
 
     root: Path
-    confine: Optional[Path] = None
-    """A project install's workspace: every change lies inside it, reached through no symbolic link."""
+    confine: Optional[Path] = None  # a project install's workspace: every change inside it, through no symbolic link
     uninstall: bool = False
     edits: list[Edit] = field(default_factory=list)
     trees: list[Tree] = field(default_factory=list)
@@ -86,32 +84,22 @@ def program(name: str) -> str:
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
     found = shutil.which(name)
-    if not found:
-        raise LoopError(
-            "install",
-            f"cannot find the '{name}' program beside {sys.executable} or on PATH",
-            "install strict-agent-loop with pip (pip install strict-agent-loop) and run the install again",
-        )
-    return os.path.abspath(found)
+    if found:
+        return os.path.abspath(found)
+    fix = "install strict-agent-loop with pip (pip install strict-agent-loop) and run the install again"
+    raise LoopError("install", f"cannot find the '{name}' program beside {sys.executable} or on PATH", fix)
 
 
 def _read_text(path: Path) -> Optional[str]:
     try:
-        data = fsio.read_regular(path, MAX_SETTINGS_BYTES)
+        return fsio.read_regular(path, MAX_SETTINGS_BYTES).decode("utf-8")
     except FileNotFoundError:
         return None
     except fsio.Unreadable as exc:
-        raise LoopError(
-            str(path),
-            f"is not a regular file we can read ({exc.kind}); nothing was changed",
-            "put a regular file there (or remove it) and run the install again",
-        ) from None
-    try:
-        return data.decode("utf-8")
+        problem, fix = f"is not a regular file we can read ({exc.kind})", "put a regular file there (or remove it)"
     except UnicodeDecodeError:
-        raise LoopError(
-            str(path), "is not UTF-8 text; nothing was changed", "fix the file and run the install again"
-        ) from None
+        problem, fix = "is not UTF-8 text", "fix the file"
+    raise LoopError(str(path), f"{problem}; nothing was changed", f"{fix} and run the install again")
 
 
 def _confined(workspace: Path, path: Path) -> Path:
@@ -158,12 +146,7 @@ def _remember(p: Plan) -> None:
 
 
 def _tree(
-    dest: Path,
-    new: Optional[dict[str, bytes]],
-    marker: str,
-    name: str,
-    executable: frozenset[str] = frozenset(),
-    private: bool = False,
+    dest: Path, new: Files, marker: str, name: str, executable: frozenset[str] = frozenset(), private: bool = False
 ) -> Tree:
     """Our folder at ``dest``; a folder of that name that is not ours is refused, never replaced."""
     old = skillfiles.read_tree(dest) if not dest.is_symlink() else None
@@ -216,7 +199,8 @@ def _home(env_name: str, default: str) -> Path:
     return Path(value).expanduser().absolute() if value else Path.home() / default
 
 
-def plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
+def plan_claude(scope: str, workspace: Optional[Path], install: bool, hooks: str = "http") -> Plan:
+    """``hooks``: "http" (Claude Code's HTTP hooks into the workspace's endpoint, with a workspace) or "command"."""
     if scope == "project":
         assert workspace is not None
         base, mcp_file, root = workspace / ".claude", workspace / ".mcp.json", workspace
@@ -225,11 +209,12 @@ def plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
         # user-scope MCP servers live in .claude.json: in CLAUDE_CONFIG_DIR when set, else in the home folder
         mcp_file = base / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude.json"
         root = base.parent
-    hooks, server = _hooks("claude", workspace, install), _server(workspace, install)
+    command, server = _hooks("claude", workspace, install), _server(workspace, install)
     plan = Plan(root, workspace if scope == "project" else None)
+    groups = _http_hooks(plan, workspace, install and hooks == "http")
     settings = base / "settings.json"
     plan.edits.append(
-        _edit(settings, lambda t, k: configedit.edit_hooks(t, settings, "claude", hooks, k), plan.confine)
+        _edit(settings, lambda t, k: configedit.edit_hooks(t, settings, "claude", groups or command, k), plan.confine)
     )
     plan.edits.append(_edit(mcp_file, lambda t, k: configedit.edit_mcp_json(t, mcp_file, server, k), plan.confine))
     plan.trees.append(_skill(base / "skills" / SKILL, install, plan.confine))
@@ -239,6 +224,18 @@ def plan_claude(scope: str, workspace: Optional[Path], install: bool) -> Plan:
             "(`/hooks` and `/mcp` inside it show them)."
         )
     return plan
+
+
+def _http_hooks(plan: Plan, workspace: Optional[Path], wanted: bool) -> Optional[daemon.Groups]:
+    """Claude Code's HTTP hook groups (None: command hooks), the record of port and token planned (private)."""
+    if workspace is None:
+        plan.notes += ["Command hooks were written: HTTP hooks need a workspace (--workspace)."] * wanted
+        return None
+    new, groups, said = daemon.http_install(program("strict-loop"), workspace, wanted, os.environ)
+    path = daemon.record_path(workspace, os.environ)
+    plan.edits += [Edit(path, old, new, private=True)] if (old := _read_text(path)) != new else []
+    plan.notes += [said] if said else []
+    return groups
 
 
 def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
@@ -268,12 +265,8 @@ def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
 
 def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
     if scope == "project":
-        raise LoopError(
-            "--scope",
-            "Hermes has no project-scope settings: its config.yaml, plugins and skills live in "
-            "$HERMES_HOME (~/.hermes)",
-            "use --scope user (add --workspace DIR to pin the loop to one folder)",
-        )
+        where = "Hermes has no project-scope settings: its config.yaml, plugins and skills live in $HERMES_HOME"
+        raise LoopError("--scope", f"{where} (~/.hermes)", "use --scope user (add --workspace DIR to pin the loop)")
     home = _home("HERMES_HOME", ".hermes")
     server = _server(workspace, install)
     plan = Plan(home.parent)
@@ -298,9 +291,9 @@ def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
 
 
 def plan(
-    harness: str, scope: Optional[str] = None, workspace: Optional[Path | str] = None, *, uninstall: bool = False
+    harness: str, scope: str | None = None, workspace: Path | str | None = None, *, uninstall: bool = False, hooks=""
 ) -> Plan:
-    """What ``install`` (or ``--uninstall``) would change; reads files, writes nothing."""
+    """What ``install`` (or ``--uninstall``) would change, reading files only. ``hooks``: "http" or "command"."""
     row = registry.get(harness)
     scope = scope or row.default_scope
     ws: Optional[Path] = Path(workspace).expanduser().absolute() if workspace else None
@@ -308,12 +301,17 @@ def plan(
         ws = ws or Path.cwd()
         if not ws.is_dir():
             raise LoopError("--workspace", f"{ws} is not a folder", "name the project folder to install into")
-    planned: Plan = registry.resolve(row.plan_fn)(scope, ws, not uninstall)
+    if hooks == "http" and not row.http_hooks:
+        raise LoopError("--hooks", f"{row.title} has command hooks only", "leave --hooks out")
+    options = {"hooks": hooks} if hooks and row.http_hooks else {}
+    planned: Plan = registry.resolve(row.plan_fn)(scope, ws, not uninstall, **options)
     planned.uninstall = uninstall
     return planned
 
 
 def _diff(change: Edit | Tree) -> str:
+    if isinstance(change, Edit) and change.private:  # its token is never printed
+        return f"would {'remove' if change.new is None else 'write'} {change.path} (the HTTP hooks' port and token)\n"
     if isinstance(change, Tree):
         if change.new is None:
             return f"would remove {change.dest}/ ({len(change.old or {})} files)\n"
@@ -332,18 +330,13 @@ def _diff(change: Edit | Tree) -> str:
 def render(p: Plan, *, dry_run: bool) -> str:
     """The report a run prints: diffs for a dry run, one line per change otherwise, then the notes."""
     changes = p.changes()
-    if not changes:
-        out = ["nothing to change"]
-    elif dry_run:
-        out = [_diff(c).rstrip("\n") for c in changes] + ["(dry run: nothing was written)"]
-    else:
-        out = [
-            (f"removed {c.dest}/" if c.new is None else f"copied {len(c.new)} files into {c.dest}/")
-            if isinstance(c, Tree)
-            else (f"removed {c.path}" if c.new is None else f"wrote {c.path}")
-            for c in changes
-        ]
-    return "\n".join(out + p.notes)
+    out = [_diff(c).rstrip("\n") for c in changes] + ["(dry run: nothing was written)"] if dry_run else []
+    for c in [] if dry_run else changes:
+        if isinstance(c, Tree):
+            out.append(f"removed {c.dest}/" if c.new is None else f"copied {len(c.new)} files into {c.dest}/")
+        else:
+            out.append(f"removed {c.path}" if c.new is None else f"wrote {c.path}")
+    return "\n".join((out if changes else ["nothing to change"]) + p.notes)
 
 
 def _write_tree(tree: Tree) -> None:
@@ -376,7 +369,8 @@ def _prune(path: Path, root: Path) -> None:
 def apply(p: Plan) -> None:
     """Write every change of ``p`` (each file atomically); a project install checks each path again first."""
     for change in p.changes():
-        if p.confine:
+        private = isinstance(change, Edit) and change.private  # in the person's own config folder
+        if p.confine and not private:
             _confined(p.confine, change.dest if isinstance(change, Tree) else change.path)
         if isinstance(change, Tree):
             if change.new is None:
@@ -386,15 +380,17 @@ def apply(p: Plan) -> None:
                 _write_tree(change)
         elif change.new is None:
             change.path.unlink()
-            _prune(change.path, p.root)
+            _prune(change.path, change.path.parents[2] if private else p.root)  # up to the config folder
         else:
             fsio.replace_keeping_mode(change.path, change.new.encode("utf-8"))  # and owner; a new one is 0600
     _remember(p)
 
 
-def run(harness: str, scope: Optional[str], workspace: Optional[str], *, dry_run: bool, uninstall: bool) -> str:
+def run(
+    harness: str, scope: Optional[str], workspace: Optional[str], *, dry_run: bool, uninstall: bool, hooks: str = ""
+) -> str:
     """The ``install`` subcommand: plan, then show or write; returns what to print."""
-    p = plan(harness, scope, workspace, uninstall=uninstall)
+    p = plan(harness, scope, workspace, uninstall=uninstall, hooks=hooks or "")  # argparse gives None
     if not dry_run:
         apply(p)
     return render(p, dry_run=dry_run)

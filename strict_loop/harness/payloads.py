@@ -1,12 +1,12 @@
 """The harnesses' hook formats, as pure functions: payload -> event and turn fields, decision -> output JSON.
 
-Claude Code, Codex and Hermes send different JSON for the same moments (after a
+Claude Code, Codex, Hermes and Gemini CLI send different JSON for the same moments (after a
 tool call, before one, at the end of a turn) and expect different answers. This
 module knows those shapes (see references/harnesses.md) and no loop state, so
 every mapping is tested from payloads alone; what each harness says about one
 turn (its result, the person's text, the agent's words, which Claude Code and
 Codex keep in a transcript file) is read by the functions its registry row names
-(``readers``). The I/O (finding the task, recording, deciding) is ``handler``.
+(``readers``; Gemini CLI's are below). The I/O (finding the task, recording, deciding) is ``handler``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ _PHASES: dict[str, Phase] = {
     "pre_tool_call": "pre",
     "pre_verify": "stop",
     "pre_llm_call": "prompt",  # Hermes (its plugin's hook, once per user message)
+    "AfterTool": "post",
+    "BeforeTool": "pre",
+    "AfterAgent": "stop",
+    "BeforeAgent": "prompt",  # Gemini CLI
 }
 
 OWN_TOOLS = frozenset(
@@ -58,7 +62,7 @@ READ_TOOLS = frozenset({"report_status", "show_task", "list_tasks", "detect_spir
 READ_COMMANDS = READ_TOOLS | {name.replace("_", "-") for name in READ_TOOLS}
 """``strict-loop`` subcommands allowed while paused (both spellings the CLI accepts)."""
 
-SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_shell"})
+SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_shell", "run_shell_command"})
 
 _PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./=:@,+% -]{1,1000}")
 """Characters a read-only command may hold: no quoting, no expansion, no separator, no newline."""
@@ -184,10 +188,12 @@ def agent_words(event: HookEvent) -> str:
     return said if isinstance(said, str) else ""
 
 
-def person_fields(event: HookEvent) -> dict[str, Any]:
-    """The ``Turn`` fields of what the person typed (a ``prompt`` event): a turn of its own, ``actor`` person."""
+def person_fields(event: HookEvent) -> Optional[dict[str, Any]]:
+    """The ``Turn`` fields of what the person typed (a ``prompt`` event): a turn of its own, ``actor`` person; None for
+    a prompt that is not the person's (``prompt_fn`` says None: Gemini CLI sends our reason to go on as one)."""
     text = resolve(get(event.harness).prompt_fn)(event)
-    return {"tool": "user_prompt", "actor": "person", "args": {}, "output": text if isinstance(text, str) else ""}
+    said = {"tool": "user_prompt", "actor": "person", "args": {}, "output": text if isinstance(text, str) else ""}
+    return None if text is None else said
 
 
 def reads_loop_state(event: HookEvent, own_executable: Optional[str] = None) -> bool:
@@ -274,6 +280,10 @@ def sniff_phase(raw: bytes) -> Phase:
     return _PHASES.get(found.group(1).decode(), "other") if found else "other"
 
 
+CONTINUING = re.compile(r"The strict loop '[a-z0-9][a-z0-9_-]{0,63}' is not done: check_stop says continue \(")
+"""How ``continue_reason`` begins: Gemini CLI sends it on as a prompt, and those words are not the person's."""
+
+
 def continue_reason(task_id: str, next_task: str, verdict_reason: str) -> str:
     """Why an unattended loop may not stop yet, with the next task."""
     todo = _clip(next_task, 600) if next_task.strip() else "the next step toward the goal (see show_task)"
@@ -314,13 +324,70 @@ def hermes_context(event: HookEvent, text: str) -> dict[str, Any]:
     return {"whisper": text}
 
 
-def hermes_deny(event: HookEvent, reason: str) -> dict[str, Any]:
-    """Hermes: the plugin's pre_tool_call blocks the call."""
+def decision_block(event: HookEvent, reason: str) -> dict[str, Any]:
+    """Hermes (its plugin's pre_tool_call) and Gemini CLI (BeforeTool): block the call, the reason its error."""
     return {"decision": "block", "reason": reason}
 
 
+_SHELL_SECTIONS = ("Process Group PGID", "Background PIDs", "Signal", "Exit Code", "Error")  # after Output: ...
+
+
+def gemini_turn(event: HookEvent) -> dict[str, Any]:
+    """Gemini CLI 0.61.0: AfterTool's ``tool_response``: what the model reads (``llmContent``), the tool's ``error``. A
+    shell's text: ``Output: ...``, ``Exit Code: N`` (none: 0) and its process group's id, cut (each run's differs)."""
+    response = event.payload.get("tool_response")
+    response = response if isinstance(response, dict) else {}
+    text = _parts_text(response.get("llmContent")).strip()
+    text = text.removeprefix("<untrusted_context>").removesuffix("</untrusted_context>").strip("\n")
+    code: Optional[int] = None
+    if event.tool in SHELL_TOOLS and text.startswith("Output: "):
+        said: dict[str, str] = {}
+        for name in _SHELL_SECTIONS:  # from the end, each once: an output's own "Exit Code: 1" line stays output
+            head, sep, value = text.rpartition(f"\n{name}: ")
+            if sep and "\n" not in value:
+                said[name], text = value, head
+        text = text[len("Output: ") :]
+        text = "" if text == "(empty)" else text
+        number = said.get("Exit Code", "" if "Signal" in said else "0")
+        code = int(number) if re.fullmatch(r"-?\d{1,6}", number) else None
+        text = "\n".join([text] + [f"{k}: {said[k]}" for k in ("Error", "Signal") if k in said]).strip("\n")
+    error = response.get("error")
+    message = _text(error.get("message")) if isinstance(error, dict) else ""
+    if message and message not in text:
+        text = f"{text}\n{message}".strip()
+    return {"output": text, "error": bool(error) or code not in (None, 0), "exit_code": code}
+
+
+def gemini_words(event: HookEvent) -> str:
+    """Gemini CLI: the text of the model message this call came in: the transcript's last ``gemini`` line, written
+    before its calls run (0.61.0; its ``thoughts`` left out); "" when a ``user`` line (a tool's result, a person's
+    message) is last. The calls of one message each get its text: no hook payload names its call."""
+    from strict_loop.harness.readers import transcript_lines
+
+    for raw in reversed(transcript_lines(event)):
+        if b'"type":"gemini"' not in raw and b'"type":"user"' not in raw:
+            continue
+        try:
+            entry = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if kind in ("gemini", "user"):
+            return _text(entry.get("content")).strip() if kind == "gemini" else ""
+    return ""
+
+
+def _parts_text(content: Any) -> str:
+    """A result's text: a string, or the ``text`` of a part or a list of parts."""
+    parts = [content] if isinstance(content, dict) else content if isinstance(content, list) else []
+    return (
+        content if isinstance(content, str) else "\n".join(_text(p.get("text")) for p in parts if isinstance(p, dict))
+    )
+
+
 def block_stop_output(reason: str) -> dict[str, Any]:
-    """Keep the agent working instead of ending its turn (Stop on Claude Code and Codex, pre_verify on Hermes)."""
+    """Keep the agent working instead of ending its turn (Stop on Claude Code and Codex, pre_verify on Hermes,
+    AfterAgent on Gemini CLI: its reason becomes the next prompt)."""
     return {"decision": "block", "reason": reason}
 
 

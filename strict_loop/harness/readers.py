@@ -69,6 +69,15 @@ def prompt_field(event: HookEvent) -> str:
     return _text(event.payload.get("prompt"))
 
 
+def gemini_prompt(event: HookEvent) -> Optional[str]:
+    """Gemini CLI: BeforeAgent's ``prompt``; None for the reason our AfterAgent hook gave to go on, which Gemini CLI
+    0.61.0 sends as the next prompt, through BeforeAgent too: those words are not the person's."""
+    from strict_loop.harness.payloads import CONTINUING
+
+    text = _text(event.payload.get("prompt"))
+    return None if CONTINUING.match(text) else text
+
+
 def hermes_prompt(event: HookEvent) -> str:
     """Hermes: pre_llm_call's ``user_message`` (the plugin passes its keyword arguments in ``extra``)."""
     extra = event.payload.get("extra")

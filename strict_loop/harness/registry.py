@@ -18,8 +18,8 @@ TOOL_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 600
 """The Stop hook runs the task's stop checks, which may run a test suite."""
 UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-"""Claude's session ids and Codex's thread ids. A session id goes on the command line (``--resume ID``), and
-``session.json`` is repository content: anything else (``--settings={...}``) is never passed on."""
+"""Claude's and Gemini CLI's session ids, Codex's thread ids. A session id goes on the command line (``--resume ID``),
+and ``session.json`` is repository content: anything else (``--settings={...}``) is never passed on."""
 
 
 class Harness(NamedTuple):
@@ -48,6 +48,7 @@ class Harness(NamedTuple):
     hooks_in_headless: bool  # the headless run takes our hook program (Codex reads its own hooks files)
     session_id_pattern: str = ""  # a regex a session id must match whole to be resumed; "" accepts none
     login_hint: str = "sign the harness in"  # how a person fixes "not logged in" (supervise stops with it)
+    http_hooks: bool = False  # plan_fn takes hooks="http" (the default: HTTP hooks into the warm daemon) or "command"
 
 
 CLAUDE_EVENTS = (
@@ -63,6 +64,14 @@ CODEX_EVENTS = (
     ("PostToolUse", None, TOOL_TIMEOUT_S),
     ("UserPromptSubmit", None, TOOL_TIMEOUT_S),
     ("Stop", None, STOP_TIMEOUT_S),
+)
+
+# Gemini CLI counts a hook's timeout in milliseconds; "*" matches every tool, and its agent events take no matcher.
+GEMINI_EVENTS = (
+    ("BeforeTool", "*", TOOL_TIMEOUT_S * 1000),
+    ("AfterTool", "*", TOOL_TIMEOUT_S * 1000),
+    ("BeforeAgent", None, TOOL_TIMEOUT_S * 1000),
+    ("AfterAgent", None, STOP_TIMEOUT_S * 1000),
 )
 
 _P, _R, _I, _H, _S = (
@@ -81,7 +90,7 @@ HARNESSES: dict[str, Harness] = {
         context_fn=_P + "hook_specific_context", deny_fn=_P + "hook_specific_deny",
         plan_fn=_I + "plan_claude", default_scope="project", argv_fn=_H + "claude_argv", stream_fn=_S + "ClaudeAdapter",
         stop_restarts_on_new_turn=True, resumes_sessions=True, reports_cost=True, hooks_in_headless=True,
-        session_id_pattern=UUID, login_hint="run `claude /login`, or set ANTHROPIC_API_KEY",
+        session_id_pattern=UUID, login_hint="run `claude /login`, or set ANTHROPIC_API_KEY", http_hooks=True,
     ),
     "codex": Harness(
         name="codex", title="Codex CLI", hook_events=CODEX_EVENTS,
@@ -96,14 +105,24 @@ HARNESSES: dict[str, Harness] = {
         name="hermes", title="Hermes Agent", hook_events=(),
         turn_fn=_R + "hermes_turn", words_fn=_R + "hermes_words", refusals_fn=_R + "no_refusals",
         prompt_fn=_R + "hermes_prompt",
-        context_fn=_P + "hermes_context", deny_fn=_P + "hermes_deny",
+        context_fn=_P + "hermes_context", deny_fn=_P + "decision_block",
         plan_fn=_I + "plan_hermes", default_scope="user", argv_fn=_H + "hermes_argv", stream_fn=_S + "HermesAdapter",
         stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=True, hooks_in_headless=True,
         session_id_pattern=r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}",
         login_hint="set your provider's API key in ~/.hermes/.env (or run `hermes setup`)",
     ),
+    "gemini": Harness(
+        name="gemini", title="Gemini CLI", hook_events=GEMINI_EVENTS,
+        turn_fn=_P + "gemini_turn", words_fn=_P + "gemini_words", refusals_fn="", prompt_fn=_R + "gemini_prompt",
+        context_fn=_P + "hook_specific_context", deny_fn=_P + "decision_block",
+        plan_fn=_H + "plan_gemini", default_scope="project", argv_fn=_H + "gemini_argv", stream_fn=_S + "GeminiAdapter",
+        stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=False, hooks_in_headless=True,
+        session_id_pattern=UUID, login_hint="set GEMINI_API_KEY, or run `gemini` once and sign in with Google",
+    ),
 }  # fmt: skip
-"""Every harness, by name. Hermes's hooks are its plugin's (integrations/hermes/), so it lists no hook events."""
+"""Every harness, by name. Hermes's hooks are its plugin's (integrations/hermes/), so it lists no hook events. Gemini
+CLI's ``plan_fn`` and ``argv_fn`` both write its settings (``hooks``, ``mcpServers``: one file), in ``headless``; its
+AfterAgent says ``stop_hook_active: false`` after a block too (0.61.0): its blocks are counted per session."""
 
 
 def names() -> tuple[str, ...]:

@@ -29,11 +29,12 @@ RATE_LIMIT = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|overloaded",
 AUTH_FAILURE = re.compile(
     r"\b401\b|unauthori[sz]ed|not logged in|not signed in|please run /login|invalid[ _-]?(api[ _-]?key|x-api-key)"
     r"|authentication[ _-]?(error|failed)|(no|missing) api key|api key (is )?(missing|not set|required)"
-    r"|oauth token (has )?expired|login required",
+    r"|oauth token (has )?expired|login required|please set an auth method|api key not valid",
     re.IGNORECASE,
 )
 """What a harness says when it is not signed in (Claude: ``Invalid API key · Please run /login``; Codex: ``401
-Unauthorized``, ``Not logged in``; Hermes: ``HTTP 401``, no API key): retrying cannot help."""
+Unauthorized``, ``Not logged in``; Hermes: ``HTTP 401``, no API key; Gemini CLI: ``Please set an Auth method``, ``API
+key not valid``): retrying cannot help."""
 _BASH_WRAPPER = ("/bin/bash", "bash", "/bin/sh", "sh", "/bin/zsh", "zsh")
 
 
@@ -72,6 +73,7 @@ class StreamAdapter:
         self.last_text = ""
         self.skipped = 0  # malformed or oversized lines
         self.said: list[str] = []  # the agent's text since its last tool call: the next call's thought
+        self.pending: dict[str, tuple[str, dict, str]] = {}  # call id -> (tool, args, the words written before it)
 
     def heard(self, text: str) -> None:
         """The agent wrote ``text`` (shown to the person, not a call): it goes with the next call (issue 24)."""
@@ -82,6 +84,12 @@ class StreamAdapter:
         """What the agent wrote since its last call, taken: the call after this one starts with none."""
         said, self.said = "\n".join(self.said), []
         return said
+
+    def remember(self, call_id: str, name: str, args: Any) -> None:
+        """A call awaiting its result, with the words written before it (past MAX_PENDING, the oldest is forgotten)."""
+        if len(self.pending) >= MAX_PENDING:
+            self.pending.pop(next(iter(self.pending)))
+        self.pending[call_id[:MAX_ID]] = (name[:200], args if isinstance(args, dict) else {"input": args}, self.words())
 
     def feed(self, line: str) -> list[ToolCall]:
         """The tool calls completed by this raw stdout line (none for a malformed line or the loop's own tools)."""

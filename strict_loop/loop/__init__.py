@@ -9,6 +9,7 @@ __all__ = [
     "answers",
     "commandrun",
     "commits",
+    "delivery",
     "monitoring",
     "operations",
     "recording",

@@ -7,30 +7,35 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from strict_loop.base.timefmt import human_duration
-from strict_loop.model.monitoring import MonitorView, SpiralVerdict
-from strict_loop.model.results import (
-    CompactResult,
-    EventResult,
-    InitResult,
-    RebuildResult,
-    ResumeResult,
-    RoundResult,
-    StatusReport,
-    StopResult,
-    TaskList,
-    TaskView,
-    TrustResult,
-)
-from strict_loop.monitor.ladder import supervisor_lines
+
+if TYPE_CHECKING:  # the renderers read attributes only: the CLI's model-free reads (cli.reads) use them too
+    from strict_loop.model.monitoring import MonitorView, SpiralVerdict
+    from strict_loop.model.results import (
+        CompactResult,
+        EventResult,
+        InitResult,
+        RebuildResult,
+        ResumeResult,
+        RoundResult,
+        StatusReport,
+        StopResult,
+        TaskList,
+        TaskView,
+        TrustResult,
+    )
 
 R = TypeVar("R")
 
 
 def with_supervisor(text: str, sup: MonitorView) -> str:
     """``text`` with the monitor's pause order on top and its whispers and notices below; unchanged when it is quiet."""
+    if not sup.messages:  # a quiet monitor (and the ladder is not loaded for it)
+        return text
+    from strict_loop.monitor.ladder import supervisor_lines
+
     head, tail = supervisor_lines(sup)
     return "\n".join(head + [text] + tail)
 

@@ -107,8 +107,8 @@ class TaskMonitor:
         return mon
 
     def save(self, mon: MonitorState, *, sync: bool) -> None:
-        data = mon.model_dump_json().encode()
-        atomic_write(self.store.paths.monitor, data, sync=sync)
+        with self.store.paths.pause_flagged(mon.paused):  # set before, cleared after: the Claude hooks' gate reads it
+            atomic_write(self.store.paths.monitor, data := mon.model_dump_json().encode(), sync=sync)
         self.store.cache.remember(self.store.paths.monitor, data)
 
     def paused(self) -> bool:

@@ -110,8 +110,8 @@ OPERATIONS: tuple[Operation, ...] = (
         answers.init,
         cli_request=InitStateRequest,
         title="Define a loop contract",
-        tool="Create a loop task: goal, stop condition, machine stop checks. Once, before round 1. "
-        "The monitor's settings come from monitor_profile and the workspace's defaults, set by a person.",
+        tool="Create a loop task once, before round 1: goal, stop condition, machine stop checks. The monitor's "
+        "settings come from monitor_profile and a person's workspace defaults.",
         destructive=True,
     ),
     Operation(
@@ -123,9 +123,9 @@ OPERATIONS: tuple[Operation, ...] = (
         EventResult,
         answers.event,
         title="Append an event",
-        tool="Append one event. Announce every round with kind='round.started'; 'note' or 'blocker' for the rest. "
-        "Without harness hooks, report each own tool call as kind='tool_call', data = one turn "
-        "{tool, args, output, error, exit_code}: the progress monitor watches for circles.",
+        tool="Append one event: kind='round.started' announces each round; 'note' or 'blocker' for the rest. "
+        "Without harness hooks, report each of your tool calls as kind='tool_call', data = one turn "
+        "{tool, args, output, error, exit_code}: the monitor watches for circles.",
         open_world=True,
     ),
     Operation(
@@ -140,9 +140,8 @@ OPERATIONS: tuple[Operation, ...] = (
         RoundResult,
         answers.round_result,
         title="Record a verified round",
-        tool="Record one verified round (verification_summary required) and get the verdict: stop.should_stop, the "
-        "failing checks, the status line. Runs the stop checks unless skip_checks; 'completed' is refused while "
-        "one fails.",
+        tool="Record one verified round and get the verdict (stop.should_stop, failing checks, status line); "
+        "'completed' is refused while a stop check fails.",
         open_world=True,
         runs_checks=lambda arguments: not arguments.get("skip_checks"),
     ),
@@ -157,8 +156,8 @@ OPERATIONS: tuple[Operation, ...] = (
         StopResult,
         answers.stop_report,
         title="Run the stop checks",
-        tool="Run the stop checks and hard limits on demand (update_state already does after each round); "
-        "returns the verdict and every check, with output for failing ones only.",
+        tool="Run the stop checks and hard limits now (update_state does after each round): the verdict and each "
+        "check, with output for failing ones.",
         open_world=True,
         runs_checks=lambda arguments: True,
     ),
@@ -170,8 +169,7 @@ OPERATIONS: tuple[Operation, ...] = (
         StatusResult,
         answers.status,
         title="Broadcast progress",
-        tool="Broadcast progress on demand: refresh latest-status.txt and run-summary.md, append to "
-        "status-history.jsonl. The text is the status; the structured result is its record.",
+        tool="Broadcast progress: refresh latest-status.txt and run-summary.md, append to status-history.jsonl.",
         structured=_status_result,
     ),
     Operation(
@@ -182,8 +180,7 @@ OPERATIONS: tuple[Operation, ...] = (
         CompactResult,
         answers.compact,
         title="Compact the state window",
-        tool="Move older rounds out of state.json's rolling window (they stay in the ledgers) and trim the context "
-        "snapshot.",
+        tool="Move older rounds out of state.json's window (they stay in the ledgers) and trim the context snapshot.",
     ),
     Operation(
         "rebuild_state",
@@ -193,8 +190,7 @@ OPERATIONS: tuple[Operation, ...] = (
         RebuildResult,
         answers.rebuild,
         title="Rebuild state from the ledgers",
-        tool="Reconstruct state.json from events.jsonl and iterations.jsonl after damage or a crash; reports what it "
-        "fixed.",
+        tool="Rebuild state.json from events.jsonl and iterations.jsonl after damage or a crash; says what it fixed.",
         destructive=True,
     ),
     Operation(
@@ -208,9 +204,8 @@ OPERATIONS: tuple[Operation, ...] = (
         SpiralVerdict,
         answers.verdict,
         title="Check for a spiral",
-        tool="The progress monitor's verdict: whether the agent repeats itself without progress, the signals, a "
-        "diagnosis and what to do instead. Turns are judged as they arrive; this only reads. turns=[...] judges "
-        "that list instead.",
+        tool="The progress monitor's verdict: is the agent repeating itself without progress; the signals, a "
+        "diagnosis, what to do instead. Read-only.",
         read_only=True,
     ),
     Operation(
@@ -221,7 +216,7 @@ OPERATIONS: tuple[Operation, ...] = (
         TaskList,
         answers.task_list,
         title="List loop tasks",
-        tool="List every loop task in the workspace with status and rounds done (including an original .codex-loop/).",
+        tool="Every loop task in the workspace, with its status and rounds done.",
         method="task_list",
         read_only=True,
     ),
@@ -233,8 +228,7 @@ OPERATIONS: tuple[Operation, ...] = (
         TaskView,
         answers.task_view,
         title="Show a task",
-        tool="A task's full state: contract, counters, next task, recent rounds, context snapshot and last stop "
-        "report.",
+        tool="A task's full state: contract, counters, next task, recent rounds, context snapshot, last stop report.",
         read_only=True,
     ),
     Operation(

@@ -21,6 +21,7 @@ from strict_loop.base.jsonl import iter_lines, tail_lines
 from strict_loop.base.layout import MANAGER_DIR, Layout, TaskPaths, slug_from_goal
 from strict_loop.base.timefmt import now_iso
 from strict_loop.loop import commits, reports, safeguards, verdicts
+from strict_loop.loop.delivery import QuietMonitors
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.recording import record_turn
 from strict_loop.model.monitoring import MonitorView, SpiralVerdict
@@ -100,6 +101,7 @@ class Workspace:
         self.layout = Layout(self.root)
         self.index = TaskIndex(self.layout, ValidationCache(), lock_timeout)
         self.trust_store = trust_store or TrustStore()
+        self.quiet = QuietMonitors()  # an append_event's supervisor, without re-reading a quiet monitor.json
 
     @boundary("init_state")
     def init_state(self, request: InitStateInput | None = None, /, **params: Any) -> InitResult:
@@ -159,7 +161,7 @@ class Workspace:
                 )
                 state.updated_at = rec.ts
                 store.save(state)
-            view = sup.deliver()
+            view = self.quiet.deliver(sup)
         return EventResult(task_id=store.task_id, seq=rec.seq, kind=rec.kind, ts=rec.ts, supervisor=view)
 
     @boundary("update_state")

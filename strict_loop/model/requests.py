@@ -12,9 +12,19 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
-from strict_loop.model.fields import EVENT_KIND_PATTERN, MAX_JSON_DEPTH, Flag, NonBlank, Strict, TaskId, Text, too_deep
+from strict_loop.model.fields import (
+    EVENT_KIND_PATTERN,
+    MAX_JSON_DEPTH,
+    Flag,
+    NonBlank,
+    Strict,
+    TaskId,
+    Text,
+    check_task_id,
+    too_deep,
+)
 from strict_loop.model.records import ContractTerms, LoopContract, RoundFields
 from strict_loop.model.settings import MonitorProfile, MonitorSettings
 from strict_loop.model.turns import Turn, clip_turn_data, read_turns
@@ -22,6 +32,9 @@ from strict_loop.model.turns import Turn, clip_turn_data, read_turns
 MAX_EVENT_DATA_BYTES = 64 * 1024
 
 OptionalTaskId = Optional[TaskId]
+TaskName = Optional[Annotated[str, AfterValidator(check_task_id)]]
+"""A task's id as list_tasks names it, checked as every id is. Its pattern is in init_state's schema, where an id is
+made: tools/list carries it once, not in every tool that names a task."""
 
 TURNS_SCHEMA = {
     "type": "array",
@@ -54,7 +67,7 @@ answer, a new contract for rebuild_state to trust, or a recorded round."""
 
 
 class TaskRef(Strict):
-    task_id: OptionalTaskId = Field(None, description="Omit when one task runs")
+    task_id: TaskName = Field(None, description="Omit when one task runs")
 
 
 class InitStateInput(ContractTerms):
@@ -115,7 +128,7 @@ class AppendEventInput(TaskRef):
     message: NonBlank = Text(8000, "What happened, in one or a few sentences", required=True)
     data: Annotated[dict[str, Any], Flag(json=True)] = Field(
         default_factory=dict,
-        description="Details (at most 64 KiB); for tool_call, one turn (clipped to fit, never refused for size)",
+        description="Details, at most 64 KiB; for tool_call, one turn (clipped to fit, never refused)",
     )
 
     _data_size = field_validator("data")(_json_size)
@@ -177,7 +190,7 @@ class RebuildStateInput(TaskRef):
 
 
 class DetectSpiralInput(Strict):
-    task_id: OptionalTaskId = Field(None, description="Omit when one task runs")
+    task_id: TaskName = Field(None, description="Omit when one task runs")
     turns: Annotated[
         Optional[list[Turn]],
         Flag(metavar="FILE.jsonl", load=read_turns, note="a JSONL file, one turn per line"),

@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import atomic_write, dumps_doc, read_own
 from strict_loop.base.jsontext import parse_json
 from strict_loop.base.timefmt import now_iso
-from strict_loop.model.settings import MonitorSettings
 from strict_loop.storage.workspaces import config_dir, workspace_id
+
+if TYPE_CHECKING:  # validated on use: reading a seal needs no model (cli.reads compares it as read)
+    from strict_loop.model.settings import MonitorSettings
 
 SEALS_DIR = "seals"
 
@@ -32,6 +34,8 @@ class Sealed(NamedTuple):
 
     def settings(self) -> Optional[MonitorSettings]:
         """The sealed settings; None if they no longer validate (a seal is then no record: see ``read``)."""
+        from strict_loop.model.settings import MonitorSettings
+
         try:
             return MonitorSettings.model_validate(self.monitor)
         except ValueError:

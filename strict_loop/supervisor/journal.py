@@ -46,14 +46,14 @@ def invocation_data(n: int, outcome: Outcome, stop_reason: str, rounds: int, dec
 
 def pause_alert(store: TaskStore, root: Path, env: Mapping[str, str]) -> dict[str, str]:
     """The person's one alert for the pause a run ended in: the monitor's own (its diagnosis, the recent turns), with
-    the page link and the resume command; returns its delivery summary.
+    the agent's latest note, the page link and the resume command; returns its delivery summary.
 
     The hook that paused the task ran in the harness's environment, which has no channel (the agent must never see
-    their URLs), so that alert was recorded with none: it is sent now through this environment's channels. One
-    already on its way (raised by a stream call we recorded, or by a hook that read the person's alerts file, or
-    sent by an earlier run of ours) is not sent again; if none was recorded (its process died first), it is raised
-    here from the monitor's state."""
-    from strict_loop.alerts.channels import clean
+    their URLs), so that alert was recorded with none: it is sent now through this environment's channels, with the
+    note the agent left since (the one write allowed while paused: else only the page would show it). One already on
+    its way (raised by a stream call we recorded, or by a hook that read the person's alerts file, or sent by an
+    earlier run of ours) is not sent again; if none was recorded (its process died first), it is raised here from the
+    monitor's state."""
     from strict_loop.model.monitoring import Alert
     from strict_loop.monitor import ladder
 
@@ -73,24 +73,37 @@ def pause_alert(store: TaskStore, root: Path, env: Mapping[str, str]) -> dict[st
         recommended_action=ladder.recommended_action(mon, mon.last_signals),
     )
     found = _recorded(store, alert.id, alert.turn)
-    if found is None:
-        return outbox.enqueue(store, root, alert, env, prefix="[SPIRALING]", resume=resume, event="spiral.alert")
-    if any(not name.startswith("config") for name in found["channels"]):
+    if found is not None and any(not name.startswith("config") for name in found["channels"]):
         return dict(found["delivery"])
-    # alerts.jsonl is in the workspace: its words are cleaned and bounded, the resume command and the page link ours
-    recent = found.get("recent")
-    alert.ts = clean(str(found.get("ts") or alert.ts), 40)  # the queue names an entry by id and time
-    alert.diagnosis = clean(str(found.get("diagnosis") or alert.diagnosis), 2000)
-    alert.recent = [clean(str(r), 300) for r in recent[-5:]] if isinstance(recent, list) else alert.recent
-    alert.recommended_action = clean(str(found.get("recommended_action") or alert.recommended_action), 2000)
-    headline = str((found.get("message") or {}).get("headline", ""))
-    heading = _HEADING.match(headline)
-    prefix = heading.group(0) if heading else "[SPIRALING]"
-    return outbox.forward(store, root, alert, env, prefix=prefix, resume=resume)
+    events = list(store.events(last=outbox.NOTE_EVENTS))
+    if found is None:
+        alert.diagnosis = ladder.with_note(alert.diagnosis, ladder.agent_note(events))
+        heading = ladder.alert_heading(alert.signals)
+        return outbox.enqueue(store, root, alert, env, prefix=heading, resume=resume, event="spiral.alert")
+    alert, heading, _ = outbox.resent(found, alert)  # its words; the resume command and the page link ours
+    alert.diagnosis, note = _latest_note(alert.diagnosis, events)
+    return outbox.forward(store, root, alert, env, prefix=heading, resume=resume, note=note)
 
 
-_HEADING = re.compile(r"^\[[A-Z][A-Z ]{0,30}\]")
-"""An alert's heading (``[SPIRALING]``, ``[JOB FAILED]``): all a forwarded alert keeps of its recorded headline."""
+def _latest_note(diagnosis: str, events: list[dict[str, Any]]) -> tuple[str, Optional[str]]:
+    """The recorded ``diagnosis`` (cleaned: ``outbox.resent``) ending with the agent's latest note instead of the one
+    it had left when the pause was recorded (``ladder.with_note`` after the ``spiral.paused`` event), and that note."""
+    from strict_loop.alerts.channels import clean
+    from strict_loop.monitor import ladder
+
+    def note(evs: list[dict[str, Any]]) -> Optional[str]:
+        found = ladder.agent_note(evs)
+        return clean(found, ladder.MAX_NOTE_CHARS) if found else None  # as the diagnosis was cleaned
+
+    now = note(events)
+    if now is None or diagnosis.endswith(ladder.with_note("", now)):
+        return diagnosis, now
+    paused = [i for i, ev in enumerate(events) if ev.get("kind") == "spiral.paused"]
+    then = note(events[: paused[-1]]) if paused else None
+    told = ladder.with_note("", then) if then else ""
+    if told and diagnosis.endswith(told):
+        diagnosis = diagnosis[: len(diagnosis) - len(told)]
+    return ladder.with_note(diagnosis, now), now
 
 
 def _recorded(store: TaskStore, alert_id: str, turn: int) -> Optional[dict[str, Any]]:

@@ -4,11 +4,16 @@ Each hook runs ``strict-loop hook hermes`` as a separate program with the event 
 shape of a Hermes shell hook) and acts on the JSON it prints. Hermes runs in its own Python, so this
 file imports nothing from strict_loop, and it never raises into Hermes: a missing program, a timeout
 or output it cannot read means "nothing to say". Call order per tool call (hermes-agent 0.19
-``model_tools.handle_function_call``): pre_tool_call, the tool, post_tool_call, transform_tool_result,
-all on one thread; so post_tool_call keeps the whisper the hook printed and transform_tool_result
-appends it to that call's result. Before those, post_api_request sees each model response: the text the
-assistant wrote beside its tool calls is kept for the first of them and sent with its post_tool_call
-(``assistant_text``), so the recorded turn carries the agent's own words.
+``model_tools.handle_function_call``): pre_tool_call, the tool, post_tool_call, transform_tool_result.
+
+Only the gate is on the model's critical path (issue 27): pre_tool_call (and pre_verify) ask inline, after
+the recordings queued before them are done, so a pause the last call caused is seen. Recording a call
+(post_tool_call) or what the person typed (pre_llm_call) is queued for one background thread, in order;
+a whisper it produces rides on the session's next tool result (transform_tool_result), its next block
+message or its next pre_llm_call's context. on_session_end waits for the queue: a one-shot Hermes ends
+with ``os._exit``, which would otherwise drop the last recordings. Before those, post_api_request sees each
+model response: the text the assistant wrote beside its tool calls is kept for the first of them and sent
+with its post_tool_call (``assistant_text``), so the recorded turn carries the agent's own words.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import json
 import os
 import subprocess
 import threading
+from collections import deque
+from collections.abc import Callable
 from typing import Any, Optional
 
 STRICT_LOOP = "strict-loop"  # `strict-loop install hermes` writes the absolute path of the program here
@@ -24,6 +31,8 @@ WORKSPACE = ""  # and here the folder holding .agent-loop/ when the install pins
 TOOL_TIMEOUT_S = 30.0
 VERIFY_TIMEOUT_S = 600.0  # pre_verify runs the task's stop checks
 MAX_PENDING = 64
+MAX_QUEUED = 256  # recordings waiting: beyond it post_tool_call waits for room (none is dropped)
+END_TIMEOUT_S = 120.0  # on_session_end waits this long at most for the queued recordings
 MAX_WORDS_CHARS = 100_000  # the hook clips a turn's words to far less; this bounds what one call keeps meanwhile
 _TOP_LEVEL = {"tool_name", "args", "session_id", "parent_session_id"}
 
@@ -87,23 +96,90 @@ def _keep(store: dict[str, str], key: str, value: str) -> None:
     store[key] = value
 
 
-class _Hooks:
-    """One plugin instance's hooks; ``pending`` holds a whisper between post_tool_call and transform_tool_result,
-    ``words`` the assistant's text between post_api_request and its first call's post_tool_call."""
+class _Recorder:
+    """The recordings, in order, on one worker thread that runs while there are some (not a daemon thread: Python waits
+    for it at exit)."""
 
     def __init__(self) -> None:
-        self.pending: dict[str, str] = {}
+        self.jobs: deque[Callable[[], None]] = deque()
+        self.cond = threading.Condition()
+        self.queued = self.done = 0
+        self.busy = False
+
+    def put(self, job: Callable[[], None]) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: len(self.jobs) < MAX_QUEUED, TOOL_TIMEOUT_S)
+            self.jobs.append(job)
+            self.queued += 1
+            if self.busy:
+                return
+            self.busy = True
+        try:
+            threading.Thread(target=self._run, name="strict-loop-recorder").start()
+        except RuntimeError:  # no thread to be had: record here
+            self._run()
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                if not self.jobs:
+                    self.busy = False
+                    return
+                job = self.jobs.popleft()
+            try:
+                job()
+            except Exception:
+                pass
+            with self.cond:
+                self.done += 1
+                self.cond.notify_all()
+
+    def wait(self, timeout: float) -> None:
+        """Until every recording queued before this call is done, or ``timeout``."""
+        with self.cond:
+            target = self.queued
+            self.cond.wait_for(lambda: self.done >= target, timeout)
+
+
+class _Hooks:
+    """One plugin instance's hooks; ``said`` holds the whispers recordings produced, per session, until a tool result,
+    block or context carries them; ``words`` the assistant's text between post_api_request and its first call's
+    post_tool_call."""
+
+    def __init__(self) -> None:
+        self.said: dict[str, list[str]] = {}
         self.words: dict[str, str] = {}
         self.lock = threading.Lock()
+        self.recorder = _Recorder()
 
     @staticmethod
-    def _key(kwargs: dict[str, Any]) -> str:
-        return str(kwargs.get("tool_call_id") or f"thread-{threading.get_ident()}")
+    def _session(kwargs: dict[str, Any]) -> str:
+        return str(kwargs.get("session_id") or kwargs.get("parent_session_id") or "")
+
+    def _record(self, event: str, sent: dict[str, Any], session: str) -> None:
+        """Queue one recording; its whisper waits in ``said`` for the session's next chance to be heard."""
+
+        def job() -> None:
+            whisper = _ask(event, sent, TOOL_TIMEOUT_S).get("whisper")
+            if isinstance(whisper, str) and whisper.strip():
+                with self.lock:
+                    if session not in self.said and len(self.said) >= MAX_PENDING:
+                        self.said.pop(next(iter(self.said)))
+                    self.said.setdefault(session, []).append(whisper)
+
+        self.recorder.put(job)
+
+    def _heard(self, session: str) -> list[str]:
+        with self.lock:
+            return self.said.pop(session, [])
 
     def pre_tool_call(self, **kwargs: Any) -> Optional[dict[str, str]]:
         try:
+            self.recorder.wait(TOOL_TIMEOUT_S)  # a pause the last call caused decides this one
             reason = _blocked(_ask("pre_tool_call", kwargs, TOOL_TIMEOUT_S))
-            return {"action": "block", "message": reason} if reason else None
+            if not reason:
+                return None
+            return {"action": "block", "message": "\n".join([*self._heard(self._session(kwargs)), reason])}
         except Exception:
             return None
 
@@ -126,42 +202,51 @@ class _Hooks:
                 said = self.words.pop(str(kwargs.get("tool_call_id") or ""), None)
             if kwargs.get("status") == "blocked":  # refused before it ran: not a turn
                 return
-            sent = {**kwargs, "assistant_text": said} if said else kwargs
-            whisper = _ask("post_tool_call", sent, TOOL_TIMEOUT_S).get("whisper")
-            if isinstance(whisper, str) and whisper.strip():
-                with self.lock:
-                    _keep(self.pending, self._key(kwargs), whisper)
+            self._record(
+                "post_tool_call", {**kwargs, "assistant_text": said} if said else kwargs, self._session(kwargs)
+            )
         except Exception:
             return
 
     def transform_tool_result(self, **kwargs: Any) -> Optional[str]:
         try:
-            with self.lock:
-                whisper = self.pending.pop(self._key(kwargs), None)
-            if whisper is None:
+            heard = self._heard(self._session(kwargs))
+            if not heard:
                 return None
             result = kwargs.get("result")
-            return f"{result if isinstance(result, str) else json.dumps(result, default=str)}\n{whisper}"
+            return "\n".join([result if isinstance(result, str) else json.dumps(result, default=str), *heard])
         except Exception:
             return None
 
     def pre_llm_call(self, **kwargs: Any) -> Optional[dict[str, str]]:
         """Once per user message: what the person typed is recorded as their turn (the history is not sent)."""
         try:
-            if not kwargs.get("user_message"):
-                return None
-            said = {"session_id": kwargs.get("session_id"), "user_message": str(kwargs.get("user_message"))[:100_000]}
-            whisper = _ask("pre_llm_call", said, TOOL_TIMEOUT_S).get("whisper")
-            return {"context": whisper} if isinstance(whisper, str) and whisper.strip() else None
+            session = self._session(kwargs)
+            if kwargs.get("user_message"):
+                said = {
+                    "session_id": kwargs.get("session_id"),
+                    "user_message": str(kwargs.get("user_message"))[:100_000],
+                }
+                self._record("pre_llm_call", said, session)
+            heard = self._heard(session)
+            return {"context": "\n".join(heard)} if heard else None
         except Exception:
             return None
 
     def pre_verify(self, **kwargs: Any) -> Optional[dict[str, str]]:
         try:
+            self.recorder.wait(TOOL_TIMEOUT_S)  # the stop checks judge every turn recorded
             reason = _blocked(_ask("pre_verify", kwargs, VERIFY_TIMEOUT_S))
             return {"action": "continue", "message": reason} if reason else None
         except Exception:
             return None
+
+    def on_session_end(self, **kwargs: Any) -> None:
+        """The end of a run of the agent: the recordings queued are done before Hermes may exit."""
+        try:
+            self.recorder.wait(END_TIMEOUT_S)
+        except Exception:
+            return
 
 
 def register(ctx: Any) -> None:
@@ -174,5 +259,6 @@ def register(ctx: Any) -> None:
         "transform_tool_result",
         "pre_llm_call",
         "pre_verify",
+        "on_session_end",
     ):
         ctx.register_hook(name, getattr(hooks, name))
