@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 TASK = "calc"
 PROMPT = "Make the calculator's test pass."
 CALC = "def add(a, b):\n    return a - b\n"
-TEST = "python3 test_calc.py"
+TEST = "python3 -B test_calc.py"  # -B: no stale bytecode when two same-size edits of calc.py land in one second
 TEST_SOURCE = "from calc import add\nassert add(2, 2) == 4, f'add(2, 2) returned {add(2, 2)}'\nprint('ok')\n"
 SAID = "The helper subtracts; I will make it add."
 
