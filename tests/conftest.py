@@ -56,6 +56,12 @@ os.environ["XDG_CONFIG_HOME"] = str(SESSION_CONFIG)
 
 TMPFS = Path("/dev/shm")
 
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # Started in the background by a shell without job control (`cmd &`, nohup): Ctrl-C is ignored and every process
+    # the tests start would inherit that, so the tests of what Ctrl-C does would hang. The tests' own processes get
+    # Python's default handling back, as a person's terminal gives them.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Put tmp_path (so every test workspace) on tmpfs when the machine has one and TMPDIR is not set.
