@@ -89,6 +89,8 @@ def test_doc_commands_run(path, tmp_path, request):
         bins.insert(0, request.getfixturevalue("served_cli"))
     env = dict(os.environ, SKILL_DIR=str(REPO), PATH=os.pathsep.join([*map(str, bins), os.environ.get("PATH", "")]))
     env.pop("STRICT_LOOP_DEBUG", None)
+    env["TMPDIR"] = str(tmp_path / ".tmp")  # a documented `mktemp -d` lands in the test's folder, removed with it
+    (tmp_path / ".tmp").mkdir()
     for number, block in enumerate(_runnable(path), start=1):
         proc = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", block],
