@@ -10,6 +10,7 @@ interpreter in ``STRICT_LOOP_PHOENIX_PYTHON``) because its dependencies are many
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -52,8 +53,8 @@ def _get(url: str):
         return json.loads(resp.read())
 
 
-@pytest.fixture
-def phoenix(tmp_path: Path) -> Iterator[str]:
+def _serve(tmp_path: Path, attempt: int) -> tuple[subprocess.Popen, str, Path]:
+    """One Phoenix on two free ports (its process, its URL, its log)."""
     port, grpc = _free_port(), _free_port()
     env = {
         **os.environ,
@@ -62,26 +63,35 @@ def phoenix(tmp_path: Path) -> Iterator[str]:
         "PHOENIX_WORKING_DIR": str(tmp_path / "phoenix"),
         "PHOENIX_HOST": "127.0.0.1",
     }
-    log = (tmp_path / "phoenix.log").open("wb")
-    proc = subprocess.Popen(
-        [str(_phoenix_python()), "-m", "phoenix.server.main", "serve"], env=env, stdout=log, stderr=log
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                _get(f"{url}/v1/projects")
-                break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("Phoenix did not start: " + (tmp_path / "phoenix.log").read_text()[-2000:])
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
+    log = tmp_path / f"phoenix-{attempt}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(_phoenix_python()), "-m", "phoenix.server.main", "serve"], env=env, stdout=out, stderr=out
+        )
+    return proc, f"http://127.0.0.1:{port}", log
+
+
+@pytest.fixture
+def phoenix(tmp_path: Path) -> Iterator[str]:
+    """A Phoenix of the test's own. A free port can be taken by another process before Phoenix binds it (two suites
+    at once): then Phoenix exits, or something else answers there, and it starts again on other ports."""
+    for attempt in range(3):
+        proc, url, log = _serve(tmp_path, attempt)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    _get(f"{url}/v1/projects")
+                    break
+                except (OSError, http.client.HTTPException):  # not up yet, or not ours on that port
+                    time.sleep(0.3)
+            if proc.poll() is None and time.monotonic() < deadline:
+                yield url
+                return
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    pytest.fail("Phoenix did not start: " + log.read_text()[-2000:])
 
 
 def _spans(url: str) -> list[dict]:
