@@ -10,6 +10,10 @@ import re
 import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
@@ -35,6 +39,30 @@ def client(read_only: bool = False, token: str | None = None, host: str = "127.0
     c = TestClient(server.build(server.Config(access)), base_url=f"http://{host}:8780")
     c.cookies.set(guard.ANSWER_COOKIE, ANSWER_KEY)
     return c
+
+
+@contextmanager
+def serving_page(answer_key: str = ANSWER_KEY) -> Iterator[str]:
+    """The page on a real loopback port (uvicorn in a thread, as `strict-loop dashboard` serves it), with the person's
+    answer key; its URL until the block ends."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    access = guard.Access(guard.allowed_hosts("127.0.0.1", port, []), answer_key=answer_key)
+    srv = uvicorn.Server(
+        uvicorn.Config(server.build(server.Config(access)), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    while not srv.started:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(5)
 
 
 def page_token(c: TestClient, path: str = "/") -> str:

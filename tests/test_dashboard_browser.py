@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_dashboard import XSS, client
+from test_dashboard import ANSWER_KEY, XSS, client, serving_page
 from test_hooks import fail_until_paused
 from test_page_truth import TURN_NUMBER, note, thrash
 
 from strict_loop import Workspace
-from strict_loop.dashboard import guard, server
 from strict_loop.storage import workspaces
 
 pytestmark = pytest.mark.slow
@@ -32,7 +29,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 sync_api = pytest.importorskip("playwright.sync_api", reason=f"playwright is not installed: {INSTALL}")
 if CHROMIUM is None:
     pytest.skip(f"chromium is not installed: {INSTALL}", allow_module_level=True)
-ANSWER_KEY = "the-persons-answer-key-of-this-page"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -46,22 +42,8 @@ ARGS = [
 
 @pytest.fixture
 def served(tmp_path) -> Iterator[str]:
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    access = guard.Access(guard.allowed_hosts("127.0.0.1", port, []), answer_key=ANSWER_KEY)
-    srv = uvicorn.Server(
-        uvicorn.Config(server.build(server.Config(access)), host="127.0.0.1", port=port, log_level="error")
-    )
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    while not srv.started:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"  # the browser opens the person's answer link (`?answer=`) first
-    srv.should_exit = True
-    thread.join(5)
+    with serving_page() as url:
+        yield url  # the browser opens the person's answer link (`?answer=`) first
 
 
 @pytest.fixture

@@ -11,23 +11,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_dashboard import ANSWER_KEY, serving_page
 from test_hooks import hook
 
 from strict_loop import Workspace
-from strict_loop.dashboard import guard, server
 from strict_loop.storage import workspaces
 
 INSTALL = "pip install -e '.[test]' && apt-get update && apt-get install -y chromium (tests/harnesses/install.py)"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ANSWER_KEY = "the-persons-answer-key-of-this-page"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 PHONE, LAPTOP = (390, 844), (1280, 800)
 LONG_COMMAND = "pytest -q tests/integration/pricing/test_pricing_engine_with_a_long_name.py::test_discount_applies " + (
@@ -59,22 +56,8 @@ LINE_ENDS = r"""
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
     """One server for the module: it reads the per-user index of each test's own config folder (conftest)."""
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    access = guard.Access(guard.allowed_hosts("127.0.0.1", port, []), answer_key=ANSWER_KEY)
-    srv = uvicorn.Server(
-        uvicorn.Config(server.build(server.Config(access)), host="127.0.0.1", port=port, log_level="error")
-    )
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    while not srv.started:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(5)
+    with serving_page() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
