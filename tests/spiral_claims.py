@@ -230,7 +230,7 @@ def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
         )
         assert counts == dict(Counter(f.tool for f in involved))
         checked.append("tried")
-    if m := re.search(r"the agent repeated the identical action \((.*?)\)\.", d):
+    if m := re.search(r"the agent repeated the identical action \((.*)\)\.(?: [A-Z]|$)", d):  # an action may hold ")."
         assert len({f.sig for f in involved}) == 1 and involved[-1].action == m.group(1)
         checked.append("repeated")
     if m := re.search(r"Recurring error: (.*?)\.(?: [A-Z]|$)", d):
