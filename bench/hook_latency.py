@@ -232,7 +232,7 @@ def _codex_setup(folder: Path, binary: Path, kind: str, calls: int) -> tuple[Any
     """A home and a workspace for one kind of session: its hooks.json, a running task, the files the calls read."""
     from harness_rig import Harness
 
-    from strict_loop.harness import configedit, install
+    from strict_loop.harness import configedit, plans
 
     home, work = folder / "home", folder / "w"
     (work / "src").mkdir(parents=True)
@@ -246,7 +246,7 @@ def _codex_setup(folder: Path, binary: Path, kind: str, calls: int) -> tuple[Any
     if kind == "no hooks":
         return harness, work
     if kind == "our hooks":  # only the hooks of `strict-loop install codex` (its MCP server would start with Codex)
-        planned = install.plan_codex("project", work, True)
+        planned = plans.plan_codex("project", work, True)
         hooks.write_text(next(e.new for e in planned.edits if e.path.name == "hooks.json") or "")
     else:  # the same entries running a no-op, or `strict-loop hook codex` (what the install wrote before issue 27)
         line = "cat >/dev/null" if kind == "no-op hooks" else f"{_installed()[0]} hook codex --workspace {work}"
@@ -377,7 +377,7 @@ def _claude_setup(folder: Path, binary: Path, kind: str) -> tuple[Any, Path, dic
     from harness_rig import Harness
 
     from strict_loop.base import fsio
-    from strict_loop.harness import configedit, daemon, install
+    from strict_loop.harness import configedit, daemon, plans
 
     home, work = folder / "home", folder / "w"
     (work / "src").mkdir(parents=True)
@@ -392,7 +392,7 @@ def _claude_setup(folder: Path, binary: Path, kind: str) -> tuple[Any, Path, dic
         noop["SessionStart"] = [{"hooks": [{"type": "command", "command": "cat >/dev/null", "timeout": 30}]}]
         settings.write_text(json.dumps({"hooks": noop}, indent=2))
     elif kind != "no hooks":  # only the hooks of `strict-loop install claude` (its MCP server would start with Claude)
-        planned = install.plan_claude("project", work, True, "http" if kind == "our HTTP hooks" else "command")
+        planned = plans.plan_claude("project", work, True, "http" if kind == "our HTTP hooks" else "command")
         for edit in planned.edits:
             if edit.new is not None and (edit.private or edit.path == settings):
                 fsio.replace_keeping_mode(edit.path, edit.new.encode())

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from strict_loop import Workspace  # noqa: E402
-from strict_loop.harness.streams import adapter_for  # noqa: E402
+from strict_loop.headless.streams import adapter_for  # noqa: E402
 from strict_loop.loop.recording import record_turn, record_turns  # noqa: E402
 from strict_loop.supervisor.budgets import SupervisorSettings, Tally, decide  # noqa: E402
 from strict_loop.supervisor.prompt import build_prompt  # noqa: E402

@@ -209,7 +209,7 @@ def test_a_supervised_runs_stream_gives_each_call_the_words_before_it(harness):
     """Under ``strict-loop supervise`` the calls of a Codex run come from what it prints: the words ride along.
     Codex prints a response's messages before any of its calls starts (item ids, not call ids, in its stream), so
     two calls in one response share their words on the first; Claude prints each block in order, as its transcript."""
-    from strict_loop.harness.streams import adapter_for
+    from strict_loop.headless.streams import adapter_for
 
     adapter = adapter_for(harness)
     calls = [c for line in (STREAMS / f"{harness}-words.jsonl").read_text().splitlines() for c in adapter.feed(line)]

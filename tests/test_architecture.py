@@ -27,6 +27,7 @@ LAYERS = [
     "alerts",
     "loop",
     "harness",
+    "headless",
     "supervisor",
     "experiments",
     "dashboard",

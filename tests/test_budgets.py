@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from strict_loop.harness.streambase import Outcome
+from strict_loop.headless.streambase import Outcome
 from strict_loop.supervisor.budgets import (
     EXIT_FAILURES,
     EXIT_LIMIT,

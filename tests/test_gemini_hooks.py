@@ -12,9 +12,10 @@ import pytest
 from conftest import read_jsonl, run_cli
 
 from strict_loop import Workspace
-from strict_loop.harness import configedit, gates, handler, headless, payloads
-from strict_loop.harness.streambase import signed_out
-from strict_loop.harness.streams import adapter_for
+from strict_loop.harness import configedit, gates, handler, payloads
+from strict_loop.headless import wiring as headless
+from strict_loop.headless.streambase import signed_out
+from strict_loop.headless.streams import adapter_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CAPTURED = json.loads((FIXTURES / "hooks" / "gemini_hooks.json").read_text())

@@ -17,7 +17,7 @@ from ruamel.yaml import YAML
 
 import strict_loop.entry
 from strict_loop.base import skillfiles
-from strict_loop.harness import configedit, install
+from strict_loop.harness import configedit, plans
 
 CASES = [("claude", "project"), ("claude", "user"), ("codex", "project"), ("codex", "user"), ("hermes", "user")]
 HOOK_EVENTS = {
@@ -295,7 +295,7 @@ def test_the_help_shows_every_harness_and_an_example(place):
 
 
 def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(tmp_path):
-    written = install.hermes_plugin_files("/abs/bin/strict-loop", tmp_path)
+    written = plans.hermes_plugin_files("/abs/bin/strict-loop", tmp_path)
     shipped = skillfiles.hermes_plugin_dir()
     assert written["plugin.yaml"] == (shipped / "plugin.yaml").read_bytes()
     old, new = (shipped / "__init__.py").read_text().splitlines(), written["__init__.py"].decode().splitlines()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from strict_loop.harness.streambase import ToolCall
-from strict_loop.harness.streams import adapter_for
+from strict_loop.headless.streambase import ToolCall
+from strict_loop.headless.streams import adapter_for
 from strict_loop.model.turns import MAX_TURN_TEXT, Turn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "streams"

@@ -16,7 +16,7 @@ from conftest import finished_pid, read_jsonl, run_cli
 
 from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
-from strict_loop.harness.streambase import ToolCall
+from strict_loop.headless.streambase import ToolCall
 from strict_loop.loop.recording import record_turn
 from strict_loop.supervisor.lock import SeenIds, SupervisorLock, alive, process_start, zombie
 from strict_loop.supervisor.runner import Supervisor

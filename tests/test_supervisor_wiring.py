@@ -22,7 +22,7 @@ from conftest import finished_pid, read_jsonl
 
 from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
-from strict_loop.harness import headless
+from strict_loop.headless import wiring as headless
 from strict_loop.supervisor.runner import Supervisor, SupervisorResult
 
 
@@ -398,7 +398,7 @@ def test_a_harness_that_is_not_signed_in_stops_the_run_at_once_naming_the_fix(
 
 
 def test_only_an_authentication_failure_counts_as_signed_out():
-    from strict_loop.harness.streambase import Outcome, signed_out
+    from strict_loop.headless.streambase import Outcome, signed_out
 
     assert signed_out(Outcome(False, "api error 401: Invalid API key"))
     assert signed_out(Outcome(False, "exit 1 with no turn.completed"), "Error: Not logged in")

@@ -13,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from strict_loop import Workspace
 from strict_loop.cli import app
-from strict_loop.harness import headless, install, registry
-from strict_loop.harness.headless import Wiring
+from strict_loop.harness import install, registry
 from strict_loop.harness.install import Plan
-from strict_loop.harness.streams import ClaudeAdapter, adapter_for
+from strict_loop.headless import wiring as headless
+from strict_loop.headless.streams import ClaudeAdapter, adapter_for
+from strict_loop.headless.wiring import Wiring
 from strict_loop.loop import operations
 from strict_loop.loop.operations import Operation
 
@@ -27,7 +28,7 @@ FAKE = registry.Harness(
     prompt_fn="strict_loop.harness.readers:prompt_field",
     context_fn="strict_loop.harness.payloads:hook_specific_context", deny_fn=ME + "deny",
     plan_fn=ME + "plan", default_scope="project", argv_fn=ME + "argv",
-    stream_fn="strict_loop.harness.streams:ClaudeAdapter",
+    stream_fn="strict_loop.headless.streams:ClaudeAdapter",
     stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=False, hooks_in_headless=False,
 )  # fmt: skip
 

@@ -1,7 +1,7 @@
 """Everything that knows a coding harness (Claude Code, Codex, Hermes): the registry table, hook payloads and
 answers, what each harness says about one turn (its result, the person's text, the agent's own words, read from a
 transcript's tail), the hook handler with its gates (which task a call belongs to, the pause, the Stop), daemon and
-client, headless runs and their streams, settings edits and ``strict-loop install``.
+client, settings edits (``configedit``), what each harness's install edits (``plans``) and ``strict-loop install``.
 
 It may import ``loop`` and below.
 """
@@ -11,12 +11,10 @@ __all__ = [
     "configedit",
     "daemon",
     "handler",
-    "headless",
     "install",
     "payloads",
+    "plans",
     "readers",
     "registry",
     "gates",
-    "streambase",
-    "streams",
 ]

@@ -79,7 +79,7 @@ def _object(doc: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
     return value
 
 
-def _strip_ours(groups: list[Any], harness: str) -> list[Any]:
+def strip_ours(groups: list[Any], harness: str) -> list[Any]:
     """``groups`` without our handlers; a group left with no handler by that goes too."""
     out = []
     for group in groups:
@@ -172,7 +172,7 @@ def edit_hooks(
         found = hooks.get(event, [])
         if not isinstance(found, list):
             raise _refuse(path, f"has hooks.{event} that is not a list", f"found {type(found).__name__}")
-        stripped = _strip_ours(found, harness)
+        stripped = strip_ours(found, harness)
         if [g for g in found if g not in stripped] == wanted.get(event, []) and all(g in found for g in stripped):
             continue  # already exactly as wanted (or nothing of ours to remove)
         changed = True

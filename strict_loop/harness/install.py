@@ -11,7 +11,6 @@ so do the empty folders above it up to the workspace or home folder (but see ``K
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import secrets
@@ -24,7 +23,7 @@ from typing import Any, Optional
 
 from strict_loop.base import fsio, jsontext, skillfiles
 from strict_loop.base.errors import LoopError
-from strict_loop.harness import configedit, daemon, registry
+from strict_loop.harness import configedit, registry
 from strict_loop.storage import snapstore
 
 SKILL = "strict-agent-loop"
@@ -170,20 +169,6 @@ def _skill(dest: Path, install: bool, confine: Optional[Path] = None) -> Tree:
     return _tree(dest, files, "SKILL.md", SKILL, executable)
 
 
-def hermes_plugin_files(strict_loop: str, workspace: Optional[Path]) -> dict[str, bytes]:
-    """The shipped Hermes plugin with the absolute program path (and the pinned workspace) written in."""
-    src = skillfiles.hermes_plugin_dir()
-    code = (src / "__init__.py").read_text(encoding="utf-8")
-    for name, value in (("STRICT_LOOP", strict_loop), ("WORKSPACE", str(workspace or ""))):
-        line = re.search(rf"^{name} = \"[^\"\n]*\"", code, re.MULTILINE)
-        if line is None:
-            raise LoopError(
-                str(src / "__init__.py"), f"has no '{name} = \"...\"' line to fill in", "reinstall strict-agent-loop"
-            )
-        code = code[: line.start()] + f"{name} = {json.dumps(value)}" + code[line.end() :]
-    return {"plugin.yaml": (src / "plugin.yaml").read_bytes(), "__init__.py": code.encode("utf-8")}
-
-
 def _server(workspace: Optional[Path], install: bool) -> Optional[dict]:
     if not install:
         return None
@@ -197,97 +182,6 @@ def _hooks(harness: str, workspace: Optional[Path], install: bool) -> Optional[s
 def _home(env_name: str, default: str) -> Path:
     value = os.environ.get(env_name)
     return Path(value).expanduser().absolute() if value else Path.home() / default
-
-
-def plan_claude(scope: str, workspace: Optional[Path], install: bool, hooks: str = "http") -> Plan:
-    """``hooks``: "http" (Claude Code's HTTP hooks into the workspace's endpoint, with a workspace) or "command"."""
-    if scope == "project":
-        assert workspace is not None
-        base, mcp_file, root = workspace / ".claude", workspace / ".mcp.json", workspace
-    else:
-        base = _home("CLAUDE_CONFIG_DIR", ".claude")
-        # user-scope MCP servers live in .claude.json: in CLAUDE_CONFIG_DIR when set, else in the home folder
-        mcp_file = base / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude.json"
-        root = base.parent
-    command, server = _hooks("claude", workspace, install), _server(workspace, install)
-    plan = Plan(root, workspace if scope == "project" else None)
-    groups = _http_hooks(plan, workspace, install and hooks == "http")
-    settings = base / "settings.json"
-    plan.edits.append(
-        _edit(settings, lambda t, k: configedit.edit_hooks(t, settings, "claude", groups or command, k), plan.confine)
-    )
-    plan.edits.append(_edit(mcp_file, lambda t, k: configedit.edit_mcp_json(t, mcp_file, server, k), plan.confine))
-    plan.trees.append(_skill(base / "skills" / SKILL, install, plan.confine))
-    if install:
-        plan.notes.append(
-            "Claude Code reads the hooks and the MCP server when a session starts: start a new one "
-            "(`/hooks` and `/mcp` inside it show them)."
-        )
-    return plan
-
-
-def _http_hooks(plan: Plan, workspace: Optional[Path], wanted: bool) -> Optional[daemon.Groups]:
-    """Claude Code's HTTP hook groups (None: command hooks), the record of port and token planned (private)."""
-    if workspace is None:
-        plan.notes += ["Command hooks were written: HTTP hooks need a workspace (--workspace)."] * wanted
-        return None
-    new, groups, said = daemon.http_install(program("strict-loop"), workspace, wanted, os.environ)
-    path = daemon.record_path(workspace, os.environ)
-    plan.edits += [Edit(path, old, new, private=True)] if (old := _read_text(path)) != new else []
-    plan.notes += [said] if said else []
-    return groups
-
-
-def plan_codex(scope: str, workspace: Optional[Path], install: bool) -> Plan:
-    if scope == "project":
-        assert workspace is not None
-        base, skills, root = workspace / ".codex", workspace / ".agents" / "skills", workspace
-    else:
-        base = _home("CODEX_HOME", ".codex")
-        skills, root = base / "skills", base.parent
-    hooks, server = _hooks("codex", workspace, install), _server(workspace, install)
-    plan = Plan(root, workspace if scope == "project" else None)
-    hooks_file, config = base / "hooks.json", base / "config.toml"
-    plan.edits.append(
-        _edit(hooks_file, lambda t, k: configedit.edit_hooks(t, hooks_file, "codex", hooks, k), plan.confine)
-    )
-    plan.edits.append(_edit(config, lambda t, _: configedit.edit_mcp_toml(t, config, server), plan.confine))
-    plan.trees.append(_skill(skills / SKILL, install, plan.confine))
-    if install:
-        plan.notes.append(
-            "Codex runs a new or changed hook only after you trust it: start `codex`, open `/hooks` and trust "
-            "the strict-loop hooks (once). `codex exec` skips them unless run with --dangerously-bypass-hook-trust."
-        )
-        if scope == "project":
-            plan.notes.append(f"Codex reads {base} only in a trusted project: trust {workspace} when Codex asks.")
-    return plan
-
-
-def plan_hermes(scope: str, workspace: Optional[Path], install: bool) -> Plan:
-    if scope == "project":
-        where = "Hermes has no project-scope settings: its config.yaml, plugins and skills live in $HERMES_HOME"
-        raise LoopError("--scope", f"{where} (~/.hermes)", "use --scope user (add --workspace DIR to pin the loop)")
-    home = _home("HERMES_HOME", ".hermes")
-    server = _server(workspace, install)
-    plan = Plan(home.parent)
-    plan.edits.append(
-        _edit(home / "config.yaml", lambda t, _: configedit.edit_hermes_yaml(t, home / "config.yaml", server), None)
-    )
-    plugin = hermes_plugin_files(program("strict-loop"), workspace) if install else None
-    plugins = home / "plugins" / configedit.SERVER
-    plan.trees.append(_tree(plugins, plugin, "plugin.yaml", configedit.SERVER, private=True))
-    plan.trees.append(_skill(home / "skills" / SKILL, install))
-    if install and configedit.hermes_disabled(plan.edits[0].old):
-        plan.notes.append(
-            f"{plan.edits[0].path} lists strict-loop in plugins.disabled, which wins over plugins.enabled: "
-            "remove it there (`hermes plugins enable strict-loop`) or the plugin stays off."
-        )
-    if install:
-        plan.notes.append(
-            "Hermes loads the plugin (enabled in config.yaml's plugins.enabled) and the MCP server when it "
-            "starts: start a new session (`hermes plugins list` shows strict-loop enabled)."
-        )
-    return plan
 
 
 def plan(

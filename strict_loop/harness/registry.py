@@ -77,9 +77,9 @@ GEMINI_EVENTS = (
 _P, _R, _I, _H, _S = (
     "strict_loop.harness.payloads:",
     "strict_loop.harness.readers:",
-    "strict_loop.harness.install:",
-    "strict_loop.harness.headless:",
-    "strict_loop.harness.streams:",
+    "strict_loop.harness.plans:",
+    "strict_loop.headless.wiring:",
+    "strict_loop.headless.streams:",
 )
 
 HARNESSES: dict[str, Harness] = {
@@ -115,7 +115,7 @@ HARNESSES: dict[str, Harness] = {
         name="gemini", title="Gemini CLI", hook_events=GEMINI_EVENTS,
         turn_fn=_P + "gemini_turn", words_fn=_P + "gemini_words", refusals_fn="", prompt_fn=_R + "gemini_prompt",
         context_fn=_P + "hook_specific_context", deny_fn=_P + "decision_block",
-        plan_fn=_H + "plan_gemini", default_scope="project", argv_fn=_H + "gemini_argv", stream_fn=_S + "GeminiAdapter",
+        plan_fn=_I + "plan_gemini", default_scope="project", argv_fn=_H + "gemini_argv", stream_fn=_S + "GeminiAdapter",
         stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=False, hooks_in_headless=True,
         session_id_pattern=UUID, login_hint="set GEMINI_API_KEY, or run `gemini` once and sign in with Google",
     ),

@@ -11,7 +11,7 @@ from typing import Literal, NamedTuple, Optional
 
 from pydantic import Field, model_validator
 
-from strict_loop.harness.streambase import Outcome
+from strict_loop.headless.streambase import Outcome
 from strict_loop.model.fields import Strict
 
 EXIT_STOP = 0

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any, Optional
 
 from strict_loop.base.errors import LoopError
-from strict_loop.harness.streambase import ToolCall
+from strict_loop.headless.streambase import ToolCall
 from strict_loop.loop.recording import record_turn, record_turns
 from strict_loop.storage.store import TaskStore
 from strict_loop.supervisor.lock import SeenIds

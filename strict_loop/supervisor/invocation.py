@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Optional
 
-from strict_loop.harness.headless import Wiring
+from strict_loop.headless.wiring import Wiring
 from strict_loop.supervisor.orphans import Launch
 
 KILL_GRACE_S = 5.0

@@ -16,7 +16,7 @@ from strict_loop.alerts import outbox
 from strict_loop.base.errors import LoopError
 from strict_loop.base.masking import mask_with
 from strict_loop.base.timefmt import now_iso
-from strict_loop.harness.streambase import Outcome
+from strict_loop.headless.streambase import Outcome
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
 from strict_loop.storage.store import TaskStore

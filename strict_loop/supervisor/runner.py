@@ -1,6 +1,6 @@
 """The unattended supervisor: re-invoke Codex, Claude Code or Hermes from disk until the stop rules say stop.
 
-Each invocation: a prompt built from disk, the harness run headless (``harness.headless``), its stream
+Each invocation: a prompt built from disk, the harness run headless (``headless.wiring``), its stream
 parsed as it arrives and each tool call recorded as a turn (unless a hook recorded it already), so
 the progress monitor sees every call. Then the stop checks, the budgets (``budgets.decide``) and the
 monitor decide whether to go on. Everything it knows is on disk: a supervisor killed at any point
@@ -26,9 +26,9 @@ from strict_loop.base.interrupts import StopSignals
 from strict_loop.base.masking import mask_tree, mask_with, secret_values
 from strict_loop.base.timefmt import now_iso
 from strict_loop.harness import registry
-from strict_loop.harness.headless import Wiring, find_binary, read_usage, wire
-from strict_loop.harness.streambase import Outcome, StreamAdapter, ToolCall, signed_out
-from strict_loop.harness.streams import adapter_for
+from strict_loop.headless.streambase import Outcome, StreamAdapter, ToolCall, signed_out
+from strict_loop.headless.streams import adapter_for
+from strict_loop.headless.wiring import Wiring, find_binary, read_usage, wire
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
 from strict_loop.storage.store import TaskStore

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from strict_loop.harness.payloads import bounded_args
 from strict_loop.harness.readers import exit_code_in
-from strict_loop.harness.streambase import (
+from strict_loop.headless.streambase import (
     MAX_ID,
     MAX_LINE_CHARS,
     MAX_PENDING,

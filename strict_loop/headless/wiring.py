@@ -217,7 +217,7 @@ def _hermes_home(
     if server is not None:
         data["mcp_servers"] = {**(data.get("mcp_servers") or {}), SERVER: {"command": server[0], "args": server[1:]}}
     if hook_program is not None:
-        from strict_loop.harness.install import hermes_plugin_files
+        from strict_loop.harness.plans import hermes_plugin_files
 
         folder = dest / "plugins" / SERVER
         shutil.rmtree(folder, ignore_errors=True)
@@ -258,7 +258,7 @@ def _gemini_home(env: Mapping[str, str], dest: Path, run: Run) -> None:
     settings.json: the hooks pinned to the workspace (an install of ours for every folder left out, so that none
     runs twice), each with its own ``env`` carrying the task and the supervision (Gemini CLI strips a hook's
     environment in CI)."""
-    from strict_loop.harness.configedit import SERVER, _strip_ours, hook_command, hook_groups
+    from strict_loop.harness.configedit import SERVER, hook_command, hook_groups, strip_ours
 
     source = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()) / ".gemini"
     shutil.rmtree(dest, ignore_errors=True)
@@ -277,42 +277,11 @@ def _gemini_home(env: Mapping[str, str], dest: Path, run: Run) -> None:
         for event, groups in hook_groups("gemini", hook_command(run.hook_program, "gemini", run.workspace)).items():
             groups[0]["hooks"][0]["env"] = keep
             theirs = hooks.get(event)
-            hooks[event] = [*_strip_ours(theirs if isinstance(theirs, list) else [], "gemini"), *groups]
+            hooks[event] = [*strip_ours(theirs if isinstance(theirs, list) else [], "gemini"), *groups]
     if run.server:
         servers = settings["mcpServers"] = dict(settings.get("mcpServers") or {})
         servers[SERVER] = {"command": run.server[0], "args": run.server[1:]}
     atomic_write(path, json.dumps(settings, indent=2).encode("utf-8"), sync=False, mode=0o600)
-
-
-def plan_gemini(scope: str, workspace: Optional[Path], install: bool):  # -> install.Plan
-    """``strict-loop install gemini``: our hooks and MCP server in one settings.json (the workspace's ``.gemini/``, or
-    the person's under ``$GEMINI_CLI_HOME``), the skill in ``.gemini/skills/``. Here beside ``gemini_argv``, which
-    writes the same entries for one run (``install`` is at its size limit)."""
-    from strict_loop.harness import configedit
-    from strict_loop.harness.install import SKILL, Plan, _edit, _hooks, _server, _skill
-
-    if scope == "project":
-        assert workspace is not None
-        base, root = workspace / ".gemini", workspace
-    else:
-        base = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()).expanduser().absolute() / ".gemini"
-        root = base.parent
-    hooks, server = _hooks("gemini", workspace, install), _server(workspace, install)
-    plan = Plan(root, workspace if scope == "project" else None)
-    path = base / "settings.json"
-
-    def edit(text: Optional[str], keep: configedit.Kept) -> Optional[str]:
-        return configedit.edit_mcp_json(configedit.edit_hooks(text, path, "gemini", hooks, keep), path, server, keep)
-
-    plan.edits.append(_edit(path, edit, plan.confine))
-    plan.trees.append(_skill(base / "skills" / SKILL, install, plan.confine))
-    if install:
-        plan.notes.append(
-            "Gemini CLI runs hooks, and reads a project's .gemini/settings.json, only in a trusted folder: trust the "
-            "folder when it asks (or start it with --skip-trust). It reads them when a session starts: `/hooks panel` "
-            "and `/mcp` show them."
-        )
-    return plan
 
 
 def _hook_program() -> str:

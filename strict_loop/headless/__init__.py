@@ -1,0 +1,7 @@
+"""A harness run without a person: its command line and environment (``wiring``), and what it prints, read as tool
+calls and one verdict (``streams`` on ``streambase``). ``strict-loop supervise`` drives these; hooks never load them.
+
+It may import ``harness`` and below.
+"""
+
+__all__ = ["streambase", "streams", "wiring"]
