@@ -35,6 +35,17 @@ from strict_loop.monitor import outcomes, person, shellwork
         ("nope, still broken", "fail", 1),
         ("TRJ is still shown on the status line", "fail", 1),
         ("we're going in circles", "fail", 2),
+        (
+            "proceed to implement the plan - also, I still see TRJ on the status line (did you remove it?). ultrathink",
+            "fail",
+            1,
+        ),
+        (
+            "go ahead with the database migration we discussed - also, make sure the old page still shows the banner",
+            None,
+            0,
+        ),
+        ("Add the export button. Then check whether the list is still empty?", None, 0),
     ],
 )
 def test_the_persons_message_is_read_as_a_request_a_report_or_an_approval(text, verdict, weight):

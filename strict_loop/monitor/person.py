@@ -136,6 +136,8 @@ def read(raw: str) -> Word:
     said_first = bool(PERSIST.search(head[:40]))  # "still the same... debug it properly": the news comes first
     if persists and not asking and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first):
         return Word("fail", 1, pasted, text)
+    if _reported_aside(head):
+        return Word("fail", 1, pasted, text)  # "go on with the plan - also, I still see X": a report beside a request
     if APPROVAL.search(head) and not BROKEN.search(head) and not asking:
         return Word("pass", 0, None, text)
     if (pasted or (BROKEN.search(head) and len(head.split()) <= 12)) and not asking:
@@ -143,6 +145,23 @@ def read(raw: str) -> Word:
     if len(text.split()) <= 4 and PLACEHOLDER.search(raw[:MAX_PERSON_TEXT]):
         return Word(None, 0, None, "")  # "now this [Image #1]": what they see, which is unknown; no new request
     return Word(None, 0, None, text)
+
+
+_CLAUSE = re.compile(r"(?<=[.!;])\s+|\s+[-\u2013\u2014]+\s+")
+_ASIDE = re.compile(r"\([^()]{0,200}\)")
+_CONNECTOR = re.compile(r"^\W*(?:also|and|but|plus|btw|by the way|however|oh)\b\W*", re.I)
+
+
+def _reported_aside(head: str) -> bool:
+    """Whether a clause of a longer message says the problem persists ("proceed with the plan - also, I still see
+    X"): a short clause of its own that is neither an instruction nor a question."""
+    for clause in _CLAUSE.split(head)[1:]:
+        words = _CONNECTOR.sub("", _ASIDE.sub("", clause)).strip()
+        if not PERSIST.search(words) or NEGATED.search(words) or INSTRUCTION.match(words) or words.endswith("?"):
+            continue
+        if len(words.split()) <= 12:
+            return True
+    return False
 
 
 def _pasted_error(raw: str) -> Optional[str]:
