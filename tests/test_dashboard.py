@@ -315,6 +315,7 @@ def test_an_alert_carries_the_pages_link_when_a_public_url_is_set(ws_dir):
 
 
 def fail_until_paused_with(ws: Path, env: dict) -> None:
+    env = {"XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], **env}  # the alert's outbox: this test's, not the user's
     for _ in range(8):
         hook("claude", "claude_post_tool_use_failure", ws, env=env, tool_input={"command": "pytest -q"})
 
