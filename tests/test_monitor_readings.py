@@ -144,6 +144,20 @@ def test_a_healthy_dev_server_checked_after_each_change_and_restart_is_not_a_res
     assert play(turns)[0].fired_at is None
 
 
+def test_a_start_whose_program_is_not_found_is_a_repeated_failure_not_a_restart_loop():
+    """A start that never started (its program is missing) restarts nothing: the same failing call, made again, is
+    named as what it is, on the fourth run, as any identical failing call."""
+    fail = {
+        "tool": "Bash",
+        "args": {"command": "npm run dev"},
+        "output": "zsh: command not found: npm",
+        "exit_code": 127,
+    }
+    verdict, steps = play([fail] * 5)
+    assert verdict.fired_at == 3
+    assert "restart_loop" not in {s.kind for s in verdict.signals}
+
+
 @pytest.mark.parametrize(
     ("command", "output", "verdict"),
     [

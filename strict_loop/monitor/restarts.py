@@ -42,7 +42,7 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
     if key is None or cur.kind == "write":
         return None
     recent = since_strong(w[-window:])
-    starts = [k for k, f in enumerate(recent) if f.restart]
+    starts = [k for k, f in enumerate(recent) if f.restart and not _never_started(f)]
     if len(starts) < repeats:
         return None
     seen_after: list[TurnFacts] = []  # the first turn after each restart (or the restart itself) showing the outcome
@@ -78,6 +78,12 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
         evidence=f"`{cur.action[:80]}` hung and was cut off {len(hung)} times (it timed out or was interrupted each "
         "time it ran)",
     )
+
+
+def _never_started(f: TurnFacts) -> bool:
+    """A start whose own program was not found started nothing: the same call failing again is a repeated failure
+    (its signals say so), not a restart that changed nothing."""
+    return f.failed and (f.missing or "").startswith("program ")
 
 
 def _command(f: TurnFacts) -> str:
