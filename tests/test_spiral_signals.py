@@ -185,7 +185,8 @@ def test_edit_view_churn_with_self_talk_fires_and_plain_iteration_does_not():
 def test_ab_cycle_without_new_information_fires():
     a = {"tool": "search_file", "args": {"command": "search_file convert"}, "output": "Found 2 matches"}
     b = {"tool": "goto", "args": {"command": "goto 1699"}, "output": "[File: X.java (2000 lines)]\n1699: return x;"}
-    assert "alternation" in fired([a, b, a, b])
+    assert "alternation" not in fired([a, b, a, b])  # twice through a two-step cycle: a second look, not yet a loop
+    assert "alternation" in fired([a, b, a, b, a, b])
 
 
 def test_descending_directories_is_not_alternation():

@@ -28,6 +28,13 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "A person looks at the job's failure (its log is in the task's watch/ folder) and answers the pause.",
     ),
     SignalSpec(
+        "budget_spent",
+        "a budget of the task's (tool calls, wall time, tokens, dollars) is spent; raised by the hooks' count "
+        '(references/protocol.md, "Budgets"), never by a pattern in the agent\'s turns',
+        "a budget not yet spent (at 80% the agent is told once)",
+        "A person raises the budget (strict-loop budget, or the page), which lets the task go on, or hands it back.",
+    ),
+    SignalSpec(
         "stalled_poll",
         "a running job polled 10 times in a row with nothing new (whisper only; the ladder climbs after 40 "
         "polls spanning 20 minutes)",
@@ -95,7 +102,7 @@ SIGNALS: tuple[SignalSpec, ...] = (
     ),
     SignalSpec(
         "alternation",
-        "an A-B(-C...) cycle of up to 6 steps repeated without new information",
+        "an A-B(-C...) cycle of up to 6 steps repeated without new information, over six steps at least",
         "cycles whose steps bring news",
         "You are cycling through the same steps: write down what each step showed and pick a step you have not tried.",
     ),
@@ -147,6 +154,10 @@ FAILURE_CLASS_FIRST = frozenset(
     }
 )
 """Signals about failures: a recognised failure class (missing module, timeout...) has the more precise remedy."""
+
+
+OUTSIDE = {"job_failure": "[JOB FAILED]", "budget_spent": "[BUDGET SPENT]"}
+"""Pauses decided outside the detector, with their alert's heading: the diagnosis is their evidence alone."""
 
 
 PERSON_FIRST = frozenset({"person_reports"})

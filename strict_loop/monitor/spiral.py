@@ -326,13 +326,14 @@ class SpiralDetector:
     def alternation(self, w: list[TurnFacts]) -> Optional[Signal]:
         """A-B-A-B or A-B-C-A-B-C: the same cycle of (loosely equal) actions twice, the second time with nothing new."""
         for period in range(2, self.t.max_cycle + 1):
-            if len(w) < 2 * period:
+            rounds = max(2, -(-6 // period))  # A-B-A-B-A-B: a short cycle only after it spans six steps
+            if len(w) < rounds * period:
                 break
-            last, prev = w[-period:], w[-2 * period : -period]
+            last, prev = w[-period:], w[-rounds * period : -period]
             if len({f.asig for f in last}) < 2:
                 continue
-            if all(a.asig == b.asig for a, b in zip(prev, last, strict=True)) and not any(
-                (f.novel and f.kind != "write") or f.prog is not None for f in last
+            if all(a.asig == b.asig for a, b in zip(prev, last * (rounds - 1), strict=True)) and not any(
+                (f.novel and f.kind != "write") or f.prog is not None for f in prev[period:] + last
             ):
                 cycle = " -> ".join(f.tool for f in last)
                 return Signal(
