@@ -144,6 +144,38 @@ def test_a_healthy_dev_server_checked_after_each_change_and_restart_is_not_a_res
     assert play(turns)[0].fired_at is None
 
 
+@pytest.mark.parametrize(
+    ("output", "names"),
+    [
+        ("2 tests failed:\n\u2717 Git > pr: works [66.80ms]\n 75 pass\n 2 fail", ["Git > pr: works"]),
+        ("FAILED tests/test_a.py::test_x - AssertionError: boom\n1 failed", ["tests/test_a.py::test_x"]),
+        ("--- FAIL: TestFoo (0.00s)\nFAIL\tpkg\t0.01s", ["TestFoo"]),
+        ("FAIL: test_bar (pkg.tests.TestX)\nFAILED (failures=1)", ["test_bar (pkg.tests.TestX)"]),
+        ("test tests::it_works ... FAILED\ntest result: FAILED", ["tests::it_works"]),
+        ("error: cannot find symbol\nBUILD FAILED", []),
+    ],
+)
+def test_the_failing_tests_a_run_names(output, names):
+    assert outcomes.failing_tests(output) == names
+
+
+def test_a_run_failing_more_tests_than_before_has_not_failed_the_same_way():
+    """Two failures with the same count line but other failing tests are two failures (a third test broke)."""
+
+    def run(*failing: str) -> dict:
+        listed = "\n".join(f"\u2717 Git > {name} [1.2ms]" for name in failing)
+        out = f"{len(failing)} tests failed:\n{listed}\n 74 pass\n {len(failing)} fail"
+        return {"tool": "Bash", "args": {"command": "bun test"}, "output": out, "exit_code": 1}
+
+    def edit(k: int) -> dict:
+        return {"tool": "Edit", "args": {"file_path": "git.ts", "old_string": f"a{k}", "new_string": f"a{k + 1}"}}
+
+    same = [run("branch", "pr"), edit(1), edit(2), run("branch", "pr"), edit(3), edit(4), run("branch", "pr")]
+    assert "same_failure" in {s.kind for s in play(same)[0].signals}
+    grown = same[:-1] + [run("clone", "branch", "pr")]
+    assert "same_failure" not in {s.kind for s in play(grown)[0].signals}
+
+
 def test_a_start_whose_program_is_not_found_is_a_repeated_failure_not_a_restart_loop():
     """A start that never started (its program is missing) restarts nothing: the same failing call, made again, is
     named as what it is, on the fourth run, as any identical failing call."""

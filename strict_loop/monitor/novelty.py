@@ -277,6 +277,8 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     word, said_digest = person.heard(turn.actor, turn.output, window)
     verdict, said = _outcome(turn, kind, failed, line, word)
     fsig, ftext = _failure(said if verdict == "fail" else None, window)
+    named = outcomes.failing_tests(turn.output) if fsig and turn.actor == "agent" else []
+    fsig = fp.digest("\0".join([fsig or "", *named])) if named else fsig  # the same failure fails the same tests
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
         i=index,

@@ -278,6 +278,26 @@ _LAST_ERROR = re.compile(
 directory``, ``zsh: command not found: npm``."""
 
 
+_FAILING_TEST = re.compile(
+    r"^\s*(?:[\u2717\u2715\u2718\u00d7]|\(fail\))[ \t]+(?P<mark>\S[^\n]*?)(?:[ \t]+\[[\d.]+m?s\])?[ \t]*$|"
+    r"^(?:FAILED|ERROR)[ \t]+(?P<node>\S+::\S+)|^--- FAIL: (?P<go>\S+)|^FAIL: (?P<unit>\w+ \([\w.]+\))|"
+    r"^test (?P<rust>\S+) \.\.\. FAILED$"
+)
+"""A line naming one failing test, by the runners' own marks: bun/jest/vitest (``✗``, ``✕``, ``(fail)``), pytest's
+``FAILED path::test``, go's ``--- FAIL:``, unittest's ``FAIL: test (module.Class)``, cargo's ``test x ... FAILED``."""
+
+
+def failing_tests(output: str, cap: int = 50) -> list[str]:
+    """The failing tests a run names (its last 400 lines, each read up to 300 characters), sorted: two runs that fail
+    "the same way" fail the same tests, whatever their summary count says."""
+    names = set()
+    for line in output.splitlines()[-400:]:
+        m = _FAILING_TEST.match(line[:300])
+        if m:
+            names.add(next(v for v in m.groups() if v))
+    return sorted(names)[:cap]
+
+
 def running(output: str) -> bool:
     return bool(RUNNING.search(output))
 
