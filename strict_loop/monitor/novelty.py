@@ -246,6 +246,14 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
     return line, err
 
 
+def _signed(said: Optional[str], window: list[TurnFacts], turn: Turn) -> tuple[Optional[str], Optional[str]]:
+    """``_failure``'s signature and text; a check that names its failing tests fails the same way only when it fails
+    the same tests (a third test breaking under the same count line is another failure)."""
+    fsig, ftext = _failure(said, window)
+    named = outcomes.failing_tests(turn.output) if fsig and turn.actor == "agent" else []
+    return (fp.digest("\0".join([fsig or "", *named])), ftext) if named else (fsig, ftext)
+
+
 def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str], Optional[str]]:
     """The failure signature and its readable text; a person's "still the same error" is the failure reported last."""
     if not said:
@@ -276,9 +284,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     fclass = fp.classify([turn.output]) if failed else None
     word, said_digest = person.heard(turn.actor, turn.output, window)
     verdict, said = _outcome(turn, kind, failed, line, word)
-    fsig, ftext = _failure(said if verdict == "fail" else None, window)
-    named = outcomes.failing_tests(turn.output) if fsig and turn.actor == "agent" else []
-    fsig = fp.digest("\0".join([fsig or "", *named])) if named else fsig  # the same failure fails the same tests
+    fsig, ftext = _signed(said if verdict == "fail" else None, window, turn)
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
         i=index,
