@@ -9,7 +9,7 @@ import os
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from spiral_claims import check_claims, play
+from spiral_claims import check_claims, play, window_of
 
 from strict_loop.monitor import outcomes, person, shellwork
 
@@ -174,6 +174,18 @@ def test_a_run_failing_more_tests_than_before_has_not_failed_the_same_way():
     assert "same_failure" in {s.kind for s in play(same)[0].signals}
     grown = same[:-1] + [run("clone", "branch", "pr")]
     assert "same_failure" not in {s.kind for s in play(grown)[0].signals}
+
+
+def test_an_edit_tool_failing_with_the_same_message_fails_the_same_way_each_time():
+    """An edit tool's failure is its own message, never a wrapper around another: four identical failed edits are the
+    same error four times (a write's numbered line once passed for a new cause on every second try)."""
+    out = (
+        "The LLM did not conform to the edit format.\n# 1 SEARCH/REPLACE block failed to match!\n"
+        "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in sc/Chain.sol\n"
+    )
+    edit = {"tool": "edit", "args": {"content": "<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE"}, "output": out}
+    window = window_of([{**edit, "error": True}] * 4)
+    assert len({f.err for f in window}) == 1 and window[0].err is not None
 
 
 def test_a_start_whose_program_is_not_found_is_a_repeated_failure_not_a_restart_loop():

@@ -225,12 +225,19 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
     The cause is read from lines that carry one: a line that successful turns printed too is environment noise,
     and a line the step's previous failure printed too, while this failure prints error lines of its own, is the
     wrapper around both (``npm error command sh -c next build``, ``Failed to compile.``), whatever the toolchain.
+    An edit tool's failure is its own message (a write's lines are digested loosely, so none would match anyway).
     """
     ambient = frozenset(d for f in window if not f.failed for d in f.lines)
     line = fp.error_line(turn.output, ambient)
     err = fp.line_fingerprint(line, turn.output)
     before = next((e for e in reversed(window) if e.failed and e.step == step and e.actor == "agent"), None)
-    if before is not None and line is not None and fp.digest(fp.strict(line)) in before.lines and not fp.raised(line):
+    if (
+        before is not None
+        and kind != "write"
+        and line is not None
+        and not fp.raised(line)
+        and fp.digest(fp.strict(line)) in before.lines
+    ):
         shared = ambient | frozenset(before.lines)
         own = fp.error_line(turn.output, shared)
         if own is not None:  # this failure says something its predecessor did not: that is its cause
