@@ -101,6 +101,8 @@ class Gemini:
     binary: Path
     home: Path
     name: str = "gemini"
+    mcp: bool = True
+    """False: no MCP server starts (the install's included: ~0.7 s of CPU), for a run whose test is about the hooks."""
 
     def env(self, model_url: str, extra: Optional[dict] = None) -> dict:
         env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
@@ -132,7 +134,8 @@ class Gemini:
         path.write_text(json.dumps(trusted))
 
     def command(self, prompt: str) -> list[str]:
-        return [str(self.binary), "-p", prompt, "--output-format", "stream-json", "--approval-mode", "yolo"]
+        only = [] if self.mcp else ["--allowed-mcp-server-names", "none"]  # a name no server has: none starts
+        return [str(self.binary), "-p", prompt, "--output-format", "stream-json", "--approval-mode", "yolo", *only]
 
     def run(
         self, prompt: str, cwd: Path, model_url: str, extra_env: Optional[dict] = None, timeout: float = RUN_TIMEOUT_S

@@ -71,6 +71,9 @@ class Harness:
     name: str
     binary: Path
     home: Path
+    mcp: bool = True
+    """False: Claude Code and Codex start no MCP server (the one ``strict-loop install`` configures included): for a
+    session whose test is about the hooks alone, as a start of ours costs ~0.7 s of CPU and is never asked."""
 
     @property
     def codex_home(self) -> Path:
@@ -177,11 +180,15 @@ class Harness:
                 "bypassPermissions",
                 "--max-turns",
                 "40",
+                *([] if self.mcp else ["--strict-mcp-config"]),  # only the servers of --mcp-config: none
             ]
         if self.name == "codex":
+            # disabled (a command too, for a config that names none): no server start, configured or not
+            off = ["-c", "mcp_servers.strict-loop.enabled=false", "-c", 'mcp_servers.strict-loop.command="true"']
             return [
                 str(self.binary),
                 "exec",
+                *([] if self.mcp else off),
                 "--json",
                 "--skip-git-repo-check",
                 "-C",

@@ -141,7 +141,7 @@ def _ready_harnesses(root: Path, bin_dir: Path) -> None:
         (node / name).mkdir(parents=True)
         (node / name / "package.json").write_text(json.dumps({"version": version}))
     (node / ".bin").mkdir()
-    for exe in ("claude", "codex", "gemini"):
+    for exe in ("claude", "codex", "gemini", "opencode"):
         (node / ".bin" / exe).touch()
     (root / "hermes-venv" / "bin").mkdir(parents=True)
     (root / "hermes-venv" / "bin" / "hermes").touch()
@@ -186,7 +186,7 @@ def test_the_harness_installer_names_a_long_step_and_its_size_before_it_starts(t
     lines = proc.stderr.splitlines()
     pinned = " and ".join(f"{n.split('/')[-1]} {v}" for n, v in _pins().items())
     step = next(i for i, line in enumerate(lines) if f"installing {pinned} from npm" in line)
-    assert "about 900 MB" in lines[step] and "failed (exit 7)" in lines[step + 1], proc.stderr
+    assert "about 1.3 GB" in lines[step] and "failed (exit 7)" in lines[step + 1], proc.stderr
 
 
 def test_it_leaves_nothing_in_its_temporary_folder(tmp_path):

@@ -115,6 +115,8 @@ def test_a_spiral_whispers_pauses_is_denied_then_a_continue_and_after_agent_carr
     assert denied and "strict-loop resume" in denied[0], detail
     assert model.steps_used == len(steps) and proc.returncode == 0, detail
     assert not [e for e in events if e["kind"] == "stop.checked"], detail  # a paused task's end of turn is not held
+    offered = {d["name"] for t in model.model_requests[0]["tools"] for d in t.get("functionDeclarations", [])}
+    assert {"mcp_strict-loop_append_event", "mcp_strict-loop_check_stop"} <= offered, detail  # the install's server
 
     run_cli(
         "resume", "--workspace", str(workspace), "--task-id", TASK, "--action", "continue",
@@ -123,6 +125,7 @@ def test_a_spiral_whispers_pauses_is_denied_then_a_continue_and_after_agent_carr
     assert not ws.supervisor(TASK).paused
     notes = Tool("write_file", {"file_path": "NOTES.md", "content": "add() fixed\n"})
     healthy = [Tool("read_file", {"file_path": "calc.py"}), Final("I think it is done."), PLUS, notes, Final("Done.")]
+    gemini.mcp = False  # run 1 showed the install's MCP server: this run is about the hooks alone
     with GeminiModel(healthy) as model2:
         proc2 = gemini.run("Go on.", workspace, model2.url)
     later = read_jsonl(ws.task_paths(TASK).events)[len(events) :]

@@ -191,7 +191,9 @@ def test_install_writes_hooks_server_and_skill_once_and_uninstall_restores_every
         e: [h for g in gs for h in g["hooks"] if configedit.is_our_command(h["command"], "gemini")]
         for e, gs in settings["hooks"].items()
     }
-    assert {e: len(h) for e, h in ours.items()} == {"BeforeTool": 1, "AfterTool": 1, "BeforeAgent": 1, "AfterAgent": 1}
+    assert {e: len(h) for e, h in ours.items()} == dict.fromkeys(
+        ("BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification"), 1
+    )
     assert ours["AfterTool"][0]["timeout"] == 30_000 and ours["AfterAgent"][0]["timeout"] == 600_000  # milliseconds
     assert settings["hooks"]["BeforeTool"][0] == theirs["hooks"]["BeforeTool"][0] and settings["theme"] == "Default"
     assert settings["mcpServers"]["strict-loop"]["args"] == ["--workspace", str(ws)]
@@ -237,7 +239,7 @@ def test_a_supervised_run_gets_a_copy_of_the_persons_gemini_home_with_our_hooks_
     assert after[:2] == [{"hooks": [mine]}, {"matcher": "x", "hooks": [theirs]}]  # theirs kept, ours once, in W
     assert len(after) == 3 and "/old/bin" not in json.dumps(run)
     assert after[2]["hooks"][0]["env"] == {"STRICT_LOOP_TASK": "t1", "STRICT_LOOP_SUPERVISOR": "1"}
-    assert set(run["hooks"]) == {"BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent"}
+    assert set(run["hooks"]) == {"BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification"}
     assert run["mcpServers"]["strict-loop"]["args"][-2:] == ["--workspace", str(ws)] and run["theme"] == "Dark"
     assert json.loads((home / ".gemini" / "settings.json").read_text()) == settings  # the person's: untouched
     wiring.cleanup()

@@ -58,9 +58,12 @@ def registrations() -> list[tuple[str, str, list[str]]]:
                 )
                 if parsed:
                     found.append((f"{path.name}: {line.split()[0]} mcp add", *parsed))
-    for name, block in zip(("claude .mcp.json", "gemini settings.json"), _blocks("json"), strict=True):
+    claude, gemini, opencode = _blocks("json")
+    for name, block in (("claude .mcp.json", claude), ("gemini settings.json", gemini)):
         server = json.loads(block)["mcpServers"]["strict-loop"]
         found.append((name, server["command"], server["args"]))
+    command = json.loads(opencode)["mcp"]["strict-loop"]["command"]  # OpenCode's: one list
+    found.append(("opencode opencode.json", command[0], command[1:]))
     if sys.version_info >= (3, 11):
         import tomllib
 
@@ -74,7 +77,7 @@ def registrations() -> list[tuple[str, str, list[str]]]:
 def test_every_harness_is_documented():
     names = {name.split(":")[-1].strip() for name, _, _ in registrations()}
     assert {"claude mcp add", "codex mcp add", "hermes mcp add", "claude .mcp.json", "hermes config.yaml"} <= names
-    assert {"gemini mcp add", "gemini settings.json"} <= names
+    assert {"gemini mcp add", "gemini settings.json", "opencode opencode.json"} <= names
 
 
 def _executable(command: str) -> str | None:

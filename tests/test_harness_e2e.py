@@ -9,6 +9,7 @@ whisper, pause and deny: the scripted model never calls a loop tool.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -99,26 +100,67 @@ def workspace(harness: Harness, tmp_path: Path, monkeypatch) -> Path:
 
 
 def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace: Path):
+    """One session: the probes whisper, pause and are refused; the person resumes while the model is asked for its
+    next step, and the agent goes on in the same session, its calls recorded again (one start of each harness)."""
     work, ws = workspace, Workspace(workspace)
-    steps = [Shell(PROBE)] * FAILURES + [Shell("touch paused-marker"), Final("Stopping as the loop asks.")]
-    with MODELS[harness.name](steps) as model:
-        proc = harness.run(PROMPT, work, model.url)
-    events = read_jsonl(ws.task_paths(TASK).events)
+    steps = [Shell(PROBE)] * FAILURES + [Shell("touch paused-marker")]
+    # Issue 24, after the resume: the agent's own text before a call is the turn's thought in live use, read from the
+    # transcript's tail (Claude Code, Codex) or passed on by the plugin (Hermes); a call with no text before it has
+    # none (the probes, and the call after the one with text).
+    steps2 = [Shell("touch resumed-marker", text=SAID), Shell("echo quiet"), Final("Created the marker.")]
+    asked, answered = threading.Event(), threading.Event()
+
+    base: type = MODELS[harness.name]
+
+    class Model(base):
+        def take(self, body: dict):
+            if self.steps_used == len(steps) and not asked.is_set():  # the request after the last refusal
+                asked.set()
+                answered.wait(60)  # the person answers meanwhile (below)
+            return super().take(body)
+
+    done: list = []
+    with Model(steps + steps2) as model:
+        session = threading.Thread(target=lambda: done.append(harness.run(PROMPT, work, model.url)))
+        session.start()
+        while session.is_alive() and not asked.wait(0.05):
+            pass
+        paused, marker = ws.supervisor(TASK).paused, (work / "paused-marker").exists()
+        if asked.is_set():
+            key = person_key()
+            run_cli(
+                "resume", "--workspace", str(work), "--task-id", TASK, "--action", "continue", "--person-key", key,
+                cwd=work,
+            )  # fmt: skip
+        answered.set()
+        session.join()
+    assert done, "the session did not end (see the captured output)"
+    proc = done[0]
+    ledger = read_jsonl(ws.task_paths(TASK).events)
+    cut = next((i for i, e in enumerate(ledger) if e["kind"] == "spiral.resumed"), len(ledger))
+    events, later = ledger[:cut], ledger[cut + 1 :]
     detail = (
-        _run_detail(proc, model) + "\nevents: " + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
+        _run_detail(proc, model) + "\nevents: " + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in ledger])
     )
+    assert asked.is_set() and cut < len(ledger), detail
 
     # Every command the harness ran reached the ledger as a turn, though the model never called a loop tool.
     turns = [e for e in events if e["kind"] == "tool_call"]
     said = [e for e in turns if e["data"].get("actor") == "person"]  # what the person typed is a turn of its own
     assert [e["data"]["output"] for e in said] == [PROMPT], detail
+    if harness.name == "claude":  # Claude Code read the MCP server the install wrote into .mcp.json and started it
+        out = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+        init: dict = next((e for e in out if (e.get("type"), e.get("subtype")) == ("system", "init")), {})
+        ours = [(m["source"], m["status"]) for m in init.get("mcp_servers", []) if m.get("name") == "strict-loop"]
+        # connected, or still connecting on a loaded machine (a -p session does not wait for a project's server)
+        assert ours in ([("project", "connected")], [("project", "pending")]), detail
     calls = [e for e in turns if e not in said]
     assert calls and all(PROBE in json.dumps(e["data"]["args"]) for e in calls), detail
     assert {e["data"]["tool"] for e in calls} == {HOOKED_SHELL[harness.name]}, (
         detail
     )  # the tool as the harness's hook names it
-    paused = [e for e in events if e["kind"] == "spiral.paused"]
-    assert len(paused) == 1 and paused[0]["data"]["turn"] == len(turns) - 1, (
+    pauses = [e for e in events if e["kind"] == "spiral.paused"]
+    assert len(pauses) == 1 and pauses[0]["data"]["turn"] == len(turns) - 1, (
         detail
     )  # the last command that ran paused the task
     assert len(calls) < FAILURES, detail  # the probes after the pause never ran (a command that runs is recorded)
@@ -131,30 +173,15 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
     agent_turn = whispers[0]["data"]["turn"] - len(said)  # the person's prompt was turn 0
     assert asked_after and asked_after[0] >= agent_turn + 1, detail
 
-    # Paused: the next command was denied before it ran, and the model was told why and what the person runs.
-    assert ws.supervisor(TASK).paused, detail
-    assert not (work / "paused-marker").exists(), detail
-    assert model.steps_used == len(steps), detail  # the harness went on to the final text
-    told = [s for s in strings(model.model_requests[-1]) if "strict-loop resume" in s]
+    # Paused: the next commands were denied before they ran, and the model was told why and what the person runs.
+    assert paused and not marker and not (work / "paused-marker").exists(), detail
+    told = [s for s in strings(model.model_requests[len(steps)]) if "strict-loop resume" in s]
     assert told, detail
 
-    key = person_key()
-    run_cli(
-        "resume", "--workspace", str(work), "--task-id", TASK, "--action", "continue", "--person-key", key, cwd=work
-    )
-    assert not ws.supervisor(TASK).paused
-    # Issue 24, in the run after the resume (no launch of its own): the agent's own text before a call is the turn's
-    # thought in live use, read from the transcript's tail (Claude Code, Codex) or passed on by the plugin (Hermes);
-    # a call with no text before it has none (the probes above, and the call after the one with text).
-    steps2 = [Shell("touch resumed-marker", text=SAID), Shell("echo quiet"), Final("Created the marker.")]
-    with MODELS[harness.name](steps2) as model2:
-        proc2 = harness.run("Create the marker.", work, model2.url)
-    after = [
-        e["data"]
-        for e in read_jsonl(ws.task_paths(TASK).events)[len(events) :]
-        if e["kind"] == "tool_call" and e["data"].get("actor") != "person"
-    ]
-    detail2 = _run_detail(proc2, model2) + "\nturns: " + json.dumps(after)[:3000]
+    # Resumed: the agent went on in the same session to the final text, and its calls were recorded again.
+    assert not ws.supervisor(TASK).paused and model.steps_used == len(steps) + len(steps2), detail
+    after = [e["data"] for e in later if e["kind"] == "tool_call" and e["data"].get("actor") != "person"]
+    detail2 = detail + "\nturns: " + json.dumps(after)[:3000]
     assert (work / "resumed-marker").is_file(), detail2
     assert ["resumed-marker" in json.dumps(c["args"]) for c in after] == [True, False], detail2
     assert [c.get("thought", "") for c in after] == [SAID, ""], detail2

@@ -344,7 +344,8 @@ def test_a_claude_session_over_http_records_every_call_whispers_and_denies_once_
     extra = {daemon.TOKEN_ENV: record["token"], "HOME": str(home), "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]}
     try:
         with Model(steps) as model:
-            proc = Harness("claude", require_binary("claude"), home).run(PROBE, place, model.url, extra_env=extra)
+            claude = Harness("claude", require_binary("claude"), home, mcp=False)  # the hooks alone: no MCP server
+            proc = claude.run(PROBE, place, model.url, extra_env=extra)
     finally:
         if isinstance(done.get(7), socket.socket):
             done[7].close()  # type: ignore[union-attr]

@@ -21,8 +21,8 @@ from strict_loop.harness import configedit, plans
 
 CASES = [("claude", "project"), ("claude", "user"), ("codex", "project"), ("codex", "user"), ("hermes", "user")]
 HOOK_EVENTS = {
-    "claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"},
-    "codex": {"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"},
+    "claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "Notification"},
+    "codex": {"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "PermissionRequest"},
 }
 
 

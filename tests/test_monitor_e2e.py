@@ -67,6 +67,7 @@ def install(harness: Harness, work: Path, monkeypatch, goal: str) -> Workspace:
     run_cli("install", harness.name, "--workspace", str(work), cwd=work)
     if harness.name == "codex":
         harness.trust_project(work)
+    harness.mcp = False  # only the hooks are under test: the MCP server the install configured is not started
     ws = Workspace(work)
     ws.init_state(task_id=TASK, goal=goal, global_stop_condition="the person says it works")
     return ws

@@ -139,7 +139,7 @@ def test_hermes_without_a_usage_file_is_not_taken_as_success():
         '{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": 5}]}}',
     ],
 )
-@pytest.mark.parametrize("harness", ["claude", "codex", "hermes", "gemini"])
+@pytest.mark.parametrize("harness", ["claude", "codex", "hermes", "gemini", "opencode"])
 def test_malformed_lines_are_skipped_and_never_raise(harness, line):
     adapter = adapter_for(harness)
     assert adapter.feed(line) == []

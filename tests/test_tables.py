@@ -99,8 +99,20 @@ def test_a_new_harness_is_one_row_of_the_registry(fake, tmp_path, monkeypatch):
 
 
 def test_an_unknown_harness_is_refused_with_the_known_ones():
-    with pytest.raises(KeyError, match="known: claude, codex, hermes, gemini"):
+    with pytest.raises(KeyError, match="known: claude, codex, hermes, gemini, opencode"):
         registry.get("goose")
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_every_row_names_functions_that_exist_and_the_cli_takes_it(name):
+    """Gemini CLI and OpenCode came in as rows and the functions they name, as this file's fake one does."""
+    row = registry.get(name)
+    refs = [row.turn_fn, row.words_fn, row.refusals_fn, row.prompt_fn, row.context_fn, row.deny_fn, row.plan_fn]
+    assert all(callable(registry.resolve(ref)) for ref in [*refs, row.argv_fn] if ref), name
+    assert adapter_for(name).harness == name
+    _, parsers = app.build_parser()
+    assert parsers["install"].parse_args([name]).harness == name
+    assert parsers["supervise"].parse_args(["--task-id", "t", "--harness", name]).harness == name
 
 
 class EchoInput(BaseModel):

@@ -62,6 +62,11 @@ def _serve(tmp_path: Path, attempt: int) -> tuple[subprocess.Popen, str, Path]:
         "PHOENIX_GRPC_PORT": str(grpc),
         "PHOENIX_WORKING_DIR": str(tmp_path / "phoenix"),
         "PHOENIX_HOST": "127.0.0.1",
+        # what the test never asks for: the MCP server mounted at /mcp and the agent assistant (building them is ~1 s
+        # of Phoenix's ~8 s of CPU at start), and Phoenix's own usage telemetry (nothing leaves this machine)
+        "PHOENIX_ENABLE_MCP_SERVER": "false",
+        "PHOENIX_DISABLE_AGENT_ASSISTANT": "true",
+        "PHOENIX_TELEMETRY_ENABLED": "false",
     }
     log = tmp_path / f"phoenix-{attempt}.log"
     with log.open("wb") as out:
@@ -99,7 +104,7 @@ def _spans(url: str) -> list[dict]:
 
 
 def test_a_claude_code_spiral_arrives_in_phoenix_with_the_documented_names(phoenix: str, tmp_path: Path, monkeypatch):
-    harness = Harness("claude", require_binary("claude"), tmp_path / "home")
+    harness = Harness("claude", require_binary("claude"), tmp_path / "home", mcp=False)  # the hooks' spans only
     harness.home.mkdir()
     work = tmp_path / "w"
     work.mkdir()

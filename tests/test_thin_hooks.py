@@ -184,7 +184,7 @@ def test_install_writes_the_thin_hook_and_takes_the_place_of_an_old_one(tmp_path
     run_cli("install", "codex", cwd=ws)
     hooks = json.loads((ws / ".codex/hooks.json").read_text())["hooks"]
     commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
-    assert len(commands) == 4 and {tuple(shlex.split(c)) for c in commands} == {
+    assert len(commands) == len(registry.get("codex").hook_events) and {tuple(shlex.split(c)) for c in commands} == {
         (sys.executable, "-S", ENTRY, "hook", "codex", "--workspace", str(ws))
     }
     assert all(configedit.is_our_command(c, "codex") and not configedit.is_our_command(c, "claude") for c in commands)
@@ -330,7 +330,7 @@ def test_a_codex_session_records_every_call_though_its_hook_daemon_is_killed_mid
     from harness_rig import Harness, require_binary
     from model_servers import Final, Hang, ResponsesModel, Shell
 
-    harness = Harness("codex", require_binary("codex"), tmp_path / "home")
+    harness = Harness("codex", require_binary("codex"), tmp_path / "home", mcp=False)  # the hooks alone
     work = tmp_path / "w"
     work.mkdir(parents=True)
     monkeypatch.setenv("HOME", str(harness.home))

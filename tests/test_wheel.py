@@ -129,6 +129,8 @@ def test_wheel_holds_the_skill_files(installed):
         shipped = sorted(p.name for p in (REPO / folder).glob(pattern))
         assert shipped and sorted(p.name for p in (skill / folder).glob(pattern)) == shipped, folder
     assert (installed["site"] / "strict_loop" / "py.typed").is_file()
+    plugin = "integrations/opencode/strict-loop.js"  # what `strict-loop install opencode` fills in and writes
+    assert (skill / plugin).read_bytes() == (REPO / plugin).read_bytes()
     assert not (installed["site"] / "references").exists() and not (installed["site"] / "scripts").exists()
 
 

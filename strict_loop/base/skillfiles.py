@@ -1,5 +1,5 @@
 """Where the skill's own files are: SKILL.md, references/ (with the generated JSON Schemas), scripts/, the Hermes
-plugin.
+and OpenCode plugins.
 
 The repo-top folders are the source. A built wheel carries a copy of them inside the package, in
 ``strict_loop/skill/`` (the build puts it there: see ``hatch_build.py``). A source checkout, an
@@ -29,6 +29,11 @@ def skill_root() -> Path:
 def hermes_plugin_dir() -> Path:
     """The Hermes plugin (plugin.yaml, __init__.py) that ``strict-loop install hermes`` copies."""
     return skill_root() / "integrations" / "hermes" / "strict-loop"
+
+
+def opencode_plugin_file() -> Path:
+    """The OpenCode plugin (one JavaScript file) that ``strict-loop install opencode`` writes into a plugins folder."""
+    return skill_root() / "integrations" / "opencode" / "strict-loop.js"
 
 
 def schema_dir() -> Path:

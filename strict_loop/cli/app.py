@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional
 from strict_loop import __version__
 from strict_loop.base.errors import LoopError, storage_error
 from strict_loop.base.layout import find_root
-from strict_loop.cli import commands, pausegate, reads, table
+from strict_loop.cli import budget, commands, pausegate, reads, table
 from strict_loop.cli.flags import SEP, request_from
 
 if TYPE_CHECKING:  # what a command uses is imported when it runs: --help and the reads load no model
@@ -125,6 +125,7 @@ def build_parser(prog: Optional[str] = None) -> Parsers:
 
     parsers.update(commands.add_parsers(sub, common))
     pausegate.add_parsers(sub, common, parsers)  # resume --person-key, person-key
+    budget.add_parsers(sub, common, parsers)  # a person's, gated as resume is
     return top, parsers
 
 
@@ -278,7 +279,13 @@ def _main(argv: Optional[Sequence[str]], prog: Optional[str]) -> int:
     ns, every = _parse(args, prog)
     try:
         _nearest_workspace(ns)
-        person = pausegate.make_key() if ns.command == "person-key" else commands.run(ns)
+        person = (
+            pausegate.make_key()
+            if ns.command == "person-key"
+            else budget.run(ns)
+            if ns.command == budget.NAME
+            else commands.run(ns)
+        )
         if person is not None:
             return person
         text = (

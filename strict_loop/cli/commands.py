@@ -154,7 +154,8 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
             "Run the task unattended: invoke Codex, Claude Code or Hermes headless, again and again, from disk,\n"
             "until the stop checks say stop, a budget is reached, or the progress monitor pauses the task.\n"
             "Exit codes: 0 stop checks say stop, 2 bad input or untrusted stop commands, 3 a budget reached,\n"
-            "5 paused by the progress monitor, 6 too many failed invocations in a row, 130/143 SIGINT/SIGTERM.\n"
+            "5 paused by the progress monitor, 6 too many failed invocations in a row, 7 a usage limit resets\n"
+            "later than --max-limit-wait (the person is alerted), 130/143 SIGINT/SIGTERM.\n"
             "See references/supervisor.md."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -177,19 +178,12 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--max-invocations", type=int, metavar="N", help=helped("max_invocations"))
     p.add_argument("--max-rounds-per-invocation", type=int, metavar="N", help=contract("max_rounds_per_invocation"))
     p.add_argument("--max-consecutive-failures", type=int, metavar="N", help=contract("max_consecutive_failures"))
-    p.add_argument(
-        "--invocation-timeout",
-        dest="invocation_timeout_s",
-        type=float,
-        metavar="S",
-        help=helped("invocation_timeout_s"),
-    )
     p.add_argument("--max-cost-usd", type=float, metavar="X", help=helped("max_cost_usd"))
     p.add_argument("--usd-per-mtok-in", type=float, metavar="X", help=helped("usd_per_mtok_in"))
     p.add_argument("--usd-per-mtok-out", type=float, metavar="X", help=helped("usd_per_mtok_out"))
-    p.add_argument("--heartbeat", dest="heartbeat_s", type=float, metavar="S", help=helped("heartbeat_s"))
-    p.add_argument("--backoff-base", dest="backoff_base_s", type=float, metavar="S", help=helped("backoff_base_s"))
-    p.add_argument("--backoff-max", dest="backoff_max_s", type=float, metavar="S", help=helped("backoff_max_s"))
+    for flag in ("invocation-timeout", "heartbeat", "backoff-base", "backoff-max", "max-limit-wait"):  # seconds
+        dest = f"{flag.replace('-', '_')}_s"
+        p.add_argument(f"--{flag}", dest=dest, type=float, metavar="S", help=helped(dest))
     return p
 
 

@@ -129,6 +129,8 @@ class _Reader:
         if last and isinstance(last.get("iteration"), int) and last["iteration"] > state["counters"]["iteration"]:
             raise _Unsure("a round to roll forward")
         self._quiet(task_id, state)
+        if any(v is not None for v in (state["contract"].get("budget") or {}).values()):
+            raise _Unsure("a budget to count")  # what is spent: the full path reads it
         view = SimpleNamespace(
             summary=SimpleNamespace(source="agent-loop"),
             state=_obj(state),

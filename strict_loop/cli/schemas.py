@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from strict_loop.base.skillfiles import schema_dir
 from strict_loop.experiments.remedies import WatchSettings
+from strict_loop.model.budgets import BudgetSpent
 from strict_loop.model.monitoring import Alert, MonitorState
 from strict_loop.model.records import EventRecord, IterationRecord, Registry, StatusRecord, StopReport, TaskState
 from strict_loop.model.turns import Turn
@@ -31,6 +32,7 @@ DOCUMENTS: dict[str, type[BaseModel]] = {
     "monitor": MonitorState,
     "alert": Alert,
     "watch_settings": WatchSettings,
+    "budget": BudgetSpent,
 }
 """Every file format (and the turn format callers send, and the settings of ``watch`` recorded in its watch.started
 event), by the name its schema file carries."""

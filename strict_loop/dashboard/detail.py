@@ -55,7 +55,8 @@ def task(ws_id: str, root: Path, task_id: str) -> dict[str, Any]:
     which and why (issue 25: a list as an event's ``data`` or a wrong type in monitor.json made the whole page a 500).
     """
     work = Workspace(root)
-    state = work.show_task(task_id=task_id).state  # rolled forward to the ledger: the round count is the true one
+    view = work.show_task(task_id=task_id)
+    state = view.state  # rolled forward to the ledger: the round count is the true one
     paths = work.task_paths(state.task_id)
     problems: list[str] = []
     events = usable(problems, [e for _, e in json_records(paths.events, last=EVENT_TAIL)])
@@ -86,6 +87,7 @@ def task(ws_id: str, root: Path, task_id: str) -> dict[str, Any]:
         "plot": part(problems, "the plot", lambda: plot(events), []),
         "snapshots": snapshot_rounds(root, state.task_id, paths.root, state.created_at),
         "looked_back": {"events": len(events), "rounds": ROUND_TAIL},
+        "budget": [line.model_dump(mode="json") for line in view.budget],  # what is spent of each budget set
         "problems": problems,
     }
 

@@ -24,7 +24,7 @@ from strict_loop.base.layout import Layout
 POLL_S = 0.25
 RELIST_S = 5.0
 PING_S = 15.0
-WATCHED = ("state.json", "monitor.json", "events.jsonl")
+WATCHED = ("state.json", "monitor.json", "events.jsonl", "waiting.json")
 
 Stamp = tuple[tuple[int, int], ...]
 _WATCHERS: weakref.WeakSet[Watcher] = weakref.WeakSet()

@@ -12,12 +12,14 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
+from strict_loop.alerts import waiting
 from strict_loop.base.jsonl import last_json, tail_lines
 from strict_loop.base.jsontext import read_object
 from strict_loop.base.layout import Layout, TaskPaths, check_task_id
 from strict_loop.base.timefmt import now_iso, rate_and_eta, seconds_between
 from strict_loop.dashboard import texts
 from strict_loop.storage import workspaces
+from strict_loop.supervisor import limits
 
 EVENT_TAIL = 40
 """Event lines a row reads: enough to find the harness and session of the latest turn."""
@@ -158,7 +160,9 @@ def row(ws_id: str, root: Path, paths: TaskPaths) -> Optional[dict[str, Any]]:
     last = max([str(state.get("updated_at") or "")] + [str(e.get("ts") or "") for e in events[-1:]])
     harness, session = harness_session(paths, events)
     whispers = field(mon, "whispers", list, "monitor.json") or []
-    why = attention(state, mon)
+    wait = waiting.current(paths.root) if state.get("status") == "running" else None  # a permission, an idle prompt
+    wait = wait or (limits.page_wait(events) if state.get("status") == "running" else None)  # a usage limit's reset
+    why = wait["text"] if wait else attention(state, mon)
     paused = bool(field(mon, "paused", bool, "monitor.json"))
     group = "paused" if paused else "attention" if why else str(state.get("status") or "running")
     ongoing = state.get("status") == "running" and not paused  # an ETA or a whisper is said of a loop that goes on
@@ -172,6 +176,7 @@ def row(ws_id: str, root: Path, paths: TaskPaths) -> Optional[dict[str, Any]]:
         "group": group,
         "paused": paused,
         "attention": why,
+        "waiting": wait,
         "round": iteration,
         "max_rounds": total,
         "last_activity": last,

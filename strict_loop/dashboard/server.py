@@ -191,6 +191,31 @@ class Dashboard:
             raise Problem(409, f"{exc.problem}: reload the page") from None
         return answer(result.model_dump(mode="json"))
 
+    async def api_budget(self, request: Request) -> Response:
+        """A person's raise of the task's budgets (the guard let only a POST with the answer key through): the body
+        holds ``strict-loop budget``'s fields; a task its budget paused goes on when none is spent any more."""
+        root, task = await off_loop(self.locate, request.path_params["ws"], request.path_params["task"])
+        body = await read_capped(request, MAX_BODY_BYTES)
+        try:
+            req = parse_json(body or b"{}")
+        except ValueError as exc:
+            raise Problem(
+                400, f'the body {exc}; send JSON: {{"max_tool_calls": ..., "max_wall_time_s": ...}}'
+            ) from None
+        if not isinstance(req, dict):
+            raise Problem(400, 'send a JSON object: {"max_tool_calls": ..., "max_wall_time_s": ...}')
+        return await off_loop(self.raise_budget, root, {**req, "task_id": task})
+
+    def raise_budget(self, root: Path, params: dict[str, Any]) -> Response:
+        from strict_loop.harness.spend import raise_budget
+        from strict_loop.model.budgets import BudgetInput
+        from strict_loop.model.validation import validate_input
+
+        req = validate_input(BudgetInput, params, "budget")
+        work = Workspace(root)
+        result = raise_budget(work.task_store(req.task_id), work.root, req, "a person (the page)")
+        return answer(result.model_dump(mode="json"))
+
     async def api_compute(self, request: Request) -> Response:
         where = self.config.only or Path.home()
         rep = await off_loop(compute.report, where, 3.0)
@@ -222,6 +247,7 @@ def build(config: Config) -> Any:
         Route("/api/task/{ws}/{task}", d.api_task),
         Route("/api/task/{ws}/{task}/rollback/{n}", d.api_preview),
         Route("/api/task/{ws}/{task}/answer", d.api_answer, methods=["POST"]),
+        Route("/api/task/{ws}/{task}/budget", d.api_budget, methods=["POST"]),
         Route("/events", d.events),
         Route("/favicon.ico", pages.favicon),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -347,9 +347,9 @@ def claude_http_groups(program: str, root: Path, folder: Path, port: int) -> Gro
     out: dict[str, list[dict[str, Any]]] = {"SessionStart": [{"hooks": [session]}]}  # no HTTP hook runs there
     for event, matcher, timeout in registry.get("claude").hook_events:
         group: dict[str, Any] = {"matcher": matcher} if matcher else {}
-        if event == "Stop":
+        if event in ("Stop", "Notification"):  # a notification is rare, and its command has the session's channels
             out[event] = [{**group, "hooks": [{"type": "command", "command": shlex.join(full), "timeout": timeout}]}]
-            out[event][0]["hooks"] += [session, web]
+            out[event][0]["hooks"] += [session, web] if event == "Stop" else []
             continue
         kind = "pre" if event == "PreToolUse" else "post"
         gate = ["-c", GATE, GATE_NAME, kind, str(root / ".agent-loop"), str(folder), *full]

@@ -224,9 +224,9 @@ _NAMES_LOOP = re.compile(r"(?:^|[/\\\s'\"=:(])\.(?:agent|codex)-loop(?=$|[/\\\s'
 _DOT_GLOB = re.compile(r"(?:^|[\s/'\"=])\.[^\s/]*[*?\[]")
 _REMOVAL = re.compile(r"\b(?:rm|rmdir|mv)\s")
 _PERSON_ONLY = re.compile(
-    r"\bstrict[-_]loop\b[^;&|\n]*?\s(?:resume|trust|person-key)\b|\bperson\.key\b|\b(?:resume|trust)\.py\b"
+    r"\bstrict[-_]loop\b[^;&|\n]*?\s(?:resume|trust|person-key|budget)\b|\bperson\.key\b|\b(?:resume|trust|budget)\.py"
 )
-"""A person's own commands (answering a pause, trusting commands or settings, the person key): never the agent's."""
+"""A person's own commands (answering a pause, trusting, raising a budget, the person key): never the agent's."""
 _REDIRECT = re.compile(r"(?:&>>?|\d*>>?\|?)\s*(['\"]?)([^\s;&|<>'\"]+)\1")
 _PATCH_HEADER = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+)$", re.M)
 _INLINE_WRITE = re.compile(
@@ -239,7 +239,7 @@ _FILE_TOOLS = frozenset(
     | {"insert_content", "str_replace_editor", "str_replace_based_edit_tool", "delete_file"}
 )
 """Tools that write, move or remove a file they name (compared lowercased, an MCP tool by its own name)."""
-_PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path", "source", "destination")
+_PATH_KEYS = ("path", "file_path", "filePath", "filename", "file", "target_file", "notebook_path", "source", "destination")  # noqa: E501  # fmt: skip
 _MUTATORS = frozenset(
     {"rm", "rmdir", "unlink", "shred", "truncate", "touch", "mkfifo", "mknod", "mkdir", "ln", "chmod", "chown"}
     | {"chgrp", "mv", "setfacl", "chattr", "xattr", "srm", "trash", "trash-put", "gio"}

@@ -1,12 +1,10 @@
-"""``strict-loop hook {claude,codex,hermes,gemini}``: the harness's hooks record turns and enforce the monitor's pause.
+"""``strict-loop hook NAME`` (a harness of ``registry``): the harness's hooks record turns and enforce the pause.
 
-Reads the hook JSON on stdin, finds the workspace and its running task, records
-a tool call as a turn (``recording.record_turn``, the path ``append_event``
-takes), and prints the harness's answer only when there is something to say: a
-whisper this turn produced, a refusal while the task is paused, a block at Stop
-while an unattended loop is not done. It never breaks the user's session: it
-always exits 0, and an internal error goes to ``<task folder>/hook-errors.log``.
-It runs on every tool call, so it imports only what the event at hand needs.
+Reads the hook JSON on stdin, finds the workspace and its running task, records a tool call as a turn
+(``recording.record_turn``, the path ``append_event`` takes), and prints the harness's answer only when there is
+something to say: a whisper this turn produced, a refusal while the task is paused, a block at Stop while an unattended
+loop is not done. It never breaks the user's session: it always exits 0, and an internal error goes to
+``<task folder>/hook-errors.log``. It runs on every tool call, so it imports only what the event at hand needs.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from strict_loop.alerts import waiting
 from strict_loop.harness import gates, payloads, registry
 from strict_loop.harness.payloads import HookEvent
 
@@ -34,14 +33,11 @@ the search for the workspace (``layout.find_root``, shared with the CLI) loads i
 TASK_ENV = "STRICT_LOOP_TASK"
 HOOK_LOCK_TIMEOUT_S = 20.0
 """A hook waits this long for the task lock (the server holds it for milliseconds; a snapshot is taken outside it)."""
-ERROR_LOG = "hook-errors.log"
-ERROR_LOG_MAX_BYTES = 64 << 10
-ERROR_LINE_MAX_CHARS = 600
+ERROR_LOG, ERROR_LOG_MAX_BYTES, ERROR_LINE_MAX_CHARS = "hook-errors.log", 64 << 10, 600
 SUPERVISED_ENV = "STRICT_LOOP_SUPERVISOR"
 """Set by the supervisor in its harness child's environment: the hooks record and whisper, but leave the decision to
 go on (Stop) to the supervisor."""
-DAEMON_ENV = "STRICT_LOOP_HOOKD"
-OFF = ("0", "false", "no", "off")
+DAEMON_ENV, OFF = "STRICT_LOOP_HOOKD", ("0", "false", "no", "off")
 """``STRICT_LOOP_HOOKD`` values that turn the hook daemon off: every call then works in-process."""
 
 
@@ -103,23 +99,16 @@ def handle(
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     payload = _payload(raw)
     event = payloads.parse_event(harness, payload or {})
-    if payload is not None and event.phase not in phases:
+    if payload is not None and event.phase not in phases and event.name not in waiting.EVENTS:
         return ""  # an event this handler does not act on
     try:
         root = find_workspace(workspace, event.cwd or (payloads.sniff_cwd(raw) if payload is None else None), cwd)
         task_dir, running = find_task(root, env, event if payload is not None else None) if root else (None, [])
     except Exception:  # noqa: BLE001 (no task known: nowhere to log, and the session must go on)
         return ""
-    if payload is not None and (refused := gates.refuse_loop_write(event, root, task_dir)):
-        return refused  # a change to the loop's own files, refused at any time, in process
-    if payload is not None and event.phase == "post" and payloads.own_tool(event.tool) is not None:
-        return ""  # the loop's own bookkeeping (it may have bound the session above)
-    if payload is None and root is not None:  # when in doubt while paused, deny
-        if task_dir is not None:
-            _log(task_dir, harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored", env)
-        return gates.refuse_if_paused(
-            event, root, payloads.sniff_phase(raw), "its input is not one readable JSON object"
-        )
+    early = _gate(event, payload is not None, raw, root, task_dir, env)
+    if early is not None:
+        return early
     if task_dir is None or root is None:
         return _unclaimed(event, root, running, env) if root and payload and event.phase == "post" else ""
     if event.phase == "pre" and _running_unpaused(task_dir):
@@ -143,6 +132,24 @@ def handle(
             from strict_loop.harness.client import spawn
 
             spawn(root, path, env)  # for the next calls: this one was answered in-process
+
+
+def _gate(
+    event: HookEvent, readable: bool, raw: bytes, root: Optional[Path], task_dir: Optional[Path], env: Mapping[str, str]
+) -> Optional[str]:
+    """What is answered before any task is read (None: go on): a change to the loop's own files, refused at any time;
+    the loop's own bookkeeping; input that is not one JSON object, refused while paused (when in doubt, deny). A
+    session that goes on no longer waits for the person."""
+    if readable:
+        waiting.went_on(task_dir, event)
+        if refused := gates.refuse_loop_write(event, root, task_dir):
+            return refused
+        return "" if event.phase == "post" and payloads.own_tool(event.tool) is not None else None
+    if root is None:
+        return None
+    if task_dir is not None:
+        _log(task_dir, event.harness, "stdin", "stdin is not one JSON object of at most 8 MiB; ignored", env)
+    return gates.refuse_if_paused(event, root, payloads.sniff_phase(raw), "its input is not one readable JSON object")
 
 
 def _ask_daemon(
@@ -278,6 +285,11 @@ def _task_folder(layout: Layout, task_id: str) -> Optional[Path]:
 
 
 def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]) -> Optional[dict[str, Any]]:
+    if event.name in waiting.EVENTS:  # the agent waits for the person: kept for the page and alerted, never answered
+        tail = registry.resolve("strict_loop.harness.readers:transcript_lines")
+        if problem := waiting.hook(root, task_dir, event, env, lambda: tail(event), registry.get(event.harness).title):
+            _log(task_dir, event.harness, event.name, problem, env)
+        return None
     from strict_loop.base.layout import TaskPaths
     from strict_loop.loop.monitoring import TaskMonitor
     from strict_loop.storage.store import TaskStore, ValidationCache
@@ -357,6 +369,9 @@ def _after_tool(
         gates.bind(root / MANAGER_DIR, event, store.task_id)
     said = [r.pause for r in done if r.pause]
     said += [f"[strict-loop monitor] {text}" for r in done for text in (r.whisper, r.notice) if text]
+    from strict_loop.harness.spend import charge  # the task's budgets: a whisper at 80%, a pause when one is spent
+
+    said += charge(event, supervision, root, env, 1 if event.phase == "post" else 0)
     text = "\n".join(said)
     return payloads.context_output(event, text) if text else None
 

@@ -54,7 +54,7 @@ OWN_TOOLS = frozenset(
 fast path imports no pydantic."""
 OWN_SERVERS = ("strict-loop", "strict_loop")
 """Our MCP server's names: Claude Code and Codex call its tools ``mcp__<server>__<tool>``, a plugin's
-``mcp__plugin_strict-loop_<server>__<tool>``, Hermes ``mcp_<server>_<tool>``."""
+``mcp__plugin_strict-loop_<server>__<tool>``, Hermes ``mcp_<server>_<tool>``, OpenCode ``<server>_<tool>``."""
 
 READ_TOOLS = frozenset({"report_status", "show_task", "list_tasks", "detect_spiral"})
 """The loop's MCP tools that only read its state: allowed while the task is paused (check_stop runs commands)."""
@@ -62,7 +62,7 @@ READ_TOOLS = frozenset({"report_status", "show_task", "list_tasks", "detect_spir
 READ_COMMANDS = READ_TOOLS | {name.replace("_", "-") for name in READ_TOOLS}
 """``strict-loop`` subcommands allowed while paused (both spellings the CLI accepts)."""
 
-SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_shell", "run_shell_command"})
+SHELL_TOOLS = frozenset({"Bash", "terminal", "exec_command", "shell", "local_shell", "run_shell_command", "bash"})
 
 _PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./=:@,+% -]{1,1000}")
 """Characters a read-only command may hold: no quoting, no expansion, no separator, no newline."""
@@ -132,7 +132,7 @@ def own_tool(name: str) -> Optional[str]:
     Exact on purpose: ``mcp__strict-loop__x__report_status`` or a Hermes server named ``strict_loop_fs`` is not
     ours."""
     for server in OWN_SERVERS:
-        for prefix in (f"mcp__{server}__", f"mcp__plugin_strict-loop_{server}__", f"mcp_{server}_"):
+        for prefix in (f"mcp__{server}__", f"mcp__plugin_strict-loop_{server}__", f"mcp_{server}_", f"{server}_"):
             rest = name[len(prefix) :] if name.startswith(prefix) else None
             if rest in OWN_TOOLS:
                 return rest

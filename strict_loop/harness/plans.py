@@ -161,3 +161,33 @@ def plan_gemini(scope: str, workspace: Optional[Path], install: bool):  # -> ins
             "and `/mcp` show them."
         )
     return plan
+
+
+def plan_opencode(scope: str, workspace: Optional[Path], install: bool):  # -> install.Plan
+    """``strict-loop install opencode``: our plugin (one file) in the workspace's ``.opencode/plugins/`` and our MCP
+    server in its ``opencode.json``, or both in the person's config folder (``~/.config/opencode``), the skill in
+    ``skills/`` beside the plugins. ``headless.wiring.opencode_argv`` wires the same for one run."""
+    from strict_loop.harness import opencode
+    from strict_loop.harness.install import _confined, _kept, _kept_records
+
+    if scope == "project":
+        assert workspace is not None
+        base, config, root = workspace / ".opencode", workspace / "opencode.json", workspace
+    else:
+        base = opencode.config_dir()
+        config, root = base / "opencode.json", base.parent
+    plan = Plan(root, workspace if scope == "project" else None)
+    config, plugin = (_confined(root, p) if plan.confine else p.resolve() for p in (config, base / "plugins"))
+    plugin = plugin / opencode.PLUGIN_FILE
+    old, current = _read_text(config), _read_text(plugin)
+    new = opencode.edit_config(old, config, _server(workspace, install), _kept(_kept_records(), config))
+    plan.edits.append(Edit(config, old, new, opencode.mcp_empties(old)))
+    text = opencode.plugin_text(program("strict-loop"), workspace) if install else None
+    plan.edits.append(Edit(plugin, current, opencode.plugin_edit(plugin, current, text)))
+    plan.trees.append(_skill(base / "skills" / SKILL, install, plan.confine))
+    if install:
+        plan.notes.append(
+            "OpenCode loads plugins and MCP servers when it starts: start a new session (`opencode mcp list` shows "
+            "strict-loop). It installs its own @opencode-ai/plugin package beside plugins/ (and .gitignores it)."
+        )
+    return plan

@@ -57,6 +57,7 @@ CLAUDE_EVENTS = (
     ("PostToolUseFailure", "*", TOOL_TIMEOUT_S),
     ("UserPromptSubmit", None, TOOL_TIMEOUT_S),
     ("Stop", None, STOP_TIMEOUT_S),
+    ("Notification", None, TOOL_TIMEOUT_S),  # the agent waits for the person (alerts.waiting)
 )
 # Claude's "*" matches every tool; Codex's matcher is a regex: none matches all.
 CODEX_EVENTS = (
@@ -64,6 +65,7 @@ CODEX_EVENTS = (
     ("PostToolUse", None, TOOL_TIMEOUT_S),
     ("UserPromptSubmit", None, TOOL_TIMEOUT_S),
     ("Stop", None, STOP_TIMEOUT_S),
+    ("PermissionRequest", None, TOOL_TIMEOUT_S),  # observed, never decided: Codex then asks the person
 )
 
 # Gemini CLI counts a hook's timeout in milliseconds; "*" matches every tool, and its agent events take no matcher.
@@ -72,14 +74,16 @@ GEMINI_EVENTS = (
     ("AfterTool", "*", TOOL_TIMEOUT_S * 1000),
     ("BeforeAgent", None, TOOL_TIMEOUT_S * 1000),
     ("AfterAgent", None, STOP_TIMEOUT_S * 1000),
+    ("Notification", None, TOOL_TIMEOUT_S * 1000),
 )
 
-_P, _R, _I, _H, _S = (
+_P, _R, _I, _H, _S, _O = (
     "strict_loop.harness.payloads:",
     "strict_loop.harness.readers:",
     "strict_loop.harness.plans:",
     "strict_loop.headless.wiring:",
     "strict_loop.headless.streams:",
+    "strict_loop.harness.opencode:",
 )
 
 HARNESSES: dict[str, Harness] = {
@@ -119,10 +123,21 @@ HARNESSES: dict[str, Harness] = {
         stop_restarts_on_new_turn=False, resumes_sessions=False, reports_cost=False, hooks_in_headless=True,
         session_id_pattern=UUID, login_hint="set GEMINI_API_KEY, or run `gemini` once and sign in with Google",
     ),
+    "opencode": Harness(
+        name="opencode", title="OpenCode", hook_events=(),
+        turn_fn=_O + "opencode_turn", words_fn=_O + "opencode_words", refusals_fn="", prompt_fn=_O + "opencode_prompt",
+        context_fn=_P + "hermes_context", deny_fn=_P + "decision_block",
+        plan_fn=_I + "plan_opencode", default_scope="project", argv_fn=_H + "opencode_argv",
+        stream_fn="strict_loop.headless.opencodestream:OpenCodeAdapter",
+        stop_restarts_on_new_turn=False, resumes_sessions=True, reports_cost=True, hooks_in_headless=True,
+        session_id_pattern=r"ses_[A-Za-z0-9]{10,60}",
+        login_hint="run `opencode auth login` (or set your provider's API key) and choose a model with --model",
+    ),
 }  # fmt: skip
 """Every harness, by name. Hermes's hooks are its plugin's (integrations/hermes/), so it lists no hook events. Gemini
 CLI's ``plan_fn`` and ``argv_fn`` both write its settings (``hooks``, ``mcpServers``: one file), in ``headless``; its
-AfterAgent says ``stop_hook_active: false`` after a block too (0.61.0): its blocks are counted per session."""
+AfterAgent says ``stop_hook_active: false`` after a block too (0.61.0): its blocks are counted per session. OpenCode's
+hooks are its plugin's (integrations/opencode/), which whispers and refuses as the Hermes plugin does."""
 
 
 def names() -> tuple[str, ...]:

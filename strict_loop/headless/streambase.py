@@ -22,6 +22,7 @@ MAX_PENDING = 1000
 """Tool uses awaiting their result; beyond this the oldest are forgotten (a stream that never answers them)."""
 MAX_TEXT = 4000
 MAX_ID = 200
+MAX_NOTICES = 5
 MAX_SAID = 20
 """Texts kept for one call's thought (the turn keeps 4000 characters of them, head and tail)."""
 
@@ -61,6 +62,7 @@ class Outcome:
     rate_limited: bool = False
     last_text: str = ""
     signed_out: bool = False  # the harness is not signed in (see ``AUTH_FAILURE``): no retry can help
+    limit_reset_at: Optional[float] = None  # the plan's usage limit resets then (epoch s; ``supervisor.limits``)
 
 
 class StreamAdapter:
@@ -74,6 +76,11 @@ class StreamAdapter:
         self.skipped = 0  # malformed or oversized lines
         self.said: list[str] = []  # the agent's text since its last tool call: the next call's thought
         self.pending: dict[str, tuple[str, dict, str]] = {}  # call id -> (tool, args, the words written before it)
+        self.notices: list[dict] = []  # the harness's own error and limit events, never the agent's words
+
+    def notice(self, event: dict) -> None:
+        """Keep one of the harness's own error or limit events (the last few): ``supervisor.limits`` reads them."""
+        self.notices = (self.notices + [event])[-MAX_NOTICES:]
 
     def heard(self, text: str) -> None:
         """The agent wrote ``text`` (shown to the person, not a call): it goes with the next call (issue 24)."""

@@ -50,6 +50,8 @@ class ClaudeAdapter(StreamAdapter):
     def event(self, event: dict) -> list[ToolCall]:
         kind = event.get("type")
         self._session(event.get("session_id"))
+        if kind == "rate_limit_event" or (kind == "assistant" and event.get("is_api_error_message") is True):
+            self.notice(event)  # Claude Code's own: a limit's reset, an API error's words (never the model's)
         if kind == "assistant":
             if isinstance(event.get("api_error_status"), int):
                 self.api_error = (event["api_error_status"], as_text(event.get("api_error_type")))

@@ -284,6 +284,54 @@ def _gemini_home(env: Mapping[str, str], dest: Path, run: Run) -> None:
     atomic_write(path, json.dumps(settings, indent=2).encode("utf-8"), sync=False, mode=0o600)
 
 
+OPENCODE_PLUGIN_ENV = "STRICT_LOOP_OPENCODE_PLUGIN"
+"""Names the run's own copy of our OpenCode plugin: an installed copy (the workspace's, the person's) stands aside."""
+
+
+def opencode_argv(run: Run) -> Wiring:
+    """``opencode run --format json --auto`` (its events as JSON lines; permissions not denied are granted, as an
+    unattended run needs), our plugin (pinned to the workspace) and MCP server added for this run through
+    ``OPENCODE_CONFIG_CONTENT``, which OpenCode merges over the person's config (never edited). Resumes with
+    ``--session``."""
+    content = read_config_content(run.env.get("OPENCODE_CONFIG_CONTENT"))
+    if run.hook_program:
+        from strict_loop.harness.opencode import PLUGIN_FILE, plugin_text
+
+        plugin = (run.scratch / "opencode-plugin").resolve() / PLUGIN_FILE
+        atomic_write(plugin, plugin_text(run.hook_program, run.workspace).encode("utf-8"), sync=False, mode=0o600)
+        content["plugin"] = [*(content.get("plugin") or []), plugin.as_uri()]
+        run.env[OPENCODE_PLUGIN_ENV] = str(plugin)
+    if run.server:
+        from strict_loop.harness.configedit import SERVER
+        from strict_loop.harness.opencode import mcp_entry
+
+        content["mcp"] = {
+            **(content.get("mcp") or {}),
+            SERVER: mcp_entry({"command": run.server[0], "args": run.server[1:]}),
+        }
+    run.env["OPENCODE_CONFIG_CONTENT"] = json.dumps(content)
+    argv = [run.binary, "run", "--format", "json", "--auto"] + (["--session", run.session_id] if run.session_id else [])
+    argv += ["--model", run.model] if run.model else []
+    return Wiring(argv + list(run.extra_args) + ["--", run.prompt], run.env)
+
+
+def read_config_content(text: Optional[str]) -> dict:
+    """The person's own ``OPENCODE_CONFIG_CONTENT`` (a JSON object), which ours extends; a clear error otherwise."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("plugin", []), list)
+        or not isinstance(value.get("mcp", {}), dict)
+    ):
+        raise LoopError("OPENCODE_CONFIG_CONTENT", "is not a JSON object of OpenCode's config", "fix or unset it")
+    return value
+
+
 def _hook_program() -> str:
     """Our ``strict-loop`` program, which the harness's hooks run (the one beside this Python, else on PATH)."""
     from strict_loop.harness.install import program

@@ -141,6 +141,7 @@ def task_view(v: TaskView) -> str:
         lines.append(f"  #{r.iteration} [{r.progress}, {r.status}] {r.task}")
     if s.last_stop:
         lines.append(f"last stop check: {s.last_stop.verdict} -- {s.last_stop.reason}")
+    lines += [f"budget: {b.text}" for b in getattr(v, "budget", [])]  # the fast read defers a task with a budget
     lines.append(f"files: {v.paths['state']}")
     return "\n".join(lines + [f"warning: {w}" for w in v.warnings])
 

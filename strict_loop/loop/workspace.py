@@ -1,11 +1,9 @@
 """The loop's operations on one workspace; every adapter (CLI, scripts, MCP) calls these.
 
-Each operation is orchestration only: validate the request, take the task's
-lock, have the store / rounds / stop checks / monitor do the work, record the
-event. Persistence lives in ``store``, recovery in ``recovery``, task lookup
-and the registry in ``taskindex``, the monitor's I/O in ``supervision``, the writes that create a
-task and commit a round in ``commits``.
-Every public method raises only :class:`LoopError` (``errors.boundary``).
+Each operation is orchestration only: validate the request, take the task's lock, have the store / rounds / stop
+checks / monitor do the work, record the event. Persistence lives in ``store``, recovery in ``recovery``, task lookup
+and the registry in ``taskindex``, the monitor's I/O in ``supervision``, the writes that create a task and commit a
+round in ``commits``. Every public method raises only :class:`LoopError` (``errors.boundary``).
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ from strict_loop.loop import commits, reports, safeguards, verdicts
 from strict_loop.loop.delivery import QuietMonitors
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.recording import record_turn
+from strict_loop.model import budgets
 from strict_loop.model.monitoring import MonitorView, SpiralVerdict
 from strict_loop.model.records import (
     MAX_CONTRACT_BYTES,
@@ -268,6 +267,7 @@ class Workspace:
             last_stop_report=found.last_stop_report(),
             supervisor=TaskMonitor(found, self.root).view(),
             warnings=safeguards.task_warnings(self.root, found, state),
+            budget=budgets.lines(state.contract.budget, found.budget_spent(), state.created_at),
         )
 
     @boundary("rebuild_state")

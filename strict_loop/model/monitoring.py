@@ -131,6 +131,7 @@ SignalKind = Literal[
     "person_reports",
     "restart_loop",
     "job_failure",
+    "budget_spent",
 ]
 
 

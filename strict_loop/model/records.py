@@ -12,6 +12,7 @@ from typing import Annotated, Any, Final, Literal, Optional
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from strict_loop.model.budgets import TaskBudget
 from strict_loop.model.fields import (
     EVENT_KIND_PATTERN,
     TASK_ID_PATTERN,
@@ -87,6 +88,10 @@ class LoopContract(ContractTerms):
             "Spiral detection and the escalation ladder: a profile, then .agent-loop/monitor-defaults.json, "
             "then a person's overrides"
         ),
+    )
+    budget: TaskBudget = Field(
+        default_factory=TaskBudget,
+        description="What the task may spend, a person's to set: the hooks whisper at 80% and pause the task at 100%",
     )
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
+from strict_loop.model.budgets import TaskBudget
 from strict_loop.model.fields import (
     EVENT_KIND_PATTERN,
     MAX_JSON_DEPTH,
@@ -61,6 +62,7 @@ SYSTEM_PREFIXES = (
     "watch.",
     "monitor.",
     "loop.",
+    "budget.",
 )
 """Event kinds only the loop writes: a caller (an agent, perhaps prompt-injected) must not forge a pause's
 answer, a new contract for rebuild_state to trust, or a recorded round."""
@@ -84,7 +86,7 @@ class InitStateInput(ContractTerms):
 
     def contract(self, monitor: MonitorSettings) -> LoopContract:
         """The contract part of the request (what is stored in state.json), with the resolved monitor settings."""
-        terms = self.model_dump(include=set(ContractTerms.model_fields))
+        terms = self.model_dump(include=set(ContractTerms.model_fields) | {"budget"})  # the budget: a person's only
         return LoopContract.model_validate({**terms, "monitor": monitor.model_dump()})
 
 
@@ -97,6 +99,9 @@ class InitStateRequest(InitStateInput):
             description="Monitor settings that override the profile and .agent-loop/monitor-defaults.json (only those "
             "given)",
         )
+    )
+    budget: Annotated[TaskBudget, Flag(flatten=True, group="budgets (whispered at 80%, paused at 100%)")] = Field(
+        default_factory=TaskBudget, description="What the task may spend; none by default"
     )
 
 

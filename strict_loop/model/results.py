@@ -6,6 +6,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from strict_loop.model.budgets import BudgetLine
 from strict_loop.model.monitoring import MonitorView, SupervisorMessage  # noqa: F401 (adapters import them from here)
 from strict_loop.model.records import (
     CheckResult,
@@ -143,6 +144,7 @@ class TaskView(Result):
         "removed monitor.json, what the safeguards recorded",
     )
     supervisor: MonitorView = SupervisorField()
+    budget: list[BudgetLine] = Field(default_factory=list, description="Each budget set, with what is spent of it")
 
 
 class RebuildResult(Result):

@@ -226,7 +226,7 @@ def diagnosis(state: MonitorState, signals: Optional[list[Signal]] = None) -> st
     if not signals:
         return "No non-progress pattern in the recent turns."
     main = signals[0]
-    if main.kind == "job_failure":  # the job's own run, classified alone: nothing of the agent's turns belongs here
+    if main.kind in catalog.OUTSIDE:  # a job's run, a budget: said alone, nothing of the agent's turns belongs here
         return main.evidence
     parts = [f"Stuck: {main.evidence}."]
     varied = _varied(state, main)
@@ -285,8 +285,9 @@ def with_note(diagnosis: str, note: Optional[str]) -> str:
 
 
 def alert_heading(signals: list[Signal]) -> str:
-    """The first word of a pause's alert: a failed job that ``strict-loop watch`` escalated is no spiral."""
-    return "[JOB FAILED]" if signals and signals[0].kind == "job_failure" else "[SPIRALING]"
+    """The first word of a pause's alert: a failed job that ``strict-loop watch`` escalated, or a spent budget, is no
+    spiral."""
+    return catalog.OUTSIDE.get(signals[0].kind, "[SPIRALING]") if signals else "[SPIRALING]"
 
 
 def whisper_text(state: MonitorState, signals: list[Signal], strength: int) -> str:

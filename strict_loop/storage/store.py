@@ -20,8 +20,10 @@ from pydantic import BaseModel, ValidationError
 from strict_loop.base.errors import LoopError, StateDamaged
 from strict_loop.base.fsio import append_line, atomic_write, dumps_line, file_lock, read_own
 from strict_loop.base.jsonl import iter_lines, json_records, last_json, records_backwards
+from strict_loop.base.jsontext import read_object
 from strict_loop.base.layout import TaskPaths
 from strict_loop.base.timefmt import now_iso
+from strict_loop.model.budgets import BUDGET_FILE, BudgetSpent, load_spent
 from strict_loop.model.records import EventRecord, IterationRecord, RoundFields, StopReport, TaskState
 from strict_loop.model.settings import STORED
 from strict_loop.storage import rounds
@@ -199,6 +201,10 @@ class TaskStore:
             return self.cache.parse(StopReport, self.paths.stop_report, read_own(self.paths.stop_report), "")
         except (OSError, LoopError):
             return None
+
+    def budget_spent(self) -> Optional[BudgetSpent]:
+        """What the task spent of its budgets (budget.json, written by the hooks); None when nothing is counted yet."""
+        return load_spent(read_object(self.paths.root / BUDGET_FILE))
 
     def retried_round(self, state: TaskState, req: RoundFields) -> Optional[IterationRecord]:
         """The last recorded round if ``req`` repeats it word for word and the latest announcement is that round's.

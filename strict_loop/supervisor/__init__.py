@@ -10,6 +10,7 @@ __all__ = [
     "heartbeat",
     "invocation",
     "journal",
+    "limits",
     "lock",
     "orphans",
     "prompt",

@@ -23,7 +23,8 @@ EXIT_PAUSED = 5
 """The progress monitor paused the task (as detect_spiral's paused)."""
 EXIT_FAILURES = 6
 """Too many consecutive failed invocations."""
-# SIGINT and SIGTERM end a run with 130 and 143: see base.interrupts.
+# SIGINT and SIGTERM end a run with 130 and 143: see base.interrupts; a usage limit beyond max_limit_wait_s with 7:
+# see limits.
 
 Action = Literal["continue", "stop", "pause", "fail", "limit"]
 
@@ -55,6 +56,12 @@ class SupervisorSettings(Strict):
         5, ge=0, le=3600, description="First wait after a failed or rate-limited invocation; doubles each time"
     )
     backoff_max_s: float = Field(300, ge=0, le=86_400, description="Longest wait between invocations")
+    max_limit_wait_s: float = Field(
+        21_600,
+        ge=0,
+        le=31 * 86_400,
+        description="Longest wait for a plan's usage limit to reset; a later reset ends the run (exit 7) with an alert",
+    )
 
     @model_validator(mode="after")
     def _rates_together(self) -> SupervisorSettings:

@@ -47,6 +47,7 @@ class Heartbeat:
         self.rounds_at_start = state.counters.iteration
         self.max_rounds = state.contract.limits.max_iterations
         self.line = ""
+        self.note: Optional[Callable[[], str]] = None  # said after the line (a usage limit's wait: ``limits``)
         self.bar_label, self.bar_total, self.bar_start = self.bar_spec()
         self._bar: Any = None
         self._bar_task: Any = None
@@ -90,6 +91,7 @@ class Heartbeat:
         with self.store.locked():
             state = self.store.load()
             self.line, position = self.compose(state, self.last - self.started, invocation)
+            self.line += f" | {self.note()}" if self.note is not None else ""
             reports.write_status(self.store, state, self.line, record=False, sup=self.view(), sync=False)
         if self._bar is not None:
             if position is not None:

@@ -38,6 +38,7 @@ def invocation_data(n: int, outcome: Outcome, stop_reason: str, rounds: int, dec
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,
         "rate_limited": outcome.rate_limited,
+        "limit_reset_at": outcome.limit_reset_at,
         "stop": stop_reason[:500],
         "rounds": rounds,
         "decision": {"action": decision.action, "reason": decision.reason, "sleep_s": decision.sleep_s},
@@ -83,6 +84,25 @@ def pause_alert(store: TaskStore, root: Path, env: Mapping[str, str]) -> dict[st
     alert, heading, _ = outbox.resent(found, alert)  # its words; the resume command and the page link ours
     alert.diagnosis, note = _latest_note(alert.diagnosis, events)
     return outbox.forward(store, root, alert, env, prefix=heading, resume=resume, note=note)
+
+
+def limit_alert(store: TaskStore, root: Path, reason: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The person's alert for a run ended by a usage limit that resets too late (``limits``); its delivery summary."""
+    from strict_loop.model.monitoring import Alert
+
+    alert = Alert(
+        id=f"{store.task_id}-usage-limit-{re.sub(r'[^0-9]', '', now_iso())}",
+        ts=now_iso(),
+        task_id=store.task_id,
+        turn=0,
+        level=1,
+        signals=[],
+        diagnosis=f"supervise ended: {reason}",
+        recent=[],
+        recommended_action="run the same supervise command after the reset, or with a larger --max-limit-wait",
+    )
+    resume = f"after the reset: strict-loop supervise --workspace {root} --task-id {store.task_id} (the same flags)"
+    return outbox.enqueue(store, root, alert, env, prefix="[USAGE LIMIT]", resume=resume, event="supervisor.alert")
 
 
 def _latest_note(diagnosis: str, events: list[dict[str, Any]]) -> tuple[str, Optional[str]]:

@@ -32,6 +32,7 @@ from strict_loop.headless.wiring import Wiring, find_binary, read_usage, wire
 from strict_loop.loop.monitoring import TaskMonitor
 from strict_loop.loop.workspace import Workspace
 from strict_loop.storage.store import TaskStore
+from strict_loop.supervisor import limits
 from strict_loop.supervisor.budgets import (
     EXIT_BAD_INPUT,
     EXIT_PAUSED,
@@ -48,6 +49,7 @@ from strict_loop.supervisor.journal import (
     RECENT_EVENTS,
     MaskedWriter,
     invocation_data,
+    limit_alert,
     next_invocation,
     not_signed_in,
     pause_alert,
@@ -158,7 +160,7 @@ class Supervisor:
     def _started(self, stale: Optional[dict], orphan: Optional[dict]) -> None:
         killed = orphan and f"killed the harness a killed supervisor left running (process group {orphan['pgid']})"
         for note in filter(None, (self.sessions.refused, killed)):
-            print(f"[supervisor] {self.task_id}: {note}", file=self.stderr, flush=True)
+            self._say(str(note))
         data = {"harness": self.harness, "pid": os.getpid(), "session_id": self._session(), "took_over": stale}
         data.update(session_refused=self.sessions.refused, killed_orphan=orphan)
         self._event(
@@ -168,31 +170,41 @@ class Supervisor:
         )
 
     def _loop(self) -> SupervisorResult:
+        reset_at = limits.pending(self.store.events(last=RECENT_EVENTS))  # a wait a stopped supervisor left: kept
+        resumed, waited = reset_at is not None, 0.0
         while True:
+            if reset_at is not None and self.signals.signum is None:  # the plan's usage limit: wait for its reset
+                wait = limits.decision(self.settings, self.tally, reset_at, self.env, waited)
+                if wait.action != "continue":
+                    return self._end(wait)
+                waited += limits.wait_out(
+                    reset_at, resumed, self.env, self.signals, self._heart, self._event, self._heart_beat
+                )
+                reset_at, resumed = None, False
             if self.signals.signum is not None:
                 return self._interrupted()
             if self._paused():  # a paused task launches nothing: only a person's resume answers a pause
-                return self._end(
-                    Decision(
-                        action="pause",
-                        reason="the progress monitor paused the task; a person resumes it",
-                        sleep_s=0.0,
-                        exit_code=EXIT_PAUSED,
-                    )
-                )
+                why = "the progress monitor paused the task; a person resumes it"
+                return self._end(Decision("pause", why, 0.0, EXIT_PAUSED))
             self._invocation, started = self._next_invocation(), now_iso()
             outcome = self._invoke(self._invocation)
             if self.signals.signum is not None:
                 return self._interrupted()
             should_stop, stop_reason = self._check_stop()
             if should_stop is None:
-                return self._end(
-                    Decision(action="stop", reason=stop_reason, sleep_s=0.0, exit_code=EXIT_BAD_INPUT), refused=True
-                )
+                return self._end(Decision("stop", stop_reason, 0.0, EXIT_BAD_INPUT), refused=True)
             rounds = self.store.load().counters.iteration
-            decision = decide(self.settings, self.tally, outcome, rounds, should_stop, self._paused())
-            if outcome.signed_out and decision.action != "stop":  # no retry signs the harness in
-                decision = not_signed_in(self.harness, outcome, decision.tally)
+            if outcome.limit_reset_at is not None:  # neither a failure nor an invocation: a wait, unless a rule ends
+                paused = self._paused()
+                decision = limits.after(
+                    self.settings, self.tally, outcome, rounds, should_stop, paused, self.env, waited
+                )
+                reset_at = outcome.limit_reset_at if decision.action == "continue" else None
+            else:
+                waited = 0.0  # the waits in a row are over
+                decision = decide(self.settings, self.tally, outcome, rounds, should_stop, self._paused())
+                if outcome.signed_out and decision.action != "stop":  # no retry signs the harness in
+                    decision = not_signed_in(self.harness, outcome, decision.tally)
             self.tally = decision.tally or self.tally
             self._event(
                 "supervisor.invocation",
@@ -202,7 +214,7 @@ class Supervisor:
             self._heart_beat(force=True)
             if decision.action != "continue":
                 return self._end(decision)
-            if decision.sleep_s > 0:
+            if decision.sleep_s > 0 and reset_at is None:
                 self._sleep(decision.sleep_s)
 
     def _invoke(self, n: int) -> Outcome:
@@ -236,6 +248,8 @@ class Supervisor:
             wiring.cleanup()
             shutil.rmtree(scratch, ignore_errors=True)
         outcome = adapter.finish(child.exit_code, child.timed_out, usage, timeout_s=self.settings.invocation_timeout_s)
+        limit = limits.found(adapter, outcome, usage, self.env)  # from the harness's own fields only
+        outcome.limit_reset_at = limit.reset_at if limit is not None else None
         if child.stopped == "rounds":
             outcome.reason = (
                 f"ended after max_rounds_per_invocation ({self.settings.max_rounds_per_invocation}) rounds; "
@@ -243,7 +257,7 @@ class Supervisor:
             )
         atomic_write(stem.with_suffix(".last.txt"), self._mask(outcome.last_text).encode(), sync=False)
         outcome.signed_out = signed_out(outcome, stderr_tail(stem.with_suffix(".stderr.txt")))
-        self.sessions.keep(session, outcome.ok, outcome.session_id)
+        self.sessions.keep(session, outcome.ok or limit is not None, outcome.session_id)  # a limit: resumed after
         return outcome
 
     def _run_child(
@@ -307,24 +321,15 @@ class Supervisor:
         }
         if decision.action == "pause":
             data["delivery"] = pause_alert(self.store, self.root, self.env)
+        elif decision.exit_code == limits.EXIT_USAGE_LIMIT:
+            data["delivery"] = limit_alert(self.store, self.root, decision.reason, self.env)
         kind = {"pause": "supervisor.paused", "fail": "supervisor.failed", "limit": "supervisor.limit"}.get(
             decision.action, "supervisor.stopped"
         )
         self._event(kind, f"supervisor ended ({action}): {decision.reason[:400]}", data)
         self._heart_beat(force=True)
-        print(
-            f"[supervisor] {self.task_id}: {action}: {decision.reason} (exit {decision.exit_code})",
-            file=self.stderr,
-            flush=True,
-        )
-        return SupervisorResult(
-            decision.exit_code,
-            action,
-            decision.reason,
-            self.launched,
-            self.store.load().counters.iteration,
-            self.tally.cost_usd,
-        )
+        self._say(f"{action}: {decision.reason} (exit {decision.exit_code})")
+        return self._result(decision.exit_code, action, decision.reason)
 
     def _interrupted(self) -> SupervisorResult:
         code, name = self.signals.exit_code(), self.signals.name()
@@ -333,19 +338,15 @@ class Supervisor:
             f"supervisor interrupted by {name} during invocation {self._invocation}",
             {"signal": name, "invocation": self._invocation, "exit_code": code},
         )
-        print(
-            f"[supervisor] {self.task_id}: interrupted by {name}; run the same command to continue",
-            file=self.stderr,
-            flush=True,
-        )
-        return SupervisorResult(
-            code,
-            "interrupted",
-            f"interrupted by {name}",
-            self.launched,
-            self.store.load().counters.iteration,
-            self.tally.cost_usd,
-        )
+        self._say(f"interrupted by {name}; run the same command to continue")
+        return self._result(code, "interrupted", f"interrupted by {name}")
+
+    def _result(self, code: int, action: str, reason: str) -> SupervisorResult:
+        rounds = self.store.load().counters.iteration
+        return SupervisorResult(code, action, reason, self.launched, rounds, self.tally.cost_usd)
+
+    def _say(self, text: str) -> None:
+        print(f"[supervisor] {self.task_id}: {text}", file=self.stderr, flush=True)
 
     # ------------------------------------------------------------------ state kept on disk
 

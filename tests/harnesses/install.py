@@ -1,7 +1,7 @@
 """Install the pinned harness binaries the end-to-end tests run (tests/test_harness_e2e.py).
 
-Claude Code, Codex and Gemini CLI come from the npm registry into ``<repo>/.harnesses/node/``; Hermes comes from
-PyPI into its own venv ``<repo>/.harnesses/hermes-venv`` so that its pinned dependencies never meet
+Claude Code, Codex, Gemini CLI and OpenCode come from the npm registry into ``<repo>/.harnesses/node/``; Hermes
+comes from PyPI into its own venv ``<repo>/.harnesses/hermes-venv`` so that its pinned dependencies never meet
 ours; Phoenix (the telemetry tests' OTLP backend) into ``<repo>/.harnesses/phoenix-venv``; Debian's chromium
 (the page's browser tests) with apt-get when it is missing and this is root. When the pinned versions are already
 there it checks and returns without touching the network. The machine's Node is used when it meets the packages'
@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Optional
 
 REPO = Path(__file__).resolve().parents[2]
-NPM_PACKAGES = {"@anthropic-ai/claude-code": "2.1.332", "@openai/codex": "0.171.0", "@google/gemini-cli": "0.61.0"}
+NPM_PACKAGES = {
+    "@anthropic-ai/claude-code": "2.1.332",
+    "@openai/codex": "0.171.0",
+    "@google/gemini-cli": "0.61.0",
+    "opencode-ai": "1.18.33",  # a small wrapper; npm adds this platform's prebuilt binary (opencode-linux-x64, ...)
+}
+NPM_BINS = ("claude", "codex", "gemini", "opencode")
 NODE_PACKAGE = ("node", "22.23.3")  # a Node runtime from the npm registry, for machines whose Node is older
 HERMES = ("hermes-agent", "0.19.0")
 HERMES_PYTHON = ((3, 11), (3, 14))  # hermes-agent 0.19.0: Requires-Python >=3.11,<3.14
@@ -39,7 +45,7 @@ CHROMIUM_INSTALL = "apt-get update && apt-get install -y chromium"
 
 SIZES = {
     "node": "about 120 MB",
-    "npm": "about 900 MB",
+    "npm": "about 1.3 GB, OpenCode's 185 MB binary for this platform among it",
     "hermes": "about 230 MB",
     "chromium": "about 350 MB with its libraries",
     "phoenix": "about 850 MB, the largest step",
@@ -76,7 +82,7 @@ def _installed_npm_version(node_dir: Path, name: str) -> Optional[str]:
 
 def _npm_ready(node_dir: Path) -> bool:
     wanted = all(_installed_npm_version(node_dir, n) == v for n, v in NPM_PACKAGES.items())
-    bins = all((node_dir / "node_modules" / ".bin" / b).exists() for b in ("claude", "codex", "gemini"))
+    bins = all((node_dir / "node_modules" / ".bin" / b).exists() for b in NPM_BINS)
     return wanted and bins
 
 
@@ -114,7 +120,8 @@ def install_npm(node_dir: Path) -> None:
     npm = shutil.which("npm")
     if not npm or not shutil.which("node"):
         raise InstallError(
-            "installing Claude Code, Codex and Gemini CLI needs node and npm on PATH (e.g. apt-get install nodejs npm)"
+            "installing Claude Code, Codex, Gemini CLI and OpenCode needs node and npm on PATH "
+            "(e.g. apt-get install nodejs npm)"
         )
     node_dir.mkdir(parents=True, exist_ok=True)
     env = _npm_env(node_dir)
@@ -138,7 +145,7 @@ def install_npm(node_dir: Path) -> None:
     _run([npm, "install", "--prefix", str(node_dir), "--save-exact", *specs], "installing " + " ".join(specs), env)
     if not _npm_ready(node_dir):
         raise InstallError(
-            f"npm finished but {node_dir}/node_modules/.bin lacks claude, codex or gemini at the pinned versions"
+            f"npm finished but {node_dir}/node_modules/.bin lacks one of {', '.join(NPM_BINS)} at the pinned versions"
         )
 
 

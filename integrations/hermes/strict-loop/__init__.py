@@ -151,6 +151,7 @@ class _Hooks:
         self.words: dict[str, str] = {}
         self.lock = threading.Lock()
         self.recorder = _Recorder()
+        self.session = ""  # the session of the last tool call: an approval request names none of its own
 
     @staticmethod
     def _session(kwargs: dict[str, Any]) -> str:
@@ -175,6 +176,7 @@ class _Hooks:
 
     def pre_tool_call(self, **kwargs: Any) -> Optional[dict[str, str]]:
         try:
+            self.session = self._session(kwargs) or self.session
             self.recorder.wait(TOOL_TIMEOUT_S)  # a pause the last call caused decides this one
             reason = _blocked(_ask("pre_tool_call", kwargs, TOOL_TIMEOUT_S))
             if not reason:
@@ -241,6 +243,15 @@ class _Hooks:
         except Exception:
             return None
 
+    def pre_approval_request(self, **kwargs: Any) -> None:
+        """A dangerous command waits for the person's approval: told to the loop (the page, the person's channels) in
+        the background; the approval itself is Hermes's, untouched."""
+        try:
+            session = str(kwargs.get("session_id") or self.session)
+            self._record("pre_approval_request", {**kwargs, "session_id": session}, session)
+        except Exception:
+            return
+
     def on_session_end(self, **kwargs: Any) -> None:
         """The end of a run of the agent: the recordings queued are done before Hermes may exit."""
         try:
@@ -259,6 +270,7 @@ def register(ctx: Any) -> None:
         "transform_tool_result",
         "pre_llm_call",
         "pre_verify",
+        "pre_approval_request",
         "on_session_end",
     ):
         ctx.register_hook(name, getattr(hooks, name))

@@ -262,8 +262,8 @@ function plot(points) {
   return svg;
 }
 
-async function post(ws, task, payload) {
-  const r = await fetch("/api/task/" + ws + "/" + task + "/answer", {
+async function post(ws, task, payload, what = "answer") {
+  const r = await fetch("/api/task/" + ws + "/" + task + "/" + what, {
     method: "POST", credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-Strict-Loop-Page": TOKEN },
     body: JSON.stringify(payload),
@@ -330,6 +330,27 @@ function answers(ws, task, data) {
     note, buttons, out, rounds.length ? preview : el("p", { class: "muted" }, data.snapshots.note || "No snapshot to roll back to."));
 }
 
+// The task's budgets: what is spent of each, and (for a person with the answer key) a form to raise them; a task its
+// budget paused goes on when none is spent any more.
+function budgetCard(ws, task, data) {
+  const out = el("div", { id: "budget-result", class: "muted", "aria-live": "polite" });
+  const inputs = data.budget.map((b) => el("input", { id: "budget-" + b.name, type: "number", min: "0", step: "any", value: String(b.limit) }));
+  const rows = data.budget.map((b, i) => el("li", { class: b.spent >= b.limit ? "bad" : "" }, b.text,
+    READ_ONLY ? null : el("span", {}, " ", el("label", { for: "budget-" + b.name }, "raise to "), inputs[i])));
+  const raise = async () => {
+    out.textContent = "sending…";
+    const body = {};
+    data.budget.forEach((b, i) => { if (Number(inputs[i].value) !== b.limit) body["max_" + b.name] = Number(inputs[i].value); });
+    try {
+      const res = await post(ws, task, body, "budget");
+      out.textContent = res.detail;
+      await renderTask();
+    } catch (e) { out.textContent = "refused: " + e.message; }
+  };
+  return section("Budget", el("ul", { id: "budget" }, ...rows),
+    READ_ONLY ? null : el("button", { id: "budget-raise", onclick: raise }, "Set the budget"), out);
+}
+
 function pauseCard(ws, task, data) {
   const lad = data.ladder;
   const signals = lad.signals.map((s) => el("li", { class: "signal" }, el("strong", {}, s.kind),
@@ -340,6 +361,7 @@ function pauseCard(ws, task, data) {
     notes.length ? el("div", { id: "agent-note" }, el("strong", {}, "The agent's note to you (" + ago(notes[notes.length - 1].ts) + "): "),
       glance(notes[notes.length - 1].text, 300)) : null,
     lad.paused && !READ_ONLY ? answers(ws, task, data) : null,  // on the first screen, however long the text below
+    data.budget && data.budget.length ? budgetCard(ws, task, data) : null,  // next to the answers: a raise lets it go on
     lad.paused && READ_ONLY ? el("p", { class: "muted" }, "Read-only page: answer with strict-loop resume.") : null,
     signals.length ? el("ul", {}, ...signals) : el("p", { class: "muted" }, "No signal fired."),
     lad.recommended_action ? el("p", {}, el("strong", {}, "Recommended: "), rich(lad.recommended_action)) : null,
@@ -361,6 +383,7 @@ async function renderTask() {
   const r = d.row, c = d.contract;
   const head = section(task, el("p", {}, statusBadge(r), " round " + r.round + " of " + (r.max_rounds ?? "?") +
       " · " + stopText(r.stop) + " · last activity " + ago(r.last_activity) + (r.harness ? " · " + r.harness : "")),
+    r.waiting ? el("p", { id: "waiting", class: "bad" }, r.waiting.text + " (" + r.waiting.harness + ", " + ago(r.waiting.since) + ")") : null,
     el("p", { class: "goal", id: "goal" }, c.goal),
     el("p", { class: "muted" }, "Stop when: " + c.global_stop_condition), d.status.stop_reason ? el("p", {}, glance(d.status.stop_reason, 300)) : null);
   const problems = (d.problems || []).map((t) => el("li", { class: "bad" }, t));
