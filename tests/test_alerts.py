@@ -431,3 +431,14 @@ def test_a_test_send_goes_through_every_channel_now_and_says_how_each_went(ws_di
     hook = next(r for r in http.received if r["path"].startswith("/ok/hook"))
     assert hook["body"]["test"] is True
     assert not (ws_dir / ".agent-loop").exists() or not list((ws_dir / ".agent-loop").rglob("alerts.jsonl"))
+
+
+def test_an_environment_that_names_no_home_stands_for_this_processs_own(tmp_path, monkeypatch):
+    """A hook handed an environment built for one call (no HOME, no XDG_CONFIG_HOME) queues its alert in the person's
+    config folder, and the worker it starts reads the same queue: never a folder picked from the password database."""
+    from strict_loop.storage.workspaces import config_dir
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    assert config_dir({}) == tmp_path / "cfg" / "strict-loop"
+    assert config_dir({"HOME": "/h"}) == Path("/h/.config/strict-loop")
+    assert config_dir({"XDG_CONFIG_HOME": "/x", "HOME": "/h"}) == Path("/x/strict-loop")

@@ -113,6 +113,16 @@ def test_bad_budgets_are_refused_and_change_nothing(ws_dir):
     assert state["contract"]["budget"]["max_tool_calls"] == 5
 
 
+def test_a_task_with_a_budget_is_not_replaced_by_init_state_force(ws_dir):
+    """``init_state --force`` (an MCP tool the agent has) would drop the person's budget with the task: refused."""
+    _init(ws_dir, "--max-tool-calls", "5")
+    again = ("init_state", "--task-id", "t1", "--goal", "Fix it", "--global-stop-condition", "done", "--force")
+    refused = run_cli(*again, cwd=ws_dir, check=False)
+    assert refused.returncode == 2 and "has a budget a person set" in refused.stderr, refused.stderr
+    state = json.loads((ws_dir / ".agent-loop" / "tasks" / "t1" / "state.json").read_text())
+    assert state["contract"]["budget"]["max_tool_calls"] == 5
+
+
 def test_tokens_are_read_from_claude_codes_transcript_once_per_message(ws_dir, tmp_path):
     """Claude Code writes one transcript line per content block, each with its message's usage: counted once. Only
     the new lines are read at each call, and a line not yet ended waits for the next one."""

@@ -333,7 +333,7 @@ def _spawn(root: Path, env: Mapping[str, str]) -> bool:
     boot = f"import sys; sys.path[0] = {package_parent!r}; from strict_loop.alerts.worker import main; sys.exit(main())"
     proc = subprocess.Popen(
         [sys.executable, "-c", boot, str(root)],
-        env=dict(env),
+        env={**env, "XDG_CONFIG_HOME": str(config_dir(env).parent)},  # the queue's folder, as this process found it
         cwd="/",
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

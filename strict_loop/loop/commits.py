@@ -83,6 +83,12 @@ def _move_aside(
             f"task '{store.task_id}' is paused by the progress monitor; only a person's resume answers a pause",
             f"a person runs: strict-loop resume {store.task_id} --action continue|rollback|hand-back",
         )
+    if store.load_current().contract.budget.limits():
+        raise LoopError(
+            "init_state.force",
+            f"task '{store.task_id}' has a budget a person set; replacing the task would drop it",
+            f"a person removes the budget first (strict-loop budget {store.task_id} --help), or choose another task_id",
+        )
     moved = store.move_aside(ws.layout.trash)
     return str(moved), snapshots.forget_task(ws.root, store.task_id, moved.name)  # a rollback must not reach them
 

@@ -29,9 +29,12 @@ MAX_TASKS = 200
 
 
 def config_dir(env: Mapping[str, str] = os.environ) -> Path:
-    """``$XDG_CONFIG_HOME/strict-loop``, else ``~/.config/strict-loop``."""
-    base = env.get("XDG_CONFIG_HOME", "").strip()
-    return (Path(base) if base else Path.home() / ".config") / "strict-loop"
+    """``$XDG_CONFIG_HOME/strict-loop``, else ``$HOME/.config/strict-loop``. An environment that names neither (one
+    built for a single call) stands for this process's own, whose folders are the person's."""
+    own = env if env.get("XDG_CONFIG_HOME", "").strip() or env.get("HOME", "").strip() else os.environ
+    base = own.get("XDG_CONFIG_HOME", "").strip()
+    home = own.get("HOME", "").strip()
+    return (Path(base) if base else (Path(home) if home else Path.home()) / ".config") / "strict-loop"
 
 
 def workspace_id(root: Path | str) -> str:
