@@ -124,7 +124,7 @@ def test_the_served_cli_answers_as_the_console_script(served_cli, tmp_path):
         'rc=0; strict-loop check_stop --exit-status || rc=$?; echo "rc=$rc"\n'
         "strict-loop init_state --task-id t --goal g --global-stop-condition c\n"
         f"printf '%s' '{call}' | strict-loop hook claude --workspace .\n"
-        "grep -c tool_call .agent-loop/tasks/t/events.jsonl\n"
+        "grep -c '\"tool_call\"' .agent-loop/tasks/t/events.jsonl\n"
     )
     for name in ("installed", "served"):
         (tmp_path / name).mkdir()

@@ -260,21 +260,39 @@ def free_port() -> int:
 
 @contextmanager
 def dashboard(ws: Path) -> Iterator[tuple[str, list[str]]]:
-    """``strict-loop dashboard`` for ``ws`` as a person starts it: its URL, and what it told the person (stderr)."""
-    port = free_port()
-    cmd = [EXE, "dashboard", "--port", str(port), "--workspace", str(ws)]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, bufsize=0)  # unbuffered: select sees every line
-    said: list[str] = []
-    try:
+    """``strict-loop dashboard`` for ``ws`` as a person starts it: its URL, and what it told the person (stderr). A
+    port another test took meanwhile (two suites at once) makes the page exit: it starts again on another."""
+    for _ in range(3):
+        port = free_port()
+        cmd = [EXE, "dashboard", "--port", str(port), "--workspace", str(ws)]
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, bufsize=0)  # unbuffered: select sees every line
+        said: list[str] = []
         while not said or (len(said) < 2 and select.select([proc.stderr], [], [], 1.0)[0]):
             line = proc.stderr.readline()
             if not line:
                 break
             said.append(line.decode())
+        if proc.poll() is None and _listening(port):
+            break
+        proc.terminate()
+        proc.wait(15)
+    try:
         yield f"http://127.0.0.1:{port}", said
     finally:
         proc.terminate()
         proc.wait(15)
+
+
+def _listening(port: int, within: float = 10.0) -> bool:
+    """Whether something accepts connections on ``port`` within ``within`` seconds."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
 
 
 def page_token(html: str) -> str:
