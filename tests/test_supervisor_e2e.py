@@ -4,8 +4,8 @@ The supervisor, the harness, its shell, the loop's CLI the model calls and the s
 only the model is scripted (tests/model_servers.py). Every scenario of the issue runs on all three harnesses: goal_met
 over several invocations (three on Codex, fewer on the slower starters) beside a second supervisor on another task,
 a spiral paused by the monitor, failed invocations backed off and reset by a success, a hang killed at the wall clock,
-and SIGINT through the real CLI. Claude and Hermes get our hooks per run (their calls reach the monitor as they run);
-Codex's calls reach it through its `exec --json` stream.
+and SIGINT through the real CLI. Claude (HTTP hooks into the workspace's endpoint) and Hermes get our hooks per run
+(their calls reach the monitor as they run); Codex's calls reach it through its `exec --json` stream.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from typing import Any, Optional
 import pytest
 from conftest import read_jsonl
 from harness_rig import Harness, require_binary
-from model_servers import AnthropicModel, ChatModel, Final, Hang, HttpError, ResponsesModel, Shell, Stall
+from model_servers import AnthropicModel, ChatModel, Final, Hang, HttpError, ResponsesModel, Shell, Stall, strings
 
-from strict_loop import Workspace
+from strict_loop import Workspace, hookd
+from strict_loop.harness import daemon
 from strict_loop.supervisor.budgets import SupervisorSettings
 from strict_loop.supervisor.runner import Supervisor
 
@@ -244,8 +245,8 @@ def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(nam
 
 def _procs_mentioning(text: str) -> list[str]:
     """Live processes whose command line names ``text`` (a test's own folder): a killed group leaves none. The hook
-    daemon is not the child's: it serves the workspace's hooks across sessions (idle exit; stopped at the test's
-    end)."""
+    daemons are not the child's: they serve the workspace's hooks across sessions (idle exit; stopped at the test's
+    end): ``strict-loop hook``'s and the endpoint of Claude Code's HTTP hooks (``strict_loop.hookd http``)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
@@ -254,7 +255,8 @@ def _procs_mentioning(text: str) -> list[str]:
                 state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
             except OSError:
                 continue
-            if text in cmd and state != "Z" and "strict_loop.harness.daemon" not in cmd:
+            ours = "strict_loop.harness.daemon" in cmd or "strict_loop.hookd" in cmd
+            if text in cmd and state != "Z" and not ours:
                 found.append(f"{entry.name}: {cmd[:200]}")
     return found
 
@@ -262,16 +264,56 @@ def _procs_mentioning(text: str) -> list[str]:
 PROBE = "ls /nonexistent-strict-loop-probe"  # fails the same way every time
 
 
+def _kills_the_endpoint_once_paused(work: Path, seen: dict, monkeypatch) -> type:
+    """Claude's model, which at the first request after the pause SIGKILLs the workspace's HTTP hook endpoint (it served
+    the calls so far) and notes a later request that carries the pause's denial; meanwhile the supervisor's own check
+    of the pause holds back (15 s at most), so that the agent's next call meets the gate with the endpoint gone."""
+    folder, flag = daemon.http_dir(work, os.environ), work / ".agent-loop" / "paused" / "spiral"
+    paused = Supervisor._paused
+    monkeypatch.setattr(Supervisor, "_paused", lambda sup: paused(sup) and ("denied" in seen or _late(seen)))
+
+    class Model(AnthropicModel):
+        def take(self, body: dict) -> Any:
+            if flag.exists() and "killed" not in seen:
+                seen["served"] = (hookd.ask(folder, {"op": "status"}) or {}).get("served", 0)
+                seen["killed"] = pid = hookd.endpoint_pid(folder)
+                if pid:
+                    os.kill(pid, signal.SIGKILL)
+                while pid and not _dead(pid):
+                    time.sleep(0.01)
+            elif "killed" in seen and any(s.startswith("PreToolUse:Bash hook error") for s in strings(body)):
+                seen["denied"] = [s for s in strings(body) if s.startswith("PreToolUse:Bash hook error")]
+            return super().take(body)
+
+    return Model
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie (where nobody reaps it at once, as under a measuring subreaper)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _late(seen: dict) -> bool:
+    seen.setdefault("paused_at", time.monotonic())
+    return time.monotonic() - seen["paused_at"] > 15
+
+
 @pytest.mark.parametrize("name", HARNESSES)
-def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, tmp_path: Path):
+def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, tmp_path: Path, monkeypatch):
     """The calls reach the monitor (Claude, Hermes: the per-run hooks; Codex: its stream), whose pause ends the child
-    at once and the run with exit 5; started again, the supervisor launches nothing while the task stays paused."""
+    at once and the run with exit 5; started again, the supervisor launches nothing while the task stays paused.
+    Claude's hooks are HTTP hooks into the workspace's endpoint: it is killed once the task is paused, and the next
+    call of the run is still denied (the gate runs the full hook)."""
     work, h, ws = _setup(tmp_path, name, "spiral", "never.txt")
-    err = io.StringIO()
+    err, seen = io.StringIO(), {}
     # A real model takes seconds per turn; an instant one would let the child run every call before the
     # supervisor (which records the stream's calls in batches, at most 0.2 s late) could end it.
     script = [Shell(PROBE)] + [Hang(0.4), Shell(PROBE)] * 9 + [Final("Giving up.")]
-    with MODELS[name](script) as model:
+    model_type = _kills_the_endpoint_once_paused(work, seen, monkeypatch) if name == "claude" else MODELS[name]
+    with model_type(script) as model:
         result = _supervisor(h, work, "spiral", model.url, err, mcp=name == "claude").run()
         model.settle()  # the request the ended child left held (a Hang step) takes its step now, not during `again`
         used = model.steps_used
@@ -288,8 +330,15 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, 
     assert not _procs_mentioning(str(work)), detail
     if name == "hermes":  # ended at the pause, Hermes leaves its shell snapshot: in the test's folder, not /dev/shm
         assert list(h.tmp.glob("hermes-snap-*.sh")), detail
-    if name == "claude":  # the per-run MCP wiring: Claude reports the server it connected at start
-        init = json.loads((ws.task_paths("spiral").supervisor / "invocation-0001.jsonl").read_text().splitlines()[0])
+    if name == "claude":  # over HTTP until the endpoint was killed; then the gate's full hook denied the next call
+        assert seen["served"] >= 6 and seen["killed"] and "strict-loop resume" in seen["denied"][0], detail
+        whisper = next(
+            e["message"] for e in read_jsonl(ws.task_paths("spiral").events) if e["kind"] == "spiral.whisper"
+        )
+        assert any(whisper in s for body in model.model_requests for s in strings(body)), detail  # said over HTTP
+        # the per-run MCP wiring: Claude reports the server it connected at start
+        lines = (ws.task_paths("spiral").supervisor / "invocation-0001.jsonl").read_text().splitlines()
+        init = next(e for e in map(json.loads, lines) if e.get("subtype") == "init")  # after the SessionStart hook's
         assert {"name": "strict-loop", "status": "connected"}.items() <= next(
             (m for m in init["mcp_servers"] if m["name"] == "strict-loop"), {}
         ).items(), detail

@@ -190,3 +190,54 @@ def test_the_page_shows_the_budget_and_a_person_with_the_answer_key_raises_it(ws
     assert done.status_code == 200 and done.json()["resumed"] is True
     assert not c.get(f"/api/task/{ws}/t1").json()["ladder"]["paused"]
     assert _call(ws_dir, 2)[0] == ""
+
+
+def test_hermes_tokens_reported_to_its_plugin_count_against_the_budget(ws_dir, monkeypatch):
+    """Hermes's hooks carry no transcript: its plugin sums the usage Hermes gives ``post_api_request`` (hermes-agent
+    0.19: ``asdict(CanonicalUsage)`` with ``prompt_tokens`` and ``total_tokens``) per session and sends it with the
+    session's next recorded call. Each hook runs the real handler in this process, on the plugin's own payload."""
+    import importlib.util
+
+    task = _init(ws_dir, "--max-tokens", "1000")
+    path = Path(__file__).parents[1] / "integrations" / "hermes" / "strict-loop" / "__init__.py"
+    spec = importlib.util.spec_from_file_location("hermes_plugin_budget", path)
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)  # type: ignore[union-attr]
+    monkeypatch.chdir(ws_dir)
+    monkeypatch.setattr(
+        plugin,
+        "_ask",
+        lambda event, kw, _t: json.loads(
+            handle("hermes", json.dumps(plugin._payload(event, kw), default=str), env={}, cwd=str(ws_dir)) or "{}"
+        ),
+    )
+    hooks: dict = {}
+    plugin.register(type("Ctx", (), {"register_hook": lambda self, name, fn: hooks.__setitem__(name, fn)})())
+
+    def response(ids: list[str], prompt: int, cached: int, out: int) -> None:
+        usage = {"input_tokens": prompt, "output_tokens": out, "cache_read_tokens": cached, "cache_write_tokens": 0}
+        usage.update(reasoning_tokens=out // 2, request_count=1, prompt_tokens=prompt + cached)
+        message = {"content": "On it.", "tool_calls": [{"id": i} for i in ids]}
+        hooks["post_api_request"](session_id="s1", assistant_message=message, usage=usage | {"total_tokens": 0})
+
+    def call(i: str) -> object:
+        common = {"tool_name": "terminal", "args": {"command": f"echo {i}"}, "session_id": "s1", "tool_call_id": i}
+        hooks["pre_tool_call"](**common)
+        hooks["post_tool_call"](**common, result='{"output": "x", "exit_code": 0}', status="ok")
+        hooks["on_session_end"](session_id="s1")  # the recording queued is done
+        return hooks["transform_tool_result"](**common, result="x")
+
+    def spent() -> tuple[int, int]:
+        got = json.loads((task / "budget.json").read_text())
+        return got["input_tokens"], got["output_tokens"]
+
+    response(["c1"], 200, 100, 50)
+    response([], 0, 0, 0)  # a response without usage adds nothing
+    assert call("c1") is None and spent() == (300, 50)
+    response([], 100, 0, 20)  # a final answer: counted with the session's next call
+    response(["c2", "c3"], 250, 0, 80)
+    assert "Most of this task's budget is spent (tokens: 800 of 1,000 (80%))" in str(call("c2"))
+    assert call("c3") is None and spent() == (650, 150)  # the two calls of one response: its tokens once
+    response(["c4"], 400, 0, 0)
+    assert "Budget spent: tokens: 1,200 of 1,000 (120%)" in str(call("c4"))
+    assert read_jsonl(task / "alerts.jsonl")[-1]["signals"][0]["kind"] == "budget_spent"

@@ -200,6 +200,50 @@ def test_each_harness_s_own_limit_fields_give_the_reset_and_a_passing_429_none(
     assert (found.reset_at - 1_800_000_000.0 if found else None) == reset_in
 
 
+def _opencode(lines: list[str], exit_code: int = 1, **headers: str) -> tuple[float, limits.UsageLimit | None]:
+    """What the usage-limit reader finds in an ``opencode run --format json`` stream (its last error's response headers
+    replaced by ``headers`` when given), half a second after that error was printed."""
+    from strict_loop.headless.streams import adapter_for
+
+    adapter, printed = adapter_for("opencode"), 0.0
+    for line in lines:
+        event = json.loads(line)
+        if event.get("type") == "error":
+            printed = event["timestamp"] / 1000
+            if headers:
+                event["error"]["data"]["responseHeaders"] = headers
+        adapter.feed(json.dumps(event))
+    outcome = adapter.finish(exit_code, False, None)
+    return printed, limits.found(adapter, outcome, None, {"TZ": "UTC"}, at=(printed or 1_800_000_000.0) + 0.5)
+
+
+@pytest.mark.parametrize(
+    ("case", "headers", "reset_in"),
+    [
+        ("http429", {}, 2.0),  # Retry-After: 2 (its message says "try again in 2s" too)
+        ("http429", {"retry-after-ms": "1500", "retry-after": "2"}, 1.5),
+        ("http429", {"retry-after": "Fri, 27 Nov 2026 15:51:26 GMT"}, 3599.674),  # an HTTP date
+        ("http429-quota", {}, None),  # OpenAI's out-of-credits 429 names no reset: the ordinary back-off
+        ("api-error", {"retry-after": "30"}, None),  # a 400 with a Retry-After is no usage limit
+    ],
+)
+def test_opencode_s_429_resets_when_its_provider_s_retry_after_says(case: str, headers: dict, reset_in: float | None):
+    """Captured from opencode-ai 1.18.33 (tests/capture_opencode_limits.py): OpenCode retries a 429 five times itself,
+    each after the provider's Retry-After, then prints one ``error`` event carrying the provider's headers."""
+    printed, found = _opencode((FIXTURES / f"opencode-{case}.jsonl").read_text().splitlines(), **headers)
+    assert (round(found.reset_at - printed, 3) if found else None) == reset_in
+    assert found is None or found.message.startswith("APIError 429: Rate limit reached for requests per min")
+
+
+def test_limit_words_an_opencode_agent_printed_suspend_nothing():
+    """The agent's text and a tool's output saying a 429 with a retry time, in a run that then failed: no wait."""
+    said = "APIError 429: usage limit reached. Retry-After: 2. Please try again in 2s."
+    lines = (FIXTURES / "opencode-calls.jsonl").read_text().splitlines()
+    session = json.loads(lines[0])["sessionID"]
+    lines.append(json.dumps({"type": "text", "sessionID": session, "part": {"type": "text", "text": said}}))
+    assert _opencode(lines, exit_code=1) == (0.0, None)
+
+
 def test_claude_code_s_limit_is_waited_out_and_the_same_session_resumed(task: Workspace, tmp_path: Path):
     binary = _standin(tmp_path, "claude", CLAUDE)
     reset = int(time.time()) + 2  # one to two seconds ahead (an epoch in whole seconds, as Claude Code says it)

@@ -167,6 +167,7 @@ def _supervise_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument(
         "--no-mcp", action="store_true", help="wire no MCP server into the harness (the agent uses the strict-loop CLI)"
     )
+    p.add_argument("--hooks", choices=("http", "command"), help="claude: HTTP hooks (default) or command hooks")
     p.add_argument(
         "--harness-arg",
         action="append",
@@ -326,6 +327,7 @@ def _supervise(a: argparse.Namespace) -> int:
         harness_bin=a.harness_bin,
         extra_args=a.harness_arg,
         mcp=not a.no_mcp,
+        http_hooks=a.hooks != "command",
     ).run()
     if a.json:
         import dataclasses

@@ -246,7 +246,7 @@ GATE_NAME = "strict-loop-gate"
 GATE = """k=$1 m=$2 d=$3 c=$CLAUDE_CODE_SESSION_ID
 shift 3
 if [ "$k" = pre ]; then for f in "$m"/paused/*; do [ -e "$f" ] && exec "$@"; done; fi
-same() { set -- "$1" ${2##*") "}; [ "$1" = "${21}" ]; }
+same() { set -- "$1" ${2##*") "}; [ "$1" = "${21}" ] && [ "$2" != Z ]; }
 if [ -n "$c" ] && { read -r p s < "$d/state"; } 2>/dev/null && [ -e "$d/$p-$c" ]; then
   if [ -e /proc/self/stat ]; then { read -r x < "/proc/$p/stat"; } 2>/dev/null && same "$s" "$x" && exit 0
   elif kill -0 "$p" 2>/dev/null; then exit 0
@@ -256,7 +256,7 @@ exec "$@"
 """
 """The command beside each HTTP hook, POSIX sh builtins only: the full hook (its arguments after ``$1`` pre or post,
 ``$2`` the ``.agent-loop`` folder, ``$3`` the runtime folder) runs for a PreToolUse while a task is paused
-(``TaskPaths.pause_flag``) and whenever no live endpoint (pid and start time) serves the session; else it exits."""
+(``TaskPaths.pause_flag``) and whenever no live endpoint (pid and start time; a zombie is dead) serves the session."""
 
 
 def http_key(root: str | os.PathLike[str]) -> str:

@@ -11,7 +11,9 @@ hook pauses the task again (a spent budget is never overspent by more than the c
 Tokens come from the transcript the payload names (``transcript_path``), read from where the last hook stopped (at
 most ``MAX_READ_BYTES`` a call; the rest on the next): Claude Code writes ``message.usage`` on each assistant line
 (one line per content block, all with the message's id: counted once), Codex a ``token_count`` event with the
-session's running total. Hermes's and Gemini CLI's hooks carry no usage (references/protocol.md, "Budgets").
+session's running total. Hermes's plugin sends the tokens Hermes reported for the responses since the session's last
+call (``extra.api_usage``, from its ``post_api_request`` hook). Gemini CLI's and OpenCode's hooks carry no usage
+(references/protocol.md, "Budgets").
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ def _charge(event: HookEvent, supervision: TaskMonitor, root: Path, calls: int) 
         spent.tool_calls += calls
         if budget.max_tokens is not None or budget.max_cost_usd is not None:
             read_usage(event.payload.get("transcript_path"), spent)
+            if event.harness == "hermes":
+                reported_usage(event.payload.get("extra"), spent)
         found = uses(budget, spent)
         near = [u for u in found if WHISPER_AT <= u.share < 1 and spent.whispered.get(u.name) != u.limit]
         for u in near:
@@ -229,6 +233,15 @@ def read_usage(path: Any, spent: BudgetSpent) -> None:
     spent.transcripts[path] = cursor  # the newest last: the oldest goes first
     while len(spent.transcripts) > MAX_TRANSCRIPTS:
         spent.transcripts.pop(next(iter(spent.transcripts)))
+
+
+def reported_usage(extra: Any, spent: BudgetSpent) -> None:
+    """Add the tokens Hermes's plugin sent with a call (``api_usage``: what Hermes reported since the session's last
+    call) to ``spent``."""
+    usage = extra.get("api_usage") if isinstance(extra, dict) else None
+    if isinstance(usage, dict):
+        spent.input_tokens += _n(usage.get("input_tokens"))
+        spent.output_tokens += _n(usage.get("output_tokens"))
 
 
 def _read_from(path: str, cursor: Cursor) -> Optional[bytes]:

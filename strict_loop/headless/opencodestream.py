@@ -42,6 +42,7 @@ class OpenCodeAdapter(StreamAdapter):
         self.cost = 0.0
         self.finished: Optional[str] = None  # the last step_finish's reason
         self.errors: list[str] = []
+        self.retry_at: list[float] = []  # a 429's reset (epoch s): the usage-limit reader's (supervisor.limits)
 
     def event(self, event: dict) -> list[ToolCall]:
         kind, part = event.get("type"), as_dict(event.get("part"))
@@ -59,6 +60,8 @@ class OpenCodeAdapter(StreamAdapter):
             self.finished = as_text(part.get("reason")) or "unknown"
         elif kind == "error":
             self.errors = (self.errors + [self._error(as_dict(event.get("error")))])[-5:]
+            reset = _retry_at(as_dict(as_dict(event.get("error")).get("data")), event.get("timestamp"))
+            self.retry_at = (self.retry_at + [reset])[-5:] if reset is not None else self.retry_at
         return []
 
     def _call(self, part: dict) -> list[ToolCall]:
@@ -110,3 +113,22 @@ class OpenCodeAdapter(StreamAdapter):
         if self.finished is None:
             return self._outcome(False, f"exit {exit_code} and no model request finished", **fields)
         return self._outcome(True, f"completed ({self.finished})", **fields)
+
+
+def _retry_at(data: dict, stamp: Any) -> Optional[float]:
+    """When a 429 error event says to retry: its provider's ``retry-after-ms`` or ``retry-after`` header (seconds, or
+    an HTTP date) from the event's ``timestamp`` (ms). OpenCode prints the error only after retrying five times, each
+    after that header (however long), so the reset it names is the one after those."""
+    from email.utils import parsedate_to_datetime
+
+    headers = as_dict(data.get("responseHeaders"))
+    ms, after = as_text(headers.get("retry-after-ms")).strip(), as_text(headers.get("retry-after")).strip()
+    at = stamp / 1000 if type(stamp) in (int, float) else None
+    if data.get("statusCode") != 429 or not (ms or after):
+        return None
+    try:
+        if at is not None and (ms or after.replace(".", "", 1).isdigit()):
+            return at + (float(ms) / 1000 if ms else float(after))
+        return parsedate_to_datetime(after).timestamp()
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return None

@@ -66,6 +66,7 @@ class Wiring:
     env: dict[str, str]
     usage_file: Optional[Path] = None
     temp: list[Path] = field(default_factory=list)
+    secret_env: dict[str, str] = field(default_factory=dict)  # given the child alone (a token): masked in our files
 
     def cleanup(self) -> None:
         for path in self.temp:
@@ -85,6 +86,7 @@ class Run(NamedTuple):
     session_id: Optional[str]  # resume this session
     extra_args: Sequence[str]
     env: dict[str, str]
+    http_hooks: bool = False  # Claude Code: our hooks over HTTP into the workspace's endpoint (``httphooks``)
 
 
 def wire(
@@ -101,12 +103,14 @@ def wire(
     env: Optional[Mapping[str, str]] = None,
     mcp: bool = True,
     hooks: bool = True,
+    http_hooks: bool = True,
 ) -> Wiring:
     """The child's argv and environment for one headless run (``scratch``: a per-invocation folder for temp files).
 
     ``mcp`` off: no MCP server is wired in (the agent uses the ``strict-loop`` CLI through its shell, as the prompt
     shows), which saves starting one server per invocation. ``hooks`` off: Claude and Hermes run without our hooks
-    (Hermes's calls then reach the monitor not at all: it prints no stream)."""
+    (Hermes's calls then reach the monitor not at all: it prints no stream). ``http_hooks`` off: Claude's hooks are
+    commands (a process per tool call) rather than HTTP hooks into the workspace's endpoint."""
     row = registry.get(harness)
     if session_id is not None and registry.session_id_problem(harness, session_id):
         raise LoopError("supervise.session_id", registry.session_id_problem(harness, session_id), "start afresh")
@@ -125,13 +129,16 @@ def wire(
         session_id,
         extra_args,
         child_env,
+        http_hooks,
     )
     wiring: Wiring = registry.resolve(row.argv_fn)(run)
     return wiring
 
 
 def claude_argv(run: Run) -> Wiring:
-    """``claude -p`` with stream-json, our MCP server only (--strict-mcp-config) and our hooks through --settings."""
+    """``claude -p`` with stream-json, our MCP server only (--strict-mcp-config) and our hooks through --settings:
+    HTTP hooks (``httphooks``: the token in the child's environment, masked in what the supervisor writes), else
+    command hooks."""
     servers = {"strict-loop": {"command": run.server[0], "args": run.server[1:]}} if run.server else {}
     argv = [
         run.binary,
@@ -146,18 +153,20 @@ def claude_argv(run: Run) -> Wiring:
         "--permission-mode",
         "bypassPermissions",
     ]
+    secret: dict[str, str] = {}
     if run.hook_program:
         from strict_loop.harness.configedit import hook_command, hook_groups
+        from strict_loop.headless.httphooks import claude_settings
 
-        argv += [
-            "--settings",
-            json.dumps({"hooks": hook_groups("claude", hook_command(run.hook_program, "claude", run.workspace))}),
-        ]
+        settings = claude_settings(run.hook_program, run.workspace, run.env) if run.http_hooks else None
+        command = hook_command(run.hook_program, "claude", run.workspace)
+        argv += ["--settings", json.dumps(settings or {"hooks": hook_groups("claude", command)})]
+        secret = {name: run.env[name] for name in settings["httpHookAllowedEnvVars"]} if settings else {}
     argv += ["--resume", run.session_id] if run.session_id else []
     argv += ["--model", run.model] if run.model else []
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         run.env["IS_SANDBOX"] = "1"  # Claude refuses bypassPermissions for root otherwise
-    return Wiring(argv + list(run.extra_args), run.env)
+    return Wiring(argv + list(run.extra_args), run.env, secret_env=secret)
 
 
 def codex_argv(run: Run) -> Wiring:

@@ -3,9 +3,9 @@
 Why: a five-hour (or weekly) limit is not the agent's failure and no back-off outlasts it; retrying burns the
 invocation budget and ends the run (issue 29). The limit is read only from what the harness itself wrote (Claude
 Code's ``rate_limit_event`` and its API-error messages, an errored ``result``; Codex's ``error`` and ``turn.failed``;
-Hermes's usage file; Gemini CLI's errored ``result``), never from the agent's words or a tool's output, so an agent
-printing "usage limit reached" suspends nothing. The wait is a ``supervisor.limit_wait`` event: a supervisor
-restarted during it reads the event back and keeps waiting (references/supervisor.md).
+Hermes's usage file; Gemini CLI's errored ``result``; OpenCode's ``error``), never from the agent's words or a tool's
+output, so an agent printing "usage limit reached" suspends nothing. The wait is a ``supervisor.limit_wait`` event: a
+supervisor restarted during it reads the event back and keeps waiting (references/supervisor.md).
 """
 
 from __future__ import annotations
@@ -218,11 +218,17 @@ def _gemini(adapter: Any, usage: dict) -> tuple[list[str], list[float]]:
     return [said, *getattr(adapter, "errors", [])], []
 
 
+def _opencode(adapter: Any, usage: dict) -> tuple[list[str], list[float]]:
+    """OpenCode: its ``error`` events (``APIError 429: ...``) and a 429's ``Retry-After`` from their fields."""
+    return [*getattr(adapter, "errors", [])], [*getattr(adapter, "retry_at", [])]
+
+
 READERS: dict[str, Callable[[Any, dict], tuple[list[str], list[float]]]] = {
     "ClaudeAdapter": _claude,
     "CodexAdapter": _codex,
     "HermesAdapter": _hermes,
     "GeminiAdapter": _gemini,
+    "OpenCodeAdapter": _opencode,
 }
 """Each stream adapter's (by class name) harness fields that may say a usage limit: (texts, reset epochs)."""
 

@@ -97,6 +97,7 @@ class Supervisor:
         kill_grace_s: float = KILL_GRACE_S,
         overrides: Optional[Mapping[str, Any]] = None,
         mcp: bool = True,
+        http_hooks: bool = True,
     ) -> None:
         """``settings``: every budget; else the contract's ``unattended`` budgets, then ``overrides`` (e.g. CLI flags),
         then defaults."""
@@ -121,7 +122,7 @@ class Supervisor:
         self.extra_args = list(extra_args)
         self.stderr = stderr if stderr is not None else sys.stderr
         self.kill_grace_s = kill_grace_s
-        self.mcp = mcp
+        self.mcp, self.http_hooks = mcp, http_hooks  # http_hooks off: Claude's hooks are commands (``wire``)
         self.folder = self.store.paths.supervisor
         self.lock = SupervisorLock(self.folder, self.task_id)
         self.sessions = SessionFile(self.folder, harness, self.task_id)
@@ -163,11 +164,8 @@ class Supervisor:
             self._say(str(note))
         data = {"harness": self.harness, "pid": os.getpid(), "session_id": self._session(), "took_over": stale}
         data.update(session_refused=self.sessions.refused, killed_orphan=orphan)
-        self._event(
-            "supervisor.started",
-            f"supervisor started ({self.harness})",
-            {**data, "settings": self.settings.model_dump(mode="json")},
-        )
+        data["settings"] = self.settings.model_dump(mode="json")
+        self._event("supervisor.started", f"supervisor started ({self.harness})", data)
 
     def _loop(self) -> SupervisorResult:
         reset_at = limits.pending(self.store.events(last=RECENT_EVENTS))  # a wait a stopped supervisor left: kept
@@ -237,7 +235,10 @@ class Supervisor:
             extra_args=self.extra_args,
             env=self.env,
             mcp=self.mcp,
+            http_hooks=self.http_hooks,
         )
+        self.env.update(wiring.secret_env)  # the hook token only the child is given: masked in what we write too
+        self.secrets = secret_values(self.env)
         adapter = adapter_for(self.harness)
         self.calls.absorb(self.store.events(last=RECENT_EVENTS))
         self.launched += 1

@@ -13,7 +13,9 @@ a whisper it produces rides on the session's next tool result (transform_tool_re
 message or its next pre_llm_call's context. on_session_end waits for the queue: a one-shot Hermes ends
 with ``os._exit``, which would otherwise drop the last recordings. Before those, post_api_request sees each
 model response: the text the assistant wrote beside its tool calls is kept for the first of them and sent
-with its post_tool_call (``assistant_text``), so the recorded turn carries the agent's own words.
+with its post_tool_call (``assistant_text``), so the recorded turn carries the agent's own words, and the tokens
+Hermes reports for each response (its ``usage``) are summed per session and sent with the next recorded call
+(``api_usage``), so a task's token budget holds under Hermes too (no process of its own, nothing on the model's path).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ MAX_QUEUED = 256  # recordings waiting: beyond it post_tool_call waits for room 
 END_TIMEOUT_S = 120.0  # on_session_end waits this long at most for the queued recordings
 MAX_WORDS_CHARS = 100_000  # the hook clips a turn's words to far less; this bounds what one call keeps meanwhile
 _TOP_LEVEL = {"tool_name", "args", "session_id", "parent_session_id"}
+_USAGE_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
 
 def _payload(event: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -149,6 +152,7 @@ class _Hooks:
     def __init__(self) -> None:
         self.said: dict[str, list[str]] = {}
         self.words: dict[str, str] = {}
+        self.tokens: dict[str, tuple[int, int]] = {}  # per session: (input, output) reported since its last call
         self.lock = threading.Lock()
         self.recorder = _Recorder()
         self.session = ""  # the session of the last tool call: an approval request names none of its own
@@ -195,8 +199,23 @@ class _Hooks:
             if text and isinstance(first, str) and first:
                 with self.lock:
                     _keep(self.words, first, text[:MAX_WORDS_CHARS])
+            self._count(self._session(kwargs), kwargs.get("usage"))
         except Exception:
             return
+
+    def _count(self, session: str, usage: Any) -> None:
+        """Add one response's tokens (Hermes's usage summary: input with cache reads and writes, output with
+        reasoning) to the session's, until its next recorded call carries them."""
+        if not isinstance(usage, dict):
+            return
+        got = [v if type(v) is int and v > 0 else 0 for v in (usage.get(k) for k in _USAGE_KEYS)]
+        add_in, add_out = sum(got[:3]), got[3]
+        if add_in or add_out:
+            with self.lock:
+                before = self.tokens.pop(session, (0, 0))
+                while len(self.tokens) >= MAX_PENDING:
+                    self.tokens.pop(next(iter(self.tokens)))
+                self.tokens[session] = (before[0] + add_in, before[1] + add_out)
 
     def post_tool_call(self, **kwargs: Any) -> None:
         try:
@@ -204,9 +223,13 @@ class _Hooks:
                 said = self.words.pop(str(kwargs.get("tool_call_id") or ""), None)
             if kwargs.get("status") == "blocked":  # refused before it ran: not a turn
                 return
-            self._record(
-                "post_tool_call", {**kwargs, "assistant_text": said} if said else kwargs, self._session(kwargs)
-            )
+            session = self._session(kwargs)
+            with self.lock:
+                tokens = self.tokens.pop(session, None)
+            sent = {**kwargs, "assistant_text": said} if said else kwargs
+            if tokens:
+                sent = {**sent, "api_usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]}}
+            self._record("post_tool_call", sent, session)
         except Exception:
             return
 
