@@ -6,10 +6,24 @@ OpenCode takes a custom provider from its config (``provider.<id>.npm = "@ai-sdk
 format) with OpenCode's tool names: ``bash`` (``command`` and ``description``), ``edit``, ``write``, ``read``. A
 request that offers no tools is a side call (the session's title) and takes no step.
 
-The harness gets a HOME of its own (its config, data, cache and state folders inside it), no models.dev fetch, no
-autoupdate, and only loopback reachable. OpenCode installs ``@opencode-ai/plugin`` into each config folder it reads
-(``.opencode/``, ``~/.config/opencode``) before it loads plugins; offline that install fails, at once with
-``npm_config_offline`` (else after npm's retries, ~70 s), and OpenCode goes on without it.
+The harness gets a HOME and TMPDIR of its own, no models.dev fetch, no autoupdate, and only loopback reachable.
+OpenCode's data (its session database), cache and state folders are one set per test session (:func:`shared_folders`),
+as a person's are kept between runs; its global config folder is ``$XDG_CONFIG_HOME/opencode``, the test's own (it is
+strict-loop's config folder too; OpenCode reads it even when ``OPENCODE_CONFIG_DIR`` names another). Where each start of
+OpenCode (~2.5 s of CPU) goes, measured on 1.18.33:
+
+- Every config folder it reads (its global one, each ``.opencode/`` from the project up) gets ``@opencode-ai/plugin``
+  installed with npm's Arborist before any plugin loads (~0.3-0.5 s of CPU each, ~1.5 s of wall; offline it fails,
+  at once with ``npm_config_offline``, else after npm's retries, ~70 s). It skips a folder whose ``node_modules/``
+  exists and whose ``package-lock.json`` lists the package, as after a person's first run online: :func:`prewarm`,
+  for the global folder on every run, for a project's ``.opencode/`` by the test.
+- An MCP server named in the config is started with the session (ours: a Python start, ~0.7 s of CPU), asked or not:
+  ``OpenCode.mcp`` off disables it for the run.
+- Its file finder (``fff``, a Rust library inside the binary) is written out to ``$TMPDIR`` as a 5.5 MB
+  ``.<hash>-00000000.so`` on each start and never removed: TMPDIR is the test's own folder, never /tmp.
+- No update check (``opencode run`` has none), no git snapshot outside a git repository, no LSP or formatter start
+  (none configured), no network but the model's with the switches below; the rest is the Bun runtime itself (~0.5 s
+  of CPU to start the binary) and OpenCode's own work per step.
 """
 
 from __future__ import annotations
@@ -100,6 +114,34 @@ def require_opencode() -> Path:
     return BINARY
 
 
+PLUGIN_PACKAGE = "@opencode-ai/plugin"
+"""What OpenCode installs into each of its config folders before loading plugins (ours needs none of it)."""
+
+
+def prewarm(folder: Path) -> Path:
+    """Make ``folder`` an OpenCode config folder whose plugin package is in place, as OpenCode leaves it after its
+    install: ``node_modules/`` and a ``package-lock.json`` that lists the package. OpenCode then skips the install
+    (its check reads just these two) instead of loading npm's Arborist to fail offline: ~0.4 s of CPU per folder and
+    start."""
+    (folder / "node_modules").mkdir(parents=True, exist_ok=True)
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": {PLUGIN_PACKAGE: "*"}}}}
+    (folder / "package-lock.json").write_text(json.dumps(lock) + "\n")
+    return folder
+
+
+def shared_folders(root: Path) -> dict:
+    """The environment naming OpenCode's data (the session database), cache and state folders under ``root`` (a test
+    session's): strict-loop reads none of these XDG folders, so its hooks in the session are not moved."""
+    folders = {name: root / name for name in ("data", "cache", "state")}
+    for folder in folders.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    return {
+        "XDG_DATA_HOME": str(folders["data"]),
+        "XDG_CACHE_HOME": str(folders["cache"]),
+        "XDG_STATE_HOME": str(folders["state"]),
+    }
+
+
 def provider_config(model_url: str) -> dict:
     """The project config naming the scripted model as OpenCode's provider and default model."""
     options = {"baseURL": f"{model_url}/v1", "apiKey": "scripted-key"}
@@ -125,18 +167,37 @@ def write_provider(workspace: Path, model_url: str) -> None:
 
 @dataclass
 class OpenCode:
-    """The OpenCode binary, a temporary HOME, and how to run it once headless."""
+    """The OpenCode binary, a temporary HOME, OpenCode's shared folders, and how to run it once headless."""
 
     binary: Path
     home: Path
+    folders: dict = field(default_factory=dict)
+    """From :func:`shared_folders`; empty: OpenCode's folders are the ones under HOME and ``$XDG_CONFIG_HOME``."""
+    mcp: bool = True
+    """False: the MCP server ``strict-loop install opencode`` configures is disabled for the run (never started), for a
+    session whose test is about the plugin alone."""
     name: str = "opencode"
 
+    @property
+    def tmp(self) -> Path:
+        """The run's TMPDIR, in the test's own folder: OpenCode leaves a 5.5 MB library there on every start."""
+        return self.home / ".tmp"
+
     def env(self, extra: Optional[dict] = None) -> dict:
-        env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}  # its config folder: $XDG_CONFIG_HOME/opencode
+        env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}  # XDG_CONFIG_HOME: strict-loop's, the test's
         env["PATH"] = os.pathsep.join([str(NODE_BIN), env.get("PATH", "")])
-        env.update(
-            HOME=str(self.home), NO_COLOR="1", OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_AUTOUPDATE="1"
-        )
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        env.update(self.folders, HOME=str(self.home), TMPDIR=str(self.tmp), NO_COLOR="1")
+        prewarm(Path(env.get("XDG_CONFIG_HOME") or self.home / ".config") / "opencode")
+        env.update(OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_AUTOUPDATE="1")
+        # JavaScriptCore's last JIT tier (FTL) off: it compiles hot code on threads of its own for later, which a run of
+        # seconds never reaches: ~0.3 s of CPU less per run, the same wall time (Bun reads BUN_JSC_<option>)
+        env.update(BUN_JSC_useFTLJIT="0")
+        if not self.mcp:
+            from strict_loop.harness.configedit import SERVER
+
+            off = {"mcp": {SERVER: {"type": "local", "command": ["true"], "enabled": False}}}
+            env["OPENCODE_CONFIG_CONTENT"] = json.dumps(off)
         env.update(npm_config_offline="true", npm_config_fetch_retries="0")  # no 70 s of retries for its plugin package
         env.update(dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"), CLOSED_PROXY))
         env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")

@@ -4,8 +4,9 @@ The loop is installed with ``strict-loop install opencode`` (our plugin in ``.op
 ``opencode.json``) and only the plugin acts: the scripted model never calls a loop tool. An edit-thrash spiral whispers
 (the text is in the model's next request), pauses and is denied; a continue answered through the page's API lets the
 session go on; ``--uninstall`` gives back the person's files byte for byte. Then ``strict-loop supervise --harness
-opencode`` runs a round to goal_met and stops a spiral with exit 5. Each start of OpenCode costs seconds: two tests,
-two sessions each.
+opencode`` runs a round to goal_met and stops a spiral with exit 5. Each start of OpenCode costs ~2.5 s of CPU:
+three starts in all, OpenCode's folders pre-warmed and shared by both tests (tests/opencode_rig.py says where a start's
+time goes).
 """
 
 from __future__ import annotations
@@ -20,7 +21,17 @@ import pytest
 from conftest import read_jsonl, run_cli
 from harness_rig import RUN_TIMEOUT_S
 from model_servers import Final, Hang, Shell, strings
-from opencode_rig import Gate, OpenCode, OpenCodeModel, Tool, provider_config, require_opencode, stream_events
+from opencode_rig import (
+    Gate,
+    OpenCode,
+    OpenCodeModel,
+    Tool,
+    prewarm,
+    provider_config,
+    require_opencode,
+    shared_folders,
+    stream_events,
+)
 from test_dashboard import client, post
 
 from strict_loop import Workspace
@@ -45,11 +56,17 @@ def _edit(old: str, new: str, text: str = "") -> Tool:
 PLUS, MINUS = _edit("return a - b", "return a + b", SAID), _edit("return a + b", "return a - b")
 
 
+@pytest.fixture(scope="session")
+def opencode_folders(tmp_path_factory) -> dict:
+    """OpenCode's data, cache and state folders, one set for the session's tests."""
+    return shared_folders(tmp_path_factory.mktemp("opencode"))
+
+
 @pytest.fixture
-def opencode(tmp_path: Path) -> OpenCode:
+def opencode(tmp_path: Path, opencode_folders: dict) -> OpenCode:
     home = tmp_path / "home"
     home.mkdir()
-    return OpenCode(require_opencode(), home)
+    return OpenCode(require_opencode(), home, opencode_folders)
 
 
 def _detail(proc, model, events) -> str:
@@ -78,10 +95,11 @@ def test_installed_plugin_records_whispers_pauses_denies_a_page_continue_goes_on
     next edit runs and is recorded. Every call that ran is in the ledger with its real payload, and so is what the
     person typed; then the uninstall leaves the person's files as they were. One session: each start costs seconds."""
     work = tmp_path / "w"
-    work.mkdir()
+    prewarm(work / ".opencode")  # a project OpenCode has run in before: its plugin package in place
     (work / "calc.py").write_text(CALC)
     (work / "test_calc.py").write_text(TEST_SOURCE)
     monkeypatch.setenv("HOME", str(opencode.home))
+    opencode.mcp = False  # the model never calls a loop tool: our MCP server would start for nothing
     gate = Gate()
     spiral = [READ, *[PLUS, Shell(TEST), MINUS, Shell(TEST)] * 2, PLUS, Shell(TEST), MINUS, PLUS]
     with OpenCodeModel([*spiral, gate, PLUS, Final("Done.")]) as model:
@@ -199,7 +217,9 @@ def test_supervise_runs_a_round_to_goal_met_and_stops_a_spiral_with_exit_5(openc
 
     ws.init_state(task_id="spiral", goal="Create never.txt", global_stop_condition="never.txt exists",
                   stop_checks={"paths_exist": ["never.txt"]})  # fmt: skip
-    script = [Shell(PROBE)] + [Hang(0.3), Shell(PROBE)] * 9 + [Final("Giving up.")]
+    # the 6th probe pauses the task; each request after it is held a while, so that the supervisor ends the child
+    # (its heartbeat: 0.5 s) before the script runs out
+    script = [Shell(PROBE)] * 6 + [Hang(0.3), Shell(PROBE)] * 4 + [Final("Giving up.")]
     err = io.StringIO()
     with OpenCodeModel(script) as model:
         (work / "opencode.json").write_text(json.dumps(provider_config(model.url)))

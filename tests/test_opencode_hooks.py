@@ -284,6 +284,10 @@ def test_a_supervised_run_gets_our_plugin_and_server_through_config_content_and_
     assert f"const WORKSPACE = {json.dumps(str(ws))};" in plugin.read_text()
     assert set(content["mcp"]) == {"docs", "strict-loop"} and content["mcp"]["strict-loop"]["command"][-1] == str(ws)
     assert wiring.env["STRICT_LOOP_TASK"] == "t1" and wiring.env["STRICT_LOOP_SUPERVISOR"] == "1"
+    tmp = Path(wiring.env["TMPDIR"])  # OpenCode leaves a library in TMPDIR on every start: the run's folder, removed
+    assert tmp.is_dir() and tmp.is_relative_to(tmp_path / "scratch")
+    wiring.cleanup()
+    assert not tmp.exists()
     resumed = headless.wire("opencode", "opencode", "go", ws, "t1", tmp_path / "s2", session_id="ses_abc123def456ghi")
     assert resumed.argv[5:7] == ["--session", "ses_abc123def456ghi"]
     with pytest.raises(LoopError, match="OPENCODE_CONFIG_CONTENT"):

@@ -319,9 +319,12 @@ def opencode_argv(run: Run) -> Wiring:
             SERVER: mcp_entry({"command": run.server[0], "args": run.server[1:]}),
         }
     run.env["OPENCODE_CONFIG_CONTENT"] = json.dumps(content)
+    tmp = run.scratch / "opencode-tmp"  # each start leaves its file finder's library (5.5 MB) in TMPDIR: the run's own
+    tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+    run.env["TMPDIR"] = str(tmp)
     argv = [run.binary, "run", "--format", "json", "--auto"] + (["--session", run.session_id] if run.session_id else [])
     argv += ["--model", run.model] if run.model else []
-    return Wiring(argv + list(run.extra_args) + ["--", run.prompt], run.env)
+    return Wiring(argv + list(run.extra_args) + ["--", run.prompt], run.env, temp=[tmp])
 
 
 def read_config_content(text: Optional[str]) -> dict:
