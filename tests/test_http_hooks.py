@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from conftest import read_jsonl, run_cli
 
+import strict_loop.entry
 from strict_loop import Workspace, hookd
 from strict_loop.harness import daemon, handler
 
@@ -84,8 +85,10 @@ def test_install_writes_http_hooks_and_a_private_record_and_uninstall_gives_back
             daemon.GATE_NAME,
             "pre" if "Pre" in event else "post",
         ]
-        assert gate["args"][6:] == [
-            str(Path(sys.executable).parent / "strict-loop"),
+        assert gate["args"][6:] == [  # the thin hook, when the daemon is not there
+            sys.executable,
+            "-S",
+            os.path.realpath(strict_loop.entry.__file__),
             "hook",
             "claude",
             "--workspace",

@@ -102,8 +102,8 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
         handlers = our_handlers(where["hooks"], harness)
         assert set(handlers) == HOOK_EVENTS[harness] and all(len(h) == 1 for h in handlers.values())
         words = shlex.split(handlers["PostToolUse"][0]["command"])
-        thin = [sys.executable, "-S", os.path.realpath(strict_loop.entry.__file__)]  # issue 27: Codex's thin hook
-        head = thin if harness == "codex" else [str(exe / "strict-loop")]
+        thin = [sys.executable, "-S", os.path.realpath(strict_loop.entry.__file__)]  # issue 27: the thin hook
+        head = thin if harness in ("codex", "claude") else [str(exe / "strict-loop")]
         assert words == [*head, "hook", harness, *(["--workspace", str(ws)] if scope == "project" else [])]
         assert handlers["Stop"][0]["timeout"] > handlers["PostToolUse"][0]["timeout"]
     else:

@@ -1,9 +1,7 @@
 """The hook's side of the per-workspace hook daemon (``harness.daemon``): its socket, one request to it, and the thin
-hook that asks it (``hook_words``).
-
-Why: a harness starts its hook as a new process for every tool call, and recording a turn needs pydantic and the
-detector (hundreds of ms to import). A daemon that imported them answers in a few ms; this module asks it importing
-only C modules of the standard library, so it can run as the hook itself. The rules:
+hook that asks it (``hook_words``). Why: a harness starts its hook as a new process for every tool call, and recording
+a turn needs pydantic and the detector (hundreds of ms to import). A daemon that imported them answers in a few ms;
+this module asks it importing only C modules of the standard library, so it can run as the hook itself. The rules:
 
 - the socket lives in a per-user runtime folder that must be a real directory owned by us with no group/other
   permission bits (else there is no daemon: the hook works in-process);
@@ -51,8 +49,9 @@ AGENT_KEEPS = frozenset({"STRICT_LOOP_HOOKD", "STRICT_LOOP_HOOKD_IDLE", "STRICT_
 SECRET_WORDS = "TOKEN SECRET KEY PASSWORD PASSWD PASSPHRASE CREDENTIAL AUTH PRIVATE COOKIE SIGNATURE WEBHOOK DSN"
 NOT_SECRET = frozenset({"SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO", "KEYTIMEOUT"})
 THIN_PHASES = {"PreToolUse": "pre", "PostToolUse": "post", "PostToolUseFailure": "post", "UserPromptSubmit": "prompt"}
-THIN_HARNESSES = ("codex",)
-THIN_PHASES.update(pre_tool_call="pre", post_tool_call="post", pre_llm_call="prompt", Stop="stop")  # ``payloads``'s
+THIN_PHASES.update(pre_tool_call="pre", post_tool_call="post", pre_llm_call="prompt", Stop="stop", BeforeTool="pre")
+THIN_PHASES.update(AfterTool="post", BeforeAgent="prompt", AfterAgent="stop")  # ``payloads``' names, Gemini CLI's too
+THIN_HARNESSES = ("codex", "claude", "gemini")  # command hooks (Claude Code's HTTP hooks reach the daemon directly)
 LIVE_RESCAN_S = 600.0  # ``sessions.LIVE_RESCAN_S``: an older index is the full hook's to rebuild
 MAX_STATE_BYTES = 4 << 20
 _ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_-"  # a task id: 1-64 of these, the first a letter or digit
@@ -239,8 +238,9 @@ def spawn(root: str | os.PathLike[str], path: str | os.PathLike[str], env: Mappi
 
 
 def hook_words(program: str, harness: str, workspace: Optional[str | os.PathLike[str]] = None) -> list[str]:
-    """The command a harness runs for each hook event: Codex's is this interpreter without ``site`` (~30 ms of .pth
-    files on some machines) running ``entry.py``, which runs ``main`` here from cached bytecode; others' ``program``."""
+    """The command a harness runs for each hook event: for ``THIN_HARNESSES``, this interpreter without ``site`` (~30 ms
+    of .pth files on some machines) running ``entry.py``, which runs ``main`` here from cached bytecode (a call the
+    daemon answers costs ~15 ms, not ~100 ms of imports); others' ``program``."""
     head = [sys.executable, "-S", os.path.join(PACKAGE_DIR, "entry.py")] if harness in THIN_HARNESSES else [program]
     return [*head, "hook", harness, *(["--workspace", os.fspath(workspace)] if workspace else [])]
 
@@ -279,7 +279,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def _arguments(args: list[str]) -> tuple[Optional[str], Optional[str]]:
     """``hook HARNESS [--workspace DIR]`` as ``hook_words`` writes it; (None, None) for the full hook to read."""
-    known = args[:1] == ["hook"] and args[1:2] and args[1] in ("claude", "codex", "hermes")
+    known = args[:1] == ["hook"] and args[1:2] and args[1] in ("claude", "codex", "hermes", "gemini")
     if known and (len(args) == 2 or (len(args) == 4 and args[2] == "--workspace")):
         return args[1], (args[3] if len(args) == 4 else None)
     return None, None
