@@ -6,6 +6,7 @@ the architecture a newcomer reads; it must not erode one convenient import at a 
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -47,6 +48,17 @@ class Import(NamedTuple):
     names: tuple[str, ...]
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the checks of a run (they read every module several times)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def nodes(path: Path) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(parsed(path)))
+
+
 def modules() -> list[Path]:
     return sorted(p for p in PACKAGE.rglob("*.py") if "skill" not in p.relative_to(PACKAGE).parts)
 
@@ -61,7 +73,7 @@ def imports(path: Path) -> Iterator[Import]:
     """Every import in the file, inside functions and ``TYPE_CHECKING`` blocks too."""
     name = dotted(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield Import(name, node.lineno, alias.name, ())
@@ -154,16 +166,15 @@ def test_no_private_attribute_of_another_packages_module_is_used():
     """``module._name`` where ``module`` was imported from another package (or the module is used from outside)."""
     used = []
     for path in everything():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
         own = layer(dotted(path)) if path.is_relative_to(PACKAGE) else None
         bound = {}
-        for node in ast.walk(tree):
+        for node in nodes(path):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("strict_loop"):
                 for alias in node.names:
                     target = f"{node.module}.{alias.name}"
                     if (PACKAGE.parent / target.replace(".", "/")).with_suffix(".py").exists():
                         bound[alias.asname or alias.name] = target
-        for node in ast.walk(tree):
+        for node in nodes(path):
             if (
                 isinstance(node, ast.Attribute)
                 and isinstance(node.value, ast.Name)
@@ -177,7 +188,7 @@ def test_no_private_attribute_of_another_packages_module_is_used():
 
 
 def _foreign_imports(path: Path) -> Iterator[Import]:
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             yield Import(str(path.name), node.lineno, node.module, tuple(a.name for a in node.names))
 
@@ -205,7 +216,7 @@ def test_no_module_or_function_is_too_long():
         lines = text.count("\n")
         if lines > MAX_MODULE_LINES:
             offenders.append(f"{name}: {lines} lines (max {MAX_MODULE_LINES})")
-        for node in ast.walk(ast.parse(text)):
+        for node in nodes(path):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > MAX_FUNCTION_LINES:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -19,7 +20,7 @@ import pytest
 from conftest import read_jsonl, run_cli
 
 from strict_loop import Workspace, hookd
-from strict_loop.harness import daemon, install
+from strict_loop.harness import client, daemon, install
 from strict_loop.headless import wiring as headless
 from strict_loop.supervisor.runner import Supervisor
 
@@ -56,18 +57,24 @@ def test_the_claude_wiring_carries_http_hooks_beside_the_gate_and_the_token_only
             f"{ws}/.agent-loop",
             str(folder),
         ]
-        assert gate["args"][6:] == [program, "hook", "claude", "--workspace", str(ws)]  # the full hook, when it must
+        assert gate["args"][6:] == client.hook_words(program, "claude", ws)  # the (thin) hook, when it must
         assert web["url"] == f"http://127.0.0.1:{record['port']}{daemon.HTTP_PATH}" and web["type"] == "http"
         assert web["headers"] == {daemon.TOKEN_HEADER: "${" + daemon.TOKEN_ENV + "}"}
     stop = settings["hooks"]["Stop"][0]["hooks"]
-    assert stop[0]["command"].split()[1:3] == ["hook", "claude"]  # the Stop's decision is the full hook's, as before
+    assert _hook_of(stop[0]["command"]) == "claude"  # the Stop's decision is the hook's, as before
     assert settings["hooks"]["SessionStart"][0]["hooks"][0]["args"][2] == "session"  # starts the endpoint
     again = headless.wire("claude", "claude", "go on", ws, "t", tmp_path / "s", env=env, mcp=False)
     assert again.env[daemon.TOKEN_ENV] == token  # one record per workspace: kept
     command = headless.wire("claude", "claude", "go on", ws, "t", tmp_path / "s", env=env, http_hooks=False)
     hooks = _settings(command)["hooks"]
     assert daemon.TOKEN_ENV not in command.env and not command.secret_env and "SessionStart" not in hooks
-    assert all(h["hooks"][0]["command"].split()[1:3] == ["hook", "claude"] for h in hooks["PreToolUse"])
+    assert all(_hook_of(h["hooks"][0]["command"]) == "claude" for h in hooks["PreToolUse"])
+
+
+def _hook_of(command: str) -> str:
+    """The harness a hook command (``strict-loop hook NAME`` or the thin hook's words) is for."""
+    words = shlex.split(command)
+    return words[words.index("hook") + 1]
 
 
 def test_without_a_private_runtime_folder_the_run_gets_command_hooks(tmp_path: Path):
