@@ -238,14 +238,13 @@ def test_a_signal_ends_the_server_while_a_page_listens(ws_dir, tmp_path, command
         stream = p.raw(p.head("GET", "/events"))
         until_seen(stream, b"retry: 1000")
         half = p.raw(b"GET / HTTP/1.1\r\n")
-        sent = time.monotonic()
         proc.send_signal(sig)
-        proc.wait(timeout=serving.SHUTDOWN_S + 5)  # before: it waited for the page forever
-        took = time.monotonic() - sent
+        proc.wait(timeout=serving.SHUTDOWN_S + 30)  # before: it waited for the page forever
     finally:
         proc.kill()
         proc.wait()
-    assert took < serving.SHUTDOWN_S, took  # the stream ended as shutdown began: the time limit was not needed
+    said = log.read_text()  # the stream ended as shutdown began: the time limit was not needed (uvicorn says so)
+    assert "timeout graceful shutdown exceeded" not in said, said
     assert until_closed(stream, 1).endswith(b"0\r\n\r\n")  # the stream's last chunk, then the close
     assert until_closed(half, 1) == b""
     assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGTERM)
