@@ -243,9 +243,8 @@ def test_a_signal_ends_the_server_while_a_page_listens(ws_dir, tmp_path, command
     finally:
         proc.kill()
         proc.wait()
-    said = log.read_text()  # the stream ended as shutdown began: the time limit was not needed (uvicorn says so)
-    assert "timeout graceful shutdown exceeded" not in said, said
-    assert until_closed(stream, 1).endswith(b"0\r\n\r\n")  # the stream's last chunk, then the close
+    # the stream ended as shutdown began, with its last chunk (a response cancelled at the time limit has none)
+    assert until_closed(stream, 1).endswith(b"0\r\n\r\n"), log.read_text()
     assert until_closed(half, 1) == b""
     assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGTERM)
     assert "Traceback" not in log.read_text()
