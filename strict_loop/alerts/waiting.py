@@ -170,19 +170,14 @@ def notice(root: Path, task_dir: Path, wait: dict[str, Any], env: Mapping[str, s
 
 def _alert(store: Any, root: Path, wait: dict[str, Any], alert_id: str, env: Mapping[str, str]) -> None:
     from strict_loop.alerts import outbox
-    from strict_loop.base.timefmt import now_iso
     from strict_loop.model.monitoring import Alert
 
-    alert = Alert(
-        id=alert_id,
-        ts=now_iso(),
-        task_id=store.task_id,
-        turn=0,
-        level=1,
-        signals=[],
-        diagnosis=f"{wait['harness']} waits for you: {wait['text']}",
-        recent=[],
-        recommended_action=f"answer it in the {wait['harness']} session",
+    alert = Alert.notice(
+        alert_id,
+        store.task_id,
+        1,
+        f"{wait['harness']} waits for you: {wait['text']}",
+        f"answer it in the {wait['harness']} session",
     )
     look = f"strict-loop show_task --workspace {root} --task-id {store.task_id}"
     resume = f"answer it in the {wait['harness']} session ({look})"

@@ -22,7 +22,6 @@ from strict_loop.base.errors import LoopError
 from strict_loop.base.fsio import read_own
 from strict_loop.base.jsonl import records_backwards
 from strict_loop.base.layout import Layout, TaskPaths
-from strict_loop.base.timefmt import now_iso
 from strict_loop.loop.monitoring import TaskMonitor, monitor_settings
 from strict_loop.model.monitoring import Alert, MonitorState
 from strict_loop.model.records import TaskState
@@ -288,19 +287,8 @@ def record(store: TaskStore, findings: list[Finding]) -> list[Alert]:
     alerts = []
     for found in findings:
         rec = store.append_event(found.kind, found.text, found.data)
-        alerts.append(
-            Alert(
-                id=f"{store.task_id}-{found.kind}-{rec.seq}",
-                ts=now_iso(),
-                task_id=store.task_id,
-                turn=0,
-                level=2,
-                signals=[],
-                diagnosis=found.text,
-                recent=[],
-                recommended_action="look at what the agent did to the loop's files (show_task, events.jsonl)",
-            )
-        )
+        action = "look at what the agent did to the loop's files (show_task, events.jsonl)"
+        alerts.append(Alert.notice(f"{store.task_id}-{found.kind}-{rec.seq}", store.task_id, 2, found.text, action))
     return alerts
 
 

@@ -195,6 +195,24 @@ class Alert(BaseModel):
         default_factory=dict, description="channel -> outcome (no channel URL is ever recorded)"
     )
 
+    @classmethod
+    def notice(cls, alert_id: str, task_id: str, level: int, diagnosis: str, action: str) -> Alert:
+        """An alert that is no spiral's (the agent waits, a usage limit, the loop's files changed): no turn, signal or
+        recent turns, stamped now."""
+        from strict_loop.base.timefmt import now_iso
+
+        return cls(
+            id=alert_id,
+            ts=now_iso(),
+            task_id=task_id,
+            turn=0,
+            level=level,
+            signals=[],
+            diagnosis=diagnosis,
+            recent=[],
+            recommended_action=action,
+        )
+
 
 class MonitorState(BaseModel):
     """monitor.json: the detector's window and the ladder; bounded whatever the length of the run."""

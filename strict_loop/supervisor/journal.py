@@ -90,16 +90,12 @@ def limit_alert(store: TaskStore, root: Path, reason: str, env: Mapping[str, str
     """The person's alert for a run ended by a usage limit that resets too late (``limits``); its delivery summary."""
     from strict_loop.model.monitoring import Alert
 
-    alert = Alert(
-        id=f"{store.task_id}-usage-limit-{re.sub(r'[^0-9]', '', now_iso())}",
-        ts=now_iso(),
-        task_id=store.task_id,
-        turn=0,
-        level=1,
-        signals=[],
-        diagnosis=f"supervise ended: {reason}",
-        recent=[],
-        recommended_action="run the same supervise command after the reset, or with a larger --max-limit-wait",
+    alert = Alert.notice(
+        f"{store.task_id}-usage-limit-{re.sub(r'[^0-9]', '', now_iso())}",
+        store.task_id,
+        1,
+        f"supervise ended: {reason}",
+        "run the same supervise command after the reset, or with a larger --max-limit-wait",
     )
     resume = f"after the reset: strict-loop supervise --workspace {root} --task-id {store.task_id} (the same flags)"
     return outbox.enqueue(store, root, alert, env, prefix="[USAGE LIMIT]", resume=resume, event="supervisor.alert")
