@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
-from harness_rig import CLOSED_PROXY, INSTALL_COMMAND, KEPT_ENV, NODE_BIN, RUN_TIMEOUT_S
+from harness_rig import CLOSED_PROXY, INSTALL_COMMAND, KEPT_ENV, NODE_BIN, RUN_TIMEOUT_S, run_in_group
 from model_servers import SIDE_TEXT, Calls, Final, ScriptedModel, Shell, _json
 
 BINARY = NODE_BIN / "gemini"
@@ -143,23 +143,7 @@ class Gemini:
         """One headless session in ``cwd`` (its own process group, killed whole after ``timeout`` seconds: Gemini CLI
         relaunches itself as a child)."""
         self.configure(model_url)
-        proc = subprocess.Popen(
-            self.command(prompt),
-            cwd=cwd,
-            env=self.env(model_url, extra_env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            out, err = proc.communicate()
-            pytest.fail(f"gemini did not finish within {timeout:.0f} s\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}")
-        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        return run_in_group("gemini", self.command(prompt), cwd, self.env(model_url, extra_env), timeout)
 
 
 def stream_events(proc: subprocess.CompletedProcess) -> list[dict]:

@@ -64,6 +64,28 @@ def require_binary(name: str) -> Path:
     return path
 
 
+def run_in_group(name: str, argv: list[str], cwd: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """One headless session in ``cwd``, in a process group of its own that is killed whole after ``timeout`` seconds
+    (a harness that relaunches itself as a child leaves none behind); the test fails then, with both outputs' tails."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, err = proc.communicate()
+        pytest.fail(f"{name} did not finish within {timeout:.0f} s\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 @dataclass
 class Harness:
     """One harness binary, a temporary HOME and how to run it once headless."""

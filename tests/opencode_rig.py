@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
-from harness_rig import CLOSED_PROXY, INSTALL_COMMAND, KEPT_ENV, NODE_BIN, RUN_TIMEOUT_S
+from harness_rig import CLOSED_PROXY, INSTALL_COMMAND, KEPT_ENV, NODE_BIN, RUN_TIMEOUT_S, run_in_group
 from model_servers import SIDE_TEXT, Calls, ChatModel, Final, Shell, _json, _sse
 
 BINARY = NODE_BIN / "opencode"
@@ -211,25 +211,7 @@ class OpenCode:
         self, prompt: str, cwd: Path, extra_env: Optional[dict] = None, timeout: float = RUN_TIMEOUT_S
     ) -> subprocess.CompletedProcess:
         """One headless session in ``cwd`` (its own process group, killed whole after ``timeout`` seconds)."""
-        proc = subprocess.Popen(
-            self.command(prompt),
-            cwd=cwd,
-            env=self.env(extra_env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            out, err = proc.communicate()
-            pytest.fail(
-                f"opencode did not finish within {timeout:.0f} s\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}"
-            )
-        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        return run_in_group("opencode", self.command(prompt), cwd, self.env(extra_env), timeout)
 
 
 def stream_events(proc: subprocess.CompletedProcess) -> list[dict]:
