@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -80,7 +81,9 @@ def test_a_50_mb_transcript_is_read_only_at_its_tail(tmp_path, monkeypatch):
         f.writelines(transcript("claude")[: call["lines"]])
     read: list[int] = []
     real = readers.read_tail
-    monkeypatch.setattr(readers, "read_tail", lambda p, cap: read.append(cap) or _counted(real(p, cap), read))
+    monkeypatch.setattr(
+        readers, "read_tail", lambda p, cap, *wait: read.append(cap) or _counted(real(p, cap, *wait), read)
+    )
     assert path.stat().st_size > 50_000_000
     assert words("claude", call["payload"], path) == WORDS["echo one"]
     assert read == [readers.MAX_TAIL_BYTES, readers.MAX_TAIL_BYTES]  # asked for, and got: one window of the end
@@ -89,6 +92,44 @@ def test_a_50_mb_transcript_is_read_only_at_its_tail(tmp_path, monkeypatch):
 def _counted(result: tuple[bytes, bool], read: list[int]) -> tuple[bytes, bool]:
     read.append(len(result[0]))
     return result
+
+
+def _late(path: Path, lines: list[str], after_s: float) -> threading.Thread:
+    """Append ``lines`` to ``path`` after ``after_s`` in one write, as Claude Code's transcript writer does."""
+    writer = threading.Timer(after_s, lambda: path.open("a").write("".join(lines)))
+    writer.start()
+    return writer
+
+
+def test_a_call_claude_code_writes_down_after_its_hook_began_still_gets_its_words(tmp_path):
+    """Claude Code 2.1.332 writes queued transcript lines every 100 ms, so a call that ran faster reaches its post-tool
+    hook before its own line (seen live: the words of a fast call were lost); the hook waits for that line, briefly."""
+    call = next(c for c in captured_calls("claude") if c["command"] == "echo one")
+    lines = transcript("claude")[: call["lines"]]
+    at = max(i for i, line in enumerate(lines) if call["payload"]["tool_use_id"] in line and '"tool_use"' in line)
+    first = next(i for i in range(at, -1, -1) if '"text"' in lines[i])  # the words' line: written with the call's
+    path = write(tmp_path / "t.jsonl", lines[:first])
+    writer = _late(path, lines[first:], 0.1)
+    try:
+        assert words("claude", call["payload"], path) == WORDS["echo one"]
+    finally:
+        writer.join()
+
+
+def test_a_line_that_never_comes_and_a_subagents_call_cost_no_words_and_no_long_wait(tmp_path):
+    """Bounded: a call whose line never comes gives no words after ``CLAUDE_FLUSH_WAIT_S``; in a subagent (its lines
+    go to its own file) the hook does not wait at all, so a line written later is not read."""
+    call = next(c for c in captured_calls("claude") if c["command"] == "echo one")
+    lines = transcript("claude")[: call["lines"]]
+    cut = next(i for i, line in enumerate(lines) if call["payload"]["tool_use_id"] in line)
+    path = write(tmp_path / "t.jsonl", lines[:cut])
+    assert words("claude", call["payload"], path) == ""
+    writer = _late(path, lines[cut:], 0.5)
+    try:
+        assert words("claude", dict(call["payload"], agent_id="a1b2"), path) == ""
+    finally:
+        writer.join()
+    assert words("claude", call["payload"], path) == WORDS["echo one"]  # the same call, once its line is there
 
 
 def test_a_fifo_a_device_link_a_folder_or_a_missing_file_at_the_path_gives_no_words(tmp_path):
