@@ -339,3 +339,23 @@ def test_a_person_turn_is_recorded_with_its_actor_and_counts_as_a_failed_check(w
     assert recorded[-1]["data"]["actor"] == "person" and recorded[-2]["data"].get("actor", "agent") == "agent"
     v = ws.detect_spiral(task_id="t")
     assert v.detected and v.signals[0].kind == "person_reports" and "the export is still truncated" in v.diagnosis
+
+
+def _sh(command: str, output: str, code: int) -> dict:
+    return {"tool": "Bash", "args": {"command": command}, "output": output, "exit_code": code}
+
+
+def test_zsh_s_errors_from_the_wrong_folder_are_one_folder_missing_again_whatever_the_command():
+    """macOS's zsh says ``cd: no such file or directory: docs/puml`` (lower case) and, for a glob that matched
+    nothing, ``no matches found: docs/puml/*.png``: from the wrong folder these are one folder missing, again."""
+    turns = [
+        _sh("cd docs/puml && ls -la *.png", "(eval):cd:1: no such file or directory: docs/puml", 1),
+        _sh("ls -la docs/puml/*.png", "(eval):1: no matches found: docs/puml/*.png", 1),
+        _sh("find . -name '*.png' -newer x.puml", "./statusline-architecture.png", 0),
+        _sh("ls -la docs/puml/", "ls: docs/puml/: No such file or directory", 1),
+    ]
+    assert [f.missing for f in window_of(turns)] == ["file docs/puml", "file docs/puml/*.png", None, "file docs/puml/"]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 3 and "file docs/puml was missing 3 times" in verdict.diagnosis
+    assert "(pwd, which, ls)" in verdict.whisper and "missing again" in check_claims(verdict, turns)
+    assert play([turns[2]] * 2 + [turns[0], turns[2], turns[3]])[0].fired_at is None  # twice is not again and again

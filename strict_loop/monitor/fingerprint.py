@@ -307,7 +307,8 @@ FAILURES: list[tuple[str, re.Pattern[str], str]] = [
     (
         "command not found",
         re.compile(r"command not found|not recognized as an internal|No such file or directory", re.I),
-        "check that the program or path exists (which, ls) before running it again; install it or use the right path",
+        "check that the program or path exists from the folder the command runs in (pwd, which, ls) before running "
+        "it again; install it or use the right path",
     ),
 ]
 

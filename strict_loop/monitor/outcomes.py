@@ -61,7 +61,8 @@ _MISSING = [
     (re.compile(r"\bcommand not found:? ([\w.+\-]+)"), "program"),
     (re.compile(r"'([\w.+\-]+)' is not recognized as an internal or external command"), "program"),
     (re.compile(r"\bENOENT\b.{0,60}?['\"]([^'\"]+)['\"]"), "file"),
-    (re.compile(r"(?:can't open file|No such file or directory:?) ['\"]?([\w.+\-/]+)"), "file"),
+    (re.compile(r"(?:can't open file|[Nn]o such file or directory:?) ['\"]?([\w.+\-/]+)"), "file"),  # zsh's cd: lower
+    (re.compile(r"\bno matches found: ([\w.+\-/*?]+)"), "file"),  # zsh: a glob that matched nothing
     (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): No such file or directory"), "file"),  # from the path's start
 ]
 

@@ -89,16 +89,22 @@ def missing_again(w: list[TurnFacts], repeats: int, window: int) -> Optional[tup
     ]
     if len(hits) < repeats or len({f.asig for f in hits}) < 2:
         return None
-    evidence = f"{cur.missing} was missing {len(hits)} times through {len({f.asig for f in hits})} different action(s)"
+    shown = _unglobbed(cur.missing or "")
+    evidence = f"{shown} was missing {len(hits)} times through {len({f.asig for f in hits})} different action(s)"
     return [f.i for f in hits], evidence
 
 
-def _named(missing: Optional[str]) -> Optional[str]:
-    """What was missing, by its kind and last path part: ``file docs/a/x.png`` and ``file x.png`` are one file."""
-    if not missing:
-        return None
+def _unglobbed(missing: str) -> str:
+    """``file docs/a/*.png`` (a glob that matched nothing) as ``file docs/a``: the folder was not where looked."""
     what, _, name = missing.partition(" ")
-    return f"{what} {name.rstrip('/').rsplit('/', 1)[-1]}"
+    return f"{what} {'/'.join(p for p in name.split('/') if not any(c in p for c in '*?[')).rstrip('/')}"
+
+
+def _named(missing: Optional[str]) -> Optional[str]:
+    """What was missing, by its kind and last path part: ``file docs/a/x.png`` and ``file x.png`` are one file, and
+    ``file docs/a/*.png`` is ``file a``."""
+    what, _, name = _unglobbed(missing).partition(" ") if missing else ("", "", "")
+    return f"{what} {name.rsplit('/', 1)[-1]}" if name.strip("/") else None
 
 
 def reverted(w: list[TurnFacts], minimum: int) -> Optional[tuple[str, list[TurnFacts], list[TurnFacts]]]:
