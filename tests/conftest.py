@@ -331,6 +331,6 @@ def task(ws_dir: Path) -> Workspace:
 
 
 def finished_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", "pass"])
     proc.wait()
     return proc.pid

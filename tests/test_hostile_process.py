@@ -122,7 +122,7 @@ def test_with_the_watchdog_killed_too_the_kernel_still_ends_the_job(task: Worksp
 
 def test_a_kill_9_of_supervise_ends_the_harness_and_its_whole_group_at_once(task: Workspace, tmp_path: Path):
     harness = tmp_path / "claude"
-    harness.write_text(f"#!{sys.executable}\n{JOB}")
+    harness.write_text(f"#!{sys.executable} -S\n{JOB}")
     harness.chmod(0o755)
     argv = ["supervise", "--task-id", "t", "--harness", "claude", "--harness-bin", str(harness), "--heartbeat", "3600"]
     record = task.task_paths("t").supervisor / "child.json"

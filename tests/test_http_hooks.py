@@ -27,6 +27,7 @@ from conftest import read_jsonl, run_cli
 import strict_loop.entry
 from strict_loop import Workspace, hookd
 from strict_loop.harness import daemon, handler
+from strict_loop.supervisor.lock import zombie
 
 TASK = "t1"
 SHELLS = sorted({os.path.realpath(s) for s in ("/bin/sh", shutil.which("dash"), shutil.which("bash")) if s})
@@ -370,20 +371,33 @@ def _kill_endpoint(folder: Path, served: int) -> str:
     session = next((p.name.split("-", 1)[1] for p in folder.iterdir() if p.name.startswith(f"{pid}-")), "")
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 5
-    while hookd.endpoint_pid(folder) is not None and time.monotonic() < deadline:
+    while hookd.endpoint_pid(folder) is not None and not _ended(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
     return session
+
+
+def _ended(pid: int) -> bool:
+    """Dead as the gate judges it, and its port free: a zombie (which its parent, maybe init, reaps when it will) whose
+    threads have all exited (the last one out closes the sockets)."""
+    try:
+        return zombie(pid) and len(os.listdir(f"/proc/{pid}/task")) <= 1
+    except OSError:  # reaped meanwhile, or no /proc
+        return zombie(pid) or not os.path.exists(f"/proc/{pid}")
 
 
 def _restart_and_kill(ws: Path, folder: Path) -> str:
     """The task is paused now (the full hook recorded the sixth call): a new endpoint starts, and is killed."""
     assert (ws / ".agent-loop" / "paused" / TASK).exists()
     cwd = Path(hookd.__file__).parent.parent
-    subprocess.Popen([sys.executable, "-m", "strict_loop.hookd", "http", str(ws)], cwd=cwd, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while hookd.endpoint_pid(folder) is None and time.monotonic() < deadline:
+    argv = [sys.executable, "-m", "strict_loop.hookd", "http", str(ws)]
+    proc = subprocess.Popen(argv, cwd=cwd, start_new_session=True)
+    deadline = time.monotonic() + 30  # the killed endpoint, a zombie until reaped, may still be named in ``state``
+    while hookd.endpoint_pid(folder) != proc.pid and time.monotonic() < deadline:
         time.sleep(0.02)
-    return _kill_endpoint(folder, 0)
+    try:
+        return _kill_endpoint(folder, 0)
+    finally:
+        proc.wait(5)  # ours to reap: its port is free then
 
 
 def _impostor(folder: Path, port: int, session: str) -> socket.socket:

@@ -528,7 +528,7 @@ def _containers(value, path=()):
             yield from _containers(child, (*path, key))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=int(os.environ.get("STRICT_LOOP_EXAMPLES", 50)), deadline=None)  # more: a deeper search
 @given(
     doc=st.dictionaries(
         st.text(max_size=4),

@@ -263,7 +263,7 @@ def test_downloading_a_ci_artifact_between_failing_runs_is_not_a_passing_check()
     assert verdict.fired_at is not None and "same_failure" in {s.kind for s in verdict.signals}
 
 
-EXAMPLES = int(os.environ.get("STRICT_LOOP_EXAMPLES", 100))  # raise it for a deeper search, e.g. 3000
+EXAMPLES = int(os.environ.get("STRICT_LOOP_EXAMPLES", 50))  # raise it for a deeper search, e.g. 3000
 SHELLISH = st.text(alphabet=st.sampled_from(list("ab -'\"|&;<>\n$()=*./\\:eolrsitdkx0129")), max_size=120)
 WORDS = st.text(max_size=300)
 

@@ -20,7 +20,7 @@ from strict_loop.base.jsonl import iter_lines, json_records, last_json, tail_lin
 from strict_loop.model.records import MAX_ROUNDS
 from strict_loop.storage.store import TaskStore
 
-EXAMPLES = int(os.environ.get("STRICT_LOOP_EXAMPLES", 60))  # raise it for a deeper search, e.g. 1500
+EXAMPLES = int(os.environ.get("STRICT_LOOP_EXAMPLES", 30))  # raise it for a deeper search, e.g. 1500
 FAST = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOWER = settings(FAST, max_examples=max(1, EXAMPLES * 2 // 3))  # each example records a round
 

@@ -73,9 +73,13 @@ def prompt(harness: str, text: str) -> dict:
     return dict(base, prompt=text, session_id=session_id)
 
 
-def hook(ws: Path, harness: str, payload: dict, lines: list[str], name: str = "t.jsonl") -> str:
+def hook(ws: Path, harness: str, payload: dict, lines: list[str], name: str = "t.jsonl", hole: int = 0) -> str:
+    """The harness's hook call on a transcript of ``lines``, after a sparse head of ``hole`` bytes (a huge file's
+    size without writing it: what a bounded reader never reaches)."""
     path = ws.parent / name
-    path.write_text("".join(lines).replace("WORKSPACE", str(ws)))
+    with open(path, "wb") as fh:
+        fh.seek(hole)
+        fh.write("".join(lines).replace("WORKSPACE", str(ws)).encode())
     body = json.loads(json.dumps(dict(payload, transcript_path=str(path))).replace("WORKSPACE", str(ws)))
     return handler.handle(harness, json.dumps(body).encode(), workspace=str(ws), env={}, daemon=False)
 
@@ -204,9 +208,10 @@ def _counting(monkeypatch) -> list[int]:
 
 def test_one_read_of_the_tail_serves_the_words_and_the_refusals_of_a_huge_transcript(ws, monkeypatch):
     filler = json.dumps({"type": "attachment", "attachment": {"type": "filler", "text": "y" * 4000}}) + "\n"
-    lines = [filler] * (50_000_000 // len(filler)) + upto(session("claude"), '"id":"toolu_0105"')
+    # 50 MB: twice the read window of filler lines at the end, after a hole no bounded read comes near
+    lines = [filler] * (2 * readers.MAX_TAIL_BYTES // len(filler)) + upto(session("claude"), '"id":"toolu_0105"')
     read = _counting(monkeypatch)
-    hook(ws, "claude", SCENES["claude"][0][1], lines, "big.jsonl")
+    hook(ws, "claude", SCENES["claude"][0][1], lines, "big.jsonl", hole=50_000_000)
     assert (ws.parent / "big.jsonl").stat().st_size > 50_000_000
     assert read == [readers.MAX_TAIL_BYTES]  # one window of the end, for both
     assert [_what(t) for t in turns(ws)] == EXPECTED["claude"][:2]

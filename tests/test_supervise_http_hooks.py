@@ -103,7 +103,7 @@ def test_the_token_given_to_the_child_is_masked_in_every_file_and_supervise_hook
     task: Workspace, tmp_path: Path, monkeypatch
 ):
     binary = tmp_path / "claude"
-    binary.write_text(f"#!{sys.executable}\nimport json, os, sys\n{CLAUDE_ECHOES_ITS_TOKEN}\n")
+    binary.write_text(f"#!{sys.executable} -S\nimport json, os, sys\n{CLAUDE_ECHOES_ITS_TOKEN}\n")
     binary.chmod(0o755)
     spy = tmp_path / "spy.jsonl"
     env = {**os.environ, "SPY": str(spy)}

@@ -62,7 +62,7 @@ def test_a_killed_holder_not_yet_reaped_is_not_alive(tmp_path: Path):
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", "import time; time.sleep(60)"])
     holder = {"pid": proc.pid, "start": process_start(proc.pid)}
     assert alive(holder)
     proc.kill()

@@ -328,7 +328,7 @@ def test_a_slow_recording_by_the_real_hook_is_recorded_before_the_next_gate(tmp_
 @pytest.mark.slow  # a real Codex session against the scripted model
 def test_a_codex_session_records_every_call_though_its_hook_daemon_is_killed_midway(tmp_path, monkeypatch):
     from harness_rig import Harness, require_binary
-    from model_servers import Final, Hang, ResponsesModel, Shell
+    from model_servers import Final, ResponsesModel, Shell
 
     harness = Harness("codex", require_binary("codex"), tmp_path / "home", mcp=False)  # the hooks alone
     work = tmp_path / "w"
@@ -339,17 +339,27 @@ def test_a_codex_session_records_every_call_though_its_hook_daemon_is_killed_mid
     harness.trust_project(work)
     start(work)
     runtime = Path(os.environ["XDG_RUNTIME_DIR"]) / "strict-loop"
-    steps = [Shell("ls -a"), Shell("echo one"), Hang(4.0), Shell("echo two"), Shell("echo three"), Final("Done.")]
-    with ResponsesModel(steps) as model:
+    held, gone = threading.Event(), threading.Event()
+
+    class Model(ResponsesModel):
+        def take(self, body):  # the request after the second call waits until the test has killed the daemon
+            if self.steps_used == 2:
+                held.set()
+                gone.wait(60)
+            return super().take(body)
+
+    steps = [Shell("ls -a"), Shell("echo one"), Shell("echo two"), Shell("echo three"), Final("Done.")]
+    with Model(steps) as model:
         done: list = []
         session = threading.Thread(target=lambda: done.append(harness.run("Run the commands.", work, model.url)))
         session.start()
         deadline = time.monotonic() + 60
-        while not (len(model.model_requests) >= 3 and hook_daemon_pids(runtime)) and time.monotonic() < deadline:
-            time.sleep(0.05)  # the session waits on the model (Hang) once its daemon is up
+        while not (held.is_set() and hook_daemon_pids(runtime)) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the session waits on the model once its daemon is up
         killed = hook_daemon_pids(runtime)
         for pid in killed:
             os.kill(pid, signal.SIGKILL)
+        gone.set()
         session.join(120)
     assert killed and done and done[0].returncode == 0, done and done[0].stderr[-2000:]
     calls = [t["args"]["command"] for t in turns(work) if t.get("actor") != "person"]
