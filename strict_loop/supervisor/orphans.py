@@ -33,7 +33,7 @@ from typing import Any, Optional
 from strict_loop.base.fsio import atomic_write
 from strict_loop.base.jsontext import read_object
 from strict_loop.base.timefmt import now_iso
-from strict_loop.supervisor.lock import alive, process_start, process_uid, zombie
+from strict_loop.supervisor.lock import _no_proc, alive, process_start, process_uid, zombie
 
 CHILD_FILE = "child.json"
 GRACE_S = 3.0
@@ -218,8 +218,20 @@ def _watchdog(pgid: int, start: Optional[str], grace_s: float) -> Optional[tuple
     """Start the watchdog of group ``pgid``: (its process, the write end of its pipe); None if it cannot start (the
     parent-death signal and the record still hold)."""
     read_end, write_end = os.pipe()  # both close on exec: only the watchdog gets the read end, only we hold the other
-    # -I and cwd /: nothing of the workspace's (a json.py beside it, PYTHONPATH) is ever imported by it
-    argv = [sys.executable, "-I", "-c", _WATCHDOG, _PACKAGE_ROOT, str(read_end), str(pgid), start or "", f"{grace_s:g}"]
+    # -I and cwd /: nothing of the workspace's (a json.py beside it, PYTHONPATH) is ever imported by it; where /proc
+    # tells about processes it needs nothing installed either (-S: no site-packages, ~10 ms less); elsewhere psutil
+    flags = ("-I", "-S") if not _no_proc() else ("-I",)
+    argv = [
+        sys.executable,
+        *flags,
+        "-c",
+        _WATCHDOG,
+        _PACKAGE_ROOT,
+        str(read_end),
+        str(pgid),
+        start or "",
+        f"{grace_s:g}",
+    ]
     try:
         proc = subprocess.Popen(
             argv,
