@@ -7,8 +7,9 @@ Here one server process imports the CLI once; ``client_script`` writes a ``stric
 PATH whose every call sends its argv, working directory, environment and its own stdin, stdout and
 stderr (the file descriptors themselves, over a Unix socket) to the server. The server forks a child
 that takes those over and runs ``sys.exit(strict_loop.entry.main())`` as the console script does,
-ending through the interpreter's own exit (flushes, exit status, tracebacks); the client exits with
-the child's status. So output, exit codes, files written and pipes are what a real run gives; only
+ending as the interpreter's exit does (threads, atexit, flushes, exit status, tracebacks) but for
+its teardown of every object (see ``_exit_as_the_interpreter``); the client exits with the child's
+status. So output, exit codes, files written and pipes are what a real run gives; only
 the interpreter start-up and the imports are shared. The README is still run with the genuine
 console script, and test_entry_points.py starts every entry point as its own process.
 
@@ -55,7 +56,8 @@ LAZY_IMPORTS = ("jsonschema", "jsonschema.exceptions", "rich.console", "rich.pro
 def warm_up() -> None:
     """Do, once, what every call would repeat before its own work: imports, and building the models' validators.
 
-    All of it is pure, the same in every process (code, not state): every strict_loop module and
+    All of it is pure, the same in every process (code, not state): every strict_loop module (each
+    subpackage's modules too: one left out costs each call ~40 ms to import and build again) and
     its lazy imports; each pydantic model built (``defer_build`` leaves that to first use); the
     cached JSON Schema validator of each on-disk format.
     """
@@ -66,11 +68,13 @@ def warm_up() -> None:
 
     import strict_loop
 
-    modules = [
-        importlib.import_module(f"strict_loop.{m.name}")
-        for m in pkgutil.iter_modules(strict_loop.__path__)
-        if m.name != "__main__"
-    ]  # which would run the CLI
+    modules = []
+    for found in pkgutil.walk_packages(strict_loop.__path__, "strict_loop.", onerror=lambda _: None):
+        if not found.name.endswith(".__main__"):  # which would run the CLI
+            try:
+                modules.append(importlib.import_module(found.name))
+            except ImportError:  # an optional extra this machine lacks: the calls that need it import it themselves
+                pass
     for name in LAZY_IMPORTS:
         importlib.import_module(name)
     for module in modules:
@@ -175,7 +179,39 @@ def _become(request: tuple, fds: list) -> None:
     )
     from strict_loop.entry import main
 
-    sys.exit(main())  # what the console script does; the interpreter's exit does the rest
+    _exit_as_the_interpreter(main)
+
+
+def _exit_as_the_interpreter(main) -> None:
+    """``sys.exit(main())``, as the console script does, ended as the interpreter would end it, minus its teardown.
+
+    The interpreter's exit joins the threads, runs the ``atexit`` handlers, flushes stdout and stderr, and
+    then frees every module and object: in a forked child that last step writes to every page it shares
+    with the server (reference counts), ~30 ms a call, and for code that closes what it writes nothing
+    of it reaches a file or the exit status (a file left open and unflushed would lose its tail here,
+    and the documented command reading it would fail). So a call that ends cleanly (a return or a
+    ``SystemExit`` with a number) does the first three and ``os._exit``s with the status; anything else
+    (an uncaught exception, a message for an exit status, stdout that cannot be flushed) is left to the
+    interpreter's own exit, tracebacks and all.
+    """
+    import atexit
+    import threading
+
+    try:
+        sys.exit(main())
+    except SystemExit as stop:
+        if stop.code is not None and not isinstance(stop.code, int):
+            raise
+        status = stop.code or 0
+    threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter's exit calls first
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            try:
+                stream.flush()
+            except Exception:
+                sys.exit(status)  # the interpreter reports it (and exits 120 for stdout), as for the console script
+    os._exit(status)
 
 
 def _text_stream(fd: int, like):

@@ -46,18 +46,20 @@ def served(tmp_path) -> Iterator[str]:
         yield url  # the browser opens the person's answer link (`?answer=`) first
 
 
-@pytest.fixture
-def page(tmp_path):
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """One Chromium for the module (a launch is ~0.5 s of CPU); each test gets a fresh context of it (no cookies)."""
     with sync_api.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(  # a fresh user-data-dir per test
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            args=ARGS,
-            headless=True,
-            viewport={"width": 1300, "height": 900},
-        )
-        yield context.new_page()
-        context.close()
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    yield context.new_page()
+    context.close()
 
 
 def snapshotted(ws: Path, goal: str) -> Workspace:
@@ -148,30 +150,29 @@ def test_the_page_goes_live_shows_the_pause_and_its_answers_change_the_task(tmp_
     assert "hand-back" in page.inner_text("#answered") and "Recommended" not in page.inner_text("#pause")
 
 
-def test_on_a_phone_the_overview_and_the_pause_fit_the_screen(tmp_path, served):
+def test_on_a_phone_the_overview_and_the_pause_fit_the_screen(tmp_path, served, browser):
     """Issue 20's person opens the alert's link on a phone: no sideways scrolling, each task a card of labelled lines,
     the four answers on screen."""
     ws = tmp_path / "phone"
     ws.mkdir()
     snapshotted(ws, "Fix the flaky parser test in the ingestion pipeline")
     fail_until_paused(ws)
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 390, "height": 844})
-        page.goto(served + "/")
-        row = page.wait_for_selector("#tasks tbody tr")
-        wide = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        assert page.evaluate(wide) <= 0  # nothing runs off the right edge
-        assert row.evaluate("r => getComputedStyle(r).display") == "block"  # a card, not a squeezed table row
-        labels = row.eval_on_selector_all("td", "tds => tds.map(td => getComputedStyle(td, '::before').content)")
-        assert '"round: "' in labels and '"stop checks: "' in labels  # each line says what it is
-        shots = tmp_path / "screenshots"
-        page.screenshot(path=str(shots / "phone-overview.png"), full_page=True)
-        page.click("a.task-link")
-        page.wait_for_selector("#pause .evidence")
-        assert page.evaluate(wide) <= 0
-        for answer in ("continue", "rollback", "handback", "wait"):
-            assert page.locator(f"#answer-{answer}").is_visible()
-        page.locator("#pause").screenshot(path=str(shots / "phone-card.png"))
-        print(f"screenshots: {shots}")
-        browser.close()
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(served + "/")
+    row = page.wait_for_selector("#tasks tbody tr")
+    wide = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    assert page.evaluate(wide) <= 0  # nothing runs off the right edge
+    assert row.evaluate("r => getComputedStyle(r).display") == "block"  # a card, not a squeezed table row
+    labels = row.eval_on_selector_all("td", "tds => tds.map(td => getComputedStyle(td, '::before').content)")
+    assert '"round: "' in labels and '"stop checks: "' in labels  # each line says what it is
+    shots = tmp_path / "screenshots"
+    page.screenshot(path=str(shots / "phone-overview.png"), full_page=True)
+    page.click("a.task-link")
+    page.wait_for_selector("#pause .evidence")
+    assert page.evaluate(wide) <= 0
+    for answer in ("continue", "rollback", "handback", "wait"):
+        assert page.locator(f"#answer-{answer}").is_visible()
+    page.locator("#pause").screenshot(path=str(shots / "phone-card.png"))
+    print(f"screenshots: {shots}")
+    context.close()

@@ -13,7 +13,7 @@ import os
 import shutil
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -71,13 +71,24 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-def open_page(browser, served: str, size: tuple[int, int]):
-    """A fresh context (cookies) at ``size``, with the person's answer key (the link the terminal printed)."""
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.goto(f"{served}/?answer={ANSWER_KEY}")
-    page.wait_for_selector("#tasks")
-    return page
+@pytest.fixture
+def open_page(browser, served: str) -> Iterator[Callable[..., object]]:
+    """Opens ``path`` in a fresh context (cookies) at ``size`` through the person's answer link (``?answer=``, as the
+    terminal printed it for ``/``; any page takes it); each context is closed with the test, so no page of an earlier
+    test keeps running in the browser."""
+    contexts = []
+
+    def open_(size: tuple[int, int], path: str = "/", ready: str = "#tasks"):
+        contexts.append(browser.new_context(viewport={"width": size[0], "height": size[1]}))
+        page = contexts[-1].new_page()
+        page.goto(f"{served}{path}?answer={ANSWER_KEY}")
+        assert page.url == f"{served}{path}"  # the key went into the cookie, and out of the address
+        page.wait_for_selector(ready)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
 
 
 def paused_with_a_long_diagnosis(tmp_path: Path) -> tuple[Path, str]:
@@ -113,11 +124,9 @@ def no_sideways_scrolling(page) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [PHONE, LAPTOP], ids=["phone", "laptop"])
-def test_the_paused_task_shows_its_four_answers_on_the_first_screen(tmp_path, served, browser, size):
+def test_the_paused_task_shows_its_four_answers_on_the_first_screen(tmp_path, served, open_page, size):
     ws, ws_id = paused_with_a_long_diagnosis(tmp_path)
-    page = open_page(browser, served, size)
-    page.goto(f"{served}/task/{ws_id}/t1")
-    page.wait_for_selector("#pause.paused-card #answer-wait")
+    page = open_page(size, f"/task/{ws_id}/t1", "#pause.paused-card #answer-wait")
     page.wait_for_selector("#preview p")
     assert page.locator("#diagnosis").evaluate("d => d.textContent.length") > 500  # a long one, all of it in the page
     shots = tmp_path / "screenshots"
@@ -136,10 +145,9 @@ def test_the_paused_task_shows_its_four_answers_on_the_first_screen(tmp_path, se
 
 
 @pytest.mark.slow
-def test_the_whole_diagnosis_is_one_click_away(tmp_path, served, browser):
+def test_the_whole_diagnosis_is_one_click_away(tmp_path, served, open_page):
     ws, ws_id = paused_with_a_long_diagnosis(tmp_path)
-    page = open_page(browser, served, PHONE)
-    page.goto(f"{served}/task/{ws_id}/t1")
+    page = open_page(PHONE, f"/task/{ws_id}/t1", "#diagnosis")
     diagnosis = page.wait_for_selector("#diagnosis")
     full = diagnosis.evaluate("d => d.textContent")
     assert diagnosis.evaluate("d => d.scrollHeight > d.clientHeight + 2")  # cut at a line, with an ellipsis (CSS)
@@ -150,9 +158,9 @@ def test_the_whole_diagnosis_is_one_click_away(tmp_path, served, browser):
 
 
 @pytest.mark.slow
-def test_on_a_phone_every_table_is_a_card_and_long_tokens_break_only_after_a_separator(tmp_path, served, browser):
+def test_on_a_phone_every_table_is_a_card_and_long_tokens_break_only_after_a_separator(tmp_path, served, open_page):
     ws, ws_id = paused_with_a_long_diagnosis(tmp_path)
-    page = open_page(browser, served, PHONE)
+    page = open_page(PHONE)
     row = page.wait_for_selector(f'tr[data-task="{ws_id}/t1"]')
     page.screenshot(path=str(tmp_path / "overview-390.png"), full_page=True)
     print(f"screenshots: {tmp_path}")
@@ -183,11 +191,9 @@ def test_on_a_phone_every_table_is_a_card_and_long_tokens_break_only_after_a_sep
 
 
 @pytest.mark.slow
-def test_a_live_update_keeps_the_focus_the_caret_and_the_typed_text(tmp_path, served, browser):
+def test_a_live_update_keeps_the_focus_the_caret_and_the_typed_text(tmp_path, served, open_page):
     ws, ws_id = paused_with_a_long_diagnosis(tmp_path)
-    page = open_page(browser, served, LAPTOP)
-    page.goto(f"{served}/task/{ws_id}/t1")
-    page.wait_for_selector("#live.on")
+    page = open_page(LAPTOP, f"/task/{ws_id}/t1", "#live.on")
     page.wait_for_selector("#preview p")
     page.select_option("#rollback-to", "1")
     page.click("#note")
@@ -206,9 +212,9 @@ def test_a_live_update_keeps_the_focus_the_caret_and_the_typed_text(tmp_path, se
 
 
 @pytest.mark.slow
-def test_the_overview_and_a_fresh_task_pass_axe_and_show_no_empty_section(tmp_path, served, browser):
+def test_the_overview_and_a_fresh_task_pass_axe_and_show_no_empty_section(tmp_path, served, open_page):
     paused_with_a_long_diagnosis(tmp_path)
-    page = open_page(browser, served, LAPTOP)
+    page = open_page(LAPTOP)
     page.wait_for_selector("#tasks tbody tr")
     page.screenshot(path=str(tmp_path / "overview-1280.png"), full_page=True)
     assert axe_serious(page) == []

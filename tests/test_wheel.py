@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -49,24 +50,18 @@ def _ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 def installed(tmp_path_factory) -> dict:
     """Build the wheel, install it alone into a fresh venv; the venv borrows only the dependencies."""
     tmp = tmp_path_factory.mktemp("wheel")
-    # pyproject's backend is in the test extra: build without isolation (no download) when it is here.
-    isolation = ["--no-build-isolation"] if importlib.util.find_spec("hatchling") else []
-    _ok(
-        _run(
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            *isolation,
-            "-w",
-            tmp / "dist",
-            REPO,
-            cwd=tmp,
-            timeout=300,
+    backend = re.search(r'^build-backend = "(.+)"$', (REPO / "pyproject.toml").read_text(), re.MULTILINE)[1]
+    if importlib.util.find_spec(backend.split(".")[0]):
+        # pyproject's backend is in the test extra: its PEP 517 hook, called as pip would call it from the repo's
+        # folder, without pip's own ~0.6 s of CPU around it (nor a download).
+        build = "import importlib, sys; importlib.import_module(sys.argv[1]).build_wheel(sys.argv[2])"
+        _ok(_run(sys.executable, "-c", build, backend, tmp / "dist", cwd=REPO, timeout=300))
+    else:
+        _ok(
+            _run(
+                sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp / "dist", REPO, cwd=tmp, timeout=300
+            )
         )
-    )
     wheels = list((tmp / "dist").glob("strict_agent_loop-*.whl"))
     assert len(wheels) == 1, wheels
 
