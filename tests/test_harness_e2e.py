@@ -71,7 +71,8 @@ def test_smoke_scripted_model_drives_the_harness_shell(quick_harness: Harness, t
 
 TASK = "probe"
 PROBE = "ls /nonexistent-strict-loop-probe"  # fails the same way every time: "No such file or directory", exit 2
-FAILURES = 8  # with the default thresholds the 4th identical failure whispers, the 5th whispers again, the 6th pauses
+FAILURES = 7  # with the default thresholds the 4th identical failure whispers, the 5th whispers again, the 6th pauses
+# (the 7th and the touch after it are refused: two commands denied before they ran)
 SAID = "The probe folder is still missing; I keep going in circles, so I will list it once more."
 HOOKED_SHELL = {"claude": "Bash", "codex": "Bash", "hermes": "terminal"}  # Codex's exec_command reaches hooks as Bash
 
@@ -90,6 +91,9 @@ def workspace(harness: Harness, tmp_path: Path, monkeypatch) -> Path:
     run_cli("install", harness.name, "--workspace", str(work), cwd=work)  # each harness's default scope
     if harness.name == "codex":  # Codex reads W/.codex only in a trusted project: what a person answers when Codex asks
         harness.trust_project(work)
+    # Only Claude's session is checked for the MCP server the install configured: Codex starts it for nothing (~0.6 s of
+    # CPU), so it is off there; the hooks under test are the same either way.
+    harness.mcp = harness.name == "claude"
     Workspace(work).init_state(
         task_id=TASK,
         goal="Find out why the probe folder is missing",
