@@ -147,7 +147,8 @@ def test_the_paused_task_shows_its_four_answers_on_the_first_screen(tmp_path, se
 @pytest.mark.slow
 def test_the_whole_diagnosis_is_one_click_away(tmp_path, served, open_page):
     ws, ws_id = paused_with_a_long_diagnosis(tmp_path)
-    page = open_page(PHONE, f"/task/{ws_id}/t1", "#diagnosis")
+    page = open_page(PHONE, f"/task/{ws_id}/t1", "#pause.paused-card #answer-wait")
+    page.wait_for_function("() => (document.querySelector('#diagnosis')?.textContent || '').length > 500")
     diagnosis = page.wait_for_selector("#diagnosis")
     full = diagnosis.evaluate("d => d.textContent")
     assert diagnosis.evaluate("d => d.scrollHeight > d.clientHeight + 2")  # cut at a line, with an ellipsis (CSS)
