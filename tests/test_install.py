@@ -294,6 +294,9 @@ def test_the_help_shows_every_harness_and_an_example(place):
     )
 
 
+THIN_ENTRY = os.path.realpath(strict_loop.entry.__file__)
+
+
 def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(tmp_path):
     written = plans.hermes_plugin_files("/abs/bin/strict-loop", tmp_path)
     shipped = skillfiles.hermes_plugin_dir()
@@ -303,6 +306,7 @@ def test_the_hermes_plugin_written_is_the_shipped_one_with_the_paths_filled_in(t
     assert len(old) == len(new) and changed == [
         ('STRICT_LOOP = "strict-loop"', 'STRICT_LOOP = "/abs/bin/strict-loop"'),
         ('WORKSPACE = ""', f'WORKSPACE = "{tmp_path}"'),
+        ("HOOK: list[str] = []", f"HOOK: list[str] = {json.dumps([sys.executable, '-S', THIN_ENTRY])}"),  # issue 27
     ]
 
 

@@ -316,7 +316,8 @@ def test_a_slow_recording_by_the_real_hook_is_recorded_before_the_next_gate(tmp_
     monkeypatch.delenv("STRICT_LOOP_TASK", raising=False)
     run_cli("install", "hermes", "--workspace", str(ws_dir), cwd=tmp_path)
     module, hooks = load(tmp_path / "home/.hermes/plugins/strict-loop/__init__.py")
-    module.STRICT_LOOP = slow_program(tmp_path, shlex.quote(module.STRICT_LOOP), tmp_path / "log")
+    module.STRICT_LOOP = slow_program(tmp_path, shlex.join(module.HOOK), tmp_path / "log")  # the thin hook, slowed
+    module.HOOK = []
     began = time.monotonic()
     hooks["post_tool_call"](**hermes_call(1), result='{"output": "m1", "exit_code": 0}', status="ok")
     hooks["transform_tool_result"](**hermes_call(1), result='{"output": "m1", "exit_code": 0}', status="ok")

@@ -31,14 +31,19 @@ from strict_loop.harness.install import (
 
 
 def hermes_plugin_files(strict_loop: str, workspace: Optional[Path]) -> dict[str, bytes]:
-    """The shipped Hermes plugin with the absolute program path (and the pinned workspace) written in."""
+    """The shipped Hermes plugin with the absolute program path, the words that run the hook (the registry's: the thin
+    hook, ``client.hook_words``) and the pinned workspace written in."""
+    from strict_loop.harness.client import hook_words
+
     src = skillfiles.hermes_plugin_dir()
     code = (src / "__init__.py").read_text(encoding="utf-8")
-    for name, value in (("STRICT_LOOP", strict_loop), ("WORKSPACE", str(workspace or ""))):
-        line = re.search(rf"^{name} = \"[^\"\n]*\"", code, re.MULTILINE)
+    head = hook_words(strict_loop, "hermes")[:-2]  # before "hook hermes": the plugin adds those and --workspace
+    filled = (("STRICT_LOOP", '"[^"\n]*"', strict_loop), ("WORKSPACE", '"[^"\n]*"', str(workspace or "")))
+    for name, shape, value in (*filled, ("HOOK: list[str]", r"\[\]", head)):
+        line = re.search(rf"^{re.escape(name)} = {shape}", code, re.MULTILINE)
         if line is None:
             raise LoopError(
-                str(src / "__init__.py"), f"has no '{name} = \"...\"' line to fill in", "reinstall strict-agent-loop"
+                str(src / "__init__.py"), f"has no '{name} = ...' line to fill in", "reinstall strict-agent-loop"
             )
         code = code[: line.start()] + f"{name} = {json.dumps(value)}" + code[line.end() :]
     return {"plugin.yaml": (src / "plugin.yaml").read_bytes(), "__init__.py": code.encode("utf-8")}

@@ -5,8 +5,8 @@ harness's flags and how to start, read and stop a child without touching the use
 Per-run wiring only: Claude gets ``--mcp-config`` + ``--strict-mcp-config`` and our hooks through
 ``--settings``; Codex gets ``-c mcp_servers.strict-loop.*`` (``exec`` prints every command with its exit
 code, so its stream is enough); Hermes, which prints no stream, gets a temporary HERMES_HOME copied from
-the user's (the original is never edited) with the MCP server and our plugin (its hooks) in the copy, and Gemini CLI
-a temporary ``GEMINI_CLI_HOME`` in the same way, our hooks and MCP server in its settings.json.
+the user's (the original is never edited) with the MCP server and our plugin (its hooks: the thin hook) in the
+copy, and Gemini CLI a temporary ``GEMINI_CLI_HOME`` in the same way, our hooks and MCP server in its settings.json.
 The hooks let the monitor see each call as it happens and whisper to the agent within the run.
 """
 

@@ -1,7 +1,8 @@
 """strict-agent-loop for Hermes: the harness records, whispers and enforces; the agent only does the work.
 
-Each hook runs ``strict-loop hook hermes`` as a separate program with the event as JSON on stdin (the
-shape of a Hermes shell hook) and acts on the JSON it prints. Hermes runs in its own Python, so this
+Each hook runs ``strict-loop hook hermes`` (as installed: the thin hook, ``python -S .../strict_loop/entry.py hook
+hermes``, which hands the call to the workspace's warm hook daemon) as a separate program with the event as JSON on
+stdin (the shape of a Hermes shell hook) and acts on the JSON it prints. Hermes runs in its own Python, so this
 file imports nothing from strict_loop, and it never raises into Hermes: a missing program, a timeout
 or output it cannot read means "nothing to say". Call order per tool call (hermes-agent 0.19
 ``model_tools.handle_function_call``): pre_tool_call, the tool, post_tool_call, transform_tool_result.
@@ -30,6 +31,7 @@ from typing import Any, Optional
 
 STRICT_LOOP = "strict-loop"  # `strict-loop install hermes` writes the absolute path of the program here
 WORKSPACE = ""  # and here the folder holding .agent-loop/ when the install pins one ("": found from the cwd)
+HOOK: list[str] = []  # and here the words that run it: the thin hook (python -S .../entry.py); [] runs STRICT_LOOP
 TOOL_TIMEOUT_S = 30.0
 VERIFY_TIMEOUT_S = 600.0  # pre_verify runs the task's stop checks
 MAX_PENDING = 64
@@ -55,7 +57,7 @@ def _payload(event: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def _ask(event: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
     """What ``strict-loop hook hermes`` printed for this event; {} when it said nothing or could not run."""
-    command = [STRICT_LOOP, "hook", "hermes", *(["--workspace", WORKSPACE] if WORKSPACE else [])]
+    command = [*(HOOK or [STRICT_LOOP]), "hook", "hermes", *(["--workspace", WORKSPACE] if WORKSPACE else [])]
     try:
         done = subprocess.run(
             command,
