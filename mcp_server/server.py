@@ -1,10 +1,11 @@
 """The MCP adapter: each tool validates with the core's input model and calls the Workspace method of the same name.
 
 Tools are served by the SDK's public low-level ``Server``, made for exact schemas: ``tools/list`` advertises each core
-model's own JSON Schema, and ``tools/call`` hands the raw arguments to the core's validator, so bad input is reported
-with the core's one-line message (field, problem, fix) in an ``isError`` result, not as a pydantic dump. Resources and
-prompts are declared on an ``MCPServer`` and served through its public methods (``content.py``); the transports are
-``stdio_transport.py`` and ``http_transport.py``. No SDK internals are used.
+model's own JSON Schema (written down in ``tool_schemas.json``: ``toolschemas.py``), and ``tools/call`` hands the raw
+arguments to the core's validator, so bad input is reported with the core's one-line message (field, problem, fix) in
+an ``isError`` result, not as a pydantic dump. Resources and prompts are declared on an ``MCPServer`` and served
+through its public methods (``content.py``); the transports are ``stdio_transport.py`` and ``http_transport.py``. No
+SDK internals are used.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class ToolSpec:
     runs_checks: Callable[[dict[str, Any]], bool] = lambda arguments: False  # these arguments run stop-check commands
 
 
-def _specs() -> list[ToolSpec]:
+def tool_specs() -> list[ToolSpec]:
     """The tools: every operation of the table that has a tool description; every result about a task carries the
     core's ``supervisor`` field, and its text the monitor's lines."""
     return [
@@ -95,72 +96,6 @@ def _answer(op: Operation, ws: Workspace, request: Any) -> tuple[BaseModel, str]
     return op.structured(result), op.answer(result)
 
 
-def _inline(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema with every local ``$ref`` replaced by its definition and ``$defs`` dropped.
-
-    Several harnesses handle ``$ref`` poorly, and clients that re-validate
-    structured results (the SDK's does, with jsonschema) pay for each lookup.
-    The models are not recursive, so inlining terminates.
-    """
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                merged = {**defs[ref[len("#/$defs/") :]], **{k: v for k, v in node.items() if k != "$ref"}}
-                return walk(merged)
-            return {k: walk(v) for k, v in node.items() if k != "$defs"}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    return walk(schema)
-
-
-def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = _lean(_inline(model.model_json_schema()))
-    schema.pop(
-        "description", None
-    )  # the model's docstring is for developers; the tool's description speaks to the agent
-    return schema
-
-
-def _lean(node: Any) -> Any:
-    """An input schema without what costs the agent characters and tells it nothing.
-
-    Titles restate the property names; an optional field's ``anyOf [X, null]`` with a null default is just X not
-    listed in ``required`` (the core's validator still takes an explicit null); an empty default or
-    ``additionalProperties: true`` says no more than the field's absence from ``required`` or the schema default.
-    """
-    if isinstance(node, list):
-        return [_lean(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    variants = node.get("anyOf")
-    if (
-        isinstance(variants, list)
-        and len(variants) == 2
-        and {"type": "null"} in variants
-        and node.get("default", 0) is None
-    ):
-        other = next(v for v in variants if v != {"type": "null"})
-        node = {**other, **{k: v for k, v in node.items() if k not in ("anyOf", "default")}}
-    out = {}
-    for key, value in node.items():
-        if key == "properties":  # its keys are field names, not keywords
-            out[key] = {name: _lean(sub) for name, sub in value.items()}
-        elif not _says_nothing(key, value):
-            out[key] = _lean(value)
-    return out
-
-
-def _says_nothing(key: str, value: Any) -> bool:
-    if key == "default":  # a default sentence (blocker_definition's) is the core's to apply, not the agent's to read
-        return value is None or value is False or value in ("", [], {}) or isinstance(value, str) and len(value) > 40
-    return key == "title" or (key, value) == ("additionalProperties", True)
-
-
 class _Tools:
     """``tools/list`` and ``tools/call`` for the specs, bound to one workspace.
 
@@ -172,7 +107,10 @@ class _Tools:
     def __init__(self, ws: Workspace, specs: list[ToolSpec], max_stop_checks: int = MAX_STOP_CHECKS) -> None:
         self.ws = ws
         self.specs = {spec.name: spec for spec in specs}
-        self.tools = [_describe(spec) for spec in specs]
+        from . import toolschemas  # here: `python -m mcp_server.toolschemas` runs it before anything imports it
+
+        known = toolschemas.load()  # the schemas as data: making them from the models costs every start
+        self.tools = [_describe(spec, toolschemas.schemas(spec, known)) for spec in specs]
         self.schemas = {tool.name: tool.input_schema for tool in self.tools}
         self.checks, self.writes, self.reads = (
             anyio.CapacityLimiter(n) for n in (max_stop_checks, WRITE_THREADS, READ_THREADS)
@@ -210,13 +148,14 @@ class _Tools:
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=payload)
 
 
-def _describe(spec: ToolSpec) -> types.Tool:
+def _describe(spec: ToolSpec, schemas: tuple[dict[str, Any], dict[str, Any]]) -> types.Tool:
+    input_schema, output_schema = schemas
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        input_schema=_input_schema(spec.input_model),
-        output_schema=_inline(spec.output_model.model_json_schema()),
+        input_schema=input_schema,
+        output_schema=output_schema,
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=spec.read_only,
@@ -238,7 +177,7 @@ def build_server(workspace: str | Path = ".", *, max_stop_checks: int = MAX_STOP
     content = MCPServer(name=NAME, version=__version__)  # declares the resources and prompts; never run itself
     add_resources(content, ws)
     add_prompts(content, ws)
-    tools = _Tools(ws, _specs(), max_stop_checks)
+    tools = _Tools(ws, tool_specs(), max_stop_checks)
     return Server(
         NAME,
         version=__version__,

@@ -124,6 +124,8 @@ def test_wheel_holds_the_skill_files(installed):
         shipped = sorted(p.name for p in (REPO / folder).glob(pattern))
         assert shipped and sorted(p.name for p in (skill / folder).glob(pattern)) == shipped, folder
     assert (installed["site"] / "strict_loop" / "py.typed").is_file()
+    schemas = "mcp_server/tool_schemas.json"  # tools/list's schemas, so that a start makes none
+    assert (installed["site"] / schemas).read_bytes() == (REPO / schemas).read_bytes()
     plugin = "integrations/opencode/strict-loop.js"  # what `strict-loop install opencode` fills in and writes
     assert (skill / plugin).read_bytes() == (REPO / plugin).read_bytes()
     assert not (installed["site"] / "references").exists() and not (installed["site"] / "scripts").exists()
