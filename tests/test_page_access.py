@@ -148,10 +148,14 @@ def test_the_paused_task_shows_its_four_answers_on_the_first_screen(tmp_path, se
 def test_the_whole_diagnosis_is_one_click_away(tmp_path, served, open_page):
     ws, ws_id = paused_with_a_long_diagnosis(tmp_path)
     page = open_page(PHONE, f"/task/{ws_id}/t1", "#pause.paused-card #answer-wait")
-    page.wait_for_function("() => (document.querySelector('#diagnosis')?.textContent || '').length > 500")
+    # cut at a line, with an ellipsis (CSS), once laid out (a live update may draw the text again meanwhile)
+    page.wait_for_function(
+        "() => { const d = document.querySelector('#diagnosis');"
+        " return d && d.textContent.length > 500 && d.scrollHeight > d.clientHeight + 2; }",
+        timeout=10_000,
+    )
     diagnosis = page.wait_for_selector("#diagnosis")
     full = diagnosis.evaluate("d => d.textContent")
-    assert diagnosis.evaluate("d => d.scrollHeight > d.clientHeight + 2")  # cut at a line, with an ellipsis (CSS)
     page.click("#diagnosis-toggle")
     assert page.get_attribute("#diagnosis-toggle", "aria-expanded") == "true"
     assert diagnosis.evaluate("d => d.scrollHeight <= d.clientHeight + 2")
