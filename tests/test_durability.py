@@ -160,6 +160,7 @@ def _check_after_crash(ws_dir: Path, paths, reported: dict[str, int]) -> list[It
 KILLS = 20
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_sigkill_at_random_instants_leaves_loadable_state(ws_dir, writers):
     ws = Workspace(ws_dir)
     ws.init_state(
@@ -339,6 +340,7 @@ def test_a_held_lock_gives_a_clear_error_and_dies_with_its_holder(ws_dir):
     assert impatient.append_event(task_id="held", kind="note", message="after the holder died").seq == 2
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_the_suite_and_its_servers_record_nothing_in_the_users_config(ws_dir, user_config_dir):
     """Issue 19, item 15: a stdio server started by the tests recorded trusted contracts in ~/.config."""
     import anyio

@@ -321,6 +321,7 @@ def test_a_local_process_cannot_answer_on_the_dashboard_with_what_the_page_gives
     assert Workspace(ws_dir).supervisor("t1").paused and events(ws_dir, "spiral.resumed") == []
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_the_persons_browser_answers_and_a_second_tabs_answer_to_the_same_pause_is_a_409(ws_dir):
     pid = pause(ws_dir)
     from strict_loop.storage.workspaces import workspace_id

@@ -122,6 +122,7 @@ def test_a_fifo_at_the_dropped_count_holds_up_no_event(ws_dir: Path, quiet):
     _append(ws_dir, "past the full spool")
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_a_spool_lock_held_by_someone_else_holds_up_no_event(ws_dir: Path, quiet):
     folder = _round(ws_dir)
     fd = os.open(folder / spool.SPOOL_FILE, os.O_WRONLY | os.O_CREAT, 0o600)

@@ -15,6 +15,7 @@ from strict_loop import Workspace
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 async def test_full_loop_over_stdio(ws_dir):
     async with stdio_client(ws_dir) as client:
         err, out, text = await call(

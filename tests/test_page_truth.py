@@ -258,6 +258,7 @@ def test_a_slow_rollback_holds_no_other_request_of_the_page(ws_dir, monkeypatch)
     assert (ws_dir / "a.txt").read_text() == "round 1\n"
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_a_slow_rollback_preview_holds_no_agents_mcp_call(ws_dir, monkeypatch):
     """``strict-loop-mcp --http``: the page and the agents' ``/mcp`` share one server."""
     from mcp_server import http_transport

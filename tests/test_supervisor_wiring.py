@@ -441,6 +441,7 @@ def test_an_error_while_the_harness_runs_ends_its_group_too(task: Workspace, tmp
     assert _gone(int(spy.read_text()))
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 @pytest.mark.parametrize("sig", ["SIGHUP", "SIGTERM"])
 def test_a_hang_up_ends_the_run_like_a_terminate(task: Workspace, tmp_path: Path, sig: str):
     """Reviewer: a closed terminal or a dropped ssh session (SIGHUP) killed supervise outright and left the harness."""

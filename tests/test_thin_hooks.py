@@ -283,6 +283,7 @@ def slow_program(tmp_path: Path, real: str, log: Path) -> str:
     return str(program)
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_a_slow_recording_does_not_delay_the_hermes_tool_call_but_the_next_gate_waits_for_it(tmp_path, ws_dir):
     """The plugin as Hermes calls it, its program a stand-in that prints nothing: the tool's result goes back to the
     model at once; the next pre_tool_call asks only after the recording is done (a pause it caused is seen)."""

@@ -244,6 +244,7 @@ def test_limit_words_an_opencode_agent_printed_suspend_nothing():
     assert _opencode(lines, exit_code=1) == (0.0, None)
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_claude_code_s_limit_is_waited_out_and_the_same_session_resumed(task: Workspace, tmp_path: Path):
     binary = _standin(tmp_path, "claude", CLAUDE)
     reset = int(time.time()) + 2  # one to two seconds ahead (an epoch in whole seconds, as Claude Code says it)
@@ -260,6 +261,7 @@ def test_claude_code_s_limit_is_waited_out_and_the_same_session_resumed(task: Wo
     assert calls[1]["stop"].startswith("goal_met") and result.cost_usd == pytest.approx(0.03)  # the cost still counts
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_codex_s_limit_message_is_waited_out(task: Workspace, tmp_path: Path, monkeypatch):
     """Codex says a local time to the minute (``Try again at 3:05 PM.``): the supervisor's clock is moved to just
     before that minute, so the test waits a second, not a minute."""

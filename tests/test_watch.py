@@ -425,6 +425,7 @@ def test_sigterm_kills_the_jobs_whole_group_and_exits_143(ws: Workspace, tmp_pat
     assert events(ws, "watch.finished")[-1]["data"]["outcome"] == "interrupted"
 
 
+@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
 def test_repairs_that_worked_then_a_missing_module_blame_neither_the_agent_nor_another_failure(ws: Workspace):
     """Issue 18: OOM repaired, NaN repaired, then a missing module, all on one task."""
     oom = job(ws, OOM_JOB)
