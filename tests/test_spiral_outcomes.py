@@ -359,3 +359,18 @@ def test_zsh_s_errors_from_the_wrong_folder_are_one_folder_missing_again_whateve
     assert verdict.fired_at == 3 and "file docs/puml was missing 3 times" in verdict.diagnosis
     assert "(pwd, which, ls)" in verdict.whisper and "missing again" in check_claims(verdict, turns)
     assert play([turns[2]] * 2 + [turns[0], turns[2], turns[3]])[0].fired_at is None  # twice is not again and again
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("panic: open data/in.csv: no such file or directory", "file data/in.csv"),  # Go, Rust: lower case
+        ("stat /srv/app/x.db: no such file or directory", "file /srv/app/x.db"),
+        ("cat: a.txt: No such file or directory", "file a.txt"),
+        ("(eval):cd:1: no such file or directory: docs/puml", "file docs/puml"),  # zsh's cd
+        ("(eval):1: no matches found: docs/puml/*.png", "file docs/puml/*.png"),  # zsh's glob
+        ("no such file or directory (os error 2)", None),  # says nothing of which
+    ],
+)
+def test_what_was_missing_is_read_from_each_runtimes_words(line, named):
+    assert window_of([_sh("x", line, 1)])[0].missing == named

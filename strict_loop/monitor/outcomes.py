@@ -63,7 +63,7 @@ _MISSING = [
     (re.compile(r"\bENOENT\b.{0,60}?['\"]([^'\"]+)['\"]"), "file"),
     (re.compile(r"(?:can't open file|[Nn]o such file or directory:?) ['\"]?([\w.+\-/]+)"), "file"),  # zsh's cd: lower
     (re.compile(r"\bno matches found: ([\w.+\-/*?]+)"), "file"),  # zsh: a glob that matched nothing
-    (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): No such file or directory"), "file"),  # from the path's start
+    (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): [Nn]o such file or directory"), "file"),  # Go: open x: no such
 ]
 
 
