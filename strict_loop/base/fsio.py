@@ -26,7 +26,6 @@ LOCK_TIMEOUT_S = 120.0
 MAX_DOC_BYTES = 16 << 20
 """Largest JSON document (state.json, monitor.json) read whole; state.json is never over 64 KiB."""
 _CHUNK = 1 << 16
-TAIL_POLL_S = 0.005
 
 
 def dumps_line(record: Any) -> bytes:
@@ -194,26 +193,19 @@ def read_regular(path: Path | str, cap: int) -> bytes:
         os.close(fd)
 
 
-def read_tail(path: Path | str, cap: int, until: bytes = b"", wait_s: float = 0.0) -> tuple[bytes, bool]:
+def read_tail(path: Path | str, cap: int) -> tuple[bytes, bool]:
     """At most the last ``cap`` bytes of the regular file at ``path``, and whether they begin at its first byte;
     :class:`Unreadable` as :func:`read_regular` (a link, a FIFO or a device is never read).
 
     Why: a file another program appends to (a harness's transcript) can be huge; its end is all that is wanted, and
-    one ``pread`` of it costs the same whatever the size. Bytes appended meanwhile are not waited for, unless
-    ``until`` names what the tail must hold: then a non-empty file is read again every ``TAIL_POLL_S`` until it
-    does, for at most ``wait_s`` (a writer that flushes in batches, as Claude Code does its transcript).
+    one ``pread`` of it costs the same whatever the size. Bytes appended meanwhile are not waited for.
     """
-    deadline = time.monotonic() + wait_s
-    while True:
-        fd, size = _open_regular(path)
-        try:
-            start = max(size - cap, 0)
-            data = os.pread(fd, cap, start)
-        finally:
-            os.close(fd)
-        if not (until and data and until not in data and time.monotonic() < deadline):
-            return data, start == 0
-        time.sleep(TAIL_POLL_S)
+    fd, size = _open_regular(path)
+    try:
+        start = max(size - cap, 0)
+        return os.pread(fd, cap, start), start == 0
+    finally:
+        os.close(fd)
 
 
 def _open_regular(path: Path | str) -> tuple[int, int]:

@@ -363,8 +363,9 @@ def _after_tool(
     except Exception as exc:  # noqa: BLE001 (the refusals must not cost this turn)
         _log(store.paths.root, event.harness, event.name, f"refused calls: {type(exc).__name__}: {exc}", env)
         done = []
-    message = f"{fields['tool']} ({event.harness} {event.name})"
-    done.append(record_turn(store, root, message, fields, event.meta, supervision.settings(), env=env))
+    message, late = f"{fields['tool']} ({event.harness} {event.name})", registry.get(event.harness).late_words
+    words = (lambda call: payloads.agent_words(event, call)) if late and event.phase == "post" else None
+    done.append(record_turn(store, root, message, fields, event.meta, supervision.settings(), env=env, late=words))
     if any(r.pause for r in done):  # the paused session stays this task's, even once other tasks run beside it
         gates.bind(root / MANAGER_DIR, event, store.task_id)
     said = [r.pause for r in done if r.pause]

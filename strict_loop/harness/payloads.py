@@ -177,12 +177,12 @@ def refused_turns(event: HookEvent) -> list[tuple[str, dict[str, Any], dict[str,
     return out
 
 
-def agent_words(event: HookEvent) -> str:
-    """What the agent wrote before this call (``Harness.words_fn``); "" when the harness gives none, or on any failure:
-    a missing, damaged or unreadable transcript must never cost the turn."""
+def agent_words(event: HookEvent, call_id: Optional[str] = None) -> str:
+    """What the agent wrote before this call, or the earlier call ``call_id`` (``Harness.words_fn``); "" when the
+    harness gives none, or on any failure: a missing, damaged or unreadable transcript must never cost the turn."""
     ref = get(event.harness).words_fn
     try:
-        said = resolve(ref)(event) if ref else ""
+        said = resolve(ref)(event, *([call_id] if call_id else [])) if ref else ""
     except Exception:  # noqa: BLE001 (the words are a bonus; the turn is recorded without them)
         return ""
     return said if isinstance(said, str) else ""

@@ -27,9 +27,6 @@ _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 MAX_TAIL_BYTES = 256 << 10
 """The most of a transcript read for one hook call: its end, where the call was written a moment ago. One ``pread``
 whatever the file's size; only the lines after the previous call (for refusals: the last call that ran) are parsed."""
-CLAUDE_FLUSH_WAIT_S = 0.3
-"""The longest a hook waits for its call's line in Claude Code's transcript (until it comes): 2.1.332 writes queued
-lines every 100 ms (``FLUSH_INTERVAL_MS``), so a faster call's line and the words before it are not there yet."""
 
 Item = tuple[str, str]
 """One thing a transcript line holds, in order: ("text", the agent's words), ("call", its id) or ("stop", "") (a
@@ -122,15 +119,15 @@ def hermes_words(event: HookEvent) -> str:
     return _text(extra.get("assistant_text")) if isinstance(extra, dict) else ""
 
 
-def claude_words(event: HookEvent) -> str:
-    """Claude Code: the ``text`` blocks of the assistant lines between the previous ``tool_use`` and this call's.
+def claude_words(event: HookEvent, call_id: Optional[str] = None) -> str:
+    """Claude Code: the ``text`` blocks of the assistant lines between the previous ``tool_use`` and this call's (or
+    ``call_id``'s: an earlier call's words, read at a later hook, ``Harness.late_words``).
 
     Claude Code writes one transcript line per content block (2.1.331), all of one message with the same
     ``message.id``; a ``thinking`` block is not shown text and is left out; a subagent's lines (``isSidechain``) are
-    not this agent's words. A call faster than a batch of lines is waited for (``CLAUDE_FLUSH_WAIT_S``), but not in a
-    subagent (``agent_id``), whose lines go to its own file."""
-    wait = 0.0 if event.payload.get("agent_id") else CLAUDE_FLUSH_WAIT_S
-    return transcript_words(event, _claude_items, _CLAUDE_TEXT, wait_s=wait)
+    not this agent's words. 2.1.332 writes the lines in batches, 100 ms after they are queued (``FLUSH_INTERVAL_MS``
+    in the binary): a call that ran faster reaches its hook before them, and its words are read at the next call."""
+    return transcript_words(event, _claude_items, _CLAUDE_TEXT, call_id)
 
 
 def codex_words(event: HookEvent) -> str:
@@ -154,16 +151,17 @@ def codex_refusals(event: HookEvent) -> list[Refusal]:
     return transcript_refusals(event, _codex_steps, (b'_call"', b'_output"'), (_codex_items, _CODEX_TEXT))
 
 
-def transcript_lines(event: HookEvent, until: bytes = b"", wait_s: float = 0.0) -> list[bytes]:
+def transcript_lines(event: HookEvent) -> list[bytes]:
     """The lines of the last ``MAX_TAIL_BYTES`` of the JSONL file ``transcript_path`` names (a first line the window
-    cuts left out), read once per hook call (and again to wait ``until``, see ``read_tail``): the words and the refusals
-    both come from ``event.memo``. [] unless the path is absolute and ends in ``.jsonl`` (a transcript's name: nothing
-    else is read) and a regular file is there (a FIFO, a device or a link is never opened), and on any failure."""
-    if "tail" not in event.memo or (until and wait_s and not any(until in raw for raw in event.memo["tail"])):
+    cuts left out), read once per hook call: the words and the refusals both come from ``event.memo``.
+
+    [] unless the path is absolute and ends in ``.jsonl`` (a transcript's name: nothing else is read) and a regular
+    file is there (a FIFO, a device or a link is never opened), and on any failure to read it."""
+    if "tail" not in event.memo:
         path, lines = event.payload.get("transcript_path"), []
         if isinstance(path, str) and os.path.isabs(path) and path.endswith(".jsonl"):
             try:
-                data, whole = read_tail(path, MAX_TAIL_BYTES, until, wait_s)
+                data, whole = read_tail(path, MAX_TAIL_BYTES)
                 lines = data.split(b"\n")[0 if whole else 1 :]
             except (OSError, Unreadable, ValueError):
                 lines = []
@@ -171,9 +169,7 @@ def transcript_lines(event: HookEvent, until: bytes = b"", wait_s: float = 0.0) 
     return event.memo["tail"]
 
 
-def transcript_words(
-    event: HookEvent, items_of: ItemsOf, markers: Markers, call_id: Optional[str] = None, wait_s: float = 0.0
-) -> str:
+def transcript_words(event: HookEvent, items_of: ItemsOf, markers: Markers, call_id: Optional[str] = None) -> str:
     """The agent's text between the call ``call_id`` (default: the payload's ``tool_use_id``) and the call (or the
     person's message) before it, read from the transcript's tail (``transcript_lines``); "" when the call is not in it.
 
@@ -186,7 +182,7 @@ def transcript_words(
         return ""
     needle, found = json.dumps(call_id).encode(), False
     said: list[str] = []
-    for raw in reversed(transcript_lines(event, needle, wait_s)):
+    for raw in reversed(transcript_lines(event)):
         if not (any(m in raw for m in markers) if found else needle in raw):
             continue  # cheaper than parsing it: a line without these holds none of the items wanted
         items = items_of(_decoded(raw))

@@ -49,6 +49,8 @@ class Harness(NamedTuple):
     session_id_pattern: str = ""  # a regex a session id must match whole to be resumed; "" accepts none
     login_hint: str = "sign the harness in"  # how a person fixes "not logged in" (supervise stops with it)
     http_hooks: bool = False  # plan_fn takes hooks="http" (the default: HTTP hooks into the warm daemon) or "command"
+    late_words: bool = False  # the transcript may get a call's words after its hook: words_fn(event, call_id) reads
+    # them at the session's next call (Claude Code writes its transcript in batches, every 100 ms)
 
 
 CLAUDE_EVENTS = (
@@ -95,6 +97,7 @@ HARNESSES: dict[str, Harness] = {
         plan_fn=_I + "plan_claude", default_scope="project", argv_fn=_H + "claude_argv", stream_fn=_S + "ClaudeAdapter",
         stop_restarts_on_new_turn=True, resumes_sessions=True, reports_cost=True, hooks_in_headless=True,
         session_id_pattern=UUID, login_hint="run `claude /login`, or set ANTHROPIC_API_KEY", http_hooks=True,
+        late_words=True,
     ),
     "codex": Harness(
         name="codex", title="Codex CLI", hook_events=CODEX_EVENTS,

@@ -9,7 +9,7 @@ tool call, records exactly as ``append_event`` does without importing every oper
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -23,6 +23,7 @@ from strict_loop.model.records import EventRecord
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn, clip_turn_data
 from strict_loop.model.validation import validate_input
+from strict_loop.monitor import ladder
 from strict_loop.storage.store import TaskStore
 
 
@@ -49,12 +50,14 @@ def record_turn(
     meta: Optional[dict[str, Any]] = None,
     settings: Optional[MonitorSettings] = None,
     env: Optional[Mapping[str, str]] = None,
+    late: Optional[Callable[[str], str]] = None,
 ) -> Recorded:
     """Mask, validate and record one turn on ``store``'s task.
 
     ``meta`` (e.g. the hook's session) rides along in the event; ``settings`` are the task's monitor
     settings when the caller has them already (else they come from state.json); ``env`` is the caller's
     environment (default ours): the secrets masked and the alert's channels come from it, and it is stored nowhere.
+    ``late``: the agent's words before an earlier call of the harness, by its id (``_heard_late``).
     """
     masked_message, masked, masked_meta = masking.mask_tree(
         [message, data, meta or {}], env
@@ -62,6 +65,8 @@ def record_turn(
     turn: Turn = validate_input(Turn, clip_turn_data(masked), "append_event.data")
     with store.locked():
         supervision, mon, warned = guarded(store, root, settings)
+        if late is not None and meta:
+            mon = _heard_late(store, mon, late, meta)
         _, event_data, alert = supervision.step(mon, turn, supervision.settings())
         if meta:
             event_data["hook"] = masked_meta
@@ -82,6 +87,22 @@ def record_turn(
         pause=texts.get("pause") if alert is not None else None,
         notice=texts.get("notice"),
     )
+
+
+def _heard_late(store: TaskStore, mon: MonitorState, late: Callable[[str], str], meta: dict[str, Any]) -> MonitorState:
+    """The words before the task's last recorded call, read now if that turn was recorded without any (caller holds
+    the lock): Claude Code writes its transcript in batches, so a call faster than a batch reached its hook before
+    the words did; at the same session's next call they are there (``ladder.heard_late``). The ledger keeps the turn
+    as recorded; the monitor's window takes what the words say of going wrong."""
+    data = safeguards.last_call(store)
+    hook = data.get("hook") if data is not None else None
+    if not isinstance(hook, dict) or data is None or data.get("thought") or type(data.get("turn")) is not int:
+        return mon
+    call = hook.get("tool_use_id")
+    if hook.get("session_id") != meta.get("session_id") or not isinstance(call, str) or call == meta.get("tool_use_id"):
+        return mon
+    said = late(call)
+    return ladder.heard_late(mon, data["turn"], said) if said else mon
 
 
 def record_turns(

@@ -271,14 +271,20 @@ def checked_window(supervision: TaskMonitor) -> tuple[MonitorState, Optional[Fin
 
 def _last_turn(store: TaskStore) -> Optional[int]:
     """The ``turn`` of the ledger's last tool call (within its last records), or None."""
+    data = last_call(store)
+    turn = data.get("turn") if data is not None else None
+    return turn if type(turn) is int and turn >= 0 else None
+
+
+def last_call(store: TaskStore) -> Optional[dict[str, Any]]:
+    """The data of the ledger's last tool call (within its last ``RECENT_TURN_RECORDS`` records), or None."""
     with closing(records_backwards(store.paths.events)) as records:
         for i, ev in enumerate(records):
             if i >= RECENT_TURN_RECORDS:
                 return None
             if ev.get("kind") == "tool_call":
                 data = ev.get("data")
-                turn = data.get("turn") if isinstance(data, dict) else None
-                return turn if type(turn) is int and turn >= 0 else None
+                return data if isinstance(data, dict) else None
     return None
 
 

@@ -28,13 +28,24 @@ from strict_loop.model.monitoring import (
     Whisper,
 )
 from strict_loop.model.settings import MonitorSettings
-from strict_loop.model.turns import Turn, one_line
+from strict_loop.model.turns import MAX_THOUGHT_TEXT, Turn, one_line
 from strict_loop.monitor import catalog as catalog
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.novelty import SELF_TALK
 from strict_loop.monitor.spiral import SpiralDetector, facts
 
 MAX_NOTE_CHARS = 1000
 """Of the agent's note, in an alert (a note may be 8000 characters; the page shows it whole)."""
+
+
+def heard_late(state: MonitorState, turn: int, thought: str) -> MonitorState:
+    """The agent's words before turn ``turn``, read only after that turn was judged (Claude Code writes its transcript
+    in batches, so a fast call's hook comes before them): if they talk of going wrong, that turn counts as talking
+    from the next turn on. Nothing else of a judged turn changes; a turn no longer the newest is left as it was."""
+    last = state.window[-1] if state.window else None
+    if last is None or last.i != turn or last.talk or not SELF_TALK.search(thought[:MAX_THOUGHT_TEXT]):
+        return state
+    return state.model_copy(update={"window": [*state.window[:-1], last.model_copy(update={"talk": True})]})
 
 
 def observe(
