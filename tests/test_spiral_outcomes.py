@@ -374,3 +374,18 @@ def test_zsh_s_errors_from_the_wrong_folder_are_one_folder_missing_again_whateve
 )
 def test_what_was_missing_is_read_from_each_runtimes_words(line, named):
     assert window_of([_sh("x", line, 1)])[0].missing == named
+
+
+def test_late_words_count_for_the_newest_turn_only_and_only_when_they_talk_of_going_wrong():
+    """``ladder.heard_late``: the words before a turn read after it was judged (Claude Code's batched transcript)."""
+    from strict_loop.monitor.ladder import heard_late
+
+    state = MonitorState()
+    for turn in (_sh("ls", "a.txt", 0), _sh("cat a.txt", "x", 0)):
+        state, _, _ = observe(state, Turn.model_validate(turn), MonitorSettings())
+    circles = "Same error again, I keep going in circles."
+    assert heard_late(state, 0, circles) is state  # no longer the newest turn: left as judged
+    assert heard_late(state, 1, "Let me read the file.") is state  # nothing of going wrong
+    heard = heard_late(state, 1, circles)
+    assert heard.window[-1].talk and not state.window[-1].talk  # a new state; the judged one is not changed
+    assert heard.window[:-1] == state.window[:-1] and heard.turns == state.turns
