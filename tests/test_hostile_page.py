@@ -353,3 +353,25 @@ def test_a_removed_loop_folder_keeps_its_workspace_on_the_page_and_says_so(ws_di
         assert (gone["ws"], gone["whole"], gone["tasks"]) == (ws, True, ["t1"]) and ws in d["workspaces"]
         assert "removed" in gone["problem"] and str(ws_dir / ".agent-loop") in gone["problem"]
         assert lost.status_code == 404 and "removed" in lost.json()["error"]
+
+
+@pytest.mark.slow  # waits out guard.DRAIN_S once
+def test_a_refused_post_gets_its_reason_not_a_reset_though_its_body_comes_after_the_head(ws_dir):
+    """A refusal used to close the connection at once, with what the request still sent unread: the kernel then
+    resets the connection, and a client whose body was on its way saw "connection reset", not the 403 and its reason
+    (seen under load). The refusal now reads the body first (up to 16 KiB, for at most a second): only then it
+    answers, and a body that never comes holds it up no longer than that."""
+    task_folder(ws_dir, "t")
+    body = json.dumps({"action": "continue", "note": "x" * 2000}).encode()
+    with page() as p:
+        head = p.head("POST", "/api/task/x/t/answer", f"Content-Length: {len(body)}", "Origin: http://evil")
+        sock = p.raw(head)
+        sock.settimeout(0.2)
+        with pytest.raises(TimeoutError):  # no answer while the body is on its way
+            sock.recv(1)
+        sock.sendall(body)
+        reply = until_closed(sock)
+        assert reply.startswith(b"HTTP/1.1 403") and b"cross-origin request refused" in reply, reply
+        started = time.monotonic()
+        never = until_closed(p.raw(head))  # the body never comes: refused after guard.DRAIN_S all the same
+        assert never.startswith(b"HTTP/1.1 403") and time.monotonic() - started < guard.DRAIN_S + 2, never

@@ -155,6 +155,8 @@ class Guard:
             return
         refusal = self.refusal(scope)
         if refusal is not None:
+            if scope["method"] not in ("GET", "HEAD"):
+                await drain(receive)
             await reply(send, *refusal)
             return
         if self._query_token(scope) or self._query(scope, "answer", self.access.answer_key):
@@ -234,8 +236,26 @@ class Guard:
         await send({"type": "http.response.body", "body": b""})
 
 
+DRAIN_BYTES, DRAIN_S = 16 << 10, 1.0
+"""What of a refused request's body is read before the refusal, at most: a connection closed with the body unread
+is reset by the kernel, and the client then sees the reset, not the refusal's reason. More, or slower, is not."""
+
+
+async def drain(receive: Any) -> None:
+    """Read (and drop) the body a refused request sends, up to ``DRAIN_BYTES`` within ``DRAIN_S``."""
+    import anyio
+
+    got = 0
+    with anyio.move_on_after(DRAIN_S):
+        while got <= DRAIN_BYTES:
+            message = await receive()
+            got += len(message.get("body", b""))
+            if message.get("type") != "http.request" or not message.get("more_body"):
+                return
+
+
 async def reply(send: Any, status: int, message: str) -> None:
-    """A refusal; the connection ends with it, so a body the request still sends is never read (or waited for)."""
+    """A refusal; the connection ends with it (a body the request sends past ``drain`` is never read or waited for)."""
     body = json.dumps({"error": message}).encode()
     await send(
         {
