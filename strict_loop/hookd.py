@@ -39,10 +39,11 @@ class HttpError(Exception):
 
 
 def start_time(pid: int) -> str:
-    """Field 22 of ``/proc/PID/stat``, as the gate reads it (a reused pid is another process); "-" without /proc."""
+    """Field 22 of ``/proc/PID/stat`` as the gate reads it (a reused pid: another; a zombie: ""); "-" without /proc."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as file:
-            return file.read().rsplit(b") ", 1)[1].split()[19].decode()
+            fields = file.read().rsplit(b") ", 1)[1].split()
+        return "" if fields[0] == b"Z" else fields[19].decode()
     except (OSError, IndexError):
         return "" if os.path.exists("/proc/self/stat") else "-"
 

@@ -423,3 +423,33 @@ def _impostor(folder: Path, port: int, session: str) -> socket.socket:
 
     threading.Thread(target=answer, daemon=True).start()
     return server
+
+
+def test_a_zombie_endpoint_is_none_so_the_next_session_starts_a_new_one(tmp_path):
+    """The gate takes a zombie endpoint (dead, not yet collected by its parent) for dead and sends every call to the
+    full hook; ``endpoint_pid`` took it for alive, so no session started a new endpoint while it stayed a zombie."""
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", "pass"])  # ours, not waited for: a zombie once done
+    stat = Path(f"/proc/{proc.pid}/stat")
+    if not stat.exists():
+        proc.wait()
+        pytest.skip("no /proc: a zombie's state is not read there")
+    started = stat.read_bytes().rsplit(b") ", 1)[1].split()[19].decode()
+    folder = tmp_path / "hook-http"
+    folder.mkdir()
+    (folder / "state").write_text(f"{proc.pid} {started}")
+    try:
+        deadline = time.monotonic() + 10
+        while not zombie(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert zombie(proc.pid)
+        assert hookd.endpoint_pid(folder) is None
+    finally:
+        proc.wait()
+    assert hookd.endpoint_pid(folder) is None
+    live = subprocess.Popen([sys.executable, "-I", "-S", "-c", "import time; time.sleep(30)"])
+    try:
+        (folder / "state").write_text(f"{live.pid} {hookd.start_time(live.pid)}")
+        assert hookd.endpoint_pid(folder) == live.pid  # a live one still counts
+    finally:
+        live.kill()
+        live.wait()
