@@ -330,3 +330,45 @@ def _read_turn(stream, lines: list[str]) -> bool:
         if isinstance(event, dict) and event.get("type") == "result":
             return True
     return False
+
+
+# -- what a failed end-to-end test prints: one form for every harness's tests ------------------------------------------
+
+
+def session_detail(proc: subprocess.CompletedProcess, model, events: list[dict]) -> str:
+    """A harness run's exit, output tails, the scripted model's steps used and the task's events, for an assertion."""
+    return (
+        f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
+        f"steps used: {model.steps_used}\nevents: "
+        + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
+    )
+
+
+def supervise_detail(work: Path, task_id: str, err) -> str:
+    """A supervised run's stderr (``err``: a StringIO), the task's events and its invocations' files, for an
+    assertion."""
+    from conftest import read_jsonl
+
+    from strict_loop import Workspace
+
+    paths = Workspace(work).task_paths(task_id)
+    events = read_jsonl(paths.events)
+    tails = {
+        p.name: p.read_text(errors="replace")[-1500:]
+        for p in sorted(paths.supervisor.glob("invocation-*"))
+        if p.is_file()
+    }
+    return (
+        f"stderr:\n{err.getvalue()[-3000:]}\nevents: "
+        f"{json.dumps([(e['kind'], e.get('message', '')[:100]) for e in events])}\nfiles: {json.dumps(tails)[-6000:]}"
+    )
+
+
+def agent_calls(events: list[dict]) -> list[dict]:
+    """The recorded tool calls of the agent (not the person's turns)."""
+    return [e["data"] for e in events if e["kind"] == "tool_call" and e["data"].get("actor") != "person"]
+
+
+def person_said(events: list[dict]) -> list[str]:
+    """What the person typed, as recorded."""
+    return [e["data"]["output"] for e in events if e["kind"] == "tool_call" and e["data"].get("actor") == "person"]

@@ -9,12 +9,12 @@ One test, two runs: each start of Gemini CLI costs seconds.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from conftest import read_jsonl, run_cli
 from gemini_rig import Gemini, GeminiModel, Tool, require_gemini, stream_events
+from harness_rig import agent_calls, person_said, session_detail
 from model_servers import Final, Shell, strings
 from person_rig import person_key
 
@@ -64,18 +64,6 @@ def workspace(gemini: Gemini, tmp_path: Path, monkeypatch) -> Path:
     return work
 
 
-def _detail(proc, model, events) -> str:
-    return (
-        f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
-        f"steps used: {model.steps_used}\nevents: "
-        + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
-    )
-
-
-def _calls(events: list[dict]) -> list[dict]:
-    return [e["data"] for e in events if e["kind"] == "tool_call" and e["data"].get("actor") != "person"]
-
-
 def test_a_spiral_whispers_pauses_is_denied_then_a_continue_and_after_agent_carry_a_healthy_loop_to_its_goal(
     gemini: Gemini, workspace: Path
 ):
@@ -91,9 +79,9 @@ def test_a_spiral_whispers_pauses_is_denied_then_a_continue_and_after_agent_carr
     with GeminiModel(steps) as model:
         proc = gemini.run(PROMPT, workspace, model.url)
     events = read_jsonl(ws.task_paths(TASK).events)
-    detail = _detail(proc, model, events)
-    assert _said(events) == [PROMPT], detail  # BeforeAgent: what the person typed, a turn of its own
-    calls = _calls(events)
+    detail = session_detail(proc, model, events)
+    assert person_said(events) == [PROMPT], detail  # BeforeAgent: what the person typed, a turn of its own
+    calls = agent_calls(events)
     assert [c["tool"] for c in calls] == ["replace", "run_shell_command"] * 4, detail  # every call that ran
     edit, test = calls[0], calls[1]
     assert edit["args"] == PLUS.args and "Successfully modified file" in edit["output"], detail
@@ -129,17 +117,13 @@ def test_a_spiral_whispers_pauses_is_denied_then_a_continue_and_after_agent_carr
     with GeminiModel(healthy) as model2:
         proc2 = gemini.run("Go on.", workspace, model2.url)
     later = read_jsonl(ws.task_paths(TASK).events)[len(events) :]
-    detail = _detail(proc2, model2, later)
-    assert _said(later) == ["Go on."], detail
-    assert [c["tool"] for c in _calls(later)] == ["read_file", "replace", "write_file"], detail
-    read, _, write = _calls(later)
+    detail = session_detail(proc2, model2, later)
+    assert person_said(later) == ["Go on."], detail
+    assert [c["tool"] for c in agent_calls(later)] == ["read_file", "replace", "write_file"], detail
+    read, _, write = agent_calls(later)
     assert read["args"] == {"file_path": "calc.py"} and read["output"] == CALC.strip(), detail
     assert write["args"]["content"] == "add() fixed\n" and "NOTES.md" in write["output"], detail
     asked = [s for s in strings(model2.model_requests[2]) if "check_stop says continue" in s]
     assert asked and "Next task: fix add() in calc.py" in asked[0], detail  # the denied end's reason: the next prompt
     assert [e["data"]["verdict"] for e in later if e["kind"] == "stop.checked"] == ["continue", "goal_met"], detail
     assert model2.steps_used == len(healthy) and stream_events(proc2)[-1]["status"] == "success", detail
-
-
-def _said(events: list[dict]) -> list[str]:
-    return [e["data"]["output"] for e in events if e["kind"] == "tool_call" and e["data"].get("actor") == "person"]

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import read_jsonl
 from gemini_rig import Gemini, GeminiModel, require_gemini
+from harness_rig import supervise_detail
 from model_servers import Final, Hang, Shell
 
 from strict_loop import Workspace
@@ -71,16 +72,6 @@ def _round(work: Path, task_id: str, k: int) -> list:
     ]
 
 
-def _detail(work: Path, task_id: str, err: io.StringIO) -> str:
-    events = read_jsonl(Workspace(work).task_paths(task_id).events)
-    folder = Workspace(work).task_paths(task_id).supervisor
-    tails = {p.name: p.read_text(errors="replace")[-1500:] for p in sorted(folder.glob("invocation-*")) if p.is_file()}
-    return (
-        f"stderr:\n{err.getvalue()[-3000:]}\nevents: "
-        f"{json.dumps([(e['kind'], e.get('message', '')[:100]) for e in events])}\nfiles: {json.dumps(tails)[-6000:]}"
-    )
-
-
 def test_a_round_reaches_goal_met_recorded_by_the_hooks_wired_into_the_run(tmp_path: Path):
     work, g, ws = _setup(tmp_path, "steps", "step1.txt")
     err = io.StringIO()
@@ -88,7 +79,7 @@ def test_a_round_reaches_goal_met_recorded_by_the_hooks_wired_into_the_run(tmp_p
         sup = _supervisor(g, work, "steps", model.url, err)
         before = (g.home / ".gemini" / "settings.json").read_bytes()
         result = sup.run()
-    detail = _detail(work, "steps", err)
+    detail = supervise_detail(work, "steps", err)
     assert (result.exit_code, result.action, result.invocations) == (0, "stop", 1), detail
     runs = [e["data"] for e in read_jsonl(ws.task_paths("steps").events) if e["kind"] == "supervisor.invocation"]
     assert runs[0]["ok"] and runs[0]["session_id"], detail
@@ -122,7 +113,7 @@ def test_a_spiral_is_paused_the_child_ended_and_the_run_exits_5(tmp_path: Path):
         (g.home / ".gemini" / "settings.json").write_text(json.dumps(settings))
         result = sup.run()
         used = model.steps_used
-    detail = _detail(work, "spiral", err)
+    detail = supervise_detail(work, "spiral", err)
     assert (result.exit_code, result.action, result.invocations) == (5, "pause", 1), detail
     kinds = [e["kind"] for e in read_jsonl(ws.task_paths("spiral").events)]
     assert ws.supervisor("spiral").paused and "spiral.paused" in kinds, detail

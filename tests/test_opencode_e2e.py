@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import read_jsonl, run_cli
-from harness_rig import RUN_TIMEOUT_S
+from harness_rig import RUN_TIMEOUT_S, agent_calls, person_said, session_detail, supervise_detail
 from model_servers import Final, Hang, Shell, strings
 from opencode_rig import (
     Gate,
@@ -69,22 +69,6 @@ def opencode(tmp_path: Path, opencode_folders: dict) -> OpenCode:
     return OpenCode(require_opencode(), home, opencode_folders)
 
 
-def _detail(proc, model, events) -> str:
-    return (
-        f"rc={proc.returncode}\nstdout (tail):\n{proc.stdout[-2500:]}\nstderr (tail):\n{proc.stderr[-2500:]}\n"
-        f"steps used: {model.steps_used}\nevents: "
-        + json.dumps([(e["kind"], e.get("message", "")[:80]) for e in events])
-    )
-
-
-def _calls(events: list[dict]) -> list[dict]:
-    return [e["data"] for e in events if e["kind"] == "tool_call" and e["data"].get("actor") != "person"]
-
-
-def _said(events: list[dict]) -> list[str]:
-    return [e["data"]["output"] for e in events if e["kind"] == "tool_call" and e["data"].get("actor") == "person"]
-
-
 def test_installed_plugin_records_whispers_pauses_denies_a_page_continue_goes_on_and_uninstall_restores(
     opencode: OpenCode, tmp_path: Path, monkeypatch
 ):
@@ -122,11 +106,13 @@ def test_installed_plugin_records_whispers_pauses_denies_a_page_continue_goes_on
         gate.opened.set()
         session.join(RUN_TIMEOUT_S)
     proc = done[0]
-    detail = _detail(proc, model, events)
+    detail = session_detail(proc, model, events)
     assert reached and paused and calc == CALC, detail  # the 13th call (an edit) was refused: it never ran
     assert answered.status_code == 200, answered.text
-    assert _said(events) == [f'"{PROMPT}"'], detail  # chat.message: what the person typed (`opencode run` quotes it)
-    calls = _calls(events)
+    assert person_said(events) == [f'"{PROMPT}"'], (
+        detail
+    )  # chat.message: what the person typed (`opencode run` quotes it)
+    calls = agent_calls(events)
     assert [c["tool"] for c in calls] == ["read", *["edit", "bash"] * 5, "edit"], detail  # every call that ran
     read, edit, test = calls[:3]
     assert read["args"] == READ.args and "return a - b" in read["output"], detail
@@ -146,8 +132,8 @@ def test_installed_plugin_records_whispers_pauses_denies_a_page_continue_goes_on
     assert denied and "strict-loop resume" in denied[0], detail  # the refusal's reason reached the model
 
     later = read_jsonl(ws.task_paths(TASK).events)[len(events) :]
-    detail = _detail(proc, model, later)
-    assert [c["tool"] for c in _calls(later)] == ["edit"], detail  # after the continue, the same session goes on
+    detail = session_detail(proc, model, later)
+    assert [c["tool"] for c in agent_calls(later)] == ["edit"], detail  # after the continue, the same session goes on
     assert "return a + b" in (work / "calc.py").read_text() and proc.returncode == 0, detail
     assert stream_events(proc)[-1]["part"]["reason"] == "stop", detail
 
@@ -167,16 +153,6 @@ def _supervisor(oc: OpenCode, work: Path, task_id: str, err: io.StringIO) -> Sup
         work, task_id, "opencode", settings=settings, harness_bin=str(oc.binary), env=oc.env(), stderr=err,
         kill_grace_s=1.0, mcp=False,
     )  # fmt: skip
-
-
-def _sup_detail(work: Path, task_id: str, err: io.StringIO) -> str:
-    events = read_jsonl(Workspace(work).task_paths(task_id).events)
-    folder = Workspace(work).task_paths(task_id).supervisor
-    tails = {p.name: p.read_text(errors="replace")[-1500:] for p in sorted(folder.glob("invocation-*")) if p.is_file()}
-    return (
-        f"stderr:\n{err.getvalue()[-3000:]}\nevents: "
-        f"{json.dumps([(e['kind'], e.get('message', '')[:100]) for e in events])}\nfiles: {json.dumps(tails)[-6000:]}"
-    )
 
 
 def test_supervise_runs_a_round_to_goal_met_and_stops_a_spiral_with_exit_5(opencode: OpenCode, tmp_path: Path):
@@ -204,7 +180,7 @@ def test_supervise_runs_a_round_to_goal_met_and_stops_a_spiral_with_exit_5(openc
     with OpenCodeModel(rounds) as model:
         (work / "opencode.json").write_text(json.dumps(provider_config(model.url)))
         result = _supervisor(opencode, work, "steps", err).run()
-    detail = _sup_detail(work, "steps", err)
+    detail = supervise_detail(work, "steps", err)
     assert (result.exit_code, result.action, result.invocations) == (0, "stop", 1), detail
     events = read_jsonl(ws.task_paths("steps").events)
     runs = [e["data"] for e in events if e["kind"] == "supervisor.invocation"]
@@ -225,7 +201,7 @@ def test_supervise_runs_a_round_to_goal_met_and_stops_a_spiral_with_exit_5(openc
         (work / "opencode.json").write_text(json.dumps(provider_config(model.url)))
         result = _supervisor(opencode, work, "spiral", err).run()
         used = model.steps_used
-    detail = _sup_detail(work, "spiral", err)
+    detail = supervise_detail(work, "spiral", err)
     assert (result.exit_code, result.action, result.invocations) == (5, "pause", 1), detail
     kinds = [e["kind"] for e in read_jsonl(ws.task_paths("spiral").events)]
     assert ws.supervisor("spiral").paused and "spiral.paused" in kinds, detail

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import pytest
 from conftest import read_jsonl
-from harness_rig import Harness, require_binary
+from harness_rig import Harness, require_binary, supervise_detail
 from model_servers import AnthropicModel, ChatModel, Final, Hang, HttpError, ResponsesModel, Shell, Stall, strings
 
 from strict_loop import Workspace, hookd
@@ -109,21 +109,6 @@ def _supervisor(
         stderr=err,
         kill_grace_s=1.0,
         mcp=mcp,
-    )
-
-
-def _detail(work: Path, task_id: str, err: io.StringIO) -> str:
-    events = read_jsonl(Workspace(work).task_paths(task_id).events)
-    sup = Workspace(work).task_paths(task_id).supervisor
-    tails = {
-        p.name: p.read_text(errors="replace")[-1500:]
-        for p in sorted(sup.glob("invocation-*"))
-        if p.suffix in (".txt", ".jsonl")
-    }
-    return (
-        f"stderr:\n{err.getvalue()[-3000:]}\nevents: "
-        f"{json.dumps([(e['kind'], e.get('message', '')[:100]) for e in events])}\n"
-        f"files: {json.dumps(tails)[-6000:]}"
     )
 
 
@@ -212,7 +197,7 @@ def test_failures_then_invocations_reach_goal_met_beside_a_second_supervisor(nam
         if name == CONCURRENT:
             sups["two"] = _supervisor(_harness(name, tmp_path / "second"), work, "two", model2.url, err2)
         results = _run_all(sups)
-    detail = _detail(work, "steps", err) + _detail(work, "two", err2)
+    detail = supervise_detail(work, "steps", err) + supervise_detail(work, "two", err2)
     result = results["steps"]
     two_calls = [
         json.dumps(e["data"]["args"]) for e in read_jsonl(ws.task_paths("two").events) if e["kind"] == "tool_call"
@@ -333,7 +318,7 @@ def test_a_spiralling_run_is_paused_alerts_and_launches_nothing_more(name: str, 
         used = model.steps_used
         again = _supervisor(h, work, "spiral", model.url, err).run()  # a restart launches nothing while paused
         assert model.steps_used == used
-    detail = _detail(work, "spiral", err)
+    detail = supervise_detail(work, "spiral", err)
     assert (result.exit_code, result.action, result.invocations) == (5, "pause", 1), detail
     assert (again.exit_code, again.invocations) == (5, 0), detail
     kinds = [e["kind"] for e in read_jsonl(ws.task_paths("spiral").events)]
@@ -371,7 +356,7 @@ def test_an_invocation_hanging_past_its_wall_clock_is_killed_and_counted(name: s
         result = _supervisor(
             h, work, "hang", model.url, err, invocation_timeout_s=WALL_CLOCK[name], max_consecutive_failures=1
         ).run()
-    detail = _detail(work, "hang", err)
+    detail = supervise_detail(work, "hang", err)
     # (on a quiet machine the harness is waiting on the model by then; under heavy load it may still be starting:
     # either way the invocation outlived its wall clock, and that is what is under test)
     assert (result.exit_code, result.action, result.invocations) == (6, "fail", 1), detail
@@ -437,7 +422,7 @@ def test_max_rounds_per_invocation_ends_a_live_run_and_the_next_one_goes_on(tmp_
     first = _round(work, "capped", 1)[:-1] + [Stall(3)]
     with ResponsesModel(first + _round(work, "capped", 2)) as model:
         result = _supervisor(h, work, "capped", model.url, err, max_rounds_per_invocation=1).run()
-    detail = _detail(work, "capped", err)
+    detail = supervise_detail(work, "capped", err)
     assert (result.exit_code, result.invocations, result.rounds) == (0, 2, 2), detail
     runs = _invocations(ws, "capped")
     assert runs[0]["reason"].startswith("ended after max_rounds_per_invocation (1) rounds"), detail
