@@ -268,6 +268,11 @@ def git_repo(ws: Path) -> Path:
     return ws
 
 
+def tree_files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root``, by relative path, with its bytes: to compare what an install wrote byte for byte."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 def tree_digest(root: Path) -> str:
     """A hash of every file under ``root`` (lock files aside): equal digests mean nothing was written."""
     h = hashlib.sha256()

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, run_cli
+from conftest import read_jsonl, run_cli, tree_files
 
 from strict_loop import Workspace
 from strict_loop.harness import configedit, gates, handler, payloads
@@ -168,10 +168,6 @@ def place(tmp_path, monkeypatch):
     return home, ws
 
 
-def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.mark.parametrize("scope", ["project", "user"])
 def test_install_writes_hooks_server_and_skill_once_and_uninstall_restores_every_byte(place, scope, tmp_path):
     home, ws = place
@@ -182,9 +178,9 @@ def test_install_writes_hooks_server_and_skill_once_and_uninstall_restores_every
         "hooks": {"BeforeTool": [{"matcher": "x", "hooks": [{"type": "command", "command": "a"}]}]},
     }
     (base / "settings.json").write_text(json.dumps(theirs, indent=2) + "\n")
-    before = files(tmp_path)
+    before = tree_files(tmp_path)
     dry = run_cli("install", "gemini", "--scope", scope, "--workspace", str(ws), "--dry-run", cwd=ws).stdout
-    assert "+++ " in dry and files(tmp_path) == before
+    assert "+++ " in dry and tree_files(tmp_path) == before
     run_cli("install", "gemini", "--scope", scope, "--workspace", str(ws), cwd=ws)
     settings = json.loads((base / "settings.json").read_text())
     ours = {
@@ -198,11 +194,11 @@ def test_install_writes_hooks_server_and_skill_once_and_uninstall_restores_every
     assert settings["hooks"]["BeforeTool"][0] == theirs["hooks"]["BeforeTool"][0] and settings["theme"] == "Default"
     assert settings["mcpServers"]["strict-loop"]["args"] == ["--workspace", str(ws)]
     assert (base / "skills" / "strict-agent-loop" / "SKILL.md").is_file()
-    installed = files(tmp_path)
+    installed = tree_files(tmp_path)
     assert run_cli("install", "gemini", "--scope", scope, "--workspace", str(ws), cwd=ws).stdout.startswith("nothing")
-    assert files(tmp_path) == installed
+    assert tree_files(tmp_path) == installed
     run_cli("install", "gemini", "--scope", scope, "--workspace", str(ws), "--uninstall", cwd=ws)
-    assert files(tmp_path) == before
+    assert tree_files(tmp_path) == before
 
 
 def test_install_refuses_a_settings_file_it_cannot_read_and_follows_gemini_cli_home(place, tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, run_cli
+from conftest import read_jsonl, run_cli, tree_files
 
 import strict_loop.entry
 from strict_loop import Workspace, hookd
@@ -44,10 +44,6 @@ def place(tmp_path, monkeypatch) -> Path:
     monkeypatch.delenv(daemon.TOKEN_ENV, raising=False)
     Workspace(ws).init_state(task_id=TASK, goal="Make the tests pass", global_stop_condition="pytest passes")
     return ws
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def settings(ws: Path) -> dict:
@@ -73,7 +69,10 @@ def test_install_writes_http_hooks_and_a_private_record_and_uninstall_gives_back
     path = place / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps(PERSONS, indent=2) + "\n")
-    before = {**files(place.parent / "home"), **{f".claude/{k}": v for k, v in files(place / ".claude").items()}}
+    before = {
+        **tree_files(place.parent / "home"),
+        **{f".claude/{k}": v for k, v in tree_files(place / ".claude").items()},
+    }
     run_cli("install", "claude", cwd=place)
     text, doc = path.read_text(), settings(place)
     record = daemon.read_record(place, os.environ)
@@ -107,7 +106,10 @@ def test_install_writes_http_hooks_and_a_private_record_and_uninstall_gives_back
     assert path.read_bytes() == installed and daemon.read_record(place, os.environ) == record
     out = run_cli("install", "claude", "--uninstall", cwd=place).stdout
     assert str(daemon.record_path(place, os.environ)) in out and record["token"] not in out
-    after = {**files(place.parent / "home"), **{f".claude/{k}": v for k, v in files(place / ".claude").items()}}
+    after = {
+        **tree_files(place.parent / "home"),
+        **{f".claude/{k}": v for k, v in tree_files(place / ".claude").items()},
+    }
     assert after == before and not (user_config_dir / "hook-http").exists()  # not even the record's folder
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import tomlkit
-from conftest import run_cli
+from conftest import run_cli, tree_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -37,10 +37,6 @@ def place(tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
     monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
     return tmp_path
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def layout(place: Path, harness: str, scope: str) -> dict[str, Path]:
@@ -119,9 +115,9 @@ def test_fresh_install_writes_the_entries_and_the_skill_and_a_second_run_changes
     assert os.access(where["skill"] / "scripts" / "init_state.py", os.X_OK) == os.access(
         skill / "scripts" / "init_state.py", os.X_OK
     )
-    before = files(place)
+    before = tree_files(place)
     again = run_cli(*install_args(harness, scope, *command), cwd=ws)
-    assert files(place) == before and again.stdout.startswith("nothing to change")
+    assert tree_files(place) == before and again.stdout.startswith("nothing to change")
 
 
 @pytest.mark.parametrize("harness, scope", CASES)
@@ -181,7 +177,7 @@ def seed(place: Path, harness: str, scope: str) -> dict[str, bytes]:
             path.write_text(
                 json.dumps({"numStartups": 7, "mcpServers": {"docs": {"command": "docs-mcp", "args": []}}}, indent=2)
             )
-    return files(place)
+    return tree_files(place)
 
 
 @pytest.mark.parametrize("harness, scope", CASES)
@@ -201,11 +197,11 @@ def test_other_settings_survive_install_and_uninstall_restores_the_original_byte
         if harness == "claude":
             assert hooks["SessionStart"][0] == CLAUDE_SETTINGS["hooks"]["SessionStart"][0]
             assert json.loads(where["hooks"].read_text())["permissions"] == CLAUDE_SETTINGS["permissions"]
-    installed = files(place)
+    installed = tree_files(place)
     run_cli(*install_args(harness, scope), cwd=ws)
-    assert files(place) == installed
+    assert tree_files(place) == installed
     run_cli(*install_args(harness, scope, "--uninstall"), cwd=ws)
-    assert files(place) == original
+    assert tree_files(place) == original
 
 
 @pytest.mark.parametrize("harness, scope", [("claude", "project"), ("codex", "user"), ("hermes", "user")])
@@ -213,7 +209,7 @@ def test_dry_run_prints_the_diffs_and_writes_nothing(place, harness, scope):
     ws, where = place / "ws", layout(place, harness, scope)
     original = seed(place, harness, scope)
     out = run_cli(*install_args(harness, scope, "--dry-run"), cwd=ws).stdout
-    assert files(place) == original
+    assert tree_files(place) == original
     assert f"+++ {where['mcp']}" in out and "strict-loop-mcp" in out
     assert "would copy" in out and str(where["skill"]) in out and "nothing was written" in out
     run_cli(*install_args(harness, scope), cwd=ws)
@@ -236,11 +232,11 @@ def test_a_settings_file_that_does_not_parse_is_refused_and_nothing_is_written(p
     path = where["mcp"] if harness != "claude" or scope == "user" else where["hooks"]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(broken)
-    before = files(place)
+    before = tree_files(place)
     for extra in ((), ("--uninstall",)):
         run = run_cli(*install_args(harness, scope, *extra), cwd=ws, check=False)
         assert run.returncode == 2 and str(path) in run.stderr and "nothing was changed" in run.stderr
-        assert "fix the file" in run.stderr and files(place) == before
+        assert "fix the file" in run.stderr and tree_files(place) == before
         assert "\\x00" not in run.stderr or sys.version_info < (3, 11)  # the standard library words it
 
 
@@ -436,11 +432,11 @@ def test_a_project_install_never_writes_through_a_symbolic_link_in_the_workspace
     (place / "elsewhere").mkdir()
     (ws / link).parent.mkdir(parents=True, exist_ok=True)
     (ws / link).symlink_to(place / target)
-    before = files(place)
+    before = tree_files(place)
     for extra in ((), ("--uninstall",)):
         run = run_cli(*install_args(harness, "project", *extra), cwd=ws, check=False)
         assert run.returncode == 2 and f"{ws / link}: is a symbolic link" in run.stderr, run.stderr
-        assert "writes only inside the workspace" in run.stderr and files(place) == before
+        assert "writes only inside the workspace" in run.stderr and tree_files(place) == before
     assert not (place / "elsewhere" / "made-by-a-link.json").exists()
 
 
@@ -507,14 +503,14 @@ def test_install_then_uninstall_gives_back_the_original_bytes(place, case):
     ws, where = place / "ws", layout(place, harness, "project")
     where[key].parent.mkdir(parents=True, exist_ok=True)
     where[key].write_text(text)
-    original = files(place)
+    original = tree_files(place)
     run_cli(*install_args(harness, "project"), cwd=ws)
     if key == "mcp":
         assert "strict-loop" in servers(where[key])
     else:
         assert our_handlers(where[key], harness)["Stop"]
     run_cli(*install_args(harness, "project", "--uninstall"), cwd=ws)
-    assert files(place) == original
+    assert tree_files(place) == original
 
 
 def test_our_entries_join_a_compact_file_in_its_own_layout(place):

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, run_cli
+from conftest import read_jsonl, run_cli, tree_files
 
 from strict_loop import Workspace
 from strict_loop.base.errors import LoopError
@@ -225,10 +225,6 @@ def place(tmp_path, monkeypatch):
     return home, ws
 
 
-def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.mark.parametrize("scope", ["project", "user"])
 def test_install_writes_plugin_server_and_skill_once_and_uninstall_restores_every_byte(place, scope, tmp_path):
     home, ws = place
@@ -237,9 +233,9 @@ def test_install_writes_plugin_server_and_skill_once_and_uninstall_restores_ever
     tmp_path = tmp_path if scope == "project" else base  # every file the install may touch is under it
     theirs = '{\n  "$schema": "https://opencode.ai/config.json",\n  "mcp": {},\n  "model": "a/b"\n}\n'
     (base / "opencode.json").write_text(theirs)
-    before = files(tmp_path)
+    before = tree_files(tmp_path)
     dry = run_cli("install", "opencode", "--scope", scope, "--workspace", str(ws), "--dry-run", cwd=ws).stdout
-    assert "+++ " in dry and files(tmp_path) == before
+    assert "+++ " in dry and tree_files(tmp_path) == before
     run_cli("install", "opencode", "--scope", scope, "--workspace", str(ws), cwd=ws)
     config = json.loads((base / "opencode.json").read_text())
     assert config["mcp"]["strict-loop"]["type"] == "local" and config["model"] == "a/b"
@@ -248,11 +244,11 @@ def test_install_writes_plugin_server_and_skill_once_and_uninstall_restores_ever
     code = (plugins / "strict-loop.js").read_text()
     assert f"const WORKSPACE = {json.dumps(str(ws))};" in code and 'const STRICT_LOOP = "/' in code
     assert (plugins.parent / "skills" / "strict-agent-loop" / "SKILL.md").is_file()
-    installed = files(tmp_path)
+    installed = tree_files(tmp_path)
     assert run_cli("install", "opencode", "--scope", scope, "--workspace", str(ws), cwd=ws).stdout.startswith("nothing")
-    assert files(tmp_path) == installed
+    assert tree_files(tmp_path) == installed
     run_cli("install", "opencode", "--scope", scope, "--workspace", str(ws), "--uninstall", cwd=ws)
-    assert files(tmp_path) == before
+    assert tree_files(tmp_path) == before
 
 
 def test_install_refuses_a_plugin_or_server_entry_not_ours_and_a_config_with_comments(place):
