@@ -64,9 +64,9 @@ def record_turn(
     )  # one pass over the environment
     turn: Turn = validate_input(Turn, clip_turn_data(masked), "append_event.data")
     with store.locked():
-        supervision, mon, warned = guarded(store, root, settings)
+        supervision, mon, warned, last = guarded(store, root, settings)
         if late is not None and meta:
-            mon = _heard_late(store, mon, late, meta)
+            mon = _heard_late(last, mon, late, meta)
         _, event_data, alert = supervision.step(mon, turn, supervision.settings())
         if meta:
             event_data["hook"] = masked_meta
@@ -89,12 +89,13 @@ def record_turn(
     )
 
 
-def _heard_late(store: TaskStore, mon: MonitorState, late: Callable[[str], str], meta: dict[str, Any]) -> MonitorState:
-    """The words before the task's last recorded call, read now if that turn was recorded without any (caller holds
-    the lock): Claude Code writes its transcript in batches, so a call faster than a batch reached its hook before
-    the words did; at the same session's next call they are there (``ladder.heard_late``). The ledger keeps the turn
-    as recorded; the monitor's window takes what the words say of going wrong."""
-    data = safeguards.last_call(store)
+def _heard_late(
+    data: Optional[dict[str, Any]], mon: MonitorState, late: Callable[[str], str], meta: dict[str, Any]
+) -> MonitorState:
+    """The words before the task's last recorded call (``data``, the ledger's), read now if that turn was recorded
+    without any (caller holds the lock): Claude Code writes its transcript in batches, so a call faster than a batch
+    reached its hook before the words did; at the same session's next call they are there (``ladder.heard_late``).
+    The ledger keeps the turn as recorded; the monitor's window takes what the words say of going wrong."""
     hook = data.get("hook") if data is not None else None
     if not isinstance(hook, dict) or data is None or data.get("thought") or type(data.get("turn")) is not int:
         return mon
@@ -134,7 +135,7 @@ def record_turns(
             checked = [(m, turn, meta) for m, turn, meta in checked if meta.get("tool_use_id") not in seen]
             if not checked:
                 return []
-        supervision, mon, warned = guarded(store, root, settings)
+        supervision, mon, warned, _ = guarded(store, root, settings)
         settings = supervision.settings()
         for message, turn, meta in checked:
             mon, event_data, alert = supervision.step(mon, turn, settings, save_quiet=False)
@@ -167,19 +168,21 @@ def record_turns(
 
 def guarded(
     store: TaskStore, root: Path, settings: Optional[MonitorSettings]
-) -> tuple[TaskMonitor, MonitorState, list[Alert]]:
+) -> tuple[TaskMonitor, MonitorState, list[Alert], Optional[dict[str, Any]]]:
     """The task's monitor as its records say (caller holds the lock): the sealed settings, whatever state.json says
     (``settings``, when the caller read them already), and the window as the ledger has it; each difference found is
-    recorded in the ledger, put right on disk, and returned as an alert for the person (``safeguards``)."""
+    recorded in the ledger, put right on disk, and returned as an alert for the person (``safeguards``). Last, the
+    data of the ledger's last tool call, read once for the window's check and for ``_heard_late``."""
     current = settings if settings is not None else store.load().contract.monitor
     kept, found = safeguards.sealed_settings(root, store.task_id, current)
     findings = [found] if found is not None else []
     if found is not None:
         safeguards.restore_settings(store, kept)
     supervision = TaskMonitor(store, root, kept)
-    mon, rebuilt = safeguards.checked_window(supervision)
+    last = safeguards.last_call(store)
+    mon, rebuilt = safeguards.checked_window(supervision, last)
     findings += [rebuilt] if rebuilt is not None else []
-    return supervision, mon, safeguards.record(store, findings) if findings else []
+    return supervision, mon, safeguards.record(store, findings) if findings else [], last
 
 
 RECENT_IDS = 100

@@ -249,13 +249,15 @@ def restore_settings(store: TaskStore, settings: MonitorSettings) -> None:
         store.save(state)
 
 
-def checked_window(supervision: TaskMonitor) -> tuple[MonitorState, Optional[Finding]]:
+def checked_window(
+    supervision: TaskMonitor, last_data: Optional[dict[str, Any]]
+) -> tuple[MonitorState, Optional[Finding]]:
     """monitor.json, or the window rebuilt from the ledger when its turn count is not the ledger's (it was removed,
-    replaced or rolled back outside the loop, or a crash cut a write)."""
+    replaced or rolled back outside the loop, or a crash cut a write); ``last_data``: the ledger's ``last_call``."""
     store = supervision.store
     present = os.path.lexists(store.paths.monitor)
     mon = supervision.load() if present else MonitorState()
-    last = _last_turn(store)
+    last = _turn_of(last_data)
     if last is None or mon.turns == last + 1:
         return mon, None
     what = "was removed" if not present else f"counts {mon.turns} turns where the ledger has {last + 1}"
@@ -269,9 +271,8 @@ def checked_window(supervision: TaskMonitor) -> tuple[MonitorState, Optional[Fin
     )
 
 
-def _last_turn(store: TaskStore) -> Optional[int]:
-    """The ``turn`` of the ledger's last tool call (within its last records), or None."""
-    data = last_call(store)
+def _turn_of(data: Optional[dict[str, Any]]) -> Optional[int]:
+    """The ``turn`` of a tool call's data (``last_call``), or None."""
     turn = data.get("turn") if data is not None else None
     return turn if type(turn) is int and turn >= 0 else None
 
@@ -324,7 +325,7 @@ def task_warnings(root: Path, store: TaskStore, state: TaskState) -> list[str]:
     _, found = sealed_settings_readonly(root, store.task_id, state.contract.monitor)
     if found:
         out.append(found)
-    if not os.path.lexists(store.paths.monitor) and _last_turn(store) is not None:
+    if not os.path.lexists(store.paths.monitor) and _turn_of(last_call(store)) is not None:
         out.append("monitor.json is missing while the ledger holds tool calls: the next turn rebuilds it")
     recorded = [ev for ev in store.events(last=WARNING_EVENTS) if ev.get("kind") in RECORDED_KINDS]
     for ev in recorded[-5:]:
