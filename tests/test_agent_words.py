@@ -80,9 +80,7 @@ def test_a_50_mb_transcript_is_read_only_at_its_tail(tmp_path, monkeypatch):
         f.writelines(transcript("claude")[: call["lines"]])
     read: list[int] = []
     real = readers.read_tail
-    monkeypatch.setattr(
-        readers, "read_tail", lambda p, cap, *wait: read.append(cap) or _counted(real(p, cap, *wait), read)
-    )
+    monkeypatch.setattr(readers, "read_tail", lambda p, cap: read.append(cap) or _counted(real(p, cap), read))
     assert path.stat().st_size > 50_000_000
     assert words("claude", call["payload"], path) == WORDS["echo one"]
     assert read == [readers.MAX_TAIL_BYTES, readers.MAX_TAIL_BYTES]  # asked for, and got: one window of the end

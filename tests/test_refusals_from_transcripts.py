@@ -202,7 +202,7 @@ def test_recording_once_skips_a_call_already_on_record(ws):
 def _counting(monkeypatch) -> list[int]:
     read: list[int] = []
     real = readers.read_tail
-    monkeypatch.setattr(readers, "read_tail", lambda p, cap, *wait: read.append(cap) or real(p, cap, *wait))
+    monkeypatch.setattr(readers, "read_tail", lambda p, cap: read.append(cap) or real(p, cap))
     return read
 
 
