@@ -17,6 +17,9 @@ from strict_loop.base.timefmt import now, parse
 from strict_loop.model.fields import Flag, Strict, TaskId
 
 BUDGET_FILE = "budget.json"
+MOST_CALLS, MOST_WALL_S, MOST_TOKENS, MOST_USD, MOST_USD_PER_MTOK = 10_000_000, 31_622_400, 10**13, 1_000_000, 10_000
+"""The largest budget of each kind (31,622,400 s: a leap year), the same whether a contract sets it or a person raises
+it (``TaskBudget``, ``BudgetInput``)."""
 WHISPER_AT = 0.8
 """The share of a budget at which the agent is told, once per limit: it may finish its step and record the round."""
 MAX_TRANSCRIPTS = 16
@@ -34,22 +37,25 @@ class TaskBudget(Strict):
     """What the task may spend, counted from when the first budget was set; none set: no budget (the default)."""
 
     max_tool_calls: Optional[int] = Field(
-        None, ge=1, le=10_000_000, description="Tool calls the agent may make (the hooks count them)"
+        None, ge=1, le=MOST_CALLS, description="Tool calls the agent may make (the hooks count them)"
     )
     max_wall_time_s: Annotated[Optional[float], Flag(("--max-wall-time",), metavar="SECONDS")] = Field(
-        None, gt=0, le=31_622_400, description="Seconds of wall time"
+        None, gt=0, le=MOST_WALL_S, description="Seconds of wall time"
     )
     max_tokens: Optional[int] = Field(
-        None, ge=1, le=10**13, description="Tokens the harness reports (input with cache reads and writes, and output)"
+        None,
+        ge=1,
+        le=MOST_TOKENS,
+        description="Tokens the harness reports (input with cache reads and writes, and output)",
     )
     max_cost_usd: Annotated[Optional[float], Flag(metavar="USD")] = Field(
-        None, gt=0, le=1_000_000, description="Dollars: the reported tokens at usd_per_mtok_in and usd_per_mtok_out"
+        None, gt=0, le=MOST_USD, description="Dollars: the reported tokens at usd_per_mtok_in and usd_per_mtok_out"
     )
     usd_per_mtok_in: Annotated[Optional[float], Flag(metavar="USD")] = Field(
-        None, ge=0, le=10_000, description="Dollars per million input tokens, for max_cost_usd"
+        None, ge=0, le=MOST_USD_PER_MTOK, description="Dollars per million input tokens, for max_cost_usd"
     )
     usd_per_mtok_out: Annotated[Optional[float], Flag(metavar="USD")] = Field(
-        None, ge=0, le=10_000, description="Dollars per million output tokens, likewise"
+        None, ge=0, le=MOST_USD_PER_MTOK, description="Dollars per million output tokens, likewise"
     )
 
     @model_validator(mode="after")
@@ -125,19 +131,19 @@ class BudgetInput(BaseModel):
     """``strict-loop budget``: a person sets or raises the task's budgets; 0 removes one, an omitted one stays."""
 
     task_id: Optional[TaskId] = Field(None, description="Omit when one task runs")
-    max_tool_calls: Optional[int] = Field(None, ge=0, le=10_000_000, description="Tool calls (0: no bound)")
+    max_tool_calls: Optional[int] = Field(None, ge=0, le=MOST_CALLS, description="Tool calls (0: no bound)")
     max_wall_time_s: Annotated[Optional[float], Flag(("--max-wall-time",), metavar="SECONDS")] = Field(
-        None, ge=0, le=31_622_400, description="Seconds of wall time since the first budget was set (0: no bound)"
+        None, ge=0, le=MOST_WALL_S, description="Seconds of wall time since the first budget was set (0: no bound)"
     )
-    max_tokens: Optional[int] = Field(None, ge=0, le=10**13, description="Tokens (0: no bound)")
+    max_tokens: Optional[int] = Field(None, ge=0, le=MOST_TOKENS, description="Tokens (0: no bound)")
     max_cost_usd: Annotated[Optional[float], Flag(metavar="USD")] = Field(
-        None, ge=0, le=1_000_000, description="Dollars (0: no bound)"
+        None, ge=0, le=MOST_USD, description="Dollars (0: no bound)"
     )
     usd_per_mtok_in: Annotated[Optional[float], Flag(metavar="USD")] = Field(
-        None, ge=0, le=10_000, description="Dollars per million input tokens"
+        None, ge=0, le=MOST_USD_PER_MTOK, description="Dollars per million input tokens"
     )
     usd_per_mtok_out: Annotated[Optional[float], Flag(metavar="USD")] = Field(
-        None, ge=0, le=10_000, description="Dollars per million output tokens"
+        None, ge=0, le=MOST_USD_PER_MTOK, description="Dollars per million output tokens"
     )
 
     model_config = {"extra": "forbid"}
