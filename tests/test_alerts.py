@@ -7,7 +7,9 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -214,6 +216,16 @@ def test_an_alert_whose_worker_was_killed_is_delivered_by_the_next_process(ws_di
     assert http.received[1]["body"]["text"].startswith("[SPIRALING] k: ")
     secret_free(ws_dir / ".agent-loop", "SECRET-K")
     assert not (ws_dir / "strict_loop" / "ran").exists()
+
+
+def test_the_worker_imports_this_package_without_any_installed_copy(ws_dir, tmp_path):
+    """The worker finds the package it was started from: without the site hook (``-S``), where an editable install's
+    path file could not stand in, it still runs (an empty queue: nothing to send, exit 0). Its libraries come from
+    site-packages on PYTHONPATH, which adds the folder and not its path files."""
+    executable, *rest = outbox.worker_argv(ws_dir)
+    env = {"PYTHONPATH": sysconfig.get_paths()["purelib"], "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    proc = subprocess.run([executable, "-S", *rest], cwd="/", env=env, capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stderr) == (0, "")
 
 
 def test_the_worker_exits_when_another_holds_the_lock(ws_dir):

@@ -323,16 +323,21 @@ def kick(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
         return False
 
 
+def worker_argv(root: Path) -> list[str]:
+    """The worker's command: this very package first on the path (the folder that holds it, whether installed or a
+    checkout), never the workspace's folder, which `-m` would put there: a repository carrying a strict_loop/ package
+    must not run. The worker starts in / and imports from there."""
+    package_parent = str(Path(__file__).resolve().parents[2])
+    boot = f"import sys; sys.path[0] = {package_parent!r}; from strict_loop.alerts.worker import main; sys.exit(main())"
+    return [sys.executable, "-c", boot, str(root)]
+
+
 def _spawn(root: Path, env: Mapping[str, str]) -> bool:
     import subprocess
     import threading
 
-    # This very checkout, first on the path; never the workspace's folder, which `-m` would put there (a repository
-    # carrying a strict_loop/ package must not run): the worker starts in / and imports from package_parent.
-    package_parent = str(Path(__file__).resolve().parent.parent)
-    boot = f"import sys; sys.path[0] = {package_parent!r}; from strict_loop.alerts.worker import main; sys.exit(main())"
     proc = subprocess.Popen(
-        [sys.executable, "-c", boot, str(root)],
+        worker_argv(root),
         env={**env, "XDG_CONFIG_HOME": str(config_dir(env).parent)},  # the queue's folder, as this process found it
         cwd="/",
         stdin=subprocess.DEVNULL,
