@@ -66,6 +66,31 @@ def test_the_same_words_of_complaint_again_count_and_two_different_symptoms_do_n
     assert play(other)[0].fired_at is None
 
 
+def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_counts_once_it_comes_back():
+    """ "still getting <paste>" after a report of something else: a failure that has changed is not the same one
+    reported again; the same paste again after another attempt is."""
+    edit = {"tool": "Edit", "args": {"file_path": "a.py", "old_string": "x", "new_string": "y"}, "output": "ok"}
+    redit = dict(edit, args={**edit["args"], "new_string": "z"})
+    pasted = "im still getting\nTraceback (most recent call last):\nKeyError: 'user_id'\n  in handler.py line 4"
+    turns = [
+        {"tool": "user_prompt", "actor": "person", "output": "nope, the links are still broken"},
+        edit,
+        {"tool": "user_prompt", "actor": "person", "output": pasted},
+        redit,
+    ]
+    assert play(turns)[0].fired_at is None
+    assert play([*turns, {"tool": "user_prompt", "actor": "person", "output": pasted}])[0].signals[0].kind == (
+        "person_reports"
+    )
+    shown = {
+        "tool": "Bash",
+        "args": {"command": "python3 handler.py"},
+        "output": pasted.split("\n", 1)[1],
+        "error": True,
+    }
+    assert play([turns[0], shown, *turns[1:]])[0].signals[0].kind == "person_reports"  # the agent saw it before
+
+
 @pytest.mark.parametrize(
     ("command", "output", "failed"),
     [

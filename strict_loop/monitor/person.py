@@ -250,6 +250,14 @@ def voice(
     if reports and word is not None and not word.weight and not word.failure and not word.refused:
         # "it doesn't work" again: the same words only (two different symptoms are not one problem said twice)
         reports = int(any(e.actor == "person" and e.said == said for e in window))
+    if (
+        reports == 1
+        and word is not None
+        and word.failure
+        and not word.refused
+        and not _seen(word.failure, fsig, window)
+    ):
+        reports = 0  # "still getting <an error nothing showed before>": a new symptom, a report once it comes back
     if reports and word is not None and word.failure and _pasted_again(lines, window):
         reports = 2  # much the same paste again: the attempts between changed nothing the person sees
     asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
@@ -270,6 +278,12 @@ def _reports(
         again = word.weight == 0 and any(e.actor == "person" and e.fsig == fsig for e in window)
         return (word.weight or int(again)), quote(word.text) or None
     return 0, None  # a call made again that the person let run this time is their approval, not a report
+
+
+def _seen(failure: str, fsig: Optional[str], window: list[TurnFacts]) -> bool:
+    """Whether a failure the person pasted showed before: reported by them, or a line of an earlier output."""
+    line = fp.strict_with_lines(failure)[1][:1]
+    return any((fsig is not None and e.fsig == fsig) or (line and line[0] in e.lines) for e in window)
 
 
 def _pasted_again(lines: list[str], window: list[TurnFacts]) -> bool:
