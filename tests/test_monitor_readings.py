@@ -201,6 +201,24 @@ def test_a_run_failing_more_tests_than_before_has_not_failed_the_same_way():
     assert "same_failure" not in {s.kind for s in play(grown)[0].signals}
 
 
+def test_a_check_with_no_error_line_fails_the_same_way_only_when_it_prints_the_same_findings():
+    """A linter's findings change from run to run under the same count line (``* staticcheck: 3``): the count is not
+    the cause, so each run is another failure; the very same findings three times over edits are the same one."""
+
+    def lint(*files: str) -> dict:
+        found = "\n".join(f"pkg/{name}.go:45:2: QF1012: Use fmt.Fprintf(...) (staticcheck)" for name in files)
+        out = f"{found}\n{len(files)} issues:\n* staticcheck: {len(files)}"
+        return {"tool": "Bash", "args": {"command": "golangci-lint run"}, "output": out, "exit_code": 1}
+
+    def edit(k: int) -> dict:
+        return {"tool": "Edit", "args": {"file_path": "a.go", "old_string": f"a{k}", "new_string": f"a{k + 1}"}}
+
+    moving = [lint("a", "b", "c"), edit(1), lint("d", "e", "f"), edit(2), lint("g", "h", "i"), edit(3)]
+    assert play([*moving, lint("j", "k", "l")])[0].fired_at is None
+    same = [lint("a", "b", "c"), edit(1), lint("a", "b", "c"), edit(2), lint("a", "b", "c")]
+    assert "same_failure" in {s.kind for s in play(same)[0].signals}
+
+
 def test_an_edit_tool_failing_with_the_same_message_fails_the_same_way_each_time():
     """An edit tool's failure is its own message, never a wrapper around another: four identical failed edits are the
     same error four times (a write's numbered line once passed for a new cause on every second try)."""

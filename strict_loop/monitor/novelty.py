@@ -253,12 +253,24 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
     return line, err
 
 
-def _signed(said: Optional[str], window: list[TurnFacts], turn: Turn) -> tuple[Optional[str], Optional[str]]:
+_TAIL_CHARS = 8000
+"""How much of an output with no error line stands for its failure (its end, where a check reports)."""
+
+
+def _signed(
+    said: Optional[str], window: list[TurnFacts], turn: Turn, line: Optional[str]
+) -> tuple[Optional[str], Optional[str]]:
     """``_failure``'s signature and text; a check that names its failing tests fails the same way only when it fails
-    the same tests (a third test breaking under the same count line is another failure)."""
+    the same tests (a third test breaking under the same count line is another failure). A check whose output has no
+    error line to read is known by what it printed, loosely, not by its last line alone: that line is often a count
+    (``* staticcheck: 3``) under findings that change from run to run."""
     fsig, ftext = _failure(said, window)
-    named = outcomes.failing_tests(turn.output) if fsig and turn.actor == "agent" else []
-    return (fp.digest("\0".join([fsig or "", *named])), ftext) if named else (fsig, ftext)
+    if fsig is None or turn.actor != "agent":
+        return fsig, ftext
+    named = outcomes.failing_tests(turn.output)
+    if line is None and not named and said == outcomes.last_line(turn.output)[:300]:
+        named = [fp.digest(fp.loose("\n".join(turn.output.splitlines()[-fp.ERROR_LINES :])[-_TAIL_CHARS:]))]
+    return (fp.digest("\0".join([fsig, *named])), ftext) if named else (fsig, ftext)
 
 
 def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str], Optional[str]]:
@@ -291,7 +303,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     fclass = fp.classify([turn.output]) if failed else None
     word, said_digest = person.heard(turn.actor, turn.output, window)
     verdict, said = _outcome(turn, kind, failed, line, word)
-    fsig, ftext = _signed(said if verdict == "fail" else None, window, turn)
+    fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line)
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
         i=index,
