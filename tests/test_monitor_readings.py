@@ -68,7 +68,8 @@ def test_the_same_words_of_complaint_again_count_and_two_different_symptoms_do_n
 
 def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_counts_once_it_comes_back():
     """ "still getting <paste>" after a report of something else: a failure that has changed is not the same one
-    reported again; the same paste again after another attempt is."""
+    reported again; the same paste again after another attempt is, and so is "still does not work" said of what was
+    reported, whatever new error comes with it."""
     edit = {"tool": "Edit", "args": {"file_path": "a.py", "old_string": "x", "new_string": "y"}, "output": "ok"}
     redit = dict(edit, args={**edit["args"], "new_string": "z"})
     pasted = "im still getting\nTraceback (most recent call last):\nKeyError: 'user_id'\n  in handler.py line 4"
@@ -89,6 +90,9 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
         "error": True,
     }
     assert play([turns[0], shown, *turns[1:]])[0].signals[0].kind == "person_reports"  # the agent saw it before
+    verdict = "the links still do not work. Now the page fails too:" + pasted.split("\n", 1)[1]
+    said = [*turns[:2], {"tool": "user_prompt", "actor": "person", "output": verdict}, redit]
+    assert play(said)[0].signals[0].kind == "person_reports"  # a verdict on what was reported, a paste beside it
 
 
 @pytest.mark.parametrize(

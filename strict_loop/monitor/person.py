@@ -75,6 +75,9 @@ APPROVAL = re.compile(
     r"great,? thanks?|thank you|nice,? (?:it )?works)\b",
     re.I,
 )
+OBSERVED = re.compile(r"\bstill\b(?:\s+\w+){0,2}?\s+(?:get|gets|getting|see|sees|seeing|have|has|having)\b", re.I)
+""""still getting/seeing/have ...": what the person observes is what persists (a paste that follows is the thing said
+to persist), unlike "still does not work", a verdict on something said before, with any paste as its evidence."""
 _PASTED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b:.*")
 _FEEDBACK = re.compile(r"<feedback>\s*(?P<text>.*?)\s*</feedback>", re.S | re.I)
 SAYS_FAILS = "the person says it still fails"
@@ -255,6 +258,7 @@ def voice(
         and word is not None
         and word.failure
         and not word.refused
+        and OBSERVED.search(word.text[:300])
         and not _seen(word.failure, fsig, window)
     ):
         reports = 0  # "still getting <an error nothing showed before>": a new symptom, a report once it comes back
