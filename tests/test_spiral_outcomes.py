@@ -276,6 +276,23 @@ def test_a_person_pasting_the_agents_error_counts_with_the_agents_checks():
     assert "Missing module yaml" in verdict.diagnosis
 
 
+def test_a_code_frame_under_an_error_is_source_quoted_not_the_error():
+    """Babel, Next.js and rustc quote the source under an error (``> 121 |   setTimeout(...)``): a line there that
+    looks like an error (``setTimeout``, ``// error handling``) is code; the failure is the message above it."""
+    frame = "\n".join(
+        [
+            "Runtime TypeError",
+            "Cannot read properties of undefined (reading 'length')",
+            "  120 |   // error handling is below",
+            "> 121 |     setTimeout(() => fetchProjects(), 100)",
+            "      |     ^",
+            "  122 |   }",
+        ]
+    )
+    turns = [{"tool": "Bash", "args": {"command": "npm run build"}, "output": frame, "exit_code": 1}]
+    assert window_of(turns)[0].ftext == "Cannot read properties of undefined (reading 'length')"
+
+
 def test_a_persons_new_request_is_not_a_complaint():
     asks = ["now add a --json flag", "and a --quiet flag too", "also document both in the README"]
     turns = [t for k, a in enumerate(asks) for t in (person(a), write("cli.py", k), npm_test("ok", 0))]

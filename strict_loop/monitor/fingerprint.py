@@ -118,11 +118,12 @@ _ERROR_LINE = re.compile(
 )
 _DECORATION = re.compile(
     r"^(?:[=\-_*#~. ]{6,}|[=\-_*#~. ]{3,}(?![=\-_*#~. ])[\w ()]{0,40}(?<![=\-_*#~. ])[=\-_*#~. ]{3,})$|"
-    r"^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)"
+    r"^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)|^>?\s{0,8}\d{1,7}\s{0,8}\|"
 )
-"""A rule (``=====``), a banner (``==== 2 failed in 0.1s ====``), a traceback's head, a clipping marker. The rule runs
-are cut where they end (the lookarounds): ``^R{3,}M{0,40}R{3,}$`` alone, where R and M share the space, tried every
-split of a long line of spaces and rule characters (seconds on one line of 16,000)."""
+"""A rule (``=====``), a banner (``==== 2 failed in 0.1s ====``), a traceback's head, a clipping marker, a line of a
+code frame (``> 119 |   setTimeout(...)``: source that Babel, Next.js or rustc quote under an error, never one). The
+rule runs are cut where they end (the lookarounds): ``^R{3,}M{0,40}R{3,}$`` alone, where R and M share the space, tried
+every split of a long line of spaces and rule characters (seconds on one line of 16,000)."""
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Exit|Interrupt|Warning))\b")
 ERROR_LINES = 80
 """How many of an output's last lines are read for its error line."""
