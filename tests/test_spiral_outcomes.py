@@ -293,6 +293,24 @@ def test_a_code_frame_under_an_error_is_source_quoted_not_the_error():
     assert window_of(turns)[0].ftext == "Cannot read properties of undefined (reading 'length')"
 
 
+def test_npm_s_own_lines_around_a_failure_are_never_its_cause():
+    """npm 10 says ``npm error`` where npm 6 said ``npm ERR!``: its log path, code and command lines wrap every
+    failure, so two installs failing for other reasons are two failures."""
+
+    def install(cause: str, stamp: str) -> dict:
+        log = f"npm error A complete log of this run can be found in: /h/.npm/_logs/{stamp}-debug-0.log"
+        out = f"npm error {cause}\n{log}"
+        return {"tool": "Bash", "args": {"command": "npm install"}, "output": out, "exit_code": 1}
+
+    window = window_of(
+        [install("Cannot read properties of null (reading 'matches')", "07_04"), install("ERESOLVE", "07_05")]
+    )
+    assert [f.etext for f in window] == [
+        "npm error Cannot read properties of null (reading 'matches')",
+        "npm error ERESOLVE",
+    ]
+
+
 def test_a_persons_new_request_is_not_a_complaint():
     asks = ["now add a --json flag", "and a --quiet flag too", "also document both in the README"]
     turns = [t for k, a in enumerate(asks) for t in (person(a), write("cli.py", k), npm_test("ok", 0))]

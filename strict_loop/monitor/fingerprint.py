@@ -104,7 +104,8 @@ _WRAPPER = re.compile(
     r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code|"
     r"could not compile|aborting due to|^Found \d+ errors?\b|^Tests?:\s|^Test Suites:|^FAIL\s*$|^FAIL\t|"
     r"^FAIL\s+\S+\s+[\d.]+s$|\bexit status \d+$|(?<!\d)\d+ errors? generated|^FAILED \((?:failures|errors)=|ELIFECYCLE|"
-    r"^npm ERR! (?:code|errno|A complete log|Lifecycle|Failed at)|compilation terminated",
+    r"^npm (?:ERR!|error) (?:code|errno|A complete log|Lifecycle|Failed at|command|path|workspace|location)\b|"
+    r"compilation terminated",
     re.I,
 )
 """Lines that only say a sub-process failed (a build wrapping the step that did) or sum a run up ("could not compile
