@@ -311,6 +311,19 @@ def test_npm_s_own_lines_around_a_failure_are_never_its_cause():
     ]
 
 
+def test_a_coloured_failure_reads_as_the_same_failure_in_plain_words():
+    """Tools colour their errors for a terminal (terraform, cargo, jest): the colour codes are no words, so a coloured
+    ``Error:`` is read, named and compared as the plain one, and the diagnosis carries none of them."""
+    red = (
+        "\x1b[31m\u2502\x1b[0m \x1b[0m\x1b[1m\x1b[31mError: \x1b[0m\x1b[0m\x1b[1mNo value for required variable\x1b[0m"
+    )
+    plan = {"tool": "Bash", "args": {"command": "make check"}, "output": red, "exit_code": 1}
+    turns = [plan, write("vars.tf", 0), plan, write("vars.tf", 1), plan]
+    verdict, _ = play(turns)
+    assert verdict.signals[0].kind == "same_failure" and "Error: No value for required variable" in verdict.diagnosis
+    assert "\x1b" not in verdict.diagnosis and "[31m" not in verdict.diagnosis
+
+
 def test_a_persons_new_request_is_not_a_complaint():
     asks = ["now add a --json flag", "and a --quiet flag too", "also document both in the README"]
     turns = [t for k, a in enumerate(asks) for t in (person(a), write("cli.py", k), npm_test("ok", 0))]

@@ -14,6 +14,7 @@ from strict_loop import LoopError, Workspace
 from strict_loop.base.clipping import MAX_TURN_TEXT, clip, clip_turn_data
 from strict_loop.harness import handler
 from strict_loop.loop.recording import record_turns
+from strict_loop.model.turns import Turn
 
 BIG = (
     "".join(f"tests/test_{n % 97}.py::test_case_{n} PASSED\n" for n in range(4100))
@@ -56,6 +57,15 @@ def test_clip_keeps_head_and_tail_and_says_how_much_was_cut():
         out.startswith("A" * 50) and out.endswith("C" * 100) and "[clipped 1000 characters]" in out and len(out) <= 248
     )
     assert clip("short", 200) == "short"
+
+
+def test_a_recorded_turn_keeps_the_words_of_a_coloured_output_and_none_of_its_terminal_codes():
+    """Colours, a window title and a link a tool printed for a terminal are never recorded: not in the ledger (a person
+    reading it in a terminal would run them), not in the turn the monitor reads."""
+    coloured = "\x1b[1m\x1b[31mError:\x1b[0m boom \x1b]0;title\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x1b[2K"
+    data = clip_turn_data({"tool": "Bash", "output": coloured, "thought": "\x1b[32mok\x1b[0m"})
+    assert (data["output"], data["thought"]) == ("Error: boom link ", "ok")
+    assert Turn(tool="Bash", output=coloured).output == "Error: boom link "
 
 
 def test_turn_data_that_grows_as_json_still_fits():

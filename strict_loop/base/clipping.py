@@ -8,6 +8,7 @@ it is validated, and never refused for its size.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 MAX_TURN_TEXT = 16000
@@ -18,6 +19,16 @@ TURN_DATA_BUDGET = 56 * 1024
 """Bytes (as JSON) a clipped turn stays under: below the 64 KiB cap on event data, with room for the event's own
 fields."""
 TURN_FIELDS = ("tool", "args", "output", "error", "exit_code", "thought", "paths", "score", "ts", "actor")
+
+
+_TERMINAL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+"""A terminal's control sequences (colours, cursor moves, titles, links) that tools print when they think a person
+watches: never words, and in the way of every reading of the text (``Error:`` coloured is not at a line's start)."""
+
+
+def plain(text: str) -> str:
+    """``text`` without terminal control sequences."""
+    return _TERMINAL.sub("", text) if "\x1b" in text else text
 
 
 def clip(text: str, cap: int = MAX_TURN_TEXT) -> str:
@@ -79,9 +90,9 @@ def clip_turn_data(data: Any) -> Any:
     while True:
         text_cap, thought_cap, args_cap = caps
         if isinstance(data.get("output"), str):
-            out["output"] = clip(data["output"], text_cap)
+            out["output"] = clip(plain(data["output"]), text_cap)
         if isinstance(data.get("thought"), str):
-            out["thought"] = clip(data["thought"], thought_cap)
+            out["thought"] = clip(plain(data["thought"]), thought_cap)
         if isinstance(data.get("args"), dict):
             out["args"] = bounded_args(data["args"], args_cap)
         if isinstance(data.get("paths"), list) and len(data["paths"]) > 50:

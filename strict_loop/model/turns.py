@@ -20,6 +20,7 @@ from strict_loop.base.clipping import MAX_THOUGHT_TEXT as MAX_THOUGHT_TEXT
 from strict_loop.base.clipping import MAX_TURN_TEXT as MAX_TURN_TEXT
 from strict_loop.base.clipping import clip as clip
 from strict_loop.base.clipping import clip_turn_data as clip_turn_data
+from strict_loop.base.clipping import plain
 from strict_loop.base.errors import LoopError
 from strict_loop.model.fields import parse_json
 
@@ -45,8 +46,8 @@ class Turn(BaseModel):
     )
 
     def model_post_init(self, context: Any, /) -> None:
-        self.output = clip(self.output)
-        self.thought = clip(self.thought, MAX_THOUGHT_TEXT)
+        self.output = clip(plain(self.output))
+        self.thought = clip(plain(self.thought), MAX_THOUGHT_TEXT)
 
 
 def one_line(text: str, cap: int, tail: int = 0) -> str:
