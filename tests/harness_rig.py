@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,26 @@ def require_binary(name: str) -> Path:
             f"{name} end-to-end tests"
         )
     return path
+
+
+HERMES_OWN_DISCOVERY = ("memory", "context_engine", "platforms", "model-providers")
+"""Bundled plugin folders Hermes's plugin loader skips (each has a discovery of its own; the custom model provider
+the tests use is one): never named as disabled."""
+
+
+def bundled_hermes_plugins(binary: Path) -> list[str]:
+    """The plugins bundled with the Hermes of ``binary`` (its ``plugins/`` beside ``hermes_cli``), as the names its
+    ``plugins.disabled`` takes. Hermes loads every bundled backend (image and video generators, browsers, web search,
+    dashboard sign-in: 25 of them) at each start, ~0.15 s of CPU, though the one toolset a test uses (``-t terminal``)
+    needs none of them; a person may switch them off the same way. Ours (``strict-loop``) is a user plugin: never among
+    them."""
+    found: set[str] = set()
+    for root in (binary.resolve().parent.parent / "lib").glob("python3*/site-packages/plugins"):
+        for manifest in [*root.glob("*/plugin.yaml"), *root.glob("*/*/plugin.yaml")]:
+            key = manifest.parent.relative_to(root).as_posix()
+            if key.split("/")[0] not in HERMES_OWN_DISCOVERY:
+                found.add(key)
+    return sorted(found)
 
 
 def run_in_group(name: str, argv: list[str], cwd: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
@@ -176,6 +197,9 @@ class Harness:
             # else every start probes the toolchain for its system prompt (python3 -m pip, pip --version: ~0.6 s of
             # CPU per run, a quarter of Hermes's start-up) in a thread of its own
             data["agent"] = {**(data.get("agent") or {}), "environment_probe": False}
+            plugins = data.get("plugins") if isinstance(data.get("plugins"), dict) else {}
+            off = plugins.get("disabled") if isinstance(plugins.get("disabled"), list) else []
+            data["plugins"] = {**plugins, "disabled": sorted({*off, *bundled_hermes_plugins(self.binary)})}
             config.write_text(yaml.safe_dump(data, sort_keys=False))
 
     def trust_project(self, folder: Path) -> None:
@@ -330,6 +354,20 @@ def _read_turn(stream, lines: list[str]) -> bool:
         if isinstance(event, dict) and event.get("type") == "result":
             return True
     return False
+
+
+def settle_tasks(work: Path) -> None:
+    """Date the workspace's tasks folder 10 s back and build its index of running tasks, as in live use, where a task
+    is set up a while before the agent's session: within 2 s of a change the index is racy (``sessions.RACY_S``), and
+    each hook call of that first stretch of a session, which has no ``STRICT_LOOP_TASK`` (no supervisor), was handed to
+    the full hook in process (~0.1 s of CPU each) instead of the workspace's daemon."""
+    from strict_loop import Workspace
+    from strict_loop.storage import sessions
+
+    layout = Workspace(work).layout
+    past = time.time() - 10
+    os.utime(layout.tasks, (past, past))
+    sessions.live_tasks(layout)
 
 
 # -- what a failed end-to-end test prints: one form for every harness's tests ------------------------------------------

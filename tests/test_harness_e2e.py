@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import read_jsonl, run_cli
-from harness_rig import Harness, require_binary
+from harness_rig import Harness, require_binary, settle_tasks
 from model_servers import AnthropicModel, ChatModel, Final, ResponsesModel, Shell, strings
 from person_rig import person_key
 
@@ -101,6 +101,7 @@ def workspace(harness: Harness, tmp_path: Path, monkeypatch) -> Path:
         global_stop_condition="probe.txt exists",
         stop_checks={"paths_exist": ["probe.txt"]},
     )
+    settle_tasks(work)
     return work
 
 

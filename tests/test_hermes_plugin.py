@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import read_jsonl, run_cli
+from harness_rig import settle_tasks
 from person_rig import person_key
 
 from strict_loop.base import skillfiles
@@ -87,6 +88,7 @@ def installed(tmp_path, monkeypatch, ws_dir):
 @pytest.mark.slow  # one real `strict-loop hook hermes` process per hook call (~25 of them)
 def test_installed_plugin_records_whispers_into_the_tool_result_blocks_while_paused_and_resumes(installed, ws_dir):
     run_cli("init_state", "--task-id", "t1", "--goal", "g", "--global-stop-condition", "c", cwd=ws_dir)
+    settle_tasks(ws_dir)  # the calls before the pause go to the workspace's daemon, as in a session started later
     results = [tool_call(installed, i) for i in range(8)]
     paused_at = next(i for i, (blocked, _) in enumerate(results) if blocked)
     turns = [e["data"] for e in read_jsonl(ws_dir / ".agent-loop/tasks/t1/events.jsonl") if e["kind"] == "tool_call"]

@@ -40,9 +40,10 @@ def test_a_real_permission_prompt_reaches_the_person_once(tmp_path: Path, monkey
     with receiver() as http, AnthropicModel([Shell(COMMAND), Final("Done.")]) as model:
         harness.configure(model.url)
         env = harness.env(model.url, {**FAST, "STRICT_LOOP_WEBHOOK_URL": http.url("/ok/hook")})
-        proc = subprocess.Popen(
-            sdk_command(harness.binary), cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
+        # --strict-mcp-config: no MCP server (the install's included, ~0.6 s of CPU to start): the prompt and the
+        # Notification hook are Claude Code's own, whatever servers it runs
+        argv = [*sdk_command(harness.binary), "--strict-mcp-config"]
+        proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert proc.stdin is not None and proc.stdout is not None
         watchdog = threading.Timer(90, proc.kill)
         watchdog.start()
