@@ -320,15 +320,15 @@ def fail_until_paused_with(ws: Path, env: dict) -> None:
         hook("claude", "claude_post_tool_use_failure", ws, env=env, tool_input={"command": "pytest -q"})
 
 
-@pytest.mark.slow  # a real server process: full suite only
 def test_one_served_process_gives_the_mcp_endpoint_and_the_page(ws_dir):
-    """Issue 20: the page mounted inside `strict-loop-mcp --http` at `/`, the MCP endpoint unchanged at /mcp."""
-    from test_hostile_http import served
+    """Issue 20: the page mounted inside `strict-loop-mcp --http` at `/`, the MCP endpoint unchanged at /mcp (the app
+    that command serves, on a loopback port; its process starting: tests/test_hostile_http.py)."""
+    from test_hostile_http import served_here
 
     from strict_loop import Workspace
 
     Workspace(ws_dir).init_state(task_id="shown", goal="Be listed", global_stop_condition="never")
-    with served(ws_dir) as s:
+    with served_here(ws_dir) as s:
         sid = s.open_session()
         assert s.alive(sid)  # MCP over HTTP as before
         base = s.url.rsplit("/mcp", 1)[0]
@@ -349,8 +349,16 @@ def test_a_port_in_use_is_said_before_anything_is_announced(ws_dir):
         assert "strict-loop dashboard: http" not in out.stderr  # no page announced that never served
 
 
-@pytest.mark.slow  # real server processes: full suite only
-def test_the_dashboard_command_serves_the_page_and_a_second_one_on_its_port_is_refused(ws_dir):
+@pytest.mark.slow  # a real server process: full suite only
+def test_the_dashboard_command_serves_the_page_and_a_second_one_on_its_port_is_refused(ws_dir, monkeypatch, capsys):
+    """The dashboard's own process serves; a second dashboard and `strict-loop-mcp --http` on its port are refused
+    (their main functions, in this process: the refusal, not their processes, is the subject here)."""
+    from test_hostile_http import _never_served
+
+    from mcp_server import http_transport
+    from mcp_server.server import main
+    from strict_loop.dashboard import guard
+
     Workspace(ws_dir).init_state(task_id="shown", goal="Be listed", global_stop_condition="never")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -361,11 +369,15 @@ def test_the_dashboard_command_serves_the_page_and_a_second_one_on_its_port_is_r
         assert "strict-loop dashboard: http://127.0.0.1:" in proc.stderr.readline()  # said once it listens
         rows = httpx2.get(f"http://127.0.0.1:{port}/api/overview", timeout=10).json()["tasks"]
         assert [r["task_id"] for r in rows] == ["shown"]
-        second = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        monkeypatch.setattr(guard, "serve_on", _never_served)  # a second server that binds fails, never hangs here
+        monkeypatch.setattr(http_transport, "serve_on", _never_served)
+        second = run_cli("dashboard", "--port", port, "--workspace", str(ws_dir), cwd=ws_dir, check=False)
         assert second.returncode == 2 and "cannot listen on" in second.stderr and "Traceback" not in second.stderr
-        mcp = [sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir), "--http", "--port", port]
-        third = subprocess.run(mcp, capture_output=True, text=True, timeout=60)
-        assert third.returncode == 2 and "strict-loop-mcp: error: --port: cannot listen on" in third.stderr
+        for key in [k for k in os.environ if k.startswith("OTEL_")]:
+            monkeypatch.delenv(key)  # no exporter left running in this process
+        with pytest.raises(SystemExit) as third:
+            main(["--workspace", str(ws_dir), "--http", "--port", port])
+        assert third.value.code == 2 and "strict-loop-mcp: error: --port: cannot listen on" in capsys.readouterr().err
     finally:
         proc.terminate()
         proc.wait(10)

@@ -8,12 +8,13 @@ Install: ``pip install playwright`` and ``apt-get update && apt-get install -y c
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import browser_rig
 import pytest
+from browser_rig import CHROMIUM, INSTALL
 from test_dashboard import ANSWER_KEY, XSS, client, serving_page
 from test_hooks import fail_until_paused
 from test_page_truth import TURN_NUMBER, note, thrash
@@ -22,22 +23,9 @@ from strict_loop import Workspace
 from strict_loop.storage import workspaces
 
 pytestmark = pytest.mark.slow
-INSTALL = (
-    "pip install playwright && apt-get update && apt-get install -y chromium (or: python3 tests/harnesses/install.py)"
-)
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 sync_api = pytest.importorskip("playwright.sync_api", reason=f"playwright is not installed: {INSTALL}")
 if CHROMIUM is None:
     pytest.skip(f"chromium is not installed: {INSTALL}", allow_module_level=True)
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture
@@ -48,11 +36,8 @@ def served(tmp_path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One Chromium for the module (a launch is ~0.5 s of CPU); each test gets a fresh context of it (no cookies)."""
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+    """One Chromium for the module (tests/browser_rig.py); each test gets a fresh context of it (no cookies)."""
+    yield from browser_rig.launched()
 
 
 @pytest.fixture

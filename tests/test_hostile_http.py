@@ -118,36 +118,60 @@ def served(ws: Path, *args: str, host: str = "127.0.0.1", env: Optional[dict] = 
         proc.wait(timeout=15)
 
 
+@contextmanager
+def served_here(ws: Path, *args: str, host: str = "127.0.0.1") -> Iterator[Served]:
+    """The app `strict-loop-mcp --http` serves, built from the same command line and on the same uvicorn server, in a
+    thread of the test's process: for what the app does (Host/Origin, the session cap and expiry), not what the
+    process does (its environment and log: ``served``), without a server process's ~0.6 s of CPU to start."""
+    import threading
+
+    from mcp_server.server import build_server
+    from strict_loop.dashboard import guard, serving
+
+    port = _free_port(host)
+    argv = ["--workspace", str(ws), "--http", "--host", host, "--port", str(port), *args]
+    parsed = parse_args(argv)
+    http = http_transport.settings(parsed)
+    sock = guard.listen(http.host, http.port)
+    server = serving.server(http_transport.build_app(build_server(parsed.workspace), http), "error")
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        with httpx2.Client(timeout=30, limits=httpx2.Limits(max_keepalive_connections=0)) as client:
+            yield Served(None, host, port, ws.parent / "no-log", client)  # type: ignore[arg-type]
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        sock.close()
+
+
 # -- item 5: outside loopback only with a token; with a token, nothing without it -----------------------------------
 
 
-@pytest.mark.slow  # starts a real server process: full suite only
-def test_a_non_loopback_bind_without_a_token_is_refused_before_binding(ws_dir):
+def _never_served(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a server started (and, in this process, would have served until the run was killed)")
+
+
+def test_a_non_loopback_bind_without_a_token_is_refused_before_binding(ws_dir, monkeypatch, capsys):
+    """`strict-loop-mcp`'s main, as its console script calls it (in this process: the refusal, not the process, is
+    the subject; a started server's own process is ``served``'s)."""
+    from mcp_server.server import main
+
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != http_transport.TOKEN_ENV}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mcp_server",
-            "--workspace",
-            str(ws_dir),
-            "--http",
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(port),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=20,
-        env=env,
-    )
-    assert proc.returncode == 2
-    (line,) = proc.stderr.strip().splitlines()
+    monkeypatch.delenv(http_transport.TOKEN_ENV, raising=False)
+    monkeypatch.setattr(http_transport, "serve", _never_served)  # a server that starts fails here, not hangs
+    with pytest.raises(SystemExit) as exited:
+        main(["--workspace", str(ws_dir), "--http", "--host", "0.0.0.0", "--port", str(port)])
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    (line,) = err.strip().splitlines()
     assert line.startswith("strict-loop-mcp: error: --host: 0.0.0.0 is reachable from other machines")
     assert http_transport.TOKEN_ENV in line and "--token-file" in line
-    assert "Uvicorn running" not in proc.stderr + proc.stdout
+    assert "Uvicorn running" not in err + out
     assert not (ws_dir / ".agent-loop").exists()
 
 
@@ -279,7 +303,7 @@ def _bindable(host: str) -> bool:
 @pytest.mark.skipif(not _bindable("127.0.0.2"), reason="127.0.0.2 is not a loopback address on this system")
 @pytest.mark.slow  # starts a real server process: full suite only
 def test_host_and_origin_are_checked_on_every_bind_address(ws_dir):
-    with served(ws_dir, "--allow-host", "my.box", "--allow-host", "proxy.lan:9000", host="127.0.0.2") as s:
+    with served_here(ws_dir, "--allow-host", "my.box", "--allow-host", "proxy.lan:9000", host="127.0.0.2") as s:
         here = f"127.0.0.2:{s.port}"
         for host in (
             "evil.example",
@@ -333,7 +357,7 @@ def test_allowed_hosts_are_the_bind_address_and_localhost_with_the_port():
 
 @pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 def test_unclosed_sessions_never_lock_out_a_new_one(ws_dir):
-    with served(ws_dir, "--max-sessions", "3") as s:
+    with served_here(ws_dir, "--max-sessions", "3") as s:
         first, second, third = (s.open_session() for _ in range(3))
         assert s.alive(first)  # now the most recently used
         fourth = s.open_session()
@@ -355,7 +379,7 @@ def test_held_get_streams_never_lock_out_a_new_session(ws_dir):
     """Issue 19, item 11: 2 x --max-sessions held GET streams refused every new session (503) until they ended."""
     import contextlib
 
-    with served(ws_dir, "--max-sessions", "2") as s, contextlib.ExitStack() as held:
+    with served_here(ws_dir, "--max-sessions", "2") as s, contextlib.ExitStack() as held:
         listening = []
         for _ in range(4):  # each session opened, then held by a GET stream that never ends
             listening.append(s.open_session())
@@ -378,7 +402,7 @@ def test_held_get_streams_never_lock_out_a_new_session(ws_dir):
 
 @pytest.mark.slow  # seconds of real waiting on a server process: full suite only
 def test_idle_sessions_expire(ws_dir):
-    with served(ws_dir, "--session-idle-timeout", "0.5") as s:
+    with served_here(ws_dir, "--session-idle-timeout", "0.5") as s:
         idle, used = s.open_session(), s.open_session()
         for _ in range(4):
             time.sleep(0.2)

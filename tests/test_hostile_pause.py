@@ -341,15 +341,16 @@ def test_the_persons_browser_answers_and_a_second_tabs_answer_to_the_same_pause_
     assert len(events(ws_dir, "spiral.resumed")) == 1 and events(ws_dir, "task.handed_back") == []
 
 
-@pytest.mark.slow  # a real strict-loop-mcp --http process: full suite only
-def test_the_mcp_token_an_agents_harness_holds_answers_nothing_on_the_mcp_servers_page(ws_dir):
-    from test_hostile_http import served
+def test_the_mcp_token_an_agents_harness_holds_answers_nothing_on_the_mcp_servers_page(ws_dir, monkeypatch):
+    """The app `strict-loop-mcp --http` serves with a token (in a thread; the process: tests/test_hostile_http.py)."""
+    from test_hostile_http import served_here
 
     from strict_loop.storage.workspaces import workspace_id
 
     pause(ws_dir)
     token = "the-mcp-bearer-token-the-harness-holds"
-    with served(ws_dir, env={"STRICT_LOOP_MCP_TOKEN": token}) as s:
+    monkeypatch.setenv("STRICT_LOOP_MCP_TOKEN", token)  # read (and taken out of the environment) as the server starts
+    with served_here(ws_dir) as s:
         base = s.url.rsplit("/mcp", 1)[0]
         bearer = {"authorization": f"Bearer {token}"}
         html = s.client.get(base + "/", headers=bearer).text

@@ -19,6 +19,7 @@ import pytest
 from mcp_helpers import stdio_client
 
 from mcp_server.stdio_transport import MAX_LINE_BYTES
+from strict_loop import Workspace
 
 INIT = {
     "jsonrpc": "2.0",
@@ -33,6 +34,7 @@ class RawServer:
     hanging)."""
 
     def __init__(self, ws: Path) -> None:
+        self.ws = ws
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mcp_server", "--workspace", str(ws)],
             cwd=ws,
@@ -114,6 +116,23 @@ def test_every_malformed_line_gets_an_error_reply_with_its_id(shared_raw):
     raw.send(b"   ")  # blank lines are not messages: no reply
     raw.send(b'{"jsonrpc":"2.0","id":10,"method":"ping"}')
     assert raw.reply() == {"jsonrpc": "2.0", "id": 10, "result": {}}
+
+
+def test_non_finite_numbers_are_refused_over_mcp(shared_raw):
+    """Raw JSON-RPC over stdio, as a client would send it: the SDK's parser takes NaN and 1e999; the core refuses
+    them, and the task's ledger gets nothing."""
+    task = Workspace(shared_raw.ws).init_state(task_id="nan", goal="g", global_stop_condition="c")
+    for i, number in enumerate(["NaN", "-Infinity", "1e999"], start=31):
+        shared_raw.send(
+            f'{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"append_event","arguments":'
+            f'{{"task_id":"nan","kind":"note","message":"m","data":{{"x":[{number}]}}}}}}}}'.encode()
+        )
+    replies = {reply["id"]: reply for reply in (shared_raw.reply() for _ in range(3))}
+    for i in (31, 32, 33):
+        assert replies[i]["result"]["isError"] is True
+        assert "append_event.data: holds NaN or Infinity" in replies[i]["result"]["content"][0]["text"]
+    ledger = Workspace(shared_raw.ws).task_paths(task.task_id).events.read_text().splitlines()
+    assert [json.loads(line)["kind"] for line in ledger] == ["task.initialized"]
 
 
 @pytest.mark.slow  # starts a real server process: full suite only

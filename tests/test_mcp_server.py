@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -181,35 +179,17 @@ async def test_prompts(ws_dir):
         assert "Round 2 was announced but never recorded" in text
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.mark.slow  # a real server process or seconds of waiting: full suite only
 async def test_streamable_http_on_loopback(ws_dir):
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mcp_server", "--workspace", str(ws_dir), "--http", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+    """The SDK's HTTP client against the app `strict-loop-mcp --http` serves, on a loopback port (in a thread: the
+    server's own process is tests/test_hostile_http.py's ``served``)."""
+    from test_hostile_http import served_here
+
+    with served_here(ws_dir) as s:
+        async with Client(s.url) as client:
             err, out, _ = await call(client, "init_state", task_id="web", goal="g", global_stop_condition="c")
             assert not err and out["task_id"] == "web"
             err, out, _ = await call(client, "list_tasks")
             assert [t["task_id"] for t in out["tasks"]] == ["web"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
     assert (ws_dir / ".agent-loop/tasks/web/state.json").is_file()
 
 

@@ -15,78 +15,6 @@ from strict_loop import Workspace
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.slow  # about a second or more of waiting on processes: the fast tier stays under 30 s
-async def test_full_loop_over_stdio(ws_dir):
-    async with stdio_client(ws_dir) as client:
-        err, out, text = await call(
-            client,
-            "init_state",
-            task_id="site",
-            goal="Build index.html with a title",
-            global_stop_condition="index.html has a <title>",
-            stop_checks={"paths_exist": ["index.html"], "text_patterns": ["index.html::<title>"]},
-            limits={"max_iterations": 20},
-            next_task="create index.html",
-        )
-        assert not err and out["task_id"] == "site" and out["supervisor"] == {"paused": False, "messages": []}
-        assert "initialized task 'site'" in text
-        for i in range(1, 4):
-            err, out, _ = await call(client, "append_event", task_id="site", kind="round.started", message=f"Round {i}")
-            assert not err and out["kind"] == "round.started"
-            (ws_dir / "index.html").write_text(f"<html>{i}</html>")
-            err, out, text = await call(
-                client,
-                "update_state",
-                task_id="site",
-                task=f"step {i}",
-                result_summary=f"wrote v{i}",
-                verification_summary=f"cat index.html shows {i}",
-                evidence=["cat index.html"],
-            )
-            assert not err and out["iteration"] == i and out["warnings"] == [], text
-            # the answer says whether to go on (failing checks only) and what report_status would say
-            assert out["stop"]["should_stop"] is False and out["stop"]["verdict"] == "continue"
-            assert [c["target"] for c in out["stop"]["failing"]] == ["index.html::<title>"] and out["stop"][
-                "passed"
-            ] == 1
-            assert (
-                out["status_line"].startswith(f"[strict-loop] site | running | iteration {i} of 20")
-                and out["status_line"] in text
-            )
-        err, out, text = await call(client, "check_stop", task_id="site")
-        assert not err and out["verdict"] == "continue" and out["passed"] == 1 and out["failed"] == 1
-        assert "index.html lacks '<title>'" in text
-        (ws_dir / "index.html").write_text("<html><title>t</title></html>")
-        err, out, _ = await call(
-            client,
-            "update_state",
-            task_id="site",
-            task="add title",
-            result_summary="title added",
-            verification_summary="grep title index.html",
-            status="completed",
-        )
-        assert (
-            not err
-            and out["status"] == "completed"
-            and out["stop"]["verdict"] == "goal_met"
-            and out["stop"]["should_stop"]
-        )
-        err, out, _ = await call(client, "check_stop", task_id="site")
-        assert out["verdict"] == "goal_met" and out["should_stop"] is True
-        err, out, text = await call(client, "report_status", task_id="site")
-        assert not err and out["iteration"] == 4 and "iteration 4 of 20" in text and "text" not in out
-        err, out, _ = await call(client, "list_tasks")
-        assert not err and [(t["task_id"], t["status"]) for t in out["tasks"]] == [("site", "completed")]
-        err, out, _ = await call(client, "show_task", task_id="site")
-        assert [r["iteration"] for r in out["state"]["recent_rounds"]] == [1, 2, 3, 4]
-    # What the server wrote is what the core reads back.
-    state = Workspace(ws_dir).show_task(task_id="site").state
-    assert state.counters.iteration == 4 and state.status == "completed"
-    kinds = [e["kind"] for e in read_jsonl(ws_dir / ".agent-loop/tasks/site/events.jsonl")]
-    assert kinds.count("round.started") == 3 and kinds.count("round.completed") == 4
-
-
 REFUSALS = [
     ("init_state", {"goal": "", "global_stop_condition": "c"}, "init_state.goal"),
     (
@@ -168,32 +96,105 @@ REFUSALS = [
 ]
 
 
-@pytest.mark.slow  # real server processes (~1.4 s of CPU each to start): full suite only
-async def test_every_refusal_is_a_clear_error_and_writes_nothing(ws_dir):
+async def _refusals(client, ws_dir) -> None:
+    """Every refusal is a clear error and writes nothing; the server survives all of it (task "site")."""
+    await call(
+        client,
+        "init_state",
+        task_id="site",
+        goal="g",
+        global_stop_condition="c",
+        stop_checks={"paths_exist": ["missing.txt"]},
+    )
+    digest = tree_digest(ws_dir)
+    for tool, arguments, needle in REFUSALS:
+        err, out, text = await call(client, tool, **arguments)
+        assert err, f"{tool} {arguments} was accepted"
+        assert needle in text, f"{tool}: {text}"
+        assert text.count("\n") == 0 and "Traceback" not in text and "pydantic" not in text
+        assert tree_digest(ws_dir) == digest, f"{tool} {needle} wrote something"
+    err, out, _ = await call(client, "no_such_tool")
+    assert err
+    # The server survived all of it and still works.
+    err, out, _ = await call(client, "append_event", task_id="site", kind="note", message="still alive")
+    assert not err and out["seq"] == 2
+
+
+@pytest.mark.slow  # a real server process (~0.6 s of CPU to start): full suite only
+async def test_full_loop_over_stdio_after_every_refusal(ws_dir):
+    """One server process: every refusal is a clear error that writes nothing, then a whole loop runs on it."""
     outside = ws_dir.parent
     before_outside = sorted(p.name for p in outside.iterdir())
     async with stdio_client(ws_dir) as client:
-        await call(
-            client,
-            "init_state",
-            task_id="site",
-            goal="g",
-            global_stop_condition="c",
-            stop_checks={"paths_exist": ["missing.txt"]},
-        )
-        digest = tree_digest(ws_dir)
-        for tool, arguments, needle in REFUSALS:
-            err, out, text = await call(client, tool, **arguments)
-            assert err, f"{tool} {arguments} was accepted"
-            assert needle in text, f"{tool}: {text}"
-            assert text.count("\n") == 0 and "Traceback" not in text and "pydantic" not in text
-            assert tree_digest(ws_dir) == digest, f"{tool} {needle} wrote something"
-        err, out, _ = await call(client, "no_such_tool")
-        assert err
-        # The server survived all of it and still works.
-        err, out, _ = await call(client, "append_event", task_id="site", kind="note", message="still alive")
-        assert not err and out["seq"] == 2
+        await _refusals(client, ws_dir)
+        await _full_loop(client, ws_dir)
     assert sorted(p.name for p in outside.iterdir()) == before_outside
+    # What the server wrote is what the core reads back.
+    state = Workspace(ws_dir).show_task(task_id="web").state
+    assert state.counters.iteration == 4 and state.status == "completed"
+    kinds = [e["kind"] for e in read_jsonl(ws_dir / ".agent-loop/tasks/web/events.jsonl")]
+    assert kinds.count("round.started") == 3 and kinds.count("round.completed") == 4
+
+
+async def _full_loop(client, ws_dir) -> None:
+    """A task from init_state to goal_met through every tool (task "web"; "site" is the refusals')."""
+    err, out, text = await call(
+        client,
+        "init_state",
+        task_id="web",
+        goal="Build index.html with a title",
+        global_stop_condition="index.html has a <title>",
+        stop_checks={"paths_exist": ["index.html"], "text_patterns": ["index.html::<title>"]},
+        limits={"max_iterations": 20},
+        next_task="create index.html",
+    )
+    assert not err and out["task_id"] == "web" and out["supervisor"] == {"paused": False, "messages": []}
+    assert "initialized task 'web'" in text
+    for i in range(1, 4):
+        err, out, _ = await call(client, "append_event", task_id="web", kind="round.started", message=f"Round {i}")
+        assert not err and out["kind"] == "round.started"
+        (ws_dir / "index.html").write_text(f"<html>{i}</html>")
+        err, out, text = await call(
+            client,
+            "update_state",
+            task_id="web",
+            task=f"step {i}",
+            result_summary=f"wrote v{i}",
+            verification_summary=f"cat index.html shows {i}",
+            evidence=["cat index.html"],
+        )
+        assert not err and out["iteration"] == i and out["warnings"] == [], text
+        # the answer says whether to go on (failing checks only) and what report_status would say
+        assert out["stop"]["should_stop"] is False and out["stop"]["verdict"] == "continue"
+        assert [c["target"] for c in out["stop"]["failing"]] == ["index.html::<title>"] and out["stop"]["passed"] == 1
+        assert (
+            out["status_line"].startswith(f"[strict-loop] web | running | iteration {i} of 20")
+            and out["status_line"] in text
+        )
+    err, out, text = await call(client, "check_stop", task_id="web")
+    assert not err and out["verdict"] == "continue" and out["passed"] == 1 and out["failed"] == 1
+    assert "index.html lacks '<title>'" in text
+    (ws_dir / "index.html").write_text("<html><title>t</title></html>")
+    err, out, _ = await call(
+        client,
+        "update_state",
+        task_id="web",
+        task="add title",
+        result_summary="title added",
+        verification_summary="grep title index.html",
+        status="completed",
+    )
+    assert (
+        not err and out["status"] == "completed" and out["stop"]["verdict"] == "goal_met" and out["stop"]["should_stop"]
+    )
+    err, out, _ = await call(client, "check_stop", task_id="web")
+    assert out["verdict"] == "goal_met" and out["should_stop"] is True
+    err, out, text = await call(client, "report_status", task_id="web")
+    assert not err and out["iteration"] == 4 and "iteration 4 of 20" in text and "text" not in out
+    err, out, _ = await call(client, "list_tasks")
+    assert not err and {t["task_id"]: t["status"] for t in out["tasks"]} == {"site": "running", "web": "completed"}
+    err, out, _ = await call(client, "show_task", task_id="web")
+    assert [r["iteration"] for r in out["state"]["recent_rounds"]] == [1, 2, 3, 4]
 
 
 @pytest.mark.slow  # real server processes (~1.4 s of CPU each to start): full suite only

@@ -10,12 +10,12 @@ Screenshots are saved under the test's tmp_path (the path is printed).
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import browser_rig
 import pytest
 from test_dashboard import ANSWER_KEY, serving_page
 from test_hooks import hook
@@ -23,9 +23,6 @@ from test_hooks import hook
 from strict_loop import Workspace
 from strict_loop.storage import workspaces
 
-INSTALL = "pip install -e '.[test]' && apt-get update && apt-get install -y chromium (tests/harnesses/install.py)"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 PHONE, LAPTOP = (390, 844), (1280, 800)
 LONG_COMMAND = "pytest -q tests/integration/pricing/test_pricing_engine_with_a_long_name.py::test_discount_applies " + (
     " ".join(f"--option-{i}=value-{i}" for i in range(30))
@@ -62,13 +59,7 @@ def served() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason=f"playwright is not installed: {INSTALL}")
-    if CHROMIUM is None:
-        pytest.skip(f"chromium is not installed: {INSTALL}")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+    yield from browser_rig.launched()
 
 
 @pytest.fixture
