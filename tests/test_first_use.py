@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, init_basic, run_cli, run_script
-from mcp_helpers import call, memory_client
 
 from strict_loop.storage import workspaces
 
@@ -59,6 +58,8 @@ def test_with_no_loop_above_the_cli_uses_the_current_folder(tmp_path):
 
 @pytest.mark.anyio
 async def test_the_mcp_server_started_in_a_subfolder_serves_the_workspace_above(nested, ws_dir, monkeypatch):
+    from mcp_helpers import call, memory_client  # imported where used: the suite run at the end collects this module
+
     from mcp_server.server import parse_args
 
     monkeypatch.chdir(nested)  # where a user-scope install starts the server: the folder the session starts in
@@ -73,6 +74,8 @@ async def test_the_mcp_server_started_in_a_subfolder_serves_the_workspace_above(
 
 @pytest.mark.anyio
 async def test_init_state_on_an_existing_id_names_the_flag_of_the_caller(ws_dir):
+    from mcp_helpers import call, memory_client
+
     init_basic(ws_dir, "notes")
     out = run_cli(
         "init_state", "--task-id", "notes", "--goal", "g", "--global-stop-condition", "s", cwd=ws_dir, check=False
@@ -101,6 +104,8 @@ async def test_a_malformed_task_id_gets_an_example_not_a_field_description(ws_di
     assert "is not a task id" in out.stderr and "like fix-parser or train_2" in out.stderr, out.stderr
     assert "expected: Task id" not in out.stderr and "Omit when one task runs" not in out.stderr
     if command == "show_task":
+        from mcp_helpers import call, memory_client
+
         async with memory_client(ws_dir) as client:
             err, _, text = await call(client, "show_task", task_id="Fix/Parser")
         assert err and "like fix-parser or train_2" in text, text

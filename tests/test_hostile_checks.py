@@ -131,7 +131,7 @@ def _peak_kib():  # VmHWM is this program's own peak (ru_maxrss carries the fork
             return int(line.split()[1])
 
 started = time.monotonic()
-r = run_command("yes", Path(sys.argv[1]), 1.5, 3000)
+r = run_command("yes", Path(sys.argv[1]), 0.5, 3000)  # 0.4-1.5 GB of y in 0.5 s (measured): kept, 4-15x the bound
 print(json.dumps({"s": time.monotonic() - started, "timed_out": r.timed_out, "tail": len(r.output_tail),
                   "rss_kib": _peak_kib(), "only_y": set(r.output_tail) <= set("y\\n")}))
 """
@@ -149,7 +149,7 @@ def test_yes_is_capped_in_memory_and_writes_nothing_to_disk(tmp_path):
     out = json.loads(proc.stdout)
     # `yes` ran until the timeout: had its output gone to a file, the 1 MiB file-size limit would have killed it
     assert out["timed_out"] and out["s"] < 6 and out["tail"] == 3000 and out["only_y"]
-    assert out["rss_kib"] < 200_000, "the output was kept in memory beyond the cap"
+    assert out["rss_kib"] < 100_000, "the output was kept in memory beyond the cap"  # capped: ~27 MB
     assert list(tmpdir.iterdir()) == [] and sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file()) < 1 << 20
 
 

@@ -4,7 +4,7 @@ The loop is installed with ``strict-loop install opencode`` (our plugin in ``.op
 ``opencode.json``) and only the plugin acts: the scripted model never calls a loop tool. An edit-thrash spiral whispers
 (the text is in the model's next request), pauses and is denied; a continue answered through the page's API lets the
 session go on; ``--uninstall`` gives back the person's files byte for byte. Then ``strict-loop supervise --harness
-opencode`` runs a round to goal_met and stops a spiral with exit 5. Each start of OpenCode costs ~2.5 s of CPU:
+opencode`` runs a round to goal_met and stops a spiral with exit 5. Each start of OpenCode costs ~1.6 s of CPU:
 three starts in all, OpenCode's folders pre-warmed and shared by both tests (tests/opencode_rig.py says where a start's
 time goes).
 """
