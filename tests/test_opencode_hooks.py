@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -140,7 +141,7 @@ def test_the_plugin_fails_closed_only_while_a_task_is_paused(tmp_path, program, 
     if flagged:
         (tmp_path / "w" / ".agent-loop" / "paused" / "t1").touch()
     plugin = tmp_path / "strict-loop.mjs"
-    plugin.write_text(plugin_text(str(hook), tmp_path / "w"))
+    plugin.write_text(standing_in(hook, tmp_path / "w"))
     done = subprocess.run(
         [NODE, "--input-type=module", "-e", GATE, "--", str(plugin), str(tmp_path / "w")],
         capture_output=True, text=True, timeout=30, check=True,
@@ -149,13 +150,39 @@ def test_the_plugin_fails_closed_only_while_a_task_is_paused(tmp_path, program, 
     assert before in out["before"] and out["after"] == "a.txt\n"
 
 
+def standing_in(hook: Path, workspace: Path | None) -> str:
+    """The plugin as installed, but running ``hook`` (a stand-in program) for every event, as it runs the program
+    written in when the install names no hook words."""
+    return re.sub(r"^const HOOK = \[.*\];", "const HOOK = [];", plugin_text(str(hook), workspace), flags=re.M)
+
+
+@pytest.mark.skipif(NODE is None, reason="no node on PATH to run the OpenCode plugin")
+def test_the_installed_plugin_runs_the_thin_hook_and_the_warm_daemon_answers_it(tmp_path):
+    """OpenCode's plugin starts the hook as a program of its own for every event: the thin hook (no site, ~15 ms when
+    the workspace's daemon answers), as every other harness's command hook, not the console script (~50 ms)."""
+    from test_thin_hooks import start, wait_status
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    start(ws)
+    plugin = tmp_path / "strict-loop.mjs"
+    plugin.write_text(plugin_text(shutil.which("strict-loop") or "strict-loop", ws))
+    gate = [NODE, "--input-type=module", "-e", GATE, "--", str(plugin), str(ws)]
+    subprocess.run(gate, capture_output=True, text=True, timeout=30, check=True)  # the first call starts the daemon
+    served = wait_status(ws)["served"]
+    out = json.loads(subprocess.run(gate, capture_output=True, text=True, timeout=30, check=True).stdout)
+    assert out == {"before": "allowed", "after": "a.txt\n"} and wait_status(ws)["served"] == served + 2
+    calls = [e for e in read_jsonl(ws / ".agent-loop/tasks/t1/events.jsonl") if e["kind"] == "tool_call"]
+    assert [c["data"]["args"] for c in calls] == [{"command": "ls"}] * 2
+
+
 @pytest.mark.skipif(NODE is None, reason="no node on PATH to run the OpenCode plugin")
 def test_the_plugin_appends_a_whisper_to_the_tool_output_and_stands_aside_for_the_runs_own_copy(tmp_path):
     hook = tmp_path / "hook"
     hook.write_text('#!/bin/sh\ncat >/dev/null; echo \'{"whisper": "[strict-loop monitor] slow down"}\'\n')
     hook.chmod(0o755)
     plugin = tmp_path / "strict-loop.mjs"
-    plugin.write_text(plugin_text(str(hook), None))
+    plugin.write_text(standing_in(hook, None))
     run = [NODE, "--input-type=module", "-e", GATE, "--", str(plugin), str(tmp_path)]
     out = json.loads(subprocess.run(run, capture_output=True, text=True, timeout=30, check=True).stdout)
     assert out == {"before": "allowed", "after": "a.txt\n\n\n[strict-loop monitor] slow down"}

@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 
 const STRICT_LOOP = "strict-loop"; // `strict-loop install opencode` writes the absolute path of the program here
 const WORKSPACE = ""; // and here the folder holding .agent-loop/ when the install pins one ("": found from the session)
+const HOOK = []; // and here the words that start the hook (the thin hook: no site, the warm daemon answers); []: STRICT_LOOP
 const TOOL_TIMEOUT_MS = 30000;
 const MAX_ANSWER_BYTES = 1 << 20;
 const MAX_TEXT = 100000; // the hook clips a turn to far less; this bounds what one call keeps meanwhile
@@ -49,8 +50,9 @@ function ask(payload, cwd) {
       finish({ ok: false, why: "timed out" });
     }, TOOL_TIMEOUT_MS);
     try {
-      const args = ["hook", "opencode", ...(WORKSPACE ? ["--workspace", WORKSPACE] : [])];
-      child = spawn(STRICT_LOOP, args, { cwd, stdio: ["pipe", "pipe", "ignore"] });
+      const head = HOOK.length ? HOOK : [STRICT_LOOP];
+      const args = [...head.slice(1), "hook", "opencode", ...(WORKSPACE ? ["--workspace", WORKSPACE] : [])];
+      child = spawn(head[0], args, { cwd, stdio: ["pipe", "pipe", "ignore"] });
     } catch (err) {
       return finish({ ok: false, why: String(err) });
     }

@@ -51,7 +51,7 @@ NOT_SECRET = frozenset({"SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO", "KEYTIM
 THIN_PHASES = {"PreToolUse": "pre", "PostToolUse": "post", "PostToolUseFailure": "post", "UserPromptSubmit": "prompt"}
 THIN_PHASES.update(pre_tool_call="pre", post_tool_call="post", pre_llm_call="prompt", Stop="stop", BeforeTool="pre")
 THIN_PHASES.update(AfterTool="post", BeforeAgent="prompt", AfterAgent="stop")  # ``payloads``' names, Gemini CLI's too
-THIN_HARNESSES = ("codex", "claude", "gemini", "hermes")  # command hooks (Claude Code's HTTP hooks: the daemon)
+THIN_HARNESSES = ("codex", "claude", "gemini", "hermes", "opencode")  # command hooks (Claude's HTTP hooks: the daemon)
 LIVE_RESCAN_S = 600.0  # ``sessions.LIVE_RESCAN_S``: an older index is the full hook's to rebuild
 MAX_STATE_BYTES = 4 << 20
 _ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_-"  # a task id: 1-64 of these, the first a letter or digit
@@ -279,7 +279,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def _arguments(args: list[str]) -> tuple[Optional[str], Optional[str]]:
     """``hook HARNESS [--workspace DIR]`` as ``hook_words`` writes it; (None, None) for the full hook to read."""
-    known = args[:1] == ["hook"] and args[1:2] and args[1] in ("claude", "codex", "hermes", "gemini")
+    known = args[:1] == ["hook"] and args[1:2] and args[1] in THIN_HARNESSES
     if known and (len(args) == 2 or (len(args) == 4 and args[2] == "--workspace")):
         return args[1], (args[3] if len(args) == 4 else None)
     return None, None

@@ -66,14 +66,18 @@ def opencode_prompt(event: Any) -> Optional[str]:
 
 
 def plugin_text(strict_loop: str, workspace: Optional[Path]) -> str:
-    """The shipped plugin with the absolute program path (and the pinned workspace) written in."""
+    """The shipped plugin with the absolute program path, the words that run the hook (the thin hook,
+    ``client.hook_words``) and the pinned workspace written in."""
     from strict_loop.base import skillfiles
     from strict_loop.base.errors import LoopError
+    from strict_loop.harness.client import hook_words
 
     src = skillfiles.opencode_plugin_file()
     code = src.read_text(encoding="utf-8")
-    for name, value in (("STRICT_LOOP", strict_loop), ("WORKSPACE", str(workspace or ""))):
-        line = re.search(rf'^const {name} = "[^"\n]*";', code, re.MULTILINE)
+    head = hook_words(strict_loop, "opencode")[:-2]  # before "hook opencode": the plugin adds those and --workspace
+    filled = (("STRICT_LOOP", '"[^"\n]*"', strict_loop), ("WORKSPACE", '"[^"\n]*"', str(workspace or "")))
+    for name, shape, value in (*filled, ("HOOK", r"\[\]", head)):
+        line = re.search(rf"^const {name} = {shape};", code, re.MULTILINE)
         if line is None or not code.startswith(PLUGIN_MARK):
             raise LoopError(
                 str(src), f"has no 'const {name} = \"...\";' line to fill in", "reinstall strict-agent-loop"
