@@ -188,6 +188,11 @@ def test_the_failing_tests_a_run_names(output, names):
     assert outcomes.failing_tests(output) == names
 
 
+def edit(k: int) -> dict:
+    """The k-th of a run of different edits to one file."""
+    return {"tool": "Edit", "args": {"file_path": "git.ts", "old_string": f"a{k}", "new_string": f"a{k + 1}"}}
+
+
 def test_a_run_failing_more_tests_than_before_has_not_failed_the_same_way():
     """Two failures with the same count line but other failing tests are two failures (a third test broke)."""
 
@@ -195,9 +200,6 @@ def test_a_run_failing_more_tests_than_before_has_not_failed_the_same_way():
         listed = "\n".join(f"\u2717 Git > {name} [1.2ms]" for name in failing)
         out = f"{len(failing)} tests failed:\n{listed}\n 74 pass\n {len(failing)} fail"
         return {"tool": "Bash", "args": {"command": "bun test"}, "output": out, "exit_code": 1}
-
-    def edit(k: int) -> dict:
-        return {"tool": "Edit", "args": {"file_path": "git.ts", "old_string": f"a{k}", "new_string": f"a{k + 1}"}}
 
     same = [run("branch", "pr"), edit(1), edit(2), run("branch", "pr"), edit(3), edit(4), run("branch", "pr")]
     assert "same_failure" in {s.kind for s in play(same)[0].signals}
@@ -213,9 +215,6 @@ def test_a_check_with_no_error_line_fails_the_same_way_only_when_it_prints_the_s
         found = "\n".join(f"pkg/{name}.go:45:2: QF1012: Use fmt.Fprintf(...) (staticcheck)" for name in files)
         out = f"{found}\n{len(files)} issues:\n* staticcheck: {len(files)}"
         return {"tool": "Bash", "args": {"command": "golangci-lint run"}, "output": out, "exit_code": 1}
-
-    def edit(k: int) -> dict:
-        return {"tool": "Edit", "args": {"file_path": "a.go", "old_string": f"a{k}", "new_string": f"a{k + 1}"}}
 
     moving = [lint("a", "b", "c"), edit(1), lint("d", "e", "f"), edit(2), lint("g", "h", "i"), edit(3)]
     assert play([*moving, lint("j", "k", "l")])[0].fired_at is None
