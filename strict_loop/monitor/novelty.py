@@ -254,6 +254,14 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
 
 
 _TAIL_CHARS = 8000
+
+
+def _tail(output: str) -> str:
+    """The end of an output, where a failing command says why: its last lines (``error_line``'s reach), at most
+    ``_TAIL_CHARS`` characters. A failure class is read there, not through a 16,000-character output 13 times."""
+    return "\n".join(output.splitlines()[-fp.ERROR_LINES :])[-_TAIL_CHARS:]
+
+
 """How much of an output with no error line stands for its failure (its end, where a check reports)."""
 
 
@@ -269,7 +277,7 @@ def _signed(
         return fsig, ftext
     named = outcomes.failing_tests(turn.output)
     if line is None and not named and said == outcomes.last_line(turn.output)[:300]:
-        named = [fp.digest(fp.loose("\n".join(turn.output.splitlines()[-fp.ERROR_LINES :])[-_TAIL_CHARS:]))]
+        named = [fp.digest(fp.loose(_tail(turn.output)))]
     return (fp.digest("\0".join([fsig, *named])), ftext) if named else (fsig, ftext)
 
 
@@ -300,7 +308,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     paths = turn_paths(turn)
     step = _step(turn, kind, paths, sig)
     line, err = _error(turn, kind, step, window) if failed else (None, None)
-    fclass = fp.classify([turn.output]) if failed else None
+    fclass = fp.classify([_tail(turn.output)]) if failed else None
     word, said_digest = person.heard(turn.actor, turn.output, window)
     verdict, said = _outcome(turn, kind, failed, line, word)
     fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line)
