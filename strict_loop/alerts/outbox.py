@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
@@ -324,12 +323,10 @@ def kick(root: Path, env: Optional[Mapping[str, str]] = None) -> bool:
 
 
 def worker_argv(root: Path) -> list[str]:
-    """The worker's command: this very package first on the path (the folder that holds it, whether installed or a
-    checkout), never the workspace's folder, which `-m` would put there: a repository carrying a strict_loop/ package
-    must not run. The worker starts in / and imports from there."""
-    package_parent = str(Path(__file__).resolve().parents[2])
-    boot = f"import sys; sys.path[0] = {package_parent!r}; from strict_loop.alerts.worker import main; sys.exit(main())"
-    return [sys.executable, "-c", boot, str(root)]
+    """The worker's command (``skillfiles.boot_argv``): it starts in / and imports this very package."""
+    from strict_loop.base.skillfiles import boot_argv
+
+    return [*boot_argv("from strict_loop.alerts.worker import main; sys.exit(main())"), str(root)]
 
 
 def _spawn(root: Path, env: Mapping[str, str]) -> bool:

@@ -9,14 +9,27 @@ folder that holds ``strict_loop/``.
 
 from __future__ import annotations
 
+import json
+import re
+import sys
+from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from strict_loop.base.errors import LoopError
 
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+"""The folder that holds this strict_loop/ (and mcp_server/ beside it), installed or a checkout."""
 PACKAGED = "skill"
 """The folder inside the installed package that holds the wheel's copy of the skill's files."""
+
+
+def boot_argv(code: str) -> list[str]:
+    """A command that runs ``code`` in this interpreter with this very package first on the path. Never ``-m``: a
+    process we start in a workspace would put the repository's folder first, and its own strict_loop/ or mcp_server/
+    would run instead of ours."""
+    return [sys.executable, "-c", f"import sys; sys.path[0] = {PACKAGE_PARENT!r}; {code}"]
 
 
 def skill_root() -> Path:
@@ -24,6 +37,18 @@ def skill_root() -> Path:
     package = Path(str(files("strict_loop"))).resolve()
     packaged = package / PACKAGED
     return packaged if (packaged / "SKILL.md").is_file() else package.parent
+
+
+def filled_in(src: Path, code: str, values: Sequence[tuple[str, str, Any]], end: str = "") -> str:
+    """A shipped plugin's ``code`` (read from ``src``) with each ``HEAD = <shape>END`` line's value replaced by the
+    given value as JSON (valid Python and JavaScript alike): what an install writes in (the program, the hook's words,
+    the pinned workspace). A line missing is a damaged copy of the package."""
+    for head, shape, value in values:
+        line = re.search(rf"^{re.escape(head)} = {shape}{re.escape(end)}", code, re.MULTILINE)
+        if line is None:
+            raise LoopError(str(src), f"has no '{head} = ...{end}' line to fill in", "reinstall strict-agent-loop")
+        code = code[: line.start()] + f"{head} = {json.dumps(value)}{end}" + code[line.end() :]
+    return code
 
 
 def hermes_plugin_dir() -> Path:

@@ -16,7 +16,6 @@ import io
 import json
 import os
 import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,13 +48,11 @@ def find_binary(harness: str, given: Optional[str], env: Mapping[str, str]) -> s
 
 
 def mcp_command(workspace: Path) -> list[str]:
-    """How a harness starts our MCP server for this workspace: this interpreter, importing from this checkout.
+    """How a harness starts our MCP server for this workspace (``skillfiles.boot_argv``: this interpreter, importing
+    this very package, never a repository's own ``mcp_server/``, though the harness starts it in the workspace)."""
+    from strict_loop.base.skillfiles import boot_argv
 
-    Never ``-m mcp_server``: the harness starts it in the workspace, where ``-m`` would put the repository's folder
-    first on the path, and a repository's own ``mcp_server/`` would run instead of ours (as the alert worker does)."""
-    parent = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding strict_loop/ and mcp_server/
-    boot = f"import sys; sys.path[0] = {parent!r}; from mcp_server.server import main; main()"
-    return [sys.executable, "-c", boot, "--workspace", str(workspace)]
+    return [*boot_argv("from mcp_server.server import main; main()"), "--workspace", str(workspace)]
 
 
 @dataclass

@@ -40,7 +40,6 @@ GRACE_S = 3.0
 PR_SET_PDEATHSIG = 1
 STAND_DOWN = b"done"
 """What we write to the watchdog's pipe when the child ended under our eyes; EOF alone means we died."""
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 _WATCHDOG = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from strict_loop.supervisor.orphans import watchdog_main; watchdog_main(sys.argv[2:])"
@@ -217,6 +216,8 @@ class Launch:
 def _watchdog(pgid: int, start: Optional[str], grace_s: float) -> Optional[tuple[subprocess.Popen[bytes], int]]:
     """Start the watchdog of group ``pgid``: (its process, the write end of its pipe); None if it cannot start (the
     parent-death signal and the record still hold)."""
+    from strict_loop.base.skillfiles import PACKAGE_PARENT
+
     read_end, write_end = os.pipe()  # both close on exec: only the watchdog gets the read end, only we hold the other
     # -I and cwd /: nothing of the workspace's (a json.py beside it, PYTHONPATH) is ever imported by it; where /proc
     # tells about processes it needs nothing installed either (-S: no site-packages, ~10 ms less); elsewhere psutil
@@ -226,7 +227,7 @@ def _watchdog(pgid: int, start: Optional[str], grace_s: float) -> Optional[tuple
         *flags,
         "-c",
         _WATCHDOG,
-        _PACKAGE_ROOT,
+        PACKAGE_PARENT,
         str(read_end),
         str(pgid),
         start or "",
