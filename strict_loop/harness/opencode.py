@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -74,16 +73,12 @@ def plugin_text(strict_loop: str, workspace: Optional[Path]) -> str:
 
     src = skillfiles.opencode_plugin_file()
     code = src.read_text(encoding="utf-8")
+    if not code.startswith(PLUGIN_MARK):
+        raise LoopError(str(src), "is not strict-agent-loop's OpenCode plugin", "reinstall strict-agent-loop")
     head = hook_words(strict_loop, "opencode")[:-2]  # before "hook opencode": the plugin adds those and --workspace
-    filled = (("STRICT_LOOP", '"[^"\n]*"', strict_loop), ("WORKSPACE", '"[^"\n]*"', str(workspace or "")))
-    for name, shape, value in (*filled, ("HOOK", r"\[\]", head)):
-        line = re.search(rf"^const {name} = {shape};", code, re.MULTILINE)
-        if line is None or not code.startswith(PLUGIN_MARK):
-            raise LoopError(
-                str(src), f"has no 'const {name} = \"...\";' line to fill in", "reinstall strict-agent-loop"
-            )
-        code = code[: line.start()] + f"const {name} = {json.dumps(value)};" + code[line.end() :]
-    return code
+    text = '"[^"\n]*"'
+    values = (("const STRICT_LOOP", text, strict_loop), ("const WORKSPACE", text, str(workspace or "")))
+    return skillfiles.filled_in(src, code, (*values, ("const HOOK", r"\[\]", head)), end=";")
 
 
 def plugin_edit(path: Path, old: Optional[str], new: Optional[str]) -> Optional[str]:

@@ -6,9 +6,7 @@ machinery that diffs, writes and undoes a plan is ``install``'s, and what a hook
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from pathlib import Path
 from typing import Optional
 
@@ -39,13 +37,7 @@ def hermes_plugin_files(strict_loop: str, workspace: Optional[Path]) -> dict[str
     code = (src / "__init__.py").read_text(encoding="utf-8")
     head = hook_words(strict_loop, "hermes")[:-2]  # before "hook hermes": the plugin adds those and --workspace
     filled = (("STRICT_LOOP", '"[^"\n]*"', strict_loop), ("WORKSPACE", '"[^"\n]*"', str(workspace or "")))
-    for name, shape, value in (*filled, ("HOOK: list[str]", r"\[\]", head)):
-        line = re.search(rf"^{re.escape(name)} = {shape}", code, re.MULTILINE)
-        if line is None:
-            raise LoopError(
-                str(src / "__init__.py"), f"has no '{name} = ...' line to fill in", "reinstall strict-agent-loop"
-            )
-        code = code[: line.start()] + f"{name} = {json.dumps(value)}" + code[line.end() :]
+    code = skillfiles.filled_in(src / "__init__.py", code, (*filled, ("HOOK: list[str]", r"\[\]", head)))
     return {"plugin.yaml": (src / "plugin.yaml").read_bytes(), "__init__.py": code.encode("utf-8")}
 
 
