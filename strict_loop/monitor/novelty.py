@@ -254,6 +254,8 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
 
 
 _TAIL_CHARS = 8000
+"""How much of a failing output's end stands for it: its failure class is read there, and an output with no error
+line is known by it."""
 
 
 def _tail(output: str) -> str:
@@ -262,11 +264,8 @@ def _tail(output: str) -> str:
     return "\n".join(output.splitlines()[-fp.ERROR_LINES :])[-_TAIL_CHARS:]
 
 
-"""How much of an output with no error line stands for its failure (its end, where a check reports)."""
-
-
 def _signed(
-    said: Optional[str], window: list[TurnFacts], turn: Turn, line: Optional[str]
+    said: Optional[str], window: list[TurnFacts], turn: Turn, line: Optional[str], tail: str
 ) -> tuple[Optional[str], Optional[str]]:
     """``_failure``'s signature and text; a check that names its failing tests fails the same way only when it fails
     the same tests (a third test breaking under the same count line is another failure). A check whose output has no
@@ -277,7 +276,7 @@ def _signed(
         return fsig, ftext
     named = outcomes.failing_tests(turn.output)
     if line is None and not named and said == outcomes.last_line(turn.output)[:300]:
-        named = [fp.digest(fp.loose(_tail(turn.output)))]
+        named = [fp.digest(fp.loose(tail))]
     return (fp.digest("\0".join([fsig, *named])), ftext) if named else (fsig, ftext)
 
 
@@ -308,10 +307,11 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     paths = turn_paths(turn)
     step = _step(turn, kind, paths, sig)
     line, err = _error(turn, kind, step, window) if failed else (None, None)
-    fclass = fp.classify([_tail(turn.output)]) if failed else None
     word, said_digest = person.heard(turn.actor, turn.output, window)
     verdict, said = _outcome(turn, kind, failed, line, word)
-    fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line)
+    tail = _tail(turn.output) if failed or verdict == "fail" else ""  # read once, for both of its readers
+    fclass = fp.classify([tail]) if failed else None
+    fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line, tail)
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
         i=index,
