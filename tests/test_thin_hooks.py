@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import hook_daemon_pids, read_jsonl, run_cli
+from harness_rig import settle_tasks
 
 import strict_loop.entry
 from strict_loop import Workspace
@@ -57,9 +58,7 @@ def start(ws: Path, **contract) -> Workspace:
     w.init_state(
         **{"task_id": "t1", "goal": "Make the tests pass", "global_stop_condition": "pytest passes", **contract}
     )
-    past = time.time() - 10  # a task started a while ago: its index of running tasks is kept (not a racy scan)
-    os.utime(w.layout.tasks, (past, past))
-    sessions.live_tasks(w.layout)
+    settle_tasks(ws)  # a task started a while ago: its index of running tasks is kept (not a racy scan)
     return w
 
 
