@@ -217,15 +217,19 @@ def run(corpus: Path, repeat: int, only: str, skip: str) -> int:
         for label, data in reference:
             ref[label.split(" | ")[1]], _ = _medians(paths, data, repeat)
         flagged = 0
+        whole = 0  # above the bound on a path a turn takes whole (append_event, the hook), not observe alone
         for label, data in reference + hostile:
             got, worst = _medians(paths, data, repeat)
             ratios = [got[k] / medians[k] for k in range(3)]
             over = [r > BOUND for r in ratios]
-            flagged += any(over) and not label.endswith("(reference)") and "(reference)" not in label
+            hostile_row = "(reference)" not in label
+            flagged += any(over) and hostile_row
+            whole += any(over[1:]) and hostile_row
             cells = "".join(f"{r:>9.1f}{'!' if o else ' '}" for r, o in zip(ratios, over, strict=True))
             own = ref[label.split(" | ")[1]][0]
             print(f"{label[:58]:58}{cells}{got[0] / own:>8.1f}{worst:>10.1f}", flush=True)
     print(f"\n{flagged} of {len(hostile)} hostile turns above {BOUND:g}x the ordinary turn on some path (marked !)")
+    print(f"{whole} of {len(hostile)} above it on a path a turn takes whole (append_event or the hook)")
     return flagged
 
 

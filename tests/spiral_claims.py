@@ -77,11 +77,9 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         r"(.*?))? between",
         evidence,
     ):
-        assert (
-            int(m.group(1)) == len(involved)
-            and all(f.verdict == "fail" for f in involved)
-            and len({f.fsig for f in involved}) == 1
-        )
+        checks = all(f.verdict == "fail" for f in involved) and len({f.fsig for f in involved}) == 1
+        runs = all(f.failed and f.kind == "run" for f in involved) and len({(f.step, f.err) for f in involved}) == 1
+        assert int(m.group(1)) == len(involved) and (checks or runs)
         assert failure_said(m.group(2), turns[involved[-1].i]), (m.group(2), turns[involved[-1].i]["output"][:300])
         assert all(
             failure_said(m.group(2), turns[f.i], loosely=True) or says_still_failing(turns[f.i]) for f in involved

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spiral_claims import check_claims, play, window_of
 
-from strict_loop.monitor import outcomes, person, shellwork
+from strict_loop.monitor import outcomes, person, shellwork, toolkinds
 
 
 @pytest.mark.parametrize(
@@ -363,3 +363,22 @@ def test_any_run_of_turns_is_evaluated_and_every_sentence_said_is_true(turns):
 )
 def test_codexs_own_exit_code_line_settles_whether_a_call_failed(output, failed):
     assert outcomes.reads_failed("make", output) is failed
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("cd /repo && ls -la src", "search"),
+        ("cd src && cat app.py", "read"),
+        ("export PATH=$HOME/bin:$PATH; cd app && grep -rn TODO .", "search"),
+        ("cd app && npm test", "run"),
+        ("cd app && sed -i 's/a/b/' x.py", "write"),
+        ("dir c:\\Apps\\infra\\*.tf", "search"),  # Windows' ls, cat and grep
+        ("type c:\\Apps\\infra\\variables.tf", "read"),
+        ("cd c:\\Apps\\infra && findstr /s image *.tf", "search"),
+        ("cd c:\\Apps\\infra && terraform plan", "run"),
+    ],
+)
+def test_a_command_is_read_by_the_program_it_runs_after_setting_up_where(command, kind):
+    """``cd dir && ls`` looks, it runs nothing: a look that succeeds is no sign that a failing command moved on."""
+    assert toolkinds.classify_tool("Bash", {"command": command}) == kind

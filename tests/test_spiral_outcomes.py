@@ -437,3 +437,26 @@ def test_late_words_count_for_the_newest_turn_only_and_only_when_they_talk_of_go
     heard = heard_late(state, 1, circles)
     assert heard.window[-1].talk and not state.window[-1].talk  # a new state; the judged one is not changed
     assert heard.window[:-1] == state.window[:-1] and heard.turns == state.turns
+
+
+def _plan(directory: str) -> dict:
+    """``terraform plan`` run from a folder that lacks the variable: no check, the same error every time."""
+    err = '\u2502 Error: No value for required variable\n\u2502 The root module input variable "image" is not set'
+    return {"tool": "Bash", "args": {"command": f"cd {directory} && terraform plan"}, "output": err, "exit_code": 1}
+
+
+def test_a_command_failing_the_same_way_after_each_of_four_different_edits_is_the_same_failure():
+    """No check (a plan, a deploy, a script) either: the same error line after each of several different edits, the
+    command varied or not, says the edits do not reach the cause; one repeat more than a check needs."""
+    tried = [_plan("infra"), write("infra/vars.tf", 0), _plan("infra"), write("infra/terraform.tfvars", 1)]
+    tried += [_plan("./infra"), write("infra/auto.tfvars", 2)]
+    three, _ = play([*tried, _plan("infra")][:5])
+    assert three.fired_at is None  # three runs: ordinary debugging of a reproduction
+    turns = [*tried, _plan("infra")]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 6 and verdict.signals[0].kind == "same_failure", verdict.signals
+    assert "4 times (" in verdict.diagnosis and "No value for required variable" in verdict.diagnosis
+    assert "3 edit(s) to infra/vars.tf, infra/terraform.tfvars, infra/auto.tfvars" in verdict.diagnosis
+    assert "same failure" in check_claims(verdict, turns)
+    passed = {**_plan("infra"), "output": "No changes.", "exit_code": 0}
+    assert play([*tried[:4], passed, *tried[4:], _plan("infra")])[0].fired_at is None  # it succeeded between

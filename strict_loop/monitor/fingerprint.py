@@ -213,10 +213,14 @@ _DOUBLED = re.compile(
 )
 
 
+_BOX = "".join(map(chr, range(0x2500, 0x2580))) + " "
+"""Box-drawing characters a tool frames its messages with (terraform's ``│ Error: ...``): no words."""
+
+
 def readable(line: str, cap: int = 160) -> str:
     """An error line as a person reads it: timestamps out, pytest's DID NOT RAISE said plainly, a doubled
     type prefix once (``IndexError: IndexError: x`` -> ``IndexError: x``); never a normalization placeholder."""
-    text = " ".join(_READABLE_NOISE.sub("", line).split()).strip(" -:")
+    text = " ".join(_READABLE_NOISE.sub("", line).split()).lstrip(_BOX).strip(" -:")
     text = text[1:] if text.startswith("[") and "]" not in text else text  # a bracket only when it is half a pair
     text = (text[:-1] if text.endswith("]") and "[" not in text else text).strip(" -:")
     raised = _NOT_RAISED.search(text)

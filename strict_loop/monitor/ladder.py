@@ -200,7 +200,7 @@ def _varied(state: MonitorState, main: Signal) -> str:
         paths = list(dict.fromkeys(p for f in edits for p in f.paths)) or ["files"]
         return (
             f"the agent made {len(edits)} edit(s) ({', '.join(paths[:4])}) and the failure stayed the same: "
-            f"{involved[-1].ftext}"
+            f"{involved[-1].ftext or involved[-1].etext}"
         )
     if main.kind in ("person_reports", "restart_loop"):
         return _tried(state, involved, main.kind)

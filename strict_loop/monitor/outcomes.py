@@ -54,16 +54,20 @@ _CONTENT_KEYS = (
     "code_edit",
     "instructions",
 )
-_MISSING = [
-    (re.compile(r"No module named ['\"]?([\w.\-]+)"), "module"),
-    (re.compile(r"Cannot find module ['\"]([^'\"]+)['\"]"), "module"),
-    (re.compile(r"(?:^|[\s:])([\w.+\-/]+): (?:command )?not found\b"), "program"),
-    (re.compile(r"\bcommand not found:? ([\w.+\-]+)"), "program"),
-    (re.compile(r"'([\w.+\-]+)' is not recognized as an internal or external command"), "program"),
-    (re.compile(r"\bENOENT\b.{0,60}?['\"]([^'\"]+)['\"]"), "file"),
-    (re.compile(r"(?:can't open file|[Nn]o such file or directory:?) ['\"]?([\w.+\-/]+)"), "file"),  # zsh's cd: lower
-    (re.compile(r"\bno matches found: ([\w.+\-/*?]+)"), "file"),  # zsh: a glob that matched nothing
-    (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): [Nn]o such file or directory"), "file"),  # Go: open x: no such
+_MISSING = [  # (pattern, what is missing, a text the pattern cannot match without: gates read in C)
+    (re.compile(r"No module named ['\"]?([\w.\-]+)"), "module", ("No module named",)),
+    (re.compile(r"Cannot find module ['\"]([^'\"]+)['\"]"), "module", ("Cannot find module",)),
+    (re.compile(r"(?:^|[\s:])([\w.+\-/]+): (?:command )?not found\b"), "program", ("not found",)),
+    (re.compile(r"\bcommand not found:? ([\w.+\-]+)"), "program", ("command not found",)),
+    (re.compile(r"'([\w.+\-]+)' is not recognized as an internal or external command"), "program", ("not recognized",)),
+    (re.compile(r"\bENOENT\b.{0,60}?['\"]([^'\"]+)['\"]"), "file", ("ENOENT",)),
+    (
+        re.compile(r"(?:can't open file|[Nn]o such file or directory:?) ['\"]?([\w.+\-/]+)"),
+        "file",
+        ("can't open file", "o such file or directory"),
+    ),  # zsh's cd
+    (re.compile(r"\bno matches found: ([\w.+\-/*?]+)"), "file", ("no matches found",)),  # zsh: a glob matched nothing
+    (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): [Nn]o such file or directory"), "file", ("o such file",)),  # Go
 ]
 
 
@@ -305,8 +309,8 @@ def running(output: str) -> bool:
 
 def missing(text: str) -> Optional[str]:
     """What was missing, named: 'module mypy', 'program javac', 'file setup.py' (None if nothing reads like that)."""
-    for pattern, what in _MISSING:
-        m = pattern.search(text)
+    for pattern, what, gates in _MISSING:
+        m = pattern.search(text) if any(g in text for g in gates) else None
         if m:
             return f"{what} {m.group(1).strip(chr(39) + chr(34))}"
     return None

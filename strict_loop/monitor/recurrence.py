@@ -150,6 +150,33 @@ def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[Tu
     return turns, None
 
 
+def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
+    """Whether a passing check says nothing of the failing one: a local build passing while a CI run fails."""
+    return (cur.ftext or "").startswith("CI step") and passed.step != cur.step and passed.actor == "agent"
+
+
+def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:
+    """The failures like the newest one since the last progress, oldest first (the newest included): a check's by
+    its failure signature; a command's that is no check (``step_run``) by its step and error line, until it succeeds."""
+    cur = w[-1]
+    same: list[TurnFacts] = []
+    for f in reversed(w[-window:]):
+        if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and not _elsewhere(cur, f)):
+            break
+        if step_run and f.step == cur.step and f.kind == "run" and not f.failed:
+            break  # the command succeeded since
+        if f.refused:
+            continue
+        if (
+            (f.step == cur.step and f.failed and f.err == cur.err)
+            if step_run
+            else (f.verdict == "fail" and f.fsig == cur.fsig)
+        ):
+            same.append(f)
+    same.reverse()
+    return same
+
+
 def failing_runs(
     w: list[TurnFacts], same_error: Callable[[TurnFacts], bool], repeats: int, window: int
 ) -> Optional[tuple[list[int], str]]:

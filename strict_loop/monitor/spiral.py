@@ -39,11 +39,6 @@ def _since_written(w: list[TurnFacts]) -> list[TurnFacts]:
     return w
 
 
-def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
-    """Whether a passing check says nothing of the failing one: a local build passing while a CI run fails."""
-    return (cur.ftext or "").startswith("CI step") and passed.step != cur.step and passed.actor == "agent"
-
-
 def _reset(last: Optional[TurnFacts]) -> str:
     return f" since turn {last.i} brought {last.prog}" if last is not None else ""
 
@@ -257,21 +252,18 @@ class SpiralDetector:
     def same_failure(self, w: list[TurnFacts]) -> Optional[Signal]:
         """A check failing the same way after each of several different edits: the edits are attempts that achieve
         nothing. Counted back to the last passing check (or falling failure count, rising score); a different failure in
-        between does not reset it, since the old one came back."""
+        between does not reset it, since the old one came back. A command that is no check (a deploy, ``terraform
+        plan``, a script) counts by its step and error line until it succeeds, with one repeat more: a reproduction
+        failing the same way while the agent works on it is ordinary debugging."""
         cur = w[-1]
-        if cur.verdict != "fail" or cur.fsig is None or cur.refused:
+        step_run = cur.verdict is None and cur.kind == "run" and cur.failed and cur.err is not None
+        if cur.refused or ((cur.verdict != "fail" or cur.fsig is None) and not step_run):
             return None
-        same: list[TurnFacts] = []
         remote = (cur.ftext or "").startswith("CI step")  # a CI run's cycle (push, wait, read) is long
-        for f in reversed(w[-(self.t.remote_window if remote else self.t.failure_window) :]):
-            if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and not _elsewhere(cur, f)):
-                break
-            if f.verdict == "fail" and f.fsig == cur.fsig and not f.refused:
-                same.append(f)
-        same.reverse()
+        same = recurrence.same_failures(w, step_run, self.t.remote_window if remote else self.t.failure_window)
         edits = [f for f in w if same[0].i < f.i <= cur.i and f.edited and f.actor == "agent"]
         tried = [a for a, b in zip(same, same[1:], strict=False) if any(a.i < e.i <= b.i for e in edits)]
-        if len(tried) + 1 < self.t.failure_repeats:
+        if len(tried) + 1 < self.t.failure_repeats + step_run:
             return None  # the same failure read twice with no edit between (a CI run's two views) is one check
         if len({f.asig for f in edits}) < self.t.failure_edits:
             return None
@@ -288,8 +280,8 @@ class SpiralDetector:
             kind="same_failure",
             turns=[f.i for f in same],
             failure_class=cur.fclass,
-            evidence=f"{who} {len(same)} times ({cur.ftext}) while {len(edits)} edit(s){where} between them did not "
-            "change it",
+            evidence=f"{who} {len(same)} times ({cur.ftext or cur.etext}) while {len(edits)} edit(s){where} between "
+            "them did not change it",
         )
 
     def person_reports(self, w: list[TurnFacts]) -> Optional[Signal]:

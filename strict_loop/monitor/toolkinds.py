@@ -71,9 +71,10 @@ READ_COMMANDS = {
     "file",
     "echo",
     "pwd",
+    "type",
 }
-SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd"}
-PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path")
+SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd", "dir", "findstr", "where"}
+PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path", "absolutePath")
 _CHAIN = re.compile(r"&&|\|\||;")
 MAX_WORDS_TEXT = 2000
 """Characters of a command's first line read for its words (callers use the first three): ``shlex`` takes about a
@@ -89,9 +90,20 @@ def _words(command: str) -> list[str]:
     return [w for w in words if not ("=" in w and not w.startswith("-"))] if words else []  # VAR=value prefixes out
 
 
+SETUP_WORDS = frozenset({"cd", "pushd", "export", "source", ".", "set", "setlocal", "chcp", "nvm", "conda"})
+"""What a command chain starts with to set up where and how the next command runs: the command is the next one."""
+
+
 def command_word(command: str) -> str:
-    words = _words(command)
-    return words[0].rsplit("/", 1)[-1] if words else ""
+    """The program a command runs: after any ``cd dir &&`` or ``export X=1;`` that only sets up where it runs."""
+    first = command.strip().splitlines()[0] if command.strip() else ""
+    word = ""
+    for part in _CHAIN.split(first)[:4]:
+        words = _words(part)
+        word = words[0].rsplit("/", 1)[-1] if words else ""
+        if word not in SETUP_WORDS:
+            return word
+    return word
 
 
 SUBCOMMANDS = frozenset(
