@@ -10,7 +10,8 @@ Three paths are timed for each turn: ``ladder.observe`` alone (default ``Monitor
 a window of ordinary corpus turns); the whole ``Workspace.append_event(kind="tool_call")``; and ``record_turn``
 given the raw (unclipped) turn, as a harness hook gives it (masking runs before clipping there). Each hostile
 content is tried as a failing and as a passing agent turn and as a person's message; argument cases only as
-agent turns. Ratios are to the median of the ordinary corpus turns of the same run (the machine is shared); the
+agent turns. Ratios are to an ordinary corpus turn of about median cost timed just before each timing, at the same
+point of the same session (the machine's load drifts over the minutes of a run, and the session's state grows); the
 corpora keep at most 2,000 characters of an output, so a reference row (corpus outputs joined to 1 MB, clipped like
 any turn) shows what size alone costs, and 'vs ref' what the content costs beyond it.
 
@@ -167,6 +168,9 @@ class Paths:
         self.ws.init_state(task_id="adv", goal="adversarial", global_stop_condition="never")
         self.store = self.ws.task_store("adv")
         self.warm = warm
+        self.typical: list[dict[str, Any]] = warm[-1:]
+        """Ordinary turns near the median cost, one timed beside each hostile timing in turn (set once the ordinary
+        turns are timed; taken in turn, so that no repeat fires)."""
         self.k = 0
 
     def _ordinary_turn(self) -> None:
@@ -185,10 +189,21 @@ class Paths:
         return evaluate, append, hook
 
 
-def _medians(paths: Paths, data: dict[str, Any], repeat: int) -> tuple[list[float], float]:
-    """The median of each path over ``repeat`` timings, and the slowest single timing."""
-    samples = [paths.measure(data) for _ in range(repeat)]
-    return [statistics.median(s[k] for s in samples) for k in range(3)], max(max(s) for s in samples)
+def _medians(paths: Paths, data: dict[str, Any], repeat: int) -> tuple[list[float], float, list[float]]:
+    """The median of each path over ``repeat`` timings, the slowest single timing, and the median of each path's
+    ratio to an ordinary turn timed just before it (the shared machine's load drifts over a run of minutes)."""
+    samples, ratios = [], []
+    for _ in range(repeat):
+        paths.k += 1
+        ordinary = paths.measure(paths.typical[paths.k % len(paths.typical)])
+        got = paths.measure(data)
+        samples.append(got)
+        ratios.append([g / max(o, 1e-6) for g, o in zip(got, ordinary, strict=True)])
+    return (
+        [statistics.median(s[k] for s in samples) for k in range(3)],
+        max(max(s) for s in samples),
+        [statistics.median(r[k] for r in ratios) for k in range(3)],
+    )
 
 
 def run(corpus: Path, repeat: int, only: str, skip: str) -> int:
@@ -200,6 +215,8 @@ def run(corpus: Path, repeat: int, only: str, skip: str) -> int:
         paths = Paths(Path(tmp), ordinary[:40])
         base = [paths.measure(d) for d in ordinary[40:]]
         medians = [statistics.median(b[k] for b in base) for k in range(3)]
+        near = sorted(range(len(base)), key=lambda j: sum(abs(base[j][k] / medians[k] - 1) for k in range(3)))
+        paths.typical = [ordinary[40 + j] for j in near[:20]]
         spread = [sorted(b[k] for b in base) for k in range(3)]
         tails = [
             f"{s[int(0.99 * (len(s) - 1))] / m:.1f}x / {s[-1] / m:.1f}x" for s, m in zip(spread, medians, strict=True)
@@ -208,19 +225,19 @@ def run(corpus: Path, repeat: int, only: str, skip: str) -> int:
             f"ordinary corpus turn (median of {len(base)}; corpus outputs are at most 2,000 characters): observe "
             f"{medians[0]:.2f} ms, append_event {medians[1]:.2f} ms, record_turn unclipped {medians[2]:.2f} ms\n"
             f"the ordinary turns' own p99 / max: observe {tails[0]}, append {tails[1]}, hook {tails[2]}\n"
-            "ratios are to the medians; 'vs ref' is observe against the reference row of the same kind (ordinary "
-            "text at the clip size, 16,000 characters): what the content costs beyond its size\n"
+            "ratios are to an ordinary turn of about median cost timed just before each (the median ratio); 'vs ref' "
+            "is observe against the reference row of the same kind (ordinary text at the clip size, 16,000 "
+            "characters): what the content costs beyond its size\n"
         )
         header = f"{'turn':58}{'observe':>10}{'append':>10}{'hook':>10}{'vs ref':>8}{'worst ms':>10}"
         print(header + "\n" + "-" * len(header))
         ref = {}
         for label, data in reference:
-            ref[label.split(" | ")[1]], _ = _medians(paths, data, repeat)
+            ref[label.split(" | ")[1]], _, _ = _medians(paths, data, repeat)
         flagged = 0
         whole = 0  # above the bound on a path a turn takes whole (append_event, the hook), not observe alone
         for label, data in reference + hostile:
-            got, worst = _medians(paths, data, repeat)
-            ratios = [got[k] / medians[k] for k in range(3)]
+            got, worst, ratios = _medians(paths, data, repeat)
             over = [r > BOUND for r in ratios]
             hostile_row = "(reference)" not in label
             flagged += any(over) and hostile_row

@@ -66,7 +66,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "same_failure",
         "a check (test, build, lint or type-check run, an editor's diagnostics, a person's report) "
         "failing with the same failure signature 3 times with an edit before each repeat (2 or more different edits), "
-        "and no passing check of it",
+        "and no passing check of it; any other command (a plan, a deploy, a script) failing with the same error line "
+        "4 times so, and not succeeding between",
         "failures that fall or change (TDD); a check that passes; a rising score",
         "Your edits have not changed this failure: stop editing and find out why it fails (read the whole error and "
         "the code it names; check that what you edit is what runs), then make one change aimed at that cause.",

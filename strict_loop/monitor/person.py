@@ -42,6 +42,9 @@ PERSIST = re.compile(
     r"broken|errors?|crash\w*|nothing)\b|\bsame (?:error|errors|issue|problem|result|output|behaviou?r|bug|"
     r"message|exception|failure)\b|\b(?:not|n'?t|never|nothing) (?:been )?(?:fixed|resolved|solved|changed)\b|"
     r"\bno (?:change|difference)\b|\bsame as before\b|\bstill\W*$|^\W*(?:still|again)\b|"
+    r"\b(?:errors?|issues?|problems?|bugs?|failures?)\s+(?:still\s+)?(?:persists?|remains?)\b|"
+    r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
+    r"\bkeeps? (?:failing|happening|crashing|breaking|coming back|showing up)\b|"
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
     re.I,
 )
