@@ -387,3 +387,15 @@ def test_codexs_own_exit_code_line_settles_whether_a_call_failed(output, failed)
 def test_a_command_is_read_by_the_program_it_runs_after_setting_up_where(command, kind):
     """``cd dir && ls`` looks, it runs nothing: a look that succeeds is no sign that a failing command moved on."""
     assert toolkinds.classify_tool("Bash", {"command": command}) == kind
+
+
+def test_a_long_message_cut_where_it_is_read_is_not_taken_to_end_there():
+    """A message is read by its first 300 characters: one cut right after "still" must not say "it still fails"."""
+    lead = (
+        "we see only the online nodes in batch mode, which looks odd to me. Should this be one view? Are you counting "
+        "the project and system nodes too? It does not make much sense to me. Batch nodes are gone from the graph and "
+        "the legend shows them anyway, in each of them."
+    )
+    text = f"{lead} The TestOnlinePattern node is still the only blue one, which is what we wanted"
+    assert person.text_of(text)[:300].endswith("node is still")
+    assert person.read(text).verdict is None

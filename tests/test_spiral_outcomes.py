@@ -460,3 +460,20 @@ def test_a_command_failing_the_same_way_after_each_of_four_different_edits_is_th
     assert "same failure" in check_claims(verdict, turns)
     passed = {**_plan("infra"), "output": "No changes.", "exit_code": 0}
     assert play([*tried[:4], passed, *tried[4:], _plan("infra")])[0].fired_at is None  # it succeeded between
+
+
+def _status_fixes(k: int) -> list[dict]:
+    return [write(f"src/status/line{k}.js", k), {**npm_test("ok", 0), "args": {"command": "node src/status/line.js"}}]
+
+
+def test_a_hint_where_to_look_between_two_reports_does_not_start_a_new_task():
+    """ "Use the code search - the statusLine is built in scripts/" between two "I still see TRJ on the statusLine" is
+    direction on the same problem; a request about something else ends the run."""
+    hint = "use the code search to find it. The statusLine is built from the scripts folder of the main repo"
+    reports = ["I still see TRJ on the statusLine", "you still haven't managed to fix the statusLine: TRJ is there"]
+    turns = [person(reports[0]), *_status_fixes(0), person(hint), *_status_fixes(1), person(reports[1])]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == len(turns) - 1 and verdict.signals[0].kind == "person_reports", verdict.signals
+    assert "I still see TRJ on the statusLine" in verdict.diagnosis and "haven't managed" in verdict.diagnosis
+    other = "now add a dark theme to the settings page"
+    assert play([*turns[:3], person(other), *turns[4:]])[0].fired_at is None

@@ -98,6 +98,7 @@ class TurnFacts(BaseModel):
     quote: Optional[str] = Field(None, description="the person's words, as a diagnosis quotes them")
     said: Optional[str] = Field(None, description="digest of the person's words (a harness may repeat them)")
     refused: bool = Field(False, description="the person refused this very call")
+    topic: list[str] = Field(default_factory=list, description="digests of the longer words a person's message names")
     writes: list[str] = Field(
         default_factory=list, description="files a shell command wrote (sed -i, a redirection, git checkout --)"
     )

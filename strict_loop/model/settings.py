@@ -170,6 +170,12 @@ class SpiralThresholds(Strict):
         le=20,
         description="The person saying it still fails after attempts, this many times (going in circles counts 2)",
     )
+    person_window: int = Field(
+        42,
+        ge=4,
+        le=60,
+        description="... within this many turns (a person reports at their pace: a fix, a restart, a look at it)",
+    )
     restart_repeats: int = Field(
         3, ge=2, le=20, description="Restarts with the same outcome after each, or hangs of one step, in a row"
     )

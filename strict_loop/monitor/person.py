@@ -134,7 +134,7 @@ def read(raw: str) -> Word:
     if not text:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
-    head = text[:300]
+    head = _head(text)
     persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
     asking = bool(INSTRUCTION.match(head)) or (head.rstrip().endswith("?") and not (WHY.match(head) and persists))
     if CIRCLES.search(head):
@@ -151,6 +151,20 @@ def read(raw: str) -> Word:
     if len(text.split()) <= 4 and PLACEHOLDER.search(raw[:MAX_PERSON_TEXT]):
         return Word(None, 0, None, "")  # "now this [Image #1]": what they see, which is unknown; no new request
     return Word(None, 0, None, text)
+
+
+HEAD_CHARS = 300
+"""How much of a message is read for what it says (people put their words first; a paste follows)."""
+
+
+def _head(text: str) -> str:
+    """The start of a message, cut at a sentence's end: a sentence cut off reads as ending where it was cut ("the
+    node is still" of "the node is still blue" would say it still fails)."""
+    if len(text) <= HEAD_CHARS:
+        return text
+    cut = text[:HEAD_CHARS]
+    end = max(cut.rfind(mark) for mark in (". ", "! ", "? ", ": ", "; "))
+    return cut[: end + 1] if end >= HEAD_CHARS // 3 else cut.rsplit(" ", 1)[0]
 
 
 _CLAUSE = re.compile(r"(?<=[.!;])\s+|\s+[-\u2013\u2014]+\s+")
@@ -193,8 +207,9 @@ def quote(text: str, cap: int = 100) -> str:
 
 
 RESETS = ("a new request",)
-"""What ends a run of the person's reports besides their approval: their new request. An agent's check that passes
-does not (the build passing says nothing of what the person sees)."""
+"""What ends a run of the person's reports besides their approval: their new request, unless it names what they
+report ("use serena - the statusLine is built in X" between two "still see TRJ on the statusLine"): a hint where to
+look is no new task. An agent's check that passes does not (the build passing says nothing of what the person sees)."""
 
 
 def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[list[int], str]]:
@@ -205,7 +220,9 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
         return None
     counted: list[TurnFacts] = []
     for f in reversed(w[-window:]):
-        if (f.verdict == "pass" and f.actor == "person") or f.prog in RESETS:
+        if f.verdict == "pass" and f.actor == "person":
+            break
+        if f.prog in RESETS and not (set(f.topic) & set(cur.topic)):
             break
         if f.reports:
             counted.append(f)
@@ -268,7 +285,30 @@ def voice(
     if reports and word is not None and word.failure and _pasted_again(lines, window):
         reports = 2  # much the same paste again: the attempts between changed nothing the person sees
     asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
-    return {"asks": asks, "reports": reports, "quote": quoted, "said": said, "refused": bool(word and word.refused)}
+    return {
+        "asks": asks,
+        "reports": reports,
+        "quote": quoted,
+        "said": said,
+        "refused": bool(word and word.refused),
+        "topic": topic(word.text) if word is not None else [],
+    }
+
+
+_SUBJECT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{5,}")
+_COMMON = frozenset(
+    ("please", "should", "really", "thanks", "something", "anything", "everything", "nothing", "working", "before")
+    + ("always", "whether", "another", "because", "actually", "already", "proceed", "continue", "implement")
+    + ("analyze", "ultrathink", "problem", "errors", "broken", "change", "changes", "changed", "properly", "correct")
+    + ("correctly", "instead", "within", "without", "folder", "update", "updated", "shouldn", "couldn", "wouldn")
+)
+"""Words of six letters or more that say nothing of what a message is about."""
+
+
+def topic(text: str) -> list[str]:
+    """Digests of the longer words a message names (``statusLine``, ``dashboard``): what it is about."""
+    words = {w.lower().strip(".-") for w in _SUBJECT.findall(text[:HEAD_CHARS])}
+    return sorted(fp.digest(w)[:8] for w in words - _COMMON if len(w) >= 6)
 
 
 def _reports(

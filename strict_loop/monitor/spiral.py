@@ -65,6 +65,7 @@ class SpiralDetector:
             t.score_drops + 1,
             t.failure_window,
             t.remote_window,
+            t.person_window,
         )
 
     def evaluate(self, window: list[TurnFacts], muted: frozenset[str] = frozenset()) -> list[Signal]:
@@ -286,7 +287,7 @@ class SpiralDetector:
 
     def person_reports(self, w: list[TurnFacts]) -> Optional[Signal]:
         """The person says it still fails after the agent's attempts (``person.reports``)."""
-        said = person.reports(w, self.t.person_repeats, self.t.failure_window)
+        said = person.reports(w, self.t.person_repeats, self.t.person_window)
         return Signal(kind="person_reports", turns=said[0], evidence=said[1]) if said else None
 
     def restart_loop(self, w: list[TurnFacts]) -> Optional[Signal]:
