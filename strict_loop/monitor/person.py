@@ -37,10 +37,14 @@ PERSIST = re.compile(
     r"\bstill\b(?:[\s,]+\w+){0,3}?[\s,]+(?:fail\w*|broken|errors?|not|\w+n'?t|no|the same|same|shows?|showing|see|"
     r"seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|truncated|cut off|"
     r"blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|an? (?:issue|problem|bug)|"
-    r"cannot|only|zero|0)\b|"
-    r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck) again\b|\bagain (?:the same|fail\w*|"
+    r"cannot|only|zero|0|doing|does nothing|nothing|exists?|occur\w*|throw\w*)\b|"
+    r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck) again\b|"
+    r"\b(?:broke|breaks|breaking|fails|failing|crashes|crashing)(?: \w+)? again\b|"
+    r"\b(?:errors?|issues?|problems?|bugs?|crash(?:es)?|failures?|exceptions?)\s+(?:is|are|was|were|came|comes|has "
+    r"come|have come) back\b|\breappear\w*|\bagain (?:the same|fail\w*|"
     r"broken|errors?|crash\w*|nothing)\b|\bsame (?:error|errors|issue|problem|result|output|behaviou?r|bug|"
-    r"message|exception|failure)\b|\b(?:not|n'?t|never|nothing) (?:been )?(?:fixed|resolved|solved|changed)\b|"
+    r"message|exception|failure)\b|\bsame thing (?:happens|happened|happening|again|as before)\b|"
+    r"\b(?:not|n'?t|never|nothing) (?:been )?(?:fixed|resolved|solved|changed)\b|"
     r"\bno (?:change|difference)\b|\bsame as before\b|\bstill\W*$|^\W*(?:still|again)\b|"
     r"\b(?:errors?|issues?|problems?|bugs?|failures?)\s+(?:still\s+)?(?:persists?|remains?)\b|"
     r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
@@ -52,7 +56,8 @@ PERSIST = re.compile(
 CIRCLES = re.compile(
     r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|(?:doing|done|tried) this "
     r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking)|stop (?:guessing|"
-    r"speculating)|same mistake)\b",
+    r"speculating)|same mistake|back to square one|(?:been|are|were) here before|how many times|(?:third|fourth|fifth|"
+    r"\d+(?:rd|th)) time (?:i|we|that|now))\b",
     re.I,
 )
 """The person saying the agent spirals: as telling as two repeats."""
@@ -64,8 +69,8 @@ BROKEN = re.compile(
 )
 INSTRUCTION = re.compile(
     r"^\W*(?:please\s+)?(?:make sure|ensure|check (?:that|if|whether)|verify|confirm|remember|don'?t|do not|never|"
-    r"always|avoid|keep|add|implement|create|write|update|build|run|set up|now|next|then|also|let'?s|can you|could "
-    r"you|would you|i want|we need|i need)\b",
+    r"always|avoid|keep|add|implement|create|write|update|build|run|set up|next|then|also|let'?s|can you|could "
+    r"you|would you|i want|we need|i need|now(?!\s+(?:it|it's|its|this|that|we|i|i'm|there|there's|nothing)\b))\b",
     re.I,
 )
 """A message that starts by asking for something: a failure it names is what to avoid, not what happened. A
@@ -75,9 +80,10 @@ WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)
 NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?|failures?|warnings?|issues?)\b", re.I)
 APPROVAL = re.compile(
     r"\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|perfect|looks good|lgtm|all good|"
-    r"great,? thanks?|thank you|nice,? (?:it )?works)\b",
+    r"great,? thanks?|thank you|nice,? (?:it )?works)\b(?![,;]?\s+but\b)",
     re.I,
 )
+"""The person's approval; "works, but ..." is not one."""
 OBSERVED = re.compile(r"\bstill\b(?:\s+\w+){0,2}?\s+(?:get|gets|getting|see|sees|seeing|have|has|having)\b", re.I)
 """"still getting/seeing/have ...": what the person observes is what persists (a paste that follows is the thing said
 to persist), unlike "still does not work", a verdict on something said before, with any paste as its evidence."""
@@ -136,7 +142,8 @@ def read(raw: str) -> Word:
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = _head(text)
     persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
-    asking = bool(INSTRUCTION.match(head)) or (head.rstrip().endswith("?") and not (WHY.match(head) and persists))
+    question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
+    asking = bool(INSTRUCTION.match(head)) or (question and not (WHY.match(head) and persists))
     if CIRCLES.search(head):
         return Word("fail", 2, pasted, text)
     said_first = bool(PERSIST.search(head[:40]))  # "still the same... debug it properly": the news comes first
