@@ -477,3 +477,28 @@ def test_a_hint_where_to_look_between_two_reports_does_not_start_a_new_task():
     assert "I still see TRJ on the statusLine" in verdict.diagnosis and "haven't managed" in verdict.diagnosis
     other = "now add a dark theme to the settings page"
     assert play([*turns[:3], person(other), *turns[4:]])[0].fired_at is None
+
+
+def _compose_paste(cause: str) -> dict:
+    log = [
+        "docker compose up --build",
+        " => [api 14/21] RUN npm run build",
+        f"postgres-1  | psql:/docker-entrypoint-initdb.d/1-schema.sql:17: ERROR:  {cause}",
+        "dependency failed to start: container shop-postgres-1 exited (3)",
+    ]
+    return person("\n".join(log))
+
+
+def test_a_pasted_failure_is_read_by_its_cause_not_by_the_wrapper_line_every_paste_shows():
+    """Compose ends every failed start with "dependency failed to start": the person pasting it after each fix
+    reports the same failure only when the cause under it is the same."""
+    changed = [_compose_paste('syntax error at or near "user"'), write("db/schema.sql", 0)]
+    changed += [_compose_paste('relation "users" does not exist'), write("db/schema.sql", 1)]
+    changed += [_compose_paste('column "nickname" of relation "users" does not exist')]
+    assert play(changed)[0].fired_at is None
+    assert [f.ftext for f in window_of(changed) if f.actor == "person"][-1].startswith("postgres-1 | psql")
+    same = [_compose_paste('syntax error at or near "user"'), write("db/schema.sql", 0)]
+    same += [_compose_paste('syntax error at or near "user"'), write("db/schema.sql", 1)]
+    same += [_compose_paste('syntax error at or near "user"')]
+    verdict, _ = play(same)
+    assert verdict.fired_at is not None and verdict.signals[0].kind in ("person_reports", "same_failure")

@@ -204,6 +204,19 @@ def _pasted_error(raw: str) -> Optional[str]:
     return None
 
 
+def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:
+    """A pasted failure read from the line that carries its cause: a line the person's previous paste showed too
+    (``dependency failed to start: container db is unhealthy``), while this paste shows an error line of its own, is
+    the wrapper around both (as an agent's failing step is read, ``novelty._error``)."""
+    if not word.failure or word.refused:
+        return word
+    before = next((e for e in reversed(window) if e.actor == "person" and e.verdict == "fail" and e.lines), None)
+    if before is None or fp.digest(fp.strict(word.failure)) not in before.lines:
+        return word
+    own = fp.error_line(raw[:MAX_PERSON_TEXT], frozenset(before.lines))
+    return word._replace(failure=own[:300]) if own else word
+
+
 def quote(text: str, cap: int = 100) -> str:
     """A person's words as the diagnosis quotes them: the start of the message, cut at a word."""
     if len(text) <= cap:
@@ -258,7 +271,7 @@ def heard(actor: str, output: str, window: list[TurnFacts]) -> tuple[Optional[Wo
     said_raw = spoken(actor, output)
     if said_raw is None:
         return None, None
-    word = read(said_raw)
+    word = recaused(read(said_raw), said_raw, window)
     said = fp.digest(fp.loose(word.text)) if word.text else None
     if said is not None and any(e.said == said and e.actor != actor for e in window[-3:]):
         return None, said
