@@ -12,7 +12,8 @@ Leave-one-source-out: the sources of every corpus in the run are pooled and grou
 ``_<letter>`` split marker dropped, so ``cline`` and ``cline_a`` are one family). For each family, monitor settings
 are chosen on all the others from the ``GRID`` below (the highest F1 whose false-alarm rate is at most ``MAX_FA``;
 ties go to the point nearest the profile, then to the first in grid order; when no point qualifies, the lowest
-false-alarm rate), and the held-out family is scored with them. Grid points are scored by re-running the pure
+false-alarm rate), and the held-out family is scored with them. A threshold the requirements fix (``SPECIFIED``) is
+held at its value there; a sensitivity line tunes it too. Grid points are scored by re-running the pure
 ``ladder.observe`` over the very turns the monitor saw live (read back from the task's ledger); a line says on how
 many sessions that pure replay agrees with the live path for the profile's own settings.
 
@@ -58,6 +59,9 @@ GRID: dict[str, tuple[Any, ...]] = {
     "restart_repeats": (2, 3, 4),
 }
 """Thresholds (``SpiralThresholds`` fields) tried by leave-one-source-out; a name the model lacks is skipped."""
+SPECIFIED = {"person_repeats": 2}
+"""Thresholds the requirements fix ("two such reports with attempts between them fire"): the table holds them at this
+value; a sensitivity line tunes them too."""
 MAX_FA = 0.04
 CORPUS_ROOT = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 DEFAULT_CORPORA = [CORPUS_ROOT / name for name in ("dev", "interactive", "interactive2")]
@@ -267,44 +271,68 @@ def report_paths(sessions: list[Session]) -> None:
         print(f"  differs: {x.source}/{x.traj_id}: live {x.fired}, pure {x.pure}")
 
 
-def choose(train: list[Session], points: list[dict[str, Any]], base: SpiralThresholds) -> int:
-    """The grid point (index) with the highest F1 on ``train`` among those whose false-alarm rate is at most
-    ``MAX_FA`` (ties: fewest thresholds changed from the profile, then grid order); else the lowest rate."""
+def choose(train: list[Session], points: list[dict[str, Any]], base: SpiralThresholds, allowed: list[int]) -> int:
+    """The grid point (index, among ``allowed``) with the highest F1 on ``train`` among those whose false-alarm rate is
+    at most ``MAX_FA`` (ties: fewest thresholds changed from the profile, then grid order); else the lowest rate."""
     scored = []
-    for k, point in enumerate(points):
+    for k in allowed:
         _, fa, f1, _ = metrics(tally(train, lambda x, k=k: x.grid[k]))
         fa = 0.0 if fa != fa else fa  # no progress run in training: nothing to alarm on
         scored.append(
-            (fa <= MAX_FA, (f1 if f1 == f1 else 0.0) if fa <= MAX_FA else -fa, -len(changed(point, base)), -k)
+            (fa <= MAX_FA, (f1 if f1 == f1 else 0.0) if fa <= MAX_FA else -fa, -len(changed(points[k], base)), -k)
         )
     return -max(scored)[3]
 
 
-def loso(sessions: list[Session], points: list[dict[str, Any]], base: SpiralThresholds) -> None:
-    print(
-        f"== leave-one-source-out over {len(points)} grid points ({', '.join(f'{k} {v}' for k, v in GRID.items())}): "
-        f"chosen on the other families by the highest F1 with false alarms <= {MAX_FA}\n"
-    )
-    head = f"{'family (held out)':38}{'spirals':>8}{'progress':>9}{'recall':>8}{'FA rate':>8}  chosen on the others"
-    print(head + "\n" + "-" * len(head))
-    held: list[Session] = []
-    pick: dict[str, int] = {}
-    for fam in sorted({family(x.source) for x in sessions}):
-        test = [x for x in sessions if family(x.source) == fam]
-        pick[fam] = choose([x for x in sessions if family(x.source) != fam], points, base)
-        recall, fa, _, _ = metrics(s := tally(test, lambda x, k=pick[fam]: x.grid[k]))
-        said = ", ".join(f"{k}={v}" for k, v in changed(points[pick[fam]], base).items()) or "the profile's own"
-        print(f"{fam:38}{s['spirals']:>8}{s['progress']:>9}{recall:>8.2f}{fa:>8.3f}  {said}")
-        held += test
-    recall, fa, f1, _ = metrics(tally(held, lambda x: x.grid[pick[family(x.source)]]))
-    print(f"{'ALL (each family held out)':38}{'':>17}{recall:>8.2f}{fa:>8.3f}  F1 {f1:.2f}")
+def held_out(
+    sessions: list[Session], points: list[dict[str, Any]], base: SpiralThresholds, allowed: list[int]
+) -> tuple[dict[str, int], list[str]]:
+    """Each family's grid point chosen on the others, and the families with 3 or more spirals below recall 0.5."""
+    pick = {
+        fam: choose([x for x in sessions if family(x.source) != fam], points, base, allowed)
+        for fam in sorted({family(x.source) for x in sessions})
+    }
     weak = [
         fam
         for fam in pick
-        if (s := tally((x for x in held if family(x.source) == fam), lambda x, k=pick[fam]: x.grid[k]))["spirals"] >= 3
+        if (s := tally((x for x in sessions if family(x.source) == fam), lambda x, k=pick[fam]: x.grid[k]))["spirals"]
+        >= 3
         and metrics(s)[0] < 0.5
     ]
-    print(f"\nfamilies with >= 3 spirals and held-out recall below 0.5: {', '.join(weak) or 'none'}\n")
+    return pick, weak
+
+
+def _recall(sessions: list[Session], fam: str, k: int) -> tuple[float, float, dict[str, int]]:
+    """The recall and false-alarm rate of family ``fam`` at grid point ``k``, and its tally."""
+    s = tally([x for x in sessions if family(x.source) == fam], lambda x: x.grid[k])
+    recall, fa, _, _ = metrics(s)
+    return recall, fa, s
+
+
+def loso(sessions: list[Session], points: list[dict[str, Any]], base: SpiralThresholds) -> None:
+    fixed = [k for k, p in enumerate(points) if all(p.get(n, v) == v for n, v in SPECIFIED.items())]
+    print(
+        f"== leave-one-source-out over {len(fixed)} grid points ({', '.join(f'{k} {v}' for k, v in GRID.items())}; "
+        f"held at {', '.join(f'{k}={v}' for k, v in SPECIFIED.items())}): chosen on the other families by the highest "
+        f"F1 with false alarms <= {MAX_FA}\n"
+    )
+    head = f"{'family (held out)':38}{'spirals':>8}{'progress':>9}{'recall':>8}{'FA rate':>8}  chosen on the others"
+    print(head + "\n" + "-" * len(head))
+    pick, weak = held_out(sessions, points, base, fixed)
+    for fam, k in pick.items():
+        recall, fa, s = _recall(sessions, fam, k)
+        said = ", ".join(f"{n}={v}" for n, v in changed(points[k], base).items()) or "the profile's own"
+        print(f"{fam:38}{s['spirals']:>8}{s['progress']:>9}{recall:>8.2f}{fa:>8.3f}  {said}")
+    recall, fa, f1, _ = metrics(tally(sessions, lambda x: x.grid[pick[family(x.source)]]))
+    print(f"{'ALL (each family held out)':38}{'':>17}{recall:>8.2f}{fa:>8.3f}  F1 {f1:.2f}")
+    print(f"\nfamilies with >= 3 spirals and held-out recall below 0.5: {', '.join(weak) or 'none'}")
+    every, weak = held_out(sessions, points, base, list(range(len(points))))
+    recall, fa, f1, _ = metrics(tally(sessions, lambda x: x.grid[every[family(x.source)]]))
+    tuned = ", ".join(f"{fam} ({_recall(sessions, fam, every[fam])[0]:.2f})" for fam in weak)
+    print(
+        f"sensitivity, {', '.join(SPECIFIED)} tuned too ({len(points)} points): recall {recall:.2f}, false alarms "
+        f"{fa:.3f}, F1 {f1:.2f}; families below 0.5: {tuned or 'none'}\n"
+    )
 
 
 def cost(corpora: list[Path], total: int) -> None:

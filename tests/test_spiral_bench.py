@@ -95,7 +95,22 @@ def test_the_choice_is_the_best_f1_within_the_false_alarm_cap():
     # point 0 catches everything but alarms on a progress run; points 1 and 2 tie, 1 is the profile's own
     train = [_session([6, 6, 6], spiral), _session([6, None, None], spiral)]
     train += [_session([3, None, None], progress)] + [_session([None] * 3, progress) for _ in range(9)]
-    assert spiral_bench.choose(train, points, SpiralThresholds()) == 1
+    assert spiral_bench.choose(train, points, SpiralThresholds(), [0, 1, 2]) == 1
+    assert spiral_bench.choose(train, points, SpiralThresholds(), [0, 2]) == 2  # only the points allowed
+
+
+def test_a_threshold_the_requirements_fix_is_held_in_the_table_and_tuned_only_for_the_sensitivity_line(capsys):
+    spiral = {"label": "spiral", "stretches": [[5, 5, 9]], "detectable_turn": 5}
+    progress = {"label": "progress"}
+    points = [{"person_repeats": 2}, {"person_repeats": 3}]
+    # family "a" is caught only at 2; on family "b" (the others) 3 is better: it drops a false alarm
+    sessions = [spiral_bench.Session("c", "a", "t", spiral, None, [], [6, None], None, "", 0) for _ in range(3)]
+    sessions += [spiral_bench.Session("c", "b", "t", spiral, None, [], [6, 6], None, "", 0) for _ in range(3)]
+    sessions += [spiral_bench.Session("c", "b", "t", progress, None, [], [2, None], None, "", 0)]
+    sessions += [spiral_bench.Session("c", "b", "t", progress, None, [], [None, None], None, "", 0) for _ in range(9)]
+    spiral_bench.loso(sessions, points, SpiralThresholds())
+    out = capsys.readouterr().out
+    assert "below 0.5: none" in out and "families below 0.5: a (0.00)" in out, out
 
 
 def test_a_claude_session_replays_through_the_hooks(tmp_path):
