@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spiral_claims import check_claims, play, window_of
 
+from strict_loop.model.turns import Turn
 from strict_loop.monitor import outcomes, person, shellwork, toolkinds
 
 
@@ -411,3 +412,26 @@ def test_a_long_message_cut_where_it_is_read_is_not_taken_to_end_there():
     text = f"{lead} The TestOnlinePattern node is still the only blue one, which is what we wanted"
     assert person.text_of(text)[:300].endswith("node is still")
     assert person.read(text).verdict is None
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "kind"),
+    [
+        ("list_directory", {"dir_path": "/repo/src"}, "search"),  # Gemini CLI 0.61
+        ("grep_search", {"pattern": "TODO", "dir_path": "/repo"}, "search"),
+        ("read_many_files", {"include": ["src/**/*.ts"]}, "read"),
+        ("replace", {"file_path": "/repo/a.ts", "old_string": "a", "new_string": "b"}, "write"),
+        ("run_shell_command", {"command": "npm test"}, "run"),
+        ("list", {"path": "/repo"}, "search"),  # OpenCode
+        ("read", {"filePath": "/repo/a.ts"}, "read"),
+        ("LS", {"path": "/repo"}, "search"),  # Claude Code
+        ("terminal", {"command": "pytest -q"}, "run"),  # Hermes
+    ],
+)
+def test_each_harness_tool_is_read_as_what_it_does(tool, args, kind):
+    assert toolkinds.classify_tool(tool, args) == kind
+
+
+def test_a_gemini_listing_names_the_folder_it_lists():
+    turn = Turn.model_validate({"tool": "list_directory", "args": {"dir_path": "/repo/src"}, "output": "a.ts"})
+    assert toolkinds.turn_paths(turn) == ["/repo/src"]

@@ -35,7 +35,18 @@ WRITE_TOOLS = {
     "insert_content",
     "create_file",
 }
-READ_TOOLS = {"open", "goto", "scroll_down", "scroll_up", "read", "view", "read_file", "cat", "view_file"}
+READ_TOOLS = {
+    "open",
+    "goto",
+    "scroll_down",
+    "scroll_up",
+    "read",
+    "view",
+    "read_file",
+    "cat",
+    "view_file",
+    "read_many_files",
+}
 SEARCH_TOOLS = {
     "find_file",
     "search_dir",
@@ -52,6 +63,9 @@ SEARCH_TOOLS = {
     "grep_search",
     "file_search",
     "list_code_definition_names",
+    "list_directory",  # Gemini CLI's ls; search_file_content was its grep before grep_search
+    "search_file_content",
+    "list",  # OpenCode's ls
 }
 PERSON_TOOLS = {"user_prompt"}
 EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
@@ -74,7 +88,17 @@ READ_COMMANDS = {
     "type",
 }
 SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd", "dir", "findstr", "where"}
-PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "notebook_path", "absolutePath")
+PATH_KEYS = (
+    "path",
+    "file_path",
+    "filename",
+    "file",
+    "target_file",
+    "notebook_path",
+    "absolutePath",
+    "absolute_path",
+    "dir_path",
+)
 _CHAIN = re.compile(r"&&|\|\||;")
 MAX_WORDS_TEXT = 2000
 """Characters of a command's first line read for its words (callers use the first three): ``shlex`` takes about a
