@@ -435,3 +435,30 @@ def test_each_harness_tool_is_read_as_what_it_does(tool, args, kind):
 def test_a_gemini_listing_names_the_folder_it_lists():
     turn = Turn.model_validate({"tool": "list_directory", "args": {"dir_path": "/repo/src"}, "output": "a.ts"})
     assert toolkinds.turn_paths(turn) == ["/repo/src"]
+
+
+OPENCODE_REFUSED = "The user rejected permission to use this specific tool call."
+
+
+def test_opencodes_refusals_are_the_persons_no_with_their_words():
+    """OpenCode 1.x's words for a call the person declined, with and without their feedback, and for a call a rule of
+    theirs forbids."""
+    assert person.read(OPENCODE_REFUSED) == person.Word("fail", 0, None, "", refused=True)
+    said = person.read(f"{OPENCODE_REFUSED[:-1]} with the following feedback: stop, that file is generated")
+    assert said.refused and said.text == "stop, that file is generated"
+    ruled = "The user has specified a rule which prevents you from using this specific tool call. Here are some rules"
+    assert person.read(ruled).refused
+    edit = {"tool": "edit", "args": {"filePath": "/r/gen.py", "oldString": "a", "newString": "b"}}
+    refused = {**edit, "output": OPENCODE_REFUSED, "error": True}
+    make = {"tool": "bash", "args": {"command": "make"}, "output": "ok", "exit_code": 0}
+    verdict, _ = play([refused, make, refused, make, refused])  # as Claude Code's refusals count
+    assert verdict.fired_at == 4 and verdict.signals[0].kind == "person_reports", verdict.signals
+
+
+def test_opencodes_edits_are_known_by_their_text_and_file():
+    """OpenCode names an edit's sides and file in camelCase: an edit is known (not 'unknown content'), its file is
+    named, and the edit that swaps the sides back undoes it."""
+    there = {"tool": "edit", "args": {"filePath": "/r/a.py", "oldString": "x = 1", "newString": "x = 2"}, "output": ""}
+    back = {**there, "args": {"filePath": "/r/a.py", "oldString": "x = 2", "newString": "x = 1"}}
+    first, second = window_of([there, back])
+    assert not first.unknown and first.paths == ["/r/a.py"] and second.edit == first.undo

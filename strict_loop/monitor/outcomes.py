@@ -53,6 +53,7 @@ _CONTENT_KEYS = (
     "text",
     "code_edit",
     "instructions",
+    "newString",  # OpenCode's edit
 )
 _MISSING = [  # (pattern, what is missing, a text the pattern cannot match without: gates read in C)
     (re.compile(r"No module named ['\"]?([\w.\-]+)"), "module", ("No module named",)),
@@ -330,7 +331,7 @@ def last_line(output: str) -> str:
 def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:
     """(removed text, added text) of a replacing edit, whitespace-normalised, when the arguments say it: old/new
     strings, a SEARCH/REPLACE block, or a diff's -/+ lines. A later pair that swaps them undoes the edit."""
-    for old_key, new_key in (("old_str", "new_str"), ("old_string", "new_string")):
+    for old_key, new_key in (("old_str", "new_str"), ("old_string", "new_string"), ("oldString", "newString")):
         if isinstance(args.get(old_key), str) and isinstance(args.get(new_key), str):
             return " ".join(args[old_key].split()), " ".join(args[new_key].split())
     for key in ("diff", "content", "patch"):

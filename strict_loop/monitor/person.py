@@ -28,11 +28,12 @@ REFUSAL = re.compile(
     r"The user denied this operation|The user doesn'?t want to (?:proceed with this tool use|take this action)|"
     r"tool use was rejected|(?:was|were) (?:rejected|declined|denied) by the user|rejected by (?:the )?user|"
     r"user (?:declined|rejected|denied|cancelled|canceled) (?:this|the|to)|Permission for this tool use was denied|"
-    r"User denied this command|Command denied by user|rejected by user",
+    r"User denied this command|Command denied by user|rejected by user|The user rejected permission to use this|"
+    r"The user has specified a rule which prevents you from using this",
     re.I,
 )
-"""A refusal the harness reports in a tool's result: the person said no to this very call (Claude Code, Cline,
-Codex, Gemini CLI word it differently)."""
+"""A refusal the harness reports in a tool's result: the person said no to this very call, at the prompt or by a rule
+of theirs (Claude Code, Cline, Codex, Gemini CLI, OpenCode word it differently)."""
 PERSIST = re.compile(
     r"\bstill\b(?:[\s,]+\w+){0,3}?[\s,]+(?:fail\w*|broken|errors?|not|\w+n'?t|no|the same|same|shows?|showing|see|"
     r"seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|truncated|cut off|"
@@ -93,7 +94,10 @@ SAYS_FAILS = "the person says it still fails"
 """The failure signature of a report in the person's own words: the failure they reported before, if any."""
 
 
-_SAID = re.compile(r"(?:the user said|the user provided the following feedback)\W*:?\s*(?P<text>.+)", re.S | re.I)
+_SAID = re.compile(
+    r"(?:the user said|the user provided the following feedback|with the following feedback)\W*:?\s*(?P<text>.+)",
+    re.S | re.I,
+)
 
 
 def _feedback(raw: str) -> str:

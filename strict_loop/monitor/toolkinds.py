@@ -97,6 +97,7 @@ PATH_KEYS = (
     "notebook_path",
     "absolutePath",
     "absolute_path",
+    "filePath",  # OpenCode's read, write and edit
     "dir_path",
 )
 _CHAIN = re.compile(r"&&|\|\||;")
