@@ -465,3 +465,21 @@ def test_opencodes_edits_are_known_by_their_text_and_file():
     back = {**there, "args": {"filePath": "/r/a.py", "oldString": "x = 2", "newString": "x = 1"}}
     first, second = window_of([there, back])
     assert not first.unknown and first.paths == ["/r/a.py"] and second.edit == first.undo
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "npm run dev\nCommand timed out after 2m 0.0s",  # Claude Code
+        "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without output. "
+        "Below is the output before it was cancelled:\nlistening on :3000",  # Gemini CLI 0.61
+        "Command was cancelled by user before it could complete. There was no output before it was cancelled.",
+        "listening on :3000\n\n<bash_metadata>\nshell tool terminated command after exceeding timeout 120000 ms. If "
+        "this command is expected to take longer and is not waiting for interactive input, retry with a larger "
+        "timeout value in milliseconds.\n</bash_metadata>",  # OpenCode 1.x
+        "listening on :3000\n\n<bash_metadata>\nUser aborted the command\n</bash_metadata>",
+    ],
+)
+def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
+    assert outcomes.hung(output)
+    assert not outcomes.hung("requests.exceptions.ReadTimeout: HTTPSConnectionPool: Read timed out.")
