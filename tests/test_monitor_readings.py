@@ -471,6 +471,7 @@ def test_opencodes_edits_are_known_by_their_text_and_file():
     "output",
     [
         "npm run dev\nCommand timed out after 2m 0.0s",  # Claude Code
+        "command timed out after 10000 milliseconds\nlistening on :3000",  # Codex 0.171
         "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without output. "
         "Below is the output before it was cancelled:\nlistening on :3000",  # Gemini CLI 0.61
         "Command was cancelled by user before it could complete. There was no output before it was cancelled.",

@@ -225,13 +225,13 @@ def clipped(output: str) -> bool:
 
 
 HANG = re.compile(
-    r"^(?:Command timed out after|\[Request interrupted by user|Terminated$|Killed$|timeout: sending signal|"
+    r"^(?:[Cc]ommand timed out after|\[Request interrupted by user|Terminated$|Killed$|timeout: sending signal|"
     r"Command was (?:automatically cancelled because it exceeded the timeout|cancelled by user before it could "
     r"complete)|(?:shell|bash) tool terminated command after exceeding timeout|User aborted the command)",
     re.M,
 )
-"""The harness's or the shell's own word that a command was cut off (Claude Code's tool timeout, Gemini CLI's and
-OpenCode's, the person's interrupt, ``timeout``'s signal): never a program's own "timed out" message, which it printed
+"""The harness's or the shell's own word that a command was cut off (Claude Code's, Codex's, Gemini CLI's and
+OpenCode's tool timeout, the person's interrupt, ``timeout``'s signal): never a program's own "timed out" message, which it printed
 and then ended."""
 
 
