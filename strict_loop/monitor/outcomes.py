@@ -231,8 +231,8 @@ HANG = re.compile(
     re.M,
 )
 """The harness's or the shell's own word that a command was cut off (Claude Code's, Codex's, Gemini CLI's and
-OpenCode's tool timeout, the person's interrupt, ``timeout``'s signal): never a program's own "timed out" message, which it printed
-and then ended."""
+OpenCode's tool timeout, the person's interrupt, ``timeout``'s signal): never a program's own "timed out" message,
+which it printed and then ended."""
 
 
 def hung(output: str) -> bool:
