@@ -48,6 +48,8 @@ from strict_loop.monitor import outcomes, person, shellwork, toolkinds
         ("make the sidebar reappear after login", None, 0),
         ("the old endpoint still exists and should stay", None, 0),
         ("problem still exists", "fail", 1),
+        ("I told you to never use the code tool to make changes - why do you keep ignoring this?", "fail", 1),
+        ("you keep ignoring my instructions", "fail", 1),
         ("the radio selector works but the cards should sit side by side", None, 0),
         ("it doesn't work", "fail", 0),
         ("perfect, now the page is blank though", "fail", 0),

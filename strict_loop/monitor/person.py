@@ -50,6 +50,7 @@ PERSIST = re.compile(
     r"\b(?:errors?|issues?|problems?|bugs?|failures?)\s+(?:still\s+)?(?:persists?|remains?|exists?|occurs?|occurring)\b|"
     r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
     r"\bkeeps? (?:failing|happening|crashing|breaking|coming back|showing up)\b|"
+    r"\bi (?:already |have |had )?told you\b|\b(?:keep|keeps|kept|keep on|still) ignoring\b|"
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
     re.I,
 )
