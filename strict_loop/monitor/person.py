@@ -34,6 +34,7 @@ REFUSAL = re.compile(
 )
 """A refusal the harness reports in a tool's result: the person said no to this very call, at the prompt or by a rule
 of theirs (Claude Code, Cline, Codex, Gemini CLI, OpenCode word it differently)."""
+_TOLD = r"\bi (?:already |have |had )?told you\b|\b(?:keep|keeps|kept|keep on|still) ignoring\b"
 PERSIST = re.compile(
     r"\bstill\b(?:[\s,]+\w+){0,3}?[\s,]+(?:fail\w*|broken|errors?|not|\w+n'?t|no|the same|same|shows?|showing|see|"
     r"seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|truncated|cut off|"
@@ -50,7 +51,7 @@ PERSIST = re.compile(
     r"\b(?:errors?|issues?|problems?|bugs?|failures?)\s+(?:still\s+)?(?:persists?|remains?|exists?|occurs?|occurring)\b|"
     r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
     r"\bkeeps? (?:failing|happening|crashing|breaking|coming back|showing up)\b|"
-    r"\bi (?:already |have |had )?told you\b|\b(?:keep|keeps|kept|keep on|still) ignoring\b|"
+    rf"{_TOLD}|"
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
     re.I,
 )
@@ -79,6 +80,8 @@ INSTRUCTION = re.compile(
 question (but "why ...?") asks too."""
 WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)
 """A question that is a complaint ("why is it still empty?"); other questions ask, they do not report."""
+TOLD = re.compile(_TOLD, re.I)
+"""The person saying they said it before: a complaint even as a question ("why do you keep ignoring this?")."""
 NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?|failures?|warnings?|issues?)\b", re.I)
 APPROVAL = re.compile(
     r"\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|perfect|looks good|lgtm|all good|"
@@ -148,7 +151,7 @@ def read(raw: str) -> Word:
     head = _head(text)
     persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
-    asking = bool(INSTRUCTION.match(head)) or (question and not (WHY.match(head) and persists))
+    asking = bool(INSTRUCTION.match(head)) or (question and not ((WHY.match(head) or TOLD.search(head)) and persists))
     if CIRCLES.search(head):
         return Word("fail", 2, pasted, text)
     said_first = bool(PERSIST.search(head[:40]))  # "still the same... debug it properly": the news comes first
