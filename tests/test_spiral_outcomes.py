@@ -502,3 +502,41 @@ def test_a_pasted_failure_is_read_by_its_cause_not_by_the_wrapper_line_every_pas
     same += [_compose_paste('syntax error at or near "user"')]
     verdict, _ = play(same)
     assert verdict.fired_at is not None and verdict.signals[0].kind in ("person_reports", "same_failure")
+
+
+def _mocha(failing: int, title: str) -> str:
+    return f'"""\n  {40 - failing} passing (95ms)\n  {failing} failing\n\n  1) {title}:\n     AssertionError: expected false'
+
+
+def test_a_persons_paste_with_fewer_failures_is_progress_not_a_repeat():
+    """The person pasting the suite's summary after each fix: fewer failing tests than before is the work moving, even
+    in the words "still errors"; the same count of the same test again is a repeat."""
+    fixes = [write("tests/unit/a.test.ts", k) for k in range(3)]
+    falling = [person(f"still errors:\n{_mocha(3, 'HoldingService history')}"), fixes[0]]
+    falling += [person(f"still errors:\n{_mocha(2, 'HoldingService history')}"), fixes[1]]
+    falling += [person(f"still errors:\n{_mocha(1, 'HoldingService history')}")]
+    assert play(falling)[0].fired_at is None
+    assert [f.prog for f in window_of(falling) if f.actor == "person"][1:] == ["fewer failures"] * 2
+    same = [person(f"still errors:\n{_mocha(3, 'HoldingService history')}"), fixes[0]]
+    same += [person(f"still errors:\n{_mocha(3, 'HoldingService history')}"), fixes[1]]
+    same += [person(f"still errors:\n{_mocha(3, 'HoldingService history')}")]
+    verdict, _ = play(same)
+    assert verdict.fired_at is not None and verdict.signals[0].kind in ("person_reports", "same_failure")
+
+
+def test_feedback_a_harness_hands_back_with_fewer_failures_is_progress_too():
+    """Cline puts the person's reply to a claimed completion in the tool's result: the same reading holds there."""
+
+    def done(failing: int) -> dict:
+        said = f"<feedback>\nstill errors:\n{_mocha(failing, 'HoldingService history')}\n</feedback>"
+        return {"tool": "attempt_completion", "args": {"result": "All tests fixed."}, "output": said}
+
+    def other_suite() -> dict:
+        said = (
+            f"<feedback>\nthe controller tests still have errors:\n{_mocha(4, 'CategoryController list')}\n</feedback>"
+        )
+        return {**done(0), "output": said}
+
+    fixes = [write("tests/unit/a.test.ts", k) for k in range(3)]
+    assert play([done(3), fixes[0], done(1), fixes[1], other_suite()])[0].fired_at is None  # counted from the progress
+    assert play([done(3), fixes[0], done(3), fixes[1], done(3)])[0].fired_at is not None

@@ -333,7 +333,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         fstate=fstate or whole,
         talk=bool(SELF_TALK.search(turn.thought)),
         score=turn.score if turn.score is not None else _score(turn.output, failed),
-        fails=_failing_count(turn.output) if kind in ("run", "other", "invalid") else None,  # a file tool's "ok"
+        fails=_failing_count(turn.output) if kind in ("run", "other", "invalid", "person") else None,  # a file tool's "ok"
         brief=_brief(turn, kind, failed, line, paths),
         actor=turn.actor,
         verdict=verdict,

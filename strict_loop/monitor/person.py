@@ -248,7 +248,7 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
         return None
     counted: list[TurnFacts] = []
     for f in reversed(w[-window:]):
-        if f.verdict == "pass" and f.actor == "person":
+        if (f.verdict == "pass" and f.actor == "person") or (f.said and f.prog in ("fewer failures", "higher score")):
             break
         if f.prog in RESETS and not (set(f.topic) & set(cur.topic)):
             break
