@@ -505,7 +505,8 @@ def test_a_pasted_failure_is_read_by_its_cause_not_by_the_wrapper_line_every_pas
 
 
 def _mocha(failing: int, title: str) -> str:
-    return f'"""\n  {40 - failing} passing (95ms)\n  {failing} failing\n\n  1) {title}:\n     AssertionError: expected false'
+    summary = f"  {40 - failing} passing (95ms)\n  {failing} failing"
+    return f'"""\n{summary}\n\n  1) {title}:\n     AssertionError: expected false'
 
 
 def test_a_persons_paste_with_fewer_failures_is_progress_not_a_repeat():

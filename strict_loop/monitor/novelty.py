@@ -70,6 +70,10 @@ def _failing_count(output: str) -> Optional[int]:
     return 0 if PASSED.search(output) else None
 
 
+_COUNTED = ("run", "other", "invalid", "person")
+"""Turns whose failing count is read: a check's, and a person's paste of one (a file tool's "ok" counts nothing)."""
+
+
 def _score(output: str, failed: bool) -> Optional[float]:
     """A verifier score printed by a passing command (``score: 0.82``), when the turn carries none."""
     if failed or not any(w in output.lower() for w in ("score", "reward", "accuracy", "pass@1")):
@@ -333,7 +337,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         fstate=fstate or whole,
         talk=bool(SELF_TALK.search(turn.thought)),
         score=turn.score if turn.score is not None else _score(turn.output, failed),
-        fails=_failing_count(turn.output) if kind in ("run", "other", "invalid", "person") else None,  # a file tool's "ok"
+        fails=_failing_count(turn.output) if kind in _COUNTED else None,
         brief=_brief(turn, kind, failed, line, paths),
         actor=turn.actor,
         verdict=verdict,
