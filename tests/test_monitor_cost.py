@@ -173,3 +173,100 @@ def test_a_failing_json_line_is_named_and_a_pasted_json_is_no_verdict():
     assert pasted.verdict != "fail" and not pasted.reports
     said = _facts({"tool": "user_prompt", "actor": "person", "output": "still the same error:\n" + _JSON})
     assert said.verdict == "fail"
+
+
+_OLD_STRICT = [  # the table before its patterns were led by a character class (observe on a 16,000-char output)
+    (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ()),
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<ts>", ()),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>", ()),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>", ()),
+    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ()),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
+    (re.compile(r"-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"), "-<pod>", ()),
+    (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ()),
+    (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ()),
+    (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>", ()),
+    (re.compile(r"\b[Ll](?:ine|INE) \d+\b"), "line <n>", ()),
+    (
+        re.compile(
+            r"\b\d+(?:\.\d+)?\s*(?:(?P<dur>(?:ms|msec|us|µs|secs?|seconds?|s|mins?|minutes?|m|hrs?|hours?|h|days?|d)"
+            r"(?:\d+(?:\.\d+)?(?:ms|h|m|s))*)(?P<ago>\s+ago)?|(?P<size>bytes|B|[kKMGT]i?B|[kKMG])(?:/s)?|"
+            r"(?P<lines>(?:more )?lines))\b"
+        ),
+        lambda m: "<dur>" if m.group("dur") else "<size>" if m.group("size") else "<n> lines",
+        (),
+    ),
+    (re.compile(r"\[\d+\]"), "[<n>]", ()),
+]
+_NOISY = ["1", "9", "12", "2024", "-", ":", ".", ",", " ", "\n", "T", "Z", "+", "a", "f", "A", "F", "x", "_", "é", "٣"]
+_NOISY += ["ms", "µs", "s", "m", "h", "d", "sec", "mins", "B", "KiB", "k", "/s", " ago", "lines", "more lines"]
+_NOISY += ["pid", "PID", "process", "=", "line ", "Line ", "LINE ", "lINE ", "deadbeef", "abcd", "0"]
+
+
+def test_the_normalizing_patterns_led_by_a_class_replace_what_the_old_ones_did(monkeypatch):
+    """A pattern led by ``\\b`` was tried at every position of an output; led by a character class it is tried only
+    where one is: the texts they normalize to are the same."""
+    dense = ["1", "12", ":12", "-", " ", "a", ".", "2024", "T", "ms", "pid", "line 1", "12:12:12", "s"]
+    texts = _random_texts(_NOISY, 3000, 14, seed=1) + _random_texts(dense, 3000, 12, seed=2)
+    new = [(fp.strict(text), fp.readable(text, 10**6)) for text in texts]
+    monkeypatch.setattr(fp, "_STRICT", _OLD_STRICT)
+    monkeypatch.setattr(fp, "_READABLE_NOISE", re.compile(_OLD_STRICT[1][0].pattern + "|" + _OLD_STRICT[2][0].pattern))
+    for text, (strict, readable) in zip(texts, new, strict=True):
+        assert (strict, readable) == (fp.strict(text), fp.readable(text, 10**6)), text
+    assert (
+        fp.strict("took 12.5 ms at 10:01:02, pid 7, line 3, 4 KiB") == "took <dur> at <time>, pid <n>, line <n>, <size>"
+    )
+
+
+def _cased(phrases: list[str], count: int, seed: int) -> list[str]:
+    """Random texts of the phrases in random case, with the characters re.I reads as ASCII letters (İ ı ſ K)."""
+    rng = random.Random(seed)
+    odd = ["\u0130", "\u0131", "\u017f", "\u212a", "é", " ", "\n", "1", "429 "]
+    texts = []
+    for _ in range(count):
+        parts = [rng.choice(phrases + odd) for _ in range(rng.randint(0, 4))]
+        text = "".join(parts)
+        texts.append("".join(c.upper() if rng.random() < 0.3 else c for c in text))
+        swap = {"i": "\u0131", "s": "\u017f", "k": "\u212a", "I": "\u0130"}
+        texts.append("".join(swap.get(c, c) if rng.random() < 0.2 else c for c in text))
+    return texts
+
+
+def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_before():
+    """A case-insensitive pattern is tried only when one of its literals is in the lowercased text; the characters
+    that lowercase to no ASCII letter re.I still reads as one (İ ı ſ) turn the gates off."""
+    phrases = ["CUDA out of memory", "OutOfMemoryError", "loss is nan", "nan loss", "inf or nan", "circular import"]
+    phrases += ["dependency cycle", "ImportError", "No module named", "ENOSPC", "timed out", "TimeoutError", "EPERM"]
+    phrases += ["Permission denied", "ECONNREFUSED", "Could not connect", "EADDRINUSE", "port 80 is in use", "429"]
+    phrases += ["bind() failed", "Address already in use", "rate limit", "context window", "maximum context", "E999"]
+    phrases += [
+        "prompt is too long",
+        "SyntaxError",
+        "unexpected token",
+        "command not found",
+        "No such file or directory",
+    ]
+    for text in _cased(phrases, 1500, seed=5):
+        old = next((n for n, pattern, _, _ in fp.FAILURES if pattern.search(text)), None)
+        got = fp.classify([text])
+        assert (got.name if got else None) == old, text
+    errors = ["error", "exception", "failed", "failure", "fatal", "cannot", "can't", "could not", "couldn't", "killed"]
+    errors += ["not found", "no such", "denied", "refused", "invalid", "unexpected", "is required", "timed out"]
+    errors += ["timeout", "timedout", "time out", "abort", "panic", "segmentation", "not permitted", "unrecognized"]
+    errors += ["does not exist", "no matches", "not defined", "E501", "e1234", "E12", "a"]
+    old_error = re.compile(rf"(?:{'|'.join(errors[:-4])}|timed? ?out|E\d{{3}}\b)", re.I)
+    for text in _cased(errors, 1500, seed=6):
+        line = " ".join(text.split())
+        assert fp.error_line(line) is not None or not old_error.search(line), line
+    running = ["running", "in_progress", "in progress", "status: ", "state=", "pending", "queued", "still ", "not yet "]
+    running += ["finished", "complete", "done", "building", "<status>", "</status>", " 0/1 Pending ", " 1/2 Init:0/1 "]
+    running += [" 0/1 ContainerCreating ", " 0/1 PodInitializing ", "not "]
+    for text in _cased(running + ["New problems detected after saving the file", "<workspace_diagnostics>"], 1500, 7):
+        assert outcomes.running(text) == bool(outcomes.RUNNING.search(text)), text
+        head = re.search(r"New problems detected after saving the file|<workspace_diagnostics>", text, re.I)
+        assert (outcomes.diagnostics(text + "\n- [Error] x") is not None) == bool(head), text
+    missing = ["x: not found", "sh: command not found", ": ", "not found", "command ", " ", "a"]
+    old_missing = re.compile(r"(?:^|[\s:])([\w.+\-/]+): (?:command )?not found\b")
+    for text in _random_texts(missing, 1500, 6, seed=8):
+        found = old_missing.search(text)
+        assert (outcomes.missing(text) == f"program {found.group(1)}") if found else True, text

@@ -14,14 +14,39 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Optional
 
-_TS = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
-_TIME = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
+_NOT_LOWERED = ("\u0130", "\u0131", "\u017f")  # re.I reads them as i, i, s; str.lower does not (the Kelvin sign: k)
+
+
+def _fold(text: str) -> Optional[str]:
+    """``text`` lowercased, for literal gates in front of case-insensitive patterns (a gate is a literal one of which
+    the pattern cannot match without): every ASCII letter such a pattern matches is then there as itself; None when a
+    character would hide one (then no gate applies)."""
+    return text.lower() if text.isascii() or not any(c in text for c in _NOT_LOWERED) else None
+
+
+folded = lru_cache(maxsize=4)(_fold)  # kept for the few texts last read: a turn's helpers fold the same output
+
+
+def may_match(low: Optional[str], gates: Iterable[str]) -> bool:
+    """Whether a case-insensitive pattern gated by ``gates`` (lowercase) may match the text ``low`` was folded from."""
+    return low is None or any(g in low for g in gates)
+
+
+_TS = re.compile(r"\d\d{3}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_TIME = re.compile(r"\d(?<!\w\d)\d?:\d{2}:\d{2}(?:[.,]\d+)?\b")
+"""``\\b\\d{1,2}:...``, its boundary read after its first digit: a pattern led by a class is tried where one is."""
 _UNIT = re.compile(
-    r"\b\d+(?:\.\d+)?\s*(?:(?P<dur>(?:ms|msec|us|µs|secs?|seconds?|s|mins?|minutes?|m|hrs?|hours?|h|days?|d)(?:\d+(?:\.\d+)?(?:ms|h|m|s))*)"
+    r"\d(?<!\w\d)(?=(?P<num>\d*(?:\.\d+)?))(?P=num)\s*(?=[msuµhdbBkKMGTl])(?:(?P<dur>(?:ms|msec|us|µs|secs?|seconds?|s|mins?|minutes?|m|hrs?|hours?|h|days?|d)(?:\d+(?:\.\d+)?(?:ms|h|m|s))*)"
     r"(?P<ago>\s+ago)?|(?P<size>bytes|B|[kKMGT]i?B|[kKMG])(?:/s)?|(?P<lines>(?:more )?lines))\b"
 )
+"""``\\b\\d+(?:\\.\\d+)?`` and a unit, the number taken whole (no unit starts with a digit, a dot or a space: a shorter
+one never found a unit, and trying each cost a run of 16,000 digits 16,000 tries of every unit)."""
+_HEX = "[0-9a-fA-F]"
+_UUID = re.compile(rf"{_HEX}(?<!\w{_HEX}){_HEX}{{7}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\b")
+"""``\\b[0-9a-f]{8}-...`` under re.I (no other character folds to a-f), led by its class: scanned for in C."""
 
 
 def _unit(m: re.Match[str]) -> str:
@@ -34,7 +59,7 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
     (_TS, "<ts>", ("-",)),
     (_TIME, "<time>", (":",)),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>", ("-",)),
+    (_UUID, "<uuid>", ("-",)),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ("0x",)),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
     (
@@ -44,8 +69,8 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     ),  # a pod's generated suffix
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ("/tmp", "/var/", "/private/")),
     (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ("tmp", "TMP", "Tmp")),
-    (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>", ("pid", "PID", "process")),
-    (re.compile(r"\b[Ll](?:ine|INE) \d+\b"), "line <n>", ("ine ", "INE ")),
+    (re.compile(r"[pP](?<!\w[pP])(?:(?<=p)(?:id|rocess)|(?<=P)ID)[ =:]*\d+"), "pid <n>", ("pid", "PID", "process")),
+    (re.compile(r"[Ll](?<!\w[Ll])(?:ine|INE) \d+\b"), "line <n>", ("ine ", "INE ")),
     (_UNIT, _unit, ()),
     (re.compile(r"\[\d+\]"), "[<n>]", ("[",)),
 ]
@@ -117,6 +142,18 @@ _ERROR_LINE = re.compile(
     r"not permitted|unrecognized|does not exist|no matches|not defined|E\d{3}\b)",
     re.I,
 )
+_ERROR_GATES: tuple[str, ...] = ("error", "exception", "fail", "fatal", "cannot", "can't", "could", "not ")
+_ERROR_GATES += ("no such", "denied", "refused", "invalid", "unexpected", "is required", "timeout", "time out")
+_ERROR_GATES += ("timed out", "timedout", "abort", "panic", "segmentation", "killed", "unrecognized", "no matches")
+"""Literals (lowercase) one of which ``_ERROR_LINE`` cannot match without, but for its E-code (``_E_CODE``)."""
+_E_CODE = re.compile(r"[Ee]\d{3}")
+
+
+def _errorish(line: str) -> bool:
+    """Whether ``_ERROR_LINE`` may match the line, read in C first: one of its words, or an E-code, is there."""
+    return may_match(_fold(line), _ERROR_GATES) or bool(_E_CODE.search(line))
+
+
 _DECORATION = re.compile(
     r"^(?:[=\-_*#~. ]{6,}|[=\-_*#~. ]{3,}(?![=\-_*#~. ])[\w ()]{0,40}(?<![=\-_*#~. ])[=\-_*#~. ]{3,})$|"
     r"^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)|^>?\s{0,8}\d{1,7}\s{0,8}\|"
@@ -154,7 +191,7 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
         for pattern in (_EXCEPTION_LINE, _MARKED_LINE, _ERROR_LINE):
             for k in range(len(lines) - 1, -1, -1):
                 line = lines[k]
-                if not pattern.search(line):
+                if pattern is _ERROR_LINE and not _errorish(line) or not pattern.search(line):
                     continue
                 if not wrappers and _WRAPPER.search(line):
                     wrapped = True
@@ -207,7 +244,7 @@ def line_fingerprint(line: Optional[str], output: str) -> Optional[str]:
 
 
 _NOT_RAISED = re.compile(r"DID NOT RAISE\s*(?:<class\s*)?['\"]?([\w.]+)['\"]?>?", re.I)
-_READABLE_NOISE = re.compile(_TS.pattern + "|" + _TIME.pattern)
+_READABLE_NOISE = re.compile(rf"\d(?:{_TS.pattern[2:]}|{_TIME.pattern[2:]})")  # _TS|_TIME, led by their digit
 _DOUBLED = re.compile(
     r"^((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Warning)):\s*(?:[\w.]+\.)?(\w+):\s*"
 )
@@ -240,18 +277,21 @@ class FailureClass:
     remedy: str
 
 
-FAILURES: list[tuple[str, re.Pattern[str], str]] = [
+FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, pattern, remedy, gates: lowercase
+    # literals one of which the pattern cannot match without, read in C before it
     (
         "CUDA out of memory",
         re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
         "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move "
         "to a larger GPU",
+        ("cuda out of memory", "cublas_status_alloc_failed", "outofmemoryerror"),
     ),
     (
         "NaN loss",
         re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
         "lower the learning rate, clip gradients, check the input data for NaN/inf, and check for log(0) or "
         "division by zero",
+        ("nan",),
     ),
     (
         "circular dependency",
@@ -260,61 +300,72 @@ FAILURES: list[tuple[str, re.Pattern[str], str]] = [
         ),
         "reordering cannot break a cycle: split the build into stages (e.g. a multi-stage build) or break the "
         "import cycle by moving the shared piece",
+        ("circular ", "dependency cycle", "cyclic dependency", "partially initialized module"),
     ),
     (
         "missing module",
         re.compile(r"ModuleNotFoundError|ImportError|No module named|cannot import name", re.I),
         "install the missing package into the interpreter that runs the code, or fix the import path (check "
         "which python and sys.path)",
+        ("modulenotfounderror", "importerror", "no module named", "cannot import name"),
     ),
     (
         "disk full",
         re.compile(r"No space left on device|disk quota exceeded|ENOSPC", re.I),
         "free disk space (caches, build artifacts, checkpoints) or write to another volume",
+        ("no space left on device", "disk quota exceeded", "enospc"),
     ),
     (
         "timeout",
         re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
         "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do "
         "not just retry",
+        ("timed out", "timeout expired", "timeouterror", "deadline exceeded"),
     ),
     (
         "permission denied",
         re.compile(r"Permission denied|EACCES|Operation not permitted|EPERM", re.I),
         "check the file's owner and mode, or write somewhere the agent may write; do not retry the same path",
+        ("permission denied", "eacces", "operation not permitted", "eperm"),
     ),
     (
         "connection refused",
         re.compile(r"Connection refused|ECONNREFUSED|Failed to establish a new connection|Could not connect", re.I),
         "start the service or fix its host/port first; retrying the client will not help",
+        ("connection refused", "econnrefused", "failed to establish a new connection", "could not"),
     ),
     (
         "port in use",
         re.compile(r"Address already in use|EADDRINUSE|port \d{1,5} is (?:already )?in use|bind\(\) failed", re.I),
         "find what holds the port (lsof -i :PORT or ss -ltnp) and stop that process or use another port; restarting "
         "will not free it",
+        (" in use", "eaddrinuse", "bind() failed"),
     ),
     (
         "rate limit",
         re.compile(r"rate limit|Too Many Requests|\b429\b|quota exceeded", re.I),
         "back off with increasing delays or lower the request rate; immediate retries make it worse",
+        ("rate limit", "too many requests", "429", "quota exceeded"),
     ),
     (
         "context window",
         re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long", re.I),
         "send less: summarize, paginate or filter output before reading it, and compact the loop state",
+        ("context", "too many tokens", "prompt is too long"),
     ),
     (
         "syntax error",
         re.compile(r"SyntaxError|IndentationError|syntax error|unexpected EOF|unexpected token|E999", re.I),
         "re-read the exact lines around the reported position and rewrite the whole block once, checking "
         "indentation and quoting",
+        ("syntaxerror", "indentationerror", "syntax error", "unexpected eof", "unexpected token", "e999"),
     ),
     (
         "command not found",
         re.compile(r"command not found|not recognized as an internal|No such file or directory", re.I),
         "check that the program or path exists from the folder the command runs in (pwd, which, ls) before running "
         "it again; install it or use the right path",
+        ("command not found", "not recognized as an internal", "no such file or directory"),
     ),
 ]
 
@@ -339,7 +390,8 @@ SPECIFIC_CLASSES = frozenset(
 def classify(texts: Iterable[str]) -> Optional[FailureClass]:
     """The first known failure class found in the given texts (most specific classes first)."""
     blob = "\n".join(texts)
-    for name, pattern, remedy in FAILURES:
-        if pattern.search(blob):
+    low = folded(blob)
+    for name, pattern, remedy, gates in FAILURES:
+        if may_match(low, gates) and pattern.search(blob):
             return FailureClass(name, remedy)
     return None

@@ -173,7 +173,7 @@ def _failure_class(state: MonitorState, signals: list[Signal]) -> Optional[fp.Fa
     """The failure class behind the signals: the one a signal names (an error cycle), else the recent errors' class."""
     named = next((s.failure_class for s in signals if s.failure_class), None)
     if named:
-        return next((fp.FailureClass(n, r) for n, _, r in fp.FAILURES if n == named), None)
+        return next((fp.FailureClass(n, r) for n, _, r, _ in fp.FAILURES if n == named), None)
     texts = [f.etext for f in state.window[-6:] if f.failed and f.etext]
     return fp.classify(texts) if texts else None
 

@@ -27,6 +27,7 @@ _VERIFIER_WORD = re.compile(VERIFIER.pattern.removeprefix(r"\b").removesuffix(r"
 _VERIFIER_SCRIPT = re.compile(r"(?:[\w.]+-|run_?)?" + _VERIFIER_WORD.pattern + r"(?:[:-][\w:.-]+)?(?:\.\w+)?", re.I)
 _CHAIN = re.compile(r"&&|\|\||;|\|")
 _DIAG_HEAD = re.compile(r"New problems detected after saving the file|<workspace_diagnostics>", re.I)
+_DIAG_GATES = ("new problems detected after saving the file", "<workspace_diagnostics>")
 _DIAG_LINE = re.compile(r"^\s*-\s*\[(?:[\w ]+ )?Error\]\s*(?:Line \d+:)?\s*(?P<msg>.+)$", re.I)
 RUNNING = re.compile(
     r"<status>\s*running\s*</status>|\b(?:status|state)\W{0,3}(?:running|in[_ ]progress|pending|queued)\b|"
@@ -58,7 +59,7 @@ _CONTENT_KEYS = (
 _MISSING = [  # (pattern, what is missing, a text the pattern cannot match without: gates read in C)
     (re.compile(r"No module named ['\"]?([\w.\-]+)"), "module", ("No module named",)),
     (re.compile(r"Cannot find module ['\"]([^'\"]+)['\"]"), "module", ("Cannot find module",)),
-    (re.compile(r"(?:^|[\s:])([\w.+\-/]+): (?:command )?not found\b"), "program", ("not found",)),
+    (re.compile(r"(?:^|[\s:])([\w.+\-/]+): (?:command )?not found\b"), "program", (": not found", ": command not")),
     (re.compile(r"\bcommand not found:? ([\w.+\-]+)"), "program", ("command not found",)),
     (re.compile(r"'([\w.+\-]+)' is not recognized as an internal or external command"), "program", ("not recognized",)),
     (re.compile(r"\bENOENT\b.{0,60}?['\"]([^'\"]+)['\"]"), "file", ("ENOENT",)),
@@ -186,7 +187,7 @@ def waits(command: object) -> bool:
 def diagnostics(output: str) -> Optional[str]:
     """The first error an editor reported after a save (Cline: 'New problems detected after saving the file'), if
     any."""
-    if not _DIAG_HEAD.search(output):
+    if not fp.may_match(fp.folded(output), _DIAG_GATES) or not _DIAG_HEAD.search(output):
         return None
     lines = output.splitlines()
     for k, line in enumerate(lines):
@@ -308,8 +309,13 @@ def failing_tests(output: str, cap: int = 50) -> list[str]:
     return sorted(names)[:cap]
 
 
+_RUNNING_GATES: tuple[str, ...] = ("running", "progress", "pending", "queued", "building", "not finished")
+_RUNNING_GATES += ("not complete", "not done", "not yet ", "containercreating", "podinitializing", "init:")
+"""Literals (lowercase) one of which ``RUNNING`` cannot match without: read in C first."""
+
+
 def running(output: str) -> bool:
-    return bool(RUNNING.search(output))
+    return fp.may_match(fp.folded(output), _RUNNING_GATES) and bool(RUNNING.search(output))
 
 
 def missing(text: str) -> Optional[str]:
