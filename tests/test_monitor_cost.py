@@ -22,7 +22,7 @@ from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import ladder, novelty, outcomes, toolkinds
+from strict_loop.monitor import ladder, novelty, outcomes, person, toolkinds
 
 MB = 1_000_000
 _JSON = json.dumps(
@@ -270,3 +270,24 @@ def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_befo
     for text in _random_texts(missing, 1500, 6, seed=8):
         found = old_missing.search(text)
         assert (outcomes.missing(text) == f"program {found.group(1)}") if found else True, text
+
+
+def test_refusals_and_failing_counts_read_behind_their_literal_gates_as_before():
+    """The refusal pattern (searched in every output an agent gets) and the failing-count patterns are tried only
+    when one of their literals is there; what they read is what the ungated patterns read."""
+    refusals = ["The user denied this operation", "The user doesn't want to proceed with this tool use", "user "]
+    refusals += ["tool use was rejected", "was declined by the user", "rejected by user", "user cancelled the", "x"]
+    refusals += ["Permission for this tool use was denied", "User denied this command", "Command denied by user"]
+    refusals += ["The user rejected permission to use this", "The user has specified a rule which prevents you from"]
+    refusals += ["user canceled to", "were denied by the user", "doesnt want to take this action", " "]
+    for text in _cased(refusals, 1500, seed=9):
+        assert bool(person.refusal(text)) == bool(person.REFUSAL.search(text)), text
+    counts = ["3 failed", "12 failing", "1 failure", "2 errors", "FAILED (failures=2)", "FAILED (errors=1, ", "x"]
+    counts += ["failures=4", "10 passed", "OK", "ok", "All tests passed", "--- FAIL: ", "\n", " ", "1", "s="]
+    for text in _cased(counts, 1500, seed=10):
+        old = [int(g) for m in novelty.FAILS.finditer(text) for g in m.groups() if g]
+        go = len(novelty.GO_FAIL.findall(text)) if "--- FAIL: " in text else 0
+        expected = max(old) if old else go or (0 if novelty.PASSED.search(text) else None)
+        assert _facts({"tool": "bash", "args": {"command": "npm test"}, "output": text, "exit_code": 1}).fails == (
+            expected
+        ), text

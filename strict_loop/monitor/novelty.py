@@ -61,13 +61,16 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: lis
 
 
 def _failing_count(output: str) -> Optional[int]:
-    counts = [int(g) for m in FAILS.finditer(output) for g in m.groups() if g]
+    """The failing count a check printed (0: it said it passed; None: no count), its patterns read behind literals."""
+    low = fp.folded(output)
+    fails = FAILS.finditer(output) if fp.may_match(low, (" fail", " error", "s=")) else ()
+    counts = [int(g) for m in fails for g in m.groups() if g]
     if counts:
         return max(counts)
     go = len(GO_FAIL.findall(output)) if "--- FAIL: " in output else 0
     if go:
         return go
-    return 0 if PASSED.search(output) else None
+    return 0 if fp.may_match(low, ("passed", "ok")) and PASSED.search(output) else None
 
 
 _COUNTED = ("run", "other", "invalid", "person")

@@ -34,6 +34,15 @@ REFUSAL = re.compile(
 )
 """A refusal the harness reports in a tool's result: the person said no to this very call, at the prompt or by a rule
 of theirs (Claude Code, Cline, Codex, Gemini CLI, OpenCode word it differently)."""
+_REFUSAL_GATES = ("denied", "doesn", "rejected", "declined", "cancelled", "canceled", "specified a rule")
+"""Lowercase literals one of which ``REFUSAL`` cannot match without: an agent's every output is searched for one."""
+
+
+def refusal(text: str) -> Optional[re.Match[str]]:
+    """``REFUSAL`` in ``text``, read behind its literals first (in C)."""
+    return REFUSAL.search(text) if fp.may_match(fp.folded(text), _REFUSAL_GATES) else None
+
+
 _TOLD = r"\bi (?:already |have |had )?told you\b|\b(?:keep|keeps|kept|keep on|still) ignoring\b"
 PERSIST = re.compile(
     r"\bstill\b(?:[\s,]+\w+){0,3}?[\s,]+(?:fail\w*|broken|errors?|not|\w+n'?t|no|the same|same|shows?|showing|see|"
@@ -116,7 +125,7 @@ def spoken(actor: str, output: str) -> Optional[str]:
     if actor == "person":
         return output
     head = output[:MAX_PERSON_TEXT]
-    found = REFUSAL.search(head)
+    found = refusal(head)
     if found:
         return head[found.start() :]  # the refusal, with any feedback that follows it
     m = _FEEDBACK.search(head) if "<feedback>" in head.lower() else None
@@ -140,7 +149,7 @@ def text_of(raw: str) -> str:
 
 def read(raw: str) -> Word:
     """What the person's message says (see the module's docstring for what counts as a failed check)."""
-    if REFUSAL.search(raw[:MAX_PERSON_TEXT]):  # a refusal counts by the words the person gave with it
+    if refusal(raw[:MAX_PERSON_TEXT]):  # a refusal counts by the words the person gave with it
         words = _feedback(raw[:MAX_PERSON_TEXT])
         inner = read(words) if words else Word(None, 0, None, "")
         return Word("fail", inner.weight, inner.failure, inner.text, refused=True)
