@@ -105,7 +105,7 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     return checked
 
 
-def check_loops(evidence: str, involved: list[TurnFacts], turns: list[dict]) -> list[str]:
+def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
     """The claims of the person's reports, restart and hang loops, and a thing missing again and again."""
     checked = []
     if m := re.search(
@@ -120,6 +120,12 @@ def check_loops(evidence: str, involved: list[TurnFacts], turns: list[dict]) -> 
         said = [person.spoken(f.actor, turns[f.i].get("output", "")) for f in involved]
         texts = [person.read(text).text for text in said if text is not None]
         assert all(any(q.removesuffix("...").rstrip(".") in t for t in texts) for q in quoted), (quoted, texts)
+        for ran in re.findall(r"ran `(.*?)` after being told not to", m.group(2)):  # a run the person had forbidden
+            defied = [f for f in involved if f.defied and f.action.startswith(ran)]
+            assert defied and all(
+                any(e.actor == "person" and f.defied in person.forbidden(turns[e.i]["output"]) for e in window[: f.i])
+                for f in defied
+            ), ran
         checked.append("person reports")
     if m := re.search(r"(\d+) restarts \((.*)\) and after (\d+) of them the same outcome came back", evidence):
         restarted = [f for f in involved if f.restart]
@@ -165,7 +171,7 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         assert int(m.group(2)) == len(involved) and int(m.group(3)) == len({f.sig for f in involved})
         assert all(said_in(m.group(1), turns[f.i]["output"]) for f in involved)
         checked.append("same error")
-    checked += check_loops(evidence, involved, turns)
+    checked += check_loops(evidence, involved, window, turns)
     if m := re.search(r"its errors came back in a cycle \((.*?)\): (.*)$", evidence):
         errors = m.group(2).split(" -> ")
         assert errors[0] == errors[-1] and len(set(errors)) >= 2

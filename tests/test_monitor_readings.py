@@ -486,3 +486,18 @@ def test_opencodes_edits_are_known_by_their_text_and_file():
 def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
     assert outcomes.hung(output)
     assert not outcomes.hung("requests.exceptions.ReadTimeout: HTTPSConnectionPool: Read timed out.")
+
+
+@pytest.mark.parametrize(
+    ("text", "steps"),
+    [
+        ("don't run `npm install`, we use pnpm here", ["npm install"]),
+        ("never use sudo", ["sudo"]),
+        ("please do not use git push --force on main", ["git push"]),
+        ("stop running the migrations", []),  # names no command
+        ("do not run or build anything yet", []),
+        ("run npm install first", []),
+    ],
+)
+def test_what_the_person_says_not_to_run_is_read_by_its_step(text, steps):
+    assert person.forbidden(text) == steps

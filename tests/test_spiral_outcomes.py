@@ -541,3 +541,21 @@ def test_feedback_a_harness_hands_back_with_fewer_failures_is_progress_too():
     fixes = [write("tests/unit/a.test.ts", k) for k in range(3)]
     assert play([done(3), fixes[0], done(1), fixes[1], other_suite()])[0].fired_at is None  # counted from the progress
     assert play([done(3), fixes[0], done(3), fixes[1], done(3)])[0].fired_at is not None
+
+
+def _shell(command: str, output: str = "added 120 packages", code: int = 0) -> dict:
+    return {"tool": "Bash", "args": {"command": command}, "output": output, "exit_code": code}
+
+
+def test_running_what_the_person_said_not_to_run_is_their_no_again():
+    """ "Don't run npm install, we use pnpm": each run of it afterwards (its flags or folder varied) counts as the
+    person's no said again; the second fires, naming what ran. A later request about something else lifts it."""
+    told = person("don't run `npm install` here, we use pnpm")
+    turns = [told, _shell("npm install"), write("package.json", 0), _shell("cd web && npm install --force")]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 3 and verdict.signals[0].kind == "person_reports", verdict.signals
+    assert "ran `Bash cd web && npm install --force` after being told not to" in verdict.diagnosis
+    assert "person reports" in check_claims(verdict, turns)
+    lifted = [told, person("now add a dark theme to the settings page"), *turns[1:]]
+    assert play(lifted)[0].fired_at is None
+    assert play([person("use pnpm here"), *turns[1:]])[0].fired_at is None  # nothing was said not to run

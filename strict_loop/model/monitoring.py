@@ -99,6 +99,8 @@ class TurnFacts(BaseModel):
     said: Optional[str] = Field(None, description="digest of the person's words (a harness may repeat them)")
     refused: bool = Field(False, description="the person refused this very call")
     topic: list[str] = Field(default_factory=list, description="digests of the longer words a person's message names")
+    forbids: list[str] = Field(default_factory=list, description="the commands (by step) the person says not to run")
+    defied: Optional[str] = Field(None, description="the step the agent ran though the person said not to")
     writes: list[str] = Field(
         default_factory=list, description="files a shell command wrote (sed -i, a redirection, git checkout --)"
     )

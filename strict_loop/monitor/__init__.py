@@ -1,5 +1,6 @@
 """The progress monitor's pure decisions: per-turn facts and what counts as progress (novelty, outcomes), what a
-shell command does besides printing (shellwork), the person's word (person), error fingerprints, failures that come
+shell command does besides printing (shellwork), the person's word read (person) and weighed against the session
+(verdicts), error fingerprints, failures that come
 back and restart or hang loops (recurrence, restarts), the spiral detector with its signal catalog, and the
 escalation ladder (whisper, whisper again, pause). No I/O: ``loop.monitoring`` keeps its state on disk and sends its
 alerts.
@@ -19,4 +20,5 @@ __all__ = [
     "shellwork",
     "spiral",
     "toolkinds",
+    "verdicts",
 ]

@@ -21,7 +21,7 @@ from typing import Any, Optional
 from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, shellwork
+from strict_loop.monitor import outcomes, person, shellwork, verdicts
 from strict_loop.monitor.toolkinds import classify_tool, step_words, turn_paths
 
 FAILS = re.compile(  # a count from where its digits start; unittest's FAILED (...) by its key=count pairs: linear
@@ -73,8 +73,7 @@ def _failing_count(output: str) -> Optional[int]:
     return 0 if fp.may_match(low, ("passed", "ok")) and PASSED.search(output) else None
 
 
-_COUNTED = ("run", "other", "invalid", "person")
-"""Turns whose failing count is read: a check's, and a person's paste of one (a file tool's "ok" counts nothing)."""
+_COUNTED = ("run", "other", "invalid", "person")  # a check's count, a person's paste of one; a file tool's "ok": none
 
 
 def _score(output: str, failed: bool) -> Optional[float]:
@@ -314,7 +313,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     paths = turn_paths(turn)
     step = _step(turn, kind, paths, sig)
     line, err = _error(turn, kind, step, window) if failed else (None, None)
-    word, said_digest = person.heard(turn.actor, turn.output, window)
+    word, said_digest = verdicts.heard(turn.actor, turn.output, window)
     verdict, said = _outcome(turn, kind, failed, line, word)
     tail = _tail(turn.output) if failed or verdict == "fail" else ""  # read once, for both of its readers
     fclass = fp.classify([tail]) if failed else None
@@ -352,15 +351,22 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         missing=_missing(line, turn.output) if failed or verdict == "fail" else None,
         edit=edit,
         undo=undo,
-        **person.voice(word, said_digest, lines, verdict, fsig, (asig, step), kind, window),
+        **verdicts.voice(word, said_digest, lines, verdict, fsig, (asig, step), kind, window),
         **_effects(turn, kind, command),
     )
+    _follow(f, turn, command, window, len(new))
+    return f
+
+
+def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fresh: int) -> None:
+    """The facts that follow from the rest: polls in a row, a command the person said not to run, progress."""
     f.polls, f.since = _polls(turn, f, window)
+    if command and turn.actor == "agent" and verdicts.defied(step_words(command), window):
+        f.defied, f.reports = step_words(command), max(f.reports, 1)  # the person's no, said before it ran
     outputs: dict[str, set[str]] = {}
     for e in window:
         outputs.setdefault(e.sig, set()).add(e.out)
-    f.prog = progress(f, window, outputs, len(new))
-    return f
+    f.prog = progress(f, window, outputs, fresh)
 
 
 def _failed(turn: Turn, kind: Kind, command: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Optional
 
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
-from strict_loop.monitor import person, recurrence, restarts
+from strict_loop.monitor import recurrence, restarts, verdicts
 from strict_loop.monitor.novelty import facts
 from strict_loop.monitor.recurrence import since_progress
 from strict_loop.monitor.toolkinds import classify_tool, turn_paths
@@ -286,8 +286,8 @@ class SpiralDetector:
         )
 
     def person_reports(self, w: list[TurnFacts]) -> Optional[Signal]:
-        """The person says it still fails after the agent's attempts (``person.reports``)."""
-        said = person.reports(w, self.t.person_repeats, self.t.person_window)
+        """The person says it still fails after the agent's attempts (``verdicts.reports``)."""
+        said = verdicts.reports(w, self.t.person_repeats, self.t.person_window)
         return Signal(kind="person_reports", turns=said[0], evidence=said[1]) if said else None
 
     def restart_loop(self, w: list[TurnFacts]) -> Optional[Signal]:

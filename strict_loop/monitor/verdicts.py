@@ -1,0 +1,168 @@
+"""The person's word in the session: what a message counts for among the turns before it, and the ``person_reports``
+signal's count. A report of the same problem after an attempt, a complaint of going in circles, a refusal repeated or a
+call run after the person said not to, each is a failed check; a new request ends the run (unless it names what the
+person reports), their approval too. Pure: works on the detector's window.
+
+Why apart from ``person``: ``person`` reads one message's words (what it says); this weighs it against the window
+(whether it says it again, of the same failure, after an attempt), and changes with the signal's rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
+from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.person import MAX_PERSON_TEXT, OBSERVED, Word, forbidden, quote, read, spoken, topic
+
+
+def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:
+    """A pasted failure read from the line that carries its cause: a line the person's previous paste showed too
+    (``dependency failed to start: container db is unhealthy``), while this paste shows an error line of its own, is
+    the wrapper around both (as an agent's failing step is read, ``novelty._error``)."""
+    if not word.failure or word.refused:
+        return word
+    before = next((e for e in reversed(window) if e.actor == "person" and e.verdict == "fail" and e.lines), None)
+    if before is None or fp.digest(fp.strict(word.failure)) not in before.lines:
+        return word
+    own = fp.error_line(raw[:MAX_PERSON_TEXT], frozenset(before.lines))
+    return word._replace(failure=own[:300]) if own else word
+
+
+RESETS = ("a new request",)
+"""What ends a run of the person's reports besides their approval: their new request, unless it names what they
+report ("use serena - the statusLine is built in X" between two "still see TRJ on the statusLine"): a hint where to
+look is no new task. An agent's check that passes does not (the build passing says nothing of what the person sees)."""
+
+
+def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[list[int], str]]:
+    """The person's failed checks closed by the newest turn, counted back to their last approval or new request
+    (reports with no attempt between them count once), when they reach ``repeats``: their turns and the evidence."""
+    cur = w[-1]
+    if not cur.reports:
+        return None
+    counted: list[TurnFacts] = []
+    for f in reversed(w[-window:]):
+        if (f.verdict == "pass" and f.actor == "person") or (f.said and f.prog in ("fewer failures", "higher score")):
+            break
+        if f.prog in RESETS and not (set(f.topic) & set(cur.topic)):
+            break
+        if f.reports:
+            counted.append(f)
+    counted.reverse()
+    attempts = [f for f in w if f.actor == "agent" and (f.edited or f.kind == "run") and not f.reports]
+    groups: list[list[TurnFacts]] = []
+    for f in counted:
+        if groups and not (f.refused or f.defied) and not any(groups[-1][-1].i < a.i < f.i for a in attempts):
+            groups[-1].append(f)  # no attempt since the last report: the same report, said twice (a refusal is
+            # an attempt of its own, refused)
+        else:
+            groups.append([f])
+    score = sum(max(g.reports for g in group) for group in groups)
+    if score < repeats or not any(w[-window:][0].i <= a.i < cur.i for a in attempts):
+        return None
+    said = "; ".join(dict.fromkeys(_said(f) for f in counted))
+    if len(groups) == 1:  # one report that counts twice: going in circles, or the same paste shown again
+        return [f.i for f in counted], f"after the agent's attempts, the person said: {said}"
+    evidence = f"the person said it still fails {len(groups)} time(s) after attempts: {said}"
+    return [f.i for f in counted], evidence
+
+
+def _said(f: TurnFacts) -> str:
+    """How a counted report is named in the evidence: the person's words, a call they refused, or one they had said
+    not to run."""
+    if f.quote:
+        return f"“{f.quote}”"
+    return f"ran `{f.action[:60]}` after being told not to" if f.defied else f"refused `{f.action[:60]}`"
+
+
+def heard(actor: str, output: str, window: list[TurnFacts]) -> tuple[Optional[Word], Optional[str]]:
+    """What the person said in this turn, and its digest; None for words a harness repeats (Cline puts the person's
+    feedback in a tool result and the export has it as the person's own line too): counted once."""
+    said_raw = spoken(actor, output)
+    if said_raw is None:
+        return None, None
+    word = recaused(read(said_raw), said_raw, window)
+    said = fp.digest(fp.loose(word.text)) if word.text else None
+    if said is not None and any(e.said == said and e.actor != actor for e in window[-3:]):
+        return None, said
+    return word, said
+
+
+def voice(
+    word: Optional[Word],
+    said: Optional[str],
+    lines: list[str],
+    verdict: Optional[Verdict],
+    fsig: Optional[str],
+    sigs: tuple[str, str],
+    kind: Kind,
+    window: list[TurnFacts],
+) -> dict[str, Any]:
+    """The person's word as facts: a new request (``asks``), how much a failed check counts, the words to quote."""
+    reports, quoted = _reports(word, fsig, sigs, kind, window)
+    if reports and word is not None and not word.weight and not word.failure and not word.refused:
+        # "it doesn't work" again: the same words only (two different symptoms are not one problem said twice)
+        reports = int(any(e.actor == "person" and e.said == said for e in window))
+    if (
+        reports == 1
+        and word is not None
+        and word.failure
+        and not word.refused
+        and OBSERVED.search(word.text[:300])
+        and not _seen(word.failure, fsig, window)
+    ):
+        reports = 0  # "still getting <an error nothing showed before>": a new symptom, a report once it comes back
+    if reports and word is not None and word.failure and _pasted_again(lines, window):
+        reports = 2  # much the same paste again: the attempts between changed nothing the person sees
+    asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
+    return {
+        "asks": asks,
+        "reports": reports,
+        "quote": quoted,
+        "said": said,
+        "refused": bool(word and word.refused),
+        "topic": topic(word.text) if word is not None else [],
+        "forbids": forbidden(word.text) if word is not None else [],
+    }
+
+
+def defied(step: str, window: list[TurnFacts]) -> bool:
+    """Whether the person said not to run ``step`` since their last new request (that one included): a new request
+    that says nothing of it is new direction, and the word no longer stands."""
+    for e in reversed(window):
+        if e.actor == "person" and step in e.forbids:
+            return True
+        if e.actor == "person" and e.prog in RESETS:
+            return False
+    return False
+
+
+def _reports(
+    word: Optional[Word], fsig: Optional[str], sigs: tuple[str, str], kind: Kind, window: list[TurnFacts]
+) -> tuple[int, Optional[str]]:
+    """How much this turn counts as the person's failed check, and the words to quote: a repeat or a complaint of
+    going in circles; a pasted failure they reported before; a refusal of a call (or of an edit of a file) the person
+    refused before. ``sigs``: the call's loose digest and its step."""
+    asig, step = sigs
+    if word is not None and word.refused:  # by the person's words with it, or the same call refused again
+        again = any(e.refused and (e.asig == asig or (kind == "write" and e.step == step)) for e in window)
+        return max(word.weight, int(again)), quote(word.text) or None
+    if word is not None and word.verdict == "fail":
+        again = word.weight == 0 and any(e.actor == "person" and e.fsig == fsig for e in window)
+        return (word.weight or int(again)), quote(word.text) or None
+    return 0, None  # a call made again that the person let run this time is their approval, not a report
+
+
+def _seen(failure: str, fsig: Optional[str], window: list[TurnFacts]) -> bool:
+    """Whether a failure the person pasted showed before: reported by them, or a line of an earlier output."""
+    line = fp.strict_with_lines(failure)[1][:1]
+    return any((fsig is not None and e.fsig == fsig) or (line and line[0] in e.lines) for e in window)
+
+
+def _pasted_again(lines: list[str], window: list[TurnFacts]) -> bool:
+    """Whether the person pasted much the same lines before (four in five, of three or more): a log shown again."""
+    if len(lines) < 3:
+        return False
+    same = [e for e in window if e.actor == "person" and 5 * len(set(lines) & set(e.lines)) >= 4 * len(set(lines))]
+    return any(a.edited and a.i > same[0].i for a in window) if same else False
