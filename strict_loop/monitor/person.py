@@ -43,23 +43,35 @@ def refusal(text: str) -> Optional[re.Match[str]]:
     return REFUSAL.search(text) if fp.may_match(fp.folded(text), _REFUSAL_GATES) else None
 
 
-_TOLD = r"\bi (?:already |have |had )?told you\b|\b(?:keep|keeps|kept|keep on|still) ignoring\b"
+_TOLD = (
+    r"\bi (?:already |have |had )?told you (?:already|before|twice|so|not to|to never|never to|to not|\w+ times)\b|"
+    r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b"
+)
+_NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|could|would|should|wo|ai)n'?t"
 PERSIST = re.compile(
-    r"\bstill\b(?:[\s,]+\w+){0,3}?[\s,]+(?:fail\w*|broken|errors?|not|\w+n'?t|no|the same|same|shows?|showing|see|"
+    rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
+    rf"\bstill\b,?(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|errors?|not|{_NEG}|no|the same|same|shows?|showing|see|"
     r"seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|truncated|cut off|"
     r"blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|an? (?:issue|problem|bug)|"
-    r"cannot|only|zero|0|doing|does nothing|nothing|throw\w*)\b|"
-    r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck) again\b|"
+    r"cannot|only|zero|0|doing (?:it|this|that|the same)|does nothing|nothing|throws?|throwing)\b|"
+    r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck|blank|empty|missing|gone|down) again\b|"
     r"\b(?:broke|breaks|breaking|fails|failing|crashes|crashing)(?: \w+)? again\b|"
     r"\b(?:errors?|issues?|problems?|bugs?|crash(?:es)?|failures?|exceptions?)\s+(?:is|are|was|were|came|comes|has "
-    r"come|have come) back\b|\b(?:reappeared|reappears|keeps reappearing|is reappearing)\b|\bagain (?:the same|fail\w*|"
-    r"broken|errors?|crash\w*|nothing)\b|\bsame (?:error|errors|issue|problem|result|output|behaviou?r|bug|"
-    r"message|exception|failure)\b|\bsame thing (?:happens|happened|happening|again|as before)\b|"
-    r"\b(?:not|n'?t|never|nothing) (?:been )?(?:fixed|resolved|solved|changed)\b|"
-    r"\bno (?:change|difference)\b|\bsame as before\b|\bstill\W*$|^\W*(?:still|again)\b|"
-    r"\b(?:errors?|issues?|problems?|bugs?|failures?)\s+(?:still\s+)?(?:persists?|remains?|exists?|occurs?|occurring)\b|"
+    r"come|have come) back\b(?!\s+(?:in|on|online|to|from|up)\b)|"
+    r"\b(?:it|errors?|bugs?|issues?|problems?|crash(?:es)?)\s+(?:has\s+|have\s+)?(?:reappeared|reappears|keeps "
+    r"reappearing)\b|\bagain (?:the same|fail\w*|broken|errors?|crash\w*|nothing)\b|\bsame (?:error|errors|issue|"
+    r"problem|result|output|behaviou?r|bug|message|exception|failure)\b(?!\s+(?:handling|handler|format|formatting|"
+    r"codes?|types?|class|classes|messages? format)\b)|\bsame thing (?:happens|happened|happening|again)\b|"
+    r"\b(?:not|n'?t|never|nothing) (?:been )?(?:fixed|resolved|solved|changed)\b(?!\s+(?:in|on|for|about|to)\b)|"
+    r"\bno (?:change|difference)\b(?!\s+(?:needed|required|necessary|to)\b)|\bsame as before\b(?!\s+(?:but|for|"
+    r"with|on|in)\b)|\bstill\W*$|^\W*(?:still|again)(?:\W*$|\s*[:\n])|"
+    r"\b(?:errors?|issues?|problems?|bugs?|failures?)\s+still\s+(?:persists?|remains?|exists?|occurs?|occurring)\b|"
+    r"(?<!\bone )(?<!\ban )\b(?:errors?|issues?|problems?|bugs?|failures?)\s+(?:persists?|remains?)\b"
+    r"(?!\s+(?:in|to|on|across|for|open|unchanged|visible|that)\b)|\byou did it again\b|\bsame old (?:error|issue|"
+    r"problem|bug|thing)\b|(?:n't|\bnot) (?:work|working|help|helping) again\b|"
     r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
-    r"\bkeeps? (?:failing|happening|crashing|breaking|coming back|showing up)\b|"
+    r"\bkeeps? (?:failing|crashing|breaking)\b|\b(?:it|this|that|errors?|bugs?|issues?|problems?)\s+keeps? "
+    r"(?:happening|coming back|showing up)\b|"
     rf"{_TOLD}|"
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
     re.I,
@@ -68,8 +80,10 @@ PERSIST = re.compile(
 CIRCLES = re.compile(
     r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|(?:doing|done|tried) this "
     r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking)|stop (?:guessing|"
-    r"speculating)|same mistake|back to square one|(?:been|are|were) here before|how many times|(?:third|fourth|fifth|"
-    r"\d+(?:rd|th)) time (?:i|we|that|now))\b",
+    r"speculating)|same mistake|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
+    r"^\W*back to square one\W*$|"
+    r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
+    r"(?:third|fourth|fifth|\d+(?:rd|th)) time (?:i (?:tell|ask|say|said)|that (?:it|this)))\b",
     re.I,
 )
 """The person saying the agent spirals: as telling as two repeats."""
@@ -81,13 +95,24 @@ BROKEN = re.compile(
 )
 INSTRUCTION = re.compile(
     r"^\W*(?:please\s+)?(?:make sure|ensure|check (?:that|if|whether)|verify|confirm|remember|don'?t|do not|never|"
-    r"always|avoid|keep|add|implement|create|write|update|build|run|set up|next|then|also|let'?s|can you|could "
-    r"you|would you|i want|we need|i need|now(?!\s+(?:it|it's|its|this|that|we|i|i'm|there|there's|nothing)\b))\b",
+    r"always|avoid|keep(?!\s+(?:getting|seeing|having))|add|implement|create|write|update|build|run|set up|next|"
+    r"then|also|let'?s|can you|could "
+    r"you|would you|i want|we need|i need|make|use|remove|delete|rename|move|refactor|skip|forget|try|change|show|"
+    r"hide|put|give|handle|support|allow|ignore|review|document|style|pick|reference|prioritize|do|go|"
+    r"now(?!\s+(?:it|it's|its|this|that|we|i|i'm|there|there's|nothing|the)\b))\b",
     re.I,
 )
 """A message that starts by asking for something: a failure it names is what to avoid, not what happened. A
 question (but "why ...?") asks too."""
 WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)
+ASKED = re.compile(
+    r"^\W*(?:is|are|does|did|do|can|could|should|will|would|has|have)\b[^.!?\n]{0,200}\?|"
+    r"^\W*(?:if|when|whenever|in case|unless|once)\b[^.;?!\n]{0,100},\s*(?!(?:it|it's|this|that|i|i'm|we|you|the|there|"
+    r"nothing|still)\b)[a-z]+",
+    re.I,
+)
+"""A question first (its answer is asked for) or a condition and what to do then ("if the error persists, fall back to
+the cache"): the message asks, whatever it names."""
 """A question that is a complaint ("why is it still empty?"); other questions ask, they do not report."""
 TOLD = re.compile(_TOLD, re.I)
 """The person saying they said it before: a complaint even as a question ("why do you keep ignoring this?")."""
@@ -160,10 +185,11 @@ def read(raw: str) -> Word:
     head = _head(text)
     persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
-    asking = bool(INSTRUCTION.match(head)) or (question and not ((WHY.match(head) or TOLD.search(head)) and persists))
-    if CIRCLES.search(head):
-        return Word("fail", 2, pasted, text)
     said_first = bool(PERSIST.search(head[:40]))  # "still the same... debug it properly": the news comes first
+    complaint = persists and bool(WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
+    asking = bool(INSTRUCTION.match(head) or ASKED.match(head)) or (question and not complaint)
+    if CIRCLES.search(head) and not INSTRUCTION.match(head):
+        return Word("fail", 2, pasted, text)
     if persists and not asking and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first):
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
@@ -187,8 +213,12 @@ def _head(text: str) -> str:
     if len(text) <= HEAD_CHARS:
         return text
     cut = text[:HEAD_CHARS]
-    end = max(cut.rfind(mark) for mark in (". ", "! ", "? ", ": ", "; "))
-    return cut[: end + 1] if end >= HEAD_CHARS // 3 else cut.rsplit(" ", 1)[0]
+    end = max(cut.rfind(mark) for mark in (". ", "! ", "? ", ": ", "; ", ", "))
+    return cut[: end + 1] if end >= HEAD_CHARS // 3 else _DANGLING.sub("", cut.rsplit(" ", 1)[0])
+
+
+_DANGLING = re.compile(r"\s+(?:still|again)\W*$", re.I)
+"""A word that would end a head cut off mid-sentence and read as the message's end ("... is still")."""
 
 
 _CLAUSE = re.compile(r"(?<=[.!;])\s+|\s+[-\u2013\u2014]+\s+")
