@@ -109,8 +109,8 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
     """The claims of the person's reports, restart and hang loops, and a thing missing again and again."""
     checked = []
     if m := re.search(
-        r"(?:the person said it still fails (\d+) time\(s\) after attempts|after the agent's attempts, the person "
-        r"said): (.*)$",
+        r"(?:the person said (?:it still fails|no) (\d+) time\(s\) after attempts|after the agent's attempts, the "
+        r"person said): (.*)$",
         evidence,
     ):
         reports = [f for f in involved if f.reports]

@@ -120,6 +120,7 @@ def test_url_credentials_are_masked_as_before():
     """The userinfo pattern reads each run of scheme characters once; what it masks is what the old one did."""
     old = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@'\"<>]+@")
     alphabet = ["a", "K", "1", ".", "-", "+", "_", ":", "/", "://", "@", " ", "é", "u:p@", "?", "x", "\n", "a" * 40]
+    alphabet += ["\u0130", "\u0131", "\u017f", "\u212a"]  # what re.I folds into [a-z]
     many = "".join(_random_texts(alphabet, 1000, 10, seed=4))  # over 256 '://': the regular expression reads it
     for text in [*_random_texts(alphabet, 4000, 10, seed=1), many, "b." * 40 + "://u:p@h", "c" * 70 + "://u@h"]:
         assert masking.mask_with(text, []) == old.sub(lambda m: f"{m.group(1)}***@", text), text

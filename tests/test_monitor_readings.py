@@ -517,7 +517,10 @@ def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
     [
         ("don't run `npm install`, we use pnpm here", ["npm install"]),
         ("never use sudo", ["sudo"]),
-        ("please do not use git push --force on main", ["git push"]),
+        ("please do not use git push --force on main", ["git push --force"]),
+        ("don't use sed -i on generated files", ["sed -i"]),
+        ("If you don't run npm install first, the build fails", []),  # no ban: how the build works
+        ("you never run pytest before committing", []),
         ("stop running the migrations", []),  # names no command
         ("do not run or build anything yet", []),
         ("run npm install first", []),

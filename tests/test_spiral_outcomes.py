@@ -559,3 +559,50 @@ def test_running_what_the_person_said_not_to_run_is_their_no_again():
     lifted = [told, person("now add a dark theme to the settings page"), *turns[1:]]
     assert play(lifted)[0].fired_at is None
     assert play([person("use pnpm here"), *turns[1:]])[0].fired_at is None  # nothing was said not to run
+    reads = [person("don't use sed -i on generated files"), _shell("sed -n '1,40p' gen.py"), write("a.py", 0)]
+    assert play([*reads, _shell("sed -n '40,80p' gen.py")])[0].fired_at is None  # the ban named -i: reading is fine
+
+
+def test_a_new_task_that_names_what_it_is_about_still_ends_the_run_of_reports():
+    """A request bridges two reports only when it names what both are about; a new task named in the next report
+    alone is new direction."""
+    fixes = [write("src/form.tsx", k) for k in range(3)]
+    turns = [person("the submit button still does nothing"), fixes[0], _shell("npm test", "ok")]
+    turns += [person("Leave that for now. Add a logout link to the nav"), fixes[1], _shell("npm test", "ok")]
+    turns += [person("the logout link is still missing from the nav")]
+    assert play(turns)[0].fired_at is None
+
+
+def test_a_reproduction_that_prints_something_new_each_run_is_being_worked_on():
+    """The same error line after each edit, while each run prints new lines (what the agent's prints show): debugging,
+    not a command failing the same way."""
+
+    def repro(k: int) -> dict:
+        seen = "\n".join(f"debug {k}.{n}: state {k * 10 + n}" for n in range(4))
+        out = f"{seen}\nAssertionError: [1, 2] != [2, 1]"
+        return {"tool": "Bash", "args": {"command": "python3 repro.py"}, "output": out, "exit_code": 1}
+
+    turns = [t for k in range(5) for t in (repro(k), write("repro.py", k))][:-1]
+    assert [f.prog for f in window_of(turns)][2::2] == ["new output"] * 4
+    assert play(turns)[0].fired_at is None
+
+
+def test_a_ban_said_beside_a_refusal_stands_like_one_said_in_a_message():
+    refused = {
+        "tool": "Bash",
+        "args": {"command": "sudo apt install jq"},
+        "output": "The user doesn't want to proceed with this tool use. The tool use was rejected. The user said:\n"
+        "don't use sudo, install it in the venv",
+        "error": True,
+    }
+    turns = [refused, write("setup.sh", 0), _shell("sudo apt-get install -y jq")]
+    assert window_of(turns)[-1].defied == "sudo" and play(turns)[0].fired_at is None  # said no once so far
+    turns += [write("setup.sh", 1), _shell("sudo pip install jq")]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 4 and "ran `Bash sudo pip install jq` after being told not to" in verdict.diagnosis
+
+
+def test_a_persons_count_is_held_against_theirs_not_against_the_agents_check():
+    turns = [_shell("npm test", "3 failed, 10 passed", 1), write("a.ts", 0)]
+    turns += [person("still broken, the console shows 1 error")]
+    assert window_of(turns)[-1].prog != "fewer failures"

@@ -36,7 +36,8 @@ _NOT_SECRET = frozenset({"SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO", "KEYTI
 _URL_USERINFO = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z0-9+.-]+://)[^\s/?#@'\"<>]+@")
 """A URL's userinfo, its scheme taken from the start of the run of scheme characters before ``://`` (each run is
 read once: ``\\b[a-z][a-z0-9+.-]*://`` rescanned a run from each of its letters, quadratic on ``a.a.a...@``)."""
-_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-\u0130\u0131\u017f\u212a")
+"""What ``(?i)[a-z0-9+.-]`` matches: the ASCII letters, and the four characters ``re.I`` folds into them (İ ı ſ K)."""
 _USERINFO = re.compile(r"[^\s/?#@'\"<>]+@")
 _FEW_URLS = 256
 _LONGEST_SCHEME = 64

@@ -1,15 +1,12 @@
 """Per-turn facts for the spiral detector, and what counts as progress.
 
-``facts()`` turns a raw :class:`Turn` into small comparable facts (digests, error
-fingerprint, touched paths, the verdict of whatever judged the work) and decides
-whether the turn moved the work forward (``prog``). TurnProgress is an outcome, never
-an attempt: writing new content is an attempt; progress is a check that passes, a
-check with fewer failures or a different failure than before, a higher verifier
-score, a repeated call whose output changed in substance (not only in timestamps,
-ages, ids or counters), new lines paged in. The detector's repetition signals count
-only what came after the last such turn, so healthy repetition (polling, paging, a
-test-driven loop whose failures fall or change) stays quiet, and an edit-test loop
-that keeps failing the same way does not.
+``facts()`` turns a raw :class:`Turn` into small comparable facts (digests, error fingerprint, touched paths, the
+verdict of whatever judged the work) and decides whether the turn moved the work forward (``prog``). TurnProgress is
+an outcome, never an attempt: writing new content is an attempt; progress is a check that passes, a check with fewer
+failures or a different failure than before, a higher verifier score, a repeated call whose output changed in
+substance (not only in timestamps, ages, ids or counters), new lines paged in. The detector's repetition signals count
+only what came after the last such turn, so healthy repetition (polling, paging, a test-driven loop whose failures fall
+or change) stays quiet, and an edit-test loop that keeps failing the same way does not.
 """
 
 from __future__ import annotations
@@ -97,11 +94,12 @@ def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
 def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]], fresh: int) -> Optional[TurnProgress]:
     """How ``f`` moved the work forward compared with the earlier turns of ``window``, if it did; ``fresh`` is how many
     of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not
-    new). Only outcomes count: an edit is an attempt, and a person repeating a complaint is a failed check, not news."""
+    new). Only outcomes count: an edit is an attempt, a person repeating a complaint is a failed check, not news, and a
+    person's failing count is held against theirs before (an agent's check counts other things)."""
     scores = [e.score for e in window if e.score is not None]
     if f.score is not None and scores and f.score > max(scores):
         return "higher score"
-    fails = [e.fails for e in window if e.fails is not None]
+    fails = [e.fails for e in window if e.fails is not None and (f.actor != "person" or e.actor == "person")]
     if f.fails is not None and fails and f.fails < fails[-1]:
         return "fewer failures"
     if f.verdict == "pass" and not _passed_before(f, window):
@@ -361,8 +359,8 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
 def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fresh: int) -> None:
     """The facts that follow from the rest: polls in a row, a command the person said not to run, progress."""
     f.polls, f.since = _polls(turn, f, window)
-    if command and turn.actor == "agent" and verdicts.defied(step_words(command), window):
-        f.defied, f.reports = step_words(command), max(f.reports, 1)  # the person's no, said before it ran
+    f.defied = verdicts.defied(command, window) if command and turn.actor == "agent" else None
+    f.reports = max(f.reports, 1) if f.defied else f.reports  # the person's no, said before it ran
     outputs: dict[str, set[str]] = {}
     for e in window:
         outputs.setdefault(e.sig, set()).add(e.out)

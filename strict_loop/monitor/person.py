@@ -261,21 +261,27 @@ def quote(text: str, cap: int = 100) -> str:
 
 
 FORBID = re.compile(
-    r"\b(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?(?:run|running|use|using|execute|executing|call|calling)\s+"
-    r"(?P<what>`[^`\n]{1,80}`|(?!(?:the|it|this|that|any|anything|them|these|those|again|anymore|a|an|or|and|but|so|"
-    r"not|me|my|your|our)\b)[\w./:+-]+"
-    r"(?:\s+(?!(?:to|for|on|in|with|again|anymore|it|this|that|the|and|or|but|unless|until|before|after|when|because|"
-    r"instead|yet|now)\b)[\w./:+-]+)?)",
+    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please)\s+)(?:please\s+)?(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?"
+    r"(?:run|running|use|using|execute|executing|call|calling)\s+(?P<what>`[^`\n]{1,80}`|(?!(?:the|it|this|that|any|"
+    r"anything|them|these|those|again|anymore|a|an|or|and|but|so|not|me|my|your|our)\b)[\w./:+-]+(?:\s+(?!(?:to|for|on|"
+    r"in|with|again|anymore|it|this|that|the|and|or|but|unless|until|before|after|when|because|instead|yet|now)\b)"
+    r"[\w./:+-]+)?(?:\s+(?:with\s+)?-[\w-]+)*)",
     re.I,
 )
-"""The person telling the agent not to run a command ("don't run `npm install`", "never use sudo", "stop running the
-migrations" names no command and is not read)."""
+"""The person telling the agent not to run a command, at the start of a clause ("don't run `npm install`", "never use
+sed -i"; "if you don't run npm install first" is no ban, and "stop running the migrations" names no command)."""
 
 
 def forbidden(text: str) -> list[str]:
-    """The steps (``toolkinds.step_words``) of the commands the person says not to run, at most four."""
-    steps = (step_words(m.group("what").strip("`")) for m in FORBID.finditer(text[:MAX_PERSON_TEXT]))
-    return list(dict.fromkeys(s for s in steps if s))[:4]
+    """The commands the person says not to run, each as its step (``toolkinds.step_words``) and the flags it was said
+    with ("sed -i": ``sed -n`` is not banned), at most four."""
+    found = []
+    for m in FORBID.finditer(text[:MAX_PERSON_TEXT]):
+        what = m.group("what").strip("`")
+        step = step_words(what)
+        if step:
+            found.append(" ".join([step, *(w for w in what.split() if w.startswith("-"))]))
+    return list(dict.fromkeys(found))[:4]
 
 
 _SUBJECT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{5,}")
@@ -284,6 +290,8 @@ _COMMON = frozenset(
     + ("always", "whether", "another", "because", "actually", "already", "proceed", "continue", "implement")
     + ("analyze", "ultrathink", "problem", "errors", "broken", "change", "changes", "changed", "properly", "correct")
     + ("correctly", "instead", "within", "without", "folder", "update", "updated", "shouldn", "couldn", "wouldn")
+    + ("failing", "failed", "failure", "showing", "button", "screen", "server", "function", "doesnt", "didnt")
+    + ("returns", "return", "output", "result", "results", "message", "script", "command", "running")
 )
 """Words of six letters or more that say nothing of what a message is about."""
 

@@ -163,8 +163,10 @@ def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnF
     for f in reversed(w[-window:]):
         if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and not _elsewhere(cur, f)):
             break
-        if step_run and f.step == cur.step and f.kind == "run" and not f.failed:
-            break  # the command succeeded since
+        if step_run and f.step == cur.step and f.kind == "run" and (not f.failed or f.prog == "new output"):
+            if f is cur:
+                return [cur]  # it printed something new: a reproduction being worked on
+            break  # the command succeeded since, or printed something new
         if f.refused:
             continue
         if (

@@ -14,6 +14,7 @@ from typing import Any, Optional
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.person import MAX_PERSON_TEXT, OBSERVED, Word, forbidden, quote, read, spoken, topic
+from strict_loop.monitor.toolkinds import step_words
 
 
 def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:
@@ -42,10 +43,12 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
     if not cur.reports:
         return None
     counted: list[TurnFacts] = []
-    for f in reversed(w[-window:]):
+    span = w[-window:]
+    for k in range(len(span) - 1, -1, -1):
+        f = span[k]
         if (f.verdict == "pass" and f.actor == "person") or (f.said and f.prog in ("fewer failures", "higher score")):
             break
-        if f.prog in RESETS and not (set(f.topic) & set(cur.topic)):
+        if f.prog in RESETS and not _hint(f, cur, span[:k]):
             break
         if f.reports:
             counted.append(f)
@@ -64,8 +67,17 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
     said = "; ".join(dict.fromkeys(_said(f) for f in counted))
     if len(groups) == 1:  # one report that counts twice: going in circles, or the same paste shown again
         return [f.i for f in counted], f"after the agent's attempts, the person said: {said}"
-    evidence = f"the person said it still fails {len(groups)} time(s) after attempts: {said}"
+    what = "said it still fails" if any(f.quote for f in counted) else "said no"
+    evidence = f"the person {what} {len(groups)} time(s) after attempts: {said}"
     return [f.i for f in counted], evidence
+
+
+def _hint(request: TurnFacts, cur: TurnFacts, before: list[TurnFacts]) -> bool:
+    """Whether a request names what the person reports both before and after it ("I still see TRJ on the statusLine";
+    "use the code search: the statusLine is built in scripts/"; "you still haven't fixed the statusLine"): where to
+    look, not a new task."""
+    last = next((e for e in reversed(before) if e.reports), None)
+    return last is not None and bool(set(request.topic) & set(cur.topic) & set(last.topic))
 
 
 def _said(f: TurnFacts) -> str:
@@ -73,7 +85,7 @@ def _said(f: TurnFacts) -> str:
     not to run."""
     if f.quote:
         return f"“{f.quote}”"
-    return f"ran `{f.action[:60]}` after being told not to" if f.defied else f"refused `{f.action[:60]}`"
+    return f"refused `{f.action[:60]}`" if f.refused else f"ran `{f.action[:60]}` after being told not to"
 
 
 def heard(actor: str, output: str, window: list[TurnFacts]) -> tuple[Optional[Word], Optional[str]]:
@@ -127,15 +139,21 @@ def voice(
     }
 
 
-def defied(step: str, window: list[TurnFacts]) -> bool:
-    """Whether the person said not to run ``step`` since their last new request (that one included): a new request
-    that says nothing of it is new direction, and the word no longer stands."""
+def defied(command: str, window: list[TurnFacts]) -> Optional[str]:
+    """The ban ``command`` runs against, if the person said not to run it (in their words or beside a refusal) since
+    their last new request, that one included: its step, and every flag the ban named. A new request that says nothing
+    of it is new direction, and the word no longer stands."""
+    step, words = step_words(command), set(command.split())
     for e in reversed(window):
-        if e.actor == "person" and step in e.forbids:
-            return True
+        if e.actor == "person" or e.refused:
+            for ban in e.forbids:
+                parts = ban.split()
+                flags = [p for p in parts if p.startswith("-")]
+                if " ".join(p for p in parts if not p.startswith("-")) == step and words.issuperset(flags):
+                    return ban
         if e.actor == "person" and e.prog in RESETS:
-            return False
-    return False
+            return None
+    return None
 
 
 def _reports(
