@@ -281,11 +281,11 @@ def test_refusals_and_failing_counts_read_behind_their_literal_gates_as_before()
     refusals += ["Permission for this tool use was denied", "User denied this command", "Command denied by user"]
     refusals += ["The user rejected permission to use this", "The user has specified a rule which prevents you from"]
     refusals += ["user canceled to", "were denied by the user", "doesnt want to take this action", " "]
-    for text in _cased(refusals, 1500, seed=9):
+    for text in _cased(refusals, 800, seed=9):
         assert bool(person.refusal(text)) == bool(person.REFUSAL.search(text)), text
     counts = ["3 failed", "12 failing", "1 failure", "2 errors", "FAILED (failures=2)", "FAILED (errors=1, ", "x"]
     counts += ["failures=4", "10 passed", "OK", "ok", "All tests passed", "--- FAIL: ", "\n", " ", "1", "s="]
-    for text in _cased(counts, 1500, seed=10):
+    for text in _cased(counts, 500, seed=10):
         old = [int(g) for m in novelty.FAILS.finditer(text) for g in m.groups() if g]
         go = len(novelty.GO_FAIL.findall(text)) if "--- FAIL: " in text else 0
         expected = max(old) if old else go or (0 if novelty.PASSED.search(text) else None)
