@@ -606,3 +606,14 @@ def test_a_persons_count_is_held_against_theirs_not_against_the_agents_check():
     turns = [_shell("npm test", "3 failed, 10 passed", 1), write("a.ts", 0)]
     turns += [person("still broken, the console shows 1 error")]
     assert window_of(turns)[-1].prog != "fewer failures"
+
+
+def test_a_persons_still_fails_after_a_new_request_is_not_the_old_tasks_failure():
+    """"Still broken" in the person's own words takes the failure reported last, but only in the same task: after a new
+    request it is that task's own, so the old failure's count does not go on."""
+    login = [person("the login is still broken"), write("src/login.ts", 0), person("still broken")]
+    newer = [person("Park that. Add a dark mode toggle to the settings page"), write("src/theme.ts", 0)]
+    turns = [*login, write("src/login.ts", 1), *newer, person("the toggle still does nothing")]
+    old, new = window_of(login)[-1], window_of(turns)[-1]
+    assert new.fsig != old.fsig
+    assert "same_failure" not in {s.kind for s in play(turns)[0].signals}

@@ -75,9 +75,8 @@ _COUNTED = ("run", "other", "invalid", "person")  # a check's count, a person's 
 
 def _score(output: str, failed: bool) -> Optional[float]:
     """A verifier score printed by a passing command (``score: 0.82``), when the turn carries none."""
-    if failed or not any(w in output.lower() for w in ("score", "reward", "accuracy", "pass@1")):
-        return None
-    found = SCORE.findall(output)
+    gated = failed or not any(w in output.lower() for w in ("score", "reward", "accuracy", "pass@1"))
+    found = [] if gated else SCORE.findall(output)
     return float(found[-1]) if found else None
 
 
@@ -289,12 +288,15 @@ def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str
     if not said:
         return None, None
     said = _MARKER.sub("", said.strip())  # pytest's 'E   ' is not part of the failure
-    if said == person.SAYS_FAILS:  # the failure the person reported last, else the last failure seen
-        last = next((e for e in reversed(window) if e.actor == "person" and e.fsig), None) or next(
-            (e for e in reversed(window) if e.verdict == "fail" and e.fsig), None
+    if said == person.SAYS_FAILS:  # the failure reported last since the person's last request, else the task's own
+        task = next((k for k in range(len(window) - 1, -1, -1) if window[k].asks and window[k].actor == "person"), -1)
+        since = window[task + 1 :]
+        last = next((e for e in reversed(since) if e.actor == "person" and e.fsig), None) or next(
+            (e for e in reversed(since) if e.verdict == "fail" and e.fsig), None
         )
         if last is not None:
             return last.fsig, last.ftext
+        return fp.digest(f"{said}\0{window[task].asks if task >= 0 else ''}"), said
     return fp.digest(fp.error_fingerprint(said) or fp.loose(said)), fp.readable(said)
 
 
