@@ -609,7 +609,7 @@ def test_a_persons_count_is_held_against_theirs_not_against_the_agents_check():
 
 
 def test_a_persons_still_fails_after_a_new_request_is_not_the_old_tasks_failure():
-    """"Still broken" in the person's own words takes the failure reported last, but only in the same task: after a new
+    """ "Still broken" in the person's own words takes the failure reported last, but only in the same task: after a new
     request it is that task's own, so the old failure's count does not go on."""
     login = [person("the login is still broken"), write("src/login.ts", 0), person("still broken")]
     newer = [person("Park that. Add a dark mode toggle to the settings page"), write("src/theme.ts", 0)]
