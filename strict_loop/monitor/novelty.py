@@ -25,7 +25,6 @@ FAILS = re.compile(  # a count from where its digits start; unittest's FAILED (.
     r"(?i)(?<!\d)(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)"
 )
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
-SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
 _MARKER = re.compile(r"^(?:E|>)\s+")
@@ -71,13 +70,6 @@ def _failing_count(output: str) -> Optional[int]:
 
 
 _COUNTED = ("run", "other", "invalid", "person")  # a check's count, a person's paste of one; a file tool's "ok": none
-
-
-def _score(output: str, failed: bool) -> Optional[float]:
-    """A verifier score printed by a passing command (``score: 0.82``), when the turn carries none."""
-    gated = failed or not any(w in output.lower() for w in ("score", "reward", "accuracy", "pass@1"))
-    found = [] if gated else SCORE.findall(output)
-    return float(found[-1]) if found else None
 
 
 def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
@@ -209,8 +201,9 @@ def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, st
         out_digest = fp.digest(loose_text)
         # Two edits are equivalent only if they write the same text (wherever in the file).
         asig = fp.digest(turn.tool + "\0" + _LINE_RANGE.sub("<range>", " ".join(canonical.split())))
-    else:
-        strict_text, lines = fp.strict_with_lines(turn.output)
+    else:  # a person's message is read to its MAX_PERSON_TEXT (their words come first; a paste keeps its head)
+        shown = turn.output[: person.MAX_PERSON_TEXT] if kind == "person" else turn.output
+        strict_text, lines = fp.strict_with_lines(shown)
         out_digest = fp.digest(strict_text)
         asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
     sig = fp.digest(turn.tool + "\0" + canonical)
@@ -338,7 +331,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         paths=paths,
         fstate=fstate or whole,
         talk=bool(SELF_TALK.search(turn.thought)),
-        score=turn.score if turn.score is not None else _score(turn.output, failed),
+        score=turn.score if turn.score is not None else outcomes.score(turn.output, failed),
         fails=_failing_count(turn.output) if kind in _COUNTED else None,
         brief=_brief(turn, kind, failed, line, paths),
         actor=turn.actor,

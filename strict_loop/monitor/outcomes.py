@@ -327,6 +327,16 @@ def missing(text: str) -> Optional[str]:
     return None
 
 
+SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
+
+
+def score(output: str, failed: bool) -> Optional[float]:
+    """A verifier score printed by a passing command (``score: 0.82``), when the turn carries none."""
+    gated = failed or not any(w in output.lower() for w in ("score", "reward", "accuracy", "pass@1"))
+    found = [] if gated else SCORE.findall(output)
+    return float(found[-1]) if found else None
+
+
 def last_line(output: str) -> str:
     """The last meaningful line of an output (not a decoration, a prompt echo or a clipping marker)."""
     for line in reversed(output.splitlines()):
