@@ -80,10 +80,10 @@ from strict_loop.monitor import outcomes, person, shellwork, toolkinds
         ("why is it still empty?", "fail", 1),
         ("still the same... debug and trace this properly, use the logs to understand the code first", "fail", 1),
         ("nope, still broken", "fail", 1),
-        ("TRJ is still shown on the status line", "fail", 1),
+        ("the old badge is still shown on the status line", "fail", 1),
         ("we're going in circles", "fail", 2),
         (
-            "proceed to implement the plan - also, I still see TRJ on the status line (did you remove it?). ultrathink",
+            "proceed to implement the plan - also, I still see the old badge on the status line (did you remove it?)",
             "fail",
             1,
         ),

@@ -467,14 +467,17 @@ def _status_fixes(k: int) -> list[dict]:
 
 
 def test_a_hint_where_to_look_between_two_reports_does_not_start_a_new_task():
-    """ "Use the code search - the statusLine is built in scripts/" between two "I still see TRJ on the statusLine" is
-    direction on the same problem; a request about something else ends the run."""
-    hint = "use the code search to find it. The statusLine is built from the scripts folder of the main repo"
-    reports = ["I still see TRJ on the statusLine", "you still haven't managed to fix the statusLine: TRJ is there"]
+    """ "Use the code search - the statusbar is built in scripts/" between two "I still see the old badge on the
+    statusbar" is direction on the same problem; a request about something else ends the run."""
+    hint = "use the code search to find it. The statusbar is built from the scripts folder of the main repo"
+    reports = [
+        "I still see the old badge on the statusbar",
+        "you still haven't managed to fix the statusbar: the badge is there",
+    ]
     turns = [person(reports[0]), *_status_fixes(0), person(hint), *_status_fixes(1), person(reports[1])]
     verdict, _ = play(turns)
     assert verdict.fired_at == len(turns) - 1 and verdict.signals[0].kind == "person_reports", verdict.signals
-    assert "I still see TRJ on the statusLine" in verdict.diagnosis and "haven't managed" in verdict.diagnosis
+    assert "I still see the old badge on the statusbar" in verdict.diagnosis and "haven't managed" in verdict.diagnosis
     other = "now add a dark theme to the settings page"
     assert play([*turns[:3], person(other), *turns[4:]])[0].fired_at is None
 

@@ -297,6 +297,6 @@ _COMMON = frozenset(
 
 
 def topic(text: str) -> list[str]:
-    """Digests of the longer words a message names (``statusLine``, ``dashboard``): what it is about."""
+    """Digests of the longer words a message names (``statusbar``, ``checkout``): what it is about."""
     words = {w.lower().strip(".-") for w in _SUBJECT.findall(text[:HEAD_CHARS])}
     return sorted(fp.digest(w)[:8] for w in words - _COMMON if len(w) >= 6)

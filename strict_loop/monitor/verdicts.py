@@ -32,8 +32,9 @@ def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:
 
 RESETS = ("a new request",)
 """What ends a run of the person's reports besides their approval: their new request, unless it names what they
-report ("use serena - the statusLine is built in X" between two "still see TRJ on the statusLine"): a hint where to
-look is no new task. An agent's check that passes does not (the build passing says nothing of what the person sees)."""
+report ("use the code search: the statusbar is built in X" between two "I still see the old badge on the statusbar"):
+a hint where to look is no new task. An agent's check that passes does not (the build passing says nothing of what
+the person sees)."""
 
 
 def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[list[int], str]]:
@@ -73,9 +74,9 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
 
 
 def _hint(request: TurnFacts, cur: TurnFacts, before: list[TurnFacts]) -> bool:
-    """Whether a request names what the person reports both before and after it ("I still see TRJ on the statusLine";
-    "use the code search: the statusLine is built in scripts/"; "you still haven't fixed the statusLine"): where to
-    look, not a new task."""
+    """Whether a request names what the person reports both before and after it ("I still see the old badge on the
+    statusbar"; "use the code search: the statusbar is built in scripts/"; "you still haven't fixed the statusbar"):
+    where to look, not a new task."""
     last = next((e for e in reversed(before) if e.reports), None)
     return last is not None and bool(set(request.topic) & set(cur.topic) & set(last.topic))
 
