@@ -38,7 +38,6 @@ _URL_USERINFO = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z0-9+.-]+://)[^\s/?#@'\"<>]
 read once: ``\\b[a-z][a-z0-9+.-]*://`` rescanned a run from each of its letters, quadratic on ``a.a.a...@``)."""
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-\u0130\u0131\u017f\u212a")
 """What ``(?i)[a-z0-9+.-]`` matches: the ASCII letters, and the four characters ``re.I`` folds into them (İ ı ſ K)."""
-_USERINFO = re.compile(r"[^\s/?#@'\"<>]+@")
 _FEW_URLS = 256
 _LONGEST_SCHEME = 64
 """Up to ``_FEW_URLS`` ``://`` in a text, each with a scheme run of at most ``_LONGEST_SCHEME`` characters, only the
@@ -55,7 +54,8 @@ def _mask_userinfo(m: re.Match[str]) -> str:
 
 
 def _mask_urls(text: str) -> str:
-    """``text`` with each ``scheme://user:pass@`` made ``scheme://***@``, as ``_URL_USERINFO`` finds them.
+    """``text`` with each ``scheme://user:pass@`` made ``scheme://***@``: ``_URL_USERINFO.sub(_mask_userinfo, text)``,
+    the pattern tried only where a run of scheme characters ends in ``://``.
 
     Each run of scheme characters before a ``://`` and each run after it is read once (the runs of different
     ``://`` do not overlap: ``:`` and ``/`` end both), so the cost is linear in the text, whatever it holds."""
@@ -70,9 +70,9 @@ def _mask_urls(text: str) -> str:
             start -= 1
             if at - start > _LONGEST_SCHEME:
                 return _URL_USERINFO.sub(_mask_userinfo, text)
-        m = _USERINFO.match(text, at + 3) if start < at else None
-        if m and _SCHEME_START.search(text, start, at):
-            parts += (text[done:at], f"://{MASK}@")
+        m = _URL_USERINFO.match(text, start)  # where the pattern's scan would find it: the run's start
+        if m:
+            parts += (text[done:start], _mask_userinfo(m))
             done = m.end()
         at = text.find("://", max(at + 3, done))
     return "".join(parts) + text[done:] if parts else text
