@@ -187,8 +187,9 @@ def read(raw: str) -> Word:
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
     said_first = bool(PERSIST.search(head[:40]))  # "still the same... debug it properly": the news comes first
     complaint = persists and bool(WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
-    asking = bool(INSTRUCTION.match(head) or ASKED.match(head)) or (question and not complaint)
-    if CIRCLES.search(head) and not INSTRUCTION.match(head):
+    instructed = bool(INSTRUCTION.match(head))
+    asking = instructed or bool(ASKED.match(head)) or (question and not complaint)
+    if CIRCLES.search(head) and not instructed:
         return Word("fail", 2, pasted, text)
     if persists and not asking and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first):
         return Word("fail", 1, pasted, text)

@@ -13,7 +13,17 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.person import MAX_PERSON_TEXT, OBSERVED, Word, forbidden, quote, read, spoken, topic
+from strict_loop.monitor.person import (
+    HEAD_CHARS,
+    MAX_PERSON_TEXT,
+    OBSERVED,
+    Word,
+    forbidden,
+    quote,
+    read,
+    spoken,
+    topic,
+)
 from strict_loop.monitor.toolkinds import step_words
 
 
@@ -122,7 +132,7 @@ def voice(
         and word is not None
         and word.failure
         and not word.refused
-        and OBSERVED.search(word.text[:300])
+        and OBSERVED.search(word.text[:HEAD_CHARS])
         and not _seen(word.failure, fsig, window)
     ):
         reports = 0  # "still getting <an error nothing showed before>": a new symptom, a report once it comes back
