@@ -47,7 +47,19 @@ _TOLD = (
     r"\bi (?:already |have |had )?told you (?:already|before|twice|so|not to|to never|never to|to not|\w+ times)\b|"
     r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b"
 )
-_NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|could|would|should|wo|ai)n'?t"
+_ATTEMPT_FAILED = (
+    r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|the (?:fix|change|"
+    r"patch|update)|your (?:fix|change|patch|update))\s+)?(?:still\s+)?(?:didn'?t|did not|has not|hasn'?t|did nothing|"
+    r"nothing)\s*(?:work|help|fix|solve|change|happen(?:ed|s)?|changed|(?:do|did) anything|make (?:a|any) difference)"
+    r"(?:\s+(?:it|this|that|anything|a thing|the (?:issue|problem|bug|error)))?(?:\s+(?:at all|either|again|still|for "
+    r"me))?(?=\s*(?:$|[.,;:!?)\-]))|"
+    r"^\W*(?:(?:it'?s|it is|still|exactly)\s+)?(?:the\s+)?same(?:\s+(?:thing|again))?\W*$|"
+    r"^\W*(?:(?:this|that|here we go|not this)\s+)again\b(?=\s*(?:$|[.!?]))|"
+    r"^\W*(?:still\s+)?no (?:luck|dice|joy)\b(?=\s*(?:$|[.,;:!?)\-]))"
+)
+"""A verdict on the attempt, said first and alone ("didn't work.", "nothing happened", "same", "no luck"): the problem
+stayed. "nothing happens when I click Save" is a symptom (first reported or not), read as one."""
+_NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|ca|could|would|should|wo|ai)n'?t"
 PERSIST = re.compile(
     rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
     rf"\bstill\b,?(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|errors?|not|{_NEG}|no|the same|same|shows?|showing|see|"
@@ -59,11 +71,15 @@ PERSIST = re.compile(
     r"\b(?:errors?|issues?|problems?|bugs?|crash(?:es)?|failures?|exceptions?)\s+(?:is|are|was|were|came|comes|has "
     r"come|have come) back\b(?!\s+(?:in|on|online|to|from|up)\b)|"
     r"\b(?:it|errors?|bugs?|issues?|problems?|crash(?:es)?)\s+(?:has\s+|have\s+)?(?:reappeared|reappears|keeps "
-    r"reappearing)\b|\bagain (?:the same|fail\w*|broken|errors?|crash\w*|nothing)\b|\bsame (?:error|errors|issue|"
-    r"problem|result|output|behaviou?r|bug|message|exception|failure)\b(?!\s+(?:handling|handler|format|formatting|"
-    r"codes?|types?|class|classes|messages? format)\b)|\bsame thing (?:happens|happened|happening|again)\b|"
-    r"\b(?:not|n'?t|never|nothing) (?:been )?(?:fixed|resolved|solved|changed)\b(?!\s+(?:in|on|for|about|to)\b)|"
-    r"\bno (?:change|difference)\b(?!\s+(?:needed|required|necessary|to)\b)|\bsame as before\b(?!\s+(?:but|for|"
+    r"reappearing)\b|\bagain (?:the same|fail\w*|broken|errors?|crash\w*|nothing)\b|"
+    r"\bsame (?:error|errors|issue|problem|result|output|behaviou?r|bug|message|exception|failure|crash|traceback|"
+    r"stack ?trace|warnings?|[1-5]\d\d)\b"
+    r"(?!\s+(?:handling|handler|format|formatting|codes?|types?|class|classes|messages? format)\b)|"
+    r"\bsame thing (?:happens|happened|happening|again)\b|"
+    r"\b(?:not|n'?t|never|nothing(?:'s| has)?) (?:been )?(?:fixed|resolved|solved|changed)\b"
+    r"(?!\s+(?:in|on|for|about|to)\b)|\bstill\s+(?:an?\s+|http\s+)?[1-5]\d\d\b(?!\s+(?:more|left|remaining|to|of|out|ms|"
+    r"[a-z]+s)\b)|\bno (?:change|difference|improvement|effect)\b(?!\s+(?:needed|required|necessary|to)\b)|"
+    r"\bsame as before\b(?!\s+(?:but|for|"
     r"with|on|in)\b)|\bstill\W*$|^\W*(?:still|again)(?:\W*$|\s*[:\n])|"
     r"\b(?:errors?|issues?|problems?|bugs?|failures?)\s+still\s+(?:persists?|remains?|exists?|occurs?|occurring)\b|"
     r"(?<!\bone )(?<!\ban )\b(?:errors?|issues?|problems?|bugs?|failures?)\s+(?:persists?|remains?)\b"
@@ -72,7 +88,7 @@ PERSIST = re.compile(
     r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
     r"\bkeeps? (?:failing|crashing|breaking)\b|\b(?:it|this|that|errors?|bugs?|issues?|problems?)\s+keeps? "
     r"(?:happening|coming back|showing up)\b|"
-    rf"{_TOLD}|"
+    rf"{_TOLD}|{_ATTEMPT_FAILED}|"
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
     re.I,
 )
@@ -99,7 +115,8 @@ INSTRUCTION = re.compile(
     r"then|also|let'?s|can you|could "
     r"you|would you|i want|we need|i need|make|use|remove|delete|rename|move|refactor|skip|forget|try|change|show|"
     r"hide|put|give|handle|support|allow|ignore|review|document|style|pick|reference|prioritize|do|go|"
-    r"now(?!\s+(?:it|it's|its|this|that|we|i|i'm|there|there's|nothing|the)\b))\b",
+    r"now(?!\s+(?:it|it's|its|this|that|we|i|i'm|there|there's|nothing|the)\b))\b"
+    r"(?!\s+(?:still|is|are|was|were|isn'?t|doesn'?t|didn'?t|fails|failed|broke|broken|keeps)\b)",
     re.I,
 )
 """A message that starts by asking for something: a failure it names is what to avoid, not what happened. A
