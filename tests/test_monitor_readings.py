@@ -114,6 +114,11 @@ from strict_loop.monitor import outcomes, person, shellwork, toolkinds
         ("Try again, I was not on the VPN", None, 0),
         ("Keep failing tests out of the release branch", None, 0),
         ("same here, the plan looks good", "pass", 0),
+        # typographic apostrophes, as a phone or a Mac types them
+        ("the fix didn\u2019t work", "fail", 1),
+        ("I still can\u2019t log in", "fail", 1),
+        ("it doesn\u2019t work", "fail", 0),
+        ("don\u2019t touch the tests, make sure they pass", None, 0),
     ],
 )
 def test_the_persons_message_is_read_as_a_request_a_report_or_an_approval(text, verdict, weight):
@@ -545,7 +550,8 @@ def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
         ("stop running the migrations", []),  # names no command
         ("do not run or build anything yet", []),
         ("run npm install first", []),
+        ("don\u2019t run `npm install`", ["npm install"]),  # a typographic apostrophe
     ],
 )
 def test_what_the_person_says_not_to_run_is_read_by_its_step(text, steps):
-    assert person.forbidden(text) == steps
+    assert person.forbidden(person.read(text).text) == steps
