@@ -119,6 +119,18 @@ from strict_loop.monitor import outcomes, person, shellwork, toolkinds
         ("I still can\u2019t log in", "fail", 1),
         ("it doesn\u2019t work", "fail", 0),
         ("don\u2019t touch the tests, make sure they pass", None, 0),
+        # in the other languages people write to an agent in
+        ("sigue sin funcionar", "fail", 1),
+        ("ainda n\u00e3o funciona", "fail", 1),
+        ("\u00e7a ne marche toujours pas", "fail", 1),
+        ("funktioniert immer noch nicht", "fail", 1),
+        ("\u0442\u0430 \u0436\u0435 \u043e\u0448\u0438\u0431\u043a\u0430", "fail", 1),  # та же ошибка
+        ("\u8fd8\u662f\u4e0d\u884c", "fail", 1),  # 还是不行
+        ("\u307e\u3060\u52d5\u304b\u306a\u3044", "fail", 1),  # まだ動かない
+        ("estamos dando vueltas en c\u00edrculos", "fail", 2),
+        ("ich m\u00f6chte immer noch die alte Farbe", None, 0),
+        ("mismo estilo que antes, por favor", None, 0),
+        ("toujours utiliser pnpm", None, 0),
     ],
 )
 def test_the_persons_message_is_read_as_a_request_a_report_or_an_approval(text, verdict, weight):

@@ -59,6 +59,20 @@ _ATTEMPT_FAILED = (
 )
 """A verdict on the attempt, said first and alone ("didn't work.", "nothing happened", "same", "no luck"): the problem
 stayed. "nothing happens when I click Save" is a symptom (first reported or not), read as one."""
+_OTHER_LANGUAGES = (
+    r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo )?error)\b|\b(?:todav[i\u00ed]a|a[u\u00fa]n) no "
+    r"(?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b|"  # es
+    r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|\bmesmo erro\b|"
+    r"\bn[a\u00e3]o funcionou\b|"  # pt
+    r"\btoujours pas\b|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b|"  # fr
+    r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
+    r"\bhat nicht (?:funktioniert|geklappt)\b|"  # de
+    r"\b(?:вс[её] ещ[её] не|та же (?:ошибка|проблема)|не помогло)|"  # ru
+    r"(?:还是|仍然|依然)(?:不行|报错|失败|一样|没有?(?:用|反应|变化))|(?:同样|一样)的(?:错误|问题)|"  # zh
+    r"まだ(?:動かない|エラー|直って(?:い)?ない)|同じエラー"  # ja
+)
+"""The same, as people say it in the languages they most often write to an agent in (Spanish, Portuguese, French,
+German, Russian, Chinese, Japanese): "sigue sin funcionar", "toujours pas", "immer noch nicht", "还是不行"."""
 _NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|ca|could|would|should|wo|ai)n'?t"
 PERSIST = re.compile(
     rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
@@ -88,7 +102,7 @@ PERSIST = re.compile(
     r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
     r"\bkeeps? (?:failing|crashing|breaking)\b|\b(?:it|this|that|errors?|bugs?|issues?|problems?)\s+keeps? "
     r"(?:happening|coming back|showing up)\b|"
-    rf"{_TOLD}|{_ATTEMPT_FAILED}|"
+    rf"{_TOLD}|{_ATTEMPT_FAILED}|{_OTHER_LANGUAGES}|"
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
     re.I,
 )
@@ -99,7 +113,9 @@ CIRCLES = re.compile(
     r"speculating)|same mistake|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
     r"^\W*back to square one\W*$|"
     r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
-    r"(?:third|fourth|fifth|\d+(?:rd|th)) time (?:i (?:tell|ask|say|said)|that (?:it|this)))\b",
+    r"(?:third|fourth|fifth|\d+(?:rd|th)) time (?:i (?:tell|ask|say|said)|that (?:it|this)))\b|"
+    r"\b(?:vueltas en c[i\u00ed]rculos|on tourne en rond|(?:drehen uns|dreht sich) im kreis)\b|"
+    r"原地打转|兜圈子|又回到原点",
     re.I,
 )
 """The person saying the agent spirals: as telling as two repeats."""
