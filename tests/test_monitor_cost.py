@@ -22,7 +22,7 @@ from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import ladder, novelty, outcomes, person, toolkinds
+from strict_loop.monitor import ladder, novelty, outcomes, person, shellwork, toolkinds
 
 MB = 1_000_000
 _JSON = json.dumps(
@@ -133,11 +133,11 @@ def test_search_replace_blocks_are_read_as_before():
     for text in _random_texts(parts, 4000, 8, seed=2):
         found = old.search(text)
         expected = (" ".join(found.group(1).split()), " ".join(found.group(2).split())) if found else None
-        assert outcomes.edit_pair({"content": text}) == expected, text
+        assert shellwork.edit_pair({"content": text}) == expected, text
     many = "<<<<<<< SEARCH\n\n=======\n" * 600  # no block closes: the lazy regex took seconds here
-    assert outcomes.edit_pair({"content": many}) is None
+    assert shellwork.edit_pair({"content": many}) is None
     closed = old.search(many + "x\n>>>>>>> REPLACE")
-    assert closed and outcomes.edit_pair({"content": many + "x\n>>>>>>> REPLACE"}) == ("", " ".join(closed[2].split()))
+    assert closed and shellwork.edit_pair({"content": many + "x\n>>>>>>> REPLACE"}) == ("", " ".join(closed[2].split()))
 
 
 def test_wrapper_lines_are_told_as_before():

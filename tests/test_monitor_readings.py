@@ -192,10 +192,50 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
         ("npx jest", "✕ adds\nTests: 1 failed, 1 passed, 2 total", True),
         ("python3 -m pytest -q", "F.\n1 failed, 1 passed in 0.01s", True),
         ("python3 server.py", "Traceback (most recent call last):\nOSError: [Errno 98] Address already in use", True),
+        # zsh (macOS's shell) puts what went wrong before the path; mv's and Windows' words; bun's count line
+        ("cd docs/puml && ls *.png", "(eval):cd:1: no such file or directory: docs/puml", True),
+        ("ls docs/*.png", "zsh:1: no matches found: docs/*.png", True),
+        ("mv a.png b.png docs/images/", "mv: docs/images/ is not a directory", True),
+        ("type settings.tfvars", "The system cannot find the file specified.", True),
+        (
+            "terraform plan | head -50",
+            "'head' is not recognized as an internal or external command,\noperable program or batch file.",
+            True,
+        ),
+        ("cat notes.md | head", "command not found is what the docs say", False),
+        ("bun test", "src/a.test.ts:\n(fail) adds\n\n 0 pass\n 1 fail\nRan 1 tests across 1 files. [12ms]", True),
+        ("bun test", "src/a.test.ts:\n(pass) adds\n\n 1 pass\n 0 fail\nRan 1 tests across 1 files. [12ms]", False),
+        # a diagnostic box that ends the output says what it is (terraform's, OpenTofu's)
+        (
+            "terraform plan",
+            "Planning...\n\u2577\n\u2502 Error: No value for required variable\n\u2502 \n"
+            "\u2502   on variables.tf line 12:\n\u2502 Use a -var or -var-file argument.\n\u2575",
+            True,
+        ),
+        (
+            "terraform plan",
+            "Plan: 1 to add.\n\u2577\n\u2502 Warning: Deprecated attribute\n\u2502 \n\u2502 use name instead\n\u2575",
+            False,
+        ),
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):
     assert outcomes.reads_failed(command, output) is failed
+
+
+@pytest.mark.parametrize(
+    ("tool", "output", "failed"),
+    [
+        ("mcp__books__get_chapter", "Error executing tool get_chapter: part0016.html not found in TOC.", True),
+        ("mcp__books__get_chapter", "MCP error -32602: Invalid arguments", True),
+        ("edit", "Error: oldString not found in content", True),
+        ("mcp__books__get_chapter", "# Chapter 3\nAn Error: section heading later", False),
+        ("read", "Error: this line is the file's first line", False),  # a file's content, shown
+    ],
+)
+def test_a_tool_with_no_error_flag_failed_when_its_result_opens_with_its_error(tool, output, failed):
+    facts = window_of([{"tool": tool, "args": {"path": "x"}, "output": output}])[-1]
+    assert facts.failed is failed
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,7 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: lis
         args = f"{turn.args.get('command')} {turn.args.get('path')}"
     elif not isinstance(turn.args.get("command"), str) and paths:
         # a file tool by its file (and a write by the start of what it wrote), never raw JSON cut mid-key
-        pair = outcomes.edit_pair(turn.args) if kind == "write" else None
+        pair = shellwork.edit_pair(turn.args) if kind == "write" else None
         added = pair[1] if pair else ""
         args = paths[0] + (f' "{added[:40]}{"..." if len(added) > 40 else ""}"' if added else "")
     last = outcomes.last_line(turn.output)
@@ -171,7 +171,7 @@ def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str],
     if kind != "write":
         return None, None, {}
     where = paths[0] if paths else ""
-    pair = outcomes.edit_pair(turn.args)
+    pair = shellwork.edit_pair(turn.args)
     whole = next((turn.args[k] for k in ("content", "file_text") if isinstance(turn.args.get(k), str)), None)
     state = {where: fp.digest(whole)} if whole is not None and pair is None and where else {}
     if pair is None or pair[0] == pair[1]:
@@ -364,11 +364,18 @@ def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fre
 
 def _failed(turn: Turn, kind: Kind, command: str) -> bool:
     """Whether the turn failed: its error flag or exit code, else (no exit code came, as from Codex) what a check
-    printed."""
+    printed, or a tool's result that opens with its error (``Error executing tool x: ...``, ``MCP error -32602``)."""
     if turn.error or turn.exit_code not in (None, 0) or kind == "invalid":
         return True
-    unknown = turn.error is None and turn.exit_code is None and bool(command)
-    return unknown and outcomes.reads_failed(command, turn.output)
+    if turn.error is not None or turn.exit_code is not None:
+        return False
+    if command:
+        return outcomes.reads_failed(command, turn.output)
+    return kind != "read" and bool(_TOOL_ERROR.match(turn.output[:100]))
+
+
+_TOOL_ERROR = re.compile(r"\s*(?:Error executing tool\b|MCP error -?\d+|Error: )")
+"""How a tool that is not a shell says it failed, first thing in its result (the MCP SDK's servers, many tools)."""
 
 
 def _unnamed(output: str) -> str:

@@ -243,9 +243,10 @@ def hung(output: str) -> bool:
 
 
 _FAILED_OUTPUT = re.compile(
-    r"^(?:FAILED\b|FAIL\b|ERROR\b|error(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|Traceback \(most recent call last\)|"
+    r"^(?:[\u2502\u2503][ \t]*)?(?:FAILED\b|FAIL\b|ERROR\b|[Ee]rror(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|"
+    r"Traceback \(most recent call last\)|"
     r"E\s{2,}\S|\S+:\d+:(?:\d+:)? error\b|BUILD FAILED|BUILD FAILURE|make: \*\*\*)|"
-    r"^(?![ \t]*(?:✓|√|PASS\b|ok\b))[^\n]*\b[1-9]\d* (?:failed|failing)\b|"
+    r"^(?![ \t]*(?:✓|√|PASS\b|ok\b))[^\n]*\b[1-9]\d* (?:failed|failing)\b|^[ \t]*[1-9]\d* fail[ \t]*$|"
     r"^(?:Tests?|Test Suites):[^\n]*\b[1-9]\d* failed",
     re.M,
 )
@@ -262,12 +263,26 @@ def reads_failed(command: str, output: str) -> bool:
     tail = output[-3000:]
     if is_verifier(command) and _FAILED_OUTPUT.search(tail):
         return True
-    last = last_line(tail)
+    last = _boxed(tail) if last_line(tail) == "\u2575" else last_line(tail)
     parts = shellwork.segments(command)
     shown = _SHOWN.match(parts[-1]) if parts else None
-    if shown and not last.startswith(f"{shown.group(1)}:"):
+    if shown and not (last.startswith(f"{shown.group(1)}:") or last.endswith(_NO_PROGRAM)):
         return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
     return (fp.raised(last) or bool(_LAST_ERROR.match(last))) and not _NONE.search(last)
+
+
+_NO_PROGRAM = ("operable program or batch file.", "command not found")
+"""How a last line ends when the program itself was not found (Windows' two-line message; POSIX shells)."""
+
+
+def _boxed(tail: str) -> str:
+    """The head line of a diagnostic box that ends the output (``╷``, then ``│ Error: No value for required variable``
+    and its explanation, then ``╵``: terraform's and OpenTofu's form): what the box says, as a last line would."""
+    for line in tail[tail.rfind("\u2577") + 1 :].splitlines():
+        text = line.strip().lstrip("\u2502").strip()
+        if text:
+            return text
+    return ""
 
 
 _EXIT_SAID = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\b", re.M)
@@ -281,12 +296,15 @@ _NONE = re.compile(r"\berrors?:?\s*0\b|\b0 errors?\b", re.I)
 
 
 _LAST_ERROR = re.compile(
-    r"(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|[\w.\-/()]{1,80}: (?:.{0,300}: )?(?:No such file or "
-    r"directory|command not found|Permission denied|cannot access .{0,200}|Is a directory|Not a directory|"
-    r"no matches found.{0,200})$"
+    r"(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|[\w.\-/()]{1,80}(?::[\w-]{1,20}){0,3}: (?:.{0,300}?[: ] ?)?"
+    r"(?i:no such file or directory|command not found|permission denied|cannot access .{0,200}|is a directory|"
+    r"(?:is )?not a directory|no matches found)(?:: .{0,200})?$|"
+    r"operable program or batch file\.$|The system cannot find the (?:file|path) specified\.$"
 )
-"""A last line that says the command failed, in the words tools print: ``error: ...``, ``ls: x: No such file or
-directory``, ``zsh: command not found: npm``."""
+"""A last line that says the command failed, in the words tools and shells print: ``error: ...``, ``ls: x: No such
+file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
+``mv: x/ is not a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch
+file.``) and ``The system cannot find the file specified.``"""
 
 
 _FAILING_TEST = re.compile(
@@ -346,38 +364,6 @@ def last_line(output: str) -> str:
         ):
             return text
     return ""
-
-
-def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:
-    """(removed text, added text) of a replacing edit, whitespace-normalised, when the arguments say it: old/new
-    strings, a SEARCH/REPLACE block, or a diff's -/+ lines. A later pair that swaps them undoes the edit."""
-    for old_key, new_key in (("old_str", "new_str"), ("old_string", "new_string"), ("oldString", "newString")):
-        if isinstance(args.get(old_key), str) and isinstance(args.get(new_key), str):
-            return " ".join(args[old_key].split()), " ".join(args[new_key].split())
-    for key in ("diff", "content", "patch"):
-        text = args.get(key)
-        if not isinstance(text, str):
-            continue
-        block = _replace_block(text)
-        if block:
-            return " ".join(block[0].split()), " ".join(block[1].split())
-        if key == "content":
-            continue  # a whole file's text: its '-' lines are a list, not a diff
-        minus = [ln[1:] for ln in text.splitlines() if ln.startswith("-") and not ln.startswith("---")]
-        plus = [ln[1:] for ln in text.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
-        if minus or plus:
-            return " ".join(" ".join(minus).split()), " ".join(" ".join(plus).split())
-    return None
-
-
-def _replace_block(text: str) -> Optional[tuple[str, str]]:
-    """The two sides of the first ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` block: what the lazy regex
-    ``SEARCH\\n(.*?)\\n=======\\n(.*?)\\n>>>>>>> REPLACE`` (re.S) finds, by ``str.find`` (the regex retried every later
-    separator from every head when no block closed: cubic time on 15 kB of heads and separators)."""
-    head = text.find("<<<<<<< SEARCH\n")
-    sep = text.find("\n=======\n", head + 15) if head >= 0 else -1
-    end = text.find("\n>>>>>>> REPLACE", sep + 9) if sep >= 0 else -1
-    return (text[head + 15 : sep], text[sep + 9 : end]) if end >= 0 else None
 
 
 _ERRORISH = re.compile(

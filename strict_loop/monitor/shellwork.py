@@ -1,4 +1,5 @@
-"""What a shell command does to the world besides printing: the files it writes and the processes it restarts.
+"""What a call changes: the files a shell command writes and the processes it restarts, and what a replacing edit
+(of any tool) removes and adds.
 
 Why: agents edit through the shell as often as through file tools (Codex has no other way: ``sed -i``, a heredoc,
 ``python -c`` writing a file, ``apply_patch``, ``git checkout -- file``), and they restart servers, bots and
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any, Optional
 
 MAX_COMMAND = 4000
 """Characters of a command read for its effects (a heredoc's body past this is content, not a command)."""
@@ -120,3 +122,35 @@ def restarts(command: str) -> bool:
     """Whether a command stops, starts or redeploys a long-running thing, or starts one in the background."""
     text = command[:MAX_COMMAND]
     return any(RESTART.match(part) or _BACKGROUND.search(part) for part in segments(text))
+
+
+def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """(removed text, added text) of a replacing edit, whitespace-normalised, when the arguments say it: old/new
+    strings, a SEARCH/REPLACE block, or a diff's -/+ lines. A later pair that swaps them undoes the edit."""
+    for old_key, new_key in (("old_str", "new_str"), ("old_string", "new_string"), ("oldString", "newString")):
+        if isinstance(args.get(old_key), str) and isinstance(args.get(new_key), str):
+            return " ".join(args[old_key].split()), " ".join(args[new_key].split())
+    for key in ("diff", "content", "patch"):
+        text = args.get(key)
+        if not isinstance(text, str):
+            continue
+        block = _replace_block(text)
+        if block:
+            return " ".join(block[0].split()), " ".join(block[1].split())
+        if key == "content":
+            continue  # a whole file's text: its '-' lines are a list, not a diff
+        minus = [ln[1:] for ln in text.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+        plus = [ln[1:] for ln in text.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+        if minus or plus:
+            return " ".join(" ".join(minus).split()), " ".join(" ".join(plus).split())
+    return None
+
+
+def _replace_block(text: str) -> Optional[tuple[str, str]]:
+    """The two sides of the first ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` block: what the lazy regex
+    ``SEARCH\\n(.*?)\\n=======\\n(.*?)\\n>>>>>>> REPLACE`` (re.S) finds, by ``str.find`` (the regex retried every later
+    separator from every head when no block closed: cubic time on 15 kB of heads and separators)."""
+    head = text.find("<<<<<<< SEARCH\n")
+    sep = text.find("\n=======\n", head + 15) if head >= 0 else -1
+    end = text.find("\n>>>>>>> REPLACE", sep + 9) if sep >= 0 else -1
+    return (text[head + 15 : sep], text[sep + 9 : end]) if end >= 0 else None
