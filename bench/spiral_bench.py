@@ -17,6 +17,10 @@ held at its value there; a sensitivity line tunes it too. Grid points are scored
 ``ladder.observe`` over the very turns the monitor saw live (read back from the task's ledger); a line says on how
 many sessions that pure replay agrees with the live path for the profile's own settings.
 
+Blind to exit codes: the same turns once more through the pure replay with every error flag and exit code taken
+away, as Codex's hooks deliver calls (its ``PostToolUse`` carries the output only). How much recall rests on the flag
+is how much a harness without one loses; a line per corpus says so.
+
     python bench/spiral_bench.py                        # ../shared/corpus/{dev,interactive,interactive2}
     python bench/spiral_bench.py --corpus DIR --corpus DIR2 --jobs 2 --no-loso --skip-cost
     python bench/spiral_bench.py --skip-cost --profile strict   # score a monitor profile (default, strict, lenient)
@@ -140,6 +144,7 @@ class Session:
     pure: Optional[int]
     hook_errors: str
     unhooked: int
+    blind: Optional[int]
 
 
 def run_session(job: tuple[Path, dict[str, Any], str, list[dict[str, Any]]]) -> Session:
@@ -156,9 +161,13 @@ def run_session(job: tuple[Path, dict[str, Any], str, list[dict[str, Any]]]) -> 
         for point in points:
             thresholds = SpiralThresholds.model_validate({**live.settings.thresholds.model_dump(), **point})
             grid.append(at(first_whisper(live.turns, live.settings.model_copy(update={"thresholds": thresholds}))))
+    unflagged = [
+        t if t.actor == "person" else t.model_copy(update={"error": None, "exit_code": None}) for t in live.turns
+    ]
+    blind = at(first_whisper(unflagged, live.settings))
     fired, kinds, errors = live.fired, live.kinds, live.hook_errors
     return Session(
-        corpus.name, label["source"], label["traj_id"], label, fired, kinds, grid, pure, errors, live.unhooked
+        corpus.name, label["source"], label["traj_id"], label, fired, kinds, grid, pure, errors, live.unhooked, blind
     )
 
 
@@ -248,6 +257,16 @@ def report_corpus(name: str, sessions: list[Session], profile: str) -> None:
         )
     print("\nnot as labeled:\n" + ("\n".join(misses) if misses else "  (none)"))
     print(f"\n{goal_line(name, tally(sessions, lambda x: x.fired))}\n")
+
+
+def report_blind(sessions: list[Session]) -> None:
+    """Each corpus scored again with no exit code or error flag on any call (pure replay): a harness without them."""
+    print("blind to exit codes (every error flag and exit code taken away, as Codex's hooks send calls; pure replay):")
+    for corpus in sorted({x.corpus for x in sessions}):
+        members = [x for x in sessions if x.corpus == corpus]
+        seen, blind = tally(members, lambda x: x.pure), tally(members, lambda x: x.blind)
+        (r, f, _, _), (rb, fb, _, _) = metrics(seen), metrics(blind)
+        print(f"  {corpus:14} recall {r:.2f} -> {rb:.2f}   false alarms {f:.3f} -> {fb:.3f}")
 
 
 def report_paths(sessions: list[Session]) -> None:
@@ -407,6 +426,8 @@ def main() -> None:
             print(f"== {name} together (in-sample)\n{HEADER}\n{row('ALL', tally(group, lambda x: x.fired))}")
             print(f"{goal_line(name, tally(group, lambda x: x.fired), members[0])}\n")
     report_paths(sessions)
+    print()
+    report_blind(sessions)
     print()
     if points:
         loso(sessions, points, base)
