@@ -144,7 +144,7 @@ class Session:
     pure: Optional[int]
     hook_errors: str
     unhooked: int
-    blind: Optional[int]
+    blind: Optional[int] = None  # the first firing blind to exit codes (``report_blind``)
 
 
 def run_session(job: tuple[Path, dict[str, Any], str, list[dict[str, Any]]]) -> Session:

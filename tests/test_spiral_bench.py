@@ -132,6 +132,28 @@ def test_a_claude_session_replays_through_the_hooks(tmp_path):
     assert (None if first is None else live.numbers[first]) == live.fired
 
 
+def test_the_blind_line_scores_the_same_turns_with_no_exit_code_or_error_flag(tmp_path, capsys):
+    """A failure only its exit code tells (``no rule``) is caught with the flag and missed blind; one its output tells
+    (a traceback) is caught both ways; the line says how recall changed."""
+    source = tmp_path / "corpus" / "claude_code_x"
+    source.mkdir(parents=True)
+    outputs = {"quiet": "no rule", "told": "Traceback (most recent call last):\nOSError: [Errno 98] Address in use"}
+    sessions = []
+    for name, output in outputs.items():
+        turns = [
+            {"turn": n, "tool": "Bash", "args": {"command": f"python3 run.py {x}"}, "output": output, "error": True}
+            for n, x in enumerate("abcde")
+        ]
+        (source / f"{name}.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+        label = {"source": "claude_code_x", "traj_id": name, "label": "spiral", "stretches": [[0, 2, 4]]}
+        sessions.append(spiral_bench.run_session((source.parent, {**label, "detectable_turn": 2}, "default", [])))
+    quiet, told = sessions
+    assert quiet.fired is not None and quiet.pure == quiet.fired and quiet.blind is None
+    assert told.fired is not None and told.blind == told.fired
+    spiral_bench.report_blind(sessions)
+    assert "corpus         recall 1.00 -> 0.50" in capsys.readouterr().out
+
+
 def test_a_call_the_person_refused_reaches_the_monitor_at_the_next_hook_with_its_own_turn_number(tmp_path):
     refused = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file"
     turns = [

@@ -105,6 +105,32 @@ def test_the_person_is_quoted_and_a_third_report_after_the_whisper_pauses():
     assert "Reproduce what they see" in verdict.recommended_action
 
 
+IDE_CONTEXT = (
+    "# Context from my IDE setup:\n\n## Active file: src/Dropdown.tsx\n\n## Open tabs:\n"
+    "- Dropdown.tsx: src/Dropdown.tsx\n\n"
+)
+
+
+@pytest.mark.parametrize("source", ["codex_scenario", "claude_code_scenario"])
+def test_the_persons_words_are_read_inside_what_an_editor_wraps_around_them(source, tmp_path):
+    """Codex's IDE extension puts the editor's context before the person's words (``## My request for Codex:``);
+    Claude Code puts the file open in the editor beside them. The words are read, and quoted, not the context."""
+    wrap = {
+        "codex_scenario": lambda said: f"{IDE_CONTEXT}## My request for Codex:\n{said}",
+        "claude_code_scenario": lambda said: (
+            "<ide_opened_file>The user opened the file src/Dropdown.tsx in the IDE. This may or may not be related "
+            f"to the current task.</ide_opened_file>{said}"
+        ),
+    }[source]
+    turns = [
+        dict(t, output=wrap(t["output"])) if t.get("actor") == "person" else t for t in turns_of("I_person_paraphrased")
+    ]
+    verdict, _ = play(turns)
+    assert "“nope, the dropdown still shows nothing”" in verdict.diagnosis and "IDE" not in verdict.diagnosis
+    live = replay.replay(source, [as_codex(t) for t in turns] if source.startswith("codex") else turns, tmp_path)
+    assert live.hook_errors == "" and live.kinds[:1] == ["person_reports"], (live.fired, live.kinds)
+
+
 def test_a_port_conflict_restart_loop_gets_the_port_remedy():
     verdict, steps = play(turns_of("K_restart_port_conflict"))
     assert steps[0][2][0].kind == "restart_loop" and "what holds the port" in steps[0][2][0].evidence + (

@@ -177,11 +177,36 @@ def _feedback(raw: str) -> str:
     return m.group("text").strip() if m else ""
 
 
+_REQUEST_MARK = "## My request for Codex:"
+"""What Codex's IDE extension and app put before the person's own words, after the editor's context (the active file,
+the open tabs, the files mentioned): the words are what follows it."""
+_HARNESS_BLOCKS = ("ide_opened_file", "ide_selection", "system-reminder")
+"""What Claude Code puts beside the person's words, each in its tag: the file open in their editor, its selection, a
+reminder."""
+
+
+def own_words(message: str) -> str:
+    """A person's message without what the harness wraps around their words (the editor's context, a reminder), as
+    much of it as is read (``MAX_PERSON_TEXT``). By ``str.find``: a tag opened and never closed costs one scan."""
+    at = message.find(_REQUEST_MARK)
+    words = message[at + len(_REQUEST_MARK) :] if at >= 0 else message
+    for tag in _HARNESS_BLOCKS:
+        start = words.find(f"<{tag}>", 0, MAX_PERSON_TEXT)
+        while start >= 0:
+            end = words.find(f"</{tag}>", start)
+            if end < 0:
+                break
+            words = words[:start] + " " + words[end + len(tag) + 3 :]
+            start = words.find(f"<{tag}>", start, MAX_PERSON_TEXT)
+    return words[:MAX_PERSON_TEXT]
+
+
 def spoken(actor: str, output: str) -> Optional[str]:
-    """What a person said in this turn: a person turn's text, the feedback an agent's result embeds (Cline), or the
-    refusal a harness reports in the result of a call the person said no to; None when the person said nothing."""
+    """What a person said in this turn: a person turn's text (its own words: ``own_words``), the feedback an agent's
+    result embeds (Cline), or the refusal a harness reports in the result of a call the person said no to; None when
+    the person said nothing."""
     if actor == "person":
-        return output
+        return own_words(output)
     head = output[:MAX_PERSON_TEXT]
     found = refusal(head)
     if found:
