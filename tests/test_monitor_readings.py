@@ -114,6 +114,8 @@ from strict_loop.monitor import outcomes, person, shellwork, toolkinds
         ("Try again, I was not on the VPN", None, 0),
         ("Keep failing tests out of the release branch", None, 0),
         ("same here, the plan looks good", "pass", 0),
+        ("still erroring", "fail", 1),
+        ("didn't worked", "fail", 1),
         # typographic apostrophes, as a phone or a Mac types them
         ("the fix didn\u2019t work", "fail", 1),
         ("I still can\u2019t log in", "fail", 1),

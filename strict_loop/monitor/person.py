@@ -50,7 +50,8 @@ _TOLD = (
 _ATTEMPT_FAILED = (
     r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|the (?:fix|change|"
     r"patch|update)|your (?:fix|change|patch|update))\s+)?(?:still\s+)?(?:didn'?t|did not|has not|hasn'?t|did nothing|"
-    r"nothing)\s*(?:work|help|fix|solve|change|happen(?:ed|s)?|changed|(?:do|did) anything|make (?:a|any) difference)"
+    r"nothing)\s*(?:work(?:ed)?|help|fix|solve|change|happen(?:ed|s)?|changed|(?:do|did) anything|"
+    r"make (?:a|any) difference)"
     r"(?:\s+(?:it|this|that|anything|a thing|the (?:issue|problem|bug|error)))?(?:\s+(?:at all|either|again|still|for "
     r"me))?(?=\s*(?:$|[.,;:!?)\-]))|"
     r"^\W*(?:(?:it'?s|it is|still|exactly)\s+)?(?:the\s+)?same(?:\s+(?:thing|again))?\W*$|"
@@ -76,9 +77,9 @@ German, Russian, Chinese, Japanese): "sigue sin funcionar", "toujours pas", "imm
 _NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|ca|could|would|should|wo|ai)n'?t"
 PERSIST = re.compile(
     rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
-    rf"\bstill\b,?(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|errors?|not|{_NEG}|no|the same|same|shows?|showing|see|"
-    r"seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|truncated|cut off|"
-    r"blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|an? (?:issue|problem|bug)|"
+    rf"\bstill\b,?(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|error(?:s|ing)?|not|{_NEG}|no|the same|same|shows?|"
+    r"showing|see|seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|"
+    r"truncated|cut off|blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|an? (?:issue|problem|bug)|"
     r"cannot|only|zero|0|doing (?:it|this|that|the same)|does nothing|nothing|throws?|throwing)\b|"
     r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck|blank|empty|missing|gone|down) again\b|"
     r"\b(?:broke|breaks|breaking|fails|failing|crashes|crashing)(?: \w+)? again\b|"
