@@ -2,9 +2,10 @@
 """Benchmark the progress monitor on labeled real sessions, replayed the way it runs live; and its cost per turn.
 
 Every labeled session is replayed line by line through the path the live product uses for its harness
-(bench/replay.py): Claude Code and Codex sessions as those harnesses' hook payloads fed to the hook handler, with
-their transcripts written beside the workspace; every other session through ``append_event`` without the agent's
-words. After every line ``detect_spiral`` says whether the monitor has fired. A session is scored on its first firing
+(bench/replay.py): Claude Code, Codex and Gemini CLI sessions as those harnesses' hook payloads fed to the hook
+handler, with their transcripts written beside the workspace; every other session through ``append_event`` without
+the agent's words. After every line ``detect_spiral`` says whether the monitor has fired. A session is scored on its
+first firing
 (its first whisper): a hit inside a labeled stuck stretch, a false alarm on a progress run or outside every stretch
 (see the corpus README). Scores on the shared corpora are in-sample: the monitor was tuned while looking at them.
 

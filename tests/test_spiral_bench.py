@@ -33,8 +33,32 @@ def test_grid_names_the_model_lacks_are_skipped(monkeypatch):
 def test_each_source_goes_through_its_harness_path():
     assert replay.replay_for("claude_code_logger_a") is replay.claude_turns
     assert replay.replay_for("codex_cli") is replay.codex_turns
-    for source in ("cline_a", "cursor", "aider", "gemini_cli", "openhands_claude35"):
+    assert replay.replay_for("gemini_cli") is replay.gemini_turns
+    for source in ("cline_a", "cursor", "aider", "openhands_claude35"):
         assert replay.replay_for(source) is replay.append_turns
+
+
+def test_a_gemini_session_replays_through_its_hooks_with_its_exit_codes_and_words(tmp_path):
+    """Gemini CLI's AfterTool carries no exit code of its own: the shell's sections do (``Exit Code: 2``), and the
+    hook reads them back; the person's line arrives through BeforeAgent, the model's words from its chat file."""
+    turns = [{"turn": 0, "actor": "person", "tool": "user_prompt", "args": {}, "output": "make the build pass"}]
+    turns += [
+        {"turn": n, "tool": "run_shell_command", "args": {"command": "make"}, "output": "no rule", "exit_code": 2}
+        for n in range(3)
+    ]
+    turns.append(
+        {"turn": 3, "tool": "activate_skill", "args": {"name": "x"}, "output": "Skill not found", "error": True}
+    )
+    turns[1]["thought"] = "Let me build it."
+    live = replay.replay("gemini_cli", turns, tmp_path)
+    assert live.hook_errors == "" and live.unhooked == 0 and live.numbers == [0, 0, 1, 2, 3]
+    person, first, *_, skill = live.turns
+    assert person.actor == "person" and person.output == "make the build pass"
+    assert (first.exit_code, first.error, first.output, first.thought) == (2, True, "no rule", "Let me build it.")
+    assert skill.error and skill.output == "Skill not found" and skill.exit_code is None
+    assert replay.gemini_response({"tool": "run_shell_command", "output": "ok"})["llmContent"] == (
+        "<untrusted_context>\nOutput: ok\nProcess Group PGID: 1\n</untrusted_context>"  # as the real one sends
+    )
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,15 @@ def as_codex(turn: dict) -> dict:
     return {**turn, "tool": "apply_patch", "args": {"input": patch}, "output": "Success. Updated the following files:"}
 
 
+GEMINI_TOOLS = {"Bash": "run_shell_command", "Edit": "replace", "Read": "read_file", "Write": "write_file"}
+
+
+def as_gemini(turn: dict) -> dict:
+    """A recorded turn as Gemini CLI makes it: its tool names, the same arguments (``file_path``, ``old_string``,
+    ``new_string``, ``command``, ``content``)."""
+    return {**turn, "tool": GEMINI_TOOLS.get(turn["tool"], turn["tool"])}
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_class_fires_its_signal_or_stays_quiet_and_says_only_what_is_true(name):
     turns = turns_of(name)
@@ -60,7 +69,7 @@ def test_each_class_fires_its_signal_or_stays_quiet_and_says_only_what_is_true(n
     assert len(check_claims(first, turns[: verdict.fired_at + 1])) >= 2
 
 
-@pytest.mark.parametrize("source", ["claude_code_scenario", "codex_scenario"])
+@pytest.mark.parametrize("source", ["claude_code_scenario", "codex_scenario", "gemini_scenario"])
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_class_is_seen_the_same_through_the_harness_hooks(name, source, tmp_path):
     if name == "N_unknown_edits" and source.startswith("codex"):
@@ -68,6 +77,8 @@ def test_each_class_is_seen_the_same_through_the_harness_hooks(name, source, tmp
     turns = turns_of(name)
     if source.startswith("codex"):  # no exit code reaches a hook, and Codex edits through apply_patch
         turns = [as_codex(t) for t in turns]
+    if source.startswith("gemini"):
+        turns = [as_gemini(t) for t in turns]
     live = replay.replay(source, turns, tmp_path)
     assert live.hook_errors == ""
     if EXPECTED[name] is None:
