@@ -8,7 +8,7 @@ from collections import Counter
 from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person
+from strict_loop.monitor import outcomes, person, verdicts
 from strict_loop.monitor.ladder import replay
 from strict_loop.monitor.spiral import SpiralDetector, facts
 
@@ -123,7 +123,7 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
         for ran in re.findall(r"ran `(.*?)` after being told not to", m.group(2)):  # a run the person had forbidden
             defied = [f for f in involved if f.defied and f.action.startswith(ran)]
             assert defied and all(
-                any(e.actor == "person" and f.defied in person.forbidden(turns[e.i]["output"]) for e in window[: f.i])
+                any(e.actor == "person" and f.defied in verdicts.forbidden(turns[e.i]["output"]) for e in window[: f.i])
                 for f in defied
             ), ran
         checked.append("person reports")

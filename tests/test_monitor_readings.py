@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import outcomes, person, shellwork, toolkinds
+from strict_loop.monitor import outcomes, person, shellwork, toolkinds, verdicts
 
 
 @pytest.mark.parametrize(
@@ -115,6 +115,34 @@ from strict_loop.monitor import outcomes, person, shellwork, toolkinds
         ("Keep failing tests out of the release branch", None, 0),
         ("same here, the plan looks good", "pass", 0),
         ("still erroring", "fail", 1),
+        # an independent review's messages: circles in other words, questions led by a filler, first reports by
+        # status code or a verb that failed, requests led by a verb that is also a noun, modal and negated words
+        ("Back to square one.", "fail", 2),
+        ("this is the 4th time I'm telling you the port is 8080", "fail", 2),
+        ("we've done this like 5 times already", "fail", 2),
+        ("you're just going back and forth between the same two fixes", "fail", 2),
+        ("the carousel should slide back and forth between the two images", None, 0),
+        ("I've done this 3 times manually, please automate it", None, 0),
+        ("Did you even run it? It's STILL throwing the same error!!", "fail", 1),
+        ("Still. Not. Working.", "fail", 1),
+        ("the warning keeps showing up", "fail", 1),
+        ("make sure the banner keeps showing up", None, 0),
+        ("Users keep coming back to the pricing page, add a discount popup", None, 0),
+        ("ok, is it still failing?", None, 0),
+        ("Quick q: is the error still there?", None, 0),
+        ("getting a 500 when I submit the form", "fail", 0),
+        ("the list has 500 items, paginate it", None, 0),
+        ("this broke the mobile layout", "fail", 0),
+        ("build shows 3 errors", "fail", 0),
+        ("fix the failing test in test_auth.py", None, 0),
+        ("return value is still wrong", "fail", 1),
+        ("the tests must not be broken by this change", None, 0),
+        ("The old API still works for v1 clients, so don't remove it", None, 0),
+        ("ok that did the trick", "pass", 0),
+        ("confirmed, no more errors", "pass", 0),
+        ("no more errors but the page is blank", "fail", 0),
+        ("fix didn't work", "fail", 1),
+        ("proceed with the plan - also, I still see the old badge (did you remove it?). thanks", "fail", 1),
         ("didn't worked", "fail", 1),
         # typographic apostrophes, as a phone or a Mac types them
         ("the fix didn\u2019t work", "fail", 1),
@@ -608,4 +636,4 @@ def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
     ],
 )
 def test_what_the_person_says_not_to_run_is_read_by_its_step(text, steps):
-    assert person.forbidden(person.read(text).text) == steps
+    assert verdicts.forbidden(person.read(text).text) == steps

@@ -15,7 +15,6 @@ import re
 from typing import NamedTuple, Optional
 
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.toolkinds import step_words
 
 MAX_PERSON_TEXT = 4000
 """A person's message is read up to here (a pasted log keeps its head, where people put their words)."""
@@ -48,14 +47,16 @@ _TOLD = (
     r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b"
 )
 _ATTEMPT_FAILED = (
-    r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|the (?:fix|change|"
-    r"patch|update)|your (?:fix|change|patch|update))\s+)?(?:still\s+)?(?:didn'?t|did not|has not|hasn'?t|did nothing|"
-    r"nothing)\s*(?:work(?:ed)?|help|fix|solve|change|happen(?:ed|s)?|changed|(?:do|did) anything|"
+    r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|"
+    r"(?:the |your |that |this )?(?:fix|change|patch|update))\s+)?(?:still\s+)?(?:didn'?t|did not|has not|hasn'?t|"
+    r"did nothing|nothing)\s*(?:work(?:ed)?|help|fix|solve|change|happen(?:ed|s)?|changed|(?:do|did) anything|"
     r"make (?:a|any) difference)"
     r"(?:\s+(?:it|this|that|anything|a thing|the (?:issue|problem|bug|error)))?(?:\s+(?:at all|either|again|still|for "
     r"me))?(?=\s*(?:$|[.,;:!?)\-]))|"
     r"^\W*(?:(?:it'?s|it is|still|exactly)\s+)?(?:the\s+)?same(?:\s+(?:thing|again))?\W*$|"
     r"^\W*(?:(?:this|that|here we go|not this)\s+)again\b(?=\s*(?:$|[.!?]))|"
+    r"^\W*(?:the |your |that |this )?(?:fix|change|patch|update) (?:is not|isn'?t|does not|doesn'?t) "
+    r"(?:work(?:ing)?|help(?:ing)?)\b(?=\s*(?:$|[.,;:!?)\-]))|"
     r"^\W*(?:still\s+)?no (?:luck|dice|joy)\b(?=\s*(?:$|[.,;:!?)\-]))"
 )
 """A verdict on the attempt, said first and alone ("didn't work.", "nothing happened", "same", "no luck"): the problem
@@ -102,20 +103,29 @@ PERSIST = re.compile(
     r"(?!\s+(?:in|to|on|across|for|open|unchanged|visible|that)\b)|\byou did it again\b|\bsame old (?:error|issue|"
     r"problem|bug|thing)\b|(?:n't|\bnot) (?:work|working|help|helping) again\b|"
     r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
-    r"\bkeeps? (?:failing|crashing|breaking)\b|\b(?:it|this|that|errors?|bugs?|issues?|problems?)\s+keeps? "
-    r"(?:happening|coming back|showing up)\b|"
+    r"\bkeeps? (?:failing|crashing|breaking|showing up|popping up)\b|"
+    r"\bsame thing\b(?=\s*(?:[,.;:!\-]|$))|\bstill[.!]+\s+(?:not|broken|failing|the same)\b|"
+    r"\bstill (?:doing|does) (?:the|that|this) (?:same )?thing\b|"
+    r"\b(?:it|this|that|errors?|bugs?|issues?|problems?)\s+keeps? (?:happening|coming back|showing up)\b|"
     rf"{_TOLD}|{_ATTEMPT_FAILED}|{_OTHER_LANGUAGES}|"
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
     re.I,
 )
 """Words that say the problem persists after an attempt: a repeat, whatever the words for the problem."""
 CIRCLES = re.compile(
-    r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|(?:doing|done|tried) this "
+    r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|"
+    r"(?<!\bi've )(?<!\bi have )(?<!\bi )(?:doing|done|tried) this "
     r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking)|stop (?:guessing|"
     r"speculating)|same mistake|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
-    r"^\W*back to square one\W*$|"
     r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
-    r"(?:third|fourth|fifth|\d+(?:rd|th)) time (?:i (?:tell|ask|say|said)|that (?:it|this)))\b|"
+    r"(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time (?:i(?:'m| am|'ve| have)? (?:tell|ask|say|said|told|asked|"
+    r"explain)\w*|that (?:it|this))|"
+    r"(?:you|we)(?:'re| are)? (?:just |keep )?(?:going|flip-?flopping|switching) back and forth|"
+    r"round and round|going nowhere|"
+    r"(?:we'?re|we are|you'?re|you are) (?:just |literally )?(?:looping|in a loop|stuck in a loop)|"
+    r"(?:we'?ve|we have|you'?ve|you have|you) (?:already )?(?:done|tried) (?:this|that)(?: exact| same)?(?: \w+)? "
+    r"(?:(?:like|about|literally|at least) )?(?:twice|(?:\d+|two|three|four|several|many) times))\b|"
+    r"^\W*back to square one\W*$|"
     r"\b(?:vueltas en c[i\u00ed]rculos|on tourne en rond|(?:drehen uns|dreht sich) im kreis)\b|"
     r"原地打转|兜圈子|又回到原点",
     re.I,
@@ -124,24 +134,33 @@ CIRCLES = re.compile(
 BROKEN = re.compile(
     r"\b(?:(?:does|did|is|was|are|were|do)(?:n'?t| not) (?:work|working|load|loading|show|showing|change|help|fix|"
     r"render|compile|build|run|start|appear)|not (?:working|loading|showing|there|fixed)|broken|fails?|failing|"
-    r"failed|crash(?:es|ed|ing)?|errors?|exception|wrong|nope|no luck|blank|empty|missing|unpopulated|stuck|hangs?)\b",
+    r"failed|crash(?:es|ed|ing)?|errors?|exception|wrong|nope|no luck|blank|empty|missing|unpopulated|stuck|hangs?|"
+    r"broke|disappeared|(?:won'?t|can'?t|isn'?t|aren'?t|doesn'?t|didn'?t) (?:start|load|open|close|save|respond|"
+    r"update|work|show|render|compile|build|run|connect|clickable|responsive)|does nothing|white screen|"
+    r"(?:getting|get|got|gives?|gave|returns?|returning|throws?|with) (?:an? |http |status )?[45]\d\d)\b",
     re.I,
 )
 INSTRUCTION = re.compile(
-    r"^\W*(?:please\s+)?(?:make sure|ensure|check (?:that|if|whether)|verify|confirm|remember|don'?t|do not|never|"
-    r"always|avoid|keep(?!\s+(?:getting|seeing|having))|add|implement|create|write|update|build|run|set up|next|"
-    r"then|also|let'?s|can you|could "
+    r"^\W*(?:please\s+)?(?:make sure|ensure|(?:double[- ]?)?check (?:that|if|whether)|verify|confirm|remember|"
+    r"don'?t|do not|never|always|avoid|keep(?!\s+(?:getting|seeing|having))|add|implement|create|write|update|build|"
+    r"run|set up|next|then|also|let'?s|can you|could "
     r"you|would you|i want|we need|i need|make|use|remove|delete|rename|move|refactor|skip|forget|try|change|show|"
-    r"hide|put|give|handle|support|allow|ignore|review|document|style|pick|reference|prioritize|do|go|"
+    r"hide|put|give|handle|support|allow|ignore|review|document|style|pick|reference|prioritize|do|go|debug|"
+    r"investigate|look into|find|retry|re-?run|summari[sz]e|explain|throw|raise|catch|revert|undo|restore|replace|"
+    r"disable|enable|install|upgrade|clean|(?:fix|log|test|return|deploy|commit|push|print)(?=\s+(?:the|a|an|this|that|"
+    r"it|all|any|my|our|these|those|each|every|`))|"
     r"now(?!\s+(?:it|it's|its|this|that|we|i|i'm|there|there's|nothing|the)\b))\b"
-    r"(?!\s+(?:still|is|are|was|were|isn'?t|doesn'?t|didn'?t|fails|failed|broke|broken|keeps)\b)",
+    r"(?!\s+(?:still|is|are|was|were|isn'?t|doesn'?t|didn'?t|fails|failed|broke|broken|keeps|shows|says|"
+    r"gives|throws|returns|crashes|has|had|looks|did|does|made|changed|worked|works)\b)",
     re.I,
 )
 """A message that starts by asking for something: a failure it names is what to avoid, not what happened. A
 question (but "why ...?") asks too."""
 WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)
 ASKED = re.compile(
-    r"^\W*(?:is|are|does|did|do|can|could|should|will|would|has|have)\b[^.!?\n]{0,200}\?|"
+    r"^\W*(?:(?:ok(?:ay)?|so|and|also|btw|hey|quick (?:q|question)|just curious|one more thing)\W+)*"
+    r"(?:is|are|does|did|do|can|could|should|will|would|has|have)\b[^.!?\n]{0,200}\?|"
+    r"^\W*(?:(?:i'?m |just )?(?:curious|wondering) (?:whether|if))\b[^.!?\n]{0,200}\?|"
     r"^\W*(?:if|when|whenever|in case|unless|once)\b[^.;?!\n]{0,100},\s*(?!(?:it|it's|this|that|i|i'm|we|you|the|there|"
     r"nothing|still)\b)[a-z]+",
     re.I,
@@ -153,8 +172,9 @@ TOLD = re.compile(_TOLD, re.I)
 """The person saying they said it before: a complaint even as a question ("why do you keep ignoring this?")."""
 NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?|failures?|warnings?|issues?)\b", re.I)
 APPROVAL = re.compile(
-    r"\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|perfect|looks good|lgtm|all good|"
-    r"great,? thanks?|thank you|nice,? (?:it )?works)\b(?![,;]?\s+but\b)",
+    r"(?<!\bstill )(?<!\bshould )(?<!\bmust )\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|"
+    r"perfect|looks good|lgtm|all good|great,? thanks?|thank you|nice,? (?:it )?works|did the trick|"
+    r"(?:are|is|all) green(?: now)?|\w+s fine now|no more (?:errors?|crash(?:es)?|failures?))\b(?![,;]?\s+but\b)",
     re.I,
 )
 """The person's approval; "works, but ..." is not one."""
@@ -250,7 +270,9 @@ def read(raw: str) -> Word:
     head = _head(text)
     persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
-    said_first = bool(PERSIST.search(head[:40]))  # "still the same... debug it properly": the news comes first
+    said_first = bool(
+        PERSIST.search(_DANGLING.sub("", head[:40]))
+    )  # "still the same... debug it properly": the news comes first
     complaint = persists and bool(WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
     instructed = bool(INSTRUCTION.match(head))
     asking = instructed or bool(ASKED.match(head)) or (question and not complaint)
@@ -260,13 +282,27 @@ def read(raw: str) -> Word:
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
         return Word("fail", 1, pasted, text)  # "go on with the plan - also, I still see X": a report beside a request
-    if APPROVAL.search(head) and not BROKEN.search(head) and not asking:
+    if APPROVAL.search(head) and not BROKEN.search(NEGATED.sub(" ", head)) and not asking:
         return Word("pass", 0, None, text)
-    if (pasted or (BROKEN.search(head) and len(head.split()) <= 12)) and not asking:
+    if (pasted or _reported_broken(head)) and not asking:
         return Word("fail", 0, pasted, text)  # a failure they saw: a repeat only if it is the same as before
     if len(text.split()) <= 4 and PLACEHOLDER.search(raw[:MAX_PERSON_TEXT]):
         return Word(None, 0, None, "")  # "now this [Image #1]": what they see, which is unknown; no new request
     return Word(None, 0, None, text)
+
+
+_HEDGE = re.compile(
+    r"\b(?:should(?:n'?t)?|must(?:n'?t)?|needs? to|(?:don'?t |do not )?want\w*|once|unless|"
+    r"in case|so that|to avoid|never)\b",
+    re.I,
+)
+
+
+def _reported_broken(head: str) -> bool:
+    """A failure word in a short clause, not under a modal or a hypothetical ("the tests must not be broken")."""
+    if len(head.split()) > 12:
+        return False
+    return any(not _HEDGE.search(head[: m.start()]) for m in BROKEN.finditer(head))
 
 
 HEAD_CHARS = 300
@@ -287,7 +323,7 @@ _DANGLING = re.compile(r"\s+(?:still|again)\W*$", re.I)
 """A word that would end a head cut off mid-sentence and read as the message's end ("... is still")."""
 
 
-_CLAUSE = re.compile(r"(?<=[.!;])\s+|\s+[-\u2013\u2014]+\s+")
+_CLAUSE = re.compile(r"(?<=[.!;?])\s+|\s+[-\u2013\u2014]+\s+")
 _ASIDE = re.compile(r"\([^()]{0,200}\)")
 _CONNECTOR = re.compile(r"^\W*(?:also|and|but|plus|btw|by the way|however|oh)\b\W*", re.I)
 
@@ -295,8 +331,8 @@ _CONNECTOR = re.compile(r"^\W*(?:also|and|but|plus|btw|by the way|however|oh)\b\
 def _reported_aside(head: str) -> bool:
     """Whether a clause of a longer message says the problem persists ("proceed with the plan - also, I still see
     X"): a short clause of its own that is neither an instruction nor a question."""
-    for clause in _CLAUSE.split(head)[1:]:
-        words = _CONNECTOR.sub("", _ASIDE.sub("", clause)).strip()
+    for clause in _CLAUSE.split(_ASIDE.sub("", head))[1:]:  # an aside's own "?" ends no clause
+        words = _CONNECTOR.sub("", clause).strip()
         if not PERSIST.search(words) or NEGATED.search(words) or INSTRUCTION.match(words) or words.endswith("?"):
             continue
         if len(words.split()) <= 12:
@@ -324,45 +360,3 @@ def quote(text: str, cap: int = 100) -> str:
     cut = text[:cap]
     space = cut.rfind(" ")
     return (cut[:space] if space > cap * 0.6 else cut).rstrip(" ,;:.") + "..."
-
-
-FORBID = re.compile(
-    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please)\s+)(?:please\s+)?(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?"
-    r"(?:run|running|use|using|execute|executing|call|calling)\s+(?P<what>`[^`\n]{1,80}`|(?!(?:the|it|this|that|any|"
-    r"anything|them|these|those|again|anymore|a|an|or|and|but|so|not|me|my|your|our)\b)[\w./:+-]+(?:\s+(?!(?:to|for|on|"
-    r"in|with|again|anymore|it|this|that|the|and|or|but|unless|until|before|after|when|because|instead|yet|now)\b)"
-    r"[\w./:+-]+)?(?:\s+(?:with\s+)?-[\w-]+)*)",
-    re.I,
-)
-"""The person telling the agent not to run a command, at the start of a clause ("don't run `npm install`", "never use
-sed -i"; "if you don't run npm install first" is no ban, and "stop running the migrations" names no command)."""
-
-
-def forbidden(text: str) -> list[str]:
-    """The commands the person says not to run, each as its step (``toolkinds.step_words``) and the flags it was said
-    with ("sed -i": ``sed -n`` is not banned), at most four."""
-    found = []
-    for m in FORBID.finditer(text[:MAX_PERSON_TEXT]):
-        what = m.group("what").strip("`")
-        step = step_words(what)
-        if step:
-            found.append(" ".join([step, *(w for w in what.split() if w.startswith("-"))]))
-    return list(dict.fromkeys(found))[:4]
-
-
-_SUBJECT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{5,}")
-_COMMON = frozenset(
-    ("please", "should", "really", "thanks", "something", "anything", "everything", "nothing", "working", "before")
-    + ("always", "whether", "another", "because", "actually", "already", "proceed", "continue", "implement")
-    + ("analyze", "ultrathink", "problem", "errors", "broken", "change", "changes", "changed", "properly", "correct")
-    + ("correctly", "instead", "within", "without", "folder", "update", "updated", "shouldn", "couldn", "wouldn")
-    + ("failing", "failed", "failure", "showing", "button", "screen", "server", "function", "doesnt", "didnt")
-    + ("returns", "return", "output", "result", "results", "message", "script", "command", "running")
-)
-"""Words of six letters or more that say nothing of what a message is about."""
-
-
-def topic(text: str) -> list[str]:
-    """Digests of the longer words a message names (``statusbar``, ``checkout``): what it is about."""
-    words = {w.lower().strip(".-") for w in _SUBJECT.findall(text[:HEAD_CHARS])}
-    return sorted(fp.digest(w)[:8] for w in words - _COMMON if len(w) >= 6)

@@ -9,6 +9,7 @@ Why apart from ``person``: ``person`` reads one message's words (what it says); 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
@@ -18,11 +19,9 @@ from strict_loop.monitor.person import (
     MAX_PERSON_TEXT,
     OBSERVED,
     Word,
-    forbidden,
     quote,
     read,
     spoken,
-    topic,
 )
 from strict_loop.monitor.toolkinds import step_words
 
@@ -195,3 +194,45 @@ def _pasted_again(lines: list[str], window: list[TurnFacts]) -> bool:
         return False
     same = [e for e in window if e.actor == "person" and 5 * len(set(lines) & set(e.lines)) >= 4 * len(set(lines))]
     return any(a.edited and a.i > same[0].i for a in window) if same else False
+
+
+FORBID = re.compile(
+    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please)\s+)(?:please\s+)?(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?"
+    r"(?:run|running|use|using|execute|executing|call|calling)\s+(?P<what>`[^`\n]{1,80}`|(?!(?:the|it|this|that|any|"
+    r"anything|them|these|those|again|anymore|a|an|or|and|but|so|not|me|my|your|our)\b)[\w./:+-]+(?:\s+(?!(?:to|for|on|"
+    r"in|with|again|anymore|it|this|that|the|and|or|but|unless|until|before|after|when|because|instead|yet|now)\b)"
+    r"[\w./:+-]+)?(?:\s+(?:with\s+)?-[\w-]+)*)",
+    re.I,
+)
+"""The person telling the agent not to run a command, at the start of a clause ("don't run `npm install`", "never use
+sed -i"; "if you don't run npm install first" is no ban, and "stop running the migrations" names no command)."""
+
+
+def forbidden(text: str) -> list[str]:
+    """The commands the person says not to run, each as its step (``toolkinds.step_words``) and the flags it was said
+    with ("sed -i": ``sed -n`` is not banned), at most four."""
+    found = []
+    for m in FORBID.finditer(text[:MAX_PERSON_TEXT]):
+        what = m.group("what").strip("`")
+        step = step_words(what)
+        if step:
+            found.append(" ".join([step, *(w for w in what.split() if w.startswith("-"))]))
+    return list(dict.fromkeys(found))[:4]
+
+
+_SUBJECT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{5,}")
+_COMMON = frozenset(
+    ("please", "should", "really", "thanks", "something", "anything", "everything", "nothing", "working", "before")
+    + ("always", "whether", "another", "because", "actually", "already", "proceed", "continue", "implement")
+    + ("analyze", "ultrathink", "problem", "errors", "broken", "change", "changes", "changed", "properly", "correct")
+    + ("correctly", "instead", "within", "without", "folder", "update", "updated", "shouldn", "couldn", "wouldn")
+    + ("failing", "failed", "failure", "showing", "button", "screen", "server", "function", "doesnt", "didnt")
+    + ("returns", "return", "output", "result", "results", "message", "script", "command", "running")
+)
+"""Words of six letters or more that say nothing of what a message is about."""
+
+
+def topic(text: str) -> list[str]:
+    """Digests of the longer words a message names (``statusbar``, ``checkout``): what it is about."""
+    words = {w.lower().strip(".-") for w in _SUBJECT.findall(text[:HEAD_CHARS])}
+    return sorted(fp.digest(w)[:8] for w in words - _COMMON if len(w) >= 6)
