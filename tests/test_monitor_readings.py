@@ -311,6 +311,19 @@ def test_what_a_shell_command_writes(command, written):
         ("timeout 10 npm run dev", True),
         ('python app.py --name "x" &', True),
         ("pkill -f server.py; python3 server.py", True),
+        # a server started through its framework's launcher, a service manager or a start script
+        ("python manage.py runserver 0.0.0.0:8000", True),
+        ("python -m uvicorn main:app --reload", True),
+        ("bundle exec rails server", True),
+        ("brew services restart postgresql", True),
+        ("php artisan serve", True),
+        ("./mvnw -q spring-boot:run", True),
+        ("./gradlew bootRun", True),
+        ("bash ./scripts/restart-api.sh", True),
+        ("./quickstart.sh", False),
+        ("python kill_switch.py", False),
+        ("./gradlew test", False),
+        ("cat start.sh", False),
     ],
 )
 def test_what_counts_as_a_restart(command, restarts):
