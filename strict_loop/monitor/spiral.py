@@ -16,7 +16,7 @@ from typing import Optional
 
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
-from strict_loop.monitor import recurrence, restarts, verdicts
+from strict_loop.monitor import recurrence, verdicts
 from strict_loop.monitor.novelty import facts
 from strict_loop.monitor.recurrence import since_progress
 from strict_loop.monitor.toolkinds import classify_tool, turn_paths
@@ -292,7 +292,7 @@ class SpiralDetector:
 
     def restart_loop(self, w: list[TurnFacts]) -> Optional[Signal]:
         """A restart or redeploy loop with an unchanged outcome, or a step that hangs on every rerun (``restarts``)."""
-        loop = restarts.restart_loop(w, self.t.restart_repeats, self.t.command_window) or restarts.hang_loop(
+        loop = recurrence.restart_loop(w, self.t.restart_repeats, self.t.command_window) or recurrence.hang_loop(
             w, self.t.restart_repeats, self.t.command_window
         )
         return Signal(kind="restart_loop", turns=loop.turns, evidence=loop.evidence) if loop else None
