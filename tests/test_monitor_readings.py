@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import outcomes, person, shellwork, toolkinds, verdicts
+from strict_loop.monitor import outcomes, person, printed, shellwork, toolkinds, verdicts
 
 
 @pytest.mark.parametrize(
@@ -247,10 +247,54 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
             "Plan: 1 to add.\n\u2577\n\u2502 Warning: Deprecated attribute\n\u2502 \n\u2502 use name instead\n\u2575",
             False,
         ),
+        # a passing run whose lines name failures: a test named for them, a log line, a runner's own pass mark
+        ("pytest -v", "tests/test_auth.py::test_lockout[3 failed attempts] PASSED    [100%]\n1 passed in 0.02s", False),
+        ("npx mocha", "  Lockout\n    \u2714 locks the account after 3 failed attempts\n\n  1 passing (9ms)", False),
+        (
+            "go test -v ./store",
+            "=== RUN   TestRetry\nattempt 1 failed: connection reset, retrying\n--- PASS: TestRetry"
+            "\nPASS\nok  \texample.com/store\t0.01s",
+            False,
+        ),
+        (
+            "python -m unittest",
+            "ERROR:client.http:request failed: [Errno 111] Connection refused; retrying\n...\n"
+            "----------------------------------------------------------------------\nRan 3 tests in 0.015s\n\nOK",
+            False,
+        ),
+        (
+            "kubectl logs deploy/api --tail=2",
+            "level=error msg=timeout\nError: connect ECONNREFUSED 10.0.0.7:5432",
+            False,
+        ),
+        ("ruff check --fix .", "Found 3 errors (3 fixed, 0 remaining).", False),
+        # a failing check in its own toolchain's words
+        ("npx tsc --noEmit", "src/api.ts(42,7): error TS2322: Type 'string' is not assignable to type 'number'.", True),
+        (
+            "npx eslint src",
+            "/app/src/a.js\n  12:7  error  'x' is assigned a value but never used\n\n"
+            "\u2716 1 problem (1 error, 0 warnings)",
+            True,
+        ),
+        ("ruff check .", "app/errors.py:1:8: F401 `os` imported but unused\nFound 1 error.", True),
+        ("go build ./...", "# example.com/app/api\napi/handler.go:22:9: undefined: renderError", True),
+        ("bundle exec rspec", "..F.\n\nFinished in 0.02 seconds\n4 examples, 1 failure", True),
+        ("mvn test", "[INFO] Tests run: 3, Failures: 1, Errors: 0\n[INFO] BUILD FAILURE", True),
+        ("ruff format --check .", "Would reformat: app/main.py\n1 file would be reformatted", True),
+        # any other command's last words, read past what trails them
+        (
+            "node seed.js",
+            "Error: missing DATABASE_URL\n    at Object.<anonymous> (/app/seed.js:12:11)\n\nNode.js v20.11.0",
+            True,
+        ),
+        ("git push origin main", "error: failed to push some refs to 'origin'\nhint: Updates were rejected", True),
+        ("curl -sS http://localhost:8080/health", "curl: (7) Failed to connect to localhost port 8080", True),
+        ("kubectl get pod api", 'Error from server (NotFound): pods "api" not found', True),
+        ("echo done", "Nothing failed.", False),
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):
-    assert outcomes.reads_failed(command, output) is failed
+    assert printed.reads_failed(command, output) is failed
 
 
 @pytest.mark.parametrize(
@@ -489,7 +533,7 @@ def test_any_command_is_read_without_an_error_and_within_bounds(command):
     assert isinstance(written, list) and len(written) <= 20 and all(isinstance(p, str) and p for p in written)
     assert isinstance(shellwork.restarts(command), bool)
     assert all(part.strip() for part in shellwork.segments(command))
-    assert isinstance(outcomes.reads_failed(command, command), bool)
+    assert isinstance(printed.reads_failed(command, command), bool)
     assert outcomes.remote_verdict("gh run view 1", command)[0] in (None, "pass", "fail")
 
 
@@ -530,7 +574,7 @@ def test_any_run_of_turns_is_evaluated_and_every_sentence_said_is_true(turns):
     ],
 )
 def test_codexs_own_exit_code_line_settles_whether_a_call_failed(output, failed):
-    assert outcomes.reads_failed("make", output) is failed
+    assert printed.reads_failed("make", output) is failed
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
-"""The progress monitor's pure decisions: per-turn facts and what counts as progress (novelty, outcomes), what a
-shell command does besides printing (shellwork), the person's word read (person) and weighed against the session
-(verdicts), error fingerprints, failures that come
-back and restart or hang loops (recurrence, restarts), the spiral detector with its signal catalog, and the
+"""The progress monitor's pure decisions: per-turn facts and what counts as progress (novelty, outcomes), whether a
+command failed read from what it printed where no exit code comes (printed), what a call changes besides printing
+(shellwork), the person's word read (person) and weighed against the session (verdicts), error fingerprints,
+failures, restarts and hangs that come back (recurrence), the spiral detector with its signal catalog, and the
 escalation ladder (whisper, whisper again, pause). No I/O: ``loop.monitoring`` keeps its state on disk and sends its
 alerts.
 
@@ -15,8 +15,8 @@ __all__ = [
     "novelty",
     "outcomes",
     "person",
+    "printed",
     "recurrence",
-    "restarts",
     "shellwork",
     "spiral",
     "toolkinds",

@@ -18,7 +18,7 @@ from typing import Any, Optional
 from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, shellwork, verdicts
+from strict_loop.monitor import outcomes, person, printed, shellwork, verdicts
 from strict_loop.monitor.toolkinds import classify_tool, step_words, turn_paths
 
 FAILS = re.compile(  # a count from where its digits start; unittest's FAILED (...) by its key=count pairs: linear
@@ -370,7 +370,7 @@ def _failed(turn: Turn, kind: Kind, command: str) -> bool:
     if turn.error is not None or turn.exit_code is not None:
         return False
     if command:
-        return outcomes.reads_failed(command, turn.output)
+        return printed.reads_failed(command, turn.output)
     return kind != "read" and bool(_TOOL_ERROR.match(turn.output[:100]))
 
 

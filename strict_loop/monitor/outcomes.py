@@ -18,12 +18,13 @@ from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import shellwork
 
 VERIFIER = re.compile(
-    r"\b(?:test|tests|pytest|py\.test|jest|vitest|mocha|karma|tox|nox|build|compile|tsc|mypy|pyright|lint|eslint|ruff|flake8|"
-    r"pylint|check|typecheck|type-check|clippy|mvn|gradle|gradlew|make|cargo|javac|gcc|g\+\+|clang|ctest|phpunit|rspec)\b",
+    r"\b(?:test|tests|unittest|pytest|py\.test|jest|vitest|mocha|karma|tox|nox|build|compile|tsc|mypy|pyright|\w*lint|"
+    r"ruff|flake8|check|typecheck|type-check|clippy|vet|mvn|gradle|gradlew|make|cargo|javac|gcc|g\+\+|clang|clang\+\+|"
+    r"ctest|phpunit|rspec|rubocop|shellcheck|webpack)(?!\w)",
     re.I,
 )
 """Command words of runs that judge the work: their pass or fail is an outcome, not just an output."""
-_VERIFIER_WORD = re.compile(VERIFIER.pattern.removeprefix(r"\b").removesuffix(r"\b"), re.I)
+_VERIFIER_WORD = re.compile(VERIFIER.pattern.removeprefix(r"\b").removesuffix(r"(?!\w)"), re.I)
 _VERIFIER_SCRIPT = re.compile(r"(?:[\w.]+-|run_?)?" + _VERIFIER_WORD.pattern + r"(?:[:-][\w:.-]+)?(?:\.\w+)?", re.I)
 _CHAIN = re.compile(r"&&|\|\||;|\|")
 _DIAG_HEAD = re.compile(r"New problems detected after saving the file|<workspace_diagnostics>", re.I)
@@ -240,71 +241,6 @@ def hung(output: str) -> bool:
     """Whether the output says the command hung and was cut off: at the start of the output, or on one of its last
     lines (read in the first and the last 500 characters)."""
     return bool(HANG.search(output[:500]) or HANG.search(output[-500:]))
-
-
-_FAILED_OUTPUT = re.compile(
-    r"^(?:[\u2502\u2503][ \t]*)?(?:FAILED\b|FAIL\b|ERROR\b|[Ee]rror(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|"
-    r"Traceback \(most recent call last\)|"
-    r"E\s{2,}\S|\S+:\d+:(?:\d+:)? error\b|BUILD FAILED|BUILD FAILURE|make: \*\*\*)|"
-    r"^(?![ \t]*(?:✓|√|PASS\b|ok\b))[^\n]*\b[1-9]\d* (?:failed|failing)\b|^[ \t]*[1-9]\d* fail[ \t]*$|"
-    r"^(?:Tests?|Test Suites):[^\n]*\b[1-9]\d* failed",
-    re.M,
-)
-"""What a check prints when it fails, for harnesses that send no exit code (Codex's PostToolUse)."""
-
-
-def reads_failed(command: str, output: str) -> bool:
-    """Whether a command failed, read from what it printed (the last 3,000 characters), for a harness that sends no
-    exit code: a check (tests, a build, a linter) that reports failures, or any command whose last line is an error
-    it raised (``OSError: [Errno 98] Address already in use``, ``fatal: ...``)."""
-    said = _EXIT_SAID.search(output[:300])
-    if said:  # the harness's own line for the exit code (Codex's shell output to the model) settles it
-        return said.group(1) != "0"
-    tail = output[-3000:]
-    if is_verifier(command) and _FAILED_OUTPUT.search(tail):
-        return True
-    last = _boxed(tail) if last_line(tail) == "\u2575" else last_line(tail)
-    parts = shellwork.segments(command)
-    shown = _SHOWN.match(parts[-1]) if parts else None
-    if shown and not (last.startswith(f"{shown.group(1)}:") or last.endswith(_NO_PROGRAM)):
-        return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
-    return (fp.raised(last) or bool(_LAST_ERROR.match(last))) and not _NONE.search(last)
-
-
-_NO_PROGRAM = ("operable program or batch file.", "command not found")
-"""How a last line ends when the program itself was not found (Windows' two-line message; POSIX shells)."""
-
-
-def _boxed(tail: str) -> str:
-    """The head line of a diagnostic box that ends the output (``╷``, then ``│ Error: No value for required variable``
-    and its explanation, then ``╵``: terraform's and OpenTofu's form): what the box says, as a last line would."""
-    for line in tail[tail.rfind("\u2577") + 1 :].splitlines():
-        text = line.strip().lstrip("\u2502").strip()
-        if text:
-            return text
-    return ""
-
-
-_EXIT_SAID = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\b", re.M)
-"""How Codex heads a shell call's output when it gives it to the model (``Chunk ID``, ``Wall time``, then ``Process
-exited with code 2``; older releases ``Exit code: 2``): a recording of the model's view carries it."""
-_SHOWN = re.compile(r"^\s*(cat|tail|head|less|more|grep|egrep|rg|sed|awk|jq|echo|printf)\b")
-"""Programs that print what they read: an error line among it is the file's, not theirs."""
-
-
-_NONE = re.compile(r"\berrors?:?\s*0\b|\b0 errors?\b", re.I)
-
-
-_LAST_ERROR = re.compile(
-    r"(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|[\w.\-/()]{1,80}(?::[\w-]{1,20}){0,3}: (?:.{0,300}?[: ] ?)?"
-    r"(?i:no such file or directory|command not found|permission denied|cannot access .{0,200}|is a directory|"
-    r"(?:is )?not a directory|no matches found)(?:: .{0,200})?$|"
-    r"operable program or batch file\.$|The system cannot find the (?:file|path) specified\.$"
-)
-"""A last line that says the command failed, in the words tools and shells print: ``error: ...``, ``ls: x: No such
-file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
-``mv: x/ is not a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch
-file.``) and ``The system cannot find the file specified.``"""
 
 
 _FAILING_TEST = re.compile(

@@ -1,0 +1,168 @@
+"""Whether a command failed, read from what it printed: for a harness that sends no exit code (Codex's
+``PostToolUse`` hands the output text alone). Pure text functions.
+
+Why apart from ``outcomes``: this is a reading of its own, one that grows with every toolchain whose words it learns
+(a check's failure summary, a compiler's or linter's diagnostic line, a program's last words before it exits), and
+it must not call a healthy run failed: a passing run's log lines say "ERROR" too, a test may be named "3 failed
+attempts", a log shown with ``kubectl logs`` ends in someone else's error. So a check fails on its summary unless an
+all-passed summary ends it; any other command fails on its last line, read past the lines that trail an error
+(stack frames, hints, a version banner), unless it only showed stored text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import shellwork
+from strict_loop.monitor.outcomes import is_verifier, last_line
+
+_FAILED_OUTPUT = re.compile(
+    r"^(?:[\u2502\u2503][ \t]*)?(?:FAILED\b|FAIL\b|ERROR\b|[Ee]rror(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|"
+    r"Traceback \(most recent call last\)|"
+    r"E\s{2,}\S|\S+:\d+:(?:\d+:)? error\b|BUILD FAILED|BUILD FAILURE|make: \*\*\*)|"
+    # a nonzero count of failures or errors that ends a clause (a summary, not a log line "attempt 1 failed:
+    # retrying" or a test named "after 3 failed attempts"); a line a runner marks passed is never one
+    r"^(?![ \t]*(?:[\u2713\u2714\u221a]|PASS\b|ok\b))(?![^\n]*(?:\bPASSED|\.\.\. ok)[ \t]*(?:\[[ \d%]+\])?[ \t]*$)"
+    r"(?![^\n]*\b0 remaining\b)[^\n]*\b[1-9]\d* (?:tests? )?(?:failed|failing|failures?|errors?|Error\(s\))"
+    r"(?=[ \t]*(?:$|[,.;|()\]!]|in\b|out of\b|generated\b|detected\b|found\b|and\b))|"
+    r"^[ \t]*[1-9]\d* fail[ \t]*$|^[ \t]*\S*[ \t]*fail[ \t]+[1-9]\d*[ \t]*$|"
+    r"^(?:Tests?|Test Suites):[^\n]*\b[1-9]\d* failed|"
+    r"\b(?:Failures|Failed|Errors):[ \t]*[1-9]|"  # the count after its word (surefire, PHPUnit, dotnet test)
+    # a diagnostic in the compilers' and linters' file:line forms, not a warning or a note
+    r"\(\d+,\d+\): (?:fatal )?error [A-Z]*\d+:|^[ \t]*\S+:\d+:\d+ - error\b|"
+    r"^\S+\.\w+:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark|\[?Warning)\b)\S|"
+    # a level prefix in brackets (Maven, sbt) and a verdict banner in any case
+    r"^\[(?:ERROR|FATAL|error)\][ \t]+\S|^\[INFO\] BUILD FAILURE|"
+    r"^(?:[x\u00d7\u2717\u2718][ \t]+)?(?:[Bb]uild|BUILD|[Cc]ompilation|Test [Rr]un|Tests?) (?:FAILED|[Ff]ailed)\b|"
+    r"^Failed(?:!|\b to compile)|^(?:FAILURES|ERRORS)!|^[Ee]rror (?:during|while|in)\b|"
+    # a formatter's check that would change files
+    r"\b[1-9]\d* files? would be (?:reformatted|changed|fixed)\b|^[Ww]ould reformat\b|Code style issues found",
+    re.M,
+)
+"""What a check prints when it fails, for harnesses that send no exit code (Codex's PostToolUse)."""
+_ALL_PASSED = re.compile(
+    r"^=*[ \t]*(?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+(?: in [\d.]+s\b.*?)?[ \t]*=*$|"
+    r"^OK(?: \([^)]*\))?$|^ok[ \t]+\S+[ \t]+(?:[\d.]+s|\(cached\))|^\d+ passing \(\d+m?s\)$|"
+    r"^\d+ (?:examples|tests|runs)(?:, \d+ assertions)?, 0 failures\b(?!.*\b[1-9]\d* errors)|"
+    r"BUILD SUCCESS(?:FUL)?\b|^Build succeeded\.?$|^test result: ok\.",
+)
+"""A final summary that says every check passed: an error-looking line above it was a log line of a passing run."""
+
+
+def reads_failed(command: str, output: str) -> bool:
+    """Whether a command failed, read from what it printed (the last 3,000 characters), for a harness that sends no
+    exit code: a check (tests, a build, a linter) that reports failures, or any command whose last line is an error
+    it raised (``OSError: [Errno 98] Address already in use``, ``fatal: ...``)."""
+    said = _EXIT_SAID.search(output[:300])
+    if said:  # the harness's own line for the exit code (Codex's shell output to the model) settles it
+        return said.group(1) != "0"
+    tail = output[-3000:]
+    if is_verifier(command) and _FAILED_OUTPUT.search(tail) and not _passed_at_end(tail):
+        return True
+    last = _boxed(tail) if last_line(tail) == "\u2575" else _head_line(tail)
+    parts = shellwork.segments(command)
+    logs = _LOGS.match(parts[-1]) if parts else None
+    shown = (_SHOWN.match(parts[-1]) or logs) if parts else None
+    own = last.startswith(f"{shown.group(1).split()[0]}:") if shown else False
+    if shown and not (own or last.endswith(_NO_PROGRAM) or (logs and _READER_OWN.match(last))):
+        return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
+    said_failed = fp.raised(last) or bool(_LAST_ERROR.match(last)) or bool(_LAST_SAYS.search(last))
+    return said_failed and not _NONE.search(last)
+
+
+def _passed_at_end(tail: str) -> bool:
+    """Whether one of the last three meaningful lines is an all-passed summary that no failure line follows."""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip() and not _RULE.match(ln.strip())]
+    end = lines[-3:]
+    at = next((k for k in range(len(end) - 1, -1, -1) if _ALL_PASSED.search(end[k])), None)
+    return at is not None and not any(_FAILED_OUTPUT.search(ln) for ln in end[at + 1 :])
+
+
+_RULE = re.compile(r"^[=\-_*#~. ]{3,}$")
+_TRAILER = re.compile(
+    r"^(?:\s|[+^~|{}\]\[\u00d7\u2500-\u257f]|-\s|(?:hint|note|help|tip):|\[notice\]|Node\.js v\d|Require stack:|"
+    r"LINE \d+:|At line:\d|(?:Please|Check|See|Try|To|For|Is|Are|and|or|Aborting|Did you)\b|\^|from \S+:\d+:in\b|"
+    r"[\w.-]+@[\w.-]+\s*$|exit status [1-9]\d*$)"
+)
+"""Lines that trail an error without being it: stack frames and indented detail, advice (``hint:``, ``Please make
+sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer."""
+
+
+def _head_line(tail: str, reach: int = 16) -> str:
+    """The last meaningful line, or, when the output ends in trailer lines, the line those trail (within ``reach``
+    lines); the last line itself when nothing above the trailers reads as an error."""
+    lines = [ln for ln in tail.splitlines() if ln.strip()]
+    last = last_line(tail)
+    if not lines or not (_TRAILER.match(lines[-1]) or lines[-1].startswith(_NPM_LOG)):
+        return last
+    for line in reversed(lines[-reach:]):
+        text = line.strip()
+        if not (_TRAILER.match(line) or text.startswith(_NPM_LOG)):
+            return text
+        if _SAYS_ITSELF.match(text):
+            return text  # a trailer that is the verdict itself (PowerShell's error id, go run's exit status)
+    return last
+
+
+_NPM_LOG = ("npm ERR! A complete", "npm error A complete")
+_SAYS_ITSELF = re.compile(r"\+ FullyQualifiedErrorId : \w+|exit status [1-9]")
+
+
+_LOGS = re.compile(
+    r"^\s*((?:docker|podman)(?: compose)? logs|kubectl logs|journalctl|git (?:log|show|diff|blame)|"
+    r"gh (?:pr|issue|release|repo) view|zcat|zgrep|bat|sort|uniq|cut|diff|column|xxd|strings)\b"
+)
+"""More programs that print stored text (logs, history, files): an error line among it is not theirs."""
+_READER_OWN = re.compile(r"^(?:fatal: |Error from server\b|Error response from daemon: )")
+
+
+_NO_PROGRAM = ("operable program or batch file.", "command not found", "CommandNotFoundException")
+"""How a last line ends when the program itself was not found (Windows' two-line message; POSIX shells)."""
+
+
+def _boxed(tail: str) -> str:
+    """The head line of a diagnostic box that ends the output (``╷``, then ``│ Error: No value for required variable``
+    and its explanation, then ``╵``: terraform's and OpenTofu's form): what the box says, as a last line would."""
+    for line in tail[tail.rfind("\u2577") + 1 :].splitlines():
+        text = line.strip().lstrip("\u2502").strip()
+        if text:
+            return text
+    return ""
+
+
+_EXIT_SAID = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\b", re.M)
+"""How Codex heads a shell call's output when it gives it to the model (``Chunk ID``, ``Wall time``, then ``Process
+exited with code 2``; older releases ``Exit code: 2``): a recording of the model's view carries it."""
+_SHOWN = re.compile(r"^\s*(cat|tail|head|less|more|grep|egrep|rg|sed|awk|jq|echo|printf)\b")
+"""Programs that print what they read: an error line among it is the file's, not theirs."""
+
+
+_NONE = re.compile(r"\berrors?:?\s*0\b|\b0 errors?\b", re.I)
+
+
+_LAST_ERROR = re.compile(
+    r"(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|[\w.\-/()@]{1,80}(?::[\w-]{1,20}){0,3}: (?:.{0,300}?[: ] ?)?"
+    r"(?i:no such file or directory|command not found|permission denied|cannot access .{0,200}|is a directory|"
+    r"(?:is )?not a directory|no matches found|unknown command|not found|connection refused|"
+    r"could not resolve host(?:name)?|name or service not known|(?:connection |operation )?timed out|"
+    r"network is unreachable|no route to host)(?:(?:: | \().{0,200}|\.)?$|"
+    r"operable program or batch file\.$|The system cannot find the (?:file|path) specified\.$|"
+    # more heads a failing program's last line starts with
+    r"[\w.\-]{1,40}(?::[\w.\-/]{1,80}){0,3}(?:\[\d+\])?: (?:error|fatal|Error|ERROR|FATAL)\b|"
+    r"(?:An? )?(?:error|Error|ERROR)(?: \w+){0,2}? "
+    r"(?:from|response from|occurred|during|while|when)\b[^\n]{0,80}?:\s|npm (?:ERR!|error)(?:\s|$)|E: |panic: |"
+    r"(?:Unhandled exception\.?|Uncaught(?: exception)?|Exception in thread \"[^\"]*\"|(?:PHP )?Fatal error: Uncaught)"
+    r"\s+(?:[\w.$]+\.)?[A-Z]\w*(?:Error|Exception)\b|"
+    r"thread '[^']*' panicked at |[\w.\-]+: \(\d+\) |\+ FullyQualifiedErrorId : |exit status [1-9]|"
+    r"(?!(?i:[^\n]*\b(?:none|nothing|no|never|not)\b))(?:[A-Za-z-]+ ){1,3}(?i:failed)(?:[;.!]|$)"
+)
+_LAST_SAYS = re.compile(
+    r"(?i:\bcannot connect to the docker daemon\b|\bconnection to the server \S+ was refused\b|"
+    r"\bis not recognized as (?:the|a) name of a cmdlet\b|\bexited with code:? [1-9])|"
+    r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
+)
+"""A last line that says the command failed, in the words tools and shells print: ``error: ...``, ``ls: x: No such
+file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
+``mv: x/ is not a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch
+file.``) and ``The system cannot find the file specified.``"""
