@@ -27,6 +27,11 @@ EXPECTED = {
     "O_wrapper_different_causes": None,
     "P_ci_same_step": "same_failure",
     "R_output_never_appears": "repeated_error",
+    # written by a second engineer who had not seen the monitor's rules (restart and hang loops)
+    "S_restart_stale_pid": "restart_loop",
+    "T_hangs_with_reads_between": "restart_loop",
+    "U_build_interrupted_after_edits": "restart_loop",
+    "V_restart_echo_outcome_changes": None,
 }
 
 
@@ -74,6 +79,10 @@ def test_each_class_fires_its_signal_or_stays_quiet_and_says_only_what_is_true(n
 def test_each_class_is_seen_the_same_through_the_harness_hooks(name, source, tmp_path):
     if name == "N_unknown_edits" and source.startswith("codex"):
         pytest.skip("an edit whose text an export lost has no Codex form: apply_patch always carries its patch")
+    if name == "S_restart_stale_pid" and source.startswith("codex"):
+        pytest.skip(
+            "Rails' 'A server is already running ... Exiting' fails by its exit code alone, which Codex never sends"
+        )
     turns = turns_of(name)
     if source.startswith("codex"):  # no exit code reaches a hook, and Codex edits through apply_patch
         turns = [as_codex(t) for t in turns]

@@ -15,7 +15,7 @@ import re
 
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import shellwork
-from strict_loop.monitor.outcomes import is_verifier, last_line
+from strict_loop.monitor.outcomes import hung, is_verifier, last_line
 
 _FAILED_OUTPUT = re.compile(
     r"^(?:[\u2502\u2503][ \t]*)?(?:FAILED\b|FAIL\b|ERROR\b|[Ee]rror(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|"
@@ -57,6 +57,8 @@ def reads_failed(command: str, output: str) -> bool:
     said = _EXIT_SAID.search(output[:300])
     if said:  # the harness's own line for the exit code (Codex's shell output to the model) settles it
         return said.group(1) != "0"
+    if hung(output):
+        return True  # cut off before it could pass (the harness's own words: timed out, interrupted)
     tail = output[-3000:]
     if is_verifier(command) and _FAILED_OUTPUT.search(tail) and not _passed_at_end(tail):
         return True

@@ -217,16 +217,24 @@ def _outcome_key(f: TurnFacts) -> Optional[str]:
         return f"err\0{f.err}"
     if f.fclass is not None:
         return f"class\0{f.fclass}"
+    if f.failed and not f.empty:  # a failure no error line names is known by what it printed
+        return f"fail\0{f.out}"
     if f.kind in ("run", "read", "search") and not f.unknown and not f.empty:
-        return f"probe\0{f.sig}\0{f.out}"
+        return f"probe\0{f.asig}\0{f.out}"  # by the call's loose digest: `sleep 5 && x` and `sleep 8 && x` are one
     return None
+
+
+def _echo(f: TurnFacts, key: str) -> bool:
+    """Whether a restart that succeeded printed only its confirmation (``deployment.apps/api restarted``,
+    ``Container x Started``): the same after every restart by construction, it says nothing of the outcome."""
+    return f.restart and not f.failed and key.startswith("probe")
 
 
 def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
     """The loop closed by the newest turn: ``repeats`` restarts after which the same outcome came back each time."""
     cur = w[-1]
     key = _outcome_key(cur)
-    if key is None or cur.kind == "write":
+    if key is None or cur.kind == "write" or _echo(cur, key):
         return None
     recent = since_strong(w[-window:])
     starts = [k for k, f in enumerate(recent) if f.restart and not _never_started(f)]
@@ -234,7 +242,7 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
         return None
     seen_after: list[TurnFacts] = []  # the first turn after each restart (or the restart itself) showing the outcome
     for a, b in zip(starts, starts[1:] + [len(recent)], strict=True):
-        hit = next((f for f in recent[a:b] if _outcome_key(f) == key), None)
+        hit = next((f for f in recent[a:b] if _outcome_key(f) == key and not _echo(f, key)), None)
         if hit is not None:
             seen_after.append(hit)
     if len(seen_after) < repeats or seen_after[-1] is not cur:
@@ -256,7 +264,11 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
     cur = w[-1]
     if not cur.hang:
         return None
-    recent = since_progress(w[-window:])[0]  # a status that moves is a wait, not a hang
+    recent = since_strong(w[-window:])
+    # what a cut-off run printed before it was cut is partial, and a file read is a look, not an outcome: only strong
+    # progress, a status or run of another kind that moved, or a hang that got further ends a hang loop
+    moved = [k for k, f in enumerate(recent) if (f.prog and not f.hang and f.kind != "read") or _further(f, recent[:k])]
+    recent = recent[moved[-1] :] if moved else recent
     hung = [f for f in recent if f.hang and f.step == cur.step]
     if len(hung) < repeats:
         return None
@@ -281,3 +293,10 @@ def _command(f: TurnFacts) -> str:
 
 
 _SETTINGS = re.compile(r"^(?:\s*(?:export\s+)?\w+=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
+
+
+def _further(f: TurnFacts, before: list[TurnFacts]) -> bool:
+    """Whether a hang got further than the step's previous hang (it printed more lines, some of them new): a suite
+    cut off at a later test after a fix is progress."""
+    prev = next((e for e in reversed(before) if e.hang and e.step == f.step), None)
+    return f.hang and prev is not None and len(f.lines) > len(prev.lines) and bool(set(f.lines) - set(prev.lines))
