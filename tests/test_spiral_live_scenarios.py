@@ -32,6 +32,7 @@ EXPECTED = {
     "T_hangs_with_reads_between": "restart_loop",
     "U_build_interrupted_after_edits": "restart_loop",
     "V_restart_echo_outcome_changes": None,
+    "W_redeploy_same_409_in_log": "restart_loop",
 }
 
 

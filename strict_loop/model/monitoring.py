@@ -106,6 +106,10 @@ class TurnFacts(BaseModel):
     )
     restart: bool = Field(False, description="the command kills, restarts, starts or redeploys something")
     hang: bool = Field(False, description="the command timed out or was cancelled while it hung")
+    logerr: Optional[str] = Field(
+        None,
+        description="soon after a restart, the error a run printed though it succeeded (a log tail): its fingerprint",
+    )
 
     @property
     def edited(self) -> bool:

@@ -298,7 +298,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
     given = turn.args.get("command")
     command = given if isinstance(given, str) else ""
-    failed = _failed(turn, kind, command)
+    failed = printed.failed(turn, kind, command)
     seen: set[str] = set().union(*(f.lines for f in window))  # every output line of the window
     unknown = outcomes.unknown_content(kind, turn.args, turn.output)
     sig, asig, out_digest, lines = _digests(turn, kind, index, unknown)
@@ -345,7 +345,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         edit=edit,
         undo=undo,
         **verdicts.voice(word, said_digest, lines, verdict, fsig, (asig, step), kind, window),
-        **_effects(turn, kind, command),
+        **_effects(turn, kind, command, window),
     )
     _follow(f, turn, command, window, len(new))
     return f
@@ -362,22 +362,6 @@ def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fre
     f.prog = progress(f, window, outputs, fresh)
 
 
-def _failed(turn: Turn, kind: Kind, command: str) -> bool:
-    """Whether the turn failed: its error flag or exit code, else (no exit code came, as from Codex) what a check
-    printed, or a tool's result that opens with its error (``Error executing tool x: ...``, ``MCP error -32602``)."""
-    if turn.error or turn.exit_code not in (None, 0) or kind == "invalid":
-        return True
-    if turn.error is not None or turn.exit_code is not None:
-        return False
-    if command:
-        return printed.reads_failed(command, turn.output)
-    return kind != "read" and bool(_TOOL_ERROR.match(turn.output[:100]))
-
-
-_TOOL_ERROR = re.compile(r"\s*(?:Error executing tool\b|MCP error -?\d+|Error: )")
-"""How a tool that is not a shell says it failed, first thing in its result (the MCP SDK's servers, many tools)."""
-
-
 def _unnamed(output: str) -> str:
     """A failure no line names: its last line as a person reads it, else that it printed nothing."""
     last = outcomes.last_line(output)
@@ -389,12 +373,16 @@ def _missing(line: Optional[str], output: str) -> Optional[str]:
     return outcomes.missing(line or "") or outcomes.missing(output)
 
 
-def _effects(turn: Turn, kind: Kind, command: str) -> dict[str, Any]:
-    """What a shell command did besides printing: files written, a restart, a hang."""
+def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts]) -> dict[str, Any]:
+    """What a shell command did besides printing (files written, a restart, a hang), and soon after a restart the
+    error a run printed though it succeeded (a log tail showing the same 409 after each redeploy)."""
     if not command or kind not in ("run", "write"):
         return {}
+    restart = shellwork.restarts(command)
+    after = kind == "run" and not restart and any(e.restart for e in window[-8:])
     return {
         "writes": shellwork.writes(command),
-        "restart": shellwork.restarts(command),
+        "restart": restart,
         "hang": kind == "run" and outcomes.hung(turn.output) and not outcomes.waits(command),  # a wait cut off polls
+        "logerr": printed.logged_error(turn.output) if after else None,
     }

@@ -1,5 +1,6 @@
-"""Whether a command failed, read from what it printed: for a harness that sends no exit code (Codex's
-``PostToolUse`` hands the output text alone). Pure text functions.
+"""Whether a call failed (``failed``): its error flag or exit code, else what it printed, for a harness that sends no
+exit code (Codex's ``PostToolUse`` hands the output text alone); and the error a run printed though it succeeded
+(``logged_error``: a log tail after a restart). Pure.
 
 Why apart from ``outcomes``: this is a reading of its own, one that grows with every toolchain whose words it learns
 (a check's failure summary, a compiler's or linter's diagnostic line, a program's last words before it exits), and
@@ -12,10 +13,30 @@ all-passed summary ends it; any other command fails on its last line, read past 
 from __future__ import annotations
 
 import re
+from typing import Optional
 
+from strict_loop.model.monitoring import Kind
+from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import shellwork
 from strict_loop.monitor.outcomes import hung, is_verifier, last_line
+
+
+def failed(turn: Turn, kind: Kind, command: str) -> bool:
+    """Whether the turn failed: its error flag or exit code, else (no exit code came, as from Codex) what a check
+    printed, or a tool's result that opens with its error (``Error executing tool x: ...``, ``MCP error -32602``)."""
+    if turn.error or turn.exit_code not in (None, 0) or kind == "invalid":
+        return True
+    if turn.error is not None or turn.exit_code is not None:
+        return False
+    if command:
+        return reads_failed(command, turn.output)
+    return kind != "read" and bool(_TOOL_ERROR.match(turn.output[:100]))
+
+
+_TOOL_ERROR = re.compile(r"\s*(?:Error executing tool\b|MCP error -?\d+|Error: )")
+"""How a tool that is not a shell says it failed, first thing in its result (the MCP SDK's servers, many tools)."""
+
 
 _FAILED_OUTPUT = re.compile(
     r"^(?:[\u2502\u2503][ \t]*)?(?:FAILED\b|FAIL\b|ERROR\b|[Ee]rror(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|"
@@ -168,3 +189,10 @@ _LAST_SAYS = re.compile(
 file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
 ``mv: x/ is not a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch
 file.``) and ``The system cannot find the file specified.``"""
+
+
+def logged_error(output: str) -> Optional[str]:
+    """The error a run printed though it succeeded (a log tail, a status), as its fingerprint; None when it printed
+    none. Read in the last 4,000 characters, as a failing run's error line is."""
+    line = fp.error_line(output[-4000:])
+    return fp.line_fingerprint(line, output) if line else None

@@ -219,6 +219,8 @@ def _outcome_key(f: TurnFacts) -> Optional[str]:
         return f"class\0{f.fclass}"
     if f.failed and not f.empty:  # a failure no error line names is known by what it printed
         return f"fail\0{f.out}"
+    if f.logerr is not None and f.kind == "run" and not f.empty:  # a log tail showing the same error, nothing new
+        return f"logerr\0{f.logerr}\0{f.out}"
     if f.kind in ("run", "read", "search") and not f.unknown and not f.empty:
         return f"probe\0{f.asig}\0{f.out}"  # by the call's loose digest: `sleep 5 && x` and `sleep 8 && x` are one
     return None
