@@ -180,15 +180,19 @@ _LAST_ERROR = re.compile(
     r"thread '[^']*' panicked at |[\w.\-]+: \(\d+\) |\+ FullyQualifiedErrorId : |exit status [1-9]|"
     r"(?!(?i:[^\n]*\b(?:none|nothing|no|never|not)\b))(?:[A-Za-z-]+ ){1,3}(?i:failed)(?:[;.!]|$)"
 )
+"""How a failing command's last line starts, in the words tools and shells print: ``error: ...``, ``ls: x: No such
+file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
+``mv: x/ is not a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch
+file.``) and ``The system cannot find the file specified.``, a program's ``x: error: ...``, ``curl: (7) ...``, an
+``Error from server ...``, ``npm ERR!``, apt's ``E:``, a panic or an uncaught exception, "connection refused" and
+"timed out" after a program's name, a few words ending in "failed."."""
 _LAST_SAYS = re.compile(
     r"(?i:\bcannot connect to the docker daemon\b|\bconnection to the server \S+ was refused\b|"
     r"\bis not recognized as (?:the|a) name of a cmdlet\b|\bexited with code:? [1-9])|"
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
-"""A last line that says the command failed, in the words tools and shells print: ``error: ...``, ``ls: x: No such
-file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
-``mv: x/ is not a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch
-file.``) and ``The system cannot find the file specified.``"""
+"""Words that say a command failed anywhere in its last line: Docker's daemon unreachable, kubectl's refused
+connection, PowerShell's unknown cmdlet, a child that exited non-zero, Ruby's uncaught exception."""
 
 
 def logged_error(output: str) -> Optional[str]:
