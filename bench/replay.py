@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from replay_claude import REJECTED, claude_error, claude_payload, claude_response, claude_turns
-from replay_codex import codex_call, codex_command, codex_turns
+from replay_claude import claude_payload, claude_response, claude_turns
+from replay_codex import codex_call, codex_turns
 from replay_gemini import gemini_response, gemini_turns
 from replay_live import TASK_ID, Feed, Live, append_turns
 
@@ -29,15 +29,12 @@ from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
 
 __all__ = [
-    "REJECTED",
     "Replayed",
     "append_turns",
-    "claude_error",
     "claude_payload",
     "claude_response",
     "claude_turns",
     "codex_call",
-    "codex_command",
     "codex_turns",
     "gemini_response",
     "gemini_turns",

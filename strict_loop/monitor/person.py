@@ -270,9 +270,8 @@ def read(raw: str) -> Word:
     head = _head(text)
     persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
-    said_first = bool(
-        PERSIST.search(_DANGLING.sub("", head[:40]))
-    )  # "still the same... debug it properly": the news comes first
+    opening = _DANGLING.sub("", head[:40])  # a cut that ends on "still" says nothing yet
+    said_first = bool(PERSIST.search(opening))  # "still the same... debug it properly": the news comes first
     complaint = persists and bool(WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
     instructed = bool(INSTRUCTION.match(head))
     asking = instructed or bool(ASKED.match(head)) or (question and not complaint)

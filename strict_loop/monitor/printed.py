@@ -83,7 +83,8 @@ def reads_failed(command: str, output: str) -> bool:
     tail = output[-3000:]
     if is_verifier(command) and _FAILED_OUTPUT.search(tail) and not _passed_at_end(tail):
         return True
-    last = _boxed(tail) if last_line(tail) == "\u2575" else _head_line(tail)
+    end = last_line(tail)
+    last = _boxed(tail) if end == "\u2575" else _head_line(tail, end)
     parts = shellwork.segments(command)
     logs = _LOGS.match(parts[-1]) if parts else None
     shown = (_SHOWN.match(parts[-1]) or logs) if parts else None
@@ -112,11 +113,10 @@ _TRAILER = re.compile(
 sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer."""
 
 
-def _head_line(tail: str, reach: int = 16) -> str:
-    """The last meaningful line, or, when the output ends in trailer lines, the line those trail (within ``reach``
-    lines); the last line itself when nothing above the trailers reads as an error."""
+def _head_line(tail: str, last: str, reach: int = 16) -> str:
+    """The last meaningful line (``last``), or, when the output ends in trailer lines, the line those trail (within
+    ``reach`` lines); ``last`` itself when nothing above the trailers reads as an error."""
     lines = [ln for ln in tail.splitlines() if ln.strip()]
-    last = last_line(tail)
     if not lines or not (_TRAILER.match(lines[-1]) or lines[-1].startswith(_NPM_LOG)):
         return last
     for line in reversed(lines[-reach:]):
