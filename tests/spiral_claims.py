@@ -8,7 +8,7 @@ from collections import Counter
 from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, verdicts
+from strict_loop.monitor import outcomes, person, toolkinds, verdicts
 from strict_loop.monitor.ladder import replay
 from strict_loop.monitor.spiral import SpiralDetector, facts
 
@@ -117,7 +117,7 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
         assert reports == involved and 1 <= int(m.group(1) or 1) <= len(reports)
         assert m.group(1) or any(f.reports == 2 for f in involved)
         quoted = re.findall(r"“(.*?)”", m.group(2))
-        said = [person.spoken(f.actor, turns[f.i].get("output", "")) for f in involved]
+        said = [toolkinds.spoken(f.actor, turns[f.i].get("output", "")) for f in involved]
         texts = [person.read(text).text for text in said if text is not None]
         assert all(any(q.removesuffix("...").rstrip(".") in t for t in texts) for q in quoted), (quoted, texts)
         for ran in re.findall(r"ran `(.*?)` after being told not to", m.group(2)):  # a run the person had forbidden
@@ -126,6 +126,19 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
                 any(e.actor == "person" and f.defied in verdicts.forbidden(turns[e.i]["output"]) for e in window[: f.i])
                 for f in defied
             ), ran
+        for path, place in re.findall(r"edited `(.*?)` after being told not to touch ([^\s;]+)", m.group(2)):
+            edited = [f for f in involved if f.defied == f"place:{place}" and path in [*f.paths, *f.writes]]
+            assert (
+                edited
+                and f"/{place}/" in f"/{path.strip('/')}/"
+                and all(
+                    any(
+                        e.actor == "person" and f.defied in verdicts.forbidden(turns[e.i]["output"])
+                        for e in window[: f.i]
+                    )
+                    for f in edited
+                )
+            ), (path, place)
         checked.append("person reports")
     if m := re.search(r"(\d+) restarts \((.*)\) and after (\d+) of them the same outcome came back", evidence):
         restarted = [f for f in involved if f.restart]
@@ -151,6 +164,11 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     if m := re.search(r"the identical call was made (\d+) times", evidence):
         assert int(m.group(1)) == len(involved) and len({f.sig for f in involved}) == 1
         checked.append("identical")
+    if m := re.search(r"(\d+) of the last (\d+) calls read or searched again what an earlier call had", evidence):
+        assert int(m.group(1)) == len(involved) <= int(m.group(2))
+        assert all(f.kind in ("read", "search") for f in involved)
+        assert all(any(e.sig == f.sig and e.out == f.out for e in window[: f.i]) for f in involved)
+        checked.append("reread")
     if m := re.search(r"failed the same way on each of its last (\d+) runs", evidence):
         assert (
             int(m.group(1)) == len(involved) and all(f.failed for f in involved) and len({f.sig for f in involved}) == 1

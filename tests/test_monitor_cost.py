@@ -21,8 +21,8 @@ from strict_loop.base.clipping import clip, clip_turn_data
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import catalog, ladder, novelty, outcomes, shellwork, toolkinds
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import ladder, novelty, outcomes, person, shellwork, toolkinds
 
 MB = 1_000_000
 _JSON = json.dumps(
@@ -184,6 +184,8 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ()),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
     (re.compile(r"-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"), "-<pod>", ()),
+    (re.compile(r"\b([A-Za-z]+(?:Id|ID|[_-]id)|id|ID)([\"']?\s*[=:]\s*[\"']?)[\w+/.=-]{6,}"), r"\1\2<id>", ()),
+    (re.compile(r"\b(?=[A-Z0-9]{16})(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z0-9]{16,}\b"), "<id>", ()),
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ()),
     (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ()),
     (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>", ()),
@@ -248,7 +250,7 @@ def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_befo
         "No such file or directory",
     ]
     for text in _cased(phrases, 1500, seed=5):
-        old = next((n for n, pattern, _, _ in fp.FAILURES if pattern.search(text)), None)
+        old = next((n for n, pattern, _, _ in catalog.FAILURES if pattern.search(text)), None)
         got = fp.classify([text])
         assert (got.name if got else None) == old, text
     errors = ["error", "exception", "failed", "failure", "fatal", "cannot", "can't", "could not", "couldn't", "killed"]
@@ -282,7 +284,7 @@ def test_refusals_and_failing_counts_read_behind_their_literal_gates_as_before()
     refusals += ["The user rejected permission to use this", "The user has specified a rule which prevents you from"]
     refusals += ["user canceled to", "were denied by the user", "doesnt want to take this action", " "]
     for text in _cased(refusals, 800, seed=9):
-        assert bool(person.refusal(text)) == bool(person.REFUSAL.search(text)), text
+        assert bool(toolkinds.refusal(text)) == bool(toolkinds.REFUSAL.search(text)), text
     counts = ["3 failed", "12 failing", "1 failure", "2 errors", "FAILED (failures=2)", "FAILED (errors=1, ", "x"]
     counts += ["failures=4", "10 passed", "OK", "ok", "All tests passed", "--- FAIL: ", "\n", " ", "1", "s="]
     for text in _cased(counts, 500, seed=10):

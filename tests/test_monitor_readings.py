@@ -291,10 +291,48 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
         ("curl -sS http://localhost:8080/health", "curl: (7) Failed to connect to localhost port 8080", True),
         ("kubectl get pod api", 'Error from server (NotFound): pods "api" not found', True),
         ("echo done", "Nothing failed.", False),
+        # a tail piped into shows its own run's output (the run's words are read); a log read is still a log
+        (
+            "terraform apply -auto-approve 2>&1 | tail -15",
+            "\u2577\n\u2502 Error: creating S3 Bucket\n\u2502\n\u2575",
+            True,
+        ),
+        ("cat /tmp/app.log | tail -5", "OSError: [Errno 98] Address already in use", False),
+        ("tail -5 /tmp/app.log", "OSError: [Errno 98] Address already in use", False),
+        # a label that heads indented detail trails the error (Bundler's), and "cannot continue" says it failed
+        (
+            "bundle install",
+            "An error occurred while installing pg (1.5.6), and Bundler cannot continue.\n\nIn Gemfile:\n  pg",
+            True,
+        ),
+        (
+            "bundle install",
+            "Bundle complete! 12 Gemfile dependencies, 61 gems now installed.\nIn Gemfile:\n  pg",
+            False,
+        ),
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):
     assert printed.reads_failed(command, output) is failed
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "failed"),
+    [
+        (
+            "./gradlew build 2>&1 | tail -40",
+            "* What went wrong:\nExecution failed for task ':app:compileKotlin'.\n\nBUILD FAILED in 3s",
+            True,
+        ),
+        ("pytest -q 2>&1 | tail -3", "2 failed, 10 passed in 0.40s", True),
+        ("pytest -q 2>&1 | tail -3", "12 passed in 0.40s", False),
+        ("set -o pipefail; pytest -q | tail -3", "2 failed, 10 passed in 0.40s", False),  # the 0 is the run's own
+        ("pytest -q", "2 failed, 10 passed in 0.40s", False),  # its own 0, whatever it printed
+    ],
+)
+def test_a_zero_exit_code_of_a_pipe_is_its_last_commands_so_the_run_is_read(command, output, failed):
+    turn = Turn(tool="Bash", args={"command": command}, output=output, exit_code=0)
+    assert printed.failed(turn, "run", command) is failed
 
 
 @pytest.mark.parametrize(
@@ -540,7 +578,7 @@ def test_any_command_is_read_without_an_error_and_within_bounds(command):
 @settings(max_examples=EXAMPLES * 2, deadline=None)
 @given(text=WORDS, actor=st.sampled_from(["person", "agent"]))
 def test_any_words_are_read_without_an_error_and_a_weight_of_at_most_two(text, actor):
-    spoken = person.spoken(actor, text)
+    spoken = toolkinds.spoken(actor, text)
     word = person.read(spoken if spoken is not None else text)
     assert word.verdict in (None, "pass", "fail") and 0 <= word.weight <= 2
     assert word.weight == 0 or word.verdict == "fail"

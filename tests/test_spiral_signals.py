@@ -89,6 +89,21 @@ def test_normalization_drops_noise_but_keeps_meaning():
     assert fp.loose("progress 3 of 10") == fp.loose("progress 4 of 10")
 
 
+def test_ids_a_service_gives_each_request_are_noise_and_names_are_not():
+    s3 = "Error: creating S3 Bucket (logs): StatusCode: 409, RequestID: {}, HostID: {}, BucketAlreadyExists"
+    a = s3.format("EFPCNFEB088BEZFY", "b75tX9rnSD5qyCnogpjk+Vnd7zVkEaGz=")
+    b = s3.format("FMYBPQ1JFZ62QZEB", "18DPm7aKAjCbOfltQumZYXrTT/VhVZ73ym=")
+    assert fp.strict(a) == fp.strict(b)
+    assert fp.strict('{"error":"invalid_token","requestId":"req_te6drc88z6"}') == fp.strict(
+        '{"error":"invalid_token","requestId":"req_jwsjaxwkk2"}'
+    )
+    # a name is no id: a test, a class or a package with a digit in it stays what it is
+    assert fp.strict("TestHtml5QrcodeScanner failed") != fp.strict("TestHtml5QrcodeReader failed")
+    assert fp.strict("ModuleNotFoundError: No module named 'pydantic2'") != fp.strict(
+        "ModuleNotFoundError: No module named 'pydantic3'"
+    )
+
+
 # --- repeated error through varied actions --------------------------------------------------
 
 CYCLE = [

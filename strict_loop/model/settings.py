@@ -114,6 +114,10 @@ class SpiralThresholds(Strict):
 
     identical_repeats: int = Field(4, ge=2, le=20, description="Identical calls (tool + arguments) ...")
     identical_window: int = Field(6, ge=2, le=50, description="... within this many turns")
+    reread_repeats: int = Field(
+        6, ge=2, le=50, description="Reads and searches made before, each getting back what it did then ..."
+    )
+    reread_window: int = Field(10, ge=2, le=50, description="... among this many calls in a row, all reads or searches")
     equivalent_repeats: int = Field(
         4, ge=2, le=20, description="Equivalent action + equivalent outcome, after normalization ..."
     )

@@ -7,6 +7,7 @@ specific pattern first. Pure data; ``monitor`` picks the remedy here and ``refer
 
 from __future__ import annotations
 
+import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -89,7 +90,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
     ),
     SignalSpec(
         "identical_calls",
-        "the identical call 4 times in 6 turns with nothing new coming back",
+        "the identical call 4 times in 6 turns with nothing new coming back; or 6 of 10 reads and searches in a row "
+        "made before with the same result",
         "polling whose output changes; lost content (never the same)",
         "Repeating the same action will give the same result: read the output once more and change the "
         "approach, not the details.",
@@ -172,3 +174,119 @@ def remedy(kinds: AbstractSet[str]) -> str:
         if spec.kind in kinds:
             return spec.remedy
     return "Step back, state what you know and what you have tried, and choose a different approach."
+
+
+@dataclass(frozen=True)
+class FailureClass:
+    name: str
+    remedy: str
+
+
+FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, pattern, remedy, gates: lowercase
+    # literals one of which the pattern cannot match without, read in C before it
+    (
+        "CUDA out of memory",
+        re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
+        "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move "
+        "to a larger GPU",
+        ("cuda out of memory", "cublas_status_alloc_failed", "outofmemoryerror"),
+    ),
+    (
+        "NaN loss",
+        re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
+        "lower the learning rate, clip gradients, check the input data for NaN/inf, and check for log(0) or "
+        "division by zero",
+        ("nan",),
+    ),
+    (
+        "circular dependency",
+        re.compile(
+            r"circular (?:dependency|import)|dependency cycle|cyclic dependency|partially initialized module", re.I
+        ),
+        "reordering cannot break a cycle: split the build into stages (e.g. a multi-stage build) or break the "
+        "import cycle by moving the shared piece",
+        ("circular ", "dependency cycle", "cyclic dependency", "partially initialized module"),
+    ),
+    (
+        "missing module",
+        re.compile(r"ModuleNotFoundError|ImportError|No module named|cannot import name", re.I),
+        "install the missing package into the interpreter that runs the code, or fix the import path (check "
+        "which python and sys.path)",
+        ("modulenotfounderror", "importerror", "no module named", "cannot import name"),
+    ),
+    (
+        "disk full",
+        re.compile(r"No space left on device|disk quota exceeded|ENOSPC", re.I),
+        "free disk space (caches, build artifacts, checkpoints) or write to another volume",
+        ("no space left on device", "disk quota exceeded", "enospc"),
+    ),
+    (
+        "timeout",
+        re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
+        "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do "
+        "not just retry",
+        ("timed out", "timeout expired", "timeouterror", "deadline exceeded"),
+    ),
+    (
+        "permission denied",
+        re.compile(r"Permission denied|EACCES|Operation not permitted|EPERM", re.I),
+        "check the file's owner and mode, or write somewhere the agent may write; do not retry the same path",
+        ("permission denied", "eacces", "operation not permitted", "eperm"),
+    ),
+    (
+        "connection refused",
+        re.compile(r"Connection refused|ECONNREFUSED|Failed to establish a new connection|Could not connect", re.I),
+        "start the service or fix its host/port first; retrying the client will not help",
+        ("connection refused", "econnrefused", "failed to establish a new connection", "could not"),
+    ),
+    (
+        "port in use",
+        re.compile(r"Address already in use|EADDRINUSE|port \d{1,5} is (?:already )?in use|bind\(\) failed", re.I),
+        "find what holds the port (lsof -i :PORT or ss -ltnp) and stop that process or use another port; restarting "
+        "will not free it",
+        (" in use", "eaddrinuse", "bind() failed"),
+    ),
+    (
+        "rate limit",
+        re.compile(r"rate limit|Too Many Requests|\b429\b|quota exceeded", re.I),
+        "back off with increasing delays or lower the request rate; immediate retries make it worse",
+        ("rate limit", "too many requests", "429", "quota exceeded"),
+    ),
+    (
+        "context window",
+        re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long", re.I),
+        "send less: summarize, paginate or filter output before reading it, and compact the loop state",
+        ("context", "too many tokens", "prompt is too long"),
+    ),
+    (
+        "syntax error",
+        re.compile(r"SyntaxError|IndentationError|syntax error|unexpected EOF|unexpected token|E999", re.I),
+        "re-read the exact lines around the reported position and rewrite the whole block once, checking "
+        "indentation and quoting",
+        ("syntaxerror", "indentationerror", "syntax error", "unexpected eof", "unexpected token", "e999"),
+    ),
+    (
+        "command not found",
+        re.compile(r"command not found|not recognized as an internal|No such file or directory", re.I),
+        "check that the program or path exists from the folder the command runs in (pwd, which, ls) before running "
+        "it again; install it or use the right path",
+        ("command not found", "not recognized as an internal", "no such file or directory"),
+    ),
+]
+
+
+SPECIFIC_CLASSES = frozenset(
+    {
+        "CUDA out of memory",
+        "NaN loss",
+        "circular dependency",
+        "disk full",
+        "timeout",
+        "permission denied",
+        "connection refused",
+        "port in use",
+        "rate limit",
+        "context window",
+    }
+)
+"""Failure classes specific enough that two different messages of the class are 'the same error'."""

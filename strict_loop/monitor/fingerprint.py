@@ -13,9 +13,10 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Optional
+
+from strict_loop.monitor import catalog
 
 _NOT_LOWERED = ("\u0130", "\u0131", "\u017f")  # re.I reads them as i, i, s; str.lower does not (the Kelvin sign: k)
 
@@ -54,6 +55,19 @@ def _unit(m: re.Match[str]) -> str:
     return "<dur>" if m.group("dur") else "<size>" if m.group("size") else "<n> lines"
 
 
+_LABELLED_ID = re.compile(
+    r"[iI][dD](?:(?<=ID)|(?<=[a-z]Id)|(?<=[A-Za-z][_-]id)|(?<![A-Za-z]id)(?<=id))([\"']?[=:]\s*[\"']?)[\w+/.=-]{6,}"
+)
+"""``id``, ``ID``, ``xId``, ``x_id``, ``x-id`` and a value, led by its first letter's class: scanned for in C."""
+_IDS = tuple(f"{i}{q}{s}" for i in ("id", "Id", "ID") for q in ("", '"', "'") for s in "=:")
+
+
+def _mixed_id(m: re.Match[str]) -> str:
+    """A long run of capitals and digits with both in it is an id (an AWS request's); one kind alone is no id."""
+    run = m.group(0)
+    return run if run.isdigit() or run.isalpha() else "<id>"
+
+
 _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     # (pattern, replacement, substrings one of which must be in the text for the pattern to be tried: a cheap gate)
     (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
@@ -67,6 +81,9 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
         "-<pod>",
         ("-",),
     ),  # a pod's generated suffix
+    # a value labelled as an id (``RequestID: EFPCNFEB088BEZFY``, ``x-request-id=...``, ``"traceId":"..."``), a bare one
+    (_LABELLED_ID, lambda m: m.group(0)[:2] + m.group(1) + "<id>", _IDS),
+    (re.compile(r"[A-Z0-9](?<!\w[A-Z0-9])[A-Z0-9]{15,}\b"), _mixed_id, ()),
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ("/tmp", "/var/", "/private/")),
     (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ("tmp", "TMP", "Tmp")),
     (re.compile(r"[pP](?<!\w[pP])(?:(?<=p)(?:id|rocess)|(?<=P)ID)[ =:]*\d+"), "pid <n>", ("pid", "PID", "process")),
@@ -271,127 +288,11 @@ def readable(line: str, cap: int = 160) -> str:
     return text if len(text) <= cap else text[: cap - 3] + "..."
 
 
-@dataclass(frozen=True)
-class FailureClass:
-    name: str
-    remedy: str
-
-
-FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, pattern, remedy, gates: lowercase
-    # literals one of which the pattern cannot match without, read in C before it
-    (
-        "CUDA out of memory",
-        re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
-        "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move "
-        "to a larger GPU",
-        ("cuda out of memory", "cublas_status_alloc_failed", "outofmemoryerror"),
-    ),
-    (
-        "NaN loss",
-        re.compile(r"\bloss[^\n]{0,20}\bnan\b|\bnan loss\b|detected nan|inf or nan", re.I),
-        "lower the learning rate, clip gradients, check the input data for NaN/inf, and check for log(0) or "
-        "division by zero",
-        ("nan",),
-    ),
-    (
-        "circular dependency",
-        re.compile(
-            r"circular (?:dependency|import)|dependency cycle|cyclic dependency|partially initialized module", re.I
-        ),
-        "reordering cannot break a cycle: split the build into stages (e.g. a multi-stage build) or break the "
-        "import cycle by moving the shared piece",
-        ("circular ", "dependency cycle", "cyclic dependency", "partially initialized module"),
-    ),
-    (
-        "missing module",
-        re.compile(r"ModuleNotFoundError|ImportError|No module named|cannot import name", re.I),
-        "install the missing package into the interpreter that runs the code, or fix the import path (check "
-        "which python and sys.path)",
-        ("modulenotfounderror", "importerror", "no module named", "cannot import name"),
-    ),
-    (
-        "disk full",
-        re.compile(r"No space left on device|disk quota exceeded|ENOSPC", re.I),
-        "free disk space (caches, build artifacts, checkpoints) or write to another volume",
-        ("no space left on device", "disk quota exceeded", "enospc"),
-    ),
-    (
-        "timeout",
-        re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
-        "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do "
-        "not just retry",
-        ("timed out", "timeout expired", "timeouterror", "deadline exceeded"),
-    ),
-    (
-        "permission denied",
-        re.compile(r"Permission denied|EACCES|Operation not permitted|EPERM", re.I),
-        "check the file's owner and mode, or write somewhere the agent may write; do not retry the same path",
-        ("permission denied", "eacces", "operation not permitted", "eperm"),
-    ),
-    (
-        "connection refused",
-        re.compile(r"Connection refused|ECONNREFUSED|Failed to establish a new connection|Could not connect", re.I),
-        "start the service or fix its host/port first; retrying the client will not help",
-        ("connection refused", "econnrefused", "failed to establish a new connection", "could not"),
-    ),
-    (
-        "port in use",
-        re.compile(r"Address already in use|EADDRINUSE|port \d{1,5} is (?:already )?in use|bind\(\) failed", re.I),
-        "find what holds the port (lsof -i :PORT or ss -ltnp) and stop that process or use another port; restarting "
-        "will not free it",
-        (" in use", "eaddrinuse", "bind() failed"),
-    ),
-    (
-        "rate limit",
-        re.compile(r"rate limit|Too Many Requests|\b429\b|quota exceeded", re.I),
-        "back off with increasing delays or lower the request rate; immediate retries make it worse",
-        ("rate limit", "too many requests", "429", "quota exceeded"),
-    ),
-    (
-        "context window",
-        re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long", re.I),
-        "send less: summarize, paginate or filter output before reading it, and compact the loop state",
-        ("context", "too many tokens", "prompt is too long"),
-    ),
-    (
-        "syntax error",
-        re.compile(r"SyntaxError|IndentationError|syntax error|unexpected EOF|unexpected token|E999", re.I),
-        "re-read the exact lines around the reported position and rewrite the whole block once, checking "
-        "indentation and quoting",
-        ("syntaxerror", "indentationerror", "syntax error", "unexpected eof", "unexpected token", "e999"),
-    ),
-    (
-        "command not found",
-        re.compile(r"command not found|not recognized as an internal|No such file or directory", re.I),
-        "check that the program or path exists from the folder the command runs in (pwd, which, ls) before running "
-        "it again; install it or use the right path",
-        ("command not found", "not recognized as an internal", "no such file or directory"),
-    ),
-]
-
-
-SPECIFIC_CLASSES = frozenset(
-    {
-        "CUDA out of memory",
-        "NaN loss",
-        "circular dependency",
-        "disk full",
-        "timeout",
-        "permission denied",
-        "connection refused",
-        "port in use",
-        "rate limit",
-        "context window",
-    }
-)
-"""Failure classes specific enough that two different messages of the class are 'the same error'."""
-
-
-def classify(texts: Iterable[str]) -> Optional[FailureClass]:
+def classify(texts: Iterable[str]) -> Optional[catalog.FailureClass]:
     """The first known failure class found in the given texts (most specific classes first)."""
     blob = "\n".join(texts)
     low = folded(blob)
-    for name, pattern, remedy, gates in FAILURES:
+    for name, pattern, remedy, gates in catalog.FAILURES:
         if may_match(low, gates) and pattern.search(blob):
-            return FailureClass(name, remedy)
+            return catalog.FailureClass(name, remedy)
     return None

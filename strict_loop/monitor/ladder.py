@@ -169,11 +169,11 @@ def supervisor_lines(sup: MonitorView) -> tuple[list[str], list[str]]:
     return head, tail
 
 
-def _failure_class(state: MonitorState, signals: list[Signal]) -> Optional[fp.FailureClass]:
+def _failure_class(state: MonitorState, signals: list[Signal]) -> Optional[catalog.FailureClass]:
     """The failure class behind the signals: the one a signal names (an error cycle), else the recent errors' class."""
     named = next((s.failure_class for s in signals if s.failure_class), None)
     if named:
-        return next((fp.FailureClass(n, r) for n, _, r, _ in fp.FAILURES if n == named), None)
+        return next((catalog.FailureClass(n, r) for n, _, r, _ in catalog.FAILURES if n == named), None)
     texts = [f.etext for f in state.window[-6:] if f.failed and f.etext]
     return fp.classify(texts) if texts else None
 

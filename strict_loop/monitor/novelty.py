@@ -17,9 +17,9 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import catalog, outcomes, person, printed, shellwork, verdicts
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, printed, shellwork, verdicts
-from strict_loop.monitor.toolkinds import classify_tool, step_words, turn_paths
+from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 
 FAILS = re.compile(  # a count from where its digits start; unittest's FAILED (...) by its key=count pairs: linear
     r"(?i)(?<!\d)(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)"
@@ -202,7 +202,7 @@ def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, st
         # Two edits are equivalent only if they write the same text (wherever in the file).
         asig = fp.digest(turn.tool + "\0" + _LINE_RANGE.sub("<range>", " ".join(canonical.split())))
     else:  # a person's message is read to its MAX_PERSON_TEXT (their words come first; a paste keeps its head)
-        shown = turn.output[: person.MAX_PERSON_TEXT] if kind == "person" else turn.output
+        shown = turn.output[:MAX_PERSON_TEXT] if kind == "person" else turn.output
         strict_text, lines = fp.strict_with_lines(shown)
         out_digest = fp.digest(strict_text)
         asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
@@ -327,7 +327,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         err=err,
         etpl=fp.error_template(err),
         etext=(fp.readable(line) or None) if line else (_unnamed(turn.output) if failed else None),
-        fclass=fclass.name if fclass and fclass.name in fp.SPECIFIC_CLASSES else None,
+        fclass=fclass.name if fclass and fclass.name in catalog.SPECIFIC_CLASSES else None,
         paths=paths,
         fstate=fstate or whole,
         talk=bool(SELF_TALK.search(turn.thought)),
@@ -354,7 +354,8 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
 def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fresh: int) -> None:
     """The facts that follow from the rest: polls in a row, a command the person said not to run, progress."""
     f.polls, f.since = _polls(turn, f, window)
-    f.defied = verdicts.defied(command, window) if command and turn.actor == "agent" else None
+    touched = [*f.paths, *f.writes] if f.edited and not shellwork.puts_back(command) else []
+    f.defied = verdicts.defied(command, touched, window) if (command or touched) and turn.actor == "agent" else None
     f.reports = max(f.reports, 1) if f.defied else f.reports  # the person's no, said before it ran
     outputs: dict[str, set[str]] = {}
     for e in window:

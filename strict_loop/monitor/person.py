@@ -15,35 +15,13 @@ import re
 from typing import NamedTuple, Optional
 
 from strict_loop.monitor import fingerprint as fp
-
-MAX_PERSON_TEXT = 4000
-"""A person's message is read up to here (a pasted log keeps its head, where people put their words)."""
-
-PLACEHOLDER = re.compile(
-    r"\[(?:Image|Pasted text|File|Screenshot)\b[^\]\n]{0,60}\]|\[Request interrupted by user[^\]\n]{0,60}\]", re.I
-)
-"""What a harness puts where the person's content is not text (a screenshot, a collapsed paste, an interruption)."""
-REFUSAL = re.compile(
-    r"The user denied this operation|The user doesn'?t want to (?:proceed with this tool use|take this action)|"
-    r"tool use was rejected|(?:was|were) (?:rejected|declined|denied) by the user|rejected by (?:the )?user|"
-    r"user (?:declined|rejected|denied|cancelled|canceled) (?:this|the|to)|Permission for this tool use was denied|"
-    r"User denied this command|Command denied by user|rejected by user|The user rejected permission to use this|"
-    r"The user has specified a rule which prevents you from using this",
-    re.I,
-)
-"""A refusal the harness reports in a tool's result: the person said no to this very call, at the prompt or by a rule
-of theirs (Claude Code, Cline, Codex, Gemini CLI, OpenCode word it differently)."""
-_REFUSAL_GATES = ("denied", "doesn", "rejected", "declined", "cancelled", "canceled", "specified a rule")
-"""Lowercase literals one of which ``REFUSAL`` cannot match without: an agent's every output is searched for one."""
-
-
-def refusal(text: str) -> Optional[re.Match[str]]:
-    """``REFUSAL`` in ``text``, read behind its literals first (in C)."""
-    return REFUSAL.search(text) if fp.may_match(fp.folded(text), _REFUSAL_GATES) else None
-
+from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal
 
 _TOLD = (
-    r"\bi (?:already |have |had )?told you (?:already|before|twice|so|not to|to never|never to|to not|\w+ times)\b|"
+    r"\bi(?:'ve|\s+(?:already|have|had))?\s+(?:already\s+)?told you (?:already|before|twice|so|not to|to never|"
+    r"never to|to not|that|\w+ times)\b|"
+    r"\bi (?:literally |already |just |clearly |explicitly |specifically )?(?:said|asked(?: you)?|wrote)"
+    r"(?: to)? (?:no|not|don'?t|do not|never|only|no more)\b|\bwhat i (?:said|told you|asked(?: you)?) not to\b|"
     r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b"
 )
 _ATTEMPT_FAILED = (
@@ -62,19 +40,47 @@ _ATTEMPT_FAILED = (
 """A verdict on the attempt, said first and alone ("didn't work.", "nothing happened", "same", "no luck"): the problem
 stayed. "nothing happens when I click Save" is a symptom (first reported or not), read as one."""
 _OTHER_LANGUAGES = (
-    r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo )?error)\b|\b(?:todav[i\u00ed]a|a[u\u00fa]n) no "
+    r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo )?error)\b|"
+    r"\botra vez (?:lo mismo|igual|el mismo|la misma)\b|\b(?:todav[i\u00ed]a|a[u\u00fa]n) no "
     r"(?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b|"  # es
     r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|\bmesmo erro\b|"
-    r"\bn[a\u00e3]o funcionou\b|"  # pt
-    r"\btoujours pas\b|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b|"  # fr
+    r"\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|o mesmo)\b|"  # pt
+    r"\btoujours pas\b|\bencore (?:le m|la m|pareil)|\bm[e\u00ea]me erreur\b|"
+    r"\bn'a pas (?:march|fonctionn)[e\u00e9]\b|"  # fr
     r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
-    r"\bhat nicht (?:funktioniert|geklappt)\b|"  # de
+    r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|wieder)\b|"  # de
     r"\b(?:вс[её] ещ[её] не|та же (?:ошибка|проблема)|не помогло)|"  # ru
     r"(?:还是|仍然|依然)(?:不行|报错|失败|一样|没有?(?:用|反应|变化))|(?:同样|一样)的(?:错误|问题)|"  # zh
     r"まだ(?:動かない|エラー|直って(?:い)?ない)|同じエラー"  # ja
 )
 """The same, as people say it in the languages they most often write to an agent in (Spanish, Portuguese, French,
 German, Russian, Chinese, Japanese): "sigue sin funcionar", "toujours pas", "immer noch nicht", "还是不行"."""
+_CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
+_OPENS = (
+    rf"{_CLAUSE_START}(?:(?:it'?s|it is|it|that'?s|this is|and|but|yet|hmm+|ugh|nope|no)\s+)?still\s+(?!(?:need|needs|"
+    r"needed|want|wants|wanted|have|has|had|got|gotta|to|think|thinking|prefer|like|love|works?|good|fine|ok|okay|great|"
+    r"correct|right|valid|true|relevant|useful|possible|a bit|a little|slightly|somewhat|too|kind of|kinda|more|less|"
+    r"waiting|learning|reading|deciding|planning|in progress|todo|open|unclear|curious|wondering|on track|passes|"
+    r"passing|green|compiles|supported|used|uses|using|part of|the plan|the case|here|around|i|we|you|he|she|they|a|an|"
+    r"looks? (?:good|great|fine|ok|okay|right|correct|nice)|working (?:fine|well|great|ok|okay|as))\b)[\w'\"`#$/-]|"
+    rf"{_CLAUSE_START}(?:exactly |literally |still |it'?s |it is |that'?s )?(?:the )?same(?:[.!]|\s+(?!(?:for|as|with|"
+    r"goes|here|way|applies|should|needs?|in|on|to|idea|logic|pattern|approach|style|format|structure|design|rules?|"
+    r"layout|size|color|colour|name|order|thing for)\b)[\w'\"`#$-]+(?:\s+[\w'\"`#$/.-]+){0,3}?\s*(?:[.,;:!]|$))|"
+    r"\byou(?:'ve| have)?\s+(?:just\s+|literally\s+|went and\s+)?(?:did|done|ran|run|used|added|installed|edited|"
+    r"touched|changed|removed|broke|broken|deleted|reverted|wrote|put|made|reintroduced|undid|undone|modified|skipped|"
+    r"ignored)\b[^.!?\n]{0,50}?\bagain\b|"
+    r"\b(?:original|old|first|previous)\b[^.!?\n]{0,60}?\b(?:is|are) back\b|"
+    r"\bback to the (?:original|old|first|same) (?:crash|error|bug|issue|problem|behaviou?r|failure|exception)\b|"
+    r"\b(?:not|n'?t)\s+(?:work(?:ing)?|fixed|resolved|solved)\s+still\b|"
+    r"\bnot (?:\w+ed|sent|shown|built|run|found|seen|done|written|thrown|working|firing|rendering|showing|loading) "
+    r"again\b|"
+    r"(?<!\bshould )(?<!\bmust )(?<!\bto )\b(?:is|are|was|looks?|stays?|remains?|stayed|remained)\s+(?:(?:still\s+)?"
+    r"(?:exactly|byte-for-byte|literally|completely|totally|100%|still)\s+(?:the same|identical|unchanged)\b"
+    r"(?!\s+(?:to (?!before)|as (?!before)|in|for|across|between|when)\b)|(?:the same|identical|unchanged) "
+    r"(?:as|to) before\b)"
+)
+"""A clause that opens on the news: "still white", "same. white.", "you did it again", "the old error is back", "the
+plan output is byte-for-byte the same"; not "still need tests", "still works", "same for the footer"."""
 _NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|ca|could|would|should|wo|ai)n'?t"
 PERSIST = re.compile(
     rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
@@ -107,11 +113,29 @@ PERSIST = re.compile(
     r"\bsame thing\b(?=\s*(?:[,.;:!\-]|$))|\bstill[.!]+\s+(?:not|broken|failing|the same)\b|"
     r"\bstill (?:doing|does) (?:the|that|this) (?:same )?thing\b|"
     r"\b(?:it|this|that|errors?|bugs?|issues?|problems?)\s+keeps? (?:happening|coming back|showing up)\b|"
-    rf"{_TOLD}|{_ATTEMPT_FAILED}|{_OTHER_LANGUAGES}|"
-    r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|doesn|didn|not|nothing|that didn))",
+    rf"{_TOLD}|{_ATTEMPT_FAILED}|{_OTHER_LANGUAGES}|{_OPENS}",
     re.I,
 )
 """Words that say the problem persists after an attempt: a repeat, whatever the words for the problem."""
+_NOPE = re.compile(
+    r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|also same|again|doesn|didn|"
+    r"not(?!\s+(?:that|this|the|those|these|there|here|in|on|yet)\b)|"
+    r"nothing|that didn))",
+    re.I,
+)
+"""A bare no first ("nope", "no, still broken"): read apart, as no literal gates it."""
+_PERSIST_GATES = (
+    ("still", "again", "back", "reappear", "same", "fixed", "resolved", "solved", "changed", "no change")
+    + ("no difference", "no improvement", "no effect", "persist", "remain", "keep", "told", "how many", "ignoring")
+    + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
+    + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged")
+    + ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "continua", "ainda", "mesmo")
+    + ("de novo", "toujours", "encore", "m\u00eame", "meme", "n'a pas", "hat nicht", "immer noch", "wieder", "gleiche")
+    + ("selbe", "fehler", "\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u043f\u043e\u043c\u043e\u0433\u043b\u043e")
+    + ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "\u307e\u3060", "\u540c\u3058")
+)
+"""Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
+none, and the pattern is not tried."""
 CIRCLES = re.compile(
     r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|"
     r"(?<!\bi've )(?<!\bi have )(?<!\bi )(?:doing|done|tried) this "
@@ -125,12 +149,54 @@ CIRCLES = re.compile(
     r"(?:we'?re|we are|you'?re|you are) (?:just |literally )?(?:looping|in a loop|stuck in a loop)|"
     r"(?:we'?ve|we have|you'?ve|you have|you) (?:already )?(?:done|tried) (?:this|that)(?: exact| same)?(?: \w+)? "
     r"(?:(?:like|about|literally|at least) )?(?:twice|(?:\d+|two|three|four|several|many) times))\b|"
-    r"^\W*back to square one\W*$|"
+    r"^\W*back to square one\W*$|(?:bouncing|flipping|switching|oscillating|alternating) (?:back and forth )?between\b|"
+    r"\bping-?pong\w*|\b(?:re-?introduc|brought back|bring back|bringing back)\w* (?:the )?(?:same|original|old|"
+    r"earlier) (?:bug|error|issue|problem|crash)|"
+    rf"{_CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+)?(?:the |now the |already the )?(?:second|third|"
+    r"fourth|fifth|sixth|seventh|2nd|3rd|[4-9]th|1\d+th)\s+(?:[\w-]+\s+)?['\"\u2018\u201c]?(?:time|try|attempt|fix|"
+    r"fixed|round|deploy|change|iteration)s?\b(?!'s\b|\s+(?:i'?m|we|you|they|he|she|it|this|when|after|before|"
+    r"lucky|charm|around|round)\b)|"
+    rf"{_CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+|already\s+)?(?:[3-9]|1\d|three|four|five|six|"
+    r"seven|several|many) (?:tries|attempts|fixes|deploys|rounds|times now|times already|times in a row)"
+    r"(?=\s*(?:now|already|today)?\s*(?:[.!,;]|$))|"
+    r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
+    r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"
+    r"quarta|quinta) vez)\b|"
     r"\b(?:vueltas en c[i\u00ed]rculos|on tourne en rond|(?:drehen uns|dreht sich) im kreis)\b|"
     r"原地打转|兜圈子|又回到原点",
     re.I,
 )
 """The person saying the agent spirals: as telling as two repeats."""
+_CIRCLES_GATES = (
+    ("circle", "times", "twice", "keep", "stop", "mistake", "square one", "how many", "time", "back and forth", "round")
+    + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
+    + (
+        "iteration",
+        "versuch",
+        "mal",
+        "vez",
+        "fois",
+        "vueltas",
+        "tourne",
+        "kreis",
+        "\u539f\u5730",
+        "\u515c\u5708",
+        "\u56de\u5230",
+    )
+)
+"""Lowercase literals one of which ``CIRCLES`` cannot match without."""
+
+
+def _says(pattern: re.Pattern[str], gates: tuple[str, ...], text: str) -> bool:
+    """``pattern`` in ``text``, read behind its literals first (in C): a pattern of many branches is slow to fail."""
+    return fp.may_match(fp.folded(text), gates) and bool(pattern.search(text))
+
+
+def _persist(text: str) -> bool:
+    """Whether ``text`` says the problem persists (``PERSIST``, or a bare no first)."""
+    return bool(_NOPE.match(text)) or _says(PERSIST, _PERSIST_GATES, text)
+
+
 BROKEN = re.compile(
     r"\b(?:(?:does|did|is|was|are|were|do)(?:n'?t| not) (?:work|working|load|loading|show|showing|change|help|fix|"
     r"render|compile|build|run|start|appear)|not (?:working|loading|showing|there|fixed)|broken|fails?|failing|"
@@ -182,59 +248,8 @@ OBSERVED = re.compile(r"\bstill\b(?:\s+\w+){0,2}?\s+(?:get|gets|getting|see|sees
 """"still getting/seeing/have ...": what the person observes is what persists (a paste that follows is the thing said
 to persist), unlike "still does not work", a verdict on something said before, with any paste as its evidence."""
 _PASTED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b:.*")
-_FEEDBACK = re.compile(r"<feedback>\s*(?P<text>.*?)\s*</feedback>", re.S | re.I)
 SAYS_FAILS = "the person says it still fails"
 """The failure signature of a report in the person's own words: the failure they reported before, if any."""
-
-
-_SAID = re.compile(
-    r"(?:the user said|the user provided the following feedback|with the following feedback)\W*:?\s*(?P<text>.+)",
-    re.S | re.I,
-)
-
-
-def _feedback(raw: str) -> str:
-    """The person's own words beside a refusal (Cline's ``<feedback>``, Claude Code's "the user said:"), or ''."""
-    m = _FEEDBACK.search(raw) or _SAID.search(raw)
-    return m.group("text").strip() if m else ""
-
-
-_REQUEST_MARK = "## My request for Codex:"
-"""What Codex's IDE extension and app put before the person's own words, after the editor's context (the active file,
-the open tabs, the files mentioned): the words are what follows it."""
-_HARNESS_BLOCKS = ("ide_opened_file", "ide_selection", "system-reminder")
-"""What Claude Code puts beside the person's words, each in its tag: the file open in their editor, its selection, a
-reminder."""
-
-
-def own_words(message: str) -> str:
-    """A person's message without what the harness wraps around their words (the editor's context, a reminder), as
-    much of it as is read (``MAX_PERSON_TEXT``). By ``str.find``: a tag opened and never closed costs one scan."""
-    at = message.find(_REQUEST_MARK)
-    words = message[at + len(_REQUEST_MARK) :] if at >= 0 else message
-    for tag in _HARNESS_BLOCKS:
-        start = words.find(f"<{tag}>", 0, MAX_PERSON_TEXT)
-        while start >= 0:
-            end = words.find(f"</{tag}>", start)
-            if end < 0:
-                break
-            words = words[:start] + " " + words[end + len(tag) + 3 :]
-            start = words.find(f"<{tag}>", start, MAX_PERSON_TEXT)
-    return words[:MAX_PERSON_TEXT]
-
-
-def spoken(actor: str, output: str) -> Optional[str]:
-    """What a person said in this turn: a person turn's text (its own words: ``own_words``), the feedback an agent's
-    result embeds (Cline), or the refusal a harness reports in the result of a call the person said no to; None when
-    the person said nothing."""
-    if actor == "person":
-        return own_words(output)
-    head = output[:MAX_PERSON_TEXT]
-    found = refusal(head)
-    if found:
-        return head[found.start() :]  # the refusal, with any feedback that follows it
-    m = _FEEDBACK.search(head) if "<feedback>" in head.lower() else None
-    return m.group("text") if m else None
 
 
 class Word(NamedTuple):
@@ -260,7 +275,7 @@ def text_of(raw: str) -> str:
 def read(raw: str) -> Word:
     """What the person's message says (see the module's docstring for what counts as a failed check)."""
     if refusal(raw[:MAX_PERSON_TEXT]):  # a refusal counts by the words the person gave with it
-        words = _feedback(raw[:MAX_PERSON_TEXT])
+        words = feedback(raw[:MAX_PERSON_TEXT])
         inner = read(words) if words else Word(None, 0, None, "")
         return Word("fail", inner.weight, inner.failure, inner.text, refused=True)
     text = text_of(raw)
@@ -268,14 +283,14 @@ def read(raw: str) -> Word:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = _head(text)
-    persists = bool(PERSIST.search(head)) and not NEGATED.search(head)
+    persists = _persist(head) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
     opening = _DANGLING.sub("", head[:40])  # a cut that ends on "still" says nothing yet
-    said_first = bool(PERSIST.search(opening))  # "still the same... debug it properly": the news comes first
+    said_first = _persist(opening)  # "still the same... debug it properly": the news comes first
     complaint = persists and bool(WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
     instructed = bool(INSTRUCTION.match(head))
     asking = instructed or bool(ASKED.match(head)) or (question and not complaint)
-    if CIRCLES.search(head) and not instructed:
+    if _says(CIRCLES, _CIRCLES_GATES, head) and not instructed:
         return Word("fail", 2, pasted, text)
     if persists and not asking and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first):
         return Word("fail", 1, pasted, text)
@@ -332,7 +347,7 @@ def _reported_aside(head: str) -> bool:
     X"): a short clause of its own that is neither an instruction nor a question."""
     for clause in _CLAUSE.split(_ASIDE.sub("", head))[1:]:  # an aside's own "?" ends no clause
         words = _CONNECTOR.sub("", clause).strip()
-        if not PERSIST.search(words) or NEGATED.search(words) or INSTRUCTION.match(words) or words.endswith("?"):
+        if not _persist(words) or NEGATED.search(words) or INSTRUCTION.match(words) or words.endswith("?"):
             continue
         if len(words.split()) <= 12:
             return True

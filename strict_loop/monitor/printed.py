@@ -27,11 +27,18 @@ def failed(turn: Turn, kind: Kind, command: str) -> bool:
     printed, or a tool's result that opens with its error (``Error executing tool x: ...``, ``MCP error -32602``)."""
     if turn.error or turn.exit_code not in (None, 0) or kind == "invalid":
         return True
+    if turn.exit_code == 0 and command and _piped(command):
+        return reads_failed(command, turn.output)  # the 0 is the last command's (``make | tail -40``), not the run's
     if turn.error is not None or turn.exit_code is not None:
         return False
     if command:
         return reads_failed(command, turn.output)
     return kind != "read" and bool(_TOOL_ERROR.match(turn.output[:100]))
+
+
+def _piped(command: str) -> bool:
+    """Whether the command's exit code is its last pipe's, not the program's whose output it shows (no pipefail)."""
+    return len(shellwork.last_pipeline(command)) > 1 and "pipefail" not in command
 
 
 _TOOL_ERROR = re.compile(r"\s*(?:Error executing tool\b|MCP error -?\d+|Error: )")
@@ -85,9 +92,9 @@ def reads_failed(command: str, output: str) -> bool:
         return True
     end = last_line(tail)
     last = _boxed(tail) if end == "\u2575" else _head_line(tail, end)
-    parts = shellwork.segments(command)
-    logs = _LOGS.match(parts[-1]) if parts else None
-    shown = (_SHOWN.match(parts[-1]) or logs) if parts else None
+    parts = shellwork.last_pipeline(command)  # its first command printed what came back
+    logs = _LOGS.match(parts[0]) if parts else None
+    shown = (_SHOWN.match(parts[0]) or logs) if parts else None
     own = last.startswith(f"{shown.group(1).split()[0]}:") if shown else False
     if shown and not (own or last.endswith(_NO_PROGRAM) or (logs and _READER_OWN.match(last))):
         return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
@@ -107,10 +114,11 @@ _RULE = re.compile(r"^[=\-_*#~. ]{3,}$")
 _TRAILER = re.compile(
     r"^(?:\s|[+^~|{}\]\[\u00d7\u2500-\u257f]|-\s|(?:hint|note|help|tip):|\[notice\]|Node\.js v\d|Require stack:|"
     r"LINE \d+:|At line:\d|(?:Please|Check|See|Try|To|For|Is|Are|and|or|Aborting|Did you)\b|\^|from \S+:\d+:in\b|"
-    r"[\w.-]+@[\w.-]+\s*$|exit status [1-9]\d*$)"
+    r"[\w.-]+@[\w.-]+\s*$|exit status [1-9]\d*$|(?!(?i:error|fatal|fail|exception|caused|traceback))[A-Z][\w ]{0,30}:$)"
 )
 """Lines that trail an error without being it: stack frames and indented detail, advice (``hint:``, ``Please make
-sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer."""
+sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer, a label
+that heads indented detail (Bundler's ``In Gemfile:``)."""
 
 
 def _head_line(tail: str, last: str, reach: int = 16) -> str:
@@ -187,12 +195,14 @@ file.``) and ``The system cannot find the file specified.``, a program's ``x: er
 ``Error from server ...``, ``npm ERR!``, apt's ``E:``, a panic or an uncaught exception, "connection refused" and
 "timed out" after a program's name, a few words ending in "failed."."""
 _LAST_SAYS = re.compile(
-    r"(?i:\bcannot connect to the docker daemon\b|\bconnection to the server \S+ was refused\b|"
+    r"(?i:\bcannot connect to the docker daemon\b|\b(?:cannot|can't|could not|unable to) (?:continue|proceed)\b|"
+    r"\bconnection to the server \S+ was refused\b|"
     r"\bis not recognized as (?:the|a) name of a cmdlet\b|\bexited with code:? [1-9])|"
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
-"""Words that say a command failed anywhere in its last line: Docker's daemon unreachable, kubectl's refused
-connection, PowerShell's unknown cmdlet, a child that exited non-zero, Ruby's uncaught exception."""
+"""Words that say a command failed anywhere in its last line: it cannot continue (Bundler), Docker's daemon
+unreachable, kubectl's refused connection, PowerShell's unknown cmdlet, a child that exited non-zero, Ruby's uncaught
+exception."""
 
 
 def logged_error(output: str) -> Optional[str]:

@@ -1,6 +1,7 @@
 """Recurrence: what comes back. One failing step retried with varied arguments whose errors come back in a cycle;
 one command failing the same way run after run; the same thing missing again and again; a file put back to an
-earlier version; the same outcome after each restart of a server, and one step hanging on every rerun.
+earlier version; the same outcome after each restart of a server, and one step hanging on every rerun; the same
+reads and searches made again, each getting back what it did before.
 
 A build tried in different orderings fails with error A, then B, C, D, then A
 again: each error alone looks new, but the step is going round in circles and no
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
+from strict_loop.monitor import catalog
 from strict_loop.monitor import fingerprint as fp
 
 MISSING = re.compile(
@@ -75,7 +77,7 @@ def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
         return None
     errors = [f.etext or "failed" for f in cycle]
     cls = fp.classify(errors)
-    name = cls.name if cls is not None and cls.name in fp.SPECIFIC_CLASSES else None
+    name = cls.name if cls is not None and cls.name in catalog.SPECIFIC_CLASSES else None
     if name is None and all(MISSING.search(e) for e in errors):
         name = "circular dependency"
     return Cycle(turns=[f.i for f in chain], errors=errors, command=cur.action[:80], failure_class=name)
@@ -302,3 +304,22 @@ def _further(f: TurnFacts, before: list[TurnFacts]) -> bool:
     cut off at a later test after a fix is progress."""
     prev = next((e for e in reversed(before) if e.hang and e.step == f.step), None)
     return f.hang and prev is not None and len(f.lines) > len(prev.lines) and bool(set(f.lines) - set(prev.lines))
+
+
+def rereads(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
+    """Reads and searches only in the last ``window`` calls, ``repeats`` of them made before with the same result: the
+    agent going over what it has already seen (the same files, the same searches) instead of running or changing
+    anything."""
+    last = w[-window:]
+    if len(last) < window or any(f.actor != "agent" or f.kind not in ("read", "search") for f in last):
+        return None
+    start = len(w) - len(last)
+    again = [f for k, f in enumerate(last, start) if any(e.sig == f.sig and e.out == f.out for e in w[:k])]
+    if len(again) < repeats or w[-1] not in again:
+        return None
+    named = "; ".join(dict.fromkeys(f.action for f in again))
+    return Loop(
+        turns=[f.i for f in again],
+        evidence=f"{len(again)} of the last {len(last)} calls read or searched again what an earlier call had, each "
+        f"getting back the same, and nothing was run or changed: {named[:240]}",
+    )

@@ -74,6 +74,17 @@ def segments(command: str) -> list[str]:
     return [p for p in parts if p.strip() and p.strip() not in ("&", "|")]
 
 
+_SEQUENCE = re.compile(r"&&|\|\||;|\n")
+
+
+def last_pipeline(command: str) -> list[str]:
+    """The commands of a command line's last pipeline (``cd x && make 2>&1 | tail -5``: ``make 2>&1`` and ``tail -5``),
+    whose first command printed what the call shows: a ``tail`` piped into shows its own run's output, not a file."""
+    text = command[:MAX_COMMAND]
+    cuts = [m.end() for m in _SEQUENCE.finditer(_unquoted(text))]
+    return segments(text[cuts[-1] :] if cuts else text)
+
+
 def _unquoted(part: str) -> str:
     """``part`` with its quoted spans blanked: a ``>`` inside quotes is text, not a redirection."""
     return re.sub(r"'[^']*'|\"[^\"]*\"", lambda m: " " * len(m.group(0)), part)
@@ -120,6 +131,16 @@ def _segment_writes(part: str, heredoc: bool) -> list[str]:
         return ["(script)"]
     moved = _MOVE.match(part)
     return [moved.group(1)] if moved else []
+
+
+_PUT_BACK = re.compile(r"^\s*git\s+(?:checkout\s+(?:HEAD\s+)?--\s|restore\s|reset\s+--hard\b)")
+
+
+def puts_back(command: str) -> bool:
+    """Whether a command only puts files back as git has them (``git checkout -- f``, ``git restore f``): undoing an
+    edit, which obeys a "don't touch f" rather than defying it."""
+    parts = segments(command[:MAX_COMMAND])
+    return bool(parts) and all(_PUT_BACK.match(part) for part in parts)
 
 
 def restarts(command: str) -> bool:

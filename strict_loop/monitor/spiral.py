@@ -54,6 +54,7 @@ class SpiralDetector:
         t = self.t
         return max(
             t.identical_window,
+            t.reread_window,
             t.equivalent_window,
             t.error_window,
             t.command_window,
@@ -81,6 +82,7 @@ class SpiralDetector:
             self.restart_loop,
             self.same_failure,
             self.identical_calls,
+            self.rereads,
             self.equivalent_outcomes,
             self.error_cycle,
             self.repeated_error,
@@ -93,11 +95,11 @@ class SpiralDetector:
         )
         if window[-1].polls:  # waiting on a running job is judged by how long, never as a repeated attempt
             checks = (self.restart_loop, self.stalled_poll)
-        found = []
+        found: list[Signal] = []
         for check in checks:
             signal = check(window)
-            if signal is not None and signal.kind not in muted:
-                found.append(signal)
+            if signal is not None and signal.kind not in muted and all(s.kind != signal.kind for s in found):
+                found.append(signal)  # a kind once: two readings of one pattern (a call repeated, reads repeated)
         return found
 
     # -- progress that suppresses every signal ------------------------------------------
@@ -125,6 +127,11 @@ class SpiralDetector:
             f"turns{_reset(last)}, "
             f"with nothing new coming back: {cur.brief}",
         )
+
+    def rereads(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """The same reads and searches again, each with the same result, nothing run or changed (``recurrence``)."""
+        loop = recurrence.rereads(w, self.t.reread_repeats, self.t.reread_window)
+        return Signal(kind="identical_calls", turns=loop.turns, evidence=loop.evidence) if loop else None
 
     def equivalent_outcomes(self, w: list[TurnFacts]) -> Optional[Signal]:
         cur = w[-1]

@@ -16,14 +16,12 @@ from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.person import (
     HEAD_CHARS,
-    MAX_PERSON_TEXT,
     OBSERVED,
     Word,
     quote,
     read,
-    spoken,
 )
-from strict_loop.monitor.toolkinds import step_words
+from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, spoken, step_words
 
 
 def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:
@@ -95,7 +93,13 @@ def _said(f: TurnFacts) -> str:
     not to run."""
     if f.quote:
         return f"“{f.quote}”"
-    return f"refused `{f.action[:60]}`" if f.refused else f"ran `{f.action[:60]}` after being told not to"
+    if f.refused:
+        return f"refused `{f.action[:60]}`"
+    if f.defied and f.defied.startswith(_PLACE):
+        return (
+            f"edited `{f.paths[0] if f.paths else f.writes[0]}` after being told not to touch {f.defied[len(_PLACE) :]}"
+        )
+    return f"ran `{f.action[:60]}` after being told not to"
 
 
 def heard(actor: str, output: str, window: list[TurnFacts]) -> tuple[Optional[Word], Optional[str]]:
@@ -149,14 +153,19 @@ def voice(
     }
 
 
-def defied(command: str, window: list[TurnFacts]) -> Optional[str]:
-    """The ban ``command`` runs against, if the person said not to run it (in their words or beside a refusal) since
-    their last new request, that one included: its step, and every flag the ban named. A new request that says nothing
-    of it is new direction, and the word no longer stands."""
+def defied(command: str, paths: list[str], window: list[TurnFacts]) -> Optional[str]:
+    """The ban a call runs against, if the person said not to run it, or not to edit where it writes (in their words or
+    beside a refusal) since their last new request, that one included: its step and every flag the ban named, or the
+    place. A new request that says nothing of it is new direction, and the word no longer stands."""
     step, words = step_words(command), set(command.split())
+    places = ["/" + p.strip("/") + "/" for p in paths]
     for e in reversed(window):
         if e.actor == "person" or e.refused:
             for ban in e.forbids:
+                if ban.startswith(_PLACE):
+                    if any(f"/{ban[len(_PLACE) :]}/" in place for place in places):
+                        return ban
+                    continue
                 parts = ban.split()
                 flags = [p for p in parts if p.startswith("-")]
                 if " ".join(p for p in parts if not p.startswith("-")) == step and words.issuperset(flags):
@@ -208,15 +217,28 @@ FORBID = re.compile(
 sed -i"; "if you don't run npm install first" is no ban, and "stop running the migrations" names no command)."""
 
 
+FORBID_EDIT = re.compile(
+    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please|wait)\s+)(?:please\s+)?(?:don'?t|do not|never|stop)\s+(?:ever\s+)?"
+    r"(?:edit|touch|modify|change|write to|delete|rewrite|hand-edit)(?:ing)?\s+(?:anything\s+(?:in|under|inside)\s+|"
+    r"(?:any\s+)?(?:files?\s+(?:in|under|inside)\s+)?)(?:the\s+)?`?\.?/?(?P<path>[\w.-]*/[\w./-]*[\w-]|[\w-]+\.[a-z]{1,5}\b)",
+    re.I,
+)
+"""The person telling the agent not to edit a place: a folder or a file named as a path ("don't edit anything under
+src/api/generated/", "never touch `settings.py`"); "don't change the API" names no place."""
+_PLACE = "place:"
+"""How a ban on a place is kept among the banned commands (``TurnFacts.forbids``)."""
+
+
 def forbidden(text: str) -> list[str]:
     """The commands the person says not to run, each as its step (``toolkinds.step_words``) and the flags it was said
-    with ("sed -i": ``sed -n`` is not banned), at most four."""
+    with ("sed -i": ``sed -n`` is not banned), and the places not to edit, at most four."""
     found = []
     for m in FORBID.finditer(text[:MAX_PERSON_TEXT]):
         what = m.group("what").strip("`")
         step = step_words(what)
         if step:
             found.append(" ".join([step, *(w for w in what.split() if w.startswith("-"))]))
+    found += [_PLACE + m.group("path").strip("/") for m in FORBID_EDIT.finditer(text[:MAX_PERSON_TEXT])]
     return list(dict.fromkeys(found))[:4]
 
 

@@ -1,0 +1,182 @@
+"""The person's word as people write it after a claimed fix: terse ("still white", "same. blank."), counting ("third
+time"), rebuking ("I said no new dependencies"), naming a place not to edit. Each report has a counterpart that must
+stay a request, a question or a remark. Written from a review of whole sessions (a person in the loop, claimed fixes
+between their messages) by an engineer who had not seen the rules."""
+
+from __future__ import annotations
+
+import pytest
+from spiral_claims import check_claims, play, window_of
+
+from strict_loop.monitor import person, verdicts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the news first: "still" or "same" opening a clause, whatever the words for the problem
+        "still white",
+        "still redirects to /login after I sign in",
+        "rebuilt the image, still 3 replicas crashlooping",
+        "deployed at noon. still double-charging on the second click",
+        "Still logs me out after 5 minutes.",
+        "hmm still prints the old version number",
+        "same. blank.",
+        "same 502 from the gateway, nothing changed",
+        "exactly the same. cleared the cache too",
+        "it's still the old favicon",
+        # the agent did it again, the old problem is back
+        "you just did it again, the migration file is edited",
+        "you reverted my change again!",
+        "and the original 'Unclosed client session' is back",
+        "back to the original crash",
+        "receipt email not sent again.",
+        "is not working still. same blank pdf",
+        "the plan output is byte-for-byte the same",
+        "the page looks exactly the same",
+        # said not to, and done anyway
+        "I literally said no new dependencies. remove it",
+        "I said DO NOT run the e2e suite, it hits staging",
+        "that is a skip. literally what I said not to do",
+        "I've told you twice.",
+        "I told you that folder is generated",
+        # other languages
+        "immer noch leer nach dem Neustart",
+        "Nein. Wieder derselbe Export.",
+        "otra vez lo mismo, probé en dos navegadores",
+        "encore la même page blanche",
+        "de novo o mesmo erro no login",
+    ],
+)
+def test_a_report_after_an_attempt_counts_once_at_least(text):
+    word = person.read(text)
+    assert word.verdict == "fail" and word.weight >= 1, word
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "THIRD time. the e2e suite IS playwright.",
+        "are you kidding me. third time.",
+        "that's papering over it again, fourth time. fix the cause",
+        "this is the 3rd fix that changed nothing",
+        "4 tries. look at what goes into the bundle",
+        "we're ping-ponging between two warnings",
+        "you keep bouncing between the two errors",
+        "you reintroduced the same bug from this morning",
+        "es la cuarta vez que me dices que est\u00e1 listo",
+        "das ist jetzt der dritte Versuch",
+    ],
+)
+def test_counting_the_attempts_or_naming_the_back_and_forth_is_going_in_circles(text):
+    assert person.read(text).weight == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "still need tests for the importer though",
+        "still works on my ipad too, nice",
+        "still a bit too light, go darker",
+        "Still, I'd like the header darker",
+        "still looks good on mobile",
+        "we still have to document the CSV format",
+        "still waiting on CI, will tell you",
+        "It's still a draft, don't merge it",
+        "same for the footer please",
+        "same as the header but smaller",
+        "same goes for the admin page",
+        "you can run it again now",
+        "you should try it again with the flag",
+        "third time's the charm, try once more",
+        "the third time it runs, it crashes",
+        "after 3 attempts, the account should be locked",
+        "second: the footer links are wrong",
+        "it fails every third reload",
+        "I said earlier the config is in settings.py, use that",
+        "make sure the output stays the same",
+        "the public API is the same, only internals changed. go on",
+        "nope, not that file, the other one",
+        "ich m\u00f6chte immer noch die alte Farbe",
+        "encore une chose : ajoute un bouton",
+    ],
+)
+def test_a_request_a_remark_or_a_correction_is_no_report(text):
+    assert person.read(text).weight == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "bans"),
+    [
+        ("wait, don't edit anything under src/api/generated/. it is overwritten", ["place:src/api/generated"]),
+        ("never touch `settings.py`", ["place:settings.py"]),
+        ("please do not modify files in ./migrations", ["place:migrations"]),
+        ("Don't touch package-lock.json!", ["place:package-lock.json"]),
+        ("don't change the API", []),  # names no place
+        ("don't edit it", []),
+        ("if you don't edit src/app.py the build breaks", []),  # no ban: how the build works
+    ],
+)
+def test_the_places_the_person_says_not_to_edit(text, bans):
+    assert verdicts.forbidden(person.read(text).text) == bans
+
+
+def edit(path: str, k: int) -> dict:
+    return {
+        "tool": "Edit",
+        "args": {"file_path": path, "old_string": f"a{k}", "new_string": f"b{k}"},
+        "output": f"The file {path} has been updated.",
+    }
+
+
+def bash(command: str, output: str = "") -> dict:
+    return {"tool": "Bash", "args": {"command": command}, "output": output, "exit_code": 0}
+
+
+BAN = {
+    "tool": "user_prompt",
+    "actor": "person",
+    "output": "don't edit anything under src/api/generated/, use openapi.yaml",
+}
+
+
+def test_editing_where_the_person_said_not_to_twice_fires_and_names_the_edits():
+    turns = [
+        BAN,
+        edit("/repo/openapi.yaml", 0),
+        edit("/repo/src/api/generated/models/Order.ts", 1),
+        bash("npx tsc --noEmit"),
+        edit("/repo/src/api/generated/models/LineItem.ts", 2),
+    ]
+    window = window_of(turns)
+    assert [f.defied for f in window] == [None, None, "place:src/api/generated", None, "place:src/api/generated"]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 4 and steps[0][2][0].kind == "person_reports"
+    assert "edited `/repo/src/api/generated/models/Order.ts` after being told not to touch src/api/generated" in (
+        steps[0][2][0].evidence
+    )
+    assert "person reports" in check_claims(verdict, turns)
+
+
+def test_putting_a_banned_place_back_as_git_has_it_obeys_the_ban():
+    turns = [
+        BAN,
+        bash("git checkout -- src/api/generated/"),
+        edit("/repo/src/api/generated-docs/README.md", 0),  # another place whose name starts alike
+        bash("git restore src/api/generated/models/Order.ts"),
+    ]
+    assert [f.defied for f in window_of(turns)] == [None] * 4
+    assert play(turns)[0].fired_at is None
+
+
+def test_a_new_request_lifts_a_ban_it_says_nothing_of():
+    turns = [
+        BAN,
+        {
+            "tool": "user_prompt",
+            "actor": "person",
+            "output": "ok, now regenerate the client by hand in src/api/generated",
+        },
+        edit("/repo/src/api/generated/models/Order.ts", 0),
+    ]
+    assert window_of(turns)[-1].defied is None
