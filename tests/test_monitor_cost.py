@@ -15,13 +15,14 @@ import re
 from typing import Any
 
 import pytest
+from test_person_words import PERSON_SAYS
 
 from strict_loop.base import masking
 from strict_loop.base.clipping import clip, clip_turn_data
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, ladder, novelty, outcomes, shellwork, toolkinds
+from strict_loop.monitor import catalog, ladder, novelty, outcomes, person, shellwork, toolkinds
 from strict_loop.monitor import fingerprint as fp
 
 MB = 1_000_000
@@ -183,7 +184,7 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>", ()),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ()),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
-    (re.compile(r"-(?:<hex>|[a-z0-9]{8,10})-(?=[a-z0-9]*\d)[a-z0-9]{5}\b"), "-<pod>", ()),
+    (re.compile(r"-(?:<hex>-[a-z0-9]{5}|[a-z0-9]{8,10}-(?=[a-z0-9]*\d)[a-z0-9]{5})\b"), "-<pod>", ()),
     (re.compile(r"\b([A-Za-z]+(?:Id|ID|[_-]id)|id|ID)([\"']?\s*[=:]\s*[\"']?)[\w+/.=-]{6,}"), r"\1\2<id>", ()),
     (re.compile(r"\b(?=[A-Z0-9]{16})(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z0-9]{16,}\b"), "<id>", ()),
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ()),
@@ -253,6 +254,13 @@ def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_befo
         old = next((n for n, pattern, _, _ in catalog.FAILURES if pattern.search(text)), None)
         got = fp.classify([text])
         assert (got.name if got else None) == old, text
+    said = [said for _, said in PERSON_SAYS]  # the person's words: the patterns read behind their literals as before
+    for text in _cased(said + [w for words in said for w in words.split()[:3]], 1500, seed=7):
+        gated = (person._persist(text), person._says(person.CIRCLES, person._CIRCLES_GATES, text))
+        assert gated == (
+            bool(person._NOPE.match(text) or person.PERSIST.search(text)),
+            bool(person.CIRCLES.search(text)),
+        )
     errors = ["error", "exception", "failed", "failure", "fatal", "cannot", "can't", "could not", "couldn't", "killed"]
     errors += ["not found", "no such", "denied", "refused", "invalid", "unexpected", "is required", "timed out"]
     errors += ["timeout", "timedout", "time out", "abort", "panic", "segmentation", "not permitted", "unrecognized"]

@@ -423,6 +423,22 @@ def test_a_healthy_dev_server_checked_after_each_change_and_restart_is_not_a_res
     assert play(turns)[0].fired_at is None
 
 
+def test_restarts_whose_own_log_tail_shows_the_same_error_each_time_are_a_restart_loop():
+    log = '{{"level":50,"hostname":"api-{pod}","msg":"password authentication failed for user \\"orders\\""}}'
+    turns = [
+        {
+            "tool": "Bash",
+            "args": {"command": "kubectl rollout restart deploy/api && sleep 30 && kubectl logs deploy/api --tail=1"},
+            "output": "deployment.apps/api restarted\n" + log.format(pod=pod),
+            "exit_code": 0,
+        }
+        for pod in ("7f5b9d6c8-s26z2", "59c7d4f8b-dccjk", "6c8d7f9b4-8vt2z")  # a pod's suffix, digits in it or not
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+
+
 @pytest.mark.parametrize(
     ("output", "names"),
     [

@@ -10,97 +10,93 @@ from spiral_claims import check_claims, play, window_of
 
 from strict_loop.monitor import person, verdicts
 
+REPORTS = [
+    # the news first: "still" or "same" opening a clause, whatever the words for the problem
+    "still white",
+    "still redirects to /login after I sign in",
+    "rebuilt the image, still 3 replicas crashlooping",
+    "deployed at noon. still double-charging on the second click",
+    "Still logs me out after 5 minutes.",
+    "hmm still prints the old version number",
+    "same. blank.",
+    "same 502 from the gateway, nothing changed",
+    "exactly the same. cleared the cache too",
+    "it's still the old favicon",
+    # the agent did it again, the old problem is back
+    "you just did it again, the migration file is edited",
+    "you reverted my change again!",
+    "and the original 'Unclosed client session' is back",
+    "back to the original crash",
+    "receipt email not sent again.",
+    "is not working still. same blank pdf",
+    "the plan output is byte-for-byte the same",
+    "the page looks exactly the same",
+    # said not to, and done anyway
+    "I literally said no new dependencies. remove it",
+    "I said DO NOT run the e2e suite, it hits staging",
+    "that is a skip. literally what I said not to do",
+    "I've told you twice.",
+    "I told you that folder is generated",
+    # other languages
+    "immer noch leer nach dem Neustart",
+    "Nein. Wieder derselbe Export.",
+    "otra vez lo mismo, probé en dos navegadores",
+    "encore la même page blanche",
+    "de novo o mesmo erro no login",
+]
+CIRCLING = [
+    "THIRD time. the e2e suite IS playwright.",
+    "are you kidding me. third time.",
+    "that's papering over it again, fourth time. fix the cause",
+    "this is the 3rd fix that changed nothing",
+    "4 tries. look at what goes into the bundle",
+    "we're ping-ponging between two warnings",
+    "you keep bouncing between the two errors",
+    "you reintroduced the same bug from this morning",
+    "es la cuarta vez que me dices que est\u00e1 listo",
+    "das ist jetzt der dritte Versuch",
+]
+NOT_REPORTS = [
+    "still need tests for the importer though",
+    "still works on my ipad too, nice",
+    "still a bit too light, go darker",
+    "Still, I'd like the header darker",
+    "still looks good on mobile",
+    "we still have to document the CSV format",
+    "still waiting on CI, will tell you",
+    "It's still a draft, don't merge it",
+    "same for the footer please",
+    "same as the header but smaller",
+    "same goes for the admin page",
+    "you can run it again now",
+    "you should try it again with the flag",
+    "third time's the charm, try once more",
+    "the third time it runs, it crashes",
+    "after 3 attempts, the account should be locked",
+    "second: the footer links are wrong",
+    "it fails every third reload",
+    "I said earlier the config is in settings.py, use that",
+    "make sure the output stays the same",
+    "the public API is the same, only internals changed. go on",
+    "nope, not that file, the other one",
+    "ich m\u00f6chte immer noch die alte Farbe",
+    "encore une chose : ajoute un bouton",
+]
+PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        # the news first: "still" or "same" opening a clause, whatever the words for the problem
-        "still white",
-        "still redirects to /login after I sign in",
-        "rebuilt the image, still 3 replicas crashlooping",
-        "deployed at noon. still double-charging on the second click",
-        "Still logs me out after 5 minutes.",
-        "hmm still prints the old version number",
-        "same. blank.",
-        "same 502 from the gateway, nothing changed",
-        "exactly the same. cleared the cache too",
-        "it's still the old favicon",
-        # the agent did it again, the old problem is back
-        "you just did it again, the migration file is edited",
-        "you reverted my change again!",
-        "and the original 'Unclosed client session' is back",
-        "back to the original crash",
-        "receipt email not sent again.",
-        "is not working still. same blank pdf",
-        "the plan output is byte-for-byte the same",
-        "the page looks exactly the same",
-        # said not to, and done anyway
-        "I literally said no new dependencies. remove it",
-        "I said DO NOT run the e2e suite, it hits staging",
-        "that is a skip. literally what I said not to do",
-        "I've told you twice.",
-        "I told you that folder is generated",
-        # other languages
-        "immer noch leer nach dem Neustart",
-        "Nein. Wieder derselbe Export.",
-        "otra vez lo mismo, probé en dos navegadores",
-        "encore la même page blanche",
-        "de novo o mesmo erro no login",
-    ],
-)
+
+@pytest.mark.parametrize("text", REPORTS)
 def test_a_report_after_an_attempt_counts_once_at_least(text):
     word = person.read(text)
     assert word.verdict == "fail" and word.weight >= 1, word
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "THIRD time. the e2e suite IS playwright.",
-        "are you kidding me. third time.",
-        "that's papering over it again, fourth time. fix the cause",
-        "this is the 3rd fix that changed nothing",
-        "4 tries. look at what goes into the bundle",
-        "we're ping-ponging between two warnings",
-        "you keep bouncing between the two errors",
-        "you reintroduced the same bug from this morning",
-        "es la cuarta vez que me dices que est\u00e1 listo",
-        "das ist jetzt der dritte Versuch",
-    ],
-)
+@pytest.mark.parametrize("text", CIRCLING)
 def test_counting_the_attempts_or_naming_the_back_and_forth_is_going_in_circles(text):
     assert person.read(text).weight == 2
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "still need tests for the importer though",
-        "still works on my ipad too, nice",
-        "still a bit too light, go darker",
-        "Still, I'd like the header darker",
-        "still looks good on mobile",
-        "we still have to document the CSV format",
-        "still waiting on CI, will tell you",
-        "It's still a draft, don't merge it",
-        "same for the footer please",
-        "same as the header but smaller",
-        "same goes for the admin page",
-        "you can run it again now",
-        "you should try it again with the flag",
-        "third time's the charm, try once more",
-        "the third time it runs, it crashes",
-        "after 3 attempts, the account should be locked",
-        "second: the footer links are wrong",
-        "it fails every third reload",
-        "I said earlier the config is in settings.py, use that",
-        "make sure the output stays the same",
-        "the public API is the same, only internals changed. go on",
-        "nope, not that file, the other one",
-        "ich m\u00f6chte immer noch die alte Farbe",
-        "encore une chose : ajoute un bouton",
-    ],
-)
+@pytest.mark.parametrize("text", NOT_REPORTS)
 def test_a_request_a_remark_or_a_correction_is_no_report(text):
     assert person.read(text).weight == 0
 

@@ -97,6 +97,8 @@ def test_ids_a_service_gives_each_request_are_noise_and_names_are_not():
     assert fp.strict('{"error":"invalid_token","requestId":"req_te6drc88z6"}') == fp.strict(
         '{"error":"invalid_token","requestId":"req_jwsjaxwkk2"}'
     )
+    # a pod's generated suffix, with a digit in it or not
+    assert fp.strict("pod orders-api-59c7d4f8b-dccjk crashed") == fp.strict("pod orders-api-7f5b9d6c8-s26z2 crashed")
     # a name is no id: a test, a class or a package with a digit in it stays what it is
     assert fp.strict("TestHtml5QrcodeScanner failed") != fp.strict("TestHtml5QrcodeReader failed")
     assert fp.strict("ModuleNotFoundError: No module named 'pydantic2'") != fp.strict(

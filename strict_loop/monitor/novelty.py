@@ -380,7 +380,7 @@ def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts]) -> d
     if not command or kind not in ("run", "write"):
         return {}
     restart = shellwork.restarts(command)
-    after = kind == "run" and not restart and any(e.restart for e in window[-8:])
+    after = kind == "run" and (restart or any(e.restart for e in window[-8:]))
     return {
         "writes": shellwork.writes(command),
         "restart": restart,
