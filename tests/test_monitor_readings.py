@@ -439,6 +439,65 @@ def test_restarts_whose_own_log_tail_shows_the_same_error_each_time_are_a_restar
     assert "restarts" in check_claims(verdict, turns)
 
 
+def _reload_and_probe(printed_lines: list[str]) -> dict:
+    return {
+        "tool": "Bash",
+        "args": {
+            "command": "kill -HUP $(cat /tmp/app.pid); sleep 2; curl -s localhost:8000/v2/projects; tail -3 err.log"
+        },
+        "output": "\n".join(printed_lines),
+    }
+
+
+def test_a_reload_whose_log_tail_shows_the_same_error_and_less_each_time_is_a_restart_loop():
+    full = [
+        '{"error":"internal","request_id":"req_1e9b44c0f3"}',
+        "Traceback (most recent call last):",
+        "KeyError: 'tenant_id'",
+    ]
+    edit = {
+        "tool": "apply_patch",
+        "args": {"command": "*** Begin Patch\n*** Update File: api.py\n-a\n+b{}\n*** End Patch"},
+    }
+    turns = []
+    for k, shown in enumerate((full, full[1:], full[2:])):  # the agent prints less each time: nothing new
+        turns += [{**edit, "args": {"command": edit["args"]["command"].format(k)}}, _reload_and_probe(shown)]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+
+
+def test_a_reload_whose_log_tail_shows_a_new_line_each_time_is_no_restart_loop():
+    boot = "ERROR sentry_sdk: could not load optional integration 'celery'"  # harmless, on every boot
+    turns = []
+    for k, status in enumerate((422, 201, 200)):  # what changed shows in a line of its own
+        turns += [
+            {"tool": "Edit", "args": {"file_path": "cart.py", "old_string": f"v{k}", "new_string": f"v{k + 1}"}},
+            _reload_and_probe([boot, f'"POST /cart HTTP/1.1" {status}']),
+        ]
+    assert play(turns)[0].fired_at is None
+
+
+def test_another_command_succeeding_between_the_same_failures_is_no_progress():
+    eresolve = "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree"
+    fail = {"tool": "Bash", "args": {"command": "npm install"}, "output": eresolve, "exit_code": 1}
+    clean = {
+        "tool": "Bash",
+        "args": {"command": "npm cache clean --force"},
+        "output": "npm WARN using --force",
+        "exit_code": 0,
+    }
+    turns = [fail, clean, {**fail, "args": {"command": "rm -rf node_modules && npm install"}}, clean]
+    turns += [{**fail, "args": {"command": "npm install --registry=https://registry.npmjs.org/"}}, fail]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5 and "repeated_error" in {s.kind for s in steps[0][2]}
+    # the failing step itself passing is progress: the count starts again after it
+    passing = {**fail, "output": "added 1204 packages in 31s", "exit_code": 0}
+    again = [{**fail, "args": {"command": f"npm install --loglevel {level}"}} for level in ("info", "http", "warn")]
+    _, steps = play([fail, clean, again[0], passing, again[1], clean, again[2]])
+    assert not any(s.kind == "repeated_error" for step in steps for s in step[2])
+
+
 @pytest.mark.parametrize(
     ("output", "names"),
     [

@@ -43,6 +43,16 @@ REPORTS = [
     "otra vez lo mismo, probé en dos navegadores",
     "encore la même page blanche",
     "de novo o mesmo erro no login",
+    "Ancora vuoto il grafico dopo il deploy",
+    "niente da fare, sempre lo stesso errore",
+    "Nog steeds een lege pagina na het herladen",
+    "Nee. Weer dezelfde fout bij het opslaan",
+    # a past deed of the agent's done again, or "again" said first
+    "You force pushed AGAIN. the history is gone",
+    "you bumped the version again without asking",
+    "Again?! that is a new dependency",
+    "AGAIN. the applied migration is edited",
+    "I've said it twice now: leave the lockfile alone",
 ]
 CIRCLING = [
     "THIRD time. the e2e suite IS playwright.",
@@ -55,6 +65,12 @@ CIRCLING = [
     "you reintroduced the same bug from this morning",
     "es la cuarta vez que me dices que est\u00e1 listo",
     "das ist jetzt der dritte Versuch",
+    "third force push. stop.",
+    "Fourth package in a row.",
+    "you did it a third time, with sed now",
+    "\u00e8 la terza volta che mi dici che funziona",
+    "dit is nu de derde keer",
+    "we draaien in rondjes",
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -81,6 +97,13 @@ NOT_REPORTS = [
     "nope, not that file, the other one",
     "ich m\u00f6chte immer noch die alte Farbe",
     "encore une chose : ajoute un bouton",
+    "Second step done.",
+    "Second, add the tests.",
+    "Again, please run the migration with the new flag",
+    "you fixed it again, thanks!",
+    "you can run it again now",
+    "ancora una cosa: aggiungi i test",
+    "weergave van de lijst aanpassen",
 ]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 

@@ -97,6 +97,11 @@ def test_ids_a_service_gives_each_request_are_noise_and_names_are_not():
     assert fp.strict('{"error":"invalid_token","requestId":"req_te6drc88z6"}') == fp.strict(
         '{"error":"invalid_token","requestId":"req_jwsjaxwkk2"}'
     )
+    assert fp.strict("X-Request-Id: req_1e9b44c0f3") == fp.strict("X-Request-Id: req_a40d7e92c6")
+    # a timestamp in a log file's name, its colons made underscores
+    assert fp.strict("see /home/u/.npm/_logs/2024-05-21T10_02_41_233Z-debug-0.log") == fp.strict(
+        "see /home/u/.npm/_logs/2024-05-21T10_07_58_671Z-debug-0.log"
+    )
     # a pod's generated suffix, with a digit in it or not
     assert fp.strict("pod orders-api-59c7d4f8b-dccjk crashed") == fp.strict("pod orders-api-7f5b9d6c8-s26z2 crashed")
     # a name is no id: a test, a class or a package with a digit in it stays what it is

@@ -36,7 +36,7 @@ def may_match(low: Optional[str], gates: Iterable[str]) -> bool:
     return low is None or any(g in low for g in gates)
 
 
-_TS = re.compile(r"\d\d{3}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_TS = re.compile(r"\d\d{3}-\d{2}-\d{2}[T ]\d{2}(?P<sep>[:_])\d{2}(?P=sep)\d{2}(?:[.,_]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 _TIME = re.compile(r"\d(?<!\w\d)\d?:\d{2}:\d{2}(?:[.,]\d+)?\b")
 """``\\b\\d{1,2}:...``, its boundary read after its first digit: a pattern led by a class is tried where one is."""
 _UNIT = re.compile(
@@ -56,7 +56,7 @@ def _unit(m: re.Match[str]) -> str:
 
 
 _LABELLED_ID = re.compile(
-    r"[iI][dD](?:(?<=ID)|(?<=[a-z]Id)|(?<=[A-Za-z][_-]id)|(?<![A-Za-z]id)(?<=id))([\"']?[=:]\s*[\"']?)[\w+/.=-]{6,}"
+    r"[iI][dD](?:(?<=ID)|(?<=[A-Za-z_-]Id)|(?<![A-Za-z]id)(?<=id))([\"']?[=:]\s*[\"']?)[\w+/.=-]{6,}"
 )
 """``id``, ``ID``, ``xId``, ``x_id``, ``x-id`` and a value, led by its first letter's class: scanned for in C."""
 _IDS = tuple(f"{i}{q}{s}" for i in ("id", "Id", "ID") for q in ("", '"', "'") for s in "=:")

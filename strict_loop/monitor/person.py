@@ -22,7 +22,8 @@ _TOLD = (
     r"never to|to not|that|\w+ times)\b|"
     r"\bi (?:literally |already |just |clearly |explicitly |specifically )?(?:said|asked(?: you)?|wrote)"
     r"(?: to)? (?:no|not|don'?t|do not|never|only|no more)\b|\bwhat i (?:said|told you|asked(?: you)?) not to\b|"
-    r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b"
+    r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b|"
+    r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b"
 )
 _ATTEMPT_FAILED = (
     r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|"
@@ -51,10 +52,16 @@ _OTHER_LANGUAGES = (
     r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|wieder)\b|"  # de
     r"\b(?:вс[её] ещ[её] не|та же (?:ошибка|проблема)|не помогло)|"  # ru
     r"(?:还是|仍然|依然)(?:不行|报错|失败|一样|没有?(?:用|反应|变化))|(?:同样|一样)的(?:错误|问题)|"  # zh
-    r"まだ(?:動かない|エラー|直って(?:い)?ない)|同じエラー"  # ja
+    r"まだ(?:動かない|エラー|直って(?:い)?ない)|同じエラー|"  # ja
+    r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
+    r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
+    r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b|"  # it
+    r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
+    r"\bdezelfde fout\b"  # nl
 )
 """The same, as people say it in the languages they most often write to an agent in (Spanish, Portuguese, French,
-German, Russian, Chinese, Japanese): "sigue sin funcionar", "toujours pas", "immer noch nicht", "还是不行"."""
+German, Russian, Chinese, Japanese, Italian, Dutch): "sigue sin funcionar", "toujours pas", "immer noch nicht",
+"还是不行", "ancora NaN", "nog steeds hetzelfde"."""
 _CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
 _OPENS = (
     rf"{_CLAUSE_START}(?:(?:it'?s|it is|it|that'?s|this is|and|but|yet|hmm+|ugh|nope|no)\s+)?still\s+(?!(?:need|needs|"
@@ -66,9 +73,10 @@ _OPENS = (
     rf"{_CLAUSE_START}(?:exactly |literally |still |it'?s |it is |that'?s )?(?:the )?same(?:[.!]|\s+(?!(?:for|as|with|"
     r"goes|here|way|applies|should|needs?|in|on|to|idea|logic|pattern|approach|style|format|structure|design|rules?|"
     r"layout|size|color|colour|name|order|thing for)\b)[\w'\"`#$-]+(?:\s+[\w'\"`#$/.-]+){0,3}?\s*(?:[.,;:!]|$))|"
-    r"\byou(?:'ve| have)?\s+(?:just\s+|literally\s+|went and\s+)?(?:did|done|ran|run|used|added|installed|edited|"
-    r"touched|changed|removed|broke|broken|deleted|reverted|wrote|put|made|reintroduced|undid|undone|modified|skipped|"
-    r"ignored)\b[^.!?\n]{0,50}?\bagain\b|"
+    r"\byou(?:'ve| have)?\s+(?:just\s+|literally\s+|went and\s+)?(?:(?!(?:can|could|should|would|will|may|might|must|"
+    r"need|needs|have|had|to|want|do|did|don't)\b)[\w-]+\s+)?(?:did|done|ran|run|wrote|put|made|broke|broken|undid|"
+    r"undone|(?!(?:fixed|solved|resolved|nailed|improved|helped|saved|mentioned|asked|said|explained|answered)\b)\w+ed)"
+    r"\b[^.!?\n]{0,50}?\bagain\b|^\W*again\s*[.!?]|"
     r"\b(?:original|old|first|previous)\b[^.!?\n]{0,60}?\b(?:is|are) back\b|"
     r"\bback to the (?:original|old|first|same) (?:crash|error|bug|issue|problem|behaviou?r|failure|exception)\b|"
     r"\b(?:not|n'?t)\s+(?:work(?:ing)?|fixed|resolved|solved)\s+still\b|"
@@ -133,6 +141,18 @@ _PERSIST_GATES = (
     + ("de novo", "toujours", "encore", "m\u00eame", "meme", "n'a pas", "hat nicht", "immer noch", "wieder", "gleiche")
     + ("selbe", "fehler", "\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u043f\u043e\u043c\u043e\u0433\u043b\u043e")
     + ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "\u307e\u3060", "\u540c\u3058")
+    + (
+        "ancora",
+        "sempre",
+        "niente da fare",
+        "non funziona",
+        "stesso",
+        "identic",
+        "nog ",
+        "hetzelfde",
+        "weer",
+        "dezelfde",
+    )
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
 none, and the pattern is not tried."""
@@ -156,12 +176,18 @@ CIRCLES = re.compile(
     r"fourth|fifth|sixth|seventh|2nd|3rd|[4-9]th|1\d+th)\s+(?:[\w-]+\s+)?['\"\u2018\u201c]?(?:time|try|attempt|fix|"
     r"fixed|round|deploy|change|iteration)s?\b(?!'s\b|\s+(?:i'?m|we|you|they|he|she|it|this|when|after|before|"
     r"lucky|charm|around|round)\b)|"
+    rf"{_CLAUSE_START}(?:second|third|fourth|fifth|sixth|2nd|3rd|[4-9]th)(?:\s+(?!(?:done|complete|completed|finished|"
+    r"ok|okay|works|working|passed|passes|ready|started|left|next|up|down|out|please|too|also|is|are|was|and|of|one)\b)"
+    r"[\w-]+){1,2}(?=\s*(?:in a row|now|today)?\s*(?:[.!]|$))|"
+    r"\b(?:you did it|for) (?:a|the) (?:second|third|fourth|fifth|2nd|3rd|[4-9]th) time\b|"
     rf"{_CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+|already\s+)?(?:[3-9]|1\d|three|four|five|six|"
     r"seven|several|many) (?:tries|attempts|fixes|deploys|rounds|times now|times already|times in a row)"
     r"(?=\s*(?:now|already|today)?\s*(?:[.!,;]|$))|"
     r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
     r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"
-    r"quarta|quinta) vez)\b|"
+    r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
+    r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
+    r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
     r"\b(?:vueltas en c[i\u00ed]rculos|on tourne en rond|(?:drehen uns|dreht sich) im kreis)\b|"
     r"原地打转|兜圈子|又回到原点",
     re.I,
@@ -170,19 +196,9 @@ CIRCLES = re.compile(
 _CIRCLES_GATES = (
     ("circle", "times", "twice", "keep", "stop", "mistake", "square one", "how many", "time", "back and forth", "round")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
-    + (
-        "iteration",
-        "versuch",
-        "mal",
-        "vez",
-        "fois",
-        "vueltas",
-        "tourne",
-        "kreis",
-        "\u539f\u5730",
-        "\u515c\u5708",
-        "\u56de\u5230",
-    )
+    + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
+    + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
+    + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
 )
 """Lowercase literals one of which ``CIRCLES`` cannot match without."""
 

@@ -221,8 +221,8 @@ def _outcome_key(f: TurnFacts) -> Optional[str]:
         return f"class\0{f.fclass}"
     if f.failed and not f.empty:  # a failure no error line names is known by what it printed
         return f"fail\0{f.out}"
-    if f.logerr is not None and f.kind == "run" and not f.empty:  # a log tail showing the same error, nothing new
-        return f"logerr\0{f.logerr}\0{f.out}"
+    if f.logerr is not None and f.kind == "run" and not f.empty:  # a log tail showing the same error
+        return f"logerr\0{f.logerr}"
     if f.kind in ("run", "read", "search") and not f.unknown and not f.empty:
         return f"probe\0{f.asig}\0{f.out}"  # by the call's loose digest: `sleep 5 && x` and `sleep 8 && x` are one
     return None
@@ -251,6 +251,10 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
             seen_after.append(hit)
     if len(seen_after) < repeats or seen_after[-1] is not cur:
         return None
+    if key.startswith("logerr") and any(
+        not set(f.lines) <= set().union(*(e.lines for e in seen_after[:k])) for k, f in enumerate(seen_after) if k
+    ):
+        return None  # the same error in a log tail that also shows a line no earlier one did: something moved
     if key.startswith("probe") and any(f.edited for f in recent[starts[0] :]):
         return None  # a status read after each change and restart is checking the work, not a loop
     restarted = list(dict.fromkeys(_command(recent[k]) for k in starts))

@@ -186,11 +186,13 @@ class SpiralDetector:
         }:  # news, unless only the details of a known error changed
             return None
         recent = w[-self.t.error_window :]
-        # A success of the same kind of action (an accepted edit, a passing run) means things moved.
+        # A success of the same kind of action (an accepted edit; the failing step, or a check, passing) means things
+        # moved; another command succeeding (a cache cleared, a version printed) does not.
         ok = [
             k
             for k, f in enumerate(recent)
-            if (f.kind == cur.kind and not f.failed) or f.prog in ("fewer failures", "higher score")
+            if (f.kind == cur.kind and not f.failed and (f.kind != "run" or f.step == cur.step or f.verdict == "pass"))
+            or f.prog in ("fewer failures", "higher score")
         ]
         recent = recent[ok[-1] + 1 :] if ok else recent
         same = since_progress([f for f in recent if same_error(f)])[0]
