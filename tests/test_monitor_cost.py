@@ -185,6 +185,7 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
         (),
     ),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>", ()),
+    (re.compile(r"\b1[5-9]\d{8}(?:\d{3}){0,2}(?:\.\d+)?\b"), "<ts>", ()),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>", ()),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ()),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),

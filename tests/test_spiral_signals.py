@@ -102,6 +102,9 @@ def test_ids_a_service_gives_each_request_are_noise_and_names_are_not():
     assert fp.strict("see /home/u/.npm/_logs/2024-05-21T10_02_41_233Z-debug-0.log") == fp.strict(
         "see /home/u/.npm/_logs/2024-05-21T10_07_58_671Z-debug-0.log"
     )
+    # a Unix time in a JSON log line (milliseconds here); a number of that length out of its range is kept
+    assert fp.strict('{"time":1717412165403,"msg":"fatal"}') == fp.strict('{"time":1717412629064,"msg":"fatal"}')
+    assert fp.strict("order 1234567890 failed") != fp.strict("order 1234567891 failed")
     # a pod's generated suffix, with a digit in it or not
     assert fp.strict("pod orders-api-59c7d4f8b-dccjk crashed") == fp.strict("pod orders-api-7f5b9d6c8-s26z2 crashed")
     # a name is no id: a test, a class or a package with a digit in it stays what it is

@@ -45,6 +45,8 @@ _UNIT = re.compile(
 )
 """``\\b\\d+(?:\\.\\d+)?`` and a unit, the number taken whole (no unit starts with a digit, a dot or a space: a shorter
 one never found a unit, and trying each cost a run of 16,000 digits 16,000 tries of every unit)."""
+_EPOCH = re.compile(r"1(?<![\w.]1)[5-9]\d{8}(?:\d{3}){0,2}(?:\.\d+)?\b")
+"""A Unix time in seconds, milliseconds or microseconds, 2017 to 2033 (``"time":1717412165403`` in a JSON log line)."""
 _HEX = "[0-9a-fA-F]"
 _UUID = re.compile(rf"{_HEX}(?<!\w{_HEX}){_HEX}{{7}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\b")
 """``\\b[0-9a-f]{8}-...`` under re.I (no other character folds to a-f), led by its class: scanned for in C."""
@@ -73,6 +75,7 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
     (_TS, "<ts>", ("-",)),
     (_TIME, "<time>", (":",)),
+    (_EPOCH, "<ts>", ()),
     (_UUID, "<uuid>", ("-",)),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ("0x",)),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
