@@ -189,6 +189,7 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
     redit = dict(edit, args={**edit["args"], "new_string": "z"})
     pasted = "im still getting\nTraceback (most recent call last):\nKeyError: 'user_id'\n  in handler.py line 4"
     turns = [
+        dict(edit, args={**edit["args"], "new_string": "w"}),  # the attempt the first report is about
         {"tool": "user_prompt", "actor": "person", "output": "nope, the links are still broken"},
         edit,
         {"tool": "user_prompt", "actor": "person", "output": pasted},
@@ -204,9 +205,9 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
         "output": pasted.split("\n", 1)[1],
         "error": True,
     }
-    assert play([turns[0], shown, *turns[1:]])[0].signals[0].kind == "person_reports"  # the agent saw it before
+    assert play([*turns[:2], shown, *turns[2:]])[0].signals[0].kind == "person_reports"  # the agent saw it before
     verdict = "the links still do not work. Now the page fails too:" + pasted.split("\n", 1)[1]
-    said = [*turns[:2], {"tool": "user_prompt", "actor": "person", "output": verdict}, redit]
+    said = [*turns[:3], {"tool": "user_prompt", "actor": "person", "output": verdict}, redit]
     assert play(said)[0].signals[0].kind == "person_reports"  # a verdict on what was reported, a paste beside it
 
 

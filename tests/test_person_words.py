@@ -53,6 +53,12 @@ REPORTS = [
     "Again?! that is a new dependency",
     "AGAIN. the applied migration is edited",
     "I've said it twice now: leave the lockfile alone",
+    "Yep: the login page again.",
+    "16:30 again.",
+    "Still. The. Same. Page.",
+    "checked on staging, the invoice still says 0 EUR",
+    "Fortfarande samma fel efter omstarten",
+    "Nadal nie dzia\u0142a po wdro\u017ceniu",
 ]
 CIRCLING = [
     "THIRD time. the e2e suite IS playwright.",
@@ -104,6 +110,11 @@ NOT_REPORTS = [
     "you can run it again now",
     "ancora una cosa: aggiungi i test",
     "weergave van de lijst aanpassen",
+    "Nice to see it green again!",
+    "thanks again!",
+    "Sorry again.",
+    "Let's try that again.",
+    "the API still returns JSON, good",
 ]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
@@ -134,6 +145,9 @@ def test_a_request_a_remark_or_a_correction_is_no_report(text):
         ("don't change the API", []),  # names no place
         ("don't edit it", []),
         ("if you don't edit src/app.py the build breaks", []),  # no ban: how the build works
+        ("commit when you're done but don't push; I review first", ["verb:push"]),
+        ("DON'T force push", ["verb:push --force", "verb:push -f", "verb:push --force-with-lease"]),
+        ("if you don't commit, it is lost", []),
     ],
 )
 def test_the_places_the_person_says_not_to_edit(text, bans):
@@ -188,7 +202,27 @@ def test_putting_a_banned_place_back_as_git_has_it_obeys_the_ban():
     assert play(turns)[0].fired_at is None
 
 
-def test_a_new_request_lifts_a_ban_it_says_nothing_of():
+def test_a_ban_stands_through_a_new_request_that_says_nothing_of_it():
+    turns = [
+        {"tool": "user_prompt", "actor": "person", "output": "commit when done but don't push; I review first"},
+        {
+            "tool": "Bash",
+            "args": {"command": "git commit -am fix && git push origin HEAD"},
+            "output": "",
+            "exit_code": 0,
+        },
+        {"tool": "user_prompt", "actor": "person", "output": "I said don't push. now make the timeout test fast too"},
+        edit("/repo/tests/test_client.py", 0),
+        {"tool": "Bash", "args": {"command": "git push --force-with-lease"}, "output": "", "exit_code": 0},
+    ]
+    window = window_of(turns)
+    assert [f.defied for f in window] == [None, "verb:push", None, None, "verb:push"]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 4 and steps[0][2][0].kind == "person_reports"
+    assert "person reports" in check_claims(verdict, turns)
+
+
+def test_a_new_request_that_names_a_banned_place_lifts_the_ban():
     turns = [
         BAN,
         {

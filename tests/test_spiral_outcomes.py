@@ -474,12 +474,14 @@ def test_a_hint_where_to_look_between_two_reports_does_not_start_a_new_task():
         "I still see the old badge on the statusbar",
         "you still haven't managed to fix the statusbar: the badge is there",
     ]
-    turns = [person(reports[0]), *_status_fixes(0), person(hint), *_status_fixes(1), person(reports[1])]
+    earlier = write("src/status/line.js", 9)  # the attempt the first report is about (a resumed session's state)
+    turns = [earlier, person(reports[0]), *_status_fixes(0), person(hint), *_status_fixes(1), person(reports[1])]
     verdict, _ = play(turns)
     assert verdict.fired_at == len(turns) - 1 and verdict.signals[0].kind == "person_reports", verdict.signals
     assert "I still see the old badge on the statusbar" in verdict.diagnosis and "haven't managed" in verdict.diagnosis
     other = "now add a dark theme to the settings page"
-    assert play([*turns[:3], person(other), *turns[4:]])[0].fired_at is None
+    assert play([*turns[:4], person(other), *turns[5:]])[0].fired_at is None
+    assert play(turns[1:])[0].fired_at is None  # said before any attempt, the first report is no repeat
 
 
 def _compose_paste(cause: str) -> dict:
@@ -552,14 +554,17 @@ def _shell(command: str, output: str = "added 120 packages", code: int = 0) -> d
 
 def test_running_what_the_person_said_not_to_run_is_their_no_again():
     """ "Don't run npm install, we use pnpm": each run of it afterwards (its flags or folder varied) counts as the
-    person's no said again; the second fires, naming what ran. A later request about something else lifts it."""
+    person's no said again; the second fires, naming what ran. A later request about something else leaves it standing;
+    one that names it ("ok, run npm install now") lifts it."""
     told = person("don't run `npm install` here, we use pnpm")
     turns = [told, _shell("npm install"), write("package.json", 0), _shell("cd web && npm install --force")]
     verdict, _ = play(turns)
     assert verdict.fired_at == 3 and verdict.signals[0].kind == "person_reports", verdict.signals
     assert "ran `Bash cd web && npm install --force` after being told not to" in verdict.diagnosis
     assert "person reports" in check_claims(verdict, turns)
-    lifted = [told, person("now add a dark theme to the settings page"), *turns[1:]]
+    standing = [told, person("now add a dark theme to the settings page"), *turns[1:]]
+    assert play(standing)[0].fired_at == 4
+    lifted = [told, person("ok, npm install is fine this once: run it and add the dark theme"), *turns[1:]]
     assert play(lifted)[0].fired_at is None
     assert play([person("use pnpm here"), *turns[1:]])[0].fired_at is None  # nothing was said not to run
     reads = [person("don't use sed -i on generated files"), _shell("sed -n '1,40p' gen.py"), write("a.py", 0)]

@@ -101,6 +101,7 @@ class TurnFacts(BaseModel):
     topic: list[str] = Field(default_factory=list, description="digests of the longer words a person's message names")
     forbids: list[str] = Field(default_factory=list, description="the commands (by step) the person says not to run")
     defied: Optional[str] = Field(None, description="the step the agent ran though the person said not to")
+    lifts: list[str] = Field(default_factory=list, description="the bans said before that a new request names")
     writes: list[str] = Field(
         default_factory=list, description="files a shell command wrote (sed -i, a redirection, git checkout --)"
     )

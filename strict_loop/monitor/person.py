@@ -57,11 +57,13 @@ _OTHER_LANGUAGES = (
     r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
     r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b|"  # it
     r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
-    r"\bdezelfde fout\b"  # nl
+    r"\bdezelfde fout\b|"  # nl
+    r"\bfortfarande\b|\bsamma fel\b|\bprecis som (?:innan|f\u00f6rut)\b|^\W*(?:nej\W+)?igen\b|"  # sv
+    r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b"  # pl
 )
 """The same, as people say it in the languages they most often write to an agent in (Spanish, Portuguese, French,
-German, Russian, Chinese, Japanese, Italian, Dutch): "sigue sin funcionar", "toujours pas", "immer noch nicht",
-"还是不行", "ancora NaN", "nog steeds hetzelfde"."""
+German, Russian, Chinese, Japanese, Italian, Dutch, Swedish, Polish): "sigue sin funcionar", "toujours pas", "immer
+noch nicht", "还是不行", "ancora NaN", "nog steeds hetzelfde", "fortfarande fel", "nadal nie działa"."""
 _CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
 _OPENS = (
     rf"{_CLAUSE_START}(?:(?:it'?s|it is|it|that'?s|this is|and|but|yet|hmm+|ugh|nope|no)\s+)?still\s+(?!(?:need|needs|"
@@ -77,7 +79,10 @@ _OPENS = (
     r"need|needs|have|had|to|want|do|did|don't)\b)[\w-]+\s+)?(?:did|done|ran|run|wrote|put|made|broke|broken|undid|"
     r"undone|(?!(?:fixed|solved|resolved|nailed|improved|helped|saved|mentioned|asked|said|explained|answered)\b)\w+ed)"
     r"\b[^.!?\n]{0,50}?\bagain\b|^\W*again\s*[.!?]|"
-    r"\b(?:original|old|first|previous)\b[^.!?\n]{0,60}?\b(?:is|are) back\b|"
+    r"\b(?:original|old|first|previous)\b[^.!?\n]{0,60}?\b(?:is|are) back\b|^\W*still\s*[.!]+\s+\S|"
+    r"(?<!\S)(?!(?:try|do|run|check|test|it|this|that|thanks|sorry|back|you|once|over|and|green|working|works|passing|"
+    r"fine|ok|okay|good|great|normal|online|up|alive|fast|clean|stable|healthy|soon|later|tomorrow|again)\s)\S+\s+again"
+    r"\s*[.!]+(?=\s|$)|"
     r"\bback to the (?:original|old|first|same) (?:crash|error|bug|issue|problem|behaviou?r|failure|exception)\b|"
     r"\b(?:not|n'?t)\s+(?:work(?:ing)?|fixed|resolved|solved)\s+still\b|"
     r"\bnot (?:\w+ed|sent|shown|built|run|found|seen|done|written|thrown|working|firing|rendering|showing|loading) "
@@ -93,7 +98,8 @@ _NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|ca|could|would|should|w
 PERSIST = re.compile(
     rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
     rf"\bstill\b,?(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|error(?:s|ing)?|not|{_NEG}|no|the same|same|shows?|"
-    r"showing|see|seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|"
+    r"showing|see|seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|says|"
+    r"prints|redirects|lands|resets|flickers|freezes|spins|bounces|"
     r"truncated|cut off|blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|"
     r"an? (?:issue|problem|bug)|cannot|only|zero|0|doing (?:it|this|that|the same)|does nothing|nothing|throws?|"
     r"throwing)\b|"
@@ -138,21 +144,19 @@ _PERSIST_GATES = (
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged")
     + ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "continua", "ainda", "mesmo")
-    + ("de novo", "toujours", "encore", "m\u00eame", "meme", "n'a pas", "hat nicht", "immer noch", "wieder", "gleiche")
-    + ("selbe", "fehler", "\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u043f\u043e\u043c\u043e\u0433\u043b\u043e")
-    + ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "\u307e\u3060", "\u540c\u3058")
+    + ("de novo", "toujours", "encore", "m\u00eame", "meme", "n'a pas", "hat nicht", "immer noch", "wieder")
     + (
-        "ancora",
-        "sempre",
-        "niente da fare",
-        "non funziona",
-        "stesso",
-        "identic",
-        "nog ",
-        "hetzelfde",
-        "weer",
-        "dezelfde",
+        "gleiche",
+        "selbe",
+        "fehler",
+        "\u0435\u0449",
+        "\u0442\u0430 \u0436\u0435",
+        "\u043f\u043e\u043c\u043e\u0433\u043b\u043e",
     )
+    + ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "\u307e\u3060", "\u540c\u3058")
+    + ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic", "nog ", "hetzelfde", "weer")
+    + ("dezelfde", "fortfarande", "samma fel", "precis som", "igen", "nadal", "wci\u0105\u017c", "dalej", "znowu")
+    + ("ten sam",)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
 none, and the pattern is not tried."""
@@ -181,7 +185,8 @@ CIRCLES = re.compile(
     r"[\w-]+){1,2}(?=\s*(?:in a row|now|today)?\s*(?:[.!]|$))|"
     r"\b(?:you did it|for) (?:a|the) (?:second|third|fourth|fifth|2nd|3rd|[4-9]th) time\b|"
     rf"{_CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+|already\s+)?(?:[3-9]|1\d|three|four|five|six|"
-    r"seven|several|many) (?:tries|attempts|fixes|deploys|rounds|times now|times already|times in a row)"
+    r"seven|several|many) ['\"\u2018\u201c]?(?:tries|attempts|fixes|deploys|rounds|times now|times already|"
+    r"times in a row)"
     r"(?=\s*(?:now|already|today)?\s*(?:[.!,;]|$))|"
     r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
     r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"

@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import shellwork
 from strict_loop.monitor.person import (
     HEAD_CHARS,
     OBSERVED,
@@ -62,6 +63,10 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
             counted.append(f)
     counted.reverse()
     attempts = [f for f in w if f.actor == "agent" and (f.edited or f.kind == "run") and not f.reports]
+    # the problem said before any attempt is its first report, not a repeat ("it's light again" in the request)
+    counted = [f for f in counted if f.refused or f.defied or any(a.i < f.i for a in attempts)]
+    if not counted:
+        return None
     groups: list[list[TurnFacts]] = []
     for f in counted:
         if groups and not (f.refused or f.defied) and not any(groups[-1][-1].i < a.i < f.i for a in attempts):
@@ -150,29 +155,51 @@ def voice(
         "refused": bool(word and word.refused),
         "topic": topic(word.text) if word is not None else [],
         "forbids": forbidden(word.text) if word is not None else [],
+        "lifts": _lifts(word.text, window) if word is not None and asks else [],
     }
 
 
 def defied(command: str, paths: list[str], window: list[TurnFacts]) -> Optional[str]:
     """The ban a call runs against, if the person said not to run it, or not to edit where it writes (in their words or
-    beside a refusal) since their last new request, that one included: its step and every flag the ban named, or the
-    place. A new request that says nothing of it is new direction, and the word no longer stands."""
-    step, words = step_words(command), set(command.split())
+    beside a refusal): its step and every flag the ban named, its command word, or the place. A ban stands through the
+    person's later requests until one names what it bans ("ok, push it now")."""
+    call = (step_words(command), set(command.split()), {w for p in shellwork.segments(command) for w in p.split()[:4]})
     places = ["/" + p.strip("/") + "/" for p in paths]
+    lifted: set[str] = set()
     for e in reversed(window):
+        lifted.update(e.lifts)
         if e.actor == "person" or e.refused:
             for ban in e.forbids:
-                if ban.startswith(_PLACE):
-                    if any(f"/{ban[len(_PLACE) :]}/" in place for place in places):
-                        return ban
-                    continue
-                parts = ban.split()
-                flags = [p for p in parts if p.startswith("-")]
-                if " ".join(p for p in parts if not p.startswith("-")) == step and words.issuperset(flags):
+                if ban not in lifted and _breaks(ban, call, places):
                     return ban
-        if e.actor == "person" and e.prog in RESETS:
-            return None
     return None
+
+
+def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -> bool:
+    """Whether a call (its step, its words, its programs and subcommands) or the places it writes break ``ban``."""
+    step, words, verbs = call
+    if ban.startswith(_PLACE):
+        return any(f"/{ban[len(_PLACE) :]}/" in place for place in places)
+    if ban.startswith(_VERB):
+        verb, *flags = ban[len(_VERB) :].split()
+        return verb in verbs and words.issuperset(flags)
+    parts = ban.split()
+    flags = [p for p in parts if p.startswith("-")]
+    return " ".join(p for p in parts if not p.startswith("-")) == step and words.issuperset(flags)
+
+
+def _lifts(text: str, window: list[TurnFacts]) -> list[str]:
+    """The bans said before that a new request names, and so lifts ("ok, push it now", "now edit settings.py")."""
+    low = text.lower()
+    bans = dict.fromkeys(b for e in window if e.actor == "person" or e.refused for b in e.forbids)
+    return [b for b in bans if _named(b, low)][:6]
+
+
+def _named(ban: str, low: str) -> bool:
+    if ban.startswith(_PLACE):
+        return ban[len(_PLACE) :].rsplit("/", 1)[-1].lower() in low
+    words = [w for w in ban.removeprefix(_VERB).split() if not w.startswith("-")]
+    return bool(words) and re.search(rf"\b{re.escape(words[-1].lower())}", low) is not None
 
 
 def _reports(
@@ -227,6 +254,16 @@ FORBID_EDIT = re.compile(
 src/api/generated/", "never touch `settings.py`"); "don't change the API" names no place."""
 _PLACE = "place:"
 """How a ban on a place is kept among the banned commands (``TurnFacts.forbids``)."""
+FORBID_VERB = re.compile(
+    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please|just)\s+)(?:please\s+)?(?:don'?t|do not|never|no more|stop)\s+"
+    r"(?:ever\s+)?(?P<force>force[- ]?)?(?P<verb>push|commit|deploy|merge|publish|release)(?:ing|es|s)?\b"
+    r"(?!\s+(?:button|notification))",
+    re.I,
+)
+"""The person forbidding what a command word does ("don't push", "never deploy", "don't force push"): any command
+whose program or subcommand is that word (``git push``, ``fly deploy``, ``gh pr merge``), a force push by its flags."""
+_VERB = "verb:"
+_FORCE = ("--force", "-f", "--force-with-lease")
 
 
 def forbidden(text: str) -> list[str]:
@@ -239,7 +276,10 @@ def forbidden(text: str) -> list[str]:
         if step:
             found.append(" ".join([step, *(w for w in what.split() if w.startswith("-"))]))
     found += [_PLACE + m.group("path").strip("/") for m in FORBID_EDIT.finditer(text[:MAX_PERSON_TEXT])]
-    return list(dict.fromkeys(found))[:4]
+    for m in FORBID_VERB.finditer(text[:MAX_PERSON_TEXT]):
+        verb = m.group("verb").lower()
+        found += [f"{_VERB}{verb} {flag}" for flag in _FORCE] if m.group("force") else [_VERB + verb]
+    return list(dict.fromkeys(found))[:6]
 
 
 _SUBJECT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{5,}")
