@@ -311,6 +311,15 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
             "Bundle complete! 12 Gemfile dependencies, 61 gems now installed.\nIn Gemfile:\n  pg",
             False,
         ),
+        # a test its runner marks FAILED at its line's end, its stack frames after it (Gradle, pytest -v)
+        (
+            "./gradlew test 2>&1 | grep -A3 FAILED",
+            "ReportTest > exportReturnsCsv() FAILED\n    java.lang.AssertionError: expected:<200> but was:<401>\n"
+            "        at com.acme.ReportTest.exportReturnsCsv(ReportTest.java:38)",
+            True,
+        ),
+        ("pytest -v", "tests/test_a.py::test_x FAILED    [ 50%]\ntests/test_a.py::test_y PASSED    [100%]", True),
+        ("mvn -q test", "Tests: 12 PASSED, 0 FAILED", False),
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):

@@ -55,6 +55,8 @@ _FAILED_OUTPUT = re.compile(
     r"(?![^\n]*\b0 remaining\b)[^\n]*\b[1-9]\d* (?:tests? )?(?:failed|failing|failures?|errors?|Error\(s\))"
     r"(?=[ \t]*(?:$|[,.;|()\]!]|in\b|out of\b|generated\b|detected\b|found\b|and\b))|"
     r"^[ \t]*[1-9]\d* fail[ \t]*$|^[ \t]*\S*[ \t]*fail[ \t]+[1-9]\d*[ \t]*$|"
+    # a test its runner marks failed at its line's end (Gradle's "Class > method() FAILED", pytest -v's "::t FAILED")
+    r"^[^\n]*[\w)\]](?<!\b0)[ \t]+FAILED(?:[ \t]+\[[ \d%]+\])?[ \t]*$|"
     r"^(?:Tests?|Test Suites):[^\n]*\b[1-9]\d* failed|"
     r"\b(?:Failures|Failed|Errors):[ \t]*[1-9]|"  # the count after its word (surefire, PHPUnit, dotnet test)
     # a diagnostic in the compilers' and linters' file:line forms, not a warning or a note
