@@ -163,6 +163,8 @@ def defied(command: str, paths: list[str], window: list[TurnFacts]) -> Optional[
     """The ban a call runs against, if the person said not to run it, or not to edit where it writes (in their words or
     beside a refusal): its step and every flag the ban named, its command word, or the place. A ban stands through the
     person's later requests until one names what it bans ("ok, push it now")."""
+    if not any(e.forbids for e in window):
+        return None  # nothing was said not to run or edit (most sessions): the call is not parsed for it
     call = (step_words(command), set(command.split()), {w for p in shellwork.segments(command) for w in p.split()[:4]})
     places = ["/" + p.strip("/") + "/" for p in paths]
     lifted: set[str] = set()
