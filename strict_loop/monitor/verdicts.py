@@ -52,16 +52,20 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
     if not cur.reports:
         return None
     counted: list[TurnFacts] = []
+    earlier: list[TurnFacts] = []  # bans broken before the person's last new request: they count if broken again
     span = w[-window:]
+    asked = False
     for k in range(len(span) - 1, -1, -1):
         f = span[k]
         if (f.verdict == "pass" and f.actor == "person") or (f.said and f.prog in ("fewer failures", "higher score")):
             break
-        if f.prog in RESETS and not _hint(f, cur, span[:k]):
-            break
-        if f.reports:
+        asked = asked or (f.prog in RESETS and not _hint(f, cur, span[:k]))
+        if f.reports and not asked:
             counted.append(f)
-    counted.reverse()
+        elif f.defied and asked:
+            earlier.append(f)
+    counted += [f for f in earlier if any(c.defied == f.defied for c in counted)]  # the ban stands through requests
+    counted.sort(key=lambda f: f.i)
     attempts = [f for f in w if f.actor == "agent" and (f.edited or f.kind == "run") and not f.reports]
     # the problem said before any attempt is its first report, not a repeat ("it's light again" in the request)
     counted = [f for f in counted if f.refused or f.defied or any(a.i < f.i for a in attempts)]
