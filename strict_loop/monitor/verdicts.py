@@ -1,7 +1,8 @@
 """The person's word in the session: what a message counts for among the turns before it, and the ``person_reports``
 signal's count. A report of the same problem after an attempt, a complaint of going in circles, a refusal repeated or a
-call run after the person said not to, each is a failed check; a new request ends the run (unless it names what the
-person reports), their approval too. Pure: works on the detector's window.
+call run (or a place edited) after the person said not to, each is a failed check; a new request ends the run (unless
+it names what the person reports), their approval too, but not a ban: it stands, and a breach of it counts, until a
+request names it. Pure: works on the detector's window.
 
 Why apart from ``person``: ``person`` reads one message's words (what it says); this weighs it against the window
 (whether it says it again, of the same failure, after an attempt), and changes with the signal's rules.
