@@ -245,6 +245,19 @@ def test_a_ban_broken_again_after_a_new_request_counts_with_the_first_breach():
     assert play(words)[0].fired_at is None
 
 
+def test_a_new_request_that_says_a_ban_again_keeps_it():
+    push = {"tool": "Bash", "args": {"command": "git push origin HEAD"}, "output": "", "exit_code": 0}
+    turns = [
+        {"tool": "user_prompt", "actor": "person", "output": "fix the flaky test, but don't push"},
+        {"tool": "user_prompt", "actor": "person", "output": "remember: don't push. now add a test for the parser"},
+        edit("/repo/tests/test_parser.py", 0),
+        push,
+    ]
+    assert window_of(turns)[-1].defied == "verb:push"
+    lifted = [turns[0], {"tool": "user_prompt", "actor": "person", "output": "ok, push it now"}, turns[2], push]
+    assert window_of(lifted)[-1].defied is None
+
+
 def test_a_new_request_that_names_a_banned_place_lifts_the_ban():
     turns = [
         BAN,

@@ -196,13 +196,15 @@ def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -
 
 
 def _lifts(text: str, window: list[TurnFacts]) -> list[str]:
-    """The bans said before that a new request names, and so lifts ("ok, push it now", "now edit settings.py")."""
-    low = text.lower()
+    """The bans said before that a new request names, and so lifts ("ok, push it now", "now edit settings.py"); one
+    it says again ("remember: don't push") stands."""
+    low, again = text.lower(), set(forbidden(text))
     bans = dict.fromkeys(b for e in window if e.actor == "person" or e.refused for b in e.forbids)
-    return [b for b in bans if _named(b, low)][:6]
+    return [b for b in bans if b not in again and _named(b, low)][:6]
 
 
 def _named(ban: str, low: str) -> bool:
+    """Whether a message names what ``ban`` bans: the place's last part, or the command's last word."""
     if ban.startswith(_PLACE):
         return ban[len(_PLACE) :].rsplit("/", 1)[-1].lower() in low
     words = [w for w in ban.removeprefix(_VERB).split() if not w.startswith("-")]
