@@ -190,15 +190,10 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ()),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
     (re.compile(r"-(?:<hex>-[a-z0-9]{5}|[a-z0-9]{8,10}-(?=[a-z0-9]*\d)[a-z0-9]{5})\b"), "-<pod>", ()),
-    # the ids (new with the class-led table, no older form; written here as they are): their gate is what this checks
+    # the id (new with the class-led table, no older form; written here as it is): its gate is what this checks
     (
         re.compile(r"[iI][dD](?:(?<=ID)|(?<=[A-Za-z_-]Id)|(?<![A-Za-z]id)(?<=id))([\"']?[=:]\s*[\"']?)[\w+/.=-]{6,}"),
         lambda m: m.group(0)[:2] + m.group(1) + "<id>",
-        (),
-    ),
-    (
-        re.compile(r"[A-Z0-9](?<!\w[A-Z0-9])[A-Z0-9]{15,}\b"),
-        lambda m: m.group(0) if m.group(0).isdigit() or m.group(0).isalpha() else "<id>",
         (),
     ),
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ()),

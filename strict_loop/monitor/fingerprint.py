@@ -64,12 +64,6 @@ _LABELLED_ID = re.compile(
 _IDS = tuple(f"{i}{q}{s}" for i in ("id", "Id", "ID") for q in ("", '"', "'") for s in "=:")
 
 
-def _mixed_id(m: re.Match[str]) -> str:
-    """A long run of capitals and digits with both in it is an id (an AWS request's); one kind alone is no id."""
-    run = m.group(0)
-    return run if run.isdigit() or run.isalpha() else "<id>"
-
-
 _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     # (pattern, replacement, substrings one of which must be in the text for the pattern to be tried: a cheap gate)
     (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
@@ -84,9 +78,8 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
         "-<pod>",
         ("-",),
     ),  # a pod's generated suffix
-    # a value labelled as an id (``RequestID: EFPCNFEB088BEZFY``, ``x-request-id=...``, ``"traceId":"..."``), a bare one
+    # a value labelled as an id (``RequestID: EFPCNFEB088BEZFY``, ``x-request-id=...``, ``"traceId":"..."``)
     (_LABELLED_ID, lambda m: m.group(0)[:2] + m.group(1) + "<id>", _IDS),
-    (re.compile(r"[A-Z0-9](?<!\w[A-Z0-9])[A-Z0-9]{15,}\b"), _mixed_id, ()),
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ("/tmp", "/var/", "/private/")),
     (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ("tmp", "TMP", "Tmp")),
     (re.compile(r"[pP](?<!\w[pP])(?:(?<=p)(?:id|rocess)|(?<=P)ID)[ =:]*\d+"), "pid <n>", ("pid", "PID", "process")),
