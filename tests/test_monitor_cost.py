@@ -22,7 +22,7 @@ from strict_loop.base.clipping import clip, clip_turn_data
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, ladder, novelty, outcomes, person, shellwork, toolkinds
+from strict_loop.monitor import catalog, ladder, novelty, outcomes, person, shellwork, toolkinds, verdicts
 from strict_loop.monitor import fingerprint as fp
 
 MB = 1_000_000
@@ -265,10 +265,12 @@ def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_befo
         got = fp.classify([text])
         assert (got.name if got else None) == old, text
     said = [said for _, said in PERSON_SAYS]  # the person's words: read behind their literals as without them
-    texts = _cased(said + [w for words in said for w in words.split()[:3]], 1500, seed=7)
-    gated = [person.read(text) for text in texts]
+    bans = ["don't push", "DON'T force push", "never touch `settings.py`", "do not modify files in ./migrations"]
+    bans += ["never use sudo", "stop running npm install", "no more deploys"]
+    texts = _cased(said + bans + [w for words in said for w in words.split()[:3]], 1500, seed=7)
+    gated = [(person.read(text), verdicts.forbidden(text)) for text in texts]
     monkeypatch.setattr(fp, "may_match", lambda low, gates: True)
-    assert gated == [person.read(text) for text in texts]
+    assert gated == [(person.read(text), verdicts.forbidden(text)) for text in texts]
     monkeypatch.undo()
     errors = ["error", "exception", "failed", "failure", "fatal", "cannot", "can't", "could not", "couldn't", "killed"]
     errors += ["not found", "no such", "denied", "refused", "invalid", "unexpected", "is required", "timed out"]

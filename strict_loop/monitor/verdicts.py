@@ -272,13 +272,19 @@ FORBID_VERB = re.compile(
 """The person forbidding what a command word does ("don't push", "never deploy", "don't force push"): any command
 whose program or subcommand is that word (``git push``, ``fly deploy``, ``gh pr merge``), a force push by its flags."""
 _VERB = "verb:"
+_BAN_GATES = ("don", "do not", "never", "stop", "no more")
+"""Lowercase literals one of which each ban pattern (``FORBID``, ``FORBID_EDIT``, ``FORBID_VERB``) cannot match
+without."""
 _FORCE = ("--force", "-f", "--force-with-lease")
 
 
 def forbidden(text: str) -> list[str]:
     """The commands the person says not to run, each as its step (``toolkinds.step_words``) and the flags it was said
-    with ("sed -i": ``sed -n`` is not banned), and the places not to edit, at most four."""
-    found = []
+    with ("sed -i": ``sed -n`` is not banned), the command words and the places not to edit, at most six. Read behind
+    the words every ban starts with (most messages have none)."""
+    found: list[str] = []
+    if not fp.may_match(fp.folded(text[:MAX_PERSON_TEXT]), _BAN_GATES):
+        return found
     for m in FORBID.finditer(text[:MAX_PERSON_TEXT]):
         what = m.group("what").strip("`")
         step = step_words(what)
