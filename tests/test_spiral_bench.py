@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import replay  # noqa: E402
 import spiral_bench  # noqa: E402
+import written_sessions  # noqa: E402
 
 from strict_loop.model.settings import SpiralThresholds  # noqa: E402
 
@@ -188,3 +189,32 @@ def test_a_call_the_person_refused_reaches_the_monitor_at_the_next_hook_with_its
     live = replay.replay("claude_code_x", turns, tmp_path)
     assert live.hook_errors == "" and live.numbers == [0, 1, 2]  # recorded from the transcript, before turn 2
     assert live.turns[1].args == {"command": "rm -rf build"} and live.turns[1].output.startswith("The user doesn't")
+
+
+def test_every_written_set_loads_with_labels_that_fit_its_turns():
+    for name in written_sessions.SETS:
+        found = written_sessions.sessions(name)
+        assert found and {s["harness"] for s in found} <= {"claude", "codex"}
+        for s in found:
+            fits = 0 <= s["onset"] <= s["end"] < len(s["turns"]) if s["expect"] == "fire" else s["onset"] is None
+            assert fits, (name, s["name"])
+
+
+def test_a_written_session_is_scored_by_its_first_firing_against_the_reviewers_onset():
+    failing = {
+        "tool": "Bash",
+        "args": {"command": "pytest -q"},
+        "output": "E   KeyError: 'id'\n1 failed",
+        "exit_code": 1,
+    }
+    turns = [failing] * 6  # the identical failing call: the monitor fires on the 4th (turn 3)
+    spiral = {"expect": "fire", "onset": 4, "end": 5, "harness": "claude", "turns": turns}
+    assert written_sessions.outcome(spiral) == ("caught", 3)
+    assert written_sessions.outcome({**spiral, "onset": 5})[0] == "caught"  # two turns early still counts
+    assert written_sessions.outcome({**spiral, "onset": 6, "end": 6})[0] == "early"
+    assert written_sessions.outcome({**spiral, "expect": "quiet", "onset": None}) == ("false alarm", 3)
+    names = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
+    calm = [{"tool": "Read", "args": {"file_path": f"src/{n}.py"}, "output": f"def {n}(): ..."} for n in names]
+    assert written_sessions.outcome({**spiral, "turns": calm}) == ("missed", None)
+    # Codex's calls carry no exit code: the same session replays without them
+    assert written_sessions.outcome({**spiral, "harness": "codex"})[1] is not None

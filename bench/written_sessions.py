@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The monitor on whole sessions written by reviewers who saw neither its rules nor the corpora.
+
+Why: the corpora under ``../shared/corpus`` are in-sample (the monitor was built looking at them), and the held-back
+sets are the project reviewers' to measure. These sets were written for issue 24 by engineers given only the turn
+format (``Turn``'s fields, Claude Code's and Codex's tool names, "Codex sends no exit code"): spirals labelled with
+the turn where a careful watcher would be sure (``onset``) and the last turn where stopping still helps (``end``),
+beside healthy sessions that look alike. A spiral is caught when the first firing falls from two turns before its
+onset to its end; an earlier firing is counted apart ("early") and is no catch; any firing in a healthy session is a
+false alarm. Codex sessions replay without exit codes, as Codex's hooks send calls.
+
+Which sets were held out when first measured (figures in ``references/spiral.md``, "Measured"): C, E, F and G;
+A, B and D shaped rules after their first measure, and E after it was measured, F for one change. From now on every
+set is in-sample for whoever changes the monitor looking at this output.
+
+    python bench/written_sessions.py              # every set, a line each, then the total
+    python bench/written_sessions.py --set G -v   # one set, with each session's first firing
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from strict_loop.model.turns import Turn  # noqa: E402
+from strict_loop.monitor.ladder import replay  # noqa: E402
+
+SETS = {
+    "A": "a person in the loop (the same problem again after claimed fixes, bans; new symptoms, design rounds)",
+    "B": "the agent alone (the same failure through edits by any means, varied commands, restarts, noise)",
+    "C": "long productive sessions of 60 to 87 turns, four with a spiral in them",
+    "D": "a person in the loop and the agent alone, with Italian and Dutch",
+    "E": "a person in the loop and the agent alone, with Polish and Swedish",
+    "F": "a person in the loop and the agent alone, with Turkish and Korean",
+    "G": "a person in the loop and the agent alone, with Hindi in Latin script and Vietnamese",
+}
+EARLY = 2
+"""How many turns before the reviewer's onset a first firing still counts as caught."""
+
+
+def sessions(name: str) -> list[dict]:
+    with gzip.open(ROOT / "bench" / "written" / f"{name}.jsonl.gz", "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def outcome(session: dict) -> tuple[str, int | None]:
+    """``caught``, ``early``, ``missed``, ``quiet`` or ``false alarm``, and the first firing."""
+    turns = session["turns"]
+    if session["harness"] == "codex":
+        turns = [{k: v for k, v in t.items() if k not in ("exit_code", "error")} for t in turns]
+    fired = replay([Turn.model_validate(t) for t in turns])[0].fired_at
+    if session["expect"] == "quiet":
+        return ("quiet" if fired is None else "false alarm"), fired
+    if fired is None:
+        return "missed", None
+    return ("early" if fired < session["onset"] - EARLY else "caught"), fired
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", action="append", choices=sorted(SETS), help="only these sets")
+    parser.add_argument("-v", "--verbose", action="store_true", help="each session's first firing")
+    args = parser.parse_args()
+    total = {"spirals": 0, "caught": 0, "early": 0, "healthy": 0, "false alarm": 0}
+    print(f"{'set':4} {'spirals':>8} {'caught':>7} {'early':>6} {'healthy':>8} {'false alarms':>13}  what")
+    for name in args.set or sorted(SETS):
+        counts = {"spirals": 0, "caught": 0, "early": 0, "healthy": 0, "false alarm": 0}
+        for session in sessions(name):
+            kind, fired = outcome(session)
+            counts["spirals" if session["expect"] == "fire" else "healthy"] += 1
+            counts[kind] = counts.get(kind, 0) + 1
+            if args.verbose:
+                where = f"onset={session['onset']!s:4} fired={fired!s:4}"
+                print(f"  {session['name']:48} {session['harness']:6} {where} {kind}")
+        for key in total:
+            total[key] += counts.get(key, 0)
+        print(
+            f"{name:4} {counts['spirals']:8} {counts['caught']:7} {counts['early']:6} {counts['healthy']:8} "
+            f"{counts['false alarm']:13}  {SETS[name]}"
+        )
+    recall = total["caught"] / total["spirals"] if total["spirals"] else float("nan")
+    rate = total["false alarm"] / total["healthy"] if total["healthy"] else float("nan")
+    print(f"all: recall {recall:.2f} ({total['early']} more fired early), false alarms {rate:.3f}")
+
+
+if __name__ == "__main__":
+    main()
