@@ -38,7 +38,7 @@ def failed(turn: Turn, kind: Kind, command: str) -> bool:
 
 def _piped(command: str) -> bool:
     """Whether the command's exit code is its last pipe's, not the program's whose output it shows (no pipefail)."""
-    return len(shellwork.last_pipeline(command)) > 1 and "pipefail" not in command
+    return "|" in command and "pipefail" not in command and len(shellwork.last_pipeline(command)) > 1
 
 
 _TOOL_ERROR = re.compile(r"\s*(?:Error executing tool\b|MCP error -?\d+|Error: )")

@@ -251,9 +251,7 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
             seen_after.append(hit)
     if len(seen_after) < repeats or seen_after[-1] is not cur:
         return None
-    if key.startswith("logerr") and any(
-        not set(f.lines) <= set().union(*(e.lines for e in seen_after[:k])) for k, f in enumerate(seen_after) if k
-    ):
+    if key.startswith("logerr") and _shows_more(seen_after):
         return None  # the same error in a log tail that also shows a line no earlier one did: something moved
     if key.startswith("probe") and any(f.edited for f in recent[starts[0] :]):
         return None  # a status read after each change and restart is checking the work, not a loop
@@ -285,6 +283,12 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
         evidence=f"`{cur.action[:80]}` hung and was cut off {len(hung)} times (it timed out or was interrupted each "
         "time it ran)",
     )
+
+
+def _shows_more(tails: list[TurnFacts]) -> bool:
+    """Whether a log tail shows a line that none before it showed (until one does, all show the first one's lines)."""
+    first = set(tails[0].lines)
+    return any(not first.issuperset(f.lines) for f in tails[1:])
 
 
 def _never_started(f: TurnFacts) -> bool:

@@ -152,6 +152,7 @@ def voice(
     if reports and word is not None and word.failure and _pasted_again(lines, window):
         reports = 2  # much the same paste again: the attempts between changed nothing the person sees
     asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
+    forbids = forbidden(word.text) if word is not None else []
     return {
         "asks": asks,
         "reports": reports,
@@ -159,19 +160,20 @@ def voice(
         "said": said,
         "refused": bool(word and word.refused),
         "topic": topic(word.text) if word is not None else [],
-        "forbids": forbidden(word.text) if word is not None else [],
-        "lifts": _lifts(word.text, window) if word is not None and asks else [],
+        "forbids": forbids,
+        "lifts": _lifts(word.text, forbids, window) if word is not None and asks else [],
     }
 
 
 def defied(command: str, paths: list[str], window: list[TurnFacts]) -> Optional[str]:
     """The ban a call runs against, if the person said not to run it, or not to edit where it writes (in their words or
-    beside a refusal): its step and every flag the ban named, its command word, or the place. A ban stands through the
-    person's later requests until one names what it bans ("ok, push it now")."""
+    beside a refusal; putting files back as git has them obeys): its step and every flag the ban named, its command
+    word, or the place. A ban stands through the person's later requests until one names what it bans ("ok, push it
+    now")."""
     if not any(e.forbids for e in window):
         return None  # nothing was said not to run or edit (most sessions): the call is not parsed for it
     call = (step_words(command), set(command.split()), {w for p in shellwork.segments(command) for w in p.split()[:4]})
-    places = ["/" + p.strip("/") + "/" for p in paths]
+    places = [] if shellwork.puts_back(command) else ["/" + p.strip("/") + "/" for p in paths]
     lifted: set[str] = set()
     for e in reversed(window):
         lifted.update(e.lifts)
@@ -195,10 +197,10 @@ def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -
     return " ".join(p for p in parts if not p.startswith("-")) == step and words.issuperset(flags)
 
 
-def _lifts(text: str, window: list[TurnFacts]) -> list[str]:
+def _lifts(text: str, again: list[str], window: list[TurnFacts]) -> list[str]:
     """The bans said before that a new request names, and so lifts ("ok, push it now", "now edit settings.py"); one
-    it says again ("remember: don't push") stands."""
-    low, again = text.lower(), set(forbidden(text))
+    it says ``again`` ("remember: don't push") stands."""
+    low = text.lower()
     bans = dict.fromkeys(b for e in window if e.actor == "person" or e.refused for b in e.forbids)
     return [b for b in bans if b not in again and _named(b, low)][:6]
 
