@@ -416,6 +416,12 @@ def test_what_a_shell_command_writes(command, written):
         ("python kill_switch.py", False),
         ("./gradlew test", False),
         ("cat start.sh", False),
+        # kubectl's and helm's global flags before the verb
+        ("kubectl -n staging rollout restart deploy/api", True),
+        ("kubectl --context prod -n web delete pod -l app=api", True),
+        ("helm -n staging upgrade --install api charts/api -f values.yaml", True),
+        ("kubectl -n staging get pods -l app=api", False),
+        ("kubectl --context prod -n web logs deploy/api --tail=5", False),
     ],
 )
 def test_what_counts_as_a_restart(command, restarts):
@@ -486,6 +492,101 @@ def test_a_reload_whose_log_tail_shows_a_new_line_each_time_is_no_restart_loop()
             _reload_and_probe([boot, f'"POST /cart HTTP/1.1" {status}']),
         ]
     assert play(turns)[0].fired_at is None
+
+
+_PG_LOG = (
+    "db-1  | 2024-05-21 09:{m}:03.112 UTC [1] LOG:  database system is ready to accept connections\n"
+    'db-1  | 2024-05-21 09:{m}:03.702 UTC [{pid}] FATAL:  password authentication failed for user "app"\n'
+    'api-1  | error: password authentication failed for user "app"\n'
+    "api-1 exited with code 1"
+)
+_COMPOSE_SAYS = {  # what each way of restarting prints of itself before the log tail
+    "docker compose restart": "[+] Restarting 2/2\n \u2714 Container shop-db-1   Started   0.9s\n"
+    " \u2714 Container shop-api-1  Started   0.7s",
+    "docker compose down && docker compose up -d": " Container shop-api-1  Stopping\n Container shop-api-1  Removed\n"
+    " Network shop_default  Removed\n Network shop_default  Creating\n Network shop_default  Created\n"
+    " Container shop-db-1  Starting\n Container shop-db-1  Started",
+    "docker rm -f shop-api-1 && docker compose up -d": "shop-api-1\n[+] Running 2/2\n"
+    " \u2714 Container shop-db-1   Healthy   4.1s\n \u2714 Container shop-api-1  Started   4.3s",
+}
+
+
+def test_restarts_that_each_report_themselves_otherwise_before_the_same_log_tail_are_a_restart_loop():
+    """Compose says what it did differently for each way of restarting (Restarting, Removed, Created); the restarted
+    thing's own lines after it, the same error with another pid and time, are the outcome compared."""
+    turns = [
+        {
+            "tool": "Bash",
+            "args": {"command": f"{how} && sleep 5 && docker compose logs --tail 4"},
+            "output": f"{says}\n" + _PG_LOG.format(m=41 + k, pid=68 + k * 3),
+        }
+        for k, (how, says) in enumerate(_COMPOSE_SAYS.items())
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+
+
+def _rebuild(tail: str) -> dict:
+    build = "[+] Building 14.2s (11/11) FINISHED\n => [api 5/5] RUN npm run build   9.8s\n[+] Running 2/2\n"
+    command = "docker compose up -d --build api && sleep 6 && docker compose logs api --tail 4"
+    return {"tool": "Bash", "args": {"command": command}, "output": build + tail, "exit_code": 0}
+
+
+def test_a_rebuild_that_succeeds_and_then_shows_the_same_error_is_no_passed_check():
+    """``up --build`` is a build that passed; its log tail says the restarted thing still fails, so nothing it was for
+    passed, and retries added in the middle (new lines once) do not hide the same tail coming back."""
+    tails = [
+        "api-1  | Error: connect ECONNREFUSED 127.0.0.1:5432\napi-1 exited with code 1",
+        "api-1  | warn db not ready, retry 9/10\napi-1  | Error: connect ECONNREFUSED 127.0.0.1:5432\n"
+        "api-1 exited with code 1",
+        "api-1  | Error: connect ECONNREFUSED 127.0.0.1:5432\napi-1 exited with code 1",
+    ]
+    turns = []
+    for k, tail in enumerate(tails):
+        turns += [
+            {"tool": "Edit", "args": {"file_path": "src/db.ts", "old_string": f"r{k}", "new_string": f"r{k + 1}"}},
+            _rebuild(tail),
+        ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+
+
+def test_a_log_tail_cut_in_its_middle_is_never_the_same_as_another():
+    """What a harness cut out of an output is unknown: two tails that show the same ends may differ there (a debug line
+    the agent added between restarts)."""
+    stop = ("pkill -f server.js", "kill $(cat server.pid)", "fuser -k 3000/tcp", "pkill -f 'node server'")
+    turns = []
+    for k, how in enumerate(stop):
+        turns += [
+            {"tool": "Edit", "args": {"file_path": "db.js", "old_string": f"d{k}", "new_string": f"d{k + 1}"}},
+            {
+                "tool": "Bash",
+                "args": {"command": f"{how}; node server.js > out.log 2>&1 & sleep 3; cat out.log"},
+                "output": "[server] starting\n...[clipped 2400 characters]...\n"
+                'Error: Missing named parameter "minConfidence"\n    at Query.run (db.js:1:1)',
+            },
+        ]
+    assert play(turns)[0].fired_at is None
+    shown = [{**t, "output": t.get("output", "").replace("...[clipped 2400 characters]...\n", "")} for t in turns]
+    assert play(shown)[0].fired_at is not None  # what the same tails are when nothing was cut
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "head\n...[clipped 1200 characters]...\ntail",
+        "head\n...[clipped]...\ntail",
+        "head\n... [truncated] ...\ntail",
+        "head\n[... omitted 40 of 200 lines ...]\ntail",
+        "head\n\u20261200 tokens truncated\u2026\ntail",
+        "<response clipped><NOTE>To save on context only part of this file has been shown to you.</NOTE>",
+    ],
+)
+def test_an_output_that_says_part_of_it_was_cut_is_clipped(output):
+    assert outcomes.clipped(output)
+    assert not outcomes.clipped("we clipped the hedge... [truncated plan] was fine")  # words, not a marker
 
 
 def test_another_command_succeeding_between_the_same_failures_is_no_progress():

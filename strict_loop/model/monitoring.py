@@ -111,6 +111,10 @@ class TurnFacts(BaseModel):
         None,
         description="soon after a restart, the error a run printed though it succeeded (a log tail): its fingerprint",
     )
+    tail: list[str] = Field(
+        default_factory=list,
+        description="where logerr is: digests of the log tail's lines, without the restart's own report",
+    )
 
     @property
     def edited(self) -> bool:

@@ -93,8 +93,8 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     fails = [e.fails for e in window if e.fails is not None and (f.actor != "person" or e.actor == "person")]
     if f.fails is not None and fails and f.fails < fails[-1]:
         return "fewer failures"
-    if f.verdict == "pass" and not _passed_before(f, window):
-        return "check passes"
+    if f.verdict == "pass" and not f.logerr and not _passed_before(f, window):  # a build that passed and then
+        return "check passes"  # showed the restarted thing's error (`up --build && logs`) passed nothing it was for
     if f.asks is not None and f.asks not in {e.asks for e in window}:
         return "a new request"
     if f.verdict == "fail" and f.actor == "agent" and not f.refused:
@@ -345,7 +345,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         edit=edit,
         undo=undo,
         **verdicts.voice(word, said_digest, lines, verdict, fsig, (asig, step), kind, window),
-        **_effects(turn, kind, command, window),
+        **_effects(turn, kind, command, window, index),
     )
     _follow(f, turn, command, window, len(new))
     return f
@@ -374,7 +374,7 @@ def _missing(line: Optional[str], output: str) -> Optional[str]:
     return outcomes.missing(line or "") or outcomes.missing(output)
 
 
-def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts]) -> dict[str, Any]:
+def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int) -> dict[str, Any]:
     """What a shell command did besides printing (files written, a restart, a hang), and soon after a restart the
     error a run printed though it succeeded (a log tail showing the same 409 after each redeploy)."""
     if not command or kind not in ("run", "write"):
@@ -385,5 +385,11 @@ def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts]) -> d
         "writes": shellwork.writes(command),
         "restart": restart,
         "hang": kind == "run" and outcomes.hung(turn.output) and not outcomes.waits(command),  # a wait cut off polls
-        "logerr": printed.logged_error(turn.output) if after else None,
+        "logerr": (logerr := printed.logged_error(turn.output) if after else None),
+        "tail": (printed.log_lines(turn.output) + _cut(turn.output, index)) if logerr else [],
     }
+
+
+def _cut(output: str, index: int) -> list[str]:
+    """A line of its own for a clipped output's cut middle: unknown, never the same as any other turn's."""
+    return [fp.digest(f"clipped\0{index}")] if outcomes.clipped(output) else []

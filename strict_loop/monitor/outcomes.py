@@ -218,12 +218,15 @@ def unknown_content(kind: str, args: dict[str, Any], output: str) -> bool:
 _COMMAND_KEYS = ("command", "cmd", "input", "rendered", "old_str", "old_string")
 
 
-_CLIPPED = re.compile(r"\.\.\.\[(?:clipped|truncated) \d+ char|<response clipped>")
+_CLIPPED = re.compile(
+    r"\.\.\.\s?\[(?:clipped|truncated)(?: \d+ \w+)?\]|<response clipped>|\[\.\.\. omitted \d+ of \d+ lines \.\.\.\]|"
+    r"\u2026\d+ tokens truncated\u2026"
+)
 
 
 def clipped(output: str) -> bool:
     """Whether part of the output was cut (a clipping marker): what was cut is unknown."""
-    return "..." in output and bool(_CLIPPED.search(output)) or "<response clipped>" in output
+    return ("..." in output or "\u2026" in output) and bool(_CLIPPED.search(output)) or "<response clipped>" in output
 
 
 HANG = re.compile(

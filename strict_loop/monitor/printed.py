@@ -212,3 +212,26 @@ def logged_error(output: str) -> Optional[str]:
     none. Read in the last 4,000 characters, as a failing run's error line is."""
     line = fp.error_line(output[-4000:])
     return fp.line_fingerprint(line, output) if line else None
+
+
+_OWN_REPORT = re.compile(
+    r"^\s*(?:\[\+\]|[\u2714\u2713\u2717\u283f]|=>|#\d+\s)|\b(?:(?:creat|remov|start|stopp|restart|recreat|kill|delet|configur|"
+    r"patch|updat|scal|pull|wait)(?:ed|ing)|running|healthy|unchanged|built|recreate)\s*(?:[\d.]+m?s)?\s*$",
+    re.I,
+)
+"""A line where a restart reports what it did, not what the restarted thing said: Compose's and BuildKit's progress
+lines (``[+] Running 2/2``, ``\u2714 Container api-1  Removed  0.2s``, ``Container db-1  Starting``, ``=> exporting to
+image``) and kubectl's ``deployment.apps/api restarted``, ``pod "api-6c8d" deleted``. They differ with the way it was
+restarted."""
+
+
+def log_lines(output: str) -> list[str]:
+    """The lines of a log tail (in the last 4,000 characters) as digests without their noise (times, durations, a
+    process's id in brackets, a pod's suffix): those after the restart's own report, where one came first (or all but
+    its report lines). What two tails after two restarts are compared by, so that only a line the restarted thing
+    printed anew (a debug line added, a step it got further to, another status code) counts as something that moved."""
+    lines = output[-4000:].splitlines()
+    reports = [k for k, line in enumerate(lines) if _OWN_REPORT.search(line)]
+    after = lines[reports[-1] + 1 :] if reports else lines
+    kept = after if any(line.strip() for line in after) else [ln for k, ln in enumerate(lines) if k not in reports]
+    return fp.strict_with_lines("\n".join(kept), cap=80)[1]

@@ -286,9 +286,12 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
 
 
 def _shows_more(tails: list[TurnFacts]) -> bool:
-    """Whether a log tail shows a line that none before it showed (until one does, all show the first one's lines)."""
-    first = set(tails[0].lines)
-    return any(not first.issuperset(f.lines) for f in tails[1:])
+    """Whether the newest log tail shows a line that none before it showed: noise folded and the restart's own report
+    left out (``printed.log_lines``). A debug line added, or a step the restarted thing got further to, is news; a tail
+    that only repeats lines seen after earlier restarts is not, though a middle one moved (retries added, then the
+    same error after each restart)."""
+    seen = set().union(*(f.tail for f in tails[:-1]))
+    return not seen.issuperset(tails[-1].tail)
 
 
 def _never_started(f: TurnFacts) -> bool:
