@@ -110,23 +110,33 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
     checked = []
     if m := re.search(
         r"(?:the person said (?:it still fails|no) (\d+) time\(s\) after attempts|after the agent's attempts, the "
-        r"person said): (.*)$",
+        r"person said|the agent went against the person's word (\d+) times): (.*)$",
         evidence,
     ):
         reports = [f for f in involved if f.reports]
         assert reports == involved and 1 <= int(m.group(1) or 1) <= len(reports)
-        assert m.group(1) or any(f.reports == 2 for f in involved)
-        quoted = re.findall(r"“(.*?)”", m.group(2))
+        assert (
+            m.group(1)
+            or any(f.reports == 2 for f in involved)
+            or len([f for f in involved if f.defied]) == int(m.group(2) or 0) >= 3
+        )
+        quoted = re.findall(r"“(.*?)”", m.group(3))
         said = [toolkinds.spoken(f.actor, turns[f.i].get("output", "")) for f in involved]
         texts = [person.read(text).text for text in said if text is not None]
         assert all(any(q.removesuffix("...").rstrip(".") in t for t in texts) for q in quoted), (quoted, texts)
-        for ran in re.findall(r"ran `(.*?)` after being told not to", m.group(2)):  # a run the person had forbidden
+        for ran in re.findall(r"ran `(.*?)` after being told not to", m.group(3)):  # a run the person had forbidden
             defied = [f for f in involved if f.defied and f.action.startswith(ran)]
             assert defied and all(
                 any(e.actor == "person" and f.defied in verdicts.forbidden(turns[e.i]["output"]) for e in window[: f.i])
                 for f in defied
             ), ran
-        for path, place in re.findall(r"edited `(.*?)` after being told not to touch ([^\s;]+)", m.group(2)):
+        for added in re.findall(r"added a dependency \(`(.*?)`\) after being told not to", m.group(3)):
+            adding = [f for f in involved if f.defied == verdicts.DEPS and f.action.startswith(added)]
+            assert adding and all(
+                any(e.actor == "person" and verdicts.DEPS in verdicts.forbidden(turns[e.i]["output"]) for e in window)
+                for f in adding
+            ), added
+        for path, place in re.findall(r"edited `(.*?)` after being told not to touch ([^\s;]+)", m.group(3)):
             edited = [f for f in involved if f.defied == f"place:{place}" and path in [*f.paths, *f.writes]]
             assert (
                 edited
@@ -143,7 +153,7 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
     if m := re.search(r"(\d+) restarts \((.*)\) and after (\d+) of them the same outcome came back", evidence):
         restarted = [f for f in involved if f.restart]
         assert int(m.group(1)) == len(restarted) >= int(m.group(3)) >= 2
-        assert all(any(a in f.action for f in restarted) for a in re.findall(r"`(.*?)`", m.group(2)))
+        assert all(any(a in f.action for f in restarted) for a in re.findall(r"`(.*?)`", m.group(3)))
         checked.append("restarts")
     if m := re.search(r"hung and was cut off (\d+) times", evidence):
         assert int(m.group(1)) == len(involved) and all(f.hang for f in involved)
@@ -152,7 +162,7 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
     if m := re.search(r"(\S+ \S+) was missing (\d+) times through (\d+) different action", evidence):
         name = m.group(1).split(" ", 1)[-1].rsplit("/", 1)[-1]
         assert not any(c in name for c in "*?["), evidence  # a glob that matched nothing is named by its folder
-        assert int(m.group(2)) == len(involved) and int(m.group(3)) == len({f.asig for f in involved})
+        assert int(m.group(3)) == len(involved) and int(m.group(3)) == len({f.asig for f in involved})
         assert all(name in turns[f.i].get("output", "") for f in involved)
         checked.append("missing again")
     return checked

@@ -428,6 +428,58 @@ def test_what_counts_as_a_restart(command, restarts):
     assert shellwork.restarts(command) is restarts
 
 
+@pytest.mark.parametrize(
+    ("command", "adds"),
+    [
+        ("pip install -q tenacity && python -m pytest", True),
+        ("npm i -D zod", True),
+        ("cargo add serde --features derive", True),
+        ("go get golang.org/x/sync@latest", True),
+        ("yarn add react-query", True),
+        ("bundle add rack-attack", True),
+        ("npm install", False),  # what the project lists already
+        ("npm ci", False),
+        ("pip install -r requirements.txt", False),
+        ("pip install -e .", False),
+        ("python -m pip install --upgrade pip", False),  # the installer's own tool
+        ("npm install 2>&1 | tail -3", False),
+        ("poetry install", False),
+    ],
+)
+def test_what_installs_a_package_by_name(command, adds):
+    assert shellwork.adds_package(command) is adds
+
+
+@pytest.mark.parametrize(
+    ("path", "removed", "added", "adds"),
+    [
+        ("pyproject.toml", '"httpx>=0.27",', '"httpx>=0.27",\n"tenacity>=8.2",', True),
+        ("pyproject.toml", '"httpx>=0.27",\n"tenacity>=8.2",', '"httpx>=0.27",', False),  # taken out
+        ("package.json", '"react": "^18.2.0"', '"react": "^18.3.1"', False),  # a version changed
+        ("package.json", '"react": "^18.2.0"', '"react": "^18.2.0",\n"zod": "^3.22.4"', True),
+        ("Cargo.toml", 'serde = "1"', 'serde = "1"\ntokio = { version = "1", features = ["full"] }', True),
+        ("go.mod", "require golang.org/x/sync v0.6.0", "require golang.org/x/sync v0.7.0", False),
+        ("Gemfile", "gem 'rails'", "gem 'rails'\ngem 'sidekiq'", True),
+        ("src/app.py", "", '"tenacity>=8.2"', False),  # no manifest
+    ],
+)
+def test_what_adds_a_dependency_to_a_manifest(path, removed, added, adds):
+    assert shellwork.adds_dependency([path], removed, added) is adds
+
+
+@pytest.mark.parametrize(
+    ("command", "back"),
+    [
+        ("git checkout -- package-lock.json && rm -rf node_modules", ["package-lock.json"]),
+        ("git restore src/a.py src/b.py", ["src/a.py", "src/b.py"]),
+        ("git reset --hard", []),  # everything
+        ("git checkout main && npm test", None),
+    ],
+)
+def test_what_a_command_puts_back_as_git_has_it(command, back):
+    assert shellwork.put_back(command) == back
+
+
 def test_a_healthy_dev_server_checked_after_each_change_and_restart_is_not_a_restart_loop():
     turns = []
     for k in range(4):

@@ -173,22 +173,100 @@ BAN = {
 }
 
 
-def test_editing_where_the_person_said_not_to_twice_fires_and_names_the_edits():
+def test_editing_where_the_person_said_not_to_three_times_unanswered_fires_and_names_the_edits():
+    """Two edits there are one breach while the person says nothing (they object, or nobody watches); a third is the
+    ban ignored again."""
     turns = [
         BAN,
         edit("/repo/openapi.yaml", 0),
         edit("/repo/src/api/generated/models/Order.ts", 1),
         bash("npx tsc --noEmit"),
         edit("/repo/src/api/generated/models/LineItem.ts", 2),
+        bash("npx tsc --noEmit"),
+        edit("/repo/src/api/generated/index.ts", 3),
     ]
     window = window_of(turns)
-    assert [f.defied for f in window] == [None, None, "place:src/api/generated", None, "place:src/api/generated"]
+    place = "place:src/api/generated"
+    assert [f.defied for f in window] == [None, None, place, None, place, None, place]
     verdict, steps = play(turns)
-    assert verdict.fired_at == 4 and steps[0][2][0].kind == "person_reports"
+    assert verdict.fired_at == 6 and steps[0][2][0].kind == "person_reports"
     assert "edited `/repo/src/api/generated/models/Order.ts` after being told not to touch src/api/generated" in (
         steps[0][2][0].evidence
     )
     assert "person reports" in check_claims(verdict, turns)
+
+
+def _said(text: str) -> dict:
+    return {"tool": "user_prompt", "actor": "person", "output": text}
+
+
+def test_the_person_objecting_to_a_breach_is_that_breach_and_breaking_the_ban_again_fires():
+    """A ban, a breach, the person's objection to it: one breach, not yet a loop; putting the banned file back as asked
+    obeys even beside other commands; the next breach, after a new request, fires."""
+    turns = [
+        _said("add a --dry-run flag to sync.js. do not run npm install and don't touch package-lock.json"),
+        edit("/repo/scripts/sync.js", 0),
+        bash("npm install", "added 1 package, and audited 312 packages in 2s"),
+        _said("I said do NOT run npm install. revert package-lock.json please, use the vendored p-limit"),
+        bash("git checkout -- package-lock.json && rm -rf node_modules && git status --short", " M scripts/sync.js"),
+        _said("better. now support --limit N too"),
+        edit("/repo/scripts/sync.js", 1),
+        bash("npm install yargs@17 --save", "added 1 package, and audited 313 packages in 2s"),
+    ]
+    window = window_of(turns)
+    assert [f.defied for f in window] == [None, None, "npm install", None, None, None, None, "npm install"]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 7 and steps[0][2][0].kind == "person_reports"
+    assert "person reports" in check_claims(verdict, turns)
+
+
+def _patch(path: str, removed: str, added: str) -> dict:
+    body = "\n".join([f"-{line}" for line in removed.splitlines()] + [f"+{line}" for line in added.splitlines()])
+    command = f"*** Begin Patch\n*** Update File: {path}\n@@\n{body}\n*** End Patch"
+    return {
+        "tool": "apply_patch",
+        "args": {"command": command},
+        "output": f"Success. Updated the following files:\nM {path}",
+    }
+
+
+def test_a_dependency_added_after_the_person_said_no_new_ones_counts_by_manifest_or_install():
+    """The manifest edited and the package installed are one breach; taking it out obeys; adding another after the
+    person's objection and a new request fires, and the diagnosis says a dependency was added."""
+    turns = [
+        _said("Add retries to ingest/client.py. NO new dependencies, the Lambda package must stay small"),
+        _patch("pyproject.toml", '    "httpx>=0.27",', '    "httpx>=0.27",\n    "tenacity>=8.2",'),
+        _patch("ingest/client.py", "def get(self):", "@retry(stop=stop_after_attempt(5))\ndef get(self):"),
+        {"tool": "Bash", "args": {"command": "pip install -q tenacity && python -m pytest -q"}, "output": "9 passed"},
+        _said("no. I said no new dependencies. take it out and do it by hand"),
+        _patch("pyproject.toml", '    "httpx>=0.27",\n    "tenacity>=8.2",', '    "httpx>=0.27",'),
+        {"tool": "Bash", "args": {"command": "python -m pytest -q"}, "output": "9 passed"},
+        _said("ok good. now cap the total retry time at 30s"),
+        _patch("pyproject.toml", '    "httpx>=0.27",', '    "httpx>=0.27",\n    "backoff>=2.2",'),
+    ]
+    window = window_of(turns)
+    assert [f.defied for f in window] == [None, "deps:", None, "deps:", None, None, None, None, "deps:"]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 8 and steps[0][2][0].kind == "person_reports"
+    assert "added a dependency (`apply_patch" in steps[0][2][0].evidence
+    assert "person reports" in check_claims(verdict, turns)
+
+
+@pytest.mark.parametrize(
+    ("text", "bans"),
+    [
+        ("Add retries. NO new dependencies please", ["deps:"]),
+        ("don't add any packages, Intl has what we need", ["deps:"]),
+        ("do it without adding new libraries", ["deps:"]),
+        ("no new deps pls", ["deps:"]),
+        ("never install third-party crates for this", ["deps:"]),
+        ("no packages were found in the registry", []),  # a report, nothing banned
+        ("add the dependency to package.json", []),
+        ("we have no new dependencies to worry about? check the lockfile", ["deps:"]),  # read as said
+    ],
+)
+def test_the_person_forbidding_new_dependencies(text, bans):
+    assert verdicts.forbidden(person.read(text).text) == bans
 
 
 def test_putting_a_banned_place_back_as_git_has_it_obeys_the_ban():

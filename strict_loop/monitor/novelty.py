@@ -355,7 +355,9 @@ def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fre
     """The facts that follow from the rest: polls in a row, a command the person said not to run, progress."""
     f.polls, f.since = _polls(turn, f, window)
     touched = [*f.paths, *f.writes] if f.edited else []
-    f.defied = verdicts.defied(command, touched, window) if (command or touched) and turn.actor == "agent" else None
+    f.defied = (
+        verdicts.defied(command, touched, window, turn.args) if (command or touched) and turn.actor == "agent" else None
+    )
     f.reports = max(f.reports, 1) if f.defied else f.reports  # the person's no, said before it ran
     outputs: dict[str, set[str]] = {}
     for e in window:

@@ -1,5 +1,5 @@
-"""What a call changes: the files a shell command writes and the processes it restarts, and what a replacing edit
-(of any tool) removes and adds.
+"""What a call changes: the files a shell command writes and the processes it restarts, what a replacing edit (of any
+tool) removes and adds, and whether a call adds a dependency (a package installed by name, a manifest entry).
 
 Why: agents edit through the shell as often as through file tools (Codex has no other way: ``sed -i``, a heredoc,
 ``python -c`` writing a file, ``apply_patch``, ``git checkout -- file``), and they restart servers, bots and
@@ -136,11 +136,18 @@ def _segment_writes(part: str, heredoc: bool) -> list[str]:
 _PUT_BACK = re.compile(r"^\s*git\s+(?:checkout\s+(?:HEAD\s+)?--\s|restore\s|reset\s+--hard\b)")
 
 
-def puts_back(command: str) -> bool:
-    """Whether a command only puts files back as git has them (``git checkout -- f``, ``git restore f``): undoing an
-    edit, which obeys a "don't touch f" rather than defying it."""
-    parts = segments(command[:MAX_COMMAND])
-    return bool(parts) and all(_PUT_BACK.match(part) for part in parts)
+def put_back(command: str) -> Optional[list[str]]:
+    """The files a command puts back as git has them (``git checkout -- f``, ``git restore f``: undoing an edit, which
+    obeys a "don't touch f" rather than defying it); ``[]`` for all of them (``git reset --hard``); None when it puts
+    back none."""
+    named: list[str] = []
+    for part in segments(command[:MAX_COMMAND]):
+        if _PUT_BACK.match(part):
+            words = [w for w in part.split()[2:] if not w.startswith("-") and w != "HEAD"]
+            if not words:
+                return []
+            named += words
+    return named or None
 
 
 def restarts(command: str) -> bool:
@@ -152,22 +159,28 @@ def restarts(command: str) -> bool:
 def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:
     """(removed text, added text) of a replacing edit, whitespace-normalised, when the arguments say it: old/new
     strings, a SEARCH/REPLACE block, or a diff's -/+ lines. A later pair that swaps them undoes the edit."""
+    sides = edit_sides(args)
+    return (" ".join(sides[0].split()), " ".join(sides[1].split())) if sides else None
+
+
+def edit_sides(args: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """(removed text, added text) of a replacing edit as written, lines kept."""
     for old_key, new_key in (("old_str", "new_str"), ("old_string", "new_string"), ("oldString", "newString")):
         if isinstance(args.get(old_key), str) and isinstance(args.get(new_key), str):
-            return " ".join(args[old_key].split()), " ".join(args[new_key].split())
+            return args[old_key], args[new_key]
     for key in ("diff", "content", "patch"):
         text = args.get(key)
         if not isinstance(text, str):
             continue
         block = _replace_block(text)
         if block:
-            return " ".join(block[0].split()), " ".join(block[1].split())
+            return block
         if key == "content":
             continue  # a whole file's text: its '-' lines are a list, not a diff
         minus = [ln[1:] for ln in text.splitlines() if ln.startswith("-") and not ln.startswith("---")]
         plus = [ln[1:] for ln in text.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
         if minus or plus:
-            return " ".join(" ".join(minus).split()), " ".join(" ".join(plus).split())
+            return "\n".join(minus), "\n".join(plus)
     return None
 
 
@@ -179,3 +192,61 @@ def _replace_block(text: str) -> Optional[tuple[str, str]]:
     sep = text.find("\n=======\n", head + 15) if head >= 0 else -1
     end = text.find("\n>>>>>>> REPLACE", sep + 9) if sep >= 0 else -1
     return (text[head + 15 : sep], text[sep + 9 : end]) if end >= 0 else None
+
+
+_INSTALL = re.compile(
+    r"^\s*(?:sudo\s+)?(?:(?:python3?\s+-m\s+)?pip3?\s+install|uv\s+(?:add|pip\s+install)|poetry\s+add|pipenv\s+install|"
+    r"conda\s+install|mamba\s+install|npm\s+(?:install|i|add)|yarn\s+add|pnpm\s+(?:add|install|i)|bun\s+(?:add|install|i)|"
+    r"cargo\s+add|go\s+get|gem\s+install|bundle\s+add|composer\s+require|dotnet\s+add\s+(?:\S+\s+)?package|"
+    r"brew\s+install|apt(?:-get)?\s+install|deno\s+add|mix\s+archive\.install)\s+(?P<rest>.*)"
+)
+_FILE_FLAGS = frozenset(("-r", "--requirement", "-e", "--editable", "-c", "--constraint", "--prefix", "--target"))
+_NOT_ADDED = frozenset((".", "./", "pip", "setuptools", "wheel"))  # the project itself, the installer's own tools
+
+
+def adds_package(command: str) -> bool:
+    """Whether a command installs a package by name (``pip install tenacity``, ``npm i -D zod``, ``cargo add
+    serde``), not what a project already lists (``npm install``, ``pip install -r requirements.txt``, ``pip install -e
+    .``)."""
+    for part in segments(command[:MAX_COMMAND]):
+        m = _INSTALL.match(part)
+        if m is None:
+            continue
+        words = m.group("rest").split()
+        for k, word in enumerate(words):
+            if word.startswith("-") or (k and words[k - 1] in _FILE_FLAGS) or word in _NOT_ADDED:
+                continue
+            if not word.startswith((">", "2>", "&", "|")):
+                return True
+    return False
+
+
+MANIFESTS = re.compile(
+    r"(?:^|/)(?:package\.json|pyproject\.toml|requirements[\w.-]*\.(?:txt|in)|Pipfile|setup\.(?:py|cfg)|"
+    r"environment\.ya?ml|Cargo\.toml|go\.mod|Gemfile|composer\.json|build\.gradle(?:\.kts)?|pom\.xml|\w+\.csproj|"
+    r"deno\.jsonc?|mix\.exs|pubspec\.yaml|Package\.swift)$"
+)
+"""The files where a project lists what it depends on."""
+_ENTRY = re.compile(
+    r"\"(@?[\w][\w./@-]*)\"\s*:\s*\"(?:[\^~<>=*]|\d|latest|workspace:|npm:)|"  # package.json, composer.json
+    r"(?:^|[\"'\s])([A-Za-z][\w.-]*)(?:\[[\w,.-]*\])?\s*(?:[<>=!~]=|[<>]|@\s*[\w^~])|"  # PEP 508, requirements
+    r"^\s*([\w-]+)\s*=\s*(?:\"[\^~<>=*]?\d|\{)|"  # Cargo.toml, Poetry
+    r"^\s*(?:require\s+)?([\w-]+(?:\.[\w-]+)+/[\w./-]+)\s+v\d|"  # go.mod
+    r"^\s*gem\s+['\"]([\w-]+)|(?:implementation|api|compile|testImplementation)\s*\(?\s*['\"]([\w.-]+:[\w.-]+)|"
+    r"<artifactId>([\w.-]+)</artifactId>|\{:(\w+),\s*[\"~]",
+    re.M,
+)
+"""A dependency's entry in a manifest, by its name: ``"zod": "^3.22"``, ``"tenacity>=8.2"``, ``serde = "1"``,
+``golang.org/x/sync v0.7.0``, ``gem 'rack'``, ``implementation("io.ktor:ktor-client")``, ``<artifactId>``."""
+
+
+def adds_dependency(paths: list[str], removed: str, added: str) -> bool:
+    """Whether an edit of a manifest adds an entry that its removed text did not have (taking one out, or changing a
+    version, adds none)."""
+    if not any(MANIFESTS.search(p) for p in paths):
+        return False
+    return bool(_entries(added) - _entries(removed))
+
+
+def _entries(text: str) -> set[str]:
+    return {next(g for g in m.groups() if g) for m in _ENTRY.finditer(text[:MAX_COMMAND])}

@@ -77,17 +77,32 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
         if groups and not (f.refused or f.defied) and not any(groups[-1][-1].i < a.i < f.i for a in attempts):
             groups[-1].append(f)  # no attempt since the last report: the same report, said twice (a refusal is
             # an attempt of its own, refused)
+        elif groups and _unanswered(groups[-1][-1], f, w):
+            groups[-1].append(f)  # one breach in several calls (the manifest edited, then the package installed),
+            # and the person's objection to it; a third call breaking it unanswered counts again (nobody watching)
         else:
             groups.append([f])
-    score = sum(max(g.reports for g in group) for group in groups)
+    score = sum(max(g.reports for g in group) + (len([g for g in group if g.defied]) >= 3) for group in groups)
     if score < repeats or not any(w[-window:][0].i <= a.i < cur.i for a in attempts):
         return None
     said = "; ".join(dict.fromkeys(_said(f) for f in counted))
+    breaches = [f for f in counted if f.defied]
+    if len(groups) == 1 and len(breaches) >= 3 and max(f.reports for f in counted) < 2:  # nobody answered them
+        return [f.i for f in counted], f"the agent went against the person's word {len(breaches)} times: {said}"
     if len(groups) == 1:  # one report that counts twice: going in circles, or the same paste shown again
         return [f.i for f in counted], f"after the agent's attempts, the person said: {said}"
     what = "said it still fails" if any(f.quote for f in counted) else "said no"
     evidence = f"the person {what} {len(groups)} time(s) after attempts: {said}"
     return [f.i for f in counted], evidence
+
+
+def _unanswered(last: TurnFacts, f: TurnFacts, w: list[TurnFacts]) -> bool:
+    """Whether ``f`` breaks the ban ``last`` broke, or is the person's first word after that breach (their objection
+    to it), with no word from the person between them: one breach, however many calls it took; after the person
+    objects, breaking it again counts again."""
+    if not last.defied or (f.defied and f.defied != last.defied) or f.refused:
+        return False
+    return not any(last.i < e.i < f.i and e.actor == "person" for e in w)
 
 
 def _hint(request: TurnFacts, cur: TurnFacts, before: list[TurnFacts]) -> bool:
@@ -109,6 +124,8 @@ def _said(f: TurnFacts) -> str:
         return (
             f"edited `{f.paths[0] if f.paths else f.writes[0]}` after being told not to touch {f.defied[len(_PLACE) :]}"
         )
+    if f.defied == DEPS:
+        return f"added a dependency (`{f.action[:60]}`) after being told not to"
     return f"ran `{f.action[:60]}` after being told not to"
 
 
@@ -165,23 +182,41 @@ def voice(
     }
 
 
-def defied(command: str, paths: list[str], window: list[TurnFacts]) -> Optional[str]:
+def defied(command: str, paths: list[str], window: list[TurnFacts], args: dict[str, Any]) -> Optional[str]:
     """The ban a call runs against, if the person said not to run it, or not to edit where it writes (in their words or
-    beside a refusal; putting files back as git has them obeys): its step and every flag the ban named, its command
-    word, or the place. A ban stands through the person's later requests until one names what it bans ("ok, push it
-    now")."""
+    beside a refusal; putting files back as git has them obeys), or not to add dependencies: its step and every flag
+    the ban named, its command word, the place, or ``DEPS``. A ban stands through the person's later requests until one
+    names what it bans ("ok, push it now")."""
     if not any(e.forbids for e in window):
         return None  # nothing was said not to run or edit (most sessions): the call is not parsed for it
     call = (step_words(command), set(command.split()), {w for p in shellwork.segments(command) for w in p.split()[:4]})
-    places = [] if shellwork.puts_back(command) else ["/" + p.strip("/") + "/" for p in paths]
+    back = shellwork.put_back(command) if "git" in command else None
+    places = ["/" + p.strip("/") + "/" for p in paths if not _restored(p, back)]
     lifted: set[str] = set()
     for e in reversed(window):
         lifted.update(e.lifts)
         if e.actor == "person" or e.refused:
             for ban in e.forbids:
-                if ban not in lifted and _breaks(ban, call, places):
+                if ban not in lifted and (_adds(command, paths, args) if ban == DEPS else _breaks(ban, call, places)):
                     return ban
     return None
+
+
+def _restored(path: str, back: Optional[list[str]]) -> bool:
+    """Whether a written path is one the command put back as git has it (or lies under one it put back)."""
+    if back is None:
+        return False
+    where = "/" + path.strip("/") + "/"
+    return not back or any(f"/{b.strip('/').removeprefix('./')}/" in where for b in back)
+
+
+def _adds(command: str, paths: list[str], args: dict[str, Any]) -> bool:
+    """Whether a call adds a dependency: a package installed by name, or an entry added to a manifest (by a file tool
+    or a patch)."""
+    sides = shellwork.edit_sides(args) or (
+        shellwork.edit_sides({"patch": command}) if "*** Begin Patch" in command else None
+    )
+    return shellwork.adds_package(command) if sides is None else shellwork.adds_dependency(paths, *sides)
 
 
 def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -> bool:
@@ -206,7 +241,10 @@ def _lifts(text: str, again: list[str], window: list[TurnFacts]) -> list[str]:
 
 
 def _named(ban: str, low: str) -> bool:
-    """Whether a message names what ``ban`` bans: the place's last part, or the command's last word."""
+    """Whether a message names what ``ban`` bans: the place's last part, the command's last word, or dependencies
+    ("ok, add tenacity as a dependency", "install it")."""
+    if ban == DEPS:
+        return re.search(r"\b(?:dependenc|package|librar|install)", low) is not None
     if ban.startswith(_PLACE):
         return ban[len(_PLACE) :].rsplit("/", 1)[-1].lower() in low
     words = [w for w in ban.removeprefix(_VERB).split() if not w.startswith("-")]
@@ -274,6 +312,17 @@ FORBID_VERB = re.compile(
 """The person forbidding what a command word does ("don't push", "never deploy", "don't force push"): any command
 whose program or subcommand is that word (``git push``, ``fly deploy``, ``gh pr merge``), a force push by its flags."""
 _VERB = "verb:"
+FORBID_DEPS = re.compile(
+    r"\b(?:(?:no|zero|without(?:\s+adding)?(?:\s+any)?)\s+(?:new|more|additional|extra|third[- ]party|external)|"
+    r"(?:don'?t|do not|never|stop)\s+(?:add|install|introduce|pull\s+in|bring\s+in|use)(?:ing)?(?:\s+(?:any|a))?"
+    r"(?:\s+(?:new|more|additional|extra|third[- ]party|external))?)\s+"
+    r"(?:dependenc(?:y|ies)|deps|packages?|librar(?:y|ies)|libs|modules|crates|gems)\b",
+    re.I,
+)
+"""The person forbidding new dependencies ("NO new dependencies", "don't add any packages", "without adding new
+libraries"); "no packages were found" says nothing new is banned."""
+DEPS = "deps:"
+_DEP_GATES = ("dependenc", "deps", "package", "librar", "libs", "modules", "crates", "gems")
 _BAN_GATES = ("don", "do not", "never", "stop", "no more")
 """Lowercase literals one of which each ban pattern (``FORBID``, ``FORBID_EDIT``, ``FORBID_VERB``) cannot match
 without."""
@@ -285,7 +334,10 @@ def forbidden(text: str) -> list[str]:
     with ("sed -i": ``sed -n`` is not banned), the command words and the places not to edit, at most six. Read behind
     the words every ban starts with (most messages have none)."""
     found: list[str] = []
-    if not fp.may_match(fp.folded(text[:MAX_PERSON_TEXT]), _BAN_GATES):
+    folded = fp.folded(text[:MAX_PERSON_TEXT])
+    if fp.may_match(folded, _DEP_GATES) and FORBID_DEPS.search(text[:MAX_PERSON_TEXT]):
+        found.append(DEPS)
+    if not fp.may_match(folded, _BAN_GATES):
         return found
     for m in FORBID.finditer(text[:MAX_PERSON_TEXT]):
         what = m.group("what").strip("`")
