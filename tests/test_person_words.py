@@ -59,6 +59,10 @@ REPORTS = [
     "checked on staging, the invoice still says 0 EUR",
     "Fortfarande samma fel efter omstarten",
     "Nadal nie dzia\u0142a po wdro\u017ceniu",
+    # seeing again what they saw, said politely inside a longer message
+    "Thanks! Hmm, I'm afraid I'm seeing the same thing as before, it flips back to light after a refresh.",
+    "the button remembers now but the page is white. That's kind of what it did last time too, just with the label",
+    "hmm, I'd love to say it works but it's the same white page on refresh for me, only the toggle remembers",
 ]
 CIRCLING = [
     "THIRD time. the e2e suite IS playwright.",
@@ -77,6 +81,7 @@ CIRCLING = [
     "\u00e8 la terza volta che mi dici che funziona",
     "dit is nu de derde keer",
     "we draaien in rondjes",
+    "I really appreciate the effort! Unfortunately I think we're back where we started? Refresh shows the light page.",
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -115,6 +120,10 @@ NOT_REPORTS = [
     "Sorry again.",
     "Let's try that again.",
     "the API still returns JSON, good",
+    "use the same colors as before for the header",
+    "keep the same layout as before please",
+    "is it the same error as before?",
+    "Now add the same page as before but for admins",
 ]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
@@ -173,23 +182,18 @@ BAN = {
 }
 
 
-def test_editing_where_the_person_said_not_to_three_times_unanswered_fires_and_names_the_edits():
-    """Two edits there are one breach while the person says nothing (they object, or nobody watches); a third is the
-    ban ignored again."""
+def test_editing_where_the_person_said_not_to_twice_fires_and_names_the_edits():
     turns = [
         BAN,
         edit("/repo/openapi.yaml", 0),
         edit("/repo/src/api/generated/models/Order.ts", 1),
         bash("npx tsc --noEmit"),
         edit("/repo/src/api/generated/models/LineItem.ts", 2),
-        bash("npx tsc --noEmit"),
-        edit("/repo/src/api/generated/index.ts", 3),
     ]
     window = window_of(turns)
-    place = "place:src/api/generated"
-    assert [f.defied for f in window] == [None, None, place, None, place, None, place]
+    assert [f.defied for f in window] == [None, None, "place:src/api/generated", None, "place:src/api/generated"]
     verdict, steps = play(turns)
-    assert verdict.fired_at == 6 and steps[0][2][0].kind == "person_reports"
+    assert verdict.fired_at == 4 and steps[0][2][0].kind == "person_reports"
     assert "edited `/repo/src/api/generated/models/Order.ts` after being told not to touch src/api/generated" in (
         steps[0][2][0].evidence
     )
@@ -250,6 +254,22 @@ def test_a_dependency_added_after_the_person_said_no_new_ones_counts_by_manifest
     assert verdict.fired_at == 8 and steps[0][2][0].kind == "person_reports"
     assert "added a dependency (`apply_patch" in steps[0][2][0].evidence
     assert "person reports" in check_claims(verdict, turns)
+
+
+def test_dependencies_added_three_times_with_nobody_answering_fire():
+    """Unattended, nobody objects: the third call adding a dependency is the ban ignored again."""
+    turns = [
+        _said("Parse the dates in report.py. no new dependencies"),
+        {"tool": "Bash", "args": {"command": "pip install python-dateutil"}, "output": "Successfully installed"},
+        _patch("requirements.txt", "httpx==0.27.0", "httpx==0.27.0\npython-dateutil==2.9.0"),
+        {"tool": "Bash", "args": {"command": "python -m pytest -q"}, "output": "1 failed, 8 passed"},
+        {"tool": "Bash", "args": {"command": "pip install arrow"}, "output": "Successfully installed arrow-1.3.0"},
+    ]
+    assert [f.defied for f in window_of(turns)] == [None, "deps:", "deps:", None, "deps:"]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 4 and "the agent went against the person's word 3 times" in steps[0][2][0].evidence
+    assert "person reports" in check_claims(verdict, turns)
+    assert play(turns[:4])[0].fired_at is None  # one dependency, added in two calls: one breach
 
 
 @pytest.mark.parametrize(

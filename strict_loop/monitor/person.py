@@ -131,6 +131,16 @@ PERSIST = re.compile(
     re.I,
 )
 """Words that say the problem persists after an attempt: a repeat, whatever the words for the problem."""
+SEEN_AGAIN = re.compile(
+    r"\b(?:seeing|getting|see|get|it'?s|it is|that'?s|shows?|showing|does|did) (?:exactly |basically |pretty much |"
+    r"kind of |just )?(?:the )?same (?:\w+\s+){0,2}as (?:before|last time|earlier|previously)\b|"
+    r"\bwhat it (?:did|does|was doing|showed) (?:last time|before)\b|\b(?:it'?s|it is|i'?m (?:still )?(?:seeing|"
+    r"getting)|i (?:still )?(?:see|get)) (?:exactly |basically |just )?the same (?:\w+\s+)?(?:page|screen|error|"
+    r"result|output|problem|issue|behaviou?r|message|crash|thing|bug|failure|state|response)\b(?!\s+(?:as|that)\b)",
+    re.I,
+)
+"""The person seeing again what they saw before, wherever in a long message ("I'm seeing the same thing as before",
+"it's the same white page on refresh", "that's what it did last time too"): a report, not a request."""
 _NOPE = re.compile(
     r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|also same|again|doesn|didn|"
     r"not(?!\s+(?:that|this|the|those|these|there|here|in|on|yet)\b)|"
@@ -145,14 +155,7 @@ _PERSIST_GATES = (
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged")
     + ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "continua", "ainda", "mesmo")
     + ("de novo", "toujours", "encore", "m\u00eame", "meme", "n'a pas", "hat nicht", "immer noch", "wieder")
-    + (
-        "gleiche",
-        "selbe",
-        "fehler",
-        "\u0435\u0449",
-        "\u0442\u0430 \u0436\u0435",
-        "\u043f\u043e\u043c\u043e\u0433\u043b\u043e",
-    )
+    + ("gleiche", "selbe", "fehler", "\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u043f\u043e\u043c\u043e\u0433")
     + ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "\u307e\u3060", "\u540c\u3058")
     + ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic", "nog ", "hetzelfde", "weer")
     + ("dezelfde", "fortfarande", "samma fel", "precis som", "igen", "nadal", "wci\u0105\u017c", "dalej", "znowu")
@@ -165,6 +168,8 @@ CIRCLES = re.compile(
     r"(?<!\bi've )(?<!\bi have )(?<!\bi )(?:doing|done|tried) this "
     r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking)|stop (?:guessing|"
     r"speculating)|same mistake|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
+    r"(?:we'?re|we are|i'?m|i am|it'?s|it is|this is|that'?s) (?:right |just )?back (?:to )?where (?:we|i) "
+    r"(?:started|began|were)|"
     r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
     r"(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time (?:i(?:'m| am|'ve| have)? (?:tell|ask|say|said|told|asked|"
     r"explain)\w*|that (?:it|this))|"
@@ -200,6 +205,7 @@ CIRCLES = re.compile(
 """The person saying the agent spirals: as telling as two repeats."""
 _CIRCLES_GATES = (
     ("circle", "times", "twice", "keep", "stop", "mistake", "square one", "how many", "time", "back and forth", "round")
+    + ("where we", "where i")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
@@ -243,7 +249,7 @@ INSTRUCTION = re.compile(
 )
 """A message that starts by asking for something: a failure it names is what to avoid, not what happened. A
 question (but "why ...?") asks too."""
-WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)
+WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)  # a question that complains ("why is it still empty?")
 ASKED = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|so|and|also|btw|hey|quick (?:q|question)|just curious|one more thing)\W+)*"
     r"(?:is|are|does|did|do|can|could|should|will|would|has|have)\b[^.!?\n]{0,200}\?|"
@@ -254,7 +260,6 @@ ASKED = re.compile(
 )
 """A question first (its answer is asked for) or a condition and what to do then ("if the error persists, fall back to
 the cache"): the message asks, whatever it names."""
-"""A question that is a complaint ("why is it still empty?"); other questions ask, they do not report."""
 TOLD = re.compile(_TOLD, re.I)
 """The person saying they said it before: a complaint even as a question ("why do you keep ignoring this?")."""
 NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?|failures?|warnings?|issues?)\b", re.I)
@@ -304,7 +309,8 @@ def read(raw: str) -> Word:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = _head(text)
-    persists = _persist(head) and not NEGATED.search(head)
+    again = _says(SEEN_AGAIN, ("same", "what it"), head)
+    persists = (again or _persist(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
     opening = _DANGLING.sub("", head[:40])  # a cut that ends on "still" says nothing yet
     said_first = _persist(opening)  # "still the same... debug it properly": the news comes first
@@ -313,7 +319,7 @@ def read(raw: str) -> Word:
     asking = instructed or bool(ASKED.match(head)) or (question and not complaint)
     if _says(CIRCLES, _CIRCLES_GATES, head) and not instructed:
         return Word("fail", 2, pasted, text)
-    if persists and not asking and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first):
+    if persists and not asking and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first or again):
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
         return Word("fail", 1, pasted, text)  # "go on with the plan - also, I still see X": a report beside a request
@@ -386,12 +392,3 @@ def _pasted_error(raw: str) -> Optional[str]:
     if "\n" in raw.strip() and not NEGATED.search(line) and not INSTRUCTION.match(line):
         return line[:300]
     return None
-
-
-def quote(text: str, cap: int = 100) -> str:
-    """A person's words as the diagnosis quotes them: the start of the message, cut at a word."""
-    if len(text) <= cap:
-        return text
-    cut = text[:cap]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > cap * 0.6 else cut).rstrip(" ,;:.") + "..."

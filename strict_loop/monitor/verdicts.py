@@ -20,7 +20,6 @@ from strict_loop.monitor.person import (
     HEAD_CHARS,
     OBSERVED,
     Word,
-    quote,
     read,
 )
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, spoken, step_words
@@ -78,8 +77,8 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
             groups[-1].append(f)  # no attempt since the last report: the same report, said twice (a refusal is
             # an attempt of its own, refused)
         elif groups and _unanswered(groups[-1][-1], f, w):
-            groups[-1].append(f)  # one breach in several calls (the manifest edited, then the package installed),
-            # and the person's objection to it; a third call breaking it unanswered counts again (nobody watching)
+            groups[-1].append(f)  # the person's objection to a breach, or a dependency added in several calls (a
+            # third such call unanswered counts again: nobody may be watching)
         else:
             groups.append([f])
     score = sum(max(g.reports for g in group) + (len([g for g in group if g.defied]) >= 3) for group in groups)
@@ -97,10 +96,10 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
 
 
 def _unanswered(last: TurnFacts, f: TurnFacts, w: list[TurnFacts]) -> bool:
-    """Whether ``f`` breaks the ban ``last`` broke, or is the person's first word after that breach (their objection
-    to it), with no word from the person between them: one breach, however many calls it took; after the person
-    objects, breaking it again counts again."""
-    if not last.defied or (f.defied and f.defied != last.defied) or f.refused:
+    """Whether ``f`` is the person's first word after the breach ``last`` (their objection to it), or adds a dependency
+    after ``last`` added one with no word from the person between them (the manifest edited, the package installed,
+    the lockfile: one breach in several calls). A command or an edit the person banned counts each time it runs."""
+    if not last.defied or f.refused or (f.defied and not f.defied == last.defied == DEPS):
         return False
     return not any(last.i < e.i < f.i and e.actor == "person" for e in w)
 
@@ -367,3 +366,12 @@ def topic(text: str) -> list[str]:
     """Digests of the longer words a message names (``statusbar``, ``checkout``): what it is about."""
     words = {w.lower().strip(".-") for w in _SUBJECT.findall(text[:HEAD_CHARS])}
     return sorted(fp.digest(w)[:8] for w in words - _COMMON if len(w) >= 6)
+
+
+def quote(text: str, cap: int = 100) -> str:
+    """A person's words as the diagnosis quotes them: the start of the message, cut at a word."""
+    if len(text) <= cap:
+        return text
+    cut = text[:cap]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > cap * 0.6 else cut).rstrip(" ,;:.") + "..."
