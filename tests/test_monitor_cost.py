@@ -210,11 +210,13 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
         (),
     ),
     (re.compile(r"\[\d+\]"), "[<n>]", ()),
+    # a process's id in parentheses (newer than the class-led table, written here as it is): its gate is checked
+    (re.compile(r"\((?:node:\d+|(?<=[A-Z] \()\d{1,7}(?: on [\w.-]+)?)\)"), "(<pid>)", ()),
 ]
 _NOISY = ["1", "9", "12", "2024", "-", ":", ".", ",", " ", "\n", "T", "Z", "+", "a", "f", "A", "F", "x", "_", "é", "٣"]
 _NOISY += ["ms", "µs", "s", "m", "h", "d", "sec", "mins", "B", "KiB", "k", "/s", " ago", "lines", "more lines"]
 _NOISY += ["pid", "PID", "process", "=", "line ", "Line ", "LINE ", "lINE ", "deadbeef", "abcd", "0"]
-_NOISY += ["_", "Id: ", "ID=", "-id=", "req_1e9b44c0f3", "EFPCNFEB088BEZFY"]
+_NOISY += ["_", "Id: ", "ID=", "-id=", "req_1e9b44c0f3", "EFPCNFEB088BEZFY", "(", ")", "INFO ", "node:", " on web-1"]
 
 
 def test_the_normalizing_patterns_led_by_a_class_replace_what_the_old_ones_did(monkeypatch):
@@ -230,6 +232,11 @@ def test_the_normalizing_patterns_led_by_a_class_replace_what_the_old_ones_did(m
     assert (
         fp.strict("took 12.5 ms at 10:01:02, pid 7, line 3, 4 KiB") == "took <dur> at <time>, pid <n>, line <n>, <size>"
     )
+    assert (
+        fp.strict("[14:21:14] INFO (44935): config loaded (3 routes)")
+        == "[<time>] INFO (<pid>): config loaded (3 routes)"
+    )
+    assert fp.strict("(node:4242) Warning: x") == fp.strict("(node:77) Warning: x")
 
 
 def _cased(phrases: list[str], count: int, seed: int) -> list[str]:

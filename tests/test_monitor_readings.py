@@ -579,6 +579,24 @@ def test_restarts_that_each_report_themselves_otherwise_before_the_same_log_tail
     assert "restarts" in check_claims(verdict, turns)
 
 
+def test_kills_and_restarts_whose_server_logs_its_pid_and_dies_on_the_same_port_are_a_restart_loop():
+    """Codex sends no exit code; each start logs its own pid (pino's ``INFO (pid):``) before the same EADDRINUSE, and
+    the watcher's last words say it failed."""
+    boot = (
+        "> api@1.0.0 dev\n> tsx watch src/server.ts\n\n[14:2{k}:14] INFO ({pid}): config loaded\n"
+        "Error: listen EADDRINUSE: address already in use :::3000\n    at Server.setupListenHandle (node:net:1897:16)\n"
+        "Failed running 'src/server.ts'. Waiting for file changes before restarting..."
+    )
+    kills = ("kill 53193", "kill -9 $(lsof -ti:3000); sleep 2", "pkill -f 'tsx watch'; kill -9 $(lsof -ti:3000)")
+    turns = [
+        {"tool": "Bash", "args": {"command": f"{how} && timeout 15 npm run dev"}, "output": boot.format(k=k, pid=pid)}
+        for k, (how, pid) in enumerate(zip(kills, (44935, 56525, 61207)))
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+
+
 def _rebuild(tail: str) -> dict:
     build = "[+] Building 14.2s (11/11) FINISHED\n => [api 5/5] RUN npm run build   9.8s\n[+] Running 2/2\n"
     command = "docker compose up -d --build api && sleep 6 && docker compose logs api --tail 4"

@@ -86,6 +86,8 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"[Ll](?<!\w[Ll])(?:ine|INE) \d+\b"), "line <n>", ("ine ", "INE ")),
     (_UNIT, _unit, ()),
     (re.compile(r"\[\d+\]"), "[<n>]", ("[",)),
+    # a process's id as pino and bunyan print it (``INFO (44935):``, ``(4242 on web-1)``) and Node's ``(node:4242)``
+    (re.compile(r"\((?:node:\d+|(?<=[A-Z] \()\d{1,7}(?: on [\w.-]+)?)\)"), "(<pid>)", ("(",)),
 ]
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
