@@ -320,6 +320,15 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
         ),
         ("pytest -v", "tests/test_a.py::test_x FAILED    [ 50%]\ntests/test_a.py::test_y PASSED    [100%]", True),
         ("mvn -q test", "Tests: 12 PASSED, 0 FAILED", False),
+        # a resolver that found no versions that fit says so last, indented (Bundler, Poetry, pub)
+        (
+            "bundle install",
+            "Could not find compatible versions\n\nBecause paper_trail >= 12.3.0 depends on activerecord < 7.1\n"
+            "  and rails >= 7.1.3 depends on activerecord = 7.1.3,\nSo, because Gemfile depends on rails = 7.1.3\n"
+            "  version solving has failed.",
+            True,
+        ),
+        ("poetry lock", "Resolving dependencies... (1.2s)\n\nWriting lock file", False),
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):
@@ -590,7 +599,7 @@ def test_kills_and_restarts_whose_server_logs_its_pid_and_dies_on_the_same_port_
     kills = ("kill 53193", "kill -9 $(lsof -ti:3000); sleep 2", "pkill -f 'tsx watch'; kill -9 $(lsof -ti:3000)")
     turns = [
         {"tool": "Bash", "args": {"command": f"{how} && timeout 15 npm run dev"}, "output": boot.format(k=k, pid=pid)}
-        for k, (how, pid) in enumerate(zip(kills, (44935, 56525, 61207)))
+        for k, (how, pid) in enumerate(zip(kills, (44935, 56525, 61207), strict=True))
     ]
     verdict, steps = play(turns)
     assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"

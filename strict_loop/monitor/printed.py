@@ -100,7 +100,8 @@ def reads_failed(command: str, output: str) -> bool:
     own = last.startswith(f"{shown.group(1).split()[0]}:") if shown else False
     if shown and not (own or last.endswith(_NO_PROGRAM) or (logs and _READER_OWN.match(last))):
         return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
-    said_failed = fp.raised(last) or bool(_LAST_ERROR.match(last)) or bool(_LAST_SAYS.search(last))
+    says = _LAST_SAYS.search(last) or (end != last and _LAST_SAYS.search(end))  # its own last words too, indented
+    said_failed = fp.raised(last) or bool(_LAST_ERROR.match(last)) or bool(says)
     return said_failed and not _NONE.search(last)
 
 
@@ -198,11 +199,13 @@ file.``) and ``The system cannot find the file specified.``, a program's ``x: er
 "timed out" after a program's name, a few words ending in "failed."."""
 _LAST_SAYS = re.compile(
     r"(?i:\bcannot connect to the docker daemon\b|\b(?:cannot|can't|could not|unable to) (?:continue|proceed)\b|"
+    r"\bversion solving (?:has )?failed\b|"
     r"\bconnection to the server \S+ was refused\b|"
     r"\bis not recognized as (?:the|a) name of a cmdlet\b|\bexited with code:? [1-9])|"
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
-"""Words that say a command failed anywhere in its last line: it cannot continue (Bundler), Docker's daemon
+"""Words that say a command failed anywhere in its last line: it cannot continue (Bundler), its resolver found no
+versions that fit (Bundler's, Poetry's and pub's "version solving has failed."), Docker's daemon
 unreachable, kubectl's refused connection, PowerShell's unknown cmdlet, a child that exited non-zero, Ruby's uncaught
 exception."""
 
