@@ -606,6 +606,27 @@ def test_kills_and_restarts_whose_server_logs_its_pid_and_dies_on_the_same_port_
     assert "restarts" in check_claims(verdict, turns)
 
 
+def test_restarts_after_which_curl_shows_the_same_error_status_are_a_restart_loop():
+    """``curl -si`` after each restart shows the proxy's same 502 (its Date aside): the restarted thing's outcome,
+    though every command succeeded; a status that changes is news."""
+    page = "HTTP/1.1 502 Bad Gateway\nServer: nginx/1.25.5\nDate: Wed, 22 May 2024 09:1{k}:07 GMT\n\n<h1>502</h1>"
+    restarts = {
+        "docker restart shop-api-1": "shop-api-1",
+        "docker compose restart proxy": " Container shop-proxy-1  Restarting\n Container shop-proxy-1  Started",
+        "docker compose up -d --force-recreate api": " Container shop-api-1  Recreated\n Container shop-api-1  Started",
+    }
+    turns = [
+        {"tool": "Bash", "args": {"command": f"{how} && sleep 4 && curl -si localhost:8080/api/health"}}
+        | {"output": f"{said}\n" + page.format(k=k)}
+        for k, (how, said) in enumerate(restarts.items())
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+    moved = [*turns[:2], {**turns[2], "output": turns[2]["output"].replace("502 Bad Gateway", "401 Unauthorized")}]
+    assert play(moved)[0].fired_at is None
+
+
 def _rebuild(tail: str) -> dict:
     build = "[+] Building 14.2s (11/11) FINISHED\n => [api 5/5] RUN npm run build   9.8s\n[+] Running 2/2\n"
     command = "docker compose up -d --build api && sleep 6 && docker compose logs api --tail 4"

@@ -211,10 +211,17 @@ exception."""
 
 
 def logged_error(output: str) -> Optional[str]:
-    """The error a run printed though it succeeded (a log tail, a status), as its fingerprint; None when it printed
-    none. Read in the last 4,000 characters, as a failing run's error line is."""
-    line = fp.error_line(output[-4000:])
+    """The error a run printed though it succeeded (a log tail, a status, an HTTP error status ``curl -i`` showed), as
+    its fingerprint; None when it printed none. Read in the last 4,000 characters, as a failing run's error line is."""
+    tail = output[-4000:]
+    line = fp.error_line(tail)
+    if line is None and "HTTP/" in tail:
+        line = next(reversed([m.group(0) for m in _ERROR_STATUS.finditer(tail)]), None)
     return fp.line_fingerprint(line, output) if line else None
+
+
+_ERROR_STATUS = re.compile(r"^HTTP/[\d.]+ [45]\d\d\b[^\n]{0,80}", re.M)
+"""An HTTP response's status line that says it failed (``HTTP/1.1 502 Bad Gateway``, ``HTTP/2 401``)."""
 
 
 _OWN_REPORT = re.compile(
