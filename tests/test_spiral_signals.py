@@ -287,11 +287,33 @@ def test_failing_test_count_going_down_suppresses():
         ("This model's maximum context length is 128000 tokens", "context window"),
         ('  File "a.py", line 3\nSyntaxError: invalid syntax', "syntax error"),
         ("error: circular dependency detected: a -> b -> a", "circular dependency"),
+        ("curl: (60) SSL certificate problem: unable to get local issuer certificate", "untrusted certificate"),
+        ("npm ERR! code SELF_SIGNED_CERT_IN_CHAIN", "untrusted certificate"),
+        ("x509: certificate signed by unknown authority", "untrusted certificate"),
+        ("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", "untrusted certificate"),
     ],
 )
 def test_failure_classes_have_remedies(message, name):
     cls = fp.classify([message])
     assert cls is not None and cls.name == name and len(cls.remedy) > 20
+
+
+def test_one_failure_class_through_other_tools_each_saying_it_their_way_is_the_same_error():
+    """pip, curl, requests and npm each word an untrusted TLS chain differently (new lines each time): the class keeps
+    coming back, so the fourth is no news."""
+    said = {
+        "pip install -r requirements.txt": "WARNING: Retrying ... SSLError(SSLCertVerificationError(1, '[SSL: "
+        "CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate'))",
+        "curl -sS https://pypi.org/simple/ -o /dev/null": "curl: (60) SSL certificate problem: unable to get local "
+        "issuer certificate",
+        "python -c 'import requests; requests.get(\"https://pypi.org\")'": "requests.exceptions.SSLError: "
+        "HTTPSConnectionPool(host='pypi.org', port=443): certificate verify failed",
+        "cd web && npm ci": "npm ERR! code SELF_SIGNED_CERT_IN_CHAIN\nnpm ERR! errno SELF_SIGNED_CERT_IN_CHAIN\n"
+        "npm ERR! request to https://registry.npmjs.org/zod failed, reason: self-signed certificate in chain",
+    }
+    turns = [bash(command, output, True) for command, output in said.items()]
+    assert "repeated_error" in fired(turns)
+    assert "repeated_error" not in fired(turns[:3])
 
 
 def test_ladder_whispers_twice_then_pauses_and_a_quiet_stretch_resets():

@@ -221,6 +221,20 @@ FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, p
         ("no space left on device", "disk quota exceeded", "enospc"),
     ),
     (
+        "untrusted certificate",
+        re.compile(
+            r"certificate verify failed|unable to get local issuer certificate|UNABLE_TO_GET_ISSUER_CERT|"
+            r"self[-_ ]signed[-_ ]cert(?:ificate)?[-_ ]in[-_ ](?:certificate[-_ ])?chain|certificate signed by unknown "
+            r"authority|SSL certificate problem|UnknownIssuer|certificate has expired|CERT_HAS_EXPIRED",
+            re.I,
+        ),
+        "the TLS chain is not trusted (a proxy's or a private CA, an expired certificate): check it once with "
+        "`openssl s_client -connect HOST:443 -CAfile BUNDLE`, then point every tool at that one bundle "
+        "(SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, pip --cert); another tool meets the same chain",
+        ("certificate", "unable_to_get_issuer_cert", "self-signed", "self_signed", "self signed", "unknownissuer")
+        + ("cert_has_expired",),
+    ),
+    (
         "timeout",
         re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
         "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do "
@@ -284,6 +298,7 @@ SPECIFIC_CLASSES = frozenset(
         "timeout",
         "permission denied",
         "connection refused",
+        "untrusted certificate",
         "port in use",
         "rate limit",
         "context window",

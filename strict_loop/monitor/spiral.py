@@ -181,11 +181,10 @@ class SpiralDetector:
         failing = self._failing_runs(w, same_error)
         if failing is not None:
             return failing
-        if cur.novel and cur.err not in {
-            f.err for f in w[:-1]
-        }:  # news, unless only the details of a known error changed
-            return None
         recent = w[-self.t.error_window :]
+        classed = cur.fclass is not None and sum(f.fclass == cur.fclass for f in recent) >= self.t.error_repeats
+        if cur.novel and cur.err not in {f.err for f in w[:-1]} and not classed:
+            return None  # news, unless only the details of a known error changed, or its class keeps coming back
         # A success of the same kind of action (an accepted edit; the failing step, or a check, passing) means things
         # moved; another command succeeding (a cache cleared, a version printed) does not.
         ok = [
