@@ -329,6 +329,15 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
             True,
         ),
         ("poetry lock", "Resolving dependencies... (1.2s)\n\nWriting lock file", False),
+        # a line in parentheses trails the error (SQLAlchemy's pointer to its docs)
+        (
+            "alembic upgrade head",
+            'sqlalchemy.exc.ProgrammingError: (psycopg2.errors.DuplicateColumn) column "archived_at" already exists\n'
+            "[SQL: ALTER TABLE tickets ADD COLUMN archived_at TIMESTAMP]\n"
+            "(Background on this error at: https://sqlalche.me/e/20/f405)",
+            True,
+        ),
+        ("alembic upgrade head", "INFO  [alembic.runtime.migration] Running upgrade a1 -> b2 (add index)", False),
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):

@@ -117,11 +117,13 @@ _RULE = re.compile(r"^[=\-_*#~. ]{3,}$")
 _TRAILER = re.compile(
     r"^(?:\s|[+^~|{}\]\[\u00d7\u2500-\u257f]|-\s|(?:hint|note|help|tip):|\[notice\]|Node\.js v\d|Require stack:|"
     r"LINE \d+:|At line:\d|(?:Please|Check|See|Try|To|For|Is|Are|and|or|Aborting|Did you)\b|\^|from \S+:\d+:in\b|"
-    r"[\w.-]+@[\w.-]+\s*$|exit status [1-9]\d*$|(?!(?i:error|fatal|fail|exception|caused|traceback))[A-Z][\w ]{0,30}:$)"
+    r"[\w.-]+@[\w.-]+\s*$|exit status [1-9]\d*$|(?!(?i:error|fatal|fail|exception|caused|traceback))[A-Z][\w ]{0,30}:$|"
+    r"\([^()\n]*\)\s*$)"
 )
 """Lines that trail an error without being it: stack frames and indented detail, advice (``hint:``, ``Please make
 sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer, a label
-that heads indented detail (Bundler's ``In Gemfile:``)."""
+that heads indented detail (Bundler's ``In Gemfile:``), a line in parentheses (SQLAlchemy's ``(Background on this
+error at: ...)``)."""
 
 
 def _head_line(tail: str, last: str, reach: int = 16) -> str:
