@@ -268,6 +268,18 @@ def test_score_dropping_twice_fires_and_a_rising_score_suppresses_everything():
     assert fired(rising) == set()
 
 
+def test_fewer_failures_are_counted_against_the_same_command_only():
+    """Jest failing 1 test after tsc found 5 errors is no drop: they count other things."""
+    turns = [
+        bash("npx tsc --noEmit", "Found 5 errors in 2 files.", True),
+        bash("npm test -- webhook", "Tests:       1 failed, 1 total", True),
+        bash("npm test -- webhook", "Tests:       1 failed, 1 total", True),
+        bash("npx tsc --noEmit", "Found 3 errors in 2 files.", True),
+    ]
+    progs = [f.prog for f in window_of(turns)]
+    assert progs[1] != "fewer failures" and progs[3] == "fewer failures"
+
+
 def test_failing_test_count_going_down_suppresses():
     turns = [bash("pytest -q", f"{n} failed, {20 - n} passed", True) for n in (9, 7, 5, 3)]
     assert fired(turns) == set()

@@ -90,7 +90,8 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     scores = [e.score for e in window if e.score is not None]
     if f.score is not None and scores and f.score > max(scores):
         return "higher score"
-    fails = [e.fails for e in window if e.fails is not None and (f.actor != "person" or e.actor == "person")]
+    alike = [e for e in window if (e.actor == "person" if f.actor == "person" else e.step == f.step)]
+    fails = [e.fails for e in alike if e.fails is not None]  # a count is held against the same command's, or theirs
     if f.fails is not None and fails and f.fails < fails[-1]:
         return "fewer failures"
     if f.verdict == "pass" and not f.logerr and not _passed_before(f, window):  # a build that passed and then
