@@ -86,7 +86,8 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     """How ``f`` moved the work forward compared with the earlier turns of ``window``, if it did; ``fresh`` is how many
     of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not
     new). Only outcomes count: an edit is an attempt, a person repeating a complaint is a failed check, not news, and a
-    person's failing count is held against theirs before (an agent's check counts other things)."""
+    person's failing count is held against theirs before, an agent's against the same command's (tsc's
+    errors and jest's failed tests count other things)."""
     scores = [e.score for e in window if e.score is not None]
     if f.score is not None and scores and f.score > max(scores):
         return "higher score"
