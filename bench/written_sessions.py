@@ -10,7 +10,9 @@ onset to its end; an earlier firing is counted apart ("early") and is no catch; 
 false alarm. Codex sessions replay without exit codes, as Codex's hooks send calls.
 
 Which sets were held out when first measured (figures in ``references/spiral.md``, "Measured"): C, E, F and G;
-A, B and D shaped rules after their first measure, and E after it was measured, F for one change. From now on every
+A, B and D shaped rules after their first measure, and E after it was measured, F for one change. I, J and K
+(written for issue 24's next round, Gemini CLI's tool names added to the format) were measured untouched on the code
+they were written beside; I and K shaped rules after. From now on every
 set is in-sample for whoever changes the monitor looking at this output.
 
     python bench/written_sessions.py              # every set, a line each, then the total
@@ -39,6 +41,9 @@ SETS = {
     "E": "a person in the loop and the agent alone, with Polish and Swedish",
     "F": "a person in the loop and the agent alone, with Turkish and Korean",
     "G": "a person in the loop and the agent alone, with Hindi in Latin script and Vietnamese",
+    "I": "Codex sessions, mostly the agent alone (restarts, hangs, dependency loops, varied commands)",
+    "J": "long Claude Code sessions, 14 to 50 turns, the spiral after a productive stretch",
+    "K": "the hard cases in all three harnesses: spirals that look busy, healthy sessions that look stuck",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -194,7 +194,7 @@ def test_a_call_the_person_refused_reaches_the_monitor_at_the_next_hook_with_its
 def test_every_written_set_loads_with_labels_that_fit_its_turns():
     for name in written_sessions.SETS:
         found = written_sessions.sessions(name)
-        assert found and {s["harness"] for s in found} <= {"claude", "codex"}
+        assert found and {s["harness"] for s in found} <= {"claude", "codex", "gemini"}
         for s in found:
             fits = 0 <= s["onset"] <= s["end"] < len(s["turns"]) if s["expect"] == "fire" else s["onset"] is None
             assert fits, (name, s["name"])
