@@ -92,10 +92,13 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     if m := re.search(r"a running job was polled (\d+) times in a row", evidence):
         assert (
             int(m.group(1)) >= len(involved) > 1
-            and len({f.sig for f in involved}) == 1
+            and len({f.asig for f in involved}) == 1
             and len({f.out for f in involved}) == 1
         )
-        assert all(outcomes.running(turns[f.i].get("output", "")) for f in involved)
+        assert all(
+            outcomes.running(turns[f.i].get("output", "")) or outcomes.waits(turns[f.i].get("args", {}).get("command"))
+            for f in involved
+        )
         checked.append("polled")
     if m := re.search(r"was put back to an earlier version (\d+) times \(turns ([\d, ]+)\)", evidence):
         listed = [int(x) for x in m.group(2).split(", ")]

@@ -187,6 +187,38 @@ def test_polls_pause_only_after_a_long_stretch_in_turns_and_in_time(every_s, pau
     assert not play(polls(t.poll_pause - 1, 600))[1][1:]  # a long time, but not yet many polls: one whisper at most
 
 
+def test_a_status_read_after_sleeps_of_any_length_is_one_poll():
+    """``sleep 60 && kubectl get pods``, then ``sleep 120 && ...``: one poll, waited on longer each time, of a pod that
+    stays Pending (its age aside); a look at something else between is no change of what is polled."""
+    t = MonitorSettings().thresholds
+    pods = "NAME   READY   STATUS    RESTARTS   AGE\nsearch-api-7b8d44c9f6-h5njd   0/1   Pending   0   {age}"
+    turns = []
+    for k in range(t.poll_whisper):
+        command = f"sleep {60 + 30 * (k % 4)} && kubectl -n search get pods -l app=search-api"
+        turns.append(
+            {
+                "tool": "Bash",
+                "args": {"command": command},
+                "output": pods.format(age=f"{4 + 2 * k}m12s"),
+                "exit_code": 0,
+            }
+        )
+        if k == 3:
+            turns.append(
+                {
+                    "tool": "Bash",
+                    "args": {"command": "kubectl get nodes"},
+                    "output": "NAME  STATUS\nn1  Ready",
+                    "exit_code": 0,
+                }
+            )
+    verdict, steps = play(turns)
+    assert verdict.fired_at == len(turns) - 1 and steps[0][2][0].kind == "stalled_poll"
+    assert "polled" in check_claims(verdict, turns)
+    turns[-1]["output"] = pods.format(age="24m12s").replace("0/1   Pending", "1/1   Running")
+    assert play(turns)[0].fired_at is None
+
+
 def test_polls_whose_output_moves_are_quiet():
     turns = polls(30, 3)
     for k, t in enumerate(turns[1:]):

@@ -187,7 +187,7 @@ def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Opti
         return 0, None
     if not (outcomes.running(turn.output) or outcomes.waits(turn.args.get("command"))):
         return 0, None
-    prev = next((e for e in reversed(window) if e.sig == f.sig), None)
+    prev = next((e for e in reversed(window) if e.asig == f.asig), None)  # `sleep 60 && x`, `sleep 90 && x`: one poll
     if prev is not None and prev.polls and prev.out == f.out:
         return prev.polls + 1, prev.since
     return 1, f.ts

@@ -314,7 +314,7 @@ class SpiralDetector:
             return None
         span = cur.ts - cur.since if cur.ts is not None and cur.since is not None else None
         long = cur.polls >= self.t.poll_pause and (span is None or span >= self.t.poll_pause_s)
-        polled = [f for f in w if f.sig == cur.sig and f.polls][-cur.polls :]
+        polled = [f for f in w if f.asig == cur.asig and f.polls][-cur.polls :]
         wall = f" over {span / 60:.0f} min" if span is not None else ""
         return Signal(
             kind="stalled_poll",
