@@ -82,6 +82,8 @@ CIRCLING = [
     "dit is nu de derde keer",
     "we draaien in rondjes",
     "I really appreciate the effort! Unfortunately I think we're back where we started? Refresh shows the light page.",
+    "it's been 14 for a while now, the errors just move around",
+    "this is whack-a-mole",
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -124,6 +126,8 @@ NOT_REPORTS = [
     "keep the same layout as before please",
     "is it the same error as before?",
     "Now add the same page as before but for admins",
+    "move the errors around into one file please",
+    "show the errors around line 40",
 ]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 

@@ -169,7 +169,8 @@ CIRCLES = re.compile(
     r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking)|stop (?:guessing|"
     r"speculating)|same mistake|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
     r"(?:we'?re|we are|i'?m|i am|it'?s|it is|this is|that'?s) (?:right |just )?back (?:to )?where (?:we|i) "
-    r"(?:started|began|were)|"
+    r"(?:started|began|were)|\b(?:errors?|failures?|bugs?|problems?|issues?) (?:just |only )?(?:move|moves|moving|"
+    r"shift|shifts|shifting|jump|jumps|jumping) around\b|\bwhack-?a-?mole\b|"
     r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
     r"(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time (?:i(?:'m| am|'ve| have)? (?:tell|ask|say|said|told|asked|"
     r"explain)\w*|that (?:it|this))|"
@@ -205,7 +206,7 @@ CIRCLES = re.compile(
 """The person saying the agent spirals: as telling as two repeats."""
 _CIRCLES_GATES = (
     ("circle", "times", "twice", "keep", "stop", "mistake", "square one", "how many", "time", "back and forth", "round")
-    + ("where we", "where i")
+    + ("where we", "where i", "around", "mole")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
