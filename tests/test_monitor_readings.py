@@ -727,6 +727,9 @@ def test_another_command_succeeding_between_the_same_failures_is_no_progress():
         ("FAIL: test_bar (pkg.tests.TestX)\nFAILED (failures=1)", ["test_bar (pkg.tests.TestX)"]),
         ("test tests::it_works ... FAILED\ntest result: FAILED", ["tests::it_works"]),
         ("error: cannot find symbol\nBUILD FAILED", []),
+        # jest puts each test's time beside its name: the same test whatever it took
+        ("  nextStandup\n    \u2715 keeps 09:00 Berlin time (31 ms)\nTests: 1 failed", ["keeps 09:00 Berlin time"]),
+        ("    \u2715 renders the badge (1.2 s)", ["renders the badge"]),
     ],
 )
 def test_the_failing_tests_a_run_names(output, names):

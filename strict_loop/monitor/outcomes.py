@@ -262,8 +262,11 @@ def failing_tests(output: str, cap: int = 50) -> list[str]:
     for line in output.splitlines()[-400:]:
         m = _FAILING_TEST.match(line[:300])
         if m:
-            names.add(next(v for v in m.groups() if v))
+            names.add(_TOOK.sub("", next(v for v in m.groups() if v)))  # jest's "x (31 ms)": the time is no name
     return sorted(names)[:cap]
+
+
+_TOOK = re.compile(r"\s*[(\[]\d+(?:\.\d+)?\s*(?:ms|s|sec)[)\]]\s*$")
 
 
 _RUNNING_GATES: tuple[str, ...] = ("running", "progress", "pending", "queued", "building", "not finished")
