@@ -730,6 +730,7 @@ def test_another_command_succeeding_between_the_same_failures_is_no_progress():
         # jest puts each test's time beside its name: the same test whatever it took
         ("  nextStandup\n    \u2715 keeps 09:00 Berlin time (31 ms)\nTests: 1 failed", ["keeps 09:00 Berlin time"]),
         ("    \u2715 renders the badge (1.2 s)", ["renders the badge"]),
+        (" \u00d7 src/a.test.ts > parser > handles dates 12ms", ["src/a.test.ts > parser > handles dates"]),  # vitest
     ],
 )
 def test_the_failing_tests_a_run_names(output, names):

@@ -262,11 +262,12 @@ def failing_tests(output: str, cap: int = 50) -> list[str]:
     for line in output.splitlines()[-400:]:
         m = _FAILING_TEST.match(line[:300])
         if m:
-            names.add(_TOOK.sub("", next(v for v in m.groups() if v)))  # jest's "x (31 ms)": the time is no name
+            names.add(_TOOK.sub("", next(v for v in m.groups() if v)))
     return sorted(names)[:cap]
 
 
-_TOOK = re.compile(r"\s*[(\[]\d+(?:\.\d+)?\s*(?:ms|s|sec)[)\]]\s*$")
+_TOOK = re.compile(r"\s*(?:[(\[]\d+(?:\.\d+)?\s*(?:ms|s|sec)[)\]]|(?<=\s)\d+(?:\.\d+)?\s*m?s)\s*$")
+"""The time a runner prints beside a test's name: jest's ``(31 ms)``, vitest's ``12ms``, bun's ``[66.80ms]``."""
 
 
 _RUNNING_GATES: tuple[str, ...] = ("running", "progress", "pending", "queued", "building", "not finished")
