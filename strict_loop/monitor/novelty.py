@@ -238,7 +238,8 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
     ):
         shared = ambient | frozenset(before.lines)
         own = fp.error_line(turn.output, shared)
-        if own is not None:  # this failure says something its predecessor did not: that is its cause
+        if own is not None and not fp.summary(own):  # it says something its predecessor did not: its cause (a count
+            # under the same error line, "Found 1 error (checked 72 files)", is no cause)
             line, err = own, fp.line_fingerprint(own, turn.output)
     if (
         line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2
