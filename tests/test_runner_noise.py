@@ -1,6 +1,7 @@
-"""A check's failure read the same way when it fails the same way again: each runner's output twice, differing only in
-what changes from run to run (times, durations, counts of files checked), with an edit between, is the same failure
-(one signature, no "different failure" progress), with the exit code the harness sends and without it (Codex)."""
+"""How a check's failure is read, runner by runner: its output twice, differing only in what changes from run to run
+(times, durations, counts of files checked), with an edit between, is the same failure (one signature, no "different
+failure" progress), with the exit code the harness sends and without it (Codex); another test or another error
+failing after the edit is another failure, whatever wrapper and summary lines both runs print."""
 
 from __future__ import annotations
 
@@ -240,3 +241,37 @@ def test_a_runner_failing_the_same_way_twice_is_the_same_failure(runner, blind):
     first, again = window_of(turns)[0], window_of(turns)[2]
     assert first.failed and again.failed and first.fsig is not None
     assert again.fsig == first.fsig and again.prog != "different failure", (first.ftext, again.ftext)
+
+
+OTHER = {  # what another failure of each runner says instead
+    "pytest": ("test_total_rounds_half_up", "test_tax_is_rounded"),
+    "jest": ("returns 404 for unknown ids", "returns 400 for bad ids"),
+    "go": ("TestParseDate", "TestParseTime"),
+    "cargo": ("rejects_empty", "rejects_blank"),
+    "tsc": ("TS2322: Type 'string' is not assignable to type 'number'", "TS2345: Argument of type 'null'"),
+    "mypy": ('Incompatible return value type (got "str", expected "int")', "Missing return statement"),
+    "rspec": ("rounds half up", "adds tax"),
+    "vitest": ("parses dates", "parses times"),
+    "phpunit": ("testTotalRoundsHalfUp", "testAddsTax"),
+    "dotnet": ("TotalRoundsHalfUp", "AddsTax"),
+    "gradle": ("totalRoundsHalfUp", "addsTax"),
+    "maven": ("totalRoundsHalfUp", "addsTax"),
+    "mocha": ("parses dates", "parses times"),
+    "eslint": ("'x' is assigned a value but never used  @typescript-eslint/no-unused-vars", "Unexpected any"),
+}
+
+
+@pytest.mark.parametrize("runner", sorted(RUNS))
+def test_another_test_or_error_failing_after_an_edit_is_another_failure(runner):
+    """Red, edit, red again on another test (or another error): the work moved, whatever wrapper and summary lines
+    both runs print."""
+    command, output = RUNS[runner]
+    first = output.format(**NOISE[0])
+    other = first.replace(*OTHER[runner])
+    turns = [
+        {"tool": "Bash", "args": {"command": command}, "output": first, "exit_code": 1, "error": True},
+        {"tool": "Edit", "args": {"file_path": "src/x", "old_string": "a", "new_string": "b"}},
+        {"tool": "Bash", "args": {"command": command}, "output": other, "exit_code": 1, "error": True},
+    ]
+    window = window_of(turns)
+    assert window[2].fsig != window[0].fsig and window[2].prog == "different failure"

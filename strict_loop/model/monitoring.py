@@ -91,7 +91,9 @@ class TurnFacts(BaseModel):
     )
     edit: Optional[str] = Field(None, description="digest of path + (removed, added) of a replacing edit")
     undo: Optional[str] = Field(None, description="digest of the edit that would undo this one")
-    errs: list[str] = Field(default_factory=list, description="digests of a failed check's error lines")
+    errs: list[str] = Field(
+        default_factory=list, description="digests of the tests a failed check names, else its error lines"
+    )
     reports: int = Field(
         0, description="how much a person's failed check counts: 1 the same problem again, 2 going in circles"
     )

@@ -249,10 +249,15 @@ def hung(output: str) -> bool:
 _FAILING_TEST = re.compile(
     r"^\s*(?:[\u2717\u2715\u2718\u00d7]|\(fail\))[ \t]+(?P<mark>\S[^\n]*?)(?:[ \t]+\[[\d.]+m?s\])?[ \t]*$|"
     r"^(?:FAILED|ERROR)[ \t]+(?P<node>\S+::\S+)|^--- FAIL: (?P<go>\S+)|^FAIL: (?P<unit>\w+ \([\w.]+\))|"
-    r"^test (?P<rust>\S+) \.\.\. FAILED$"
+    r"^test (?P<rust>\S+) \.\.\. FAILED$|^rspec \S+ # (?P<rspec>.+)$|^\d+\) (?P<php>[\w\\]+::\w+)|"
+    r"^\[ERROR\] (?P<surefire>[\w.$]+) -- Time elapsed: .* <<< (?:FAILURE|ERROR)!|^\s{4,}\d+\) (?P<mocha>\S.*?)$|"
+    r"^\s*Failed (?P<dotnet>[\w.]+) \[|^(?P<gradle>\w[\w.$]* > .+?) FAILED$"
 )
 """A line naming one failing test, by the runners' own marks: bun/jest/vitest (``✗``, ``✕``, ``(fail)``), pytest's
-``FAILED path::test``, go's ``--- FAIL:``, unittest's ``FAIL: test (module.Class)``, cargo's ``test x ... FAILED``."""
+``FAILED path::test``, go's ``--- FAIL:``, unittest's ``FAIL: test (module.Class)``, cargo's ``test x ... FAILED``,
+RSpec's ``rspec ./spec/x_spec.rb:10 # name``, PHPUnit's ``1) Class::test``, Surefire's ``[ERROR] x.Test.m -- Time
+elapsed: ... <<< FAILURE!``, mocha's indented ``1) name`` (its failure list, indented less, names the suite),
+``dotnet test``'s ``Failed x.Test [31 ms]``, Gradle's ``Test > m() FAILED``."""
 
 
 def failing_tests(output: str, cap: int = 50) -> list[str]:
@@ -317,9 +322,12 @@ _COUNTS = re.compile(r"\b\d+ (?:passed|failed|failing|errors?|warnings?|skipped)
 
 
 def error_digests(output: str, cap: int = 12) -> list[str]:
-    """Digests of the output's error lines (counts and summaries aside): a failure has moved on only when none of the
-    earlier failure's error lines is still there (a build whose first error varies while the same cycle error stays
-    has not moved on)."""
+    """Digests of the failing tests a check names, else of its error lines (counts and summaries aside): a failure has
+    moved on only when none of the earlier failure's is still there (a build whose first error varies while the same
+    cycle error stays has not; another test failing has, whatever wrapper lines both runs print)."""
+    named = failing_tests(output)
+    if named:
+        return [fp.digest(name) for name in named][:cap]
     found = [
         fp.digest(fp.strict(ln))
         for ln in output.splitlines()
