@@ -118,12 +118,12 @@ _TRAILER = re.compile(
     r"^(?:\s|[+^~|{}\]\[\u00d7\u2500-\u257f]|-\s|(?:hint|note|help|tip):|\[notice\]|Node\.js v\d|Require stack:|"
     r"LINE \d+:|At line:\d|(?:Please|Check|See|Try|To|For|Is|Are|and|or|Aborting|Did you)\b|\^|from \S+:\d+:in\b|"
     r"[\w.-]+@[\w.-]+\s*$|exit status [1-9]\d*$|(?!(?i:error|fatal|fail|exception|caused|traceback))[A-Z][\w ]{0,30}:$|"
-    r"\([^()\n]*\)\s*$)"
+    r"\([^()\n]*\)\s*$|info\b|Tasks: TOP =>)"
 )
 """Lines that trail an error without being it: stack frames and indented detail, advice (``hint:``, ``Please make
 sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer, a label
 that heads indented detail (Bundler's ``In Gemfile:``), a line in parentheses (SQLAlchemy's ``(Background on this
-error at: ...)``)."""
+error at: ...)``), Yarn's ``info`` lines after its error, Rake's ``Tasks: TOP => db:migrate``."""
 
 
 def _head_line(tail: str, last: str, reach: int = 16) -> str:
@@ -190,24 +190,28 @@ _LAST_ERROR = re.compile(
     r"(?:from|response from|occurred|during|while|when)\b[^\n]{0,80}?:\s|npm (?:ERR!|error)(?:\s|$)|E: |panic: |"
     r"(?:Unhandled exception\.?|Uncaught(?: exception)?|Exception in thread \"[^\"]*\"|(?:PHP )?Fatal error: Uncaught)"
     r"\s+(?:[\w.$]+\.)?[A-Z]\w*(?:Error|Exception)\b|"
-    r"thread '[^']*' panicked at |[\w.\-]+: \(\d+\) |\+ FullyQualifiedErrorId : |exit status [1-9]|"
+    r"thread '[^']*' panicked at |[\w.\-]+: \(\d+\) |\+ FullyQualifiedErrorId : |exit status [1-9]|error [A-Z]|"
+    r"(?:[A-Z]\w*::)+[A-Z]\w*: |"
     r"(?!(?i:[^\n]*\b(?:none|nothing|no|never|not)\b))(?:[A-Za-z-]+ ){1,3}(?i:failed)(?:[;.!]|$)"
 )
 """How a failing command's last line starts, in the words tools and shells print: ``error: ...``, ``ls: x: No such
 file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
 ``mv: x/ is not a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch
 file.``) and ``The system cannot find the file specified.``, a program's ``x: error: ...``, ``curl: (7) ...``, an
-``Error from server ...``, ``npm ERR!``, apt's ``E:``, a panic or an uncaught exception, "connection refused" and
-"timed out" after a program's name, a few words ending in "failed."."""
+``Error from server ...``, ``npm ERR!``, Yarn's ``error An unexpected error ...``, apt's ``E:``, a panic or an
+uncaught exception (Ruby's ``PG::DuplicateColumn: ...`` too), "connection refused" and "timed out" after a program's
+name, a few words ending in "failed."."""
 _LAST_SAYS = re.compile(
     r"(?i:\bcannot connect to the docker daemon\b|\b(?:cannot|can't|could not|unable to) (?:continue|proceed)\b|"
-    r"\bversion solving (?:has )?failed\b|"
+    r"\bversion solving (?:has )?failed\b|\bcould not be resolved to an installable set\b|\bno solution found when "
+    r"resolving\b|\brequirements are unsatisfiable\b|\b(?:some |all )?tests? failed[.!]?$|\bis invalid: \S|"
     r"\bconnection to the server \S+ was refused\b|"
     r"\bis not recognized as (?:the|a) name of a cmdlet\b|\bexited with code:? [1-9])|"
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
 """Words that say a command failed anywhere in its last line: it cannot continue (Bundler), its resolver found no
-versions that fit (Bundler's, Poetry's and pub's "version solving has failed."), Docker's daemon
+versions that fit (Bundler's, Poetry's and pub's "version solving has failed.", Composer's "could not be resolved
+to an installable set", uv's "No solution found"), tests failed (Flutter's), kubectl's "is invalid:", Docker's daemon
 unreachable, kubectl's refused connection, PowerShell's unknown cmdlet, a child that exited non-zero, Ruby's uncaught
 exception."""
 
