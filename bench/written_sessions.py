@@ -10,10 +10,10 @@ onset to its end; an earlier firing is counted apart ("early") and is no catch; 
 false alarm. Codex sessions replay without exit codes, as Codex's hooks send calls.
 
 Which sets were held out when first measured (figures in ``references/spiral.md``, "Measured"): C, E, F and G;
-A, B and D shaped rules after their first measure, and E after it was measured, F for one change. I, J and K
-(written for issue 24's next round, Gemini CLI's tool names added to the format) were measured untouched on the code
-they were written beside; I and K shaped rules after. From now on every
-set is in-sample for whoever changes the monitor looking at this output.
+A, B and D shaped rules after their first measure, and E after it was measured, F for one change. H, I, J and
+K (written for issue 24's next round, Gemini CLI's tool names added to the format) were measured untouched on the
+code they were written beside (H, the last, after every change of that round); all four shaped rules after. From now
+on every set is in-sample for whoever changes the monitor looking at this output.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -41,6 +41,7 @@ SETS = {
     "E": "a person in the loop and the agent alone, with Polish and Swedish",
     "F": "a person in the loop and the agent alone, with Turkish and Korean",
     "G": "a person in the loop and the agent alone, with Hindi in Latin script and Vietnamese",
+    "H": "Gemini CLI and Codex sessions with a person in the loop (reports in Indonesian, Czech, Greek; bans; undoing)",
     "I": "Codex sessions, mostly the agent alone (restarts, hangs, dependency loops, varied commands)",
     "J": "long Claude Code sessions, 14 to 50 turns, the spiral after a productive stretch",
     "K": "the hard cases in all three harnesses: spirals that look busy, healthy sessions that look stuck",

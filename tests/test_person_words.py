@@ -59,6 +59,16 @@ REPORTS = [
     "checked on staging, the invoice still says 0 EUR",
     "Fortfarande samma fel efter omstarten",
     "Nadal nie dzia\u0142a po wdro\u017ceniu",
+    # more languages: Czech, Greek, Indonesian, Turkish, Vietnamese, Korean, Arabic, Hindi in Latin script
+    "Po\u0159\u00e1d stejn\u00e9. Pos\u00edl\u00e1m screenshot.",
+    "\u0391\u03ba\u03cc\u03bc\u03b1 \u03c4\u03bf \u03af\u03b4\u03b9\u03bf:",
+    "masih sama aja, tombolnya nggak jalan",
+    "h\u00e2l\u00e2 ayn\u0131 hata",
+    "v\u1eabn l\u1ed7i",
+    "\uc5ec\uc804\ud788 \uc548 \ub3fc\uc694",
+    "\u0646\u0641\u0633 \u0627\u0644\u062e\u0637\u0623",
+    "abhi bhi same error aa raha hai",
+    "to samo",
     # seeing again what they saw, said politely inside a longer message
     "Thanks! Hmm, I'm afraid I'm seeing the same thing as before, it flips back to light after a refresh.",
     "the button remembers now but the page is white. That's kind of what it did last time too, just with the label",
@@ -127,6 +137,9 @@ NOT_REPORTS = [
     "is it the same error as before?",
     "Now add the same page as before but for admins",
     "move the errors around into one file please",
+    "masih perlu tombol simpan di halaman profil",  # Indonesian: still needs a save button (a request)
+    "Tetap tambahkan tes ya",
+    "ancora una cosa: il footer",
     "show the errors around line 40",
 ]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]

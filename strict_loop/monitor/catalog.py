@@ -305,3 +305,75 @@ SPECIFIC_CLASSES = frozenset(
     }
 )
 """Failure classes specific enough that two different messages of the class are 'the same error'."""
+
+
+# fmt: off
+# a row per language: its name, its gates (lowercase literals its pattern cannot match without), its pattern
+STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("es", ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion"),
+        r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo )?error)\b|\botra vez (?:lo mismo|igual|"
+        r"el mismo|la misma)\b|\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|"
+        r"\bmismo error\b|\bno funcion\u00f3\b"),
+    ("pt", ("continua", "ainda", "mesmo", "funcionou", "de novo"),
+        r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
+        r"\bmesmo erro\b|\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
+        r"o mesmo)\b"),
+    ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas"),
+        r"\btoujours pas\b|\bencore (?:le m|la m|pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|"
+        r"fonctionn)[e\u00e9]\b"),
+    ("de", ("immer noch", "fehler", "hat nicht", "wieder"),
+        r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
+        r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|wieder)\b"),
+    ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u043f\u043e\u043c\u043e\u0433"),
+        r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] \u043d\u0435|"
+        r"\u0442\u0430 \u0436\u0435 (?:\u043e\u0448\u0438\u0431\u043a\u0430|"
+        r"\u043f\u0440\u043e\u0431\u043b\u0435\u043c\u0430)|"
+        r"\u043d\u0435 \u043f\u043e\u043c\u043e\u0433\u043b\u043e)"),
+    ("zh", ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837"),
+        r"(?:\u8fd8\u662f|\u4ecd\u7136|\u4f9d\u7136)(?:\u4e0d\u884c|\u62a5\u9519|\u5931\u8d25|\u4e00\u6837|"
+        r"\u6ca1\u6709?(?:\u7528|\u53cd\u5e94|\u53d8\u5316))|(?:\u540c\u6837|"
+        r"\u4e00\u6837)\u7684(?:\u9519\u8bef|\u95ee\u9898)"),
+    ("ja", ("\u307e\u3060", "\u540c\u3058"),
+        r"\u307e\u3060(?:\u52d5\u304b\u306a\u3044|\u30a8\u30e9\u30fc|"
+        r"\u76f4\u3063\u3066(?:\u3044)?\u306a\u3044)|\u540c\u3058\u30a8\u30e9\u30fc"),
+    ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic"),
+        r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
+        r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
+        r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b"),
+    ("nl", ("nog ", "hetzelfde", "weer", "dezelfde"),
+        r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
+        r"\bdezelfde fout\b"),
+    ("sv", ("fortfarande", "samma fel", "precis som", "igen"),
+        r"\bfortfarande\b|\bsamma fel\b|\bprecis som (?:innan|f\u00f6rut)\b|^\W*(?:nej\W+)?igen\b"),
+    ("pl", ("nadal", "wci\u0105\u017c", "dalej", "znowu", "ten sam", "to samo"),
+        r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b"),
+    ("cs", ("po\u0159\u00e1d", "zase to", "st\u00e1le", "nezm\u011bnilo", "stejn\u00e9"),
+        r"\bpo\u0159\u00e1d (?:stejn|to sam|rozbit|nefung|nic)|\bzase to (?:sam|stejn)|\bst\u00e1le (?:stejn|"
+        r"nefung|rozbit)|\bnic se nezm\u011bnilo\b|^\W*stejn\u00e9\b"),
+    ("el", ("\u03af\u03b4\u03b9\u03bf", "\u03ac\u03bb\u03bb\u03b1\u03be\u03b5"),
+        r"\u03b1\u03ba\u03cc\u03bc[\u03b1\u03b7] \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
+        r"\u03af\u03b4\u03b9\u03bf \u03bb\u03ac\u03b8\u03bf\u03c2|"
+        r"\u03c0\u03ac\u03bb\u03b9 \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
+        r"\u03c4\u03af\u03c0\u03bf\u03c4\u03b1 \u03b4\u03b5\u03bd \u03ac\u03bb\u03bb\u03b1\u03be\u03b5|"
+        r"^\W*\u03af\u03b4\u03b9\u03bf\b"),
+    ("id", ("masih", "tetap", "sama saja"),
+        r"\bmasih (?:sama|error|gagal|belum|tidak|rusak)\b|\btetap (?:sama|error|gagal)\b|\bsama saja\b"),
+    ("tr", ("hala", "h\u00e2l\u00e2", "ayn\u0131"),
+        r"\bh[a\u00e2]l[a\u00e2] (?:ayn\u0131|\u00e7al\u0131\u015fm\u0131yor|olmuyor|hata)|\byine ayn\u0131\b|"
+        r"\bayn\u0131 hata\b"),
+    ("vi", ("v\u1eabn", "l\u1ea1i l\u1ed7i"),
+        r"\bv\u1eabn (?:l\u1ed7i|v\u1eady|nh\u01b0 c\u0169|b\u1ecb|kh\u00f4ng)|\bl\u1ea1i l\u1ed7i\b"),
+    ("ko", ("\uc5ec\uc804", "\uc544\uc9c1\ub3c4", "\ub611\uac19"),
+        r"\uc5ec\uc804\ud788|\uc544\uc9c1\ub3c4 (?:\uc548|\uac19|\uc5d0\ub7ec|\uc624\ub958)|\ub611\uac19"),
+    ("ar", ("\u0646\u0641\u0633", "\u0632\u0627\u0644"),
+        r"\u0646\u0641\u0633 (?:\u0627\u0644\u062e\u0637\u0623|\u0627\u0644\u0645\u0634\u0643\u0644\u0629)|"
+        r"\u0644\u0627 \u064a\u0632\u0627\u0644|\u0645\u0627 ?\u0632\u0627\u0644"),
+    ("hi (Latin script)", ("bhi", "phir se", "wahi"),
+        r"\b(?:abhi|ab) bhi (?:same|wahi|error|nahi)\b|\bphir se (?:wahi|same|error)\b|\bwahi error\b"),
+)
+# fmt: on
+"""The person saying it still fails, in the languages people most often write to an agent in besides English: a row
+per language, its pattern (read case-insensitively beside the English ones, ``person.PERSIST``) and its gates.
+"sigue sin funcionar", "toujours pas", "immer noch nicht", "还是不行", "ancora NaN", "nog steeds hetzelfde",
+"fortfarande fel", "nadal nie działa", "pořád stejné", "ακόμα το ίδιο", "masih sama", "hâlâ aynı", "vẫn lỗi",
+"여전히 안 돼요", "نفس الخطأ", "abhi bhi same error"."""

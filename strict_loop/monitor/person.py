@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Optional
 
+from strict_loop.monitor import catalog
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal
+from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
 
 _TOLD = (
     r"\bi(?:'ve|\s+(?:already|have|had))?\s+(?:already\s+)?told you (?:already|before|twice|so|not to|to never|"
@@ -40,30 +41,8 @@ _ATTEMPT_FAILED = (
 )
 """A verdict on the attempt, said first and alone ("didn't work.", "nothing happened", "same", "no luck"): the problem
 stayed. "nothing happens when I click Save" is a symptom (first reported or not), read as one."""
-_OTHER_LANGUAGES = (
-    r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo )?error)\b|"
-    r"\botra vez (?:lo mismo|igual|el mismo|la misma)\b|\b(?:todav[i\u00ed]a|a[u\u00fa]n) no "
-    r"(?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b|"  # es
-    r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|\bmesmo erro\b|"
-    r"\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|o mesmo)\b|"  # pt
-    r"\btoujours pas\b|\bencore (?:le m|la m|pareil)|\bm[e\u00ea]me erreur\b|"
-    r"\bn'a pas (?:march|fonctionn)[e\u00e9]\b|"  # fr
-    r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
-    r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|wieder)\b|"  # de
-    r"\b(?:вс[её] ещ[её] не|та же (?:ошибка|проблема)|не помогло)|"  # ru
-    r"(?:还是|仍然|依然)(?:不行|报错|失败|一样|没有?(?:用|反应|变化))|(?:同样|一样)的(?:错误|问题)|"  # zh
-    r"まだ(?:動かない|エラー|直って(?:い)?ない)|同じエラー|"  # ja
-    r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
-    r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
-    r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b|"  # it
-    r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
-    r"\bdezelfde fout\b|"  # nl
-    r"\bfortfarande\b|\bsamma fel\b|\bprecis som (?:innan|f\u00f6rut)\b|^\W*(?:nej\W+)?igen\b|"  # sv
-    r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b"  # pl
-)
-"""The same, as people say it in the languages they most often write to an agent in (Spanish, Portuguese, French,
-German, Russian, Chinese, Japanese, Italian, Dutch, Swedish, Polish): "sigue sin funcionar", "toujours pas", "immer
-noch nicht", "还是不行", "ancora NaN", "nog steeds hetzelfde", "fortfarande fel", "nadal nie działa"."""
+_OTHER_LANGUAGES = "|".join(f"(?:{pattern})" for _, _, pattern in catalog.STILL_FAILING)
+"""The same in the languages people most often write to an agent in (``catalog.STILL_FAILING``, a row each)."""
 _CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
 _OPENS = (
     rf"{_CLAUSE_START}(?:(?:it'?s|it is|it|that'?s|this is|and|but|yet|hmm+|ugh|nope|no)\s+)?still\s+(?!(?:need|needs|"
@@ -153,13 +132,7 @@ _PERSIST_GATES = (
     + ("no difference", "no improvement", "no effect", "persist", "remain", "keep", "told", "how many", "ignoring")
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged")
-    + ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "continua", "ainda", "mesmo")
-    + ("de novo", "toujours", "encore", "m\u00eame", "meme", "n'a pas", "hat nicht", "immer noch", "wieder")
-    + ("gleiche", "selbe", "fehler", "\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u043f\u043e\u043c\u043e\u0433")
-    + ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "\u307e\u3060", "\u540c\u3058")
-    + ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic", "nog ", "hetzelfde", "weer")
-    + ("dezelfde", "fortfarande", "samma fel", "precis som", "igen", "nadal", "wci\u0105\u017c", "dalej", "znowu")
-    + ("ten sam",)
+    + tuple(gate for _, gates, _ in catalog.STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
 none, and the pattern is not tried."""
@@ -287,16 +260,6 @@ class Word(NamedTuple):
     failure: Optional[str]  # a pasted error (its line), else None
     text: str  # the words, without placeholders, on one line
     refused: bool = False
-
-
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\uff07": "'"})
-"""Typographic apostrophes a phone, a Mac or a chat box puts in "didn’t", read as the ASCII one the patterns name."""
-
-
-def text_of(raw: str) -> str:
-    """The person's words on one line, bounded, with a harness's placeholders (images, interruptions) taken out and
-    typographic apostrophes made plain."""
-    return " ".join(PLACEHOLDER.sub(" ", raw[:MAX_PERSON_TEXT]).translate(_APOSTROPHES).split())
 
 
 def read(raw: str) -> Word:

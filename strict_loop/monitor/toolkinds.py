@@ -302,3 +302,13 @@ def spoken(actor: str, output: str) -> Optional[str]:
         return head[found.start() :]  # the refusal, with any feedback that follows it
     m = _FEEDBACK.search(head) if "<feedback>" in head.lower() else None
     return m.group("text") if m else None
+
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\uff07": "'"})
+"""Typographic apostrophes a phone, a Mac or a chat box puts in "didn’t", read as the ASCII one the patterns name."""
+
+
+def text_of(raw: str) -> str:
+    """The person's words on one line, bounded, with a harness's placeholders (images, interruptions) taken out and
+    typographic apostrophes made plain."""
+    return " ".join(PLACEHOLDER.sub(" ", raw[:MAX_PERSON_TEXT]).translate(_APOSTROPHES).split())
