@@ -212,11 +212,14 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
     (re.compile(r"\[\d+\]"), "[<n>]", ()),
     # a process's id in parentheses (newer than the class-led table, written here as it is): its gate is checked
     (re.compile(r"\((?:node:\d+|(?<=[A-Z] \()\d{1,7}(?: on [\w.-]+)?)\)"), "(<pid>)", ()),
+    (re.compile(r"(?<=[A-Z] )\d{1,7}(?= --- \[)"), "<pid>", ()),
+    (re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b"), "<ulid>", ()),
 ]
 _NOISY = ["1", "9", "12", "2024", "-", ":", ".", ",", " ", "\n", "T", "Z", "+", "a", "f", "A", "F", "x", "_", "é", "٣"]
 _NOISY += ["ms", "µs", "s", "m", "h", "d", "sec", "mins", "B", "KiB", "k", "/s", " ago", "lines", "more lines"]
 _NOISY += ["pid", "PID", "process", "=", "line ", "Line ", "LINE ", "lINE ", "deadbeef", "abcd", "0"]
 _NOISY += ["_", "Id: ", "ID=", "-id=", "req_1e9b44c0f3", "EFPCNFEB088BEZFY", "(", ")", "INFO ", "node:", " on web-1"]
+_NOISY += [" --- [", "01HYB3K9Q8J5W2X7N4M6PRTVZA", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", "A"]
 
 
 def test_the_normalizing_patterns_led_by_a_class_replace_what_the_old_ones_did(monkeypatch):

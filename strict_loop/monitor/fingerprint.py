@@ -88,6 +88,9 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"\[\d+\]"), "[<n>]", ("[",)),
     # a process's id as pino and bunyan print it (``INFO (44935):``, ``(4242 on web-1)``) and Node's ``(node:4242)``
     (re.compile(r"\((?:node:\d+|(?<=[A-Z] \()\d{1,7}(?: on [\w.-]+)?)\)"), "(<pid>)", ("(",)),
+    (re.compile(r"(?<=[A-Z] )\d{1,7}(?= --- \[)"), "<pid>", (" --- [",)),  # Spring Boot's "INFO 4242 --- [main]"
+    # a ULID (a deploy's, a row's id): 26 characters of Crockford's base32, led by its class
+    (re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b"), "<ulid>", ()),
 ]
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
@@ -171,10 +174,11 @@ def _errorish(line: str) -> bool:
 
 _DECORATION = re.compile(
     r"^(?:[=\-_*#~. ]{6,}|[=\-_*#~. ]{3,}(?![=\-_*#~. ])[\w ()]{0,40}(?<![=\-_*#~. ])[=\-_*#~. ]{3,})$|"
-    r"^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)|^>?\s{0,8}\d{1,7}\s{0,8}\|"
+    r"^Traceback \(most recent call last\):$|^\.\.\.\[(?:truncated|clipped)|^>?\s{0,8}\d{1,7}\s{0,8}\|(?:\s|$)"
 )
 """A rule (``=====``), a banner (``==== 2 failed in 0.1s ====``), a traceback's head, a clipping marker, a line of a
-code frame (``> 119 |   setTimeout(...)``: source that Babel, Next.js or rustc quote under an error, never one). The
+code frame (``> 119 |   setTimeout(...)``: source that Babel, Next.js or rustc quote under an error, never one; pm2's
+``0|api  | Error: ...`` is a log line of process 0). The
 rule runs are cut where they end (the lookarounds): ``^R{3,}M{0,40}R{3,}$`` alone, where R and M share the space, tried
 every split of a long line of spaces and rule characters (seconds on one line of 16,000)."""
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Exit|Interrupt|Warning))\b")
