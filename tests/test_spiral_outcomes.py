@@ -219,6 +219,77 @@ def test_a_status_read_after_sleeps_of_any_length_is_one_poll():
     assert play(turns)[0].fired_at is None
 
 
+POLLS = {  # a status read again and again while the job runs, {k} what moves from one read to the next
+    "gh": (
+        "gh run view 9123 --json status,conclusion",
+        '{{"conclusion":"","status":"in_progress"}}',
+    ),
+    "gh-list": (
+        "sleep 30 && gh run list --limit 1",
+        (
+            "STATUS  TITLE        WORKFLOW  BRANCH  EVENT  ID          ELAPSED  AGE\n"
+            "*       fix: retry   CI        main    push   912345678  {k}m2s    about {k} minutes ago"
+        ),
+    ),
+    "cfn": (
+        "aws cloudformation describe-stacks --stack-name shop --query 'Stacks[0].StackStatus' --output text",
+        "UPDATE_IN_PROGRESS",
+    ),
+    "gcloud": (
+        "sleep 20; gcloud builds describe 4f1c --format='value(status)'",
+        "WORKING",
+    ),
+    "compose": (
+        "sleep 10 && docker compose ps db",
+        (
+            "NAME      IMAGE         COMMAND                  SERVICE   CREATED         STATU"
+            "S                            PORTS\n"
+            'shop-db-1 postgres:16   "docker-entrypoint.s…"   db        {k} minutes ago   Up '
+            "{k} minutes (health: starting)   5432/tcp"
+        ),
+    ),
+    "k8s": (
+        "sleep 15 && kubectl get pods -l app=api",
+        (
+            "NAME                   READY   STATUS              RESTARTS   AGE\n"
+            "api-7b8d44c9f6-h5njd   0/1     ContainerCreating   0          {k}m1{k}s"
+        ),
+    ),
+    "argo": (
+        "sleep 20 && argocd app get shop | grep -E 'Sync Status|Health Status'",
+        ("Sync Status:        Synced to main (4f1c2ab)\nHealth Status:      Progressing"),
+    ),
+    "vercel": (
+        "sleep 15 && vercel inspect shop-abc123.vercel.app | grep -i state",
+        "    state      BUILDING",
+    ),
+    "fly": (
+        "sleep 10; fly status",
+        (
+            "Machines\n"
+            "PROCESS ID              VERSION REGION  STATE   ROLE    CHECKS                  "
+            "LAST UPDATED\n"
+            "app     e2860ea{k}a       42      ams     started         0/1 passing, 1 critica"
+            "l  2024-05-21T09:1{k}:03Z"
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(POLLS))
+def test_a_job_polled_through_any_tool_while_it_runs_is_a_stalled_poll_not_identical_calls(tool):
+    """CI runs, CloudFormation stacks, Cloud Build, Compose health checks, pods, Argo CD, Vercel, Fly: a status that
+    says the job still runs (or a read after a sleep) is waiting; ten of them with nothing new whisper wait advice."""
+    t = MonitorSettings().thresholds
+    command, output = POLLS[tool]
+    turns = [
+        {"tool": "Bash", "args": {"command": command}, "output": output.format(k=k), "exit_code": 0}
+        for k in range(t.poll_whisper)
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == t.poll_whisper - 1 and steps[0][2][0].kind == "stalled_poll", verdict.signals
+
+
 def test_polls_whose_output_moves_are_quiet():
     turns = polls(30, 3)
     for k, t in enumerate(turns[1:]):

@@ -31,12 +31,15 @@ _DIAG_HEAD = re.compile(r"New problems detected after saving the file|<workspace
 _DIAG_GATES = ("new problems detected after saving the file", "<workspace_diagnostics>")
 _DIAG_LINE = re.compile(r"^\s*-\s*\[(?:[\w ]+ )?Error\]\s*(?:Line \d+:)?\s*(?P<msg>.+)$", re.I)
 RUNNING = re.compile(
-    r"<status>\s*running\s*</status>|\b(?:status|state)\W{0,3}(?:running|in[_ ]progress|pending|queued)\b|"
+    r"<status>\s*running\s*</status>|\b(?:status|state)\W{0,12}(?:running|in[_ ]progress|pending|queued|working|"
+    r"building|progressing|provisioning|deploying|starting|initializing)\b|\(health: starting\)|_IN_PROGRESS\b|"
     r"\bstill (?:running|building|in progress)\b|\bin[_ ]progress\b|\bnot (?:yet )?(?:finished|complete|done)\b|"
     r"\s\d+/\d+\s+(?-i:Pending|ContainerCreating|PodInitializing|Init:\d+/\d+)\s",
     re.I,
 )
-"""A background job that has not finished: polling it is waiting, not an attempt."""
+"""A background job that has not finished: polling it is waiting, not an attempt (a CI run in progress, CloudFormation's
+``UPDATE_IN_PROGRESS``, a build's state ``WORKING`` or ``BUILDING``, a container's ``(health: starting)``, a pod
+creating)."""
 UNKNOWN = re.compile(
     r"^\s*\[(?:no content rendered|content (?:not )?(?:available|captured)|output (?:omitted|not "
     r"captured))[^\]]*\]\s*$",
@@ -277,6 +280,7 @@ _TOOK = re.compile(r"\s*(?:[(\[]\d+(?:\.\d+)?\s*(?:ms|s|sec)[)\]]|(?<=\s)\d+(?:\
 
 _RUNNING_GATES: tuple[str, ...] = ("running", "progress", "pending", "queued", "building", "not finished")
 _RUNNING_GATES += ("not complete", "not done", "not yet ", "containercreating", "podinitializing", "init:")
+_RUNNING_GATES += ("working", "provisioning", "deploying", "starting", "initializing")
 """Literals (lowercase) one of which ``RUNNING`` cannot match without: read in C first."""
 
 
