@@ -462,6 +462,8 @@ def test_what_counts_as_a_restart(command, restarts):
         ("python -m pip install --upgrade pip", False),  # the installer's own tool
         ("npm install 2>&1 | tail -3", False),
         ("poetry install", False),
+        ("brew install jq", False),  # a tool on the machine, no dependency of the project
+        ("sudo apt-get install -y libpq-dev", False),
     ],
 )
 def test_what_installs_a_package_by_name(command, adds):

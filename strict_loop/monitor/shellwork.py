@@ -198,7 +198,7 @@ _INSTALL = re.compile(
     r"^\s*(?:sudo\s+)?(?:(?:python3?\s+-m\s+)?pip3?\s+install|uv\s+(?:add|pip\s+install)|poetry\s+add|pipenv\s+install|"
     r"conda\s+install|mamba\s+install|npm\s+(?:install|i|add)|yarn\s+add|pnpm\s+(?:add|install|i)|bun\s+(?:add|install|i)|"
     r"cargo\s+add|go\s+get|gem\s+install|bundle\s+add|composer\s+require|dotnet\s+add\s+(?:\S+\s+)?package|"
-    r"brew\s+install|apt(?:-get)?\s+install|deno\s+add|mix\s+archive\.install)\s+(?P<rest>.*)"
+    r"deno\s+add)\s+(?P<rest>.*)"
 )
 _FILE_FLAGS = frozenset(("-r", "--requirement", "-e", "--editable", "-c", "--constraint", "--prefix", "--target"))
 _NOT_ADDED = frozenset((".", "./", "pip", "setuptools", "wheel"))  # the project itself, the installer's own tools
