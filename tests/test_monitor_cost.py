@@ -213,7 +213,6 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
     # a process's id in parentheses (newer than the class-led table, written here as it is): its gate is checked
     (re.compile(r"\((?:node:\d+|(?<=[A-Z] \()\d{1,7}(?: on [\w.-]+)?)\)"), "(<pid>)", ()),
     (re.compile(r"(?<=[A-Z] )\d{1,7}(?= --- \[)"), "<pid>", ()),
-    (re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b"), "<ulid>", ()),
 ]
 _NOISY = ["1", "9", "12", "2024", "-", ":", ".", ",", " ", "\n", "T", "Z", "+", "a", "f", "A", "F", "x", "_", "é", "٣"]
 _NOISY += ["ms", "µs", "s", "m", "h", "d", "sec", "mins", "B", "KiB", "k", "/s", " ago", "lines", "more lines"]

@@ -89,8 +89,6 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     # a process's id as pino and bunyan print it (``INFO (44935):``, ``(4242 on web-1)``) and Node's ``(node:4242)``
     (re.compile(r"\((?:node:\d+|(?<=[A-Z] \()\d{1,7}(?: on [\w.-]+)?)\)"), "(<pid>)", ("(",)),
     (re.compile(r"(?<=[A-Z] )\d{1,7}(?= --- \[)"), "<pid>", (" --- [",)),  # Spring Boot's "INFO 4242 --- [main]"
-    # a ULID (a deploy's, a row's id): 26 characters of Crockford's base32, led by its class
-    (re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b"), "<ulid>", ()),
 ]
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")

@@ -250,4 +250,9 @@ def log_lines(output: str) -> list[str]:
     reports = [k for k, line in enumerate(lines) if _OWN_REPORT.search(line)]
     after = lines[reports[-1] + 1 :] if reports else lines
     kept = after if any(line.strip() for line in after) else [ln for k, ln in enumerate(lines) if k not in reports]
-    return fp.strict_with_lines("\n".join(kept), cap=80)[1]
+    return fp.strict_with_lines(_ULID.sub("<ulid>", "\n".join(kept)), cap=80)[1]
+
+
+_ULID = re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b")
+"""A ULID (a deploy's id, ``deployment-01HYB3K9Q8J5W2X7N4M6PRTVZA``): 26 characters of Crockford's base32. Folded in a
+log tail only: no gate keeps it off every output, and a restart's own report is where a new one shows each time."""
