@@ -161,6 +161,24 @@ from strict_loop.monitor import outcomes, person, printed, shellwork, toolkinds,
         ("ich m\u00f6chte immer noch die alte Farbe", None, 0),
         ("mismo estilo que antes, por favor", None, 0),
         ("toujours utiliser pnpm", None, 0),
+        # an approval that names the failure gone, though a failure word is in it; other languages'
+        ("ok it's not broken anymore, nice", "pass", 0),
+        ("great, it doesn't crash anymore", "pass", 0),
+        ("LGTM, the error is gone", "pass", 0),
+        ("Finally! The same test that was failing all morning passes now.", "pass", 0),
+        ("yep that did it", "pass", 0),
+        ("\u00a1Funciona! Gracias", "pass", 0),
+        ("Agora sim, funcionou perfeitamente", "pass", 0),
+        ("udah jalan sekarang, makasih ya", "pass", 0),
+        ("todav\u00eda no funciona", "fail", 1),
+        ("n\u00e3o funcionou de novo", "fail", 1),
+        ("the unit test passes now but the e2e still fails", "fail", 1),
+        # a question first, a version's dot in it
+        ("is this still broken upstream or did they fix it in 2.3?", None, 0),
+        # a request that names a bug it shares, a "still" that wants something
+        ("Apply the same fix to `src/legacy/parser.js`, it has the same bug.", None, 0),
+        ("still want the same formatting on the export, just add a column for region", None, 0),
+        ("Nothing changed in the API, so the client code is fine", None, 0),
     ],
 )
 def test_the_persons_message_is_read_as_a_request_a_report_or_an_approval(text, verdict, weight):

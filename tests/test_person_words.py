@@ -69,6 +69,13 @@ REPORTS = [
     "\u0646\u0641\u0633 \u0627\u0644\u062e\u0637\u0623",
     "abhi bhi same error aa raha hai",
     "to samo",
+    "Thanks for the change, but I'm afraid it didn't fix anything, the CSV export still drops the last row.",
+    "I restarted the server like you said and it's still timing out after 30s. Nothing's different.",
+    "you said you fixed it but `npm run build` fails exactly like before:",
+    "nope \U0001f643",
+    "Nada, sigue dando 500 al hacer login. Revisa los logs esta vez.",
+    "\u0432\u0441\u0451 \u0435\u0449\u0451 \u043f\u0430\u0434\u0430\u0435\u0442 \u0441 "
+    "\u0442\u043e\u0439 \u0436\u0435 \u043e\u0448\u0438\u0431\u043a\u043e\u0439",
     # seeing again what they saw, said politely inside a longer message
     "Thanks! Hmm, I'm afraid I'm seeing the same thing as before, it flips back to light after a refresh.",
     "the button remembers now but the page is white. That's kind of what it did last time too, just with the label",
@@ -94,6 +101,17 @@ CIRCLING = [
     "I really appreciate the effort! Unfortunately I think we're back where we started? Refresh shows the light page.",
     "it's been 14 for a while now, the errors just move around",
     "this is whack-a-mole",
+    "You've now switched between these two approaches three times. Stop.",
+    "we've been through this already. you suggested downgrading react twice now",
+    "this is the 4th time you've 'fixed' this the same way",
+    "d\u00e9j\u00e0 vu. you literally proposed this an hour ago and it didn't work then either",
+    "for the nth time, the config lives in ~/.config/app/settings.yaml, not in the repo",
+    "stop repeating yourself. you already told me to clear the cache, I did, three times",
+    "back to square one. this is the exact code you wrote 20 minutes ago",
+    "I've told you twice already that we can't use lodash in this project",
+    "T\u00f3\u010d\u00edme se v kruhu.",
+    "kita muter-muter terus",
+    "\u043c\u044b \u0445\u043e\u0434\u0438\u043c \u043f\u043e \u043a\u0440\u0443\u0433\u0443",
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -141,6 +159,8 @@ NOT_REPORTS = [
     "Tetap tambahkan tes ya",
     "ancora una cosa: il footer",
     "show the errors around line 40",
+    "you can run it 3 times to check flakiness",
+    "you should call it twice",
 ]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 

@@ -311,9 +311,9 @@ SPECIFIC_CLASSES = frozenset(
 # a row per language: its name, its gates (lowercase literals its pattern cannot match without), its pattern
 STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("es", ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion"),
-        r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo )?error)\b|\botra vez (?:lo mismo|igual|"
-        r"el mismo|la misma)\b|\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|"
-        r"\bmismo error\b|\bno funcion\u00f3\b"),
+        r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo |un )?(?:error|\d{3}))\b|"
+        r"\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
+        r"\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b"),
     ("pt", ("continua", "ainda", "mesmo", "funcionou", "de novo"),
         r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
         r"\bmesmo erro\b|\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
@@ -324,8 +324,11 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("de", ("immer noch", "fehler", "hat nicht", "wieder"),
         r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
         r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|wieder)\b"),
-    ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u043f\u043e\u043c\u043e\u0433"),
-        r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] \u043d\u0435|"
+    ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u0442\u043e\u0439 \u0436\u0435",
+            "\u043f\u043e\u043c\u043e\u0433"),
+        r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] (?:\u043d\u0435|\u043f\u0430\u0434\u0430|"
+        r"\u043e\u0448\u0438\u0431|\u0441\u043b\u043e\u043c\u0430\u043d)|"
+        r"\u0442\u043e\u0439 \u0436\u0435 \u043e\u0448\u0438\u0431\u043a|"
         r"\u0442\u0430 \u0436\u0435 (?:\u043e\u0448\u0438\u0431\u043a\u0430|"
         r"\u043f\u0440\u043e\u0431\u043b\u0435\u043c\u0430)|"
         r"\u043d\u0435 \u043f\u043e\u043c\u043e\u0433\u043b\u043e)"),

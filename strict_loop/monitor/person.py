@@ -76,7 +76,8 @@ plan output is byte-for-byte the same"; not "still need tests", "still works", "
 _NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|ca|could|would|should|wo|ai)n'?t"
 PERSIST = re.compile(
     rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
-    rf"\bstill\b,?(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|error(?:s|ing)?|not|{_NEG}|no|the same|same|shows?|"
+    r"\bstill\b,?(?!\s+(?:want|wants|need|needs|prefer|would like|have to|got to|gotta)\b)"
+    rf"(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|error(?:s|ing)?|not|{_NEG}|no|the same|same|shows?|"
     r"showing|see|seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|says|"
     r"prints|redirects|lands|resets|flickers|freezes|spins|bounces|"
     r"truncated|cut off|blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|"
@@ -115,13 +116,17 @@ SEEN_AGAIN = re.compile(
     r"kind of |just )?(?:the )?same (?:\w+\s+){0,2}as (?:before|last time|earlier|previously)\b|"
     r"\bwhat it (?:did|does|was doing|showed) (?:last time|before)\b|\b(?:it'?s|it is|i'?m (?:still )?(?:seeing|"
     r"getting)|i (?:still )?(?:see|get)) (?:exactly |basically |just )?the same (?:\w+\s+)?(?:page|screen|error|"
-    r"result|output|problem|issue|behaviou?r|message|crash|thing|bug|failure|state|response)\b(?!\s+(?:as|that)\b)",
+    r"result|output|problem|issue|behaviou?r|message|crash|thing|bug|failure|state|response)\b(?!\s+(?:as|that)\b)|"
+    r"\b(?:fails?|failing|breaks?|crash(?:es)?|errors? out) (?:exactly |just )?(?:like|as) (?:before|last time)\b|"
+    r"\b(?:it|that|this|the (?:fix|change|patch))\s+(?:didn'?t|did not|hasn'?t|has not)\s+(?:fix(?:ed)?|change(?:d)?|"
+    r"solve(?:d)?|help(?:ed)?)\s+(?:anything|a thing|it|the (?:problem|issue|bug))\b|"
+    r"\bnothing(?:'s| is| has)? (?:different|changed)(?=\s*(?:[.!;,]|$))",
     re.I,
 )
 """The person seeing again what they saw before, wherever in a long message ("I'm seeing the same thing as before",
 "it's the same white page on refresh", "that's what it did last time too"): a report, not a request."""
 _NOPE = re.compile(
-    r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|it|still|same|also same|again|doesn|didn|"
+    r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|[^\w\s,.!-]+\s*$|it|still|same|also same|again|doesn|didn|"
     r"not(?!\s+(?:that|this|the|those|these|there|here|in|on|yet)\b)|"
     r"nothing|that didn))",
     re.I,
@@ -139,8 +144,9 @@ none, and the pattern is not tried."""
 CIRCLES = re.compile(
     r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|"
     r"(?<!\bi've )(?<!\bi have )(?<!\bi )(?:doing|done|tried) this "
-    r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking)|stop (?:guessing|"
-    r"speculating)|same mistake|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
+    r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking|suggesting|proposing|"
+    r"changing|adding|saying)|stop (?:guessing|speculating)|same mistake|i(?:'ve| have)? (?:already )?told you "
+    r"(?:twice|(?:three|four|\d+) times)|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
     r"(?:we'?re|we are|i'?m|i am|it'?s|it is|this is|that'?s) (?:right |just )?back (?:to )?where (?:we|i) "
     r"(?:started|began|were)|\b(?:errors?|failures?|bugs?|problems?|issues?) (?:just |only )?(?:move|moves|moving|"
     r"shift|shifts|shifting|jump|jumps|jumping) around\b|\bwhack-?a-?mole\b|"
@@ -152,7 +158,7 @@ CIRCLES = re.compile(
     r"(?:we'?re|we are|you'?re|you are) (?:just |literally )?(?:looping|in a loop|stuck in a loop)|"
     r"(?:we'?ve|we have|you'?ve|you have|you) (?:already )?(?:done|tried) (?:this|that)(?: exact| same)?(?: \w+)? "
     r"(?:(?:like|about|literally|at least) )?(?:twice|(?:\d+|two|three|four|several|many) times))\b|"
-    r"^\W*back to square one\W*$|(?:bouncing|flipping|switching|oscillating|alternating) (?:back and forth )?between\b|"
+    r"^\W*back to square one\b|(?:bouncing|flipping|switching|oscillating|alternating) (?:back and forth )?between\b|"
     r"\bping-?pong\w*|\b(?:re-?introduc|brought back|bring back|bringing back)\w* (?:the )?(?:same|original|old|"
     r"earlier) (?:bug|error|issue|problem|crash)|"
     rf"{_CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+)?(?:the |now the |already the )?(?:second|third|"
@@ -173,13 +179,21 @@ CIRCLES = re.compile(
     r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
     r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
     r"\b(?:vueltas en c[i\u00ed]rculos|on tourne en rond|(?:drehen uns|dreht sich) im kreis)\b|"
-    r"原地打转|兜圈子|又回到原点",
+    r"原地打转|兜圈子|又回到原点|"
+    r"\b(?:been through this (?:already|before)|done this dance|d[\u00e9e]j[\u00e0a] vu|groundhog day|"
+    r"(?:the )?same loop|repeating yourself|you'?re repeating|for the (?:nth|umpteenth|\w+th) time|"
+    r"(?:like )?the (?:\w+th|\d+th) time you|"
+    r"you undo what you|not making (?:any )?progress)\b|"
+    r"\byou(?:'ve| have)? (?:now |already |just )?(?!(?:can|could|should|must|need|needs|may|might|will|would|have|"
+    r"got|want)\b)\w+(?: \S+){0,7}? (?:twice|(?:three|four|five|six|\d+|several|many) times)(?: now| already)?\b|"
+    r"\bv kruhu\b|\bmuter-muter\b|\bberputar-putar\b|\u043f\u043e \u043a\u0440\u0443\u0433\u0443",
     re.I,
 )
 """The person saying the agent spirals: as telling as two repeats."""
 _CIRCLES_GATES = (
     ("circle", "times", "twice", "keep", "stop", "mistake", "square one", "how many", "time", "back and forth", "round")
-    + ("where we", "where i", "around", "mole")
+    + ("where we", "where i", "around", "mole", "through this", "dance", "vu", "groundhog", "loop", "repeating")
+    + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
@@ -212,6 +226,7 @@ INSTRUCTION = re.compile(
     r"don'?t|do not|never|always|avoid|keep(?!\s+(?:getting|seeing|having))|add|implement|create|write|update|build|"
     r"run|set up|next|then|also|let'?s|can you|could "
     r"you|would you|i want|we need|i need|make|use|remove|delete|rename|move|refactor|skip|forget|try|change|show|"
+    r"apply|copy|port|mirror|reuse|"
     r"hide|put|give|handle|support|allow|ignore|review|document|style|pick|reference|prioritize|do|go|debug|"
     r"investigate|look into|find|retry|re-?run|summari[sz]e|explain|throw|raise|catch|revert|undo|restore|replace|"
     r"disable|enable|install|upgrade|clean|(?:fix|log|test|return|deploy|commit|push|print)(?=\s+(?:the|a|an|this|that|"
@@ -226,7 +241,7 @@ question (but "why ...?") asks too."""
 WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)  # a question that complains ("why is it still empty?")
 ASKED = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|so|and|also|btw|hey|quick (?:q|question)|just curious|one more thing)\W+)*"
-    r"(?:is|are|does|did|do|can|could|should|will|would|has|have)\b[^.!?\n]{0,200}\?|"
+    r"(?:is|are|does|did|do|can|could|should|will|would|has|have)\b(?:[^.!?\n]|\.(?=\d)){0,200}\?|"
     r"^\W*(?:(?:i'?m |just )?(?:curious|wondering) (?:whether|if))\b[^.!?\n]{0,200}\?|"
     r"^\W*(?:if|when|whenever|in case|unless|once)\b[^.;?!\n]{0,100},\s*(?!(?:it|it's|this|that|i|i'm|we|you|the|there|"
     r"nothing|still)\b)[a-z]+",
@@ -240,10 +255,22 @@ NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?
 APPROVAL = re.compile(
     r"(?<!\bstill )(?<!\bshould )(?<!\bmust )\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|"
     r"perfect|looks good|lgtm|all good|great,? thanks?|thank you|nice,? (?:it )?works|did the trick|"
-    r"(?:are|is|all) green(?: now)?|\w+s fine now|no more (?:errors?|crash(?:es)?|failures?))\b(?![,;]?\s+but\b)",
+    r"(?:are|is|all) green(?: now)?|\w+s fine now|(?:that|this) did it|confirmed (?:fixed|working)|"
+    r"(?<!no )(?<!not )(?<!n\u00e3o )(?<!non )funciona(?:!|\b(?! (?:a|o|la|el)\b))|(?<!n\u00e3o )(?<!nao )funcionou|"
+    r"funziona (?:ora|adesso)|funktioniert jetzt|\u00e7a (?:marche|fonctionne)|het werkt|"
+    r"\u0437\u0430\u0440\u0430\u0431\u043e\u0442\u0430\u043b\u043e|\u76f4\u308a\u307e\u3057\u305f|"
+    r"(?:udah|sudah) (?:jalan|bisa|beres))\b(?![,;]?\s+but\b)",
     re.I,
 )
 """The person's approval; "works, but ..." is not one."""
+RESOLVED = re.compile(
+    r"(?:\bno more (?:\w+ )?(?:errors?|crash(?:es)?|failures?|warnings?)|(?:\bnot|n't|\bno longer) (?:broken|failing|"
+    r"crashing|erroring|crash|fail)(?: \w+)? anymore|\bno longer (?:broken|fails|failing|crash\w*)|\b(?:passes|passing|"
+    r"pass) now|\b(?:error|warning|crash|bug|issue|problem)s? (?:is|are) gone)\b(?![,;]?\s+but\b)",
+    re.I,
+)
+"""The person's approval that names the failure gone ("not broken anymore", "the error is gone", "passes now"): an
+approval though a failure word is in it."""
 OBSERVED = re.compile(r"\bstill\b(?:\s+\w+){0,2}?\s+(?:get|gets|getting|see|sees|seeing|have|has|having)\b", re.I)
 """"still getting/seeing/have ...": what the person observes is what persists (a paste that follows is the thing said
 to persist), unlike "still does not work", a verdict on something said before, with any paste as its evidence."""
@@ -273,11 +300,11 @@ def read(raw: str) -> Word:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = _head(text)
-    again = _says(SEEN_AGAIN, ("same", "what it"), head)
+    again = _says(SEEN_AGAIN, ("same", "what it", " like ", " as ", "n't", " not ", "nothing"), head)
     persists = (again or _persist(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
     opening = _DANGLING.sub("", head[:40])  # a cut that ends on "still" says nothing yet
-    said_first = _persist(opening)  # "still the same... debug it properly": the news comes first
+    said_first = _persist(opening) and not ASKED.match(head)  # "still the same... debug it": the news first
     complaint = persists and bool(WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
     instructed = bool(INSTRUCTION.match(head))
     asking = instructed or bool(ASKED.match(head)) or (question and not complaint)
@@ -287,7 +314,7 @@ def read(raw: str) -> Word:
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
         return Word("fail", 1, pasted, text)  # "go on with the plan - also, I still see X": a report beside a request
-    if APPROVAL.search(head) and not BROKEN.search(NEGATED.sub(" ", head)) and not asking:
+    if (RESOLVED.search(head) or APPROVAL.search(head) and not BROKEN.search(NEGATED.sub(" ", head))) and not asking:
         return Word("pass", 0, None, text)
     if (pasted or _reported_broken(head)) and not asking:
         return Word("fail", 0, pasted, text)  # a failure they saw: a repeat only if it is the same as before
