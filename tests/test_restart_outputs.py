@@ -8,6 +8,18 @@ import pytest
 from spiral_claims import check_claims, play
 
 RESTARTS = {  # what each restart prints, {k} and {pid} what differs from one to the next
+    "express + curl -i": (
+        "kill $(lsof -t -i:3000); (npm run dev > /tmp/api.log 2>&1 &); sleep 2; curl -si localhost:3000/api/orders",
+        (
+            "orders-api listening on :3000 (pid {pid})\n"
+            "HTTP/1.1 401 Unauthorized\n"
+            "X-Request-Id: req_{pid}abc{k}\n"
+            'ETag: W/"54-e0efD3AfA{k}bdB{pid}0ece3F+E84"\n'
+            "Date: Tue, 04 Jun 2024 14:2{k}:55 GMT\n"
+            "\n"
+            '{{"error":"invalid_token","message":"invalid signature","requestId":"req_{pid}abc{k}"}}'
+        ),
+    ),
     "systemctl": (
         "sudo systemctl restart api && sleep 2 && journalctl -u api -n 4 --no-pager",
         (

@@ -250,7 +250,15 @@ def log_lines(output: str) -> list[str]:
     reports = [k for k, line in enumerate(lines) if _OWN_REPORT.search(line)]
     after = lines[reports[-1] + 1 :] if reports else lines
     kept = after if any(line.strip() for line in after) else [ln for k, ln in enumerate(lines) if k not in reports]
+    kept = [line for line in kept if not _VOLATILE_HEADER.match(line)]
     return fp.strict_with_lines(_ULID.sub("<ulid>", "\n".join(kept)), cap=80)[1]
+
+
+_VOLATILE_HEADER = re.compile(
+    r"(?i:etag|set-cookie|age|expires|last-modified|server-timing|cf-ray|x-amzn-trace-id|x-amz-cf-id|x-runtime|"
+    r"x-response-time|report-to|nel):\s"
+)
+"""HTTP response headers whose value changes with every response (``curl -i`` after each restart): no news."""
 
 
 _ULID = re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b")
