@@ -194,6 +194,7 @@ def test_a_request_a_remark_or_a_correction_is_no_report(text):
         ("commit when you're done but don't push; I review first", ["verb:push"]),
         ("DON'T force push", ["verb:push --force", "verb:push -f", "verb:push --force-with-lease"]),
         ("if you don't commit, it is lost", []),
+        ("roll back to v213 now, then do not deploy anything else", ["verb:deploy"]),
     ],
 )
 def test_the_places_the_person_says_not_to_edit(text, bans):

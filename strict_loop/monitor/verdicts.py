@@ -303,7 +303,7 @@ src/api/generated/", "never touch `settings.py`"); "don't change the API" names 
 _PLACE = "place:"
 """How a ban on a place is kept among the banned commands (``TurnFacts.forbids``)."""
 FORBID_VERB = re.compile(
-    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please|just)\s+)(?:please\s+)?(?:don'?t|do not|never|no more|stop)\s+"
+    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please|just|then)\s+)(?:please\s+)?(?:don'?t|do not|never|no more|stop)\s+"
     r"(?:ever\s+)?(?P<force>force[- ]?)?(?P<verb>push|commit|deploy|merge|publish|release)(?:ing|es|s)?\b"
     r"(?!\s+(?:button|notification))",
     re.I,
