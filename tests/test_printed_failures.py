@@ -8,6 +8,224 @@ import pytest
 from strict_loop.monitor import printed
 
 FAILING = {
+    "npx next build": (
+        "   ▲ Next.js 14.1.0\n"
+        "   - Environments: .env.local\n"
+        "\n"
+        "   Creating an optimized production build ...\n"
+        " ✓ Compiled successfully\n"
+        "   Linting and checking validity of types  ..Failed to compile.\n"
+        "\n"
+        "./app/dashboard/page.tsx:12:7\n"
+        "Type error: Type 'string | undefined' is not assignable to type 'string'.\n"
+        "  Type 'undefined' is not assignable to type 'string'.\n"
+        "\n"
+        "  10 | export default async function Dashboard() {\n"
+        "  11 |   const session = await getSession();\n"
+        "> 12 |   const userId: string = session?.user.id;\n"
+        "     |       ^\n"
+        "  13 |   const stats = await getStats(userId);\n"
+        "  14 |   return <Stats data={stats} />;\n"
+        "  15 | }\n"
+    ),
+    "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release": (
+        "-- The C compiler identification is GNU 12.2.0\n"
+        "-- The CXX compiler identification is GNU 12.2.0\n"
+        "-- Detecting C compiler ABI info\n"
+        "-- Detecting C compiler ABI info - done\n"
+        "-- Check for working C compiler: /usr/bin/cc - skipped\n"
+        "-- Detecting CXX compiler ABI info\n"
+        "-- Detecting CXX compiler ABI info - done\n"
+        "-- Check for working CXX compiler: /usr/bin/c++ - skipped\n"
+        "CMake Error at CMakeLists.txt:14 (find_package):\n"
+        '  By not providing "Findfmt.cmake" in CMAKE_MODULE_PATH this project has\n'
+        '  asked CMake to find a package configuration file provided by "fmt", but\n'
+        "  CMake did not find one.\n"
+        "\n"
+        '  Could not find a package configuration file provided by "fmt" with any of\n'
+        "  the following names:\n"
+        "\n"
+        "    fmtConfig.cmake\n"
+        "    fmt-config.cmake\n"
+        "\n"
+        '  Add the installation prefix of "fmt" to CMAKE_PREFIX_PATH or set "fmt_DIR"\n'
+        '  to a directory containing one of the above files.  If "fmt" provides a\n'
+        "  separate development package or SDK, be sure it has been installed.\n"
+        "\n"
+        "\n"
+        "-- Configuring incomplete, errors occurred!\n"
+    ),
+    "kotlinc src/Main.kt -include-runtime -d app.jar": (
+        "src/Main.kt:5:13: error: unresolved reference: printn\n"
+        '    val s = printn("hello")\n'
+        "            ^\n"
+        "src/Main.kt:9:5: error: type mismatch: inferred type is String but Int was expected\n"
+        '    "42"\n'
+        "    ^\n"
+    ),
+    "npx eslint . --max-warnings 0": (
+        "\n"
+        "/home/dev/web/src/errors/reportError.ts\n"
+        "  14:3  warning  Unexpected console statement  no-console\n"
+        "\n"
+        "/home/dev/web/src/hooks/useFetch.ts\n"
+        "  22:6  warning  React Hook useEffect has a missing dependency: 'onError'. Either inc"
+        "lude it or remove the dependency array  react-hooks/exhaustive-deps\n"
+        "\n"
+        "✖ 2 problems (0 errors, 2 warnings)\n"
+        "\n"
+        "ESLint found too many warnings (maximum: 0).\n"
+    ),
+    "pre-commit run --all-files": (
+        "trim trailing whitespace.................................................Passed\n"
+        "fix end of files.........................................................Passed\n"
+        "check yaml...............................................................Passed\n"
+        "check for added large files..............................................Passed\n"
+        "ruff.....................................................................Failed\n"
+        "- hook id: ruff\n"
+        "- exit code: 1\n"
+        "\n"
+        "src/app/errors.py:7:1: F401 [*] `typing.Optional` imported but unused\n"
+        "Found 1 error.\n"
+        "[*] 1 fixable with the `--fix` option.\n"
+        "\n"
+        "black....................................................................Passed\n"
+    ),
+    "composer require laravel/framework:^12.0": (
+        "./composer.json has been updated\n"
+        "Running composer update laravel/framework\n"
+        "Loading composer repositories with package information\n"
+        "Updating dependencies\n"
+        "Your requirements could not be resolved to an installable set of packages.\n"
+        "\n"
+        "  Problem 1\n"
+        "    - Root composer.json requires laravel/framework ^12.0, found laravel/framework[v1"
+        "0.0.0, ..., v10.48.2, v11.0.0, ..., v11.x-dev] but it does not match the constraint.\n"
+        "\n"
+        "\n"
+        "Installation failed, reverting ./composer.json and ./composer.lock to their original "
+        "content.\n"
+    ),
+    "ansible-playbook -i inventory/prod site.yml": (
+        "\n"
+        "PLAY [webservers] **************************************************************\n"
+        "\n"
+        "TASK [Gathering Facts] *********************************************************\n"
+        "ok: [web1]\n"
+        "ok: [web2]\n"
+        "\n"
+        "TASK [nginx : install nginx] ***************************************************\n"
+        'fatal: [web1]: FAILED! => {"changed": false, "failures": ["No package ngnix available'
+        '."], "msg": "Failed to install some of the specified packages", "rc": 1, "results": []}\n'
+        "ok: [web2]\n"
+        "\n"
+        "TASK [nginx : template config] *************************************************\n"
+        "changed: [web2]\n"
+        "\n"
+        "PLAY RECAP *********************************************************************\n"
+        "web1                       : ok=1    changed=0    unreachable=0    failed=1    skippe"
+        "d=0    rescued=0    ignored=0   \n"
+        "web2                       : ok=3    changed=1    unreachable=0    failed=0    skippe"
+        "d=0    rescued=0    ignored=0   \n"
+        "\n"
+    ),
+    "git rebase origin/main": (
+        "Auto-merging src/app/retry.py\n"
+        "CONFLICT (content): Merge conflict in src/app/retry.py\n"
+        "error: could not apply 9c8d7e6... Fix retry logic on failed requests\n"
+        "hint: Resolve all conflicts manually, mark them as resolved with\n"
+        'hint: "git add/rm <conflicting_files>", then run "git rebase --continue".\n'
+        'hint: You can instead skip this commit: run "git rebase --skip".\n'
+        'hint: To abort and get back to the state before "git rebase", run "git rebase --abort".\n'
+        "Could not apply 9c8d7e6... Fix retry logic on failed requests\n"
+    ),
+    "git commit -am 'fix failing test'": (
+        "On branch fix/error-handling\n"
+        "Your branch is up to date with 'origin/fix/error-handling'.\n"
+        "\n"
+        "nothing to commit, working tree clean\n"
+    ),
+    "node index.js": (
+        "node:events:497\n"
+        "      throw er; // Unhandled 'error' event\n"
+        "      ^\n"
+        "\n"
+        "Error: listen EADDRINUSE: address already in use :::3000\n"
+        "    at Server.setupListenHandle [as _listen2] (node:net:1872:16)\n"
+        "    at listenInCluster (node:net:1920:12)\n"
+        "    at Server.listen (node:net:2008:7)\n"
+        "    at Function.listen (/home/dev/api/node_modules/express/lib/application.js:635:24)\n"
+        "    at Object.<anonymous> (/home/dev/api/server.js:41:5)\n"
+        "    at Module._compile (node:internal/modules/cjs/loader:1376:14)\n"
+        "Emitted 'error' event on Server instance at:\n"
+        "    at emitErrorNT (node:net:1899:8)\n"
+        "    at process.processTicksAndRejections (node:internal/process/task_queues:82:21) {\n"
+        "  code: 'EADDRINUSE',\n"
+        "  errno: -98,\n"
+        "  syscall: 'listen',\n"
+        "  address: '::',\n"
+        "  port: 3000\n"
+        "}\n"
+        "\n"
+        "Node.js v20.11.0\n"
+    ),
+    "bin/rails server": (
+        "=> Booting Puma\n"
+        "=> Rails 7.1.3 application starting in development \n"
+        "=> Run `bin/rails server --help` for more startup options\n"
+        "Exiting\n"
+        "/home/dev/.gem/ruby/3.2.0/gems/puma-6.4.2/lib/puma/binder.rb:334:in `initialize': Add"
+        'ress already in use - bind(2) for "127.0.0.1" port 3000 (Errno::EADDRINUSE)\n'
+        "\tfrom /home/dev/.gem/ruby/3.2.0/gems/puma-6.4.2/lib/puma/binder.rb:334:in `new'\n"
+        "\tfrom /home/dev/.gem/ruby/3.2.0/gems/puma-6.4.2/lib/puma/binder.rb:334:in `add_tcp_li"
+        "stener'\n"
+        "\tfrom /home/dev/.gem/ruby/3.2.0/gems/puma-6.4.2/lib/puma/binder.rb:234:in `block in parse'\n"
+    ),
+    "./mvnw spring-boot:run": (
+        "  .   ____          _            __ _ _\n"
+        " /\\\\ / ___'_ __ _ _(_)_ __  __ _ \\ \\ \\ \\\n"
+        "( ( )\\___ | '_ | '_| | '_ \\/ _` | \\ \\ \\ \\\n"
+        " \\\\/  ___)| |_)| | | | | || (_| |  ) ) ) )\n"
+        "  '  |____| .__|_| |_|_| |_\\__, | / / / /\n"
+        " =========|_|==============|___/=/_/_/_/\n"
+        " :: Spring Boot ::                (v3.2.2)\n"
+        "\n"
+        "2024-03-12T11:15:02.114Z  INFO 48213 --- [           main] com.acme.DemoApplication  "
+        "               : Starting DemoApplication using Java 17.0.9 with PID 48213\n"
+        "2024-03-12T11:15:03.701Z  INFO 48213 --- [           main] o.s.b.w.embedded.tomcat.To"
+        "mcatWebServer  : Tomcat initialized with port 8080 (http)\n"
+        "2024-03-12T11:15:04.388Z  WARN 48213 --- [           main] ConfigServletWebServerAppl"
+        "icationContext : Exception encountered during context initialization - cancelling ref"
+        "resh attempt: org.springframework.context.ApplicationContextException: Failed to star"
+        "t bean 'webServerStartStop'\n"
+        "2024-03-12T11:15:04.412Z ERROR 48213 --- [           main] o.s.b.d.LoggingFailureAnal"
+        "ysisReporter   : \n"
+        "\n"
+        "***************************\n"
+        "APPLICATION FAILED TO START\n"
+        "***************************\n"
+        "\n"
+        "Description:\n"
+        "\n"
+        "Web server failed to start. Port 8080 was already in use.\n"
+        "\n"
+        "Action:\n"
+        "\n"
+        "Identify and stop the process that's listening on port 8080 or configure this applica"
+        "tion to listen on another port.\n"
+        "\n"
+        "[INFO] ------------------------------------------------------------------------\n"
+        "[INFO] BUILD FAILURE\n"
+        "[INFO] ------------------------------------------------------------------------\n"
+    ),
+    "python scripts/backfill.py --since 2024-02-01": (
+        "2024-03-12 11:25:01,102 INFO  backfill: starting, 20871 records to process\n"
+        "2024-03-12 11:25:40,331 ERROR backfill: record 88121: KeyError 'customer_id'\n"
+        "2024-03-12 11:25:40,333 ERROR backfill: record 88154: KeyError 'customer_id'\n"
+        "2024-03-12 11:26:55,016 INFO  backfill: done. processed=20854 skipped=0 failed=17\n"
+        "2024-03-12 11:26:55,017 ERROR backfill: 17 records failed; see backfill-errors.csv. E"
+        "xiting with status 1\n"
+    ),
     "cargo build": (
         "   Compiling cal v0.1.0 (/home/u/cal)\n"
         "error[E0308]: mismatched types\n"
@@ -219,6 +437,81 @@ FAILING = {
     ),
 }
 PASSING = {
+    "make clean all": (
+        "rm -f build/*.o build/tool\n"
+        "rm: cannot remove 'build/*.o': No such file or directory\n"
+        "make: [Makefile:31: clean] Error 1 (ignored)\n"
+        "mkdir -p build\n"
+        "cc -Wall -O2 -Iinclude -c src/main.c -o build/main.o\n"
+        "cc -Wall -O2 -Iinclude -c src/buffer.c -o build/buffer.o\n"
+        "cc -o build/tool build/main.o build/buffer.o -lm\n"
+    ),
+    "bundle exec rubocop -a": (
+        "Inspecting 42 files\n"
+        ".......C....C......C......................\n"
+        "\n"
+        "Offenses:\n"
+        "\n"
+        "app/models/user.rb:12:5: C: [Corrected] Style/StringLiterals: Prefer single-quoted st"
+        "rings when you don't need string interpolation or special symbols.\n"
+        '    "admin"\n'
+        "    ^^^^^^^\n"
+        "app/models/order.rb:7:1: C: [Corrected] Layout/EmptyLines: Extra blank line detected.\n"
+        "app/services/error_notifier.rb:3:1: C: [Corrected] Style/FrozenStringLiteralComment: "
+        "Missing frozen string literal comment.\n"
+        "\n"
+        "42 files inspected, 3 offenses detected, 3 offenses corrected\n"
+    ),
+    "pre-commit run --all-files": (
+        "trim trailing whitespace.................................................Passed\n"
+        "fix end of files.........................................................Passed\n"
+        "check yaml...............................................................Passed\n"
+        "check json...........................................(no files to check)Skipped\n"
+        "check for merge conflicts................................................Passed\n"
+        "ruff.....................................................................Passed\n"
+        "black....................................................................Passed\n"
+        "mypy.....................................................................Passed\n"
+    ),
+    "ansible-playbook -i inventory/staging deploy.yml": (
+        "\n"
+        "PLAY [app] *********************************************************************\n"
+        "\n"
+        "TASK [Gathering Facts] *********************************************************\n"
+        "ok: [app1]\n"
+        "\n"
+        "TASK [stop old service] ********************************************************\n"
+        'fatal: [app1]: FAILED! => {"changed": false, "msg": "Could not find the requested ser'
+        'vice legacy-worker: host"}\n'
+        "...ignoring\n"
+        "\n"
+        "TASK [deploy release] **********************************************************\n"
+        "changed: [app1]\n"
+        "\n"
+        "TASK [restart api] *************************************************************\n"
+        "changed: [app1]\n"
+        "\n"
+        "PLAY RECAP *********************************************************************\n"
+        "app1                       : ok=4    changed=2    unreachable=0    failed=0    skippe"
+        "d=0    rescued=0    ignored=1   \n"
+        "\n"
+    ),
+    "uvicorn app.main:app --host 0.0.0.0 --port 8000": (
+        "INFO:     Started server process [4821]\n"
+        "INFO:     Waiting for application startup.\n"
+        "INFO:     Application startup complete.\n"
+        "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n"
+        'INFO:     127.0.0.1:51234 - "GET /health HTTP/1.1" 200 OK\n'
+        "ERROR:app.routes.items:item 99 lookup failed: not found\n"
+        'INFO:     127.0.0.1:51236 - "GET /items/99 HTTP/1.1" 404 Not Found\n'
+    ),
+    "python scripts/backfill.py --since 2024-03-01": (
+        "2024-03-12 11:20:01,102 INFO  backfill: starting, 10432 records to process\n"
+        "2024-03-12 11:20:09,877 ERROR backfill: upstream timeout for batch 17 (attempt 1/3), "
+        "retrying in 2s\n"
+        "2024-03-12 11:20:12,004 INFO  backfill: batch 17 ok after retry\n"
+        "2024-03-12 11:20:44,519 WARNING backfill: 3 records skipped (already migrated)\n"
+        "2024-03-12 11:21:02,330 INFO  backfill: done. processed=10429 skipped=3 failed=0 errors=0\n"
+    ),
     "pytest -q": (
         "....\n"
         "=============================== warnings summary ===============================\n"

@@ -61,7 +61,7 @@ _FAILED_OUTPUT = re.compile(
     r"\b(?:Failures|Failed|Errors):[ \t]*[1-9]|"  # the count after its word (surefire, PHPUnit, dotnet test)
     # a diagnostic in the compilers' and linters' file:line forms, not a warning or a note
     r"\(\d+,\d+\): (?:fatal )?error [A-Z]*\d+:|^[ \t]*\S+:\d+:\d+ - error\b|"
-    r"^\S+\.\w+:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark|\[?Warning)\b)\S|"
+    r"^\S+\.\w+:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark|\[?Warning)\b|[A-Z]: \[Corrected\])\S|"
     # a level prefix in brackets (Maven, sbt) and a verdict banner in any case
     r"^\[(?:ERROR|FATAL|error)\][ \t]+\S|^\[INFO\] BUILD FAILURE|"
     r"^(?:[x\u00d7\u2717\u2718][ \t]+)?(?:[Bb]uild|BUILD|[Cc]ompilation|Test [Rr]un|Tests?) (?:FAILED|[Ff]ailed)\b|"
@@ -84,6 +84,8 @@ def reads_failed(command: str, output: str) -> bool:
     """Whether a command failed, read from what it printed (the last 3,000 characters), for a harness that sends no
     exit code: a check (tests, a build, a linter) that reports failures, or any command whose last line is an error
     it raised (``OSError: [Errno 98] Address already in use``, ``fatal: ...``)."""
+    if ("ok=" in output or "Failed" in output) and _RECAP_FAILED.search(output[-3000:]):
+        return True
     said = _EXIT_SAID.search(output[:300])
     if said:  # the harness's own line for the exit code (Codex's shell output to the model) settles it
         return said.group(1) != "0"
@@ -118,7 +120,8 @@ _TRAILER = re.compile(
     r"^(?:\s|[+^~|{}\]\[\u00d7\u2500-\u257f]|-\s|(?:hint|note|help|tip):|\[notice\]|Node\.js v\d|Require stack:|"
     r"LINE \d+:|At line:\d|(?:Please|Check|See|Try|To|For|Is|Are|and|or|Aborting|Did you)\b|\^|from \S+:\d+:in\b|"
     r"[\w.-]+@[\w.-]+\s*$|exit status [1-9]\d*$|(?!(?i:error|fatal|fail|exception|caused|traceback))[A-Z][\w ]{0,30}:$|"
-    r"\([^()\n]*\)\s*$|info\b|Tasks: TOP =>)"
+    r"\([^()\n]*\)\s*$|info\b|Tasks: TOP =>|(?:Confirm|If|Make sure|Ensure|Consider|Verify)\b|\S+:\d+:in [`']|"
+    r"Emitted 'error' event\b|\[\w+\]\s*-{5,}\s*$|>?\s*\d{1,7}\s*\|(?:\s|$)|Action:$|Identify and stop\b)"
 )
 """Lines that trail an error without being it: stack frames and indented detail, advice (``hint:``, ``Please make
 sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer, a label
@@ -126,7 +129,7 @@ that heads indented detail (Bundler's ``In Gemfile:``), a line in parentheses (S
 error at: ...)``), Yarn's ``info`` lines after its error, Rake's ``Tasks: TOP => db:migrate``."""
 
 
-def _head_line(tail: str, last: str, reach: int = 16) -> str:
+def _head_line(tail: str, last: str, reach: int = 30) -> str:
     """The last meaningful line (``last``), or, when the output ends in trailer lines, the line those trail (within
     ``reach`` lines); ``last`` itself when nothing above the trailers reads as an error."""
     lines = [ln for ln in tail.splitlines() if ln.strip()]
@@ -174,25 +177,32 @@ _SHOWN = re.compile(r"^\s*(cat|tail|head|less|more|grep|egrep|rg|sed|awk|jq|echo
 """Programs that print what they read: an error line among it is the file's, not theirs."""
 
 
-_NONE = re.compile(r"\berrors?:?\s*0\b|\b0 errors?\b", re.I)
+_RECAP_FAILED = re.compile(r"^\S+\s+: ok=\d+ [^\n]*\b(?:failed|unreachable)=[1-9]|\.{4}[ \t]*Failed$", re.M)
+"""A run's own summary that something failed, whatever line ends it: Ansible's recap, a pre-commit hook's ``Failed``."""
+_NONE = re.compile(
+    r"\berrors?:?\s*0\b|\b0 errors?\b|\"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) \S+ HTTP/[\d.]+\" \d{3}", re.I
+)
+"""A last line that says no error happened: zero errors, or a server's access-log line (``"GET /items/99 HTTP/1.1" 404
+Not Found``: a running server answered, whatever the status)."""
 
 
 _LAST_ERROR = re.compile(
-    r"(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|[\w.\-/()@]{1,80}(?::[\w-]{1,20}){0,3}: (?:.{0,300}?[: ] ?)?"
+    r"(?:[A-Z][a-z]+ )?(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|[\w.\-/()@]{1,80}(?::[\w-]{1,20}){0,3}: "
+    r"(?:.{0,300}?[: ] ?)?"
     r"(?i:no such file or directory|command not found|permission denied|cannot access .{0,200}|is a directory|"
     r"(?:is )?not a directory|no matches found|unknown command|not found|connection refused|"
     r"could not resolve host(?:name)?|name or service not known|(?:connection |operation )?timed out|"
     r"network is unreachable|no route to host)(?:(?:: | \().{0,200}|\.)?$|"
     r"operable program or batch file\.$|The system cannot find the (?:file|path) specified\.$|"
     # more heads a failing program's last line starts with
-    r"[\w.\-]{1,40}(?::[\w.\-/]{1,80}){0,3}(?:\[\d+\])?: (?:error|fatal|Error|ERROR|FATAL)\b|"
+    r"[\w.\-/]{1,80}(?::[\w.\-/]{1,80}){0,3}(?:\[\d+\])?: (?:error|fatal|Error|ERROR|FATAL)\b|"
     r"(?:An? )?(?:error|Error|ERROR)(?: \w+){0,2}? "
     r"(?:from|response from|occurred|during|while|when)\b[^\n]{0,80}?:\s|npm (?:ERR!|error)(?:\s|$)|E: |panic: |"
     r"(?:Unhandled exception\.?|Uncaught(?: exception)?|Exception in thread \"[^\"]*\"|(?:PHP )?Fatal error: Uncaught)"
     r"\s+(?:[\w.$]+\.)?[A-Z]\w*(?:Error|Exception)\b|"
     r"thread '[^']*' panicked at |[\w.\-]+: \(\d+\) |\+ FullyQualifiedErrorId : |exit status [1-9]|error [A-Z]|"
     r"(?:[A-Z]\w*::)+[A-Z]\w*: |"
-    r"(?!(?i:[^\n]*\b(?:none|nothing|no|never|not)\b))(?:[A-Za-z-]+ ){1,3}(?i:failed)(?:[;.!]|$)"
+    r"(?!(?i:[^\n]*\b(?:none|nothing|no|never|not)\b))(?:[A-Za-z-]+ ){1,3}(?i:failed)(?:[;.!,]|$)"
 )
 """How a failing command's last line starts, in the words tools and shells print: ``error: ...``, ``ls: x: No such
 file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
@@ -203,6 +213,9 @@ uncaught exception (Ruby's ``PG::DuplicateColumn: ...`` too), "connection refuse
 name, a few words ending in "failed."."""
 _LAST_SAYS = re.compile(
     r"(?i:\bcannot connect to the docker daemon\b|\b(?:cannot|can't|could not|unable to) (?:continue|proceed)\b|"
+    r"\bconfiguring incomplete, errors occurred\b|\btoo many warnings \(maximum: \d+\)|\bcould not apply \w+|"
+    r"^nothing to commit\b|\bBUILD FAILURE\b|\bexit(?:ing|ed)? with (?:status|code):? [1-9]|^Exiting$|"
+    r"\bfailed to start\b|\b(?:address|port \d+) (?:is |was )?already in use\b|"
     r"\bversion solving (?:has )?failed\b|\bcould not be resolved to an installable set\b|\bno solution found when "
     r"resolving\b|\brequirements are unsatisfiable\b|\b(?:some |all )?tests? failed[.!]?$|\bis invalid: \S|"
     r"\bconnection to the server \S+ was refused\b|"
