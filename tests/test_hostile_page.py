@@ -281,6 +281,7 @@ def test_a_request_that_never_ends_is_cancelled_at_the_shutdown_limit():
 # -- item 8: an answer's body is read no further than the cap ---------------------------------------------------------
 
 
+@pytest.mark.slow  # waits on the server's refusal of three connections, one of them a body that never ends
 def test_an_answer_body_past_the_cap_is_refused_before_the_rest_is_sent(ws_dir):
     task_folder(ws_dir, "t1")
     ws = workspaces.workspace_id(ws_dir)

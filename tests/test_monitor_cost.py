@@ -269,14 +269,14 @@ def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_befo
         "command not found",
         "No such file or directory",
     ]
-    for text in _cased(phrases, 1500, seed=5):
+    for text in _cased(phrases, 1000, seed=5):
         old = next((n for n, pattern, _, _ in catalog.FAILURES if pattern.search(text)), None)
         got = fp.classify([text])
         assert (got.name if got else None) == old, text
     said = [said for _, said in PERSON_SAYS]  # the person's words: read behind their literals as without them
     bans = ["don't push", "DON'T force push", "never touch `settings.py`", "do not modify files in ./migrations"]
     bans += ["never use sudo", "stop running npm install", "no more deploys"]
-    texts = _cased(said + bans + [w for words in said for w in words.split()[:3]], 1500, seed=7)
+    texts = _cased(said + bans + [w for words in said for w in words.split()[:3]], 1000, seed=7)
     gated = [(person.read(text), verdicts.forbidden(text)) for text in texts]
     monkeypatch.setattr(fp, "may_match", lambda low, gates: True)
     assert gated == [(person.read(text), verdicts.forbidden(text)) for text in texts]

@@ -69,6 +69,14 @@ REPORTS = [
     "\u0646\u0641\u0633 \u0627\u0644\u062e\u0637\u0623",
     "abhi bhi same error aa raha hai",
     "to samo",
+    "you said 'fixed' but the modal still opens and closes instantly",
+    "Hmm, I restarted everything and the websocket still disconnects after exactly 60s",
+    "hmm. refresh -> blank page. like before.",
+    "the dropdown is still behind the header. z-index didn't do anything",
+    "lol no. the CSV export still has the dates off by one day",
+    "segfault is gone, wait no, it's back. same backtrace:",
+    "Your fix changed the error message but not the problem",
+    "Tu as dit que c'\u00e9tait corrig\u00e9 mais la page est toujours blanche",
     "Thanks for the change, but I'm afraid it didn't fix anything, the CSV export still drops the last row.",
     "I restarted the server like you said and it's still timing out after 30s. Nothing's different.",
     "you said you fixed it but `npm run build` fails exactly like before:",
@@ -161,6 +169,10 @@ NOT_REPORTS = [
     "show the errors around line 40",
     "you can run it 3 times to check flakiness",
     "you should call it twice",
+    "Still on the auth stuff: add a refresh token endpoint next",
+    "translate the error messages into German, same keys",
+    "not the same error anymore, now it's a timeout instead of the 401",
+    "the server is back up, thanks",
 ]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 

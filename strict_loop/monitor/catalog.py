@@ -319,8 +319,8 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\bmesmo erro\b|\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
         r"o mesmo)\b"),
     ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas"),
-        r"\btoujours pas\b|\bencore (?:le m|la m|pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|"
-        r"fonctionn)[e\u00e9]\b"),
+        r"\btoujours pas\b|\b(?:est|sont) toujours (?!(?:bon|bien|ok|correct|valide)\b)\w|\bencore (?:le m|la m|"
+        r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b"),
     ("de", ("immer noch", "fehler", "hat nicht", "wieder"),
         r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
         r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|wieder)\b"),

@@ -48,7 +48,7 @@ _OPENS = (
     rf"{_CLAUSE_START}(?:(?:it'?s|it is|it|that'?s|this is|and|but|yet|hmm+|ugh|nope|no)\s+)?still\s+(?!(?:need|needs|"
     r"needed|want|wants|wanted|have|has|had|got|gotta|to|think|thinking|prefer|like|love|works?|good|fine|ok|okay|great|"
     r"correct|right|valid|true|relevant|useful|possible|a bit|a little|slightly|somewhat|too|kind of|kinda|more|less|"
-    r"waiting|learning|reading|deciding|planning|in progress|todo|open|unclear|curious|wondering|on track|passes|"
+    r"waiting|learning|reading|deciding|planning|in progress|todo|open|unclear|curious|wondering|on track|passes|on|"
     r"passing|green|compiles|supported|used|uses|using|part of|the plan|the case|here|around|i|we|you|he|she|they|a|an|"
     r"looks? (?:good|great|fine|ok|okay|right|correct|nice)|working (?:fine|well|great|ok|okay|as))\b)[\w'\"`#$/-]|"
     rf"{_CLAUSE_START}(?:exactly |literally |still |it'?s |it is |that'?s )?(?:the )?same(?:[.!]|\s+(?!(?:for|as|with|"
@@ -79,7 +79,8 @@ PERSIST = re.compile(
     r"\bstill\b,?(?!\s+(?:want|wants|need|needs|prefer|would like|have to|got to|gotta)\b)"
     rf"(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|error(?:s|ing)?|not|{_NEG}|no|the same|same|shows?|"
     r"showing|see|seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|says|"
-    r"prints|redirects|lands|resets|flickers|freezes|spins|bounces|"
+    r"prints|redirects|lands|resets|flickers|freezes|spins|bounces|disconnects|dies|times out|opens|closes|loops|"
+    r"reloads|drops|duplicates|renders|rendering|flashes|overlaps|leaks|logs (?:me )?out|kicks (?:me )?out|pops up|"
     r"truncated|cut off|blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|"
     r"an? (?:issue|problem|bug)|cannot|only|zero|0|doing (?:it|this|that|the same)|does nothing|nothing|throws?|"
     r"throwing)\b|"
@@ -89,8 +90,8 @@ PERSIST = re.compile(
     r"come|have come) back\b(?!\s+(?:in|on|online|to|from|up)\b)|"
     r"\b(?:it|errors?|bugs?|issues?|problems?|crash(?:es)?)\s+(?:has\s+|have\s+)?(?:reappeared|reappears|keeps "
     r"reappearing)\b|\bagain (?:the same|fail\w*|broken|errors?|crash\w*|nothing)\b|"
-    r"\bsame (?:error|errors|issue|problem|result|output|behaviou?r|bug|message|exception|failure|crash|traceback|"
-    r"stack ?trace|warnings?|[1-5]\d\d)\b"
+    r"(?<!not the )(?<!no longer the )\bsame (?:error|errors|issue|problem|result|output|behaviou?r|bug|message|"
+    r"exception|failure|crash|traceback|backtrace|stack ?trace|warnings?|[1-5]\d\d)\b"
     r"(?!\s+(?:handling|handler|format|formatting|codes?|types?|class|classes|messages? format)\b)|"
     r"\bsame thing (?:happens|happened|happening|again)\b|"
     r"\b(?:not|n'?t|never|nothing(?:'s| has)?) (?:been )?(?:fixed|resolved|solved|changed)\b"
@@ -120,13 +121,17 @@ SEEN_AGAIN = re.compile(
     r"\b(?:fails?|failing|breaks?|crash(?:es)?|errors? out) (?:exactly |just )?(?:like|as) (?:before|last time)\b|"
     r"\b(?:it|that|this|the (?:fix|change|patch))\s+(?:didn'?t|did not|hasn'?t|has not)\s+(?:fix(?:ed)?|change(?:d)?|"
     r"solve(?:d)?|help(?:ed)?)\s+(?:anything|a thing|it|the (?:problem|issue|bug))\b|"
-    r"\bnothing(?:'s| is| has)? (?:different|changed)(?=\s*(?:[.!;,]|$))",
+    r"\bnothing(?:'s| is| has)? (?:different|changed)(?=\s*(?:[.!;,]|$))|(?:^|[.!?]\s*)like (?:before|last time)\W*$|"
+    r"\b(?:didn'?t|did not) do (?:anything|a thing)\b|\bbut not the (?:problem|issue|bug|behaviou?r)\b|"
+    r"\b(?:it'?s|it is|they'?re) back\b(?! (?:up|to|in|on|online|end|from)\b)|\b(?:you said|you claimed|tu as dit "
+    r"que)\b[^.!?]{0,40}?(?:fixed|resolved|working|sorted|solved|corrig|r[\u00e9e]gl)",
     re.I,
 )
 """The person seeing again what they saw before, wherever in a long message ("I'm seeing the same thing as before",
 "it's the same white page on refresh", "that's what it did last time too"): a report, not a request."""
 _NOPE = re.compile(
-    r"^\W*(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|[^\w\s,.!-]+\s*$|it|still|same|also same|again|doesn|didn|"
+    r"^\W*(?:(?:lol|haha|ugh|hmm+|ok|well)\W+)?(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|[^\w\s,.!-]+\s*$|it|still|same|also "
+    r"same|again|doesn|didn|the|that|this|"
     r"not(?!\s+(?:that|this|the|those|these|there|here|in|on|yet)\b)|"
     r"nothing|that didn))",
     re.I,
@@ -226,7 +231,7 @@ INSTRUCTION = re.compile(
     r"don'?t|do not|never|always|avoid|keep(?!\s+(?:getting|seeing|having))|add|implement|create|write|update|build|"
     r"run|set up|next|then|also|let'?s|can you|could "
     r"you|would you|i want|we need|i need|make|use|remove|delete|rename|move|refactor|skip|forget|try|change|show|"
-    r"apply|copy|port|mirror|reuse|"
+    r"apply|copy|port|mirror|reuse|translate|localize|convert|rewrite|generate|document|format|sort|split|merge|wrap|"
     r"hide|put|give|handle|support|allow|ignore|review|document|style|pick|reference|prioritize|do|go|debug|"
     r"investigate|look into|find|retry|re-?run|summari[sz]e|explain|throw|raise|catch|revert|undo|restore|replace|"
     r"disable|enable|install|upgrade|clean|(?:fix|log|test|return|deploy|commit|push|print)(?=\s+(?:the|a|an|this|that|"
@@ -300,7 +305,9 @@ def read(raw: str) -> Word:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = _head(text)
-    again = _says(SEEN_AGAIN, ("same", "what it", " like ", " as ", "n't", " not ", "nothing"), head)
+    again = _says(
+        SEEN_AGAIN, ("same", "what it", "like ", " as ", "n't", " not ", "nothing", "back", "said", "dit"), head
+    )
     persists = (again or _persist(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
     opening = _DANGLING.sub("", head[:40])  # a cut that ends on "still" says nothing yet
