@@ -187,8 +187,8 @@ Not Found``: a running server answered, whatever the status)."""
 
 
 _LAST_ERROR = re.compile(
-    r"(?:[A-Z][a-z]+ )?(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|[\w.\-/()@]{1,80}(?::[\w-]{1,20}){0,3}: "
-    r"(?:.{0,300}?[: ] ?)?"
+    r"(?:(?!No |Zero )[A-Z][a-z]+ )?(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|"
+    r"[\w.\-/()@]{1,80}(?::[\w-]{1,20}){0,3}: (?:.{0,300}?[: ] ?)?"
     r"(?i:no such file or directory|command not found|permission denied|cannot access .{0,200}|is a directory|"
     r"(?:is )?not a directory|no matches found|unknown command|not found|connection refused|"
     r"could not resolve host(?:name)?|name or service not known|(?:connection |operation )?timed out|"
