@@ -13,7 +13,8 @@ Which sets were held out when first measured (figures in ``references/spiral.md`
 A, B and D shaped rules after their first measure, and E after it was measured, F for one change. H, I, J and
 K (written for issue 24's next round, Gemini CLI's tool names added to the format) were measured untouched on the
 code they were written beside (H, the last, after every change of that round); all four shaped rules after. From now
-on every set is in-sample for whoever changes the monitor looking at this output.
+on every set is in-sample for whoever changes the monitor looking at this output. L and M were written last and
+measured after every change of that round, before any of their sessions was looked at.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -45,6 +46,8 @@ SETS = {
     "I": "Codex sessions, mostly the agent alone (restarts, hangs, dependency loops, varied commands)",
     "J": "long Claude Code sessions, 14 to 50 turns, the spiral after a productive stretch",
     "K": "the hard cases in all three harnesses: spirals that look busy, healthy sessions that look stuck",
+    "L": "everyday web, backend, data and infra work in all three harnesses, a person in the loop or not",
+    "M": "the agent alone: mobile, data pipelines, ML training, monorepos, infra as code, embedded builds",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
