@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -322,3 +324,16 @@ def test_refusals_and_failing_counts_read_behind_their_literal_gates_as_before()
         assert _facts({"tool": "bash", "args": {"command": "npm test"}, "output": text, "exit_code": 1}).fails == (
             expected
         ), text
+
+
+def test_the_persons_long_patterns_are_compiled_only_when_a_message_is_read():
+    """A command or a hook's fallback that imports the monitor and reads no person's message pays no compile time for
+    the patterns of many languages."""
+    code = (
+        "from strict_loop.monitor import person\n"
+        "before = (person.PERSIST._compiled, person.CIRCLES._compiled)\n"
+        "word = person.read('still broken')\n"
+        "print(before == (None, None), person.PERSIST._compiled is not None, word.verdict)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "True", "fail"]

@@ -31,6 +31,20 @@ def _fold(text: str) -> Optional[str]:
 folded = lru_cache(maxsize=4)(_fold)  # kept for the few texts last read: a turn's helpers fold the same output
 
 
+class Later:
+    """A pattern compiled when it is first used: the person's long patterns (tens of languages) cost milliseconds to
+    compile, which a process that never reads a person's message (a command, a hook's fallback) need not pay."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+        self._compiled: Optional[re.Pattern[str]] = None
+
+    def search(self, text: str) -> Optional[re.Match[str]]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return self._compiled.search(text)
+
+
 def may_match(low: Optional[str], gates: Iterable[str]) -> bool:
     """Whether a case-insensitive pattern gated by ``gates`` (lowercase) may match the text ``low`` was folded from."""
     return low is None or any(g in low for g in gates)

@@ -74,7 +74,7 @@ _OPENS = (
 """A clause that opens on the news: "still white", "same. white.", "you did it again", "the old error is back", "the
 plan output is byte-for-byte the same"; not "still need tests", "still works", "same for the footer"."""
 _NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|ca|could|would|should|wo|ai)n'?t"
-PERSIST = re.compile(
+PERSIST = fp.Later(
     rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
     r"\bstill\b,?(?!\s+(?:want|wants|need|needs|prefer|would like|have to|got to|gotta)\b)"
     rf"(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|error(?:s|ing)?|not|{_NEG}|no|the same|same|shows?|"
@@ -146,7 +146,7 @@ _PERSIST_GATES = (
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
 none, and the pattern is not tried."""
-CIRCLES = re.compile(
+CIRCLES = fp.Later(
     r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|"
     r"(?<!\bi've )(?<!\bi have )(?<!\bi )(?:doing|done|tried) this "
     r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking|suggesting|proposing|"
@@ -207,7 +207,7 @@ _CIRCLES_GATES = (
 """Lowercase literals one of which ``CIRCLES`` cannot match without."""
 
 
-def _says(pattern: re.Pattern[str], gates: tuple[str, ...], text: str) -> bool:
+def _says(pattern: re.Pattern[str] | fp.Later, gates: tuple[str, ...], text: str) -> bool:
     """``pattern`` in ``text``, read behind its literals first (in C): a pattern of many branches is slow to fail."""
     return fp.may_match(fp.folded(text), gates) and bool(pattern.search(text))
 
