@@ -129,6 +129,8 @@ SEEN_AGAIN = re.compile(
 )
 """The person seeing again what they saw before, wherever in a long message ("I'm seeing the same thing as before",
 "it's the same white page on refresh", "that's what it did last time too"): a report, not a request."""
+_SEEN_AGAIN_GATES = ("same", "what it", "like ", " as ", "n't", " not ", "nothing", "back", "said", "dit")
+"""Lowercase literals one of which ``SEEN_AGAIN`` cannot match without."""
 _NOPE = re.compile(
     r"^\W*(?:(?:lol|haha|ugh|hmm+|ok|well)\W+)?(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|[^\w\s,.!-]+\s*$|it|still|same|also "
     r"same|again|doesn|didn|the|that|this|"
@@ -305,9 +307,7 @@ def read(raw: str) -> Word:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = _head(text)
-    again = _says(
-        SEEN_AGAIN, ("same", "what it", "like ", " as ", "n't", " not ", "nothing", "back", "said", "dit"), head
-    )
+    again = _says(SEEN_AGAIN, _SEEN_AGAIN_GATES, head)
     persists = (again or _persist(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
     opening = _DANGLING.sub("", head[:40])  # a cut that ends on "still" says nothing yet

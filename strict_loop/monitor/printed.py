@@ -219,7 +219,7 @@ _LAST_SAYS = re.compile(
     r"\bversion solving (?:has )?failed\b|\bcould not be resolved to an installable set\b|\bno solution found when "
     r"resolving\b|\brequirements are unsatisfiable\b|\b(?:some |all )?tests? failed[.!]?$|\bis invalid: \S|"
     r"\bconnection to the server \S+ was refused\b|"
-    r"\bis not recognized as (?:the|a) name of a cmdlet\b|\bexited with code:? [1-9])|"
+    r"\bis not recognized as (?:the|a) name of a cmdlet\b)|"
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
 """Words that say a command failed anywhere in its last line: it cannot continue (Bundler), its resolver found no

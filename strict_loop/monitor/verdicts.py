@@ -190,22 +190,27 @@ def defied(command: str, paths: list[str], window: list[TurnFacts], args: dict[s
         return None  # nothing was said not to run or edit (most sessions): the call is not parsed for it
     call = (step_words(command), set(command.split()), {w for p in shellwork.segments(command) for w in p.split()[:4]})
     back = shellwork.put_back(command) if "git" in command else None
-    places = ["/" + p.strip("/") + "/" for p in paths if not _restored(p, back)]
+    places = [where for where in ("/" + p.strip("/") + "/" for p in paths) if not _restored(where, back)]
+    adds: Optional[bool] = None  # asked once, of the first dependency ban met
     lifted: set[str] = set()
     for e in reversed(window):
         lifted.update(e.lifts)
         if e.actor == "person" or e.refused:
             for ban in e.forbids:
-                if ban not in lifted and (_adds(command, paths, args) if ban == DEPS else _breaks(ban, call, places)):
+                if ban in lifted:
+                    continue
+                if ban == DEPS:
+                    adds = _adds(command, paths, args) if adds is None else adds
+                if adds if ban == DEPS else _breaks(ban, call, places):
                     return ban
     return None
 
 
-def _restored(path: str, back: Optional[list[str]]) -> bool:
-    """Whether a written path is one the command put back as git has it (or lies under one it put back)."""
+def _restored(where: str, back: Optional[list[str]]) -> bool:
+    """Whether a written place (``/path/``) is one the command put back as git has it (or lies under one it put
+    back)."""
     if back is None:
         return False
-    where = "/" + path.strip("/") + "/"
     return not back or any(f"/{b.strip('/').removeprefix('./')}/" in where for b in back)
 
 
