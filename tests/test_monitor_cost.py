@@ -24,7 +24,7 @@ from strict_loop.base.clipping import clip, clip_turn_data
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, ladder, novelty, outcomes, person, shellwork, toolkinds, verdicts
+from strict_loop.monitor import catalog, ladder, outcomes, person, shellwork, toolkinds, verdicts
 from strict_loop.monitor import fingerprint as fp
 
 MB = 1_000_000
@@ -104,14 +104,14 @@ def test_a_command_is_read_for_its_words_within_a_cap(monkeypatch):
 def test_a_count_starts_where_its_digits_start():
     """From a later digit the same count would end the same way: trying each cost quadratic time on a run of
     digits. unittest's summary is read by its key=count pairs (``.*?`` rescanned the line from each ``FAILED (``)."""
-    assert novelty.FAILS.match("1234 failed", 0) and novelty.FAILS.match("1234 failed", 1) is None
+    assert outcomes.FAILS.match("1234 failed", 0) and outcomes.FAILS.match("1234 failed", 1) is None
 
     def counts(text: str) -> list[str]:
-        return [g for m in novelty.FAILS.finditer(text) for g in m.groups() if g]
+        return [g for m in outcomes.FAILS.finditer(text) for g in m.groups() if g]
 
     assert counts("ran 9: FAILED (failures=2, errors=1)") == ["2"]
     assert counts("FAILED (skipped=1, errors=3) 12 failed, failures=4") == ["3", "12", "4"]
-    assert novelty.FAILS.match("FAILED (" * 3 + "errors=1") is None  # a count is read after its own FAILED (
+    assert outcomes.FAILS.match("FAILED (" * 3 + "errors=1") is None  # a count is read after its own FAILED (
 
 
 def _random_texts(alphabet: list[str], count: int, longest: int, seed: int) -> list[str]:
@@ -318,9 +318,9 @@ def test_refusals_and_failing_counts_read_behind_their_literal_gates_as_before()
     counts = ["3 failed", "12 failing", "1 failure", "2 errors", "FAILED (failures=2)", "FAILED (errors=1, ", "x"]
     counts += ["failures=4", "10 passed", "OK", "ok", "All tests passed", "--- FAIL: ", "\n", " ", "1", "s="]
     for text in _cased(counts, 500, seed=10):
-        old = [int(g) for m in novelty.FAILS.finditer(text) for g in m.groups() if g]
-        go = len(novelty.GO_FAIL.findall(text)) if "--- FAIL: " in text else 0
-        expected = max(old) if old else go or (0 if novelty.PASSED.search(text) else None)
+        old = [int(g) for m in outcomes.FAILS.finditer(text) for g in m.groups() if g]
+        go = len(outcomes.GO_FAIL.findall(text)) if "--- FAIL: " in text else 0
+        expected = max(old) if old else go or (0 if outcomes.PASSED.search(text) else None)
         assert _facts({"tool": "bash", "args": {"command": "npm test"}, "output": text, "exit_code": 1}).fails == (
             expected
         ), text

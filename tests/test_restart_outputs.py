@@ -5,7 +5,7 @@ the exit code the harness sends and without it (Codex)."""
 from __future__ import annotations
 
 import pytest
-from spiral_claims import check_claims, play
+from spiral_claims import check_claims, play, window_of
 
 RESTARTS = {  # what each restart prints, {k} and {pid} what differs from one to the next
     "express + curl -i": (
@@ -134,3 +134,111 @@ def test_the_same_error_after_each_restart_is_a_restart_loop(name, blind):
     verdict, steps = play(turns)
     assert verdict.fired_at == 5 and steps[0][2][0].kind == "restart_loop"
     assert "restarts" in check_claims(verdict, turns)
+
+
+_API_LOGS = (  # the same refused connection, logged in other words once the agent added retries to the code
+    'api-1  | {{"level":"ERROR","msg":"db connect failed","err":"dial tcp [::1]:5432: connect: connection refused"}}',
+    'api-1  | {{"level":"WARN","msg":"db not ready","attempt":"{k}/5","err":"dial tcp [::1]:5432: connect: connection '
+    'refused"}}',
+)
+_CONNECTED = 'api-1  | {{"level":"INFO","msg":"listening","addr":":8080","db":"connected","attempt":"{k}/5"}}'
+
+
+def _rebuild_rounds(last: str) -> list[dict]:
+    """Three rounds of an edit, a rebuild that passes and restarts the service, and its log read apart."""
+    turns: list[dict] = []
+    for k in range(3):
+        log = "\n".join(
+            [_API_LOGS[min(k, 1)].format(k=n) for n in range(1, k + 3)] if k < 2 else [last.format(k=n) for n in (3, 4)]
+        )
+        turns += [
+            {"tool": "Edit", "args": {"file_path": "cmd/api/main.go", "old_string": f"try{k}", "new_string": f"r{k}"}},
+            {
+                "tool": "Bash",
+                "args": {"command": "docker compose up -d --build api"},
+                "output": f"[+] Building 1{k}.4s (14/14) FINISHED\n => exporting to image  0.{k}s\n"
+                f"[+] Running 2/2\n ✔ Container shop-db-1   Healthy  0.{k}s\n ✔ Container shop-api-1  Started  0.4s",
+                "exit_code": 0,
+            },
+            {
+                "tool": "Bash",
+                "args": {"command": f"sleep {k + 2} && docker compose logs api --tail 5"},
+                "output": log,
+                "exit_code": 0,
+            },
+        ]
+    return turns
+
+
+def test_a_rebuild_that_passes_and_the_same_refused_connection_logged_in_new_words_after_each_is_a_restart_loop():
+    turns = _rebuild_rounds(_API_LOGS[1])
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 8 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+
+
+def test_a_rebuild_after_which_the_service_connects_is_no_restart_loop():
+    assert play(_rebuild_rounds(_CONNECTED))[0].fired_at is None
+
+
+def _checks(lint: str, pending: bool = False) -> str:
+    """``gh pr checks`` through a pipe (Cursor's terminal: its prompt line first, no exit code)."""
+    state = "pending\t0" if pending else f"{lint}\t4{len(lint)}s"
+    return (
+        "dev@box:~/src/cache$ gh pr checks 482\n"
+        + ("Some checks are still pending\n" if pending else "Some checks were not successful\n")
+        + f"CodeQL\tpass\t2m05s\thttps://github.com/acme/cache/runs/1\nlint\t{state}\thttps://github.com/acme/cache/"
+        "runs/2\nbuild\tpass\t1m12s\thttps://github.com/acme/cache/runs/3"
+    )
+
+
+def _ci_reruns(last: str) -> list[dict]:
+    """The failing CI job run again three times, its checks read after each: pending first, then its result."""
+    turns: list[dict] = [
+        {"tool": "run_terminal_cmd", "args": {"command": "gh pr checks 482"}, "output": _checks("fail")}
+    ]
+    for k in range(3):
+        turns += [
+            {
+                "tool": "run_terminal_cmd",
+                "args": {"command": f"gh run rerun 912345678{k} --failed"},
+                "output": f"dev@box:~/src/cache$ gh run rerun 912345678{k} --failed\n"
+                f"✓ Requested rerun of run 912345678{k}",
+            },
+            {"tool": "run_terminal_cmd", "args": {"command": "gh pr checks 482"}, "output": _checks("", pending=True)},
+            {
+                "tool": "run_terminal_cmd",
+                "args": {"command": f"sleep {60 + k} && gh pr checks 482"},
+                "output": _checks(last if k == 2 else "fail"),
+            },
+        ]
+    return turns
+
+
+def test_a_ci_job_run_again_and_failing_the_same_way_each_time_is_a_restart_loop():
+    turns = _ci_reruns("fail")
+    verdict, steps = play(turns)
+    assert verdict.fired_at is not None and verdict.fired_at <= 9
+    assert any(s.kind == "restart_loop" for step in steps for s in step[2])
+    window = window_of(turns)  # a pending run's "0 failing" is no count: the failing check was running again
+    assert "fewer failures" not in [f.prog for f in window if "still pending" in turns[f.i]["output"]]
+
+
+def test_a_ci_job_that_passes_on_its_third_run_is_no_restart_loop():
+    assert not any(s.kind == "restart_loop" for step in play(_ci_reruns("pass"))[1] for s in step[2])
+
+
+def test_the_prompt_line_a_terminal_capture_echoes_is_no_output():
+    """Cursor's terminal output starts with its prompt and the command, wrapped where the terminal wrapped it: a
+    ``--failed`` flag or an ``error`` in the command is no error printed, and the same output after another command
+    line is the same output."""
+    runs = [
+        ("gh run rerun 9123456780 --failed", "me@mac cache % gh run rerun 9123456780 --fai\nled\n✓ Requested rerun"),
+        ("pytest -q 2>&1 | grep -c error", "me@mac:~/app me$ pytest -q 2>&1 | grep -c error\n0"),
+        ("sleep 5 && pytest -q 2>&1 | grep -c error", "me@mac:~/app me$ sleep 5 && pytest -q 2>&1 | grep -c error\n0"),
+    ]
+    turns = [{"tool": "run_terminal_cmd", "args": {"command": c}, "output": o} for c, o in runs]
+    window = window_of(turns)
+    assert [f.failed for f in window] == [False, False, False]
+    assert window[0].restart and window[0].logerr is None
+    assert window[1].out == window[2].out

@@ -83,6 +83,7 @@ class TurnFacts(BaseModel):
     unknown: bool = Field(
         False, description="the content was lost (an export's placeholder, an empty read): never 'the same'"
     )
+    running: bool = Field(False, description="its output says a job is still running (a status read mid-run)")
     polls: int = Field(0, description="unchanged polls of a running job in a row, this one included")
     since: Optional[float] = Field(None, description="when those polls began (epoch seconds, from Turn.ts)")
     ts: Optional[float] = None

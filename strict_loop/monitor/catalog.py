@@ -56,8 +56,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
     ),
     SignalSpec(
         "restart_loop",
-        "3 restarts, kills or redeploys with the same outcome after each (the same port conflict, the same error, "
-        "the same status), or one step that hung and was cut off 3 times",
+        "3 restarts, kills, redeploys or CI reruns with the same outcome after each (the same port conflict, the same "
+        "error, the same status), or one step that hung and was cut off 3 times",
         "a restart after which a check passes; a status that changes; a person's new request",
         "Restarting again will not change the outcome: find what holds the port or which other instance is still "
         "running (lsof, ps), read the service's own log to its first error, and fix that cause; for a step that hangs, "

@@ -21,11 +21,6 @@ from strict_loop.monitor import catalog, outcomes, person, printed, shellwork, v
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 
-FAILS = re.compile(  # a count from where its digits start; unittest's FAILED (...) by its key=count pairs: linear
-    r"(?i)(?<!\d)(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)"
-)
-PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
-GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
 _MARKER = re.compile(r"^(?:E|>)\s+")
 NOVEL_LINES = 3
@@ -54,19 +49,6 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: lis
     last = outcomes.last_line(turn.output)
     outcome = fp.readable(line or last) if failed else last
     return f"{turn.tool} {args[:90]} -> {'FAILED: ' if failed else ''}{(outcome or '(no output)')[:90]}"
-
-
-def _failing_count(output: str) -> Optional[int]:
-    """The failing count a check printed (0: it said it passed; None: no count), its patterns read behind literals."""
-    low = fp.folded(output)
-    fails = FAILS.finditer(output) if fp.may_match(low, (" fail", " error", "s=")) else ()
-    counts = [int(g) for m in fails for g in m.groups() if g]
-    if counts:
-        return max(counts)
-    go = len(GO_FAIL.findall(output)) if "--- FAIL: " in output else 0
-    if go:
-        return go
-    return 0 if fp.may_match(low, ("passed", "ok")) and PASSED.search(output) else None
 
 
 _COUNTED = ("run", "other", "invalid", "person")  # a check's count, a person's paste of one; a file tool's "ok": none
@@ -185,7 +167,8 @@ def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Opti
     """How many unchanged polls of a running job in a row this turn makes, and when they began."""
     if f.failed or f.unknown or f.kind in ("write", "message", "person"):
         return 0, None
-    if not (outcomes.running(turn.output) or outcomes.waits(turn.args.get("command"))):
+    f.running = outcomes.running(turn.output)
+    if not (f.running or outcomes.waits(turn.args.get("command"))):
         return 0, None
     prev = next((e for e in reversed(window) if e.asig == f.asig), None)  # `sleep 60 && x`, `sleep 90 && x`: one poll
     if prev is not None and prev.polls and prev.out == f.out:
@@ -301,6 +284,8 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
     given = turn.args.get("command")
     command = given if isinstance(given, str) else ""
+    if command and kind == "run" and (bare := outcomes.without_echo(command, turn.output)) is not turn.output:
+        turn = turn.model_copy(update={"output": bare})
     failed = printed.failed(turn, kind, command)
     seen: set[str] = set().union(*(f.lines for f in window))  # every output line of the window
     unknown = outcomes.unknown_content(kind, turn.args, turn.output)
@@ -335,7 +320,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         fstate=fstate or whole,
         talk=bool(SELF_TALK.search(turn.thought)),
         score=turn.score if turn.score is not None else outcomes.score(turn.output, failed),
-        fails=_failing_count(turn.output) if kind in _COUNTED else None,
+        fails=outcomes.failing_count(turn.output) if kind in _COUNTED else None,
         brief=_brief(turn, kind, failed, line, paths),
         actor=turn.actor,
         verdict=verdict,
@@ -391,7 +376,9 @@ def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts], inde
         "restart": restart,
         "hang": kind == "run" and outcomes.hung(turn.output) and not outcomes.waits(command),  # a wait cut off polls
         "logerr": (logerr := printed.logged_error(turn.output) if after else None),
-        "tail": (printed.log_lines(turn.output) + _cut(turn.output, index)) if logerr else [],
+        "tail": (printed.log_lines(turn.output, logerr.startswith(printed.LOGGED)) + _cut(turn.output, index))
+        if logerr
+        else [],
     }
 
 

@@ -17,6 +17,11 @@ from strict_loop.model.monitoring import Verdict
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import shellwork
 
+FAILS = re.compile(  # a count from where its digits start; unittest's FAILED (...) by its key=count pairs: linear
+    r"(?i)(?<!\d)(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)"
+)
+PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
+GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
 VERIFIER = re.compile(
     r"\b(?:test|tests|unittest|pytest|py\.test|jest|vitest|mocha|karma|tox|nox|build|compile|tsc|mypy|pyright|\w*lint|"
     r"ruff|flake8|check|typecheck|type-check|clippy|vet|mvn|gradle|gradlew|make|cargo|javac|gcc|g\+\+|clang|clang\+\+|"
@@ -33,7 +38,8 @@ _DIAG_LINE = re.compile(r"^\s*-\s*\[(?:[\w ]+ )?Error\]\s*(?:Line \d+:)?\s*(?P<m
 RUNNING = re.compile(
     r"<status>\s*running\s*</status>|\b(?:status|state)\W{0,12}(?:running|in[_ ]progress|pending|queued|working|"
     r"building|progressing|provisioning|deploying|starting|initializing)\b|\(health: starting\)|_IN_PROGRESS\b|"
-    r"\bstill (?:running|building|in progress)\b|\bin[_ ]progress\b|\bnot (?:yet )?(?:finished|complete|done)\b|"
+    r"\bstill (?:running|building|in progress|pending)\b|\bin[_ ]progress\b|"
+    r"\bnot (?:yet )?(?:finished|complete|done)\b|"
     r"\s\d+/\d+\s+(?-i:Pending|ContainerCreating|PodInitializing|Init:\d+/\d+)\s",
     re.I,
 )
@@ -140,6 +146,22 @@ def _mark(first: str, tail: str) -> Optional[str]:
     return None
 
 
+def failing_count(output: str) -> Optional[int]:
+    """The failing count a check printed (0: it said it passed; None: no count), its patterns read behind literals. A
+    run still going has no count yet (``0 failing ... 1 pending``: the failing check is running again)."""
+    low = fp.folded(output)
+    if running(output):
+        return None
+    fails = FAILS.finditer(output) if fp.may_match(low, (" fail", " error", "s=")) else ()
+    counts = [int(g) for m in fails for g in m.groups() if g]
+    if counts:
+        return max(counts)
+    go = len(GO_FAIL.findall(output)) if "--- FAIL: " in output else 0
+    if go:
+        return go
+    return 0 if fp.may_match(low, ("passed", "ok")) and PASSED.search(output) else None
+
+
 def is_verifier(command: str) -> bool:
     """Whether a shell command runs something that judges the work (tests, a build, a linter, a type checker)."""
     lines = command.strip().splitlines()
@@ -202,6 +224,27 @@ def diagnostics(output: str) -> Optional[str]:
                 f"{where}: {m.group('msg').strip()}"[:300] if where and "/" in where else m.group("msg").strip()[:300]
             )
     return None
+
+
+_PROMPT = re.compile(r"[^\n]{0,120}?[$%#>] ")
+"""A terminal's prompt before the command it echoes (``me@mac:proj me$ ``, ``jonas@mbp app % ``)."""
+
+
+def without_echo(command: str, output: str) -> str:
+    """The output without the prompt line a terminal capture starts with (Cursor's), which echoes the command, wrapped
+    where the terminal wrapped it: the command's words are no output (``--failed`` is no error, a flag no news)."""
+    line = command.strip().split("\n", 1)[0]
+    prompt = _PROMPT.match(output) if line and len(line) <= 4000 and line[0] in output[:120] else None
+    if prompt is None:
+        return output
+    k = prompt.end()
+    for ch in line:  # the echo, wrapped anywhere by the terminal
+        while output.startswith("\n", k) and ch != "\n":
+            k += 1
+        if not output.startswith(ch, k):
+            return output
+        k += 1
+    return output[k:].lstrip("\r\n") if k == len(output) or output[k] in "\r\n" else output
 
 
 def unknown_content(kind: str, args: dict[str, Any], output: str) -> bool:

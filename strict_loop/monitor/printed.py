@@ -17,8 +17,8 @@ from typing import Optional
 
 from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import catalog, shellwork
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import shellwork
 from strict_loop.monitor.outcomes import hung, is_verifier, last_line
 
 
@@ -229,6 +229,10 @@ unreachable, kubectl's refused connection, PowerShell's unknown cmdlet, a child 
 exception."""
 
 
+LOGGED = "logged "
+"""How ``logged_error`` starts a logged error known by its failure class."""
+
+
 def logged_error(output: str) -> Optional[str]:
     """The error a run printed though it succeeded (a log tail, a status, an HTTP error status ``curl -i`` showed), as
     its fingerprint; None when it printed none. Read in the last 4,000 characters, as a failing run's error line is."""
@@ -236,7 +240,12 @@ def logged_error(output: str) -> Optional[str]:
     line = fp.error_line(tail)
     if line is None and "HTTP/" in tail:
         line = next(reversed([m.group(0) for m in _ERROR_STATUS.finditer(tail)]), None)
-    return fp.line_fingerprint(line, output) if line else None
+    if line is None:
+        return None
+    found = fp.classify([line])  # the same refused connection logged as `ERROR db connect failed`, then, retries
+    if found is not None and found.name in catalog.SPECIFIC_CLASSES:  # added, as `WARN db not ready attempt 3/30`
+        return f"{LOGGED}{found.name}"
+    return fp.line_fingerprint(line, output)
 
 
 _ERROR_STATUS = re.compile(r"^HTTP/[\d.]+ [45]\d\d\b[^\n]{0,80}", re.M)
@@ -254,17 +263,20 @@ image``) and kubectl's ``deployment.apps/api restarted``, ``pod "api-6c8d" delet
 restarted."""
 
 
-def log_lines(output: str) -> list[str]:
+def log_lines(output: str, loose: bool = False) -> list[str]:
     """The lines of a log tail (in the last 4,000 characters) as digests without their noise (times, durations, a
     process's id in brackets, a pod's suffix): those after the restart's own report, where one came first (or all but
     its report lines). What two tails after two restarts are compared by, so that only a line the restarted thing
-    printed anew (a debug line added, a step it got further to, another status code) counts as something that moved."""
+    printed anew (a debug line added, a step it got further to, another status code) counts as something that moved.
+    ``loose`` folds numbers too, for a tail whose error is known by its class (``logged_error``): a retry counter
+    moving around the same refused connection (``attempt 19/30``) is no news."""
     lines = output[-4000:].splitlines()
     reports = [k for k, line in enumerate(lines) if _OWN_REPORT.search(line)]
     after = lines[reports[-1] + 1 :] if reports else lines
     kept = after if any(line.strip() for line in after) else [ln for k, ln in enumerate(lines) if k not in reports]
     kept = [line for line in kept if not _VOLATILE_HEADER.match(line)]
-    return fp.strict_with_lines(_ULID.sub("<ulid>", "\n".join(kept)), cap=80)[1]
+    digests = fp.loose_with_lines if loose else fp.strict_with_lines
+    return digests(_ULID.sub("<ulid>", "\n".join(kept)), cap=80)[1]
 
 
 _VOLATILE_HEADER = re.compile(

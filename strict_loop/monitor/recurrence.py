@@ -142,10 +142,12 @@ STRONG = frozenset({"check passes", "fewer failures", "higher score", "a new req
 does not (a restarted process has a new pid, which a status check prints)."""
 
 
-def since_strong(w: list[TurnFacts]) -> list[TurnFacts]:
-    """The turns from the last one that made strong progress on (all of them when none did)."""
+def since_strong(w: list[TurnFacts], restarts: bool = False) -> list[TurnFacts]:
+    """The turns from the last one that made strong progress on (all of them when none did). With ``restarts``, a
+    restart's own passing build (`up -d --build`, a deploy that succeeded) is no progress: it passes after every
+    restart by construction, and the outcome shows only in what the restarted thing does next."""
     for k in range(len(w) - 1, 0, -1):
-        if w[k].prog in STRONG:
+        if w[k].prog in STRONG and not (restarts and w[k].restart and w[k].prog == "check passes"):
             return w[k:]
     return w
 
@@ -214,16 +216,19 @@ class Loop:
 
 
 def _outcome_key(f: TurnFacts) -> Optional[str]:
-    """What a turn showed, comparably: its failure (numbers and paths folded), else its call and its output."""
+    """What a turn showed, comparably: its failure (numbers and paths folded), else its call and its output; a job
+    still running after each restart (a CI run pending after each rerun) has no outcome yet."""
     if f.failed and f.err is not None:
         return f"err\0{f.err}"
     if f.fclass is not None:
         return f"class\0{f.fclass}"
+    if f.verdict == "fail" and f.fsig is not None and f.actor == "agent":  # a check read elsewhere (a CI run's)
+        return f"check\0{f.fsig}"
     if f.failed and not f.empty:  # a failure no error line names is known by what it printed
         return f"fail\0{f.out}"
     if f.logerr is not None and f.kind == "run" and not f.empty:  # a log tail showing the same error
         return f"logerr\0{f.logerr}"
-    if f.kind in ("run", "read", "search") and not f.unknown and not f.empty:
+    if f.kind in ("run", "read", "search") and not f.unknown and not f.empty and not f.running:  # a job mid-run
         return f"probe\0{f.asig}\0{f.out}"  # by the call's loose digest: `sleep 5 && x` and `sleep 8 && x` are one
     return None
 
@@ -240,7 +245,7 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
     key = _outcome_key(cur)
     if key is None or cur.kind == "write" or _echo(cur, key):
         return None
-    recent = since_strong(w[-window:])
+    recent = since_strong(w[-window:], restarts=True)
     starts = [k for k, f in enumerate(recent) if f.restart and not _never_started(f)]
     if len(starts) < repeats:
         return None

@@ -47,14 +47,15 @@ RESTART = re.compile(
     r"supervisorctl\s+(?:re)?start|pm2\s+(?:re)?start|pm2\s+reload|docker(?:-compose|\s+compose)?\s+(?:restart|up|"
     rf"start|rm\s+-f|kill)|podman\s+(?:restart|start)|kubectl\s+{_GLOBAL_FLAGS}(?:rollout\s+restart|delete\s+pods?|"
     rf"scale)|helm\s+{_GLOBAL_FLAGS}(?:upgrade|install)|(?:fly|flyctl)\s+deploy|vercel\s+(?:deploy|--prod)|"
-    r"netlify\s+deploy|"
+    r"netlify\s+deploy|gh\s+(?:run\s+rerun|workflow\s+run)|glab\s+ci\s+(?:retry|run)|"
     r"(?:sam|serverless|sls|cdk)\s+deploy|terraform\s+apply|gcloud\s+(?:[\w-]+\s+){1,3}deploy\b|"
     r"heroku\s+(?:restart|ps:restart)|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:start|dev|serve)\b|nohup\b|uvicorn\b|"
     r"gunicorn\b|flask\s+run|rails\s+s(?:erver)?\b|\S*manage\.py\s+runserver|brew\s+services\s+(?:re)?start|"
     r"php\s+artisan\s+serve|\S*(?:mvnw?|gradlew?)\s+(?:\S+\s+)*(?:spring-boot:run|bootRun)\b|"
     r"\S*(?<![\w-])(?:re)?start[\w-]*\.sh\b)"
 )
-"""A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack)."""
+"""A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack), or runs a CI
+pipeline again (``gh run rerun``): what comes back after it is the outcome."""
 _BACKGROUND = re.compile(r"(?<![&>])&\s*$")
 
 
