@@ -458,6 +458,14 @@ def test_what_a_shell_command_writes(command, written):
         ("helm -n staging upgrade --install api charts/api -f values.yaml", True),
         ("kubectl -n staging get pods -l app=api", False),
         ("kubectl --context prod -n web logs deploy/api --tail=5", False),
+        # a server started in a subshell, and a CI pipeline run again
+        ("npx --yes kill-port 3000 && (npm run dev > /tmp/dev.log 2>&1 &) ; sleep 5", True),
+        ("(cd api && uvicorn main:app --port 8001 &)", True),
+        ("gh run rerun 9123456789 --failed", True),
+        ("gh workflow run deploy.yml -f env=staging", True),
+        ("glab ci retry 4412", True),
+        ("gh run view 9123456789 --log-failed", False),
+        ("(cd api && pytest -q)", False),
     ],
 )
 def test_what_counts_as_a_restart(command, restarts):
@@ -961,7 +969,7 @@ def test_a_long_message_cut_where_it_is_read_is_not_taken_to_end_there():
         "the legend shows them anyway, in each of them."
     )
     text = f"{lead} The TestOnlinePattern node is still the only blue one, which is what we wanted"
-    assert person.text_of(text)[:300].endswith("node is still")
+    assert toolkinds.text_of(text)[:300].endswith("node is still")
     assert person.read(text).verdict is None
 
 

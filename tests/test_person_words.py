@@ -11,6 +11,7 @@ from spiral_claims import check_claims, play, window_of
 from strict_loop.monitor import person, verdicts
 
 REPORTS = [
+    "still failing?",  # a report said as a question, after a claimed fix
     # the news first: "still" or "same" opening a clause, whatever the words for the problem
     "still white",
     "still redirects to /login after I sign in",
@@ -173,7 +174,12 @@ NOT_REPORTS = [
     "translate the error messages into German, same keys",
     "not the same error anymore, now it's a timeout instead of the 401",
     "the server is back up, thanks",
+    "better. still slow-ish though, before the redesign it was ~300ms",  # the attempt helped: what is left is news
+    "closer, but the header still overlaps on mobile",
+    "much better than before, still a bit of lag on scroll",
+    "still pending?",  # asks how a job stands: nothing was seen
 ]
+STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
 
@@ -417,3 +423,24 @@ def test_a_new_request_that_names_a_banned_place_lifts_the_ban():
         edit("/repo/src/api/generated/models/Order.ts", 0),
     ]
     assert window_of(turns)[-1].defied is None
+
+
+@pytest.mark.parametrize("text", STATUS_QUESTIONS)
+def test_a_question_how_the_work_stands_is_neither_a_report_nor_a_new_request(text):
+    assert person.read(text)[:2] == (None, 0)
+    window = window_of([{"tool": "user_prompt", "actor": "person", "output": text}])
+    assert window[0].asks is None and window[0].verdict is None
+
+
+def _port_conflicts(between: str) -> list[dict]:
+    """Three restarts of a dev server that dies on the same port each time, the person writing after the second."""
+    out = "listening...\nError: listen EADDRINUSE: address already in use :::3000\n    at Server.setupListenHandle"
+    run = {"tool": "Bash", "args": {"command": "npm run dev > dev.log 2>&1 & sleep 3; tail -5 dev.log"}, "output": out}
+    person_turn = {"tool": "user_prompt", "actor": "person", "output": between}
+    return [run, run, person_turn, run]
+
+
+def test_a_status_question_does_not_reset_a_restart_loop_and_a_new_request_does():
+    verdict, steps = play(_port_conflicts("how's it going?"))
+    assert verdict.fired_at == 3 and steps[0][2][0].kind == "restart_loop"
+    assert play(_port_conflicts("ok leave the server, add a /metrics endpoint instead"))[0].fired_at is None

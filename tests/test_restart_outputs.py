@@ -170,8 +170,9 @@ def _rebuild_rounds(last: str) -> list[dict]:
     return turns
 
 
-def test_a_rebuild_that_passes_and_the_same_refused_connection_logged_in_new_words_after_each_is_a_restart_loop():
-    turns = _rebuild_rounds(_API_LOGS[1])
+@pytest.mark.parametrize("last", [_API_LOGS[1], _API_LOGS[1] + "\n...\n}}"], ids=["whole", "cut by the harness"])
+def test_a_rebuild_that_passes_and_the_same_refused_connection_logged_in_new_words_after_each_is_a_restart_loop(last):
+    turns = _rebuild_rounds(last)
     verdict, steps = play(turns)
     assert verdict.fired_at == 8 and steps[0][2][0].kind == "restart_loop"
     assert "restarts" in check_claims(verdict, turns)

@@ -376,10 +376,16 @@ def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts], inde
         "restart": restart,
         "hang": kind == "run" and outcomes.hung(turn.output) and not outcomes.waits(command),  # a wait cut off polls
         "logerr": (logerr := printed.logged_error(turn.output) if after else None),
-        "tail": (printed.log_lines(turn.output, logerr.startswith(printed.LOGGED)) + _cut(turn.output, index))
-        if logerr
-        else [],
+        "tail": _log_tail(turn.output, logerr, index) if logerr else [],
     }
+
+
+def _log_tail(output: str, logerr: str, index: int) -> list[str]:
+    """A log tail's lines as restart loops compare them. Where its error is known by its class, numbers are folded
+    and a middle the harness cut out is no news (the error shows, the same); else a cut middle is a line of its own."""
+    if logerr.startswith(printed.LOGGED):
+        return printed.log_lines(output, loose=True)
+    return printed.log_lines(output) + _cut(output, index)
 
 
 def _cut(output: str, index: int) -> list[str]:

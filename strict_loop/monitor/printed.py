@@ -275,10 +275,13 @@ def log_lines(output: str, loose: bool = False) -> list[str]:
     after = lines[reports[-1] + 1 :] if reports else lines
     kept = after if any(line.strip() for line in after) else [ln for k, ln in enumerate(lines) if k not in reports]
     kept = [line for line in kept if not _VOLATILE_HEADER.match(line)]
+    if loose:  # a line with no word in it (`...`, `}`, `^`) says nothing new
+        kept = [line for line in kept if _WORD.search(line)]
     digests = fp.loose_with_lines if loose else fp.strict_with_lines
     return digests(_ULID.sub("<ulid>", "\n".join(kept)), cap=80)[1]
 
 
+_WORD = re.compile(r"\w")
 _VOLATILE_HEADER = re.compile(
     r"(?i:etag|set-cookie|age|expires|last-modified|server-timing|cf-ray|x-amzn-trace-id|x-amz-cf-id|x-runtime|"
     r"x-response-time|report-to|nel):\s"

@@ -157,7 +157,8 @@ def put_back(command: str) -> Optional[list[str]]:
 def restarts(command: str) -> bool:
     """Whether a command stops, starts or redeploys a long-running thing, or starts one in the background."""
     text = command[:MAX_COMMAND]
-    return any(RESTART.match(part) or _BACKGROUND.search(part) for part in segments(text))
+    parts = [part.strip().lstrip("(").rstrip(")") for part in segments(text)]  # `(npm run dev > log 2>&1 &)`
+    return any(RESTART.match(part) or _BACKGROUND.search(part) for part in parts)
 
 
 def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:

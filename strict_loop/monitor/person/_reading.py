@@ -1,13 +1,5 @@
-"""Reading the person's word: a report that the work still fails, a complaint of going in circles, a refusal, an
-approval, or a request. Pure text functions.
-
-Why apart from ``outcomes``: the person is the one judge every harness has live (Claude Code's and Codex's
-``UserPromptSubmit``, the Hermes plugin, a refusal inside a tool result), and reading them badly costs both ways.
-An instruction that names a failure ("make sure there are no build errors") is not a report of one; a question,
-a request or a new symptom is new direction; only the same problem reported again after an attempt (in new words,
-pasted again, or with "still"/"again"/"not fixed") or a complaint of going in circles is a failed check. One message
-read here; ``verdicts`` weighs it against the turns before it.
-"""
+"""Whether one message of the person says the work still fails (a repeat, going in circles, a refusal), or asks,
+approves or says the attempt helped (``_asking``): ``read``."""
 
 from __future__ import annotations
 
@@ -16,6 +8,7 @@ from typing import NamedTuple, Optional
 
 from strict_loop.monitor import catalog
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.person import _asking as asking
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
 
 _TOLD = (
@@ -228,56 +221,9 @@ BROKEN = re.compile(
     r"(?:getting|get|got|gives?|gave|returns?|returning|throws?|with) (?:an? |http |status )?[45]\d\d)\b",
     re.I,
 )
-INSTRUCTION = re.compile(
-    r"^\W*(?:please\s+)?(?:make sure|ensure|(?:double[- ]?)?check (?:that|if|whether)|verify|confirm|remember|"
-    r"don'?t|do not|never|always|avoid|keep(?!\s+(?:getting|seeing|having))|add|implement|create|write|update|build|"
-    r"run|set up|next|then|also|let'?s|can you|could "
-    r"you|would you|i want|we need|i need|make|use|remove|delete|rename|move|refactor|skip|forget|try|change|show|"
-    r"apply|copy|port|mirror|reuse|translate|localize|convert|rewrite|generate|document|format|sort|split|merge|wrap|"
-    r"hide|put|give|handle|support|allow|ignore|review|document|style|pick|reference|prioritize|do|go|debug|"
-    r"investigate|look into|find|retry|re-?run|summari[sz]e|explain|throw|raise|catch|revert|undo|restore|replace|"
-    r"disable|enable|install|upgrade|clean|(?:fix|log|test|return|deploy|commit|push|print)(?=\s+(?:the|a|an|this|that|"
-    r"it|all|any|my|our|these|those|each|every|`))|"
-    r"now(?!\s+(?:it|it's|its|this|that|we|i|i'm|there|there's|nothing|the)\b))\b"
-    r"(?!\s+(?:still|is|are|was|were|isn'?t|doesn'?t|didn'?t|fails|failed|broke|broken|keeps|shows|says|"
-    r"gives|throws|returns|crashes|has|had|looks|did|does|made|changed|worked|works)\b)",
-    re.I,
-)
-"""A message that starts by asking for something: a failure it names is what to avoid, not what happened. A
-question (but "why ...?") asks too."""
-WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)  # a question that complains ("why is it still empty?")
-ASKED = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|so|and|also|btw|hey|quick (?:q|question)|just curious|one more thing)\W+)*"
-    r"(?:is|are|does|did|do|can|could|should|will|would|has|have)\b(?:[^.!?\n]|\.(?=\d)){0,200}\?|"
-    r"^\W*(?:(?:i'?m |just )?(?:curious|wondering) (?:whether|if))\b[^.!?\n]{0,200}\?|"
-    r"^\W*(?:if|when|whenever|in case|unless|once)\b[^.;?!\n]{0,100},\s*(?!(?:it|it's|this|that|i|i'm|we|you|the|there|"
-    r"nothing|still)\b)[a-z]+",
-    re.I,
-)
-"""A question first (its answer is asked for) or a condition and what to do then ("if the error persists, fall back to
-the cache"): the message asks, whatever it names."""
 TOLD = re.compile(_TOLD, re.I)
 """The person saying they said it before: a complaint even as a question ("why do you keep ignoring this?")."""
 NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?|failures?|warnings?|issues?)\b", re.I)
-APPROVAL = re.compile(
-    r"(?<!\bstill )(?<!\bshould )(?<!\bmust )\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|"
-    r"perfect|looks good|lgtm|all good|great,? thanks?|thank you|nice,? (?:it )?works|did the trick|"
-    r"(?:are|is|all) green(?: now)?|\w+s fine now|(?:that|this) did it|confirmed (?:fixed|working)|"
-    r"(?<!no )(?<!not )(?<!n\u00e3o )(?<!non )funciona(?:!|\b(?! (?:a|o|la|el)\b))|(?<!n\u00e3o )(?<!nao )funcionou|"
-    r"funziona (?:ora|adesso)|funktioniert jetzt|\u00e7a (?:marche|fonctionne)|het werkt|"
-    r"\u0437\u0430\u0440\u0430\u0431\u043e\u0442\u0430\u043b\u043e|\u76f4\u308a\u307e\u3057\u305f|"
-    r"(?:udah|sudah) (?:jalan|bisa|beres))\b(?![,;]?\s+but\b)",
-    re.I,
-)
-"""The person's approval; "works, but ..." is not one."""
-RESOLVED = re.compile(
-    r"(?:\bno more (?:\w+ )?(?:errors?|crash(?:es)?|failures?|warnings?)|(?:\bnot|n't|\bno longer) (?:broken|failing|"
-    r"crashing|erroring|crash|fail)(?: \w+)? anymore|\bno longer (?:broken|fails|failing|crash\w*)|\b(?:passes|passing|"
-    r"pass) now|\b(?:error|warning|crash|bug|issue|problem)s? (?:is|are) gone)\b(?![,;]?\s+but\b)",
-    re.I,
-)
-"""The person's approval that names the failure gone ("not broken anymore", "the error is gone", "passes now"): an
-approval though a failure word is in it."""
 OBSERVED = re.compile(r"\bstill\b(?:\s+\w+){0,2}?\s+(?:get|gets|getting|see|sees|seeing|have|has|having)\b", re.I)
 """"still getting/seeing/have ...": what the person observes is what persists (a paste that follows is the thing said
 to persist), unlike "still does not work", a verdict on something said before, with any paste as its evidence."""
@@ -311,19 +257,25 @@ def read(raw: str) -> Word:
     persists = (again or _persist(head)) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
     opening = _DANGLING.sub("", head[:40])  # a cut that ends on "still" says nothing yet
-    said_first = _persist(opening) and not ASKED.match(head)  # "still the same... debug it": the news first
-    complaint = persists and bool(WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
-    instructed = bool(INSTRUCTION.match(head))
-    asking = instructed or bool(ASKED.match(head)) or (question and not complaint)
+    said_first = _persist(opening) and not asking.ASKED.match(head)  # "still the same... debug it": the news first
+    complaint = persists and bool(asking.WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
+    instructed = bool(asking.INSTRUCTION.match(head))
+    requested = instructed or bool(asking.ASKED.match(head)) or (question and not complaint)
     if _says(CIRCLES, _CIRCLES_GATES, head) and not instructed:
         return Word("fail", 2, pasted, text)
-    if persists and not asking and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first or again):
+    if len(text.split()) <= 8 and asking.STATUS_QUESTION.match(text):
+        return Word(None, 0, None, "")  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
+    if asking.BETTER.match(head):
+        return Word(None, 0, None, text)  # "better. still slow-ish though": the attempt moved it; what is left is news
+    if persists and not requested and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first or again):
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
         return Word("fail", 1, pasted, text)  # "go on with the plan - also, I still see X": a report beside a request
-    if (RESOLVED.search(head) or APPROVAL.search(head) and not BROKEN.search(NEGATED.sub(" ", head))) and not asking:
+    if (
+        asking.RESOLVED.search(head) or asking.APPROVAL.search(head) and not BROKEN.search(NEGATED.sub(" ", head))
+    ) and not requested:
         return Word("pass", 0, None, text)
-    if (pasted or _reported_broken(head)) and not asking:
+    if (pasted or _reported_broken(head)) and not requested:
         return Word("fail", 0, pasted, text)  # a failure they saw: a repeat only if it is the same as before
     if len(text.split()) <= 4 and PLACEHOLDER.search(raw[:MAX_PERSON_TEXT]):
         return Word(None, 0, None, "")  # "now this [Image #1]": what they see, which is unknown; no new request
@@ -372,7 +324,7 @@ def _reported_aside(head: str) -> bool:
     X"): a short clause of its own that is neither an instruction nor a question."""
     for clause in _CLAUSE.split(_ASIDE.sub("", head))[1:]:  # an aside's own "?" ends no clause
         words = _CONNECTOR.sub("", clause).strip()
-        if not _persist(words) or NEGATED.search(words) or INSTRUCTION.match(words) or words.endswith("?"):
+        if not _persist(words) or NEGATED.search(words) or asking.INSTRUCTION.match(words) or words.endswith("?"):
             continue
         if len(words.split()) <= 12:
             return True
@@ -387,6 +339,6 @@ def _pasted_error(raw: str) -> Optional[str]:
     typed = _PASTED.search(line)
     if typed:
         return typed.group(0)[:300]
-    if "\n" in raw.strip() and not NEGATED.search(line) and not INSTRUCTION.match(line):
+    if "\n" in raw.strip() and not NEGATED.search(line) and not asking.INSTRUCTION.match(line):
         return line[:300]
     return None

@@ -1,0 +1,15 @@
+"""Reading the person's word: a report that the work still fails, a complaint of going in circles, a refusal, an
+approval, or a request. Pure text functions.
+
+Why apart from ``outcomes``: the person is the one judge every harness has live (Claude Code's and Codex's
+``UserPromptSubmit``, the Hermes plugin, a refusal inside a tool result), and reading them badly costs both ways.
+An instruction that names a failure ("make sure there are no build errors") is not a report of one; a question,
+a request or a new symptom is new direction; only the same problem reported again after an attempt (in new words,
+pasted again, or with "still"/"again"/"not fixed") or a complaint of going in circles is a failed check. One message
+is read here: the ways people say it still fails in ``_reading``, the ways they ask, approve or say it helped in
+``_asking``; ``verdicts`` weighs it against the turns before it.
+"""
+
+from strict_loop.monitor.person._reading import CIRCLES, HEAD_CHARS, OBSERVED, PERSIST, SAYS_FAILS, Word, read
+
+__all__ = ["CIRCLES", "HEAD_CHARS", "OBSERVED", "PERSIST", "SAYS_FAILS", "Word", "read"]

@@ -1,0 +1,78 @@
+"""What a person's message asks for or grants: an instruction, a question, a question about how the work stands, the
+attempt helping, an approval. Pure patterns.
+
+Why apart from ``_reading``: these decide that a message is no report of a failure, whatever failure words are in it
+("make sure there are no build errors", "still pending?", "better. still slow-ish though", "not broken anymore").
+They grow with the ways people ask and approve; ``_reading`` reads the ways they say it still fails, and decides.
+"""
+
+from __future__ import annotations
+
+import re
+
+INSTRUCTION = re.compile(
+    r"^\W*(?:please\s+)?(?:make sure|ensure|(?:double[- ]?)?check (?:that|if|whether)|verify|confirm|remember|"
+    r"don'?t|do not|never|always|avoid|keep(?!\s+(?:getting|seeing|having))|add|implement|create|write|update|build|"
+    r"run|set up|next|then|also|let'?s|can you|could "
+    r"you|would you|i want|we need|i need|make|use|remove|delete|rename|move|refactor|skip|forget|try|change|show|"
+    r"apply|copy|port|mirror|reuse|translate|localize|convert|rewrite|generate|document|format|sort|split|merge|wrap|"
+    r"hide|put|give|handle|support|allow|ignore|review|document|style|pick|reference|prioritize|do|go|debug|"
+    r"investigate|look into|find|retry|re-?run|summari[sz]e|explain|throw|raise|catch|revert|undo|restore|replace|"
+    r"disable|enable|install|upgrade|clean|(?:fix|log|test|return|deploy|commit|push|print)(?=\s+(?:the|a|an|this|that|"
+    r"it|all|any|my|our|these|those|each|every|`))|"
+    r"now(?!\s+(?:it|it's|its|this|that|we|i|i'm|there|there's|nothing|the)\b))\b"
+    r"(?!\s+(?:still|is|are|was|were|isn'?t|doesn'?t|didn'?t|fails|failed|broke|broken|keeps|shows|says|"
+    r"gives|throws|returns|crashes|has|had|looks|did|does|made|changed|worked|works)\b)",
+    re.I,
+)
+"""A message that starts by asking for something: a failure it names is what to avoid, not what happened. A
+question (but "why ...?") asks too."""
+WHY = re.compile(r"^\W*(?:but\s+)?why\b", re.I)  # a question that complains ("why is it still empty?")
+ASKED = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|and|also|btw|hey|quick (?:q|question)|just curious|one more thing)\W+)*"
+    r"(?:is|are|does|did|do|can|could|should|will|would|has|have)\b(?:[^.!?\n]|\.(?=\d)){0,200}\?|"
+    r"^\W*(?:(?:i'?m |just )?(?:curious|wondering) (?:whether|if))\b[^.!?\n]{0,200}\?|"
+    r"^\W*(?:if|when|whenever|in case|unless|once)\b[^.;?!\n]{0,100},\s*(?!(?:it|it's|this|that|i|i'm|we|you|the|there|"
+    r"nothing|still)\b)[a-z]+",
+    re.I,
+)
+"""A question first (its answer is asked for) or a condition and what to do then ("if the error persists, fall back to
+the cache"): the message asks, whatever it names."""
+STATUS_QUESTION = re.compile(
+    r"^\W*(?:(?:so|and|hey|ok(?:ay)?|well|hmm+)\W+)?(?:how(?:'s| is| are)\s+(?:it|things|we|that|everything|the \w+)"
+    r"(?:\s+(?:going|looking|doing|coming along))?|any\s+(?:luck|progress|news|updates?)(?:\s+(?:yet|so far))?|"
+    r"(?:is|are|did|does|has)\s+(?:it|we|that|this|the \w+)\s+(?:\w+\s+)?(?:yet|now|done|green|working|fixed|up|"
+    r"running|ready|deployed|passing|finished|complete|through)|(?:done|ready|green|up|fixed|working|finished) yet|"
+    r"status|what(?:'s| is) the status|where are we(?: at)?)\s*(?:yet|now|so far)?\s*\?*\s*$|"
+    r"^\W*still\s+(?:pending|running|building|deploying|waiting|queued|going|in progress|on it|at it)\s*\?\s*$",
+    re.I,
+)
+"""A short question about how the work stands: not a report (nothing was seen) and not a new request. "still
+broken?" after a claimed fix is a report said as a question; "still pending?" asks how a job stands."""
+BETTER = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|yes|yeah|hm+|nice|good|great)\W+)?(?:(?:much|a (?:bit|lot|little)|way|slightly|somewhat|"
+    r"definitely|clearly)\s+)?(?:better|improved|faster|closer|progress|getting (?:there|closer)|almost(?: there)?)\b"
+    r"(?!\s+(?:to|if|would|not)\b)",
+    re.I,
+)
+"""The person saying first that the attempt helped, whatever is still left ("better. still slow-ish though", "closer,
+but the header still overlaps"): the problem moved, so what follows is no repeat of it."""
+APPROVAL = re.compile(
+    r"(?<!\bstill )(?<!\bshould )(?<!\bmust )\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|"
+    r"perfect|looks good|lgtm|all good|great,? thanks?|thank you|nice,? (?:it )?works|did the trick|"
+    r"(?:are|is|all) green(?: now)?|\w+s fine now|(?:that|this) did it|confirmed (?:fixed|working)|"
+    r"(?<!no )(?<!not )(?<!n\u00e3o )(?<!non )funciona(?:!|\b(?! (?:a|o|la|el)\b))|(?<!n\u00e3o )(?<!nao )funcionou|"
+    r"funziona (?:ora|adesso)|funktioniert jetzt|\u00e7a (?:marche|fonctionne)|het werkt|"
+    r"\u0437\u0430\u0440\u0430\u0431\u043e\u0442\u0430\u043b\u043e|\u76f4\u308a\u307e\u3057\u305f|"
+    r"(?:udah|sudah) (?:jalan|bisa|beres))\b(?![,;]?\s+but\b)",
+    re.I,
+)
+"""The person's approval; "works, but ..." is not one."""
+RESOLVED = re.compile(
+    r"(?:\bno more (?:\w+ )?(?:errors?|crash(?:es)?|failures?|warnings?)|(?:\bnot|n't|\bno longer) (?:broken|failing|"
+    r"crashing|erroring|crash|fail)(?: \w+)? anymore|\bno longer (?:broken|fails|failing|crash\w*)|\b(?:passes|passing|"
+    r"pass) now|\b(?:error|warning|crash|bug|issue|problem)s? (?:is|are) gone)\b(?![,;]?\s+but\b)",
+    re.I,
+)
+"""The person's approval that names the failure gone ("not broken anymore", "the error is gone", "passes now"): an
+approval though a failure word is in it."""
