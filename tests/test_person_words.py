@@ -121,6 +121,8 @@ CIRCLING = [
     "T\u00f3\u010d\u00edme se v kruhu.",
     "kita muter-muter terus",
     "\u043c\u044b \u0445\u043e\u0434\u0438\u043c \u043f\u043e \u043a\u0440\u0443\u0433\u0443",
+    "STOP running the whole suite. that's 3 times, 20 minutes of my laptop gone. ONLY tests/api/test_invoices.py",
+    "still flashes. that's 5 times now",
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -178,6 +180,7 @@ NOT_REPORTS = [
     "closer, but the header still overlaps on mobile",
     "much better than before, still a bit of lag on scroll",
     "still pending?",  # asks how a job stands: nothing was seen
+    "that's 3 times faster than before, nice",
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]

@@ -275,3 +275,24 @@ def test_another_test_or_error_failing_after_an_edit_is_another_failure(runner):
     ]
     window = window_of(turns)
     assert window[2].fsig != window[0].fsig and window[2].prog == "different failure"
+
+
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        ("timeout 150 go test ./internal/store/... -run TestOrderRepo -count=1 -v", "=== RUN   TestOrderRepo_Create\n"),
+        ("npx jest src/api", " RUNS  src/api/orders.test.ts\n"),
+        ("pytest -q tests/", "============ test session starts ============\ncollecting ... "),
+    ],
+    ids=["go", "jest", "pytest"],
+)
+def test_a_run_with_no_exit_status_that_stops_as_a_test_starts_is_no_pass(command, output):
+    """Codex sends no exit code: a run cut off (a timeout around it) stops on the test it started, and passed nothing."""
+    cut, done = window_of(
+        [
+            {"tool": "Bash", "args": {"command": command}, "output": output},
+            {"tool": "Bash", "args": {"command": command}, "output": output + "ok\n1 passed in 0.31s\nPASS"},
+        ]
+    )
+    assert cut.verdict is None and cut.prog != "check passes"
+    assert done.verdict == "pass"

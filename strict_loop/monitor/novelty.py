@@ -145,6 +145,8 @@ def _outcome(
             return remote, failure
     if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
         said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
+        if not failed and turn.exit_code is None and outcomes.unfinished(turn.output):
+            return None, None  # no exit status, and it stops as a test starts: cut off (a timeout), no pass
         return ("fail", said) if failed else ("pass", None)
     return None, None
 

@@ -270,6 +270,15 @@ _CLIPPED = re.compile(
 )
 
 
+_STARTED = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE) |\s*RUNS |collecting \.\.\.\s*$|\s*Running \S+ \.\.\.\s*$)")
+"""A runner's line for a test it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``)."""
+
+
+def unfinished(output: str) -> bool:
+    """Whether a test run's output stops on a test it started, with no result after it: cut off, not passed."""
+    return bool(_STARTED.match(last_line(output[-2000:])))
+
+
 def clipped(output: str) -> bool:
     """Whether part of the output was cut (a clipping marker): what was cut is unknown."""
     return ("..." in output or "\u2026" in output) and bool(_CLIPPED.search(output)) or "<response clipped>" in output

@@ -173,6 +173,8 @@ CIRCLES = fp.Later(
     r"seven|several|many) ['\"\u2018\u201c]?(?:tries|attempts|fixes|deploys|rounds|times now|times already|"
     r"times in a row)"
     r"(?=\s*(?:now|already|today)?\s*(?:[.!,;]|$))|"
+    rf"{_CLAUSE_START}(?:that|this|it)(?:'s| is)\s+(?:(?:now|already)\s+)?(?:[2-9]|two|three|four|five|six|seven)\s+"
+    r"times(?=\s*(?:now|already|today|in a row)?\s*(?:[.!,;]|$))|"
     r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
     r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"
     r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
