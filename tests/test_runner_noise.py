@@ -287,7 +287,7 @@ def test_another_test_or_error_failing_after_an_edit_is_another_failure(runner):
     ids=["go", "jest", "pytest"],
 )
 def test_a_run_with_no_exit_status_that_stops_as_a_test_starts_is_no_pass(command, output):
-    """Codex sends no exit code: a run cut off (a timeout around it) stops on the test it started, and passed nothing."""
+    """Codex sends no exit code: a run cut off stops on the test it started: it passed nothing."""
     cut, done = window_of(
         [
             {"tool": "Bash", "args": {"command": command}, "output": output},
