@@ -7,14 +7,18 @@ format (``Turn``'s fields, Claude Code's and Codex's tool names, "Codex sends no
 the turn where a careful watcher would be sure (``onset``) and the last turn where stopping still helps (``end``),
 beside healthy sessions that look alike. A spiral is caught when the first firing falls from two turns before its
 onset to its end; an earlier firing is counted apart ("early") and is no catch; any firing in a healthy session is a
-false alarm. Codex sessions replay without exit codes, as Codex's hooks send calls.
+false alarm. Codex sessions replay without exit codes, as Codex's hooks send calls; Cline, Cursor and Aider sessions
+(written as their exports keep them) without the agent's words, as no hook of theirs sends them.
 
 Which sets were held out when first measured (figures in ``references/spiral.md``, "Measured"): C, E, F and G;
 A, B and D shaped rules after their first measure, and E after it was measured, F for one change. H, I, J and
 K (written for issue 24's next round, Gemini CLI's tool names added to the format) were measured untouched on the
 code they were written beside (H, the last, after every change of that round); all four shaped rules after. From now
 on every set is in-sample for whoever changes the monitor looking at this output. L and M were written last and
-measured after every change of that round, before any of their sessions was looked at.
+measured after every change of that round, before any of their sessions was looked at. N, O, P and Q (issue 24's
+next round, Cline's, Cursor's and Aider's export forms added to the format) were measured untouched on the code at
+the round's start; N shaped rules first, then O and P were measured again on the changed code before they were
+looked at, then Q.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -48,6 +52,9 @@ SETS = {
     "K": "the hard cases in all three harnesses: spirals that look busy, healthy sessions that look stuck",
     "L": "everyday web, backend, data and infra work in all three harnesses, a person in the loop or not",
     "M": "the agent alone: mobile, data pipelines, ML training, monorepos, infra as code, embedded builds",
+    "N": "Cline and Cursor with a person steering (feedback inside results, edits an export lost, restarts, polls)",
+    "O": "Aider and Codex with a person (pasted tracebacks, failed SEARCH blocks, bans, restarts, hangs)",
+    "P": "long Claude Code and Gemini CLI sessions, the spiral after a productive stretch, a person present",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
@@ -58,11 +65,17 @@ def sessions(name: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+HOOKLESS = ("cline", "cursor", "aider")
+"""Harnesses whose sessions come from their exports: no hook sends the agent's words or an exit code."""
+
+
 def outcome(session: dict) -> tuple[str, int | None]:
     """``caught``, ``early``, ``missed``, ``quiet`` or ``false alarm``, and the first firing."""
     turns = session["turns"]
     if session["harness"] == "codex":
         turns = [{k: v for k, v in t.items() if k not in ("exit_code", "error")} for t in turns]
+    elif session["harness"] in HOOKLESS:  # the export's error flag stays, as the corpora keep it
+        turns = [{k: v for k, v in t.items() if k not in ("exit_code", "thought")} for t in turns]
     fired = replay([Turn.model_validate(t) for t in turns])[0].fired_at
     if session["expect"] == "quiet":
         return ("quiet" if fired is None else "false alarm"), fired

@@ -11,6 +11,9 @@ from spiral_claims import check_claims, play, window_of
 from strict_loop.monitor import person, verdicts
 
 REPORTS = [
+    "CARA. de novo na migration.",  # pt: again, first
+    "eu falei pra N\u00c3O mexer na migration!!",  # pt: I said not to
+    "ya te dije que no toques el archivo",  # es
     "still failing?",  # a report said as a question, after a claimed fix
     # the news first: "still" or "same" opening a clause, whatever the words for the problem
     "still white",
@@ -123,6 +126,7 @@ CIRCLING = [
     "\u043c\u044b \u0445\u043e\u0434\u0438\u043c \u043f\u043e \u043a\u0440\u0443\u0433\u0443",
     "STOP running the whole suite. that's 3 times, 20 minutes of my laptop gone. ONLY tests/api/test_invoices.py",
     "still flashes. that's 5 times now",
+    "tamb\u00e9m n\u00e3o quero migration nova. estamos andando em c\u00edrculos.",  # pt
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -181,6 +185,7 @@ NOT_REPORTS = [
     "much better than before, still a bit of lag on scroll",
     "still pending?",  # asks how a job stands: nothing was seen
     "that's 3 times faster than before, nice",
+    "de novo, por favor, com o m\u00f3dulo de pagamentos",  # pt: again please, for the payments module (a request)
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]

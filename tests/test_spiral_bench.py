@@ -194,7 +194,7 @@ def test_a_call_the_person_refused_reaches_the_monitor_at_the_next_hook_with_its
 def test_every_written_set_loads_with_labels_that_fit_its_turns():
     for name in written_sessions.SETS:
         found = written_sessions.sessions(name)
-        assert found and {s["harness"] for s in found} <= {"claude", "codex", "gemini"}
+        assert found and {s["harness"] for s in found} <= {"claude", "codex", "gemini", "cline", "cursor", "aider"}
         for s in found:
             fits = 0 <= s["onset"] <= s["end"] < len(s["turns"]) if s["expect"] == "fire" else s["onset"] is None
             assert fits, (name, s["name"])
@@ -218,3 +218,17 @@ def test_a_written_session_is_scored_by_its_first_firing_against_the_reviewers_o
     assert written_sessions.outcome({**spiral, "turns": calm}) == ("missed", None)
     # Codex's calls carry no exit code: the same session replays without them
     assert written_sessions.outcome({**spiral, "harness": "codex"})[1] is not None
+    # an export carries no words of the agent: admissions between edits fire in Claude Code, not from Cline's history
+    said = "I'm going in circles, this approach is wrong"
+    look = {"tool": "Read", "args": {"file_path": "a.py"}, "output": "def a(): ..."}
+    sorry = [look] + [
+        {**step, "thought": said}
+        for k in range(1, 4)
+        for step in (
+            {"tool": "Edit", "args": {"file_path": "a.py", "old_string": f"x{k}", "new_string": f"y{k}"}},
+            look,
+        )
+    ]
+    admitted = {**spiral, "onset": 2, "end": 6, "turns": sorry}
+    assert written_sessions.outcome(admitted)[0] == "caught"
+    assert written_sessions.outcome({**admitted, "harness": "cline"}) == ("missed", None)

@@ -317,7 +317,7 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("pt", ("continua", "ainda", "mesmo", "funcionou", "de novo"),
         r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
         r"\bmesmo erro\b|\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
-        r"o mesmo)\b"),
+        r"o mesmo)\b|(?:^|[.!?]\s+)\W*de novo\b(?!,? (?:por favor|com|pra|para)\b)"),
     ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas"),
         r"\btoujours pas\b|\b(?:est|sont) toujours (?!(?:bon|bien|ok|correct|valide)\b)\w|\bencore (?:le m|la m|"
         r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b"),

@@ -17,7 +17,9 @@ _TOLD = (
     r"\bi (?:literally |already |just |clearly |explicitly |specifically )?(?:said|asked(?: you)?|wrote)"
     r"(?: to)? (?:no|not|don'?t|do not|never|only|no more)\b|\bwhat i (?:said|told you|asked(?: you)?) not to\b|"
     r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b|"
-    r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b"
+    r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b|"
+    r"\b(?:eu |j[a\u00e1] (?:te )?)(?:falei|disse) (?:pra |para |que )?n[a\u00e3]o\b|"  # pt: "eu falei pra NÃO ..."
+    r"\b(?:ya )?te dije (?:que )?no\b"  # es: "ya te dije que no ..."
 )
 _ATTEMPT_FAILED = (
     r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|"
@@ -136,7 +138,7 @@ _PERSIST_GATES = (
     ("still", "again", "back", "reappear", "same", "fixed", "resolved", "solved", "changed", "no change")
     + ("no difference", "no improvement", "no effect", "persist", "remain", "keep", "told", "how many", "ignoring")
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
-    + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged")
+    + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
     + tuple(gate for _, gates, _ in catalog.STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
@@ -181,6 +183,7 @@ CIRCLES = fp.Later(
     r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
     r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
     r"\b(?:vueltas en c[i\u00ed]rculos|on tourne en rond|(?:drehen uns|dreht sich) im kreis)\b|"
+    r"\b(?:andando|rodando|girando|vamos|estamos) (?:em|en) c[i\u00ed]rculos?\b|"
     r"原地打转|兜圈子|又回到原点|"
     r"\b(?:been through this (?:already|before)|done this dance|d[\u00e9e]j[\u00e0a] vu|groundhog day|"
     r"(?:the )?same loop|repeating yourself|you'?re repeating|for the (?:nth|umpteenth|\w+th) time|"
@@ -193,7 +196,20 @@ CIRCLES = fp.Later(
 )
 """The person saying the agent spirals: as telling as two repeats."""
 _CIRCLES_GATES = (
-    ("circle", "times", "twice", "keep", "stop", "mistake", "square one", "how many", "time", "back and forth", "round")
+    (
+        "circle",
+        "rculo",
+        "times",
+        "twice",
+        "keep",
+        "stop",
+        "mistake",
+        "square one",
+        "how many",
+        "time",
+        "back and forth",
+        "round",
+    )
     + ("where we", "where i", "around", "mole", "through this", "dance", "vu", "groundhog", "loop", "repeating")
     + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
