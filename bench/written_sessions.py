@@ -55,6 +55,7 @@ SETS = {
     "N": "Cline and Cursor with a person steering (feedback inside results, edits an export lost, restarts, polls)",
     "O": "Aider and Codex with a person (pasted tracebacks, failed SEARCH blocks, bans, restarts, hangs)",
     "P": "long Claude Code and Gemini CLI sessions, the spiral after a productive stretch, a person present",
+    "Q": "3 AM work in all six harnesses: auth, migrations, CI, native libraries, OOM, formatters, a wrong value",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -296,3 +296,19 @@ def test_a_run_with_no_exit_status_that_stops_as_a_test_starts_is_no_pass(comman
     )
     assert cut.verdict is None and cut.prog != "check passes"
     assert done.verdict == "pass"
+
+
+def test_an_error_line_read_in_a_log_or_pasted_by_the_person_is_still_the_cause_when_a_run_prints_it():
+    """A line successful runs print too is noise; the same error read in a log, or pasted by the person, before the
+    run that fails with it is no noise: it is what failed."""
+    error = "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://auth.example.com/token"
+    frame = '  File "push.py", line 26, in get_token\n    r.raise_for_status()\n'
+    trace = f"Traceback (most recent call last):\n{frame}{error}"
+    window = window_of(
+        [
+            {"tool": "user_prompt", "actor": "person", "output": f"the nightly export fails:\n{trace}"},
+            {"tool": "Bash", "args": {"command": "tail -n 5 /var/log/export.log"}, "output": trace, "exit_code": 0},
+            {"tool": "Bash", "args": {"command": "python push.py --dry-run"}, "output": trace, "exit_code": 1},
+        ]
+    )
+    assert window[2].failed and window[2].err is not None and "401 Client Error" in (window[2].etext or "")

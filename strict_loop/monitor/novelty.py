@@ -210,7 +210,7 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
     wrapper around both (``npm error command sh -c next build``, ``Failed to compile.``), whatever the toolchain.
     An edit tool's failure is its own message (a write's lines are digested loosely, so none would match anyway).
     """
-    ambient = frozenset(d for f in window if not f.failed for d in f.lines)
+    ambient = frozenset(d for f in window if not f.failed and f.kind == "run" and f.actor == "agent" for d in f.lines)
     line = fp.error_line(turn.output, ambient)
     err = fp.line_fingerprint(line, turn.output)
     before = next((e for e in reversed(window) if e.failed and e.step == step and e.actor == "agent"), None)
