@@ -28,6 +28,18 @@ FAILING = {
         "  14 |   return <Stats data={stats} />;\n"
         "  15 | }\n"
     ),
+    "bin/rails db:migrate 2>&1 | tail -6": (  # PostgreSQL's DETAIL after its ERROR, Rake's trailer after both
+        "bin/rails aborted!\n"
+        "StandardError: An error has occurred, all later migrations canceled: (StandardError)\n\n"
+        'PG::UniqueViolation: ERROR:  could not create unique index "index_users_on_lower_email"\n'
+        "DETAIL:  Key (lower(email::text))=(m.okafor@example.com) is duplicated.\n"
+        "Tasks: TOP => db:migrate\n"
+        "(See full trace by running task with --trace)"
+    ),
+    "psql -c 'ALTER TABLE orders ADD CONSTRAINT orders_ref_fk FOREIGN KEY (ref) REFERENCES refs(id)'": (
+        'ERROR:  insert or update on table "orders" violates foreign key constraint "orders_ref_fk"\n'
+        'DETAIL:  Key (ref)=(42) is not present in table "refs".'
+    ),
     "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release": (
         "-- The C compiler identification is GNU 12.2.0\n"
         "-- The CXX compiler identification is GNU 12.2.0\n"

@@ -121,12 +121,14 @@ _TRAILER = re.compile(
     r"LINE \d+:|At line:\d|(?:Please|Check|See|Try|To|For|Is|Are|and|or|Aborting|Did you)\b|\^|from \S+:\d+:in\b|"
     r"[\w.-]+@[\w.-]+\s*$|exit status [1-9]\d*$|(?!(?i:error|fatal|fail|exception|caused|traceback))[A-Z][\w ]{0,30}:$|"
     r"\([^()\n]*\)\s*$|info\b|Tasks: TOP =>|(?:Confirm|If|Make sure|Ensure|Consider|Verify)\b|\S+:\d+:in [`']|"
-    r"Emitted 'error' event\b|\[\w+\]\s*-{5,}\s*$|>?\s*\d{1,7}\s*\|(?:\s|$)|Action:$|Identify and stop\b)"
+    r"Emitted 'error' event\b|\[\w+\]\s*-{5,}\s*$|>?\s*\d{1,7}\s*\|(?:\s|$)|Action:$|Identify and stop\b|"
+    r"(?:DETAIL|HINT|CONTEXT|QUERY|LINE \d+):\s)"
 )
 """Lines that trail an error without being it: stack frames and indented detail, advice (``hint:``, ``Please make
 sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer, a label
 that heads indented detail (Bundler's ``In Gemfile:``), a line in parentheses (SQLAlchemy's ``(Background on this
-error at: ...)``), Yarn's ``info`` lines after its error, Rake's ``Tasks: TOP => db:migrate``."""
+error at: ...)``), Yarn's ``info`` lines after its error, Rake's ``Tasks: TOP => db:migrate``, PostgreSQL's ``DETAIL:``
+and ``HINT:`` after its ``ERROR:``."""
 
 
 def _head_line(tail: str, last: str, reach: int = 30) -> str:
