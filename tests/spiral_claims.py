@@ -58,6 +58,14 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
     ci = re.fullmatch(r"CI step '(.*)' failed", failure)
     if ci:  # a CI run read back: the step is named in what it printed, and the run's output says it failed
         return ci.group(1) in output and ("##[error]" in output or bool(re.search(r"^\s*X ", output, re.M)))
+    shown = [
+        re.fullmatch(r"([\w.-]+): (?:keeps crashing|cannot pull its image|cannot be created)", p)
+        for p in failure.split("; ")
+    ]
+    if all(shown):  # a status read's failing workloads: each has a row of its replicas in a failing state
+        states = r"CrashLoopBackOff|Error|OOMKilled|ImagePullBackOff|ErrImagePull|InvalidImageName|Create\w*Error|"
+        states += r"RunContainerError|Exited \([1-9]\d*\)|Restarting \("
+        return all(re.search(rf"^{re.escape(m.group(1))}-\S*\s.*(?:{states})", output, re.M) for m in shown if m)
     if said_in(failure, output) or (loosely and fp.loose(failure) in fp.loose(output)):
         return True
     where, _, message = failure.partition(": ")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from spiral_claims import check_claims, play, window_of
 
+from strict_loop.monitor import printed
+
 RESTARTS = {  # what each restart prints, {k} and {pid} what differs from one to the next
     "express + curl -i": (
         "kill $(lsof -t -i:3000); (npm run dev > /tmp/api.log 2>&1 &); sleep 2; curl -si localhost:3000/api/orders",
@@ -243,3 +245,56 @@ def test_the_prompt_line_a_terminal_capture_echoes_is_no_output():
     assert [f.failed for f in window] == [False, False, False]
     assert window[0].restart and window[0].logerr is None
     assert window[1].out == window[2].out
+
+
+def _pods(state: str, k: int) -> str:
+    return (
+        "NAME                           READY   STATUS    RESTARTS      AGE\n"
+        f"orders-api-6b8d4f7c9-4tq2m     1/1     Running   0             3d2h\n"
+        f"orders-api-7d9f8c6b{k}-x2kq{k}     0/1     {state}   {k + 3} (1{k}s ago)   {k + 1}m1{k}s\n"
+    )
+
+
+def _reapplies(last: str) -> list[dict]:
+    """A manifest changed and applied three times, the pods read after each: a crash loop each time, or not."""
+    turns: list[dict] = []
+    for k, state in enumerate(("CrashLoopBackOff", "Error", last)):
+        turns += [
+            {"tool": "Edit", "args": {"file_path": "k8s/deploy.yaml", "old_string": f"m{k}", "new_string": f"n{k}"}},
+            {
+                "tool": "Bash",
+                "args": {"command": "kubectl apply -f k8s/deploy.yaml"},
+                "output": "deployment.apps/orders-api configured",
+            },
+            {
+                "tool": "Bash",
+                "args": {"command": f"sleep {20 + k} && kubectl -n shop get pods -l app=orders-api"},
+                "output": _pods(state, k),
+            },
+        ]
+    return turns
+
+
+@pytest.mark.parametrize("blind", [False, True], ids=["exit code", "no exit code"])
+def test_pods_read_in_a_crash_loop_after_each_change_fail_the_same_way(blind):
+    turns = _reapplies("CrashLoopBackOff")
+    if not blind:
+        turns = [{**t, "exit_code": 0} if t["tool"] == "Bash" else t for t in turns]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 8 and "orders-api: keeps crashing" in verdict.diagnosis
+    check_claims(verdict, turns)
+    assert play(_reapplies("Running  "))[0].fired_at is None
+
+
+def test_a_status_read_shows_what_fails_by_its_workload():
+    compose = (
+        "NAME         IMAGE        COMMAND                SERVICE   CREATED         STATUS                   PORTS\n"
+        'shop-api-1   shop-api     "/app/api"             api       2 minutes ago   Restarting (1) 12 seconds ago\n'
+        'shop-db-1    postgres:16  "docker-entrypoint.s…" db        2 minutes ago   Up 2 minutes (healthy)   5432/tcp\n'
+        'shop-job-1   shop-job     "/app/job"             job       2 minutes ago   Exited (0) 1 minute ago\n'
+    )
+    assert printed.failing_status("docker compose ps -a", compose) == "shop-api: keeps crashing"
+    pulled = _pods("ImagePullBackOff", 1).replace("Running   0  ", "ErrImagePull 0")
+    assert printed.failing_status("kubectl -n shop get pods", pulled) == "orders-api: cannot pull its image"
+    assert printed.failing_status("kubectl -n shop get pods", _pods("Running  ", 1)) is None
+    assert printed.failing_status("cat pods.txt", _pods("Error", 1)) is None  # a file shown is no status read

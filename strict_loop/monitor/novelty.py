@@ -83,9 +83,10 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
         return "a new request"
     if f.verdict == "fail" and f.actor == "agent" and not f.refused:
         failures = [e for e in window if e.verdict == "fail"]
-        if not failures or f.fsig in {e.fsig for e in failures} or set(f.errs) & set(failures[-1].errs):
+        if failures and (f.fsig in {e.fsig for e in failures} or set(f.errs) & set(failures[-1].errs)):
             return None  # the same failure, or the earlier failure's error still shows: not moved on
-        return "different failure"
+        if failures:
+            return "different failure"
     if f.kind in ("write", "person") or f.unknown or f.reports:
         return None
     if f.kind == "read" and f.novel:
@@ -143,9 +144,12 @@ def _outcome(
         remote, failure = outcomes.remote_verdict(command, turn.output)
         if remote is not None:  # a CI run read back: its own verdict, whatever the reading command's exit code
             return remote, failure
+        shown = printed.failing_status(command, turn.output)
+        if shown is not None:  # pods or containers a status read shows failing: the deploy's verdict
+            return "fail", shown
     if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
         said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
-        if not failed and turn.exit_code is None and outcomes.unfinished(turn.output):
+        if not failed and turn.exit_code is None and printed.unfinished(turn.output):
             return None, None  # no exit status, and it stops as a test starts: cut off (a timeout), no pass
         return ("fail", said) if failed else ("pass", None)
     return None, None
@@ -167,8 +171,13 @@ def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str],
 
 def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Optional[float]]:
     """How many unchanged polls of a running job in a row this turn makes, and when they began."""
-    if f.failed or f.unknown or f.kind in ("write", "message", "person"):
-        return 0, None
+    if (
+        f.failed
+        or f.unknown
+        or f.kind in ("write", "message", "person")
+        or (f.verdict == "fail" and not outcomes.ci_failure(f.ftext))
+    ):
+        return 0, None  # a wait ending on pods in a crash loop is no poll; a CI run's (a long cycle) still is
     f.running = outcomes.running(turn.output)
     if not (f.running or outcomes.waits(turn.args.get("command"))):
         return 0, None
@@ -378,18 +387,5 @@ def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts], inde
         "restart": restart,
         "hang": kind == "run" and outcomes.hung(turn.output) and not outcomes.waits(command),  # a wait cut off polls
         "logerr": (logerr := printed.logged_error(turn.output) if after else None),
-        "tail": _log_tail(turn.output, logerr, index) if logerr else [],
+        "tail": printed.log_tail(turn.output, logerr, index) if logerr else [],
     }
-
-
-def _log_tail(output: str, logerr: str, index: int) -> list[str]:
-    """A log tail's lines as restart loops compare them. Where its error is known by its class, numbers are folded
-    and a middle the harness cut out is no news (the error shows, the same); else a cut middle is a line of its own."""
-    if logerr.startswith(printed.LOGGED):
-        return printed.log_lines(output, loose=True)
-    return printed.log_lines(output) + _cut(output, index)
-
-
-def _cut(output: str, index: int) -> list[str]:
-    """A line of its own for a clipped output's cut middle: unknown, never the same as any other turn's."""
-    return [fp.digest(f"clipped\0{index}")] if outcomes.clipped(output) else []

@@ -119,7 +119,16 @@ def remote_verdict(command: str, output: str) -> tuple[Optional[Verdict], Option
         return "pass", None
     step = _FAILED_STEP.search(head) or _FAILED_STEP.search(tail)
     name = (step.group("step") or step.group("logstep") or step.group("check") or "") if step else ""
-    return "fail", f"CI step '{_STEP_TAIL.sub('', name.strip())[:120] or 'the run'}' failed"
+    return "fail", f"{CI_STEP} '{_STEP_TAIL.sub('', name.strip())[:120] or 'the run'}' failed"
+
+
+CI_STEP = "CI step"
+"""How the failure of a CI run read back starts (``remote_verdict``): a check whose cycle (push, wait, read) is long."""
+
+
+def ci_failure(ftext: Optional[str]) -> bool:
+    """Whether a failure is a CI run's, read back (``remote_verdict``)."""
+    return (ftext or "").startswith(CI_STEP)
 
 
 _CHECK_ROW = re.compile(r"^[^\t\n]+\t(pass|fail|pending|skipping)\t", re.M)
@@ -268,15 +277,6 @@ _CLIPPED = re.compile(
     r"\.\.\.\s?\[(?:clipped|truncated)(?: \d+ \w+)?\]|<response clipped>|\[\.\.\. omitted \d+ of \d+ lines \.\.\.\]|"
     r"\u2026\d+ tokens truncated\u2026"
 )
-
-
-_STARTED = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE) |\s*RUNS |collecting \.\.\.\s*$|\s*Running \S+ \.\.\.\s*$)")
-"""A runner's line for a test it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``)."""
-
-
-def unfinished(output: str) -> bool:
-    """Whether a test run's output stops on a test it started, with no result after it: cut off, not passed."""
-    return bool(_STARTED.match(last_line(output[-2000:])))
 
 
 def clipped(output: str) -> bool:

@@ -19,7 +19,7 @@ from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import catalog, shellwork
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.outcomes import hung, is_verifier, last_line
+from strict_loop.monitor.outcomes import clipped, hung, is_verifier, last_line
 
 
 def failed(turn: Turn, kind: Kind, command: str) -> bool:
@@ -294,3 +294,54 @@ _VOLATILE_HEADER = re.compile(
 _ULID = re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b")
 """A ULID (a deploy's id, ``deployment-01HYB3K9Q8J5W2X7N4M6PRTVZA``): 26 characters of Crockford's base32. Folded in a
 log tail only: no gate keeps it off every output, and a restart's own report is where a new one shows each time."""
+
+
+_STATUS_READ = re.compile(
+    rf"^\s*(?:kubectl\s+{shellwork.GLOBAL_FLAGS}get\s+(?:pods?|po|all)\b|(?:docker|podman)(?:-compose|\s+compose)?\s+ps\b)"
+)
+_STATE_ROW = re.compile(
+    r"^(?P<name>[\w.-]+)\s+(?:\d+/\d+\s+(?P<pod>(?:Init:)?(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|"
+    r"InvalidImageName|Error|OOMKilled|RunContainerError|CreateContainerConfigError|CreateContainerError))\s|"
+    r".*\s(?P<exited>Exited \((?!0\))\d+\)|Restarting \(\d+\)))",
+    re.M,
+)
+_STATE_KIND = {"ImagePullBackOff": "cannot pull its image", "ErrImagePull": "cannot pull its image"}
+_STATE_KIND |= {"InvalidImageName": "cannot pull its image", "CreateContainerConfigError": "cannot be created"}
+_STATE_KIND |= {"CreateContainerError": "cannot be created"}
+_REPLICA = re.compile(r"-(?:[a-z0-9]{6,10}-)?[a-z0-9]{5}$|-\d+$")
+"""A pod's or a Compose container's suffix (``api-7d9f8c6b5-x2kqp``, ``shop-api-1``): another on every restart."""
+
+
+def failing_status(command: str, output: str) -> Optional[str]:
+    """What a status read shows failing, whatever its own exit code: the pods in a crash loop or that cannot pull their
+    image (``kubectl get pods``), the containers that exited non-zero or keep restarting (``docker compose ps``), by
+    their workload (the replica's suffix aside); None when it shows none."""
+    if not any(_STATUS_READ.match(part) for part in shellwork.segments(command)):
+        return None
+    failing = set()
+    for row in _STATE_ROW.finditer(output[-8000:]):
+        state = (row.group("pod") or "").removeprefix("Init:")
+        failing.add(f"{_REPLICA.sub('', row.group('name'))}: {_STATE_KIND.get(state, 'keeps crashing')}")
+    return "; ".join(sorted(failing)[:4]) or None
+
+
+_STARTED = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE) |\s*RUNS |collecting \.\.\.\s*$|\s*Running \S+ \.\.\.\s*$)")
+"""A runner's line for a test it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``)."""
+
+
+def unfinished(output: str) -> bool:
+    """Whether a test run's output stops on a test it started, with no result after it: cut off, not passed."""
+    return bool(_STARTED.match(last_line(output[-2000:])))
+
+
+def log_tail(output: str, logerr: str, index: int) -> list[str]:
+    """A log tail's lines as restart loops compare them. Where its error is known by its class, numbers are folded
+    and a middle the harness cut out is no news (the error shows, the same); else a cut middle is a line of its own."""
+    if logerr.startswith(LOGGED):
+        return log_lines(output, loose=True)
+    return log_lines(output) + _cut(output, index)
+
+
+def _cut(output: str, index: int) -> list[str]:
+    """A line of its own for a clipped output's cut middle: unknown, never the same as any other turn's."""
+    return [fp.digest(f"clipped\0{index}")] if clipped(output) else []

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
-from strict_loop.monitor import catalog
+from strict_loop.monitor import catalog, outcomes
 from strict_loop.monitor import fingerprint as fp
 
 MISSING = re.compile(
@@ -162,7 +162,7 @@ def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[Tu
 
 def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
     """Whether a passing check says nothing of the failing one: a local build passing while a CI run fails."""
-    return (cur.ftext or "").startswith("CI step") and passed.step != cur.step and passed.actor == "agent"
+    return outcomes.ci_failure(cur.ftext) and passed.step != cur.step and passed.actor == "agent"
 
 
 def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:

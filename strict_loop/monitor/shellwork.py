@@ -37,7 +37,7 @@ _SCRIPT_WRITE = re.compile(
 _MOVE = re.compile(r"^\s*(?:cp|mv|install)\s+(?:-\S+\s+)*\S+\s+(\S+)\s*$")
 _NOT_A_FILE = re.compile(r"^(?:/dev/|/proc/|&)")
 
-_GLOBAL_FLAGS = r"(?:-{1,2}[\w-]+(?:=\S+|\s+(?!-)\S+)?\s+)*"
+GLOBAL_FLAGS = r"(?:-{1,2}[\w-]+(?:=\S+|\s+(?!-)\S+)?\s+)*"
 """Flags a program takes before its subcommand (``kubectl -n staging rollout restart``, ``helm -n x upgrade``)."""
 RESTART = re.compile(
     r"^\s*(?:sudo\s+)?(?:timeout\s+\S+\s+)?(?:\w+=\S*\s+)*"
@@ -45,8 +45,8 @@ RESTART = re.compile(
     r"(?:kill(?:all)?(?![\w.-])(?!\s+-0\b)|pkill\b|fuser\s+-k|"
     r"lsof\b.*\bkill\b|xargs\s+(?:-\S+\s+)*kill|systemctl\s+(?:re)?start|service\s+\S+\s+(?:re)?start|"
     r"supervisorctl\s+(?:re)?start|pm2\s+(?:re)?start|pm2\s+reload|docker(?:-compose|\s+compose)?\s+(?:restart|up|"
-    rf"start|rm\s+-f|kill)|podman\s+(?:restart|start)|kubectl\s+{_GLOBAL_FLAGS}(?:rollout\s+restart|delete\s+pods?|"
-    rf"scale)|helm\s+{_GLOBAL_FLAGS}(?:upgrade|install)|(?:fly|flyctl)\s+deploy|vercel\s+(?:deploy|--prod)|"
+    rf"start|rm\s+-f|kill)|podman\s+(?:restart|start)|kubectl\s+{GLOBAL_FLAGS}(?:rollout\s+restart|delete\s+pods?|"
+    rf"scale)|helm\s+{GLOBAL_FLAGS}(?:upgrade|install)|(?:fly|flyctl)\s+deploy|vercel\s+(?:deploy|--prod)|"
     r"netlify\s+deploy|gh\s+(?:run\s+rerun|workflow\s+run)|glab\s+ci\s+(?:retry|run)|"
     r"(?:sam|serverless|sls|cdk)\s+deploy|terraform\s+apply|gcloud\s+(?:[\w-]+\s+){1,3}deploy\b|"
     r"heroku\s+(?:restart|ps:restart)|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:start|dev|serve)\b|nohup\b|uvicorn\b|"
