@@ -11,6 +11,8 @@ from spiral_claims import check_claims, play, window_of
 from strict_loop.monitor import person, verdicts
 
 REPORTS = [
+    "WHAT did I say. stop trying to delete the invoices.",
+    "NO. flush wipes everything. I literally just said keep my data",
     "CARA. de novo na migration.",  # pt: again, first
     "eu falei pra N\u00c3O mexer na migration!!",  # pt: I said not to
     "ya te dije que no toques el archivo",  # es
@@ -126,6 +128,7 @@ CIRCLING = [
     "\u043c\u044b \u0445\u043e\u0434\u0438\u043c \u043f\u043e \u043a\u0440\u0443\u0433\u0443",
     "STOP running the whole suite. that's 3 times, 20 minutes of my laptop gone. ONLY tests/api/test_invoices.py",
     "still flashes. that's 5 times now",
+    "ok stop. that's three times now you've tried to wipe that table in different ways. why",
     "tamb\u00e9m n\u00e3o quero migration nova. estamos andando em c\u00edrculos.",  # pt
 ]
 NOT_REPORTS = [

@@ -19,7 +19,9 @@ _TOLD = (
     r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b|"
     r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b|"
     r"\b(?:eu |j[a\u00e1] (?:te )?)(?:falei|disse) (?:pra |para |que )?n[a\u00e3]o\b|"  # pt: "eu falei pra NÃO ..."
-    r"\b(?:ya )?te dije (?:que )?no\b"  # es: "ya te dije que no ..."
+    r"\b(?:ya )?te dije (?:que )?no\b|"  # es: "ya te dije que no ..."
+    r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
+    r"\bstop trying to\b"
 )
 _ATTEMPT_FAILED = (
     r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|"
@@ -139,6 +141,7 @@ _PERSIST_GATES = (
     + ("no difference", "no improvement", "no effect", "persist", "remain", "keep", "told", "how many", "ignoring")
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
+    + ("stop trying", "did i")
     + tuple(gate for _, gates, _ in catalog.STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
@@ -176,7 +179,7 @@ CIRCLES = fp.Later(
     r"times in a row)"
     r"(?=\s*(?:now|already|today)?\s*(?:[.!,;]|$))|"
     rf"{_CLAUSE_START}(?:that|this|it)(?:'s| is)\s+(?:(?:now|already)\s+)?(?:[2-9]|two|three|four|five|six|seven)\s+"
-    r"times(?=\s*(?:now|already|today|in a row)?\s*(?:[.!,;]|$))|"
+    r"times(?=\s*(?:now|already|today|in a row)?\s*(?:[.!,;]|$)|\s+(?:now|already)\b)|"
     r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
     r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"
     r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
