@@ -11,6 +11,8 @@ from spiral_claims import check_claims, play, window_of
 from strict_loop.monitor import person, verdicts
 
 REPORTS = [
+    "sitll borken",  # typed in a hurry
+    "same eror agian after your fix",
     "WHAT did I say. stop trying to delete the invoices.",
     "NO. flush wipes everything. I literally just said keep my data",
     "CARA. de novo na migration.",  # pt: again, first
@@ -188,6 +190,7 @@ NOT_REPORTS = [
     "much better than before, still a bit of lag on scroll",
     "still pending?",  # asks how a job stands: nothing was seen
     "that's 3 times faster than before, nice",
+    "Stil und Farben wie im Header bitte",  # German: style, not a slip of "still"
     "de novo, por favor, com o m\u00f3dulo de pagamentos",  # pt: again please, for the payments module (a request)
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]

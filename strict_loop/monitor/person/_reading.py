@@ -253,6 +253,13 @@ SAYS_FAILS = "the person says it still fails"
 """The failure signature of a report in the person's own words: the failure they reported before, if any."""
 
 
+TYPOS = {"sitll": "still", "stlil": "still", "stll": "still", "stilll": "still", "borken": "broken", "brokne": "broken"}
+TYPOS |= {"agian": "again", "agin": "again", "smae": "same", "saem": "same", "wokring": "working", "workign": "working"}
+TYPOS |= {"wroking": "working", "fiexd": "fixed", "fixd": "fixed", "eror": "error", "erorr": "error", "errror": "error"}
+"""Slips of the keys a person in a hurry makes in the words that carry the news ("sitll borken"), read as meant."""
+_TYPO = re.compile(r"\b(?:" + "|".join(sorted(TYPOS, key=len, reverse=True)) + r")\b", re.I)
+
+
 class Word(NamedTuple):
     """What one message of the person says about the work."""
 
@@ -269,7 +276,7 @@ def read(raw: str) -> Word:
         words = feedback(raw[:MAX_PERSON_TEXT])
         inner = read(words) if words else Word(None, 0, None, "")
         return Word("fail", inner.weight, inner.failure, inner.text, refused=True)
-    text = text_of(raw)
+    text = _TYPO.sub(lambda m: TYPOS[m.group(0).lower()], text_of(raw))
     if not text:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
