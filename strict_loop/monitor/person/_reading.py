@@ -276,7 +276,7 @@ def read(raw: str) -> Word:
         words = feedback(raw[:MAX_PERSON_TEXT])
         inner = read(words) if words else Word(None, 0, None, "")
         return Word("fail", inner.weight, inner.failure, inner.text, refused=True)
-    text = _TYPO.sub(lambda m: TYPOS[m.group(0).lower()], text_of(raw))
+    text = _TYPO.sub(lambda m: TYPOS.get(m.group(0).lower(), m.group(0)), text_of(raw))  # "agıan" matches too
     if not text:
         return Word(None, 0, None, "")
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
