@@ -18,7 +18,7 @@ on every set is in-sample for whoever changes the monitor looking at this output
 measured after every change of that round, before any of their sessions was looked at. N, O, P and Q (issue 24's
 next round, Cline's, Cursor's and Aider's export forms added to the format) were measured untouched on the code at
 the round's start; N shaped rules first, then O and P were measured again on the changed code before they were
-looked at, then Q.
+looked at, then Q. S was written last and measured at the round's start and end, never looked at.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -56,6 +56,7 @@ SETS = {
     "O": "Aider and Codex with a person (pasted tracebacks, failed SEARCH blocks, bans, restarts, hangs)",
     "P": "long Claude Code and Gemini CLI sessions, the spiral after a productive stretch, a person present",
     "Q": "3 AM work in all six harnesses: auth, migrations, CI, native libraries, OOM, formatters, a wrong value",
+    "S": "operations, the agent alone: restarts, crash loops, terraform, CI reruns, redeploys, hangs, reconnects",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
