@@ -104,16 +104,19 @@ def replay(source: str, turns: list[dict[str, Any]], folder: Path, profile: str 
 
 
 def _numbered(events: list[dict[str, Any]], sent: list[int], turns: list[dict[str, Any]]) -> tuple[list[int], int]:
-    """The corpus turn of each recorded turn, and how many the harness's own transcript added: a call the person
-    refused reaches no hook, and the next hook records it from the transcript (``hook.source`` "transcript", its
-    call id ours: ``toolu_00012`` / ``call_00012`` is the corpus line 12)."""
-    out, rest, extra = [], iter(sent), 0
+    """The corpus turn at which the monitor could first act on each recorded turn, and how many the harness's own
+    transcript added: a call that never ran (refused, or blocked by a hook) reaches no hook, and the next hook records
+    it from the transcript (``hook.source`` "transcript", its call id ours: ``toolu_00012`` / ``call_00012`` is the
+    corpus line 12); what the monitor says of it reaches the agent at that next hook, whose turn it is given."""
+    out: list[int] = []
+    waiting, rest, extra = 0, iter(sent), 0
     for data in events:
         hook = data.get("hook") if isinstance(data.get("hook"), dict) else {}
         call = str(hook.get("tool_use_id") or "")
         if hook.get("source") == "transcript" and call[-5:].isdigit() and int(call[-5:]) < len(turns):
             out.append(turns[int(call[-5:])].get("turn", 0))
-            extra += 1
+            waiting, extra = waiting + 1, extra + 1
         else:
             out.append(next(rest, out[-1] if out else 0))
+            out[len(out) - 1 - waiting : -1], waiting = [out[-1]] * waiting, 0
     return out, extra

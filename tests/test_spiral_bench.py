@@ -179,16 +179,21 @@ def test_the_blind_line_scores_the_same_turns_with_no_exit_code_or_error_flag(tm
     assert "corpus         recall 1.00 -> 0.50" in capsys.readouterr().out
 
 
-def test_a_call_the_person_refused_reaches_the_monitor_at_the_next_hook_with_its_own_turn_number(tmp_path):
+def test_calls_that_never_ran_reach_the_monitor_at_the_next_hook_whose_turn_is_when_it_can_act(tmp_path):
+    """A call the person refused and one a guard's hook blocked reach no hook: the next hook records both from the
+    transcript, before its own turn; what the monitor says of them reaches the agent then, so they count at turn 3."""
     refused = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file"
+    blocked = "PreToolUse:Bash hook error: [node guard.js]: BLOCKED by policy: no deletes under build/"
     turns = [
         {"turn": 0, "tool": "Bash", "args": {"command": "ls"}, "output": "a.py", "error": False},
         {"turn": 1, "tool": "Bash", "args": {"command": "rm -rf build"}, "output": refused, "error": True},
-        {"turn": 2, "tool": "Bash", "args": {"command": "make"}, "output": "ok", "error": False},
+        {"turn": 2, "tool": "Bash", "args": {"command": "rm -r build"}, "output": blocked, "error": True},
+        {"turn": 3, "tool": "Bash", "args": {"command": "make"}, "output": "ok", "error": False},
     ]
     live = replay.replay("claude_code_x", turns, tmp_path)
-    assert live.hook_errors == "" and live.numbers == [0, 1, 2]  # recorded from the transcript, before turn 2
+    assert live.hook_errors == "" and live.numbers == [0, 3, 3, 3]  # recorded from the transcript, before turn 3
     assert live.turns[1].args == {"command": "rm -rf build"} and live.turns[1].output.startswith("The user doesn't")
+    assert live.turns[2].args == {"command": "rm -r build"} and live.turns[2].output == blocked and live.turns[2].error
 
 
 def test_every_written_set_loads_with_labels_that_fit_its_turns():

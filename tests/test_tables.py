@@ -40,7 +40,7 @@ def words(event: Any) -> str:
 
 def refusals(event: Any) -> list[Any]:
     """The fake harness names the calls its person refused in the payload too (call id, tool, input, result)."""
-    return [(*refused, "") for refused in event.payload.get("refused", [])]
+    return [(*refused, "", False) for refused in event.payload.get("refused", [])]  # readers.Refusal's fields
 
 
 def deny(event: Any, reason: str) -> dict[str, Any]:

@@ -155,14 +155,14 @@ def _args(value: Any) -> dict[str, Any]:
 
 
 def refused_turns(event: HookEvent) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """The calls the person refused since the last one that ran (``Harness.refusals_fn``), as turns to record before
-    this event's own, oldest first: ``(message, fields, meta)``, the meta naming the refused call's id, by which it is
-    recorded once (``recording.record_turns(once=True)``). The loop's own tools are left out, as their calls are;
-    a reader's failure gives none: the refusals must never cost this event's turn."""
+    """The calls refused or blocked by a hook since the last one that ran (``Harness.refusals_fn``), as turns to record
+    before this event's own, oldest first: ``(message, fields, meta)``, the meta naming the call's id, by which it is
+    recorded once (``recording.record_turns(once=True)``). The loop's own tools are left out, as their calls are; a
+    reader's failure gives none: the refusals must never cost this event's turn."""
     ref = get(event.harness).refusals_fn
     out: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     try:
-        for call_id, tool, args, output, thought in resolve(ref)(event) if ref else ():
+        for call_id, tool, args, output, thought, by_hook in resolve(ref)(event) if ref else ():
             name = _text(tool)[:200] or "unknown"
             if not (isinstance(call_id, str) and call_id) or own_tool(name) is not None:
                 continue
@@ -171,7 +171,8 @@ def refused_turns(event: HookEvent) -> list[tuple[str, dict[str, Any], dict[str,
                 fields["thought"] = thought
             meta = {"harness": event.harness, "event": event.name, "session_id": event.session_id}
             meta.update(tool_use_id=call_id[:200], source="transcript")
-            out.append((f"{name} ({event.harness} refused by the person)", fields, meta))
+            how = "blocked by a hook" if by_hook else "refused by the person"
+            out.append((f"{name} ({event.harness} {how})", fields, meta))
     except Exception:  # noqa: BLE001 (a damaged transcript or a reader's bug: no refusals, the turn goes on)
         return []
     return out

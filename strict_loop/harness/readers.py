@@ -1,12 +1,10 @@
 """Each harness's readers of one hook call: what a tool call returned, what the person typed, the agent's own words
-before the call (the turn's ``thought``) and the calls the person refused before it.
+before the call (the turn's ``thought``) and the calls that never ran before it (refused, or blocked by a hook).
 
-Why apart from ``payloads``: these change when a harness changes what it writes (a payload field, a transcript
-line); the hook formats and answers do not. Claude Code and Codex keep the words and the refused calls (which reach
-no post-tool hook: the call never ran) only in the JSONL transcript every hook payload names, read here from its
-last ``MAX_TAIL_BYTES``, once per hook call; the Hermes plugin passes the words beside the call, and its tool
-returns a refusal as its result. Standard library only: the hook's fast path may load this.
-"""
+Why apart from ``payloads``: these change when a harness changes what it writes (a payload field, a transcript line).
+Claude Code and Codex keep the words and the calls that never ran (no post-tool hook fires for them) only in the JSONL
+transcript every hook payload names, read from its last ``MAX_TAIL_BYTES`` once per hook call; the Hermes plugin
+passes the words beside the call. Standard library only: the hook's fast path may load this."""
 
 from __future__ import annotations
 
@@ -25,21 +23,20 @@ if TYPE_CHECKING:
 
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 MAX_TAIL_BYTES = 256 << 10
-"""The most of a transcript read for one hook call: its end, where the call was written a moment ago. One ``pread``
-whatever the file's size; only the lines after the previous call (for refusals: the last call that ran) are parsed."""
+"""The most of a transcript read for one hook call: its end, where the call was written a moment ago (one ``pread``
+whatever the file's size); only the lines after the previous call (or the last call that ran) are parsed."""
 
 Item = tuple[str, str]
 """One thing a transcript line holds, in order: ("text", the agent's words), ("call", its id) or ("stop", "") (a
 person's message: what the agent wrote before it was not about this call)."""
 Step = tuple[str, str, str, Any]
-"""What a transcript line says about calls, in order: ("call", id, tool, arguments), ("ran", id, "", None) (a result
-that is not a refusal: the call ran, or a hook refused it) or ("refused", id, the refusal text, None)."""
+"""What a transcript line says about calls, in order: ("call", id, tool, arguments), ("ran", id, "", None), ("refused",
+id, the refusal text, None) or ("blocked", id, the hook's reason, None)."""
 ItemsOf = Callable[[Any], list[Item]]  # a decoded line -> its items
 StepsOf = Callable[[Any], list[Step]]
 Markers = tuple[bytes, ...]  # a line holding none of these has no items, and is not parsed
 _CLAUDE_TEXT, _CODEX_TEXT = (b'"assistant"', b'"user"'), (b'"response_item"',)  # the lines the words' items are on
-MAX_REFUSALS = 20
-"""The most refused calls one hook call records (the newest): a transcript of nothing but refusals costs no more."""
+MAX_REFUSALS = 20  # the most calls that never ran one hook call records (the newest): a flood of them costs no more
 CLAUDE_REFUSED = "The user doesn't want to proceed with this tool use."
 """How Claude Code 2.1.331's result of a call the person refused begins (then why, and their words if they gave
 some); its line also says ``toolDenialKind: "user-rejected"``."""
@@ -50,18 +47,24 @@ _CODEX_REFUSED = re.compile(
 """Codex 0.169.0's whole output of a call the person declined (``exec_command failed: CreateProcess { message:
 "Rejected(\\"rejected by user\\")" }``, ``patch rejected by user``, ...): matched whole, so that a command whose output
 quotes these words is not taken for a refusal."""
-_SHELL_CALLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec"})
-"""Codex's shell tools, which its hooks name ``Bash`` with ``{"command": ...}`` (codex-rs ``HookToolName::bash``)."""
+_BLOCKED = re.compile(r"PreToolUse:[\w.:-]{1,120} hook error: |Command blocked by PreToolUse hook: ")
+"""A PreToolUse hook's denial: Claude Code 2.1.332's ``PreToolUse:Bash hook error: <reason>`` (earlier: the hook's
+command in brackets first), Codex 0.171's ``Command blocked by PreToolUse hook: <reason>. Command: <command>`` (kept
+without the command). A reason holding ``OWN_DENIAL`` is ours (a pause): not the agent's failure, never recorded."""
+OWN_DENIAL = "strict-loop"
+_SHELL_CALLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec"})  # hooks: Bash
 
 
 class Refusal(NamedTuple):
-    """A call the person refused, read from the transcript: recorded as a turn of its own (``error``: true)."""
+    """A call that never ran, read from the transcript (the person refused it, or another program's hook blocked it):
+    recorded as a turn of its own (``error``: true)."""
 
     call_id: str
     tool: str  # as the harness's hooks name it, so that the same call made again compares equal
     args: Any
-    output: str  # the refusal, with the person's words when they typed some
+    output: str  # the refusal, with the person's words when they typed some; a hook's reason
     thought: str = ""  # what the agent wrote before the call
+    by_hook: bool = False  # a hook's block: its reason is a program's words, not the person's
 
 
 def prompt_field(event: HookEvent) -> str:
@@ -153,10 +156,8 @@ def codex_refusals(event: HookEvent) -> list[Refusal]:
 
 def transcript_lines(event: HookEvent) -> list[bytes]:
     """The lines of the last ``MAX_TAIL_BYTES`` of the JSONL file ``transcript_path`` names (a first line the window
-    cuts left out), read once per hook call: the words and the refusals both come from ``event.memo``.
-
-    [] unless the path is absolute and ends in ``.jsonl`` (a transcript's name: nothing else is read) and a regular
-    file is there (a FIFO, a device or a link is never opened), and on any failure to read it."""
+    cuts left out), read once per hook call (kept in ``event.memo``). [] unless the path is absolute and ends in
+    ``.jsonl`` and a regular file is there (a FIFO, a device or a link is never opened), and on any failure to read."""
     if "tail" not in event.memo:
         path, lines = event.payload.get("transcript_path"), []
         if isinstance(path, str) and os.path.isabs(path) and path.endswith(".jsonl"):
@@ -174,9 +175,7 @@ def transcript_words(event: HookEvent, items_of: ItemsOf, markers: Markers, call
     person's message) before it, read from the transcript's tail (``transcript_lines``); "" when the call is not in it.
 
     ``items_of`` turns one decoded line into its items; a line holding none of ``markers`` has none and is not
-    parsed. Any failure (no such file, a torn or garbage line) means fewer words, never an error: the first line of
-    a tail is cut, and a line being appended does not parse.
-    """
+    parsed. Any failure (no such file, a torn or garbage line: a tail's first, one being appended) means fewer words."""
     call_id = event.payload.get("tool_use_id") if call_id is None else call_id
     if not (isinstance(call_id, str) and call_id):
         return ""
@@ -200,15 +199,13 @@ def transcript_words(event: HookEvent, items_of: ItemsOf, markers: Markers, call
 def transcript_refusals(
     event: HookEvent, steps_of: StepsOf, markers: Markers, words: tuple[ItemsOf, Markers]
 ) -> list[Refusal]:
-    """The calls the person refused since the last call that ran, oldest first (at most ``MAX_REFUSALS``), from the
-    transcript's tail, each with the agent's words before it (``words``: ``transcript_words``'s two arguments).
+    """The calls that never ran (refused, or blocked by a hook) since the last one that ran, oldest first (at most
+    ``MAX_REFUSALS``), each with the agent's words before it (``words``: ``transcript_words``'s two arguments).
 
-    Why "since the last call that ran": that call's own post-tool hook recorded a turn, and the hook after a refusal
-    (the next call's, or the person's next message) recorded the refusals before it; so older ones are on record or
-    from before the loop. A hook finds a refusal again until a call runs: the recorder skips it then (by its id).
-    ``steps_of`` turns one decoded line into its steps; a line holding none of ``markers`` is not parsed.
-    """
-    pending: dict[str, str] = {}
+    Why since the last that ran: its hook recorded a turn, and the hook after a refusal recorded those before it; a
+    hook finds a refusal again until a call runs, and the recorder skips it by its id. ``steps_of`` turns one decoded
+    line into its steps; a line holding none of ``markers`` is not parsed."""
+    pending: dict[str, tuple[str, bool]] = {}
     found: list[Refusal] = []
     ran = False
     for raw in reversed(transcript_lines(event)):
@@ -217,13 +214,14 @@ def transcript_refusals(
         if not any(m in raw for m in markers):
             continue
         for kind, call_id, text, args in reversed(steps_of(_decoded(raw))):
-            if kind == "refused" and call_id and not ran:
-                pending.setdefault(call_id, text)
+            if kind in ("refused", "blocked") and call_id and not ran:
+                pending.setdefault(call_id, (text, kind == "blocked"))
             elif kind == "ran":
                 ran = True
             elif kind == "call" and call_id in pending:
                 said = transcript_words(event, *words, call_id=call_id)
-                found.append(Refusal(call_id, text, args, pending.pop(call_id), said))
+                output, by_hook = pending.pop(call_id)
+                found.append(Refusal(call_id, text, args, output, said, by_hook))
     return found[::-1]
 
 
@@ -289,6 +287,10 @@ def _claude_steps(entry: Any) -> list[Step]:
         text = _content_text(block.get("content"))
         if denial == "user-rejected" or text.lstrip().startswith(CLAUDE_REFUSED):
             out.append(("refused", _text(block.get("tool_use_id")), text.strip() or CLAUDE_REFUSED, None))
+        elif _BLOCKED.match(text.lstrip()):  # a hook's (ours: neither a run nor a block)
+            out += (
+                [] if OWN_DENIAL in text[:2000] else [("blocked", _text(block.get("tool_use_id")), text.strip(), None)]
+            )
         elif denial is None:  # another denial (a classifier's) is neither a run nor the person's refusal
             out.append(("ran", _text(block.get("tool_use_id")), "", None))
     return out
@@ -298,8 +300,11 @@ def _codex_steps(entry: Any) -> list[Step]:
     item = entry.get("payload") if isinstance(entry, dict) and entry.get("type") == "response_item" else None
     kind = _text(item.get("type")) if isinstance(item, dict) else ""
     if isinstance(item, dict) and kind.endswith("_call_output"):  # function_call_output, custom_tool_call_output
-        text = _content_text(item.get("output")).strip()
-        return [("refused" if _CODEX_REFUSED.fullmatch(text) else "ran", _text(item.get("call_id")), text, None)]
+        text, call_id = _content_text(item.get("output")).strip(), _text(item.get("call_id"))
+        if _BLOCKED.match(text):  # a hook's (ours: neither a run nor a block), without Codex's ". Command: ..."
+            reason = text[: text.rfind(". Command: ")] if ". Command: " in text else text
+            return [] if OWN_DENIAL in reason[:2000] else [("blocked", call_id, reason, None)]
+        return [("refused" if _CODEX_REFUSED.fullmatch(text) else "ran", call_id, text, None)]
     if isinstance(item, dict) and kind.endswith("_call"):
         return [("call", _text(item.get("call_id")) or _text(item.get("id")), *_codex_call(item))]
     return []

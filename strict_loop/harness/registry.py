@@ -33,7 +33,7 @@ class Harness(NamedTuple):
     hook_events: tuple[tuple[str, Optional[str], int], ...]  # (event, matcher, timeout) the installer registers
     turn_fn: str  # HookEvent -> the Turn fields of a post-tool event (output, error, exit code)
     words_fn: str  # HookEvent -> what the agent wrote before this call (the Turn's thought); "" names none
-    refusals_fn: str  # HookEvent -> the calls the person refused since the last one that ran (readers.Refusal),
+    refusals_fn: str  # HookEvent -> the calls refused (by the person) or blocked (by a hook) since the last that ran,
     # each recorded as a turn before this event's own: those no post-tool hook reports; "" names none
     prompt_fn: str  # HookEvent -> what the person typed (a prompt event), recorded as a person's turn
     context_fn: str  # (HookEvent, text) -> hook output that puts text beside the tool result
