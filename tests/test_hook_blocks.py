@@ -88,17 +88,42 @@ def test_every_reason_our_hooks_deny_a_call_with_names_us(command, ws):
     assert all(readers.OWN_DENIAL in r for r in reasons)
 
 
+def blocked_again(lines: list[str], count: int, first: int) -> list[str]:
+    """``count`` more tries of the second blocked call (its tool_use and its result lines), each with its own id."""
+    call, result = (json.loads(lines[i]) for i in (20, 21))
+    out = []
+    for k in range(first, first + count):
+        use, res = copy.deepcopy(call), copy.deepcopy(result)
+        use["message"]["content"][0]["id"] = res["message"]["content"][0]["tool_use_id"] = f"toolu_r{k}"
+        out += [json.dumps(use) + "\n", json.dumps(res) + "\n"]
+    return out
+
+
 def test_the_same_blocked_call_made_again_and_again_fires_with_the_guards_reason(ws):
     """The agent retries the call the guard blocks, four times, nothing between: the monitor fires on the turns it
     recorded from the transcript, and its diagnosis quotes the guard's words, never as the person's."""
     lines, payload = captured("claude")
-    call, result = (json.loads(lines[i]) for i in (20, 21))  # the second blocked call: its tool_use and its result
-    extra = []
-    for k in range(4):
-        use, res = copy.deepcopy(call), copy.deepcopy(result)
-        use["message"]["content"][0]["id"] = res["message"]["content"][0]["tool_use_id"] = f"toolu_r{k}"
-        extra += [json.dumps(use) + "\n", json.dumps(res) + "\n"]
-    hook(ws, "claude", payload, lines[:22] + extra + lines[22:])
+    hook(ws, "claude", payload, lines[:22] + blocked_again(lines, 4, 0) + lines[22:])
     verdict = Workspace(ws).detect_spiral(task_id="t1")
     assert verdict.fired_at is not None and verdict.fired_at <= 5
     assert "guarded/" in verdict.diagnosis and "person" not in verdict.diagnosis
+
+
+def test_a_burst_recorded_by_one_hook_takes_one_step_of_the_ladder(ws):
+    """Six tries of a blocked call reach the monitor at one hook (the next call that runs): the agent hears it all at
+    once, so it gets a whisper, not a pause that says it was told before. Each later burst climbs one more step:
+    a stronger whisper, then the pause."""
+    lines, payload = captured("claude")
+    whole = (FIXTURES / "claude_blocked.jsonl").read_text().splitlines(keepends=True)
+    ran, result = whole[23], whole[26]  # the call that ran (ls), and its result
+    transcript, said = lines[:22], []
+    for burst in range(3):
+        call_id = f"toolu_ls{burst}"
+        transcript += blocked_again(lines, 6, 6 * burst) + [ran.replace("toolu_0005", call_id)]
+        said.append(hook(ws, "claude", dict(payload, tool_use_id=call_id), transcript))
+        transcript.append(result.replace("toolu_0005", call_id))
+    assert len(events(ws)) == 3 * 7 + 2  # each burst once, before its own call (and the first two blocked calls)
+    texts = [json.loads(s)["hookSpecificOutput"]["additionalContext"] for s in said]
+    assert [t.startswith("[strict-loop monitor]") for t in texts] == [True, True, False]
+    assert "PAUSED" not in texts[0] + texts[1] and texts[2].startswith("PAUSED")
+    assert "Already suggested 2 time(s)" in texts[2]  # true: two whispers, each heard at a hook before

@@ -185,11 +185,9 @@ def _daemon_socket(root: Path, env: Mapping[str, str]) -> Optional[Path]:
 
 
 def _running_unpaused(task_dir: Path) -> bool:
-    """True when state.json says running and monitor.json says not paused, both read without validation.
-
-    Why: PreToolUse runs before every tool call and has nothing to say unless the task is paused;
-    anything unusual (a damaged file, a missing field) takes the full path, which logs it.
-    """
+    """True when state.json says running and monitor.json says not paused, both read without validation. Why:
+    PreToolUse runs before every tool call and has nothing to say unless the task is paused; anything unusual (a
+    damaged file, a missing field) takes the full path, which logs it."""
     from strict_loop.base.jsontext import read_object
 
     state = read_object(task_dir / "state.json")
@@ -328,11 +326,9 @@ def _decide(event: HookEvent, root: Path, task_dir: Path, env: Mapping[str, str]
 
 
 def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
-    """The task's status, mode and monitor settings, read from state.json without validating the rest of it.
-
-    Why: a tool call needs only these, and validating the whole state is most of a hook's work.
-    The settings are validated; a state.json that does not parse is StateDamaged (and logged).
-    """
+    """The task's status, mode and monitor settings, read from state.json without validating the rest of it. Why: a
+    tool call needs only these, and validating the whole state is most of a hook's work. The settings are validated;
+    a state.json that does not parse is StateDamaged (and logged)."""
     from strict_loop.base.errors import StateDamaged
     from strict_loop.base.jsontext import parse_json
     from strict_loop.model.settings import MonitorSettings
@@ -353,23 +349,27 @@ def _monitor_view(store: TaskStore) -> tuple[Any, Any, Any]:
 def _after_tool(
     event: HookEvent, root: Path, supervision: TaskMonitor, env: Mapping[str, str], fields: dict[str, Any]
 ) -> Optional[dict[str, Any]]:
-    """Record a turn (a tool call, or what the person typed), after the calls the person refused before it (which
-    reach no post-tool hook), and say what the monitor has to say about them."""
+    """Record a turn (a tool call, what the person typed) after the calls that never ran before it (refused, blocked by
+    a hook: no post-tool hook fires for them); say what the monitor has to say, one step of its ladder at most."""
     from strict_loop.loop.recording import record_turn, record_turns
 
     store, refused = supervision.store, payloads.refused_turns(event)
-    try:  # each refused call once, whichever hook finds it first
-        done = record_turns(store, root, refused, supervision.settings(), env, once=True) if refused else []
+    try:  # each call once, whichever hook finds it first
+        done = (
+            record_turns(store, root, refused, supervision.settings(), env, once=True, one_step=True) if refused else []
+        )
     except Exception as exc:  # noqa: BLE001 (the refusals must not cost this turn)
         _log(store.paths.root, event.harness, event.name, f"refused calls: {type(exc).__name__}: {exc}", env)
         done = []
     message, late = f"{fields['tool']} ({event.harness} {event.name})", registry.get(event.harness).late_words
     words = (lambda call: payloads.agent_words(event, call)) if late and event.phase == "post" else None
-    done.append(record_turn(store, root, message, fields, event.meta, supervision.settings(), env=env, late=words))
+    climb = not any(r.whisper or r.pause for r in done)  # all of it is heard at once
+    done += [record_turn(store, root, message, fields, event.meta, supervision.settings(), env, words, climb)]
     if any(r.pause for r in done):  # the paused session stays this task's, even once other tasks run beside it
         gates.bind(root / MANAGER_DIR, event, store.task_id)
-    said = [r.pause for r in done if r.pause]
-    said += [f"[strict-loop monitor] {text}" for r in done for text in (r.whisper, r.notice) if text]
+    said = [r.pause for r in done if r.pause] + [
+        f"[strict-loop monitor] {t}" for r in done for t in (r.whisper, r.notice) if t
+    ]
     from strict_loop.harness.spend import charge  # the task's budgets: a whisper at 80%, a pause when one is spent
 
     said += charge(event, supervision, root, env, 1 if event.phase == "post" else 0)

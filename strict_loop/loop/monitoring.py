@@ -172,12 +172,12 @@ class TaskMonitor:
         return data, alert
 
     def step(
-        self, mon: MonitorState, turn: Turn, settings: MonitorSettings, *, save_quiet: bool = True
+        self, mon: MonitorState, turn: Turn, settings: MonitorSettings, *, save_quiet: bool = True, climb: bool = True
     ) -> tuple[MonitorState, dict[str, Any], Optional[Alert]]:
         """``observe`` on a given monitor state, returning the new one; ``save_quiet=False`` leaves ladder.json
         unwritten when the turn changed no ladder step (a batch writes it once at its end), a whisper or pause is always
-        saved first."""
-        mon, action, signals = ladder.observe(mon, turn, settings, self.file_states(turn_paths(turn)))
+        saved first. ``climb``: as ``observe``'s."""
+        mon, action, signals = ladder.observe(mon, turn, settings, self.file_states(turn_paths(turn)), climb=climb)
         index = mon.turns - 1
         if save_quiet or action != "none":
             self.save(mon, sync=action != "none")

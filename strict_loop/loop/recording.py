@@ -51,13 +51,15 @@ def record_turn(
     settings: Optional[MonitorSettings] = None,
     env: Optional[Mapping[str, str]] = None,
     late: Optional[Callable[[str], str]] = None,
+    climb: bool = True,
 ) -> Recorded:
     """Mask, validate and record one turn on ``store``'s task.
 
     ``meta`` (e.g. the hook's session) rides along in the event; ``settings`` are the task's monitor
     settings when the caller has them already (else they come from state.json); ``env`` is the caller's
     environment (default ours): the secrets masked and the alert's channels come from it, and it is stored nowhere.
-    ``late``: the agent's words before an earlier call of the harness, by its id (``_heard_late``).
+    ``late``: the agent's words before an earlier call of the harness, by its id (``_heard_late``). ``climb=False``:
+    the ladder takes no further step (the same hook call already took one: ``record_turns``).
     """
     masked_message, masked, masked_meta = masking.mask_tree(
         [message, data, meta or {}], env
@@ -67,7 +69,7 @@ def record_turn(
         supervision, mon, warned, last = guarded(store, root, settings)
         if late is not None and meta:
             mon = _heard_late(last, mon, late, meta)
-        _, event_data, alert = supervision.step(mon, turn, supervision.settings())
+        _, event_data, alert = supervision.step(mon, turn, supervision.settings(), climb=climb)
         if meta:
             event_data["hook"] = masked_meta
         rec = store.append_event("tool_call", masked_message, event_data)
@@ -114,15 +116,16 @@ def record_turns(
     env: Optional[Mapping[str, str]] = None,
     *,
     once: bool = False,
+    one_step: bool = False,
 ) -> list[Recorded]:
     """Several turns ``(message, data, meta)`` in order, as ``record_turn`` records each, under one lock.
 
-    For a supervisor forwarding the tool calls of a harness's stream: the monitor state is read once
-    and monitor.json written once at the end (and before every whisper or pause, as one turn does),
-    which is most of a turn's cost. All turns are validated before any is written: one bad turn
-    records none. Alerts are delivered after the lock, in order. ``once``: a turn whose ``meta["tool_use_id"]`` one
-    of the last ``RECENT_IDS`` events already carries is left out, checked under the lock (the hooks of two calls
-    made at once may both find the same refused call in the transcript: it is recorded by one of them).
+    For a supervisor forwarding the tool calls of a harness's stream: the monitor state is read once and monitor.json
+    written once at the end (and before every whisper or pause, as one turn does), which is most of a turn's cost.
+    All turns are validated before any is written: one bad turn records none. Alerts go after the lock, in order.
+    ``once``: a turn whose ``meta["tool_use_id"]`` one of the last ``RECENT_IDS`` events already carries is left out,
+    checked under the lock (the hooks of two calls made at once may both find the same refused call in the transcript).
+    ``one_step``: the ladder takes one step at most (a hook's batch, which the agent hears all at once after it).
     """
     if not turns:
         return []
@@ -138,7 +141,8 @@ def record_turns(
         supervision, mon, warned, _ = guarded(store, root, settings)
         settings = supervision.settings()
         for message, turn, meta in checked:
-            mon, event_data, alert = supervision.step(mon, turn, settings, save_quiet=False)
+            climb = not (one_step and any(said or alert for _, said, alert in steps))
+            mon, event_data, alert = supervision.step(mon, turn, settings, save_quiet=False, climb=climb)
             if meta:
                 event_data["hook"] = meta
             rec = store.append_event("tool_call", message, event_data)

@@ -49,9 +49,15 @@ def heard_late(state: MonitorState, turn: int, thought: str) -> MonitorState:
 
 
 def observe(
-    state: MonitorState, turn: Turn, settings: MonitorSettings, fstate: Optional[dict[str, str]] = None
+    state: MonitorState,
+    turn: Turn,
+    settings: MonitorSettings,
+    fstate: Optional[dict[str, str]] = None,
+    *,
+    climb: bool = True,
 ) -> tuple[MonitorState, Action, list[Signal]]:
-    """Fold one turn into ``state`` (a new object) and say what the ladder does."""
+    """Fold one turn into ``state`` (a new object) and say what the ladder does. ``climb=False``: the ladder stays on
+    its step (a turn recorded in the same batch as a step already taken: the agent has not been told yet)."""
     # Facts are never changed once made, so the window is shared; whispers are copied (adoption is updated).
     state = state.model_copy(
         update={
@@ -83,7 +89,7 @@ def observe(
     action: Action = "none"
     if state.level == 0:
         action = "whisper"
-    elif any(s.escalate for s in signals):  # a patient wait whispers once and climbs only after a long stretch
+    elif climb and any(s.escalate for s in signals):  # a patient wait whispers once, climbs after a long stretch
         state.firings_at_level += 1
         needed = settings.second_whisper_after if state.level == 1 else settings.pause_after
         if state.firings_at_level >= needed:
