@@ -168,7 +168,8 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
         checked.append("restarts")
     if m := re.search(r"hung and was cut off (\d+) times", evidence):
         assert int(m.group(1)) == len(involved) and all(f.hang for f in involved)
-        assert all(outcomes.hung(turns[f.i].get("output", "")) for f in involved)
+        said = [turns[f.i] for f in involved]  # the output says so, or `timeout`'s exit status does
+        assert all(outcomes.hung(t.get("output", ""), t["args"]["command"], t.get("exit_code")) for t in said)
         checked.append("hangs")
     if m := re.search(r"(\S+ \S+) was missing (\d+) times through (\d+) different action", evidence):
         name = m.group(1).split(" ", 1)[-1].rsplit("/", 1)[-1]

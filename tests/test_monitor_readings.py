@@ -410,6 +410,37 @@ def test_only_the_harnesss_word_that_it_cut_a_command_off_is_a_hang(output, hung
 
 
 @pytest.mark.parametrize(
+    ("command", "code", "hung"),
+    [
+        ("set -a && . ./.env && set +a && timeout 300 alembic upgrade head", 124, True),
+        ("sudo timeout 60 ./migrate.sh", 124, True),
+        ("timeout 300 alembic upgrade head", 1, False),  # it failed by itself, before its time was up
+        ("./run.sh --timeout 300", 124, False),  # a program's own exit status, not timeout's
+        ("timeout 300 alembic upgrade head", None, False),  # no exit status sent (Codex)
+    ],
+)
+def test_timeouts_own_exit_status_says_it_cut_the_command_off(command, code, hung):
+    output = "INFO  [alembic.runtime.migration] Running upgrade 3f2a -> 8b41, add events.tenant_id"
+    assert outcomes.hung(output, command, code) is hung
+
+
+@pytest.mark.parametrize(
+    ("command", "step"),
+    [
+        ("set -a && . ./.env && set +a && timeout 300 alembic upgrade head", "alembic"),
+        ("timeout 180 psql $DATABASE_URL -c 'ALTER TABLE events ADD COLUMN t int'", "psql"),
+        ("sudo -u deploy timeout -s KILL 60 npm test", "npm test"),
+        ("nohup python app.py > app.log 2>&1", "python app.py"),
+        ("env -u DEBUG nice -n 10 cargo build --release", "cargo build"),
+        ("time -- pytest -q tests/", "pytest"),
+    ],
+)
+def test_the_step_a_command_takes_is_the_one_its_wrappers_run(command, step):
+    """``timeout 300 alembic`` and ``timeout 180 psql`` are two steps, not one called ``timeout``."""
+    assert toolkinds.step_words(command) == step
+
+
+@pytest.mark.parametrize(
     ("command", "written"),
     [
         ("cat <<'EOF' > app.py\nprint(1)\nEOF", ["app.py"]),

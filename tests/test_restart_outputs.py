@@ -121,6 +121,14 @@ RESTARTS = {  # what each restart prints, {k} and {pid} what differs from one to
             "api-1 exited with code 1"
         ),
     ),
+    "sidekiq (logfmt ids)": (
+        "docker compose restart worker && sleep 6 && docker compose logs --tail=2 worker",
+        (
+            "[+] Restarting 1/1\n ✔ Container ledger-worker-1  Started  1.{k}s\n"
+            "worker-1  | 2024-05-14T09:2{k}:47.530Z pid=1 tid=2n{k}q INFO: Booting Sidekiq 7.2.4\n"
+            "worker-1  | WRONGPASS invalid username-password pair or user is disabled. (RedisClient::CommandError)"
+        ),
+    ),
 }
 
 
@@ -298,3 +306,13 @@ def test_a_status_read_shows_what_fails_by_its_workload():
     assert printed.failing_status("kubectl -n shop get pods", pulled) == "orders-api: cannot pull its image"
     assert printed.failing_status("kubectl -n shop get pods", _pods("Running  ", 1)) is None
     assert printed.failing_status("cat pods.txt", _pods("Error", 1)) is None  # a file shown is no status read
+
+
+def test_a_log_tail_keeps_its_values_but_not_a_processs_ids():
+    """What two tails after two restarts are compared by: a thread's or request's id (logfmt ``tid=2n9``) is new with
+    each process and folded; a status, an error code or a level is the log's news and stays."""
+    same = ("pid=1 tid=2n9 req=a8f3k2 INFO: Booting", "pid=1 tid=2q8 req=x71b0c INFO: Booting")
+    assert printed.log_lines(same[0]) == printed.log_lines(same[1])
+    for a, b in (("status=500 GET /", "status=502 GET /"), ("code=E42 failed", "code=E43 failed")):
+        assert printed.log_lines(a) != printed.log_lines(b)
+    assert printed.log_lines("level=error msg=x") != printed.log_lines("level=warn msg=x")

@@ -295,10 +295,17 @@ OpenCode's tool timeout, the person's interrupt, ``timeout``'s signal): never a 
 which it printed and then ended."""
 
 
-def hung(output: str) -> bool:
-    """Whether the output says the command hung and was cut off: at the start of the output, or on one of its last
-    lines (read in the first and the last 500 characters)."""
+def hung(output: str, command: str = "", exit_code: Optional[int] = None) -> bool:
+    """Whether the command hung and was cut off: the output says so at its start or on one of its last lines (read in
+    the first and the last 500 characters), or ``timeout``'s own exit status (124) ends a command run under it."""
+    if exit_code == 124 and _UNDER_TIMEOUT.search(command[:2000]):
+        return True
     return bool(HANG.search(output[:500]) or HANG.search(output[-500:]))
+
+
+_UNDER_TIMEOUT = re.compile(r"(?<![\w.-])g?timeout\s+(?:-[-\w=]+\s+)*\d")
+"""A command run under coreutils' ``timeout`` (``... && timeout 300 alembic upgrade head``), which exits 124 when
+it cut the command off."""
 
 
 _FAILING_TEST = re.compile(

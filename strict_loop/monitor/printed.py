@@ -280,7 +280,7 @@ def log_lines(output: str, loose: bool = False) -> list[str]:
     if loose:  # a line with no word in it (`...`, `}`, `^`) says nothing new
         kept = [line for line in kept if _WORD.search(line)]
     digests = fp.loose_with_lines if loose else fp.strict_with_lines
-    return digests(_ULID.sub("<ulid>", "\n".join(kept)), cap=80)[1]
+    return digests(_KEYED_ID.sub("<id>", _ULID.sub("<ulid>", "\n".join(kept))), cap=80)[1]
 
 
 _WORD = re.compile(r"\w")
@@ -291,6 +291,9 @@ _VOLATILE_HEADER = re.compile(
 """HTTP response headers whose value changes with every response (``curl -i`` after each restart): no news."""
 
 
+_KEYED_ID = re.compile(r"(?<==)(?=[a-z\d]{0,11}\d)(?=[a-z\d]{0,11}[a-z])[a-z\d]{2,12}\b")
+"""A logfmt value of letters and digits (``tid=2n9``, ``req=a8f3k2``, ``conn=c12``): a thread's, a request's or a
+connection's id, new with each process; a value of digits alone (``status=500``) or of letters alone stays."""
 _ULID = re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b")
 """A ULID (a deploy's id, ``deployment-01HYB3K9Q8J5W2X7N4M6PRTVZA``): 26 characters of Crockford's base32. Folded in a
 log tail only: no gate keeps it off every output, and a restart's own report is where a new one shows each time."""

@@ -116,6 +116,36 @@ def _words(command: str) -> list[str]:
     return [w for w in words if not ("=" in w and not w.startswith("-"))] if words else []  # VAR=value prefixes out
 
 
+WRAPPERS = {
+    "sudo": "ugCDhpRrT",
+    "timeout": "sk",
+    "gtimeout": "sk",
+    "nohup": "",
+    "nice": "n",
+    "ionice": "cn",
+    "env": "uSC",
+}
+WRAPPERS |= {"time": "fo", "stdbuf": "ioe", "exec": "a", "command": "", "caffeinate": "tw", "unbuffer": ""}
+"""Programs that run the next word as the command (``timeout 300 alembic upgrade``: the step is ``alembic upgrade``),
+each with its options that take a value; ``timeout``'s duration is its first argument."""
+
+
+def _unwrapped(words: list[str]) -> list[str]:
+    """``words`` from the command a wrapper (``WRAPPERS``) runs, however many are nested (``sudo timeout 60 make``); a
+    wrapper with no command after it (``sudo``, as a person names it) is its own step."""
+    whole = words
+    for _ in range(4):
+        takes = WRAPPERS.get(words[0].rsplit("/", 1)[-1]) if words else None
+        if takes is None:
+            break
+        head, k = words[0].rsplit("/", 1)[-1], 1
+        while k < len(words) and words[k].startswith("-") and words[k] != "--":
+            k += 1 + (len(words[k]) == 2 and words[k][1] in takes)  # `-u root`, `-s KILL`: its value too
+        k += k < len(words) and words[k] == "--"
+        words = words[k + (head.endswith("timeout") and k < len(words)) :]  # timeout's duration
+    return words or whole
+
+
 SETUP_WORDS = frozenset({"cd", "pushd", "export", "source", ".", "set", "setlocal", "chcp", "nvm", "conda"})
 """What a command chain starts with to set up where and how the next command runs: the command is the next one."""
 
@@ -165,8 +195,8 @@ INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "pe
 def step_words(command: str) -> str:
     """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
     `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
-    words = _words(
-        _CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1]
+    words = _unwrapped(
+        _words(_CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1])
     )  # `cd dir && make x`: make
     if not words:
         return ""

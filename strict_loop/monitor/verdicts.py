@@ -22,7 +22,7 @@ from strict_loop.monitor.person import (
     Word,
     read,
 )
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, spoken, step_words
+from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, WRAPPERS, spoken, step_words
 
 
 def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:
@@ -232,8 +232,8 @@ def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -
         verb, *flags = ban[len(_VERB) :].split()
         return verb in verbs and words.issuperset(flags)
     parts = ban.split()
-    flags = [p for p in parts if p.startswith("-")]
-    return " ".join(p for p in parts if not p.startswith("-")) == step and words.issuperset(flags)
+    flags, name = [p for p in parts if p.startswith("-")], " ".join(p for p in parts if not p.startswith("-"))
+    return (name == step or (name in WRAPPERS and name in verbs)) and words.issuperset(flags)  # "never use sudo"
 
 
 def _lifts(text: str, again: list[str], window: list[TurnFacts]) -> list[str]:
