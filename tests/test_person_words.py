@@ -458,3 +458,25 @@ def test_a_status_question_does_not_reset_a_restart_loop_and_a_new_request_does(
     verdict, steps = play(_port_conflicts("how's it going?"))
     assert verdict.fired_at == 3 and steps[0][2][0].kind == "restart_loop"
     assert play(_port_conflicts("ok leave the server, add a /metrics endpoint instead"))[0].fired_at is None
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("its not running. systemctl status says activating (auto-restart) and the restart counter is at 212", "fail"),
+        ("it isn't running! the page says 502 Bad Gateway when I open it from my phone on the office wifi", "fail"),
+        ("the service keeps restarting", "fail"),
+        ("curl localhost:4100 -> connection refused", "fail"),
+        ("make sure it is not running before you deploy the new build to the staging box tonight", None),
+        ("is it still running?", None),
+    ],
+)
+def test_a_service_said_not_to_run_is_a_failure_they_saw(text, verdict):
+    """The first short sentence carries the report, however long the details after it."""
+    assert person.read(text)[0] == verdict
+
+
+def test_a_report_that_the_service_is_not_running_does_not_reset_a_restart_loop():
+    said = "its not running. systemctl status says activating (auto-restart) and the restart counter is at 212."
+    verdict, steps = play(_port_conflicts(said))
+    assert verdict.fired_at == 3 and steps[0][2][0].kind == "restart_loop"

@@ -235,10 +235,13 @@ def _persist(text: str) -> bool:
 
 BROKEN = re.compile(
     r"\b(?:(?:does|did|is|was|are|were|do)(?:n'?t| not) (?:work|working|load|loading|show|showing|change|help|fix|"
-    r"render|compile|build|run|start|appear)|not (?:working|loading|showing|there|fixed)|broken|fails?|failing|"
+    r"render|compile|build|run|start|appear)|not (?:working|loading|showing|there|fixed|running|starting|responding|"
+    r"connecting)|broken|fails?|failing|keeps? (?:restarting|crashing|dying)|(?:connection|permission) (?:refused|"
+    r"denied)|"
     r"failed|crash(?:es|ed|ing)?|errors?|exception|wrong|nope|no luck|blank|empty|missing|unpopulated|stuck|hangs?|"
     r"broke|disappeared|(?:won'?t|can'?t|isn'?t|aren'?t|doesn'?t|didn'?t) (?:start|load|open|close|save|respond|"
-    r"update|work|show|render|compile|build|run|connect|clickable|responsive)|does nothing|white screen|"
+    r"update|work|show|render|compile|build|run|connect|clickable|responsive|running|starting|working|loading)|"
+    r"does nothing|white screen|"
     r"(?:getting|get|got|gives?|gave|returns?|returning|throws?|with) (?:an? |http |status )?[45]\d\d)\b",
     re.I,
 )
@@ -318,10 +321,16 @@ _HEDGE = re.compile(
 
 
 def _reported_broken(head: str) -> bool:
-    """A failure word in a short clause, not under a modal or a hypothetical ("the tests must not be broken")."""
+    """A failure word in a short message or a short first sentence ("its not running. status says ..."), not under a
+    modal or a hypothetical ("the tests must not be broken")."""
     if len(head.split()) > 12:
-        return False
+        head = _SENTENCE_END.split(head, 1)[0]
+        if len(head.split()) > 12:
+            return False
     return any(not _HEDGE.search(head[: m.start()]) for m in BROKEN.finditer(head))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
 
 HEAD_CHARS = 300
