@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from spiral_claims import check_claims, play, window_of
 
+from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import printed
 
 RESTARTS = {  # what each restart prints, {k} and {pid} what differs from one to the next
@@ -316,3 +317,45 @@ def test_a_log_tail_keeps_its_values_but_not_a_processs_ids():
     for a, b in (("status=500 GET /", "status=502 GET /"), ("code=E42 failed", "code=E43 failed")):
         assert printed.log_lines(a) != printed.log_lines(b)
     assert printed.log_lines("level=error msg=x") != printed.log_lines("level=warn msg=x")
+
+
+_SASL = (  # the same refused credentials, logged by the client's network layer or as the listener's exception
+    "2024-07-09T10:2{k}:24.552Z ERROR 7 --- [sync] o.a.k.clients.NetworkClient : [Consumer clientId=sync-1] Connection "
+    "to node -{k} (b-{k}.kafka.example.com:9096) failed authentication due to: Authentication failed during "
+    "authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512",
+    "2024-07-09T10:3{k}:12.651Z ERROR 7 --- [sync] o.s.k.l.KafkaMessageListenerContainer : Authentication/"
+    "Authorization Exception, retrying in 10000 ms\norg.apache.kafka.common.errors.SaslAuthenticationException: "
+    "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512",
+)
+
+
+def test_the_same_refused_credentials_logged_in_two_forms_after_each_restart_are_a_restart_loop():
+    turns = []
+    restart = "docker restart sync && sleep 30 && docker logs --tail 4 sync"
+    for k in range(3):
+        patch = f"*** Begin Patch\n*** Update File: app.yml\n@@\n-a{k}\n+b{k}\n*** End Patch"
+        turns.append({"tool": "apply_patch", "args": {"command": patch}, "output": "Success. Updated: M app.yml"})
+        turns.append({"tool": "Bash", "args": {"command": restart}, "output": _SASL[k % 2].format(k=k)})
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("WRONGPASS invalid username-password pair or user is disabled.", "authentication failed"),
+        ('psql: error: FATAL:  password authentication failed for user "app"', "authentication failed"),
+        ("git@github.com: Permission denied (publickey).", "authentication failed"),
+        (
+            "An error occurred (InvalidClientTokenId) when calling the GetCallerIdentity operation",
+            "authentication failed",
+        ),
+        ("HTTP/1.1 401 Unauthorized", "authentication failed"),
+        ("open /var/lib/app/data.db: permission denied", "permission denied"),
+        ("Login page shows 'Invalid password' hint text", None),
+    ],
+)
+def test_credentials_refused_are_one_failure_class_however_each_side_words_it(line, name):
+    found = fp.classify([line])
+    assert (found.name if found else None) == name

@@ -243,6 +243,20 @@ FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, p
         ("timed out", "timeout expired", "timeouterror", "deadline exceeded"),
     ),
     (
+        "authentication failed",
+        re.compile(
+            r"authentication failed|failed authentication|invalid credentials|bad credentials|\bWRONGPASS\b|\bNOAUTH\b|"
+            r"Access denied for user|\b401 Unauthorized\b|HTTP/[\d.]+ 401\b|invalid[_ ](?:api[_ ]key|token|client)\b|"
+            r"InvalidClientTokenId|ExpiredToken|SignatureDoesNotMatch|Permission denied \(publickey",
+            re.I,
+        ),
+        "the credentials the failing side sends are not the ones the other side accepts: print what the process that "
+        "fails actually uses (its environment or effective config, not the file you edited) and compare it with what "
+        "the server expects; quoting, renaming or restarting again will not change it",
+        ("authentication", "invalid credentials", "bad credentials", "wrongpass", "noauth", "access denied for user")
+        + ("401", "invalid_", "invalid ", "invalidclienttokenid", "expiredtoken", "signaturedoesnotmatch", "publickey"),
+    ),
+    (
         "permission denied",
         re.compile(r"Permission denied|EACCES|Operation not permitted|EPERM", re.I),
         "check the file's owner and mode, or write somewhere the agent may write; do not retry the same path",
@@ -298,6 +312,7 @@ SPECIFIC_CLASSES = frozenset(
         "disk full",
         "timeout",
         "permission denied",
+        "authentication failed",
         "connection refused",
         "untrusted certificate",
         "port in use",
