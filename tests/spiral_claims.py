@@ -166,6 +166,11 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
         assert int(m.group(1)) == len(restarted) >= int(m.group(3)) >= 2
         assert all(any(a in f.action for f in restarted) for a in re.findall(r"`(.*?)`", m.group(3)))
         checked.append("restarts")
+    if m := re.search(r"showed the same failure (\d+) times \((.*)\) with nothing edited or restarted", evidence):
+        assert int(m.group(1)) == len(involved) and all(f.verdict == "fail" and f.ftext == m.group(2) for f in involved)
+        assert not any(f.edited or f.restart for f in window if involved[0].i < f.i <= involved[-1].i)
+        assert all(m.group(2).split(": ")[0] in turns[f.i]["output"] for f in involved)  # the workload, as it was shown
+        checked.append("watched")
     if m := re.search(r"hung and was cut off (\d+) times", evidence):
         assert int(m.group(1)) == len(involved) and all(f.hang for f in involved)
         said = [turns[f.i] for f in involved]  # the output says so, or `timeout`'s exit status does

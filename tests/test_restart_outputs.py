@@ -295,6 +295,28 @@ def test_pods_read_in_a_crash_loop_after_each_change_fail_the_same_way(blind):
     assert play(_reapplies("Running  "))[0].fired_at is None
 
 
+def _watched(states: tuple[str, ...]) -> list[dict]:
+    """The pods read again and again after a rollout, a description read between: nothing edited or restarted."""
+    turns: list[dict] = [{"tool": "Bash", "args": {"command": "kubectl -n shop rollout restart deploy/orders-api"}}]
+    turns[0]["output"] = "deployment.apps/orders-api restarted"
+    for k, state in enumerate(states):
+        wait = "sleep 30 && " if k % 2 else ""
+        get = {"tool": "Bash", "args": {"command": f"{wait}kubectl -n shop get pods -l app=orders-api"}}
+        turns.append({**get, "output": _pods(state, k)})
+        if k == 1:
+            describe = {"tool": "Bash", "args": {"command": "kubectl -n shop describe pod orders-api-7d9f8c6b1-x2kq1"}}
+            turns.append({**describe, "output": "Events:\n  Warning  Failed  12s  kubelet  Error: ImagePullBackOff"})
+    return turns
+
+
+def test_pods_read_failing_again_and_again_with_nothing_changed_are_a_loop_that_waiting_cannot_end():
+    turns = _watched(("ImagePullBackOff",) * 4)
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5 and steps[0][2][0].kind == "restart_loop"
+    assert "orders-api: cannot pull its image" in verdict.diagnosis and "watched" in check_claims(verdict, turns)
+    assert play(_watched(("ContainerCreating", "ContainerCreating", "Running  ", "Running  ")))[0].fired_at is None
+
+
 def test_a_status_read_shows_what_fails_by_its_workload():
     compose = (
         "NAME         IMAGE        COMMAND                SERVICE   CREATED         STATUS                   PORTS\n"

@@ -57,11 +57,13 @@ SIGNALS: tuple[SignalSpec, ...] = (
     SignalSpec(
         "restart_loop",
         "3 restarts, kills, redeploys or CI reruns with the same outcome after each (the same port conflict, the same "
-        "error, the same status), or one step that hung and was cut off 3 times",
+        "error, the same status), one step that hung and was cut off 3 times, or pods or containers a status read "
+        "shows failing read 4 times with nothing edited or restarted between",
         "a restart after which a check passes; a status that changes; a person's new request",
-        "Restarting again will not change the outcome: find what holds the port or which other instance is still "
-        "running (lsof, ps), read the service's own log to its first error, and fix that cause; for a step that hangs, "
-        "run it once with a timeout and its output visible, or ask the person.",
+        "Restarting, rerunning or waiting again will not change the outcome: find what holds the port or which other "
+        "instance is still running (lsof, ps), read the service's own log (or `kubectl describe` and its events) to "
+        "its first error, and fix that cause; for a step that hangs, run it once with a timeout and its output "
+        "visible, or ask the person.",
     ),
     SignalSpec(
         "same_failure",

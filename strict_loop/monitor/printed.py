@@ -332,6 +332,15 @@ _STARTED = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE) |\s*RUNS |collecting \.\.\.\s
 """A runner's line for a test it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``)."""
 
 
+def shown_failing(ftext: Optional[str]) -> bool:
+    """Whether a verdict's failure is one ``failing_status`` reads (a workload a status read shows failing), which a
+    wait cannot change, unlike a check run with other arguments."""
+    return bool(ftext) and all(part.endswith(_FAILING_KINDS) for part in (ftext or "").split("; "))
+
+
+_FAILING_KINDS = (*set(_STATE_KIND.values()), "keeps crashing")
+
+
 def unfinished(output: str) -> bool:
     """Whether a test run's output stops on a test it started, with no result after it: cut off, not passed."""
     return bool(_STARTED.match(last_line(output[-2000:])))

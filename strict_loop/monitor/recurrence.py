@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
-from strict_loop.monitor import catalog, outcomes
+from strict_loop.monitor import catalog, outcomes, printed
 from strict_loop.monitor import fingerprint as fp
 
 MISSING = re.compile(
@@ -287,6 +287,24 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
         turns=[f.i for f in hung],
         evidence=f"`{cur.action[:80]}` hung and was cut off {len(hung)} times (it timed out or was interrupted each "
         "time it ran)",
+    )
+
+
+def watched_failure(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
+    """The same workloads a status read shows failing (pods in a crash loop or that cannot pull their image) read again
+    and again with nothing edited or restarted between, and nothing else moving: it cannot clear by waiting. Not a
+    check rerun with other arguments (exploring), nor a CI run's log read again (each read greps another part)."""
+    cur = w[-1]
+    if not (cur.actor == "agent" and cur.kind == "run" and cur.verdict == "fail" and printed.shown_failing(cur.ftext)):
+        return None
+    recent = since_progress(w[-window:])[0]
+    seen = [f for f in recent if f.actor == "agent" and f.verdict == "fail" and f.fsig == cur.fsig]
+    if len(seen) < repeats or any(f.edited or f.restart for f in w if seen[0].i < f.i <= cur.i):
+        return None
+    return Loop(
+        turns=[f.i for f in seen],
+        evidence=f"`{cur.action[:80]}` showed the same failure {len(seen)} times ({cur.ftext}) with nothing edited or "
+        "restarted between: reading it again will not change it",
     )
 
 

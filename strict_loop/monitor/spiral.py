@@ -300,8 +300,11 @@ class SpiralDetector:
 
     def restart_loop(self, w: list[TurnFacts]) -> Optional[Signal]:
         """A restart or redeploy loop with an unchanged outcome, or a step that hangs on every rerun (``restarts``)."""
-        loop = recurrence.restart_loop(w, self.t.restart_repeats, self.t.command_window) or recurrence.hang_loop(
-            w, self.t.restart_repeats, self.t.command_window
+        t = self.t
+        loop = (
+            recurrence.restart_loop(w, t.restart_repeats, t.command_window)
+            or recurrence.hang_loop(w, t.restart_repeats, t.command_window)
+            or recurrence.watched_failure(w, t.restart_repeats + 1, t.command_window)
         )
         return Signal(kind="restart_loop", turns=loop.turns, evidence=loop.evidence) if loop else None
 
