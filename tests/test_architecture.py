@@ -167,6 +167,8 @@ def test_no_private_attribute_of_another_packages_module_is_used():
     """``module._name`` where ``module`` was imported from another package (or the module is used from outside)."""
     used = []
     for path in everything():
+        if not set(_PRIVATE_USE.findall(path.read_text(encoding="utf-8"))) - {"self", "cls"}:
+            continue  # no `name._attr` but on self: nothing to look up (most files), no tree walked
         own = layer(dotted(path)) if path.is_relative_to(PACKAGE) else None
         bound = {}
         for node in nodes(path):
@@ -188,6 +190,7 @@ def test_no_private_attribute_of_another_packages_module_is_used():
     assert not used, "\n".join(used)
 
 
+_PRIVATE_USE = re.compile(r"\b([A-Za-z_]\w*)\._(?!_)[A-Za-z]")
 _MAY_IMPORT_PRIVATE = re.compile(r"\._[A-Za-z]|import[^\n]*[\s,(]_[A-Za-z]|^\s+_[A-Za-z]\w*,?\s*$", re.M)
 """What a file must contain to import a private name of ours (``from x import _y``, ``strict_loop._x``, ``_y`` alone
 on a line of a parenthesized import): files without it are not parsed for the check (most tests)."""
