@@ -480,3 +480,20 @@ def test_a_report_that_the_service_is_not_running_does_not_reset_a_restart_loop(
     said = "its not running. systemctl status says activating (auto-restart) and the restart counter is at 212."
     verdict, steps = play(_port_conflicts(said))
     assert verdict.fired_at == 3 and steps[0][2][0].kind == "restart_loop"
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        ("regeneré el pdf de INV-2024-0312 y sigue diciendo Vence: 14/03/2024. en el admin 15/03", "fail", 1),
+        ("otra vez 14/03. te pego el texto del pdf que me bajo", "fail", 1),
+        ("SIGUE 14/03. estamos dando vueltas en círculo, de verdad", "fail", 2),
+        ("sigue con el plan por favor, y luego los tests", None, 0),
+        ("Sigue así, perfecto", None, 0),
+        ("all three compile. last thing: pull the shared bits into env.ts, it's the same code 3 times now", None, 0),
+    ],
+)
+def test_a_report_in_spanish_and_a_short_first_sentence_that_says_it_persists(text, verdict, weight):
+    """ "Still says" and "again" open a report in Spanish as in English; what persists must be in the first sentence
+    when the message goes on (a request after "all three compile." is no report)."""
+    assert person.read(text)[:2] == (verdict, weight)

@@ -252,9 +252,8 @@ FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, p
             r"InvalidClientTokenId|ExpiredToken|SignatureDoesNotMatch|Permission denied \(publickey",
             re.I,
         ),
-        "the credentials the failing side sends are not the ones the other side accepts: print what the process that "
-        "fails actually uses (its environment or effective config, not the file you edited) and compare it with what "
-        "the server expects; quoting, renaming or restarting again will not change it",
+        "the failing side sends credentials the other side does not accept: print what the failing process actually "
+        "uses (its environment or effective config, not the file edited), compare it with what the server expects",
         ("authentication", "invalid credentials", "bad credentials", "wrongpass", "noauth", "access denied for user")
         + ("401", "invalid_", "invalid ", "invalidclienttokenid", "expiredtoken", "signaturedoesnotmatch", "publickey"),
     ),
@@ -329,8 +328,9 @@ SPECIFIC_CLASSES = frozenset(
 # a row per language: its name, its gates (lowercase literals its pattern cannot match without), its pattern
 STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("es", ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion"),
-        r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo |un )?(?:error|\d{3}))\b|"
-        r"\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
+        r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo |un )?(?:error|\d{3})|diciendo|mostrando|saliendo|"
+        r"apareciendo)\b|\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
+        r"(?:^|[.!?]\s+)\W*(?:otra vez|sigue)\b(?!,? (?:por favor|con|para|adelante|as[i\u00ed])\b)|"
         r"\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b"),
     ("pt", ("continua", "ainda", "mesmo", "funcionou", "de novo"),
         r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"

@@ -185,7 +185,8 @@ CIRCLES = fp.Later(
     r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
     r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
     r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
-    r"\b(?:vueltas en c[i\u00ed]rculos|on tourne en rond|(?:drehen uns|dreht sich) im kreis)\b|"
+    r"\b(?:vueltas en c[i\u00ed]rculos?|(?:dando|damos) vueltas|dando voltas|on tourne en rond|"
+    r"(?:drehen uns|dreht sich) im kreis)\b|"
     r"\b(?:andando|rodando|girando|vamos|estamos) (?:em|en) c[i\u00ed]rculos?\b|"
     r"原地打转|兜圈子|又回到原点|"
     r"\b(?:been through this (?:already|before)|done this dance|d[\u00e9e]j[\u00e0a] vu|groundhog day|"
@@ -298,7 +299,9 @@ def read(raw: str) -> Word:
         return Word(None, 0, None, "")  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
     if asking.BETTER.match(head):
         return Word(None, 0, None, text)  # "better. still slow-ish though": the attempt moved it; what is left is news
-    if persists and not requested and (BROKEN.search(head) or pasted or len(head.split()) <= 12 or said_first or again):
+    first = _SENTENCE_END.split(head, 1)[0]  # a short first sentence that says it persists carries the news
+    short = len(head.split()) <= 12 or (len(first.split()) <= 12 and _persist(first))
+    if persists and not requested and (BROKEN.search(head) or pasted or short or said_first or again):
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
         return Word("fail", 1, pasted, text)  # "go on with the plan - also, I still see X": a report beside a request
