@@ -271,6 +271,8 @@ def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_befo
         "command not found",
         "No such file or directory",
     ]
+    phrases += ["authentication failed", "invalid credentials", "WRONGPASS", "HTTP/1.1 401", "InvalidClientTokenId"]
+    phrases += ["Permission denied (publickey)", "invalid_token", "Access denied for user"]
     for text in _cased(phrases, 1000, seed=5):
         old = next((n for n, pattern, _, _ in catalog.FAILURES if pattern.search(text)), None)
         got = fp.classify([text])
