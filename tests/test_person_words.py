@@ -194,6 +194,7 @@ NOT_REPORTS = [
     "de novo, por favor, com o m\u00f3dulo de pagamentos",  # pt: again please, for the payments module (a request)
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
+STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
 
@@ -497,3 +498,17 @@ def test_a_report_in_spanish_and_a_short_first_sentence_that_says_it_persists(te
     """ "Still says" and "again" open a report in Spanish as in English; what persists must be in the first sentence
     when the message goes on (a request after "all three compile." is no report)."""
     assert person.read(text)[:2] == (verdict, weight)
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [("is it working? the page is still blank", "fail"), ("is it deployed yet? nope, still 502", "fail")],
+)
+def test_a_status_question_with_a_report_after_it_is_a_report(text, verdict):
+    assert person.read(text).verdict == verdict
+
+
+@pytest.mark.parametrize("text", ["is it done? also add a README", "how is it going? can you also add logging?"])
+def test_a_status_question_with_a_request_after_it_is_a_new_request(text):
+    window = window_of([{"tool": "user_prompt", "actor": "person", "output": text}])
+    assert window[0].asks is not None

@@ -317,6 +317,13 @@ def test_pods_read_failing_again_and_again_with_nothing_changed_are_a_loop_that_
     assert play(_watched(("ContainerCreating", "ContainerCreating", "Running  ", "Running  ")))[0].fired_at is None
 
 
+def test_a_status_question_between_the_reads_of_failing_pods_is_no_new_request():
+    turns = _watched(("CrashLoopBackOff",) * 4)
+    turns.insert(3, {"tool": "user_prompt", "actor": "person", "output": "is it done?? its been 25 min"})
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 6 and steps[0][2][0].kind == "restart_loop"
+
+
 def test_a_status_read_shows_what_fails_by_its_workload():
     compose = (
         "NAME         IMAGE        COMMAND                SERVICE   CREATED         STATUS                   PORTS\n"

@@ -39,7 +39,7 @@ ASKED = re.compile(
 """A question first (its answer is asked for) or a condition and what to do then ("if the error persists, fall back to
 the cache"): the message asks, whatever it names."""
 STATUS_QUESTION = re.compile(
-    r"^\W*(?:(?:so|and|hey|ok(?:ay)?|well|hmm+)\W+)?(?:how(?:'s| is| are)\s+(?:it|things|we|that|everything|the \w+)"
+    r"^\W*(?:(?:so|and|hey|ok(?:ay)?|well|hmm+)\W+)?(?:how(?:'?s| is| are)\s+(?:it|things|we|that|everything|the \w+)"
     r"(?:\s+(?:going|looking|doing|coming along))?|any\s+(?:luck|progress|news|updates?)(?:\s+(?:yet|so far))?|"
     r"(?:is|are|did|does|has)\s+(?:it|we|that|this|the \w+)\s+(?:\w+\s+)?(?:yet|now|done|green|working|fixed|up|"
     r"running|ready|deployed|passing|finished|complete|through)|(?:done|ready|green|up|fixed|working|finished) yet|"

@@ -295,7 +295,7 @@ def read(raw: str) -> Word:
     requested = instructed or bool(asking.ASKED.match(head)) or (question and not complaint)
     if _says(CIRCLES, _CIRCLES_GATES, head) and not instructed:
         return Word("fail", 2, pasted, text)
-    if len(text.split()) <= 8 and asking.STATUS_QUESTION.match(text):
+    if _status_question(text):
         return Word(None, 0, None, "")  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
     if asking.BETTER.match(head):
         return Word(None, 0, None, text)  # "better. still slow-ish though": the attempt moved it; what is left is news
@@ -321,6 +321,20 @@ _HEDGE = re.compile(
     r"in case|so that|to avoid|never)\b",
     re.I,
 )
+
+
+def _status_question(text: str) -> bool:
+    """A short question how the work stands, alone or with a short remark after it that neither asks for anything nor
+    reports ("is it done?? its been 25 min", "hows it going? the webhooks are queueing up")."""
+    if len(text.split()) <= 8 and asking.STATUS_QUESTION.match(text):
+        return True
+    asked, mark, rest = text.partition("?")
+    rest = rest.lstrip("? ").strip()
+    if not (mark and rest and len(asked.split()) <= 8 and len(rest.split()) <= 12):
+        return False
+    if not asking.STATUS_QUESTION.match(asked + "?") or "?" in rest:
+        return False
+    return not (asking.INSTRUCTION.match(rest) or asking.ASKED.match(rest) or read(rest).verdict is not None)
 
 
 def _reported_broken(head: str) -> bool:
