@@ -452,6 +452,10 @@ def test_the_step_a_command_takes_is_the_one_its_wrappers_run(command, step):
         ("sed --in-place s/a/b/ g.py", ["g.py"]),
         ("sed -i 's|a|b|g' src/x.tsx", ["src/x.tsx"]),
         ("npm test 2>&1 | tee test.log", []),
+        (
+            "git checkout -- src/CMakeLists.txt && git apply <<'EOF'\n--- a/src/CMakeLists.txt\n+++ b/x\nEOF",
+            ["src/CMakeLists.txt", "(git)"],
+        ),
     ],
 )
 def test_what_a_shell_command_writes(command, written):
@@ -1090,3 +1094,17 @@ def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
 )
 def test_what_the_person_says_not_to_run_is_read_by_its_step(text, steps):
     assert verdicts.forbidden(person.read(text).text) == steps
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("sed -i 's/STATIC/SHARED/' src/CMakeLists.txt && cmake --build build 2>&1 | tail", "run"),
+        ("sed -i 's/STATIC/SHARED/' src/CMakeLists.txt", "write"),
+        ("sed -n '1,40p' src/CMakeLists.txt", "read"),
+    ],
+)
+def test_an_edit_and_a_check_in_one_command_is_the_check_run_with_its_edit(command, kind):
+    turn = {"tool": "Bash", "args": {"command": command}, "output": ""}
+    fact = window_of([turn])[0]
+    assert fact.kind == kind and fact.edited is (kind != "read")

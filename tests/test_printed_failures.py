@@ -8,6 +8,22 @@ import pytest
 from strict_loop.monitor import printed
 
 FAILING = {
+    "cmake --build build -j8 2>&1 | tail -6": (
+        "[ 92%] Linking CXX executable ring_buffer_test\n"
+        "/usr/bin/ld: ring_buffer_test.cpp:(.text+0x1a4f): undefined reference to `dsp::RingBuffer<float>::resize'\n"
+        "collect2: error: ld returned 1 exit status\n"
+        "gmake[2]: *** [tests/CMakeFiles/ring_buffer_test.dir/build.make:98: tests/ring_buffer_test] Error 1\n"
+        "gmake[1]: *** [CMakeFiles/Makefile2:1123: tests/CMakeFiles/ring_buffer_test.dir/all] Error 2\n"
+        "gmake: *** [Makefile:146: all] Error 2"
+    ),
+    "ninja -C out": (
+        "[3/5] Linking CXX executable app\n"
+        "FAILED: app\n"
+        ": && /usr/bin/c++ main.o -o app && :\n"
+        "ld.lld: error: undefined symbol: net::Client::connect()\n"
+        "clang++: error: linker command failed with exit code 1 (use -v to see invocation)\n"
+        "ninja: build stopped: subcommand failed."
+    ),
     "npx next build": (
         "   ▲ Next.js 14.1.0\n"
         "   - Environments: .env.local\n"
@@ -449,6 +465,11 @@ FAILING = {
     ),
 }
 PASSING = {
+    "cmake --build build -j8": (
+        "[ 50%] Building CXX object src/CMakeFiles/dsp.dir/ring_buffer.cpp.o\n"
+        "[ 75%] Linking CXX static library libdsp.a\n[100%] Built target dsp"
+    ),
+    "make -j4": "make: Nothing to be done for 'all'.",
     "node scripts/check-env.js": "No error: every variable is set",
     "make clean all": (
         "rm -f build/*.o build/tool\n"
@@ -706,3 +727,21 @@ def test_a_failing_run_is_read_as_failed_from_what_it_printed(command):
 @pytest.mark.parametrize("command", sorted(PASSING))
 def test_a_passing_run_is_read_as_passed_whatever_it_warned(command):
     assert not printed.reads_failed(command, PASSING[command])
+
+
+def test_edits_and_builds_chained_in_one_command_each_failing_the_same_way_are_a_same_failure():
+    """Codex edits and builds in one command (``sed -i ... && cmake --build``), with no exit code: each turn is the
+    build's failure with an edit before it, and three with the same undefined reference fire."""
+    from spiral_claims import check_claims, play
+
+    link = FAILING["cmake --build build -j8 2>&1 | tail -6"]
+    edits = [
+        "sed -i 's/ring_buffer.cpp$/ring_buffer.cpp resize.cpp/' src/CMakeLists.txt",
+        "perl -pi -e 's/PRIVATE gtest/PRIVATE dsp gtest/' tests/CMakeLists.txt",
+        "sed -i 's/add_library(dsp STATIC/add_library(dsp SHARED/' src/CMakeLists.txt",
+    ]
+    build = " && cmake --build build -j8 2>&1 | tail -6"
+    turns = [{"tool": "Bash", "args": {"command": edit + build}, "output": link} for edit in edits]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "same_failure"
+    assert "2 edit(s)" in verdict.diagnosis and "same failure" in check_claims(verdict, turns)

@@ -48,7 +48,8 @@ _TOOL_ERROR = re.compile(r"\s*(?:Error executing tool\b|MCP error -?\d+|Error: )
 _FAILED_OUTPUT = re.compile(
     r"^(?:[\u2502\u2503][ \t]*)?(?:FAILED\b|FAIL\b|ERROR\b|[Ee]rror(?:\[\w+\])?:|fatal:|npm ERR!|npm error\b|"
     r"Traceback \(most recent call last\)|"
-    r"E\s{2,}\S|\S+:\d+:(?:\d+:)? error\b|BUILD FAILED|BUILD FAILURE|make: \*\*\*)|"
+    r"E\s{2,}\S|\S+:\d+:(?:\d+:)? error\b|BUILD FAILED|BUILD FAILURE|g?make(?:\[\d+\])?: \*\*\*|ninja: build stopped|"
+    r"(?:collect2|ld(?:\.lld|\.gold)?|clang(?:\+\+)?|g(?:cc|\+\+)|cc1(?:plus)?|link|lld-link): (?:fatal )?error\b)|"
     # a nonzero count of failures or errors that ends a clause (a summary, not a log line "attempt 1 failed:
     # retrying" or a test named "after 3 failed attempts"); a line a runner marks passed is never one
     r"^(?![ \t]*(?:[\u2713\u2714\u221a]|PASS\b|ok\b))(?![^\n]*(?:\bPASSED|\.\.\. ok)[ \t]*(?:\[[ \d%]+\])?[ \t]*$)"

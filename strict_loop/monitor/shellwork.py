@@ -110,8 +110,8 @@ def _written(text: str) -> tuple[str, ...]:
     if heredoc and _SCRIPT_WRITE.match(text):
         found.append("(script)")
     parts = segments(text.split("\n", 1)[0] if heredoc else text)  # a heredoc's command is its first line
-    for part in parts:
-        found += _segment_writes(part, heredoc)
+    for part in parts:  # the heredoc feeds the command that opens it, not `git checkout -- f` before it
+        found += _segment_writes(part, heredoc and "<<" in part)
     tee = _TEE.match(parts[-1]) if len(parts) > 1 and _WRITER_HEAD.match(parts[0]) else None
     if tee:  # `echo x | tee file` writes the file; `pytest | tee log` only keeps what the run printed
         found.append(tee.group(1))
@@ -125,12 +125,12 @@ def _segment_writes(part: str, heredoc: bool) -> list[str]:
             return ["(xargs)"]  # the files come on standard input
         words = part.split()
         return [w.strip("'\"") for w in words[-1:] if not w.startswith("-")]
-    if _WRITER_HEAD.match(part) or heredoc:
-        return [m.group(2) for m in _REDIRECT.finditer(_unquoted(part))]
     restore = _GIT_RESTORE.match(part)
-    if restore:
+    if restore:  # `git apply <<'EOF'` too: the patch comes in the heredoc
         named = [] if re.match(r"\s*git\s+apply\b", part) else restore.group(1).split()[:20]
         return named or ["(git)"]  # `git apply fix.patch` writes what the patch names, not fix.patch
+    if _WRITER_HEAD.match(part) or heredoc:
+        return [m.group(2) for m in _REDIRECT.finditer(_unquoted(part))]
     if _SCRIPT_WRITE.match(part):
         return ["(script)"]
     moved = _MOVE.match(part)

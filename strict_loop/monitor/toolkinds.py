@@ -230,8 +230,8 @@ def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
     if name in SEARCH_TOOLS:
         return "search"
     if command:
-        if shellwork.writes(command) and not is_verifier(command):
-            return "write"  # `sed -i`, a heredoc, `git checkout -- f`: an edit through the shell
+        if shellwork.writes(command):  # `sed -i`, a heredoc, `git checkout -- f`: an edit through the shell; with a
+            return "run" if is_verifier(command) else "write"  # check after it (`sed -i ... && make`), that check
         word = command_word(command)
         if word in SEARCH_COMMANDS:
             return "search"
