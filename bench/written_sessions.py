@@ -18,7 +18,9 @@ on every set is in-sample for whoever changes the monitor looking at this output
 measured after every change of that round, before any of their sessions was looked at. N, O, P and Q (issue 24's
 next round, Cline's, Cursor's and Aider's export forms added to the format) were measured untouched on the code at
 the round's start; N shaped rules first, then O and P were measured again on the changed code before they were
-looked at, then Q. S was written last and measured at the round's start and end, never looked at.
+looked at, then Q. S was written last and measured at the round's start and end, never looked at in that round;
+the next round looked at it. T, U and V (that next round: a person-heavy set, Codex's shell edits and operations,
+long sessions in the export forms) were measured untouched at the round's start and again before each was looked at.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -57,6 +59,9 @@ SETS = {
     "P": "long Claude Code and Gemini CLI sessions, the spiral after a productive stretch, a person present",
     "Q": "3 AM work in all six harnesses: auth, migrations, CI, native libraries, OOM, formatters, a wrong value",
     "S": "operations, the agent alone: restarts, crash loops, terraform, CI reruns, redeploys, hangs, reconnects",
+    "T": "a person in the loop in Claude Code, Gemini CLI and Codex: the same bug again after each claimed fix",
+    "U": "Codex (and Gemini CLI) operations: shell edits, varied commands, restarts, hangs, crash loops polled",
+    "V": "long sessions in Claude Code and the export forms, a stuck stretch amid useful work (guards, bad folders)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -745,3 +745,46 @@ def test_edits_and_builds_chained_in_one_command_each_failing_the_same_way_are_a
     verdict, steps = play(turns)
     assert verdict.fired_at == 2 and steps[0][2][0].kind == "same_failure"
     assert "2 edit(s)" in verdict.diagnosis and "same failure" in check_claims(verdict, turns)
+
+
+@pytest.mark.parametrize(
+    ("output", "count"),
+    [
+        ("Failed!  - Failed:     4, Passed:    30, Skipped:     0, Total:    34, Duration: 2 s", 4),
+        ("Passed!  - Failed:     0, Passed:    34, Skipped:     0, Total:    34", 0),
+        ("Tests run: 34, Failures: 2, Errors: 0, Skipped: 0", 2),
+        ("Tests: 34, Assertions: 80, Failures: 3.", 3),
+    ],
+)
+def test_a_failing_count_said_after_its_word_is_read(output, count):
+    """dotnet test's, surefire's and PHPUnit's summaries put the count after the word: a falling count is progress."""
+    from strict_loop.monitor import outcomes
+
+    assert outcomes.failing_count(output) == count
+
+
+def _dotnet_paste(failing: list[str], note: str) -> str:
+    """What a person pastes from ``dotnet test``: each failing test, then the summary with its count."""
+    tests = "".join(
+        f"  Failed Rota.Tests.SwapRequestTests.{name} [12 ms]\n  Error Message:\n   Assert.Equal() Failure: Values "
+        "differ\nExpected: 422\nActual:   BadRequest\n"
+        for name in failing
+    )
+    summary = (
+        f"Failed!  - Failed: {len(failing):5}, Passed: {34 - len(failing):5}, Skipped: 0, Total: 34, Duration: 2 s"
+    )
+    return f"Starting test execution, please wait...\n{tests}\n{summary}\n\n{note}"
+
+
+def test_the_person_pasting_a_failing_count_that_falls_is_progress_not_a_repeat():
+    from spiral_claims import play
+
+    names = ["Create_Self_Returns422", "Create_Role_Returns422", "Create_Past_Returns422", "Create_Twice_Returns409"]
+    turns = []
+    for k, failing in enumerate((names, names[:2], names[:1])):
+        patch = f"src/Api.cs\n<<<<<<< SEARCH\na{k}\n=======\nb{k}\n>>>>>>> REPLACE"
+        turns.append({"tool": "edit", "args": {"content": patch}, "output": "Applied edit to src/Api.cs"})
+        turns.append(
+            {"tool": "user_prompt", "actor": "person", "output": _dotnet_paste(failing, "the tests are right")}
+        )
+    assert play(turns)[0].fired_at is None

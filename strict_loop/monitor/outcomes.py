@@ -18,7 +18,8 @@ from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import shellwork
 
 FAILS = re.compile(  # a count from where its digits start; unittest's FAILED (...) by its key=count pairs: linear
-    r"(?i)(?<!\d)(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)"
+    r"(?i)(?<!\d)(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)|"
+    r"\b(?:Failures|Failed|Errors):[ \t]*(\d+)\b"  # the count after its word: dotnet test, surefire, PHPUnit
 )
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
