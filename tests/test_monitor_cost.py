@@ -191,6 +191,7 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>", ()),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ()),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
+    (re.compile(r"(?<=[A-Za-z_])\d{7,}(?:[-_.]\d+)*"), "<n>", ()),  # a number glued to a name: no older form either
     (re.compile(r"-(?:<hex>-[a-z0-9]{5}|[a-z0-9]{8,10}-(?=[a-z0-9]*\d)[a-z0-9]{5})\b"), "-<pod>", ()),
     # the id (new with the class-led table, no older form; written here as it is): its gate is what this checks
     (

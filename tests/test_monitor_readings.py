@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, person, printed, shellwork, toolkinds, verdicts
 
 
@@ -1108,3 +1109,32 @@ def test_an_edit_and_a_check_in_one_command_is_the_check_run_with_its_edit(comma
     turn = {"tool": "Bash", "args": {"command": command}, "output": ""}
     fact = window_of([turn])[0]
     assert fact.kind == kind and fact.edited is (kind != "read")
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ('git add -A && git commit -m "export"', "run"),
+        ("git push origin main", "run"),
+        ("git -C repo pull --rebase", "run"),
+        ("git status --short", "read"),
+        ("git log --oneline | head -5", "read"),
+        ("git diff HEAD~1 -- src/", "read"),
+    ],
+)
+def test_a_git_command_that_acts_is_a_run_and_one_that_looks_is_a_read(command, kind):
+    """A commit a hook refuses or a push the remote rejects fails as a run does; `git status` only looks."""
+    assert toolkinds.classify_tool("Bash", {"command": command}) == kind
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("Stashing to ~/.cache/patch1729001412-61733.", "Stashing to ~/.cache/patch1729001471-61902.", True),
+        ("wrote run_20240611093000.log", "wrote run_20240611094512.log", True),
+        ("exported 1234567 rows", "exported 1234568 rows", False),
+        ("listening on :3000", "listening on :3001", False),
+    ],
+)  # fmt: skip
+def test_a_long_number_glued_to_a_name_is_noise_and_one_on_its_own_is_not(a, b, same):
+    assert (fp.strict(a) == fp.strict(b)) is same

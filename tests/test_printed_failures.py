@@ -788,3 +788,34 @@ def test_the_person_pasting_a_failing_count_that_falls_is_progress_not_a_repeat(
             {"tool": "user_prompt", "actor": "person", "output": _dotnet_paste(failing, "the tests are right")}
         )
     assert play(turns)[0].fired_at is None
+
+
+def _pre_commit(stash: str) -> str:
+    """A commit pre-commit refuses: it stashes what is not staged (a new patch file each time), and rubocop fails."""
+    return (
+        f"[WARNING] Unstaged files detected.\n[INFO] Stashing unstaged files to /home/o/.cache/pre-commit/{stash}.\n"
+        "trim trailing whitespace.................................................Passed\n"
+        "rubocop..................................................................Failed\n- hook id: rubocop\n"
+        "- exit code: 1\n\napp/services/export.rb:27:121: C: Layout/LineLength: Line is too long. [134/120]\n\n"
+        f"1 file inspected, 1 offense detected\n[INFO] Restored changes from /home/o/.cache/pre-commit/{stash}."
+    )
+
+
+def test_commits_a_pre_commit_hook_refuses_the_same_way_while_its_check_passes_alone_fire():
+    """The agent fixes the working copy (never staged) and runs rubocop on it, which passes, then commits again: the
+    hook checks the stashed, staged version and refuses the same way each time. Cline sends no exit code."""
+    from spiral_claims import play
+
+    commit = {"tool": "execute_command", "args": {"command": 'git commit -m "Add CSV export"'}}
+    lint = {"tool": "execute_command", "args": {"command": "bundle exec rubocop app/services/export.rb"}}
+    lint["output"] = "Command executed.\nOutput:\nInspecting 1 file\n.\n\n1 file inspected, no offenses detected"
+    turns = []
+    for k in range(4):
+        edit = {"tool": "replace_in_file", "args": {"path": "app/services/export.rb", "diff": f"-a{k}\n+b{k}"}}
+        turns += [
+            edit,
+            lint,
+            {**commit, "output": "Command executed.\nOutput:\n" + _pre_commit(f"patch17290014{k}2-6{k}733")},
+        ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at is not None and steps[0][2][0].kind in ("repeated_error", "same_failure")

@@ -61,6 +61,9 @@ _UNIT = re.compile(
 one never found a unit, and trying each cost a run of 16,000 digits 16,000 tries of every unit)."""
 _EPOCH = re.compile(r"1(?<![\w.]1)[5-9]\d{8}(?:\d{3}){0,2}(?:\.\d+)?\b")
 """A Unix time in seconds, milliseconds or microseconds, 2017 to 2033 (``"time":1717412165403`` in a JSON log line)."""
+_GLUED_NUMBER = re.compile(r"(?<=[A-Za-z_])\d{7,}(?:[-_.]\d+)*")
+"""A long number glued to a name, with the numbers it leads (``patch1729001412-61733``, ``run_20240611093000``): a time
+or an id made part of a file's name, new with each run; a number on its own stays (a count, a status)."""
 _HEX = "[0-9a-fA-F]"
 _UUID = re.compile(rf"{_HEX}(?<!\w{_HEX}){_HEX}{{7}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\b")
 """``\\b[0-9a-f]{8}-...`` under re.I (no other character folds to a-f), led by its class: scanned for in C."""
@@ -87,6 +90,7 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (_UUID, "<uuid>", ("-",)),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ("0x",)),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
+    (_GLUED_NUMBER, "<n>", ()),  # after the hex ids: a hash is folded whole
     (
         re.compile(r"-(?:<hex>-[a-z0-9]{5}|[a-z0-9]{8,10}-(?=[a-z0-9]*\d)[a-z0-9]{5})\b"),
         "-<pod>",

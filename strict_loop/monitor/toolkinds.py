@@ -88,6 +88,12 @@ READ_COMMANDS = {
     "pwd",
     "type",
 }
+_GIT_ACTS = re.compile(
+    r"(?:^|[;&|(]\s*)git\s+(?:-C\s+\S+\s+|-c\s+\S+\s+|--[\w-]+(?:=\S+)?\s+)*(?:commit|push|pull|merge|rebase|"
+    r"cherry-pick|revert|am|fetch|clone|tag\s+-|bisect|submodule\s+update)\b"
+)
+"""A git command that acts (a commit a hook may refuse, a push the remote may reject, a merge that may conflict): a
+run, whose failure is an outcome, unlike looking at the repository (``git status``, ``git log``, ``git diff``)."""
 SEARCH_COMMANDS = {"grep", "rg", "find", "ls", "tree", "locate", "which", "ag", "fd", "dir", "findstr", "where"}
 PATH_KEYS = (
     "path",
@@ -235,7 +241,7 @@ def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
         word = command_word(command)
         if word in SEARCH_COMMANDS:
             return "search"
-        if word in READ_COMMANDS:
+        if word in READ_COMMANDS and (word != "git" or not _GIT_ACTS.search(command[:MAX_WORDS_TEXT])):
             return "read"
         return "run"
     return "other"
