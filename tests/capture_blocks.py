@@ -13,14 +13,13 @@ the PostToolUse payload of the call that ran. Saved: the transcript as it stood 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from capture_transcripts import DUMP, MAX_LINE_BYTES, MODELS, OUT, clean  # noqa: E402
-from harness_rig import Harness, find_binary  # noqa: E402
+from capture_transcripts import DUMP, MAX_LINE_BYTES, MODELS, OUT, clean, run_captured  # noqa: E402
 from model_servers import Final, Shell  # noqa: E402
 
 GUARD = """import json, sys
@@ -49,29 +48,9 @@ def hooks(guard: str, dump: str, harness: str) -> tuple[str, dict]:
 
 
 def capture(name: str) -> None:
-    binary = find_binary(name)
-    if binary is None:
-        print(f"{name}: not installed, skipped")
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        home, work, seen = root / "home", root / "w", root / "seen.jsonl"
-        home.mkdir()
-        work.mkdir()
-        (root / "guard.py").write_text(GUARD)
-        (root / "dump.py").write_text(DUMP)
-        where, config = hooks(f"{sys.executable} {root / 'guard.py'}", f"{sys.executable} {root / 'dump.py'}", name)
-        (work / where).parent.mkdir(parents=True)
-        (work / where).write_text(json.dumps(config))
-        harness = Harness(name, binary, home)
-        if name == "codex":
-            harness.trust_project(work)
-        with MODELS[name](STEPS) as model:
-            proc = harness.run("Clear the cache.", work, model.url, extra_env={"CAPTURE_FILE": str(seen)})
-        calls = [json.loads(line) for line in seen.read_text().splitlines()] if seen.exists() else []
-        if proc.returncode != 0 or len(calls) != 1:
-            raise SystemExit(f"{name}: rc={proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-        folders = {str(work.resolve()): "WORKSPACE", str(work): "WORKSPACE", str(home): "HOME", tmp: "TMP"}
+    def saved(calls: list[dict], folders: dict[str, str], proc: subprocess.CompletedProcess) -> None:
+        if len(calls) != 1:
+            raise SystemExit(f"{name}: {len(calls)} calls ran, not 1\n{proc.stdout[-2000:]}")
         lines = Path(calls[0]["payload"]["transcript_path"]).read_bytes().split(b"\n")[:-1]
         kept = [i for i, line in enumerate(lines) if len(line) <= MAX_LINE_BYTES]
         (OUT / f"{name}_blocked.jsonl").write_text("\n".join(clean(lines[i].decode(), folders) for i in kept) + "\n")
@@ -79,6 +58,9 @@ def capture(name: str) -> None:
         row = {"lines": len([i for i in kept if i < calls[0]["lines"]]), "payload": payload}
         (OUT / f"{name}_blocked_call.json").write_text(json.dumps(row, indent=1) + "\n")
         print(f"{name}: {len(kept)} of {len(lines)} lines")
+
+    hooks_of = lambda commands: hooks(commands["guard.py"], commands["dump.py"], name)  # noqa: E731
+    run_captured(name, STEPS, "Clear the cache.", {"guard.py": GUARD, "dump.py": DUMP}, hooks_of, saved)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -66,32 +69,48 @@ def hooks_file(harness: str, hook: str) -> tuple[str, dict]:
     return ".codex/hooks.json", {"hooks": {"PostToolUse": entry}}
 
 
-def capture(name: str) -> None:
+Saver = Callable[[list[dict], dict[str, str], subprocess.CompletedProcess], None]
+
+
+def run_captured(name: str, steps: list, prompt: str, programs: dict[str, str], hooks_for: Any, save: Saver) -> None:
+    """One run of harness ``name`` against a scripted model (``steps``) in a temporary HOME and project, with the hook
+    programs ``programs`` (file name: source; ``dump.py``, which saves each payload, among them) configured by
+    ``hooks_for`` (the programs' command lines by file name -> where the harness reads project hooks, and the hooks).
+    ``save`` gets the saved payloads, the folders to write as ``WORKSPACE`` / ``HOME`` / ``PROJECT``, and the run."""
     binary = find_binary(name)
     if binary is None:
         print(f"{name}: not installed, skipped")
         return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        home, work, dump, seen = root / "home", root / "w", root / "dump.py", root / "seen.jsonl"
+        home, work, seen = root / "home", root / "w", root / "seen.jsonl"
         home.mkdir()
         work.mkdir()
-        dump.write_text(DUMP)
-        where, hooks = hooks_file(name, f"{sys.executable} {dump}")
+        for file, source in programs.items():
+            (root / file).write_text(source)
+        where, hooks = hooks_for({file: f"{sys.executable} {root / file}" for file in programs})
         (work / where).parent.mkdir(parents=True)
         (work / where).write_text(json.dumps(hooks))
         harness = Harness(name, binary, home)
         if name == "codex":
             harness.trust_project(work)
-        with MODELS[name](STEPS) as model:
-            proc = harness.run("Do the things.", work, model.url, extra_env={"CAPTURE_FILE": str(seen)})
-        calls = [json.loads(line) for line in seen.read_text().splitlines()]
+        with MODELS[name](steps) as model:
+            proc = harness.run(prompt, work, model.url, extra_env={"CAPTURE_FILE": str(seen)})
+        calls = [json.loads(line) for line in seen.read_text().splitlines()] if seen.exists() else []
         if proc.returncode != 0 or not calls:
             raise SystemExit(f"{name}: rc={proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
         folders = {str(work.resolve()): "WORKSPACE", str(work): "WORKSPACE", str(home): "HOME", tmp: "TMP"}
         folders[re.sub(r"[^A-Za-z0-9]", "-", str(work))] = "PROJECT"  # Claude's folder for the project's sessions
+        save(calls, folders, proc)
+
+
+def capture(name: str) -> None:
+    def saved(calls: list[dict], folders: dict[str, str], proc: subprocess.CompletedProcess) -> None:
         save(name, calls, folders)
         (STREAMS / f"{name}-words.jsonl").write_text(clean(proc.stdout, folders))
+
+    hooks = lambda commands: hooks_file(name, commands["dump.py"])  # noqa: E731
+    run_captured(name, STEPS, "Do the things.", {"dump.py": DUMP}, hooks, saved)
 
 
 def clean(text: str, folders: dict[str, str]) -> str:
