@@ -819,3 +819,18 @@ def test_commits_a_pre_commit_hook_refuses_the_same_way_while_its_check_passes_a
         ]
     verdict, steps = play(turns)
     assert verdict.fired_at is not None and steps[0][2][0].kind in ("repeated_error", "same_failure")
+
+
+@pytest.mark.parametrize(
+    ("command", "cause"),
+    [
+        ("cmake --build build -j8 2>&1 | tail -6", "undefined reference to `dsp::RingBuffer<float>::resize'"),
+        ("ninja -C out", "ld.lld: error: undefined symbol: net::Client::connect()"),
+    ],
+)
+def test_a_link_failure_is_known_by_its_undefined_symbol_not_by_the_lines_wrapping_it(command, cause):
+    """``collect2: ... ld returned 1 exit status``, ``gmake: *** ... Error 2``, ninja's ``FAILED:`` and stop line
+    only say a step failed: the undefined symbol is what tells one link failure from the next."""
+    from strict_loop.monitor import fingerprint as fp
+
+    assert (fp.error_line(FAILING[command]) or "").endswith(cause)

@@ -164,7 +164,8 @@ _WRAPPER = re.compile(
     r"could not compile|aborting due to|^Found \d+ errors?\b|^Tests?:\s|^Test Suites:|^FAIL\s*$|^FAIL\t|"
     r"^FAIL\s+\S+\s+[\d.]+s$|\bexit status \d+$|(?<!\d)\d+ errors? generated|^FAILED \((?:failures|errors)=|ELIFECYCLE|"
     r"^npm (?:ERR!|error) (?:code|errno|A complete log|Lifecycle|Failed at|command|path|workspace|location)\b|"
-    r"compilation terminated",
+    r"compilation terminated|\bld returned \d+ exit status|linker command failed with exit code|ninja: build stopped|"
+    r"^FAILED: \S",
     re.I,
 )
 """Lines that only say a sub-process failed (a build wrapping the step that did) or sum a run up ("could not compile
@@ -173,12 +174,14 @@ tells one failure from the next."""
 _ERROR_LINE = re.compile(
     r"(?:error|exception|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
     r"denied|refused|invalid|unexpected|is required|timed? ?out|abort|panic|segmentation|killed|"
-    r"not permitted|unrecognized|does not exist|no matches|not defined|E\d{3}\b)",
+    r"not permitted|unrecognized|does not exist|no matches|not defined|undefined (?:reference|symbol)|unresolved "
+    r"external|multiple definition of|E\d{3}\b)",
     re.I,
 )
 _ERROR_GATES: tuple[str, ...] = ("error", "exception", "fail", "fatal", "cannot", "can't", "could", "not ")
 _ERROR_GATES += ("no such", "denied", "refused", "invalid", "unexpected", "is required", "timeout", "time out")
 _ERROR_GATES += ("timed out", "timedout", "abort", "panic", "segmentation", "killed", "unrecognized", "no matches")
+_ERROR_GATES += ("undefined reference", "undefined symbol", "unresolved external", "multiple definition")
 """Literals (lowercase) one of which ``_ERROR_LINE`` cannot match without, but for its E-code (``_E_CODE``)."""
 _E_CODE = re.compile(r"[Ee]\d{3}")
 
