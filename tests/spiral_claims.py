@@ -212,9 +212,12 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     if m := re.search(r"while (\d+) edit\(s\) between them changed files", evidence):
         assert int(m.group(1)) == len(span) > 0
         checked.append("changed")
-    if m := re.search(r"the same error \((.*)\) (\d+) times through (\d+) different action", evidence):
-        assert int(m.group(2)) == len(involved) and int(m.group(3)) == len({f.sig for f in involved})
-        assert all(said_in(m.group(1), turns[f.i]["output"]) for f in involved)
+    if m := re.search(
+        r"the same error( with other details)? \((.*)\) (\d+) times through (\d+) different action", evidence
+    ):
+        assert int(m.group(3)) == len(involved) and int(m.group(4)) == len({f.sig for f in involved})
+        said = [f for f in involved if said_in(m.group(2), turns[f.i]["output"])]
+        assert said == involved or (m.group(1) and involved[-1] in said and len({f.err for f in involved}) == 1)
         checked.append("same error")
     checked += check_loops(evidence, involved, window, turns)
     if m := re.search(r"its errors came back in a cycle \((.*?)\): (.*)$", evidence):

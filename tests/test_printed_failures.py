@@ -834,3 +834,20 @@ def test_a_link_failure_is_known_by_its_undefined_symbol_not_by_the_lines_wrappi
     from strict_loop.monitor import fingerprint as fp
 
     assert (fp.error_line(FAILING[command]) or "").endswith(cause)
+
+
+def test_the_same_error_with_other_numbers_is_said_as_such_and_quoted_as_last_seen():
+    """`go test` cut off by its own timeout, rerun with longer ones: the same error whose numbers moved is named with
+    its last wording and "with other details", never as if each run had said those very words."""
+    from spiral_claims import check_claims, play
+
+    turns = []
+    for k, limit in enumerate(("1m", "5m", "10m", "30m")):
+        out = f"panic: test timed out after {limit}0s\nrunning tests:\n\tTestDrain ({limit}0s)\nFAIL\tqueue\t{k}.1s"
+        run = {"tool": "Bash", "args": {"command": f"go test ./queue -run TestDrain -timeout {limit}"}}
+        turns.append({**run, "output": out, "exit_code": 1})
+    verdict, _ = play(turns)
+    said = [s.evidence for s in verdict.signals if s.kind == "repeated_error"]
+    quoted = "the same error with other details (panic: test timed out after 30m0s)"
+    assert said == [f"{quoted} 4 times through 4 different action(s)"]
+    assert "same error" in check_claims(verdict, turns)

@@ -203,8 +203,8 @@ class SpiralDetector:
         actions = len({f.sig for f in same})
         if cur.fclass and len({f.err for f in same}) > 1:
             what = f"the same failure class ({cur.fclass})"
-        else:
-            what = f"the same error ({cur.etext})"
+        else:  # the same fingerprint; its line as said, or (its numbers, names or paths moved) as said last
+            what = f"the same error{'' if len({f.etext for f in same}) == 1 else ' with other details'} ({cur.etext})"
         return Signal(
             kind="repeated_error",
             turns=[f.i for f in same],
