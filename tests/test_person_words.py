@@ -512,3 +512,20 @@ def test_a_status_question_with_a_report_after_it_is_a_report(text, verdict):
 def test_a_status_question_with_a_request_after_it_is_a_new_request(text):
     window = window_of([{"tool": "user_prompt", "actor": "person", "output": text}])
     assert window[0].asks is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        ("nada, igual. sin padding ni borde", "fail", 1),
+        ("igual que al principio. sin nada. esto ya lo hemos visto 4 veces", "fail", 2),
+        ("agora fica tela branca um tempo e volta pro /login. mesma coisa", "fail", 1),
+        ("igual. 302 no /dashboard de novo", "fail", 1),
+        ("tela branca e volta pro login. vc ja fez isso antes né? é literalmente a mesma coisa", "fail", 1),
+        ("same as at the start. nothing. we have seen this 4 times", "fail", 2),
+        ("igual de rápido que antes, perfecto", None, 0),
+        ("de novo, por favor roda os testes", None, 0),
+    ],
+)
+def test_same_again_and_seen_it_n_times_in_spanish_portuguese_and_english(text, verdict, weight):
+    assert person.read(text)[:2] == (verdict, weight)

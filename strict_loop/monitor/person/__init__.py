@@ -6,10 +6,11 @@ Why apart from ``outcomes``: the person is the one judge every harness has live 
 An instruction that names a failure ("make sure there are no build errors") is not a report of one; a question,
 a request or a new symptom is new direction; only the same problem reported again after an attempt (in new words,
 pasted again, or with "still"/"again"/"not fixed") or a complaint of going in circles is a failed check. One message
-is read here: the ways people say it still fails in ``_reading``, the ways they ask, approve or say it helped in
-``_asking``; ``verdicts`` weighs it against the turns before it.
+is read here: the ways people say it still fails in ``_reading`` (its phrases per language in ``_phrases``), the ways
+they ask, approve or say it helped in ``_asking``; ``verdicts`` weighs it against the turns before it.
 """
 
-from strict_loop.monitor.person._reading import CIRCLES, HEAD_CHARS, OBSERVED, PERSIST, SAYS_FAILS, Word, read
+from strict_loop.monitor.person._phrases import CIRCLES
+from strict_loop.monitor.person._reading import HEAD_CHARS, OBSERVED, PERSIST, SAYS_FAILS, Word, read
 
 __all__ = ["CIRCLES", "HEAD_CHARS", "OBSERVED", "PERSIST", "SAYS_FAILS", "Word", "read"]

@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Optional
 
-from strict_loop.monitor import catalog
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.person import _asking as asking
+from strict_loop.monitor.person._phrases import CIRCLES, STILL_FAILING
+from strict_loop.monitor.person._phrases import CIRCLES_GATES as _CIRCLES_GATES
+from strict_loop.monitor.person._phrases import CLAUSE_START as _CLAUSE_START
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
 
 _TOLD = (
@@ -38,9 +40,8 @@ _ATTEMPT_FAILED = (
 )
 """A verdict on the attempt, said first and alone ("didn't work.", "nothing happened", "same", "no luck"): the problem
 stayed. "nothing happens when I click Save" is a symptom (first reported or not), read as one."""
-_OTHER_LANGUAGES = "|".join(f"(?:{pattern})" for _, _, pattern in catalog.STILL_FAILING)
-"""The same in the languages people most often write to an agent in (``catalog.STILL_FAILING``, a row each)."""
-_CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
+_OTHER_LANGUAGES = "|".join(f"(?:{pattern})" for _, _, pattern in STILL_FAILING)
+"""The same in the languages people most often write to an agent in (``STILL_FAILING``, a row each)."""
 _OPENS = (
     rf"{_CLAUSE_START}(?:(?:it'?s|it is|it|that'?s|this is|and|but|yet|hmm+|ugh|nope|no)\s+)?still\s+(?!(?:need|needs|"
     r"needed|want|wants|wanted|have|has|had|got|gotta|to|think|thinking|prefer|like|love|works?|good|fine|ok|okay|great|"
@@ -142,86 +143,10 @@ _PERSIST_GATES = (
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
     + ("stop trying", "did i")
-    + tuple(gate for _, gates, _ in catalog.STILL_FAILING for gate in gates)
+    + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
 none, and the pattern is not tried."""
-CIRCLES = fp.Later(
-    r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|"
-    r"(?<!\bi've )(?<!\bi have )(?<!\bi )(?:doing|done|tried) this "
-    r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking|suggesting|proposing|"
-    r"changing|adding|saying)|stop (?:guessing|speculating)|same mistake|i(?:'ve| have)? (?:already )?told you "
-    r"(?:twice|(?:three|four|\d+) times)|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
-    r"(?:we'?re|we are|i'?m|i am|it'?s|it is|this is|that'?s) (?:right |just )?back (?:to )?where (?:we|i) "
-    r"(?:started|began|were)|\b(?:errors?|failures?|bugs?|problems?|issues?) (?:just |only )?(?:move|moves|moving|"
-    r"shift|shifts|shifting|jump|jumps|jumping) around\b|\bwhack-?a-?mole\b|"
-    r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
-    r"(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time (?:i(?:'m| am|'ve| have)? (?:tell|ask|say|said|told|asked|"
-    r"explain)\w*|that (?:it|this))|"
-    r"(?:you|we)(?:'re| are)? (?:just |keep )?(?:going|flip-?flopping|switching) back and forth|"
-    r"round and round|going nowhere|"
-    r"(?:we'?re|we are|you'?re|you are) (?:just |literally )?(?:looping|in a loop|stuck in a loop)|"
-    r"(?:we'?ve|we have|you'?ve|you have|you) (?:already )?(?:done|tried) (?:this|that)(?: exact| same)?(?: \w+)? "
-    r"(?:(?:like|about|literally|at least) )?(?:twice|(?:\d+|two|three|four|several|many) times))\b|"
-    r"^\W*back to square one\b|(?:bouncing|flipping|switching|oscillating|alternating) (?:back and forth )?between\b|"
-    r"\bping-?pong\w*|\b(?:re-?introduc|brought back|bring back|bringing back)\w* (?:the )?(?:same|original|old|"
-    r"earlier) (?:bug|error|issue|problem|crash)|"
-    rf"{_CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+)?(?:the |now the |already the )?(?:second|third|"
-    r"fourth|fifth|sixth|seventh|2nd|3rd|[4-9]th|1\d+th)\s+(?:[\w-]+\s+)?['\"\u2018\u201c]?(?:time|try|attempt|fix|"
-    r"fixed|round|deploy|change|iteration)s?\b(?!'s\b|\s+(?:i'?m|we|you|they|he|she|it|this|when|after|before|"
-    r"lucky|charm|around|round)\b)|"
-    rf"{_CLAUSE_START}(?:second|third|fourth|fifth|sixth|2nd|3rd|[4-9]th)(?:\s+(?!(?:done|complete|completed|finished|"
-    r"ok|okay|works|working|passed|passes|ready|started|left|next|up|down|out|please|too|also|is|are|was|and|of|one)\b)"
-    r"[\w-]+){1,2}(?=\s*(?:in a row|now|today)?\s*(?:[.!]|$))|"
-    r"\b(?:you did it|for) (?:a|the) (?:second|third|fourth|fifth|2nd|3rd|[4-9]th) time\b|"
-    rf"{_CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+|already\s+)?(?:[3-9]|1\d|three|four|five|six|"
-    r"seven|several|many) ['\"\u2018\u201c]?(?:tries|attempts|fixes|deploys|rounds|times now|times already|"
-    r"times in a row)"
-    r"(?=\s*(?:now|already|today)?\s*(?:[.!,;]|$))|"
-    rf"{_CLAUSE_START}(?:that|this|it)(?:'s| is)\s+(?:(?:now|already)\s+)?(?:[2-9]|two|three|four|five|six|seven)\s+"
-    r"times(?=\s*(?:now|already|today|in a row)?\s*(?:[.!,;]|$)|\s+(?:now|already)\b)|"
-    r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
-    r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"
-    r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
-    r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
-    r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
-    r"\b(?:vueltas en c[i\u00ed]rculos?|(?:dando|damos) vueltas|dando voltas|on tourne en rond|"
-    r"(?:drehen uns|dreht sich) im kreis)\b|"
-    r"\b(?:andando|rodando|girando|vamos|estamos) (?:em|en) c[i\u00ed]rculos?\b|"
-    r"原地打转|兜圈子|又回到原点|"
-    r"\b(?:been through this (?:already|before)|done this dance|d[\u00e9e]j[\u00e0a] vu|groundhog day|"
-    r"(?:the )?same loop|repeating yourself|you'?re repeating|for the (?:nth|umpteenth|\w+th) time|"
-    r"(?:like )?the (?:\w+th|\d+th) time you|"
-    r"you undo what you|not making (?:any )?progress)\b|"
-    r"\byou(?:'ve| have)? (?:now |already |just )?(?!(?:can|could|should|must|need|needs|may|might|will|would|have|"
-    r"got|want)\b)\w+(?: \S+){0,7}? (?:twice|(?:three|four|five|six|\d+|several|many) times)(?: now| already)?\b|"
-    r"\bv kruhu\b|\bmuter-muter\b|\bberputar-putar\b|\u043f\u043e \u043a\u0440\u0443\u0433\u0443",
-    re.I,
-)
-"""The person saying the agent spirals: as telling as two repeats."""
-_CIRCLES_GATES = (
-    (
-        "circle",
-        "rculo",
-        "times",
-        "twice",
-        "keep",
-        "stop",
-        "mistake",
-        "square one",
-        "how many",
-        "time",
-        "back and forth",
-        "round",
-    )
-    + ("where we", "where i", "around", "mole", "through this", "dance", "vu", "groundhog", "loop", "repeating")
-    + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
-    + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
-    + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
-    + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
-    + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
-)
-"""Lowercase literals one of which ``CIRCLES`` cannot match without."""
 
 
 def _says(pattern: re.Pattern[str] | fp.Later, gates: tuple[str, ...], text: str) -> bool:

@@ -1,0 +1,175 @@
+"""The phrases people use to say the work still fails, per language: a row per language of "still failing"
+(``STILL_FAILING``), and the ways of saying the agent goes in circles (``CIRCLES``), in English and the languages
+people most often write to an agent in. Pure data and patterns, read by ``_reading``.
+
+Why apart from ``_reading``: a language added or a phrase heard in a new session changes these tables, not how a
+message is read.
+"""
+
+from __future__ import annotations
+
+import re
+
+from strict_loop.monitor import fingerprint as fp
+
+CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
+"""Where a clause starts: the message's start, or after a sentence's or a clause's mark."""
+
+# fmt: off
+# a row per language: its name, its gates (lowercase literals its pattern cannot match without), its pattern
+STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("es", ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "igual"),
+        r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo |un )?(?:error|\d{3})|diciendo|mostrando|saliendo|"
+        r"apareciendo)\b|\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
+        r"(?:^|[.!?]\s+)\W*(?:otra vez|sigue|(?:nada\W+)?igual)\b"
+        r"(?!,? (?:por favor|con|para|adelante|as[i\u00ed]|de)\b)|"
+        r"\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b"),
+    ("pt", ("continua", "ainda", "mesm", "funcionou", "de novo", "igual", "fez isso"),
+        r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
+        r"\bmesmo erro\b|\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
+        r"o mesmo)\b|(?:^|[.!?]\s+)\W*(?:de novo|igual)\b(?!,? (?:por favor|com|pra|para|a|ao|de)\b)|\bmesma coisa\b|"
+        r"\bde novo(?=\s*(?:[.!?]|$))|\b(?:vc|voc[e\u00ea]) j[a\u00e1] fez isso\b"),
+    ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas"),
+        r"\btoujours pas\b|\b(?:est|sont) toujours (?!(?:bon|bien|ok|correct|valide)\b)\w|\bencore (?:le m|la m|"
+        r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b"),
+    ("de", ("immer noch", "fehler", "hat nicht", "wieder"),
+        r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
+        r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|wieder)\b"),
+    ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u0442\u043e\u0439 \u0436\u0435",
+            "\u043f\u043e\u043c\u043e\u0433"),
+        r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] (?:\u043d\u0435|\u043f\u0430\u0434\u0430|"
+        r"\u043e\u0448\u0438\u0431|\u0441\u043b\u043e\u043c\u0430\u043d)|"
+        r"\u0442\u043e\u0439 \u0436\u0435 \u043e\u0448\u0438\u0431\u043a|"
+        r"\u0442\u0430 \u0436\u0435 (?:\u043e\u0448\u0438\u0431\u043a\u0430|"
+        r"\u043f\u0440\u043e\u0431\u043b\u0435\u043c\u0430)|"
+        r"\u043d\u0435 \u043f\u043e\u043c\u043e\u0433\u043b\u043e)"),
+    ("zh", ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837"),
+        r"(?:\u8fd8\u662f|\u4ecd\u7136|\u4f9d\u7136)(?:\u4e0d\u884c|\u62a5\u9519|\u5931\u8d25|\u4e00\u6837|"
+        r"\u6ca1\u6709?(?:\u7528|\u53cd\u5e94|\u53d8\u5316))|(?:\u540c\u6837|"
+        r"\u4e00\u6837)\u7684(?:\u9519\u8bef|\u95ee\u9898)"),
+    ("ja", ("\u307e\u3060", "\u540c\u3058"),
+        r"\u307e\u3060(?:\u52d5\u304b\u306a\u3044|\u30a8\u30e9\u30fc|"
+        r"\u76f4\u3063\u3066(?:\u3044)?\u306a\u3044)|\u540c\u3058\u30a8\u30e9\u30fc"),
+    ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic"),
+        r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
+        r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
+        r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b"),
+    ("nl", ("nog ", "hetzelfde", "weer", "dezelfde"),
+        r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
+        r"\bdezelfde fout\b"),
+    ("sv", ("fortfarande", "samma fel", "precis som", "igen"),
+        r"\bfortfarande\b|\bsamma fel\b|\bprecis som (?:innan|f\u00f6rut)\b|^\W*(?:nej\W+)?igen\b"),
+    ("pl", ("nadal", "wci\u0105\u017c", "dalej", "znowu", "ten sam", "to samo"),
+        r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b"),
+    ("cs", ("po\u0159\u00e1d", "zase to", "st\u00e1le", "nezm\u011bnilo", "stejn\u00e9"),
+        r"\bpo\u0159\u00e1d (?:stejn|to sam|rozbit|nefung|nic)|\bzase to (?:sam|stejn)|\bst\u00e1le (?:stejn|"
+        r"nefung|rozbit)|\bnic se nezm\u011bnilo\b|^\W*stejn\u00e9\b"),
+    ("el", ("\u03af\u03b4\u03b9\u03bf", "\u03ac\u03bb\u03bb\u03b1\u03be\u03b5"),
+        r"\u03b1\u03ba\u03cc\u03bc[\u03b1\u03b7] \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
+        r"\u03af\u03b4\u03b9\u03bf \u03bb\u03ac\u03b8\u03bf\u03c2|"
+        r"\u03c0\u03ac\u03bb\u03b9 \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
+        r"\u03c4\u03af\u03c0\u03bf\u03c4\u03b1 \u03b4\u03b5\u03bd \u03ac\u03bb\u03bb\u03b1\u03be\u03b5|"
+        r"^\W*\u03af\u03b4\u03b9\u03bf\b"),
+    ("id", ("masih", "tetap", "sama saja"),
+        r"\bmasih (?:sama|error|gagal|belum|tidak|rusak)\b|\btetap (?:sama|error|gagal)\b|\bsama saja\b"),
+    ("tr", ("hala", "h\u00e2l\u00e2", "ayn\u0131"),
+        r"\bh[a\u00e2]l[a\u00e2] (?:ayn\u0131|\u00e7al\u0131\u015fm\u0131yor|olmuyor|hata)|\byine ayn\u0131\b|"
+        r"\bayn\u0131 hata\b"),
+    ("vi", ("v\u1eabn", "l\u1ea1i l\u1ed7i"),
+        r"\bv\u1eabn (?:l\u1ed7i|v\u1eady|nh\u01b0 c\u0169|b\u1ecb|kh\u00f4ng)|\bl\u1ea1i l\u1ed7i\b"),
+    ("ko", ("\uc5ec\uc804", "\uc544\uc9c1\ub3c4", "\ub611\uac19"),
+        r"\uc5ec\uc804\ud788|\uc544\uc9c1\ub3c4 (?:\uc548|\uac19|\uc5d0\ub7ec|\uc624\ub958)|\ub611\uac19"),
+    ("ar", ("\u0646\u0641\u0633", "\u0632\u0627\u0644"),
+        r"\u0646\u0641\u0633 (?:\u0627\u0644\u062e\u0637\u0623|\u0627\u0644\u0645\u0634\u0643\u0644\u0629)|"
+        r"\u0644\u0627 \u064a\u0632\u0627\u0644|\u0645\u0627 ?\u0632\u0627\u0644"),
+    ("hi (Latin script)", ("bhi", "phir se", "wahi"),
+        r"\b(?:abhi|ab) bhi (?:same|wahi|error|nahi)\b|\bphir se (?:wahi|same|error)\b|\bwahi error\b"),
+)
+# fmt: on
+"""The person saying it still fails, in the languages people most often write to an agent in besides English: a row
+per language, its pattern (read case-insensitively beside the English ones, ``person.PERSIST``) and its gates.
+"sigue sin funcionar", "toujours pas", "immer noch nicht", "还是不行", "ancora NaN", "nog steeds hetzelfde",
+"fortfarande fel", "nadal nie działa", "pořád stejné", "ακόμα το ίδιο", "masih sama", "hâlâ aynı", "vẫn lỗi",
+"여전히 안 돼요", "نفس الخطأ", "abhi bhi same error"."""
+
+
+CIRCLES = fp.Later(
+    r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|"
+    r"(?<!\bi've )(?<!\bi have )(?<!\bi )(?:doing|done|tried) this "
+    r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking|suggesting|proposing|"
+    r"changing|adding|saying)|stop (?:guessing|speculating)|same mistake|i(?:'ve| have)? (?:already )?told you "
+    r"(?:twice|(?:three|four|\d+) times)|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
+    r"(?:we'?re|we are|i'?m|i am|it'?s|it is|this is|that'?s) (?:right |just )?back (?:to )?where (?:we|i) "
+    r"(?:started|began|were)|\b(?:errors?|failures?|bugs?|problems?|issues?) (?:just |only )?(?:move|moves|moving|"
+    r"shift|shifts|shifting|jump|jumps|jumping) around\b|\bwhack-?a-?mole\b|"
+    r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
+    r"(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time (?:i(?:'m| am|'ve| have)? (?:tell|ask|say|said|told|asked|"
+    r"explain)\w*|that (?:it|this))|"
+    r"(?:you|we)(?:'re| are)? (?:just |keep )?(?:going|flip-?flopping|switching) back and forth|"
+    r"round and round|going nowhere|"
+    r"(?:we'?re|we are|you'?re|you are) (?:just |literally )?(?:looping|in a loop|stuck in a loop)|"
+    r"(?:we'?ve|we have|you'?ve|you have|you) (?:already )?(?:done|tried) (?:this|that)(?: exact| same)?(?: \w+)? "
+    r"(?:(?:like|about|literally|at least) )?(?:twice|(?:\d+|two|three|four|several|many) times))\b|"
+    r"^\W*back to square one\b|(?:bouncing|flipping|switching|oscillating|alternating) (?:back and forth )?between\b|"
+    r"\bping-?pong\w*|\b(?:re-?introduc|brought back|bring back|bringing back)\w* (?:the )?(?:same|original|old|"
+    r"earlier) (?:bug|error|issue|problem|crash)|"
+    rf"{CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+)?(?:the |now the |already the )?(?:second|third|"
+    r"fourth|fifth|sixth|seventh|2nd|3rd|[4-9]th|1\d+th)\s+(?:[\w-]+\s+)?['\"\u2018\u201c]?(?:time|try|attempt|fix|"
+    r"fixed|round|deploy|change|iteration)s?\b(?!'s\b|\s+(?:i'?m|we|you|they|he|she|it|this|when|after|before|"
+    r"lucky|charm|around|round)\b)|"
+    rf"{CLAUSE_START}(?:second|third|fourth|fifth|sixth|2nd|3rd|[4-9]th)(?:\s+(?!(?:done|complete|completed|finished|"
+    r"ok|okay|works|working|passed|passes|ready|started|left|next|up|down|out|please|too|also|is|are|was|and|of|one)\b)"
+    r"[\w-]+){1,2}(?=\s*(?:in a row|now|today)?\s*(?:[.!]|$))|"
+    r"\b(?:you did it|for) (?:a|the) (?:second|third|fourth|fifth|2nd|3rd|[4-9]th) time\b|"
+    rf"{CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+|already\s+)?(?:[3-9]|1\d|three|four|five|six|"
+    r"seven|several|many) ['\"\u2018\u201c]?(?:tries|attempts|fixes|deploys|rounds|times now|times already|"
+    r"times in a row)"
+    r"(?=\s*(?:now|already|today)?\s*(?:[.!,;]|$))|"
+    rf"{CLAUSE_START}(?:that|this|it)(?:'s| is)\s+(?:(?:now|already)\s+)?(?:[2-9]|two|three|four|five|six|seven)\s+"
+    r"times(?=\s*(?:now|already|today|in a row)?\s*(?:[.!,;]|$)|\s+(?:now|already)\b)|"
+    r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
+    r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"
+    r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
+    r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
+    r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
+    r"\b(?:vueltas en c[i\u00ed]rculos?|(?:dando|damos) vueltas|dando voltas|on tourne en rond|"
+    r"(?:drehen uns|dreht sich) im kreis)\b|"
+    r"\b(?:andando|rodando|girando|vamos|estamos) (?:em|en) c[i\u00ed]rculos?\b|"
+    r"原地打转|兜圈子|又回到原点|"
+    r"\b(?:been through this (?:already|before)|done this dance|d[\u00e9e]j[\u00e0a] vu|groundhog day|"
+    r"(?:the )?same loop|repeating yourself|you'?re repeating|for the (?:nth|umpteenth|\w+th) time|"
+    r"(?:like )?the (?:\w+th|\d+th) time you|"
+    r"you undo what you|not making (?:any )?progress|(?:we'?ve|we have|i'?ve|i have) (?:already )?seen (?:this|it) "
+    r"(?:\d+|two|three|four|five|several|many) times|"
+    r"ya lo (?:hemos )?visto (?:\d+|dos|tres|cuatro|cinco|varias|muchas) veces|"
+    r"j[a\u00e1] vimos isso (?:\d+|duas|tr[e\u00ea]s|quatro|cinco|v[a\u00e1]rias|muitas) vezes)\b|"
+    r"\byou(?:'ve| have)? (?:now |already |just )?(?!(?:can|could|should|must|need|needs|may|might|will|would|have|"
+    r"got|want)\b)\w+(?: \S+){0,7}? (?:twice|(?:three|four|five|six|\d+|several|many) times)(?: now| already)?\b|"
+    r"\bv kruhu\b|\bmuter-muter\b|\bberputar-putar\b|\u043f\u043e \u043a\u0440\u0443\u0433\u0443",
+    re.I,
+)
+"""The person saying the agent spirals: as telling as two repeats."""
+CIRCLES_GATES = (
+    (
+        "circle",
+        "rculo",
+        "times",
+        "twice",
+        "keep",
+        "stop",
+        "mistake",
+        "square one",
+        "how many",
+        "time",
+        "back and forth",
+        "round",
+    )
+    + ("where we", "where i", "around", "mole", "through this", "dance", "vu", "groundhog", "loop", "repeating")
+    + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
+    + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
+    + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
+    + ("seen", "visto", "vimos")
+    + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
+    + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
+)
+"""Lowercase literals one of which ``CIRCLES`` cannot match without."""
