@@ -21,7 +21,8 @@ the round's start; N shaped rules first, then O and P were measured again on the
 looked at, then Q. S was written last and measured at the round's start and end, never looked at in that round;
 the next round looked at it. T, U and V (that next round: a person-heavy set, Codex's shell edits and operations,
 long sessions in the export forms) were measured untouched at the round's start and again before each was looked at;
-Y (front-end work a person watches) was written during that round and measured at its start and before it was read.
+W (a developer's own long Claude Code sessions) and Y (front-end work a person watches) were written during that
+round and measured on its start's code and before they were read (W after every change of the round).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -63,6 +64,7 @@ SETS = {
     "T": "a person in the loop in Claude Code, Gemini CLI and Codex: the same bug again after each claimed fix",
     "U": "Codex (and Gemini CLI) operations: shell edits, varied commands, restarts, hangs, crash loops polled",
     "V": "long sessions in Claude Code and the export forms, a stuck stretch amid useful work (guards, bad folders)",
+    "W": "a developer's own long Claude Code sessions in a big repository, the person terse, many kinds of tools",
     "Y": "front-end work a person watches in the browser, in Cursor, Cline, Gemini CLI and Codex, several languages",
 }
 EARLY = 2
