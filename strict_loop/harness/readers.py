@@ -3,8 +3,8 @@ before the call (the turn's ``thought``) and the calls that never ran before it 
 
 Why apart from ``payloads``: these change when a harness changes what it writes (a payload field, a transcript line).
 Claude Code and Codex keep the words and the calls that never ran (no post-tool hook fires for them) only in the JSONL
-transcript every hook payload names, read from its last ``MAX_TAIL_BYTES`` once per hook call; the Hermes plugin
-passes the words beside the call. Standard library only: the hook's fast path may load this."""
+transcript every hook payload names, read from its last ``MAX_TAIL_BYTES`` once per hook call; the Hermes plugin passes
+the words beside the call. Standard library only: the hook's fast path may load this."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 MAX_TAIL_BYTES = 256 << 10
 """The most of a transcript read for one hook call: its end, where the call was written a moment ago (one ``pread``
 whatever the file's size); only the lines after the previous call (or the last call that ran) are parsed."""
-
 Item = tuple[str, str]
 """One thing a transcript line holds, in order: ("text", the agent's words), ("call", its id) or ("stop", "") (a
 person's message: what the agent wrote before it was not about this call)."""
@@ -49,9 +48,8 @@ _CODEX_REFUSED = re.compile(
 quotes these words is not taken for a refusal."""
 _BLOCKED = re.compile(r"PreToolUse:[\w.:-]{1,120} hook error: |Command blocked by PreToolUse hook: ")
 """A PreToolUse hook's denial: Claude Code 2.1.332's ``PreToolUse:Bash hook error: <reason>`` (earlier: the hook's
-command in brackets first), Codex 0.171's ``Command blocked by PreToolUse hook: <reason>. Command: <command>`` (kept
-without the command). A reason holding ``OWN_DENIAL`` is ours (a pause): not the agent's failure, never recorded."""
-OWN_DENIAL = "strict-loop"
+command in brackets first), Codex 0.171's ``Command blocked by PreToolUse hook: <reason>. Command: <command>``."""
+OWN_DENIAL = "strict-loop"  # in every reason our own hooks deny a call with (a pause): ``_blocked`` leaves those out
 _SHELL_CALLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec"})  # hooks: Bash
 
 
@@ -143,14 +141,14 @@ def codex_words(event: HookEvent) -> str:
 
 
 def claude_refusals(event: HookEvent) -> list[Refusal]:
-    """Claude Code: the ``tool_result`` lines of calls the person refused (``toolDenialKind: "user-rejected"``, or a
-    result that begins ``CLAUDE_REFUSED``), each with its ``tool_use``'s name and input. A subagent's are left out."""
+    """Claude Code: the ``tool_result`` lines of calls the person refused (``toolDenialKind: "user-rejected"``, or
+    ``CLAUDE_REFUSED``) or a hook blocked, each with its ``tool_use``'s name and input. A subagent's are left out."""
     return transcript_refusals(event, _claude_steps, (b'tool_use"', b'"tool_result"'), (_claude_items, _CLAUDE_TEXT))
 
 
 def codex_refusals(event: HookEvent) -> list[Refusal]:
-    """Codex: the ``function_call_output`` (or ``custom_tool_call_output``) items whose whole output is a refusal,
-    each with its call item's tool and arguments as Codex's hooks name them."""
+    """Codex: the ``function_call_output`` (or ``custom_tool_call_output``) items whose whole output is a refusal or a
+    hook's block, each with its call item's tool and arguments as Codex's hooks name them."""
     return transcript_refusals(event, _codex_steps, (b'_call"', b'_output"'), (_codex_items, _CODEX_TEXT))
 
 
@@ -284,15 +282,13 @@ def _claude_steps(entry: Any) -> list[Step]:
     for block in blocks if kind == "user" else ():
         if block.get("type") != "tool_result":
             continue
-        text = _content_text(block.get("content"))
-        if denial == "user-rejected" or text.lstrip().startswith(CLAUDE_REFUSED):
-            out.append(("refused", _text(block.get("tool_use_id")), text.strip() or CLAUDE_REFUSED, None))
-        elif _BLOCKED.match(text.lstrip()):  # a hook's (ours: neither a run nor a block)
-            out += (
-                [] if OWN_DENIAL in text[:2000] else [("blocked", _text(block.get("tool_use_id")), text.strip(), None)]
-            )
+        text, call_id = _content_text(block.get("content")).strip(), _text(block.get("tool_use_id"))
+        if denial == "user-rejected" or text.startswith(CLAUDE_REFUSED):
+            out.append(("refused", call_id, text or CLAUDE_REFUSED, None))
+        elif _BLOCKED.match(text):
+            out += _blocked(call_id, text)
         elif denial is None:  # another denial (a classifier's) is neither a run nor the person's refusal
-            out.append(("ran", _text(block.get("tool_use_id")), "", None))
+            out.append(("ran", call_id, "", None))
     return out
 
 
@@ -301,13 +297,17 @@ def _codex_steps(entry: Any) -> list[Step]:
     kind = _text(item.get("type")) if isinstance(item, dict) else ""
     if isinstance(item, dict) and kind.endswith("_call_output"):  # function_call_output, custom_tool_call_output
         text, call_id = _content_text(item.get("output")).strip(), _text(item.get("call_id"))
-        if _BLOCKED.match(text):  # a hook's (ours: neither a run nor a block), without Codex's ". Command: ..."
-            reason = text[: text.rfind(". Command: ")] if ". Command: " in text else text
-            return [] if OWN_DENIAL in reason[:2000] else [("blocked", call_id, reason, None)]
+        if _BLOCKED.match(text):
+            return _blocked(call_id, text.rsplit(". Command: ", 1)[0])  # without Codex's ". Command: ..."
         return [("refused" if _CODEX_REFUSED.fullmatch(text) else "ran", call_id, text, None)]
     if isinstance(item, dict) and kind.endswith("_call"):
         return [("call", _text(item.get("call_id")) or _text(item.get("id")), *_codex_call(item))]
     return []
+
+
+def _blocked(call_id: str, reason: str) -> list[Step]:
+    """A hook's block of a call, as a step; none for one of ours (a pause), which is neither a run nor a failure."""
+    return [] if OWN_DENIAL in reason[:2000] else [("blocked", call_id, reason, None)]
 
 
 def _codex_call(item: dict[str, Any]) -> tuple[str, Any]:

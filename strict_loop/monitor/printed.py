@@ -309,6 +309,7 @@ _STATE_ROW = re.compile(
     r".*\s(?P<exited>Exited \((?!0\))\d+\)|Restarting \(\d+\)))",
     re.M,
 )
+_CRASHING = "keeps crashing"  # a workload failing any other way (CrashLoopBackOff, Error, OOMKilled, Exited)
 _STATE_KIND = {"ImagePullBackOff": "cannot pull its image", "ErrImagePull": "cannot pull its image"}
 _STATE_KIND |= {"InvalidImageName": "cannot pull its image", "CreateContainerConfigError": "cannot be created"}
 _STATE_KIND |= {"CreateContainerError": "cannot be created"}
@@ -325,7 +326,7 @@ def failing_status(command: str, output: str) -> Optional[str]:
     failing = set()
     for row in _STATE_ROW.finditer(output[-8000:]):
         state = (row.group("pod") or "").removeprefix("Init:")
-        failing.add(f"{_REPLICA.sub('', row.group('name'))}: {_STATE_KIND.get(state, 'keeps crashing')}")
+        failing.add(f"{_REPLICA.sub('', row.group('name'))}: {_STATE_KIND.get(state, _CRASHING)}")
     return "; ".join(sorted(failing)[:4]) or None
 
 
@@ -339,7 +340,7 @@ def shown_failing(ftext: Optional[str]) -> bool:
     return bool(ftext) and all(part.endswith(_FAILING_KINDS) for part in (ftext or "").split("; "))
 
 
-_FAILING_KINDS = (*set(_STATE_KIND.values()), "keeps crashing")
+_FAILING_KINDS = (*set(_STATE_KIND.values()), _CRASHING)
 
 
 def unfinished(output: str) -> bool:

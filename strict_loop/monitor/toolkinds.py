@@ -141,10 +141,10 @@ def _unwrapped(words: list[str]) -> list[str]:
     wrapper with no command after it (``sudo``, as a person names it) is its own step."""
     whole = words
     for _ in range(4):
-        takes = WRAPPERS.get(words[0].rsplit("/", 1)[-1]) if words else None
+        head = words[0].rsplit("/", 1)[-1] if words else ""
+        takes, k = WRAPPERS.get(head), 1
         if takes is None:
             break
-        head, k = words[0].rsplit("/", 1)[-1], 1
         while k < len(words) and words[k].startswith("-") and words[k] != "--":
             k += 1 + (len(words[k]) == 2 and words[k][1] in takes)  # `-u root`, `-s KILL`: its value too
         k += k < len(words) and words[k] == "--"

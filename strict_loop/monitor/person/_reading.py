@@ -224,8 +224,8 @@ def read(raw: str) -> Word:
         return Word(None, 0, None, "")  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
     if asking.BETTER.match(head):
         return Word(None, 0, None, text)  # "better. still slow-ish though": the attempt moved it; what is left is news
-    first = _SENTENCE_END.split(head, 1)[0]  # a short first sentence that says it persists carries the news
-    short = len(head.split()) <= 12 or (len(first.split()) <= 12 and _persist(first))
+    brief = _short_opening(head)  # a short first sentence that says it persists carries the news
+    short = brief is not None and (brief == head or _persist(brief))
     if persists and not requested and (BROKEN.search(head) or pasted or short or said_first or again):
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
@@ -255,7 +255,7 @@ def _status_question(text: str) -> bool:
         return True
     asked, mark, rest = text.partition("?")
     rest = rest.lstrip("? ").strip()
-    if not (mark and rest and len(asked.split()) <= 8 and len(rest.split()) <= 12):
+    if not (mark and rest and len(asked.split()) <= 8 and len(rest.split()) <= SHORT_WORDS):
         return False
     if not asking.STATUS_QUESTION.match(asked + "?") or "?" in rest:
         return False
@@ -265,13 +265,21 @@ def _status_question(text: str) -> bool:
 def _reported_broken(head: str) -> bool:
     """A failure word in a short message or a short first sentence ("its not running. status says ..."), not under a
     modal or a hypothetical ("the tests must not be broken")."""
-    if len(head.split()) > 12:
-        head = _SENTENCE_END.split(head, 1)[0]
-        if len(head.split()) > 12:
-            return False
-    return any(not _HEDGE.search(head[: m.start()]) for m in BROKEN.finditer(head))
+    opening = _short_opening(head)
+    return opening is not None and any(not _HEDGE.search(opening[: m.start()]) for m in BROKEN.finditer(opening))
 
 
+def _short_opening(head: str) -> Optional[str]:
+    """The message's head when it is short, else its first sentence when that is short, else None: where a short
+    report is said."""
+    if len(head.split()) <= SHORT_WORDS:
+        return head
+    first = _SENTENCE_END.split(head, 1)[0]
+    return first if len(first.split()) <= SHORT_WORDS else None
+
+
+SHORT_WORDS = 12
+"""The most words of a clause read as a report said in brief."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
 
@@ -305,7 +313,7 @@ def _reported_aside(head: str) -> bool:
         words = _CONNECTOR.sub("", clause).strip()
         if not _persist(words) or NEGATED.search(words) or asking.INSTRUCTION.match(words) or words.endswith("?"):
             continue
-        if len(words.split()) <= 12:
+        if len(words.split()) <= SHORT_WORDS:
             return True
     return False
 
