@@ -13,6 +13,7 @@ from strict_loop.monitor import person, verdicts
 REPORTS = [
     "sitll borken",  # typed in a hurry
     "same eror agian after your fix",
+    "20 min on this, same 3 errors every single time. compare where the files are written",  # a count in between
     "WHAT did I say. stop trying to delete the invoices.",
     "NO. flush wipes everything. I literally just said keep my data",
     "CARA. de novo na migration.",  # pt: again, first

@@ -8,6 +8,12 @@ import pytest
 from strict_loop.monitor import printed
 
 FAILING = {
+    "cd worker && OPENSSL_DIR=/usr cargo build --release 2>&1 | tail -6": (  # a build script's panic, the end cut off
+        "  --- stderr\n"
+        "  thread 'main' panicked at /root/.cargo/registry/src/openssl-sys-0.9.102/build/main.rs:195:9:\n"
+        "  OpenSSL include directory does not exist: /usr/include/openssl\n\n"
+        "warning: build failed, waiting for other jobs to finish..."
+    ),
     "cmake --build build -j8 2>&1 | tail -6": (
         "[ 92%] Linking CXX executable ring_buffer_test\n"
         "/usr/bin/ld: ring_buffer_test.cpp:(.text+0x1a4f): undefined reference to `dsp::RingBuffer<float>::resize'\n"
@@ -851,3 +857,116 @@ def test_the_same_error_with_other_numbers_is_said_as_such_and_quoted_as_last_se
     quoted = "the same error with other details (panic: test timed out after 30m0s)"
     assert said == [f"{quoted} 4 times through 4 different action(s)"]
     assert "same error" in check_claims(verdict, turns)
+
+
+def _dbt(lines: list[str], tally: str) -> str:
+    """A ``dbt run``/``dbt build`` log: each numbered node's line, then its closing tally, every line under a clock."""
+    body = [f"14:02:17  {line}" for line in ["Running with dbt=1.8.2", "Concurrency: 4 threads (target='dev')", *lines]]
+    return "\n".join([*body, f"14:02:18  {tally}"])
+
+
+_DBT_ERROR = _dbt(
+    [
+        "1 of 1 START sql table model dev.fct_daily ........ [RUN]",
+        "1 of 1 ERROR creating sql table model dev.fct_daily ........ [ERROR in 0.19s]",
+        "Completed with 1 error and 0 warnings:",
+        "  Database Error in model fct_daily (models/marts/fct_daily.sql)",
+        "  column c.region_code does not exist",
+        "  LINE 17:     c.region_code,",
+    ],
+    "Done. PASS=0 WARN=0 ERROR=1 SKIP=0 TOTAL=1",
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "fails"),
+    [
+        ("cd analytics && dbt run --select fct_daily", _DBT_ERROR, True),
+        ("python pipelines/load_orders.py", "loaded 3000 rows\nskipped 12 rows (no customer)\n3 failed, 2985 ok", True),
+        ("cd analytics && dbt run --select fct_daily", _dbt(["Completed successfully"], "Done. PASS=1 TOTAL=1"), False),
+        ("python sync.py", "attempt 1 failed: retrying in 2s\nattempt 2 succeeded\nsynced 40 accounts", False),
+    ],
+    ids=["dbt-error", "pipeline-tally", "dbt-passed", "retried"],
+)
+def test_a_run_that_tallies_its_failures_at_its_end_is_read_by_that_tally(command, output, fails):
+    """No list of checks names every runner (``dbt run``, a pipeline's own script): a closing tally that counts
+    failures says the run failed, where no exit code comes; a failure a run logged and got past does not."""
+    assert printed.reads_failed(command, output) is fails
+
+
+@pytest.mark.parametrize(
+    ("output", "cause"),
+    [
+        (_DBT_ERROR, "column c.region_code does not exist"),
+        (  # kotlinc's "e:" lines under Gradle's wrapping, its advice and its tally
+            "> Task :notifier:compileKotlin FAILED\n"
+            "e: file:///src/RunbookLinker.kt:3:25 Unresolved reference: kb\n"
+            "e: file:///src/RunbookLinker.kt:8:32 Unresolved reference: NotesApi\n\n"
+            "FAILURE: Build failed with an exception.\n\n* What went wrong:\n"
+            "Execution failed for task ':notifier:compileKotlin'.\n"
+            "> A failure occurred while executing org.jetbrains.kotlin.compilerRunner.GradleCompilerRunnerWithWorkers\n"
+            "   > Compilation error. See log for more details\n\n* Try:\n"
+            "> Run with --stacktrace option to get the stack trace.\n\nBUILD FAILED in 9s",
+            "e: file:///src/RunbookLinker.kt:8:32 Unresolved reference: NotesApi",
+        ),
+        (  # the only lines with error words are Gradle's advice and summary: the failing task names it
+            "> Task :app:checkDebugDuplicateClasses FAILED\n\nFAILURE: Build failed with an exception.\n\n"
+            "> A failure occurred while executing com.android.build.gradle.internal.tasks.CheckDuplicatesRunnable\n"
+            "   > Duplicate class kotlin.io.path.ExperimentalPathApi found in modules kotlin-stdlib-1.9.22\n\n"
+            "     Go to the documentation to learn how to Fix dependency resolution errors.\n\nBUILD FAILED in 1m 12s",
+            "> Task :app:checkDebugDuplicateClasses FAILED",
+        ),
+        (
+            FAILING["cd worker && OPENSSL_DIR=/usr cargo build --release 2>&1 | tail -6"],
+            "OpenSSL include directory does not exist: /usr/include/openssl",
+        ),
+    ],
+    ids=["dbt", "kotlinc", "gradle-advice", "cargo-panic"],
+)
+def test_a_failure_is_known_by_its_cause_not_by_a_tally_advice_or_the_build_wrapping_it(output, cause):
+    from strict_loop.monitor import fingerprint as fp
+
+    assert (fp.error_line(output) or "").endswith(cause)
+
+
+def _xcode(derived: str) -> str:
+    """What a person pastes from Xcode: the script's missing node under a DerivedData folder new with each build."""
+    script = f"/Users/t/Library/Developer/Xcode/DerivedData/Kasa-{derived}/Build/Script-46EB2E.sh"
+    return (
+        f"same:\n\nShowing Recent Messages\nPhaseScriptExecution [CP-User] {script}\n\n"
+        f"{script}: line 9: /Users/t/.nvm/versions/node/v18.17.0/bin/node: No such file or directory\n"
+        "Command PhaseScriptExecution failed with a nonzero exit code\n\n"
+        "Build failed    21/05/2024, 10:19    3.9 seconds"
+    )
+
+
+def test_a_pasted_build_failure_is_the_same_whatever_folder_name_the_build_generated():
+    from strict_loop.monitor import fingerprint as fp
+
+    first, second = (fp.error_line(_xcode(d)) for d in ("fwhmkdnqzpelrmcgbxuyiwtgvhao", "ajtkzvqwemcprhdgllsbxunoyf"))
+    assert first and first.endswith("bin/node: No such file or directory")
+    assert fp.error_fingerprint(first) == fp.error_fingerprint(second)
+
+
+def _dbt_test(node: str, rows: int) -> dict:
+    out = _dbt([f"2 of 7 FAIL {rows} {node} ........ [FAIL {rows} in 0.38s]"], "Done. PASS=4 ERROR=0 FAIL=1 TOTAL=7")
+    command = "dbt build --select int_subs+ 2>&1 | grep -E 'FAIL|Done'"
+    return {"tool": "Bash", "args": {"command": command}, "output": out}
+
+
+def _edit(k: int) -> dict:
+    args = {"file_path": "models/int_subs.sql", "old_string": f"a{k}", "new_string": f"b{k}"}
+    return {"tool": "Edit", "args": args, "output": "The file models/int_subs.sql has been updated."}
+
+
+def test_dbt_tests_failing_are_the_same_failure_only_while_the_same_test_fails():
+    """dbt's ``2 of 7 FAIL 412 unique_x`` names the failing test (the count is of rows): one test failing after
+    each of three edits fires, while a test fixed and another failing after it is progress."""
+    from spiral_claims import check_claims, play
+
+    same = [t for k in range(3) for t in (_edit(k), _dbt_test("unique_int_subs_id", 412 - k))]
+    verdict, _ = play(same)
+    assert verdict.fired_at == 5 and "same failure" in check_claims(verdict, same)
+    moved = [_edit(0), _dbt_test("unique_int_subs_id", 412), _edit(1), _dbt_test("unique_int_subs_id", 12)]
+    moved += [_edit(2), _dbt_test("relationships_fct_mrr_id", 3)]
+    assert play(moved)[0].fired_at is None

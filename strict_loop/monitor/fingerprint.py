@@ -96,6 +96,7 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
         "-<pod>",
         ("-",),
     ),  # a pod's generated suffix
+    (re.compile(r"(?<=[A-Za-z0-9]-)[a-z]{24,}\b"), "<id>", ("-",)),  # a generated suffix (Xcode's DerivedData/App-x)
     # a value labelled as an id (``RequestID: EFPCNFEB088BEZFY``, ``x-request-id=...``, ``"traceId":"..."``)
     (_LABELLED_ID, lambda m: m.group(0)[:2] + m.group(1) + "<id>", _IDS),
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ("/tmp", "/var/", "/private/")),
@@ -151,7 +152,7 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
 _MARKED_LINE = re.compile(
-    r"^\s*(?:E\s{2,}|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|--- FAIL: |\u25cf |"
+    r"^\s*(?:E\s{2,}|e: \S|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|--- FAIL: |\u25cf |"
     r"\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))|(?<!\S)\S+[:(]\d+[:,]\d+\)?:? -? ?error \w+\d+:",
     re.I,
 )
@@ -160,28 +161,35 @@ only where a word does (``(?<!\\S)``): any later start in the same word finds th
 cost a long line without spaces (compact JSON) quadratic time, for the same first match."""
 _WRAPPER = re.compile(
     r"failed to solve|did not complete successfully|returned a non-zero (?:code|exit status)|make(?:\[\d+\])?: \*\*\*|"
-    r"subprocess-exited-with-error|Command .{0,200} failed with exit code|Process completed with exit code|"
+    r"subprocess-exited-with-error|Command .{0,200} failed with (?:a )?(?:non-?zero )?exit code|"
+    r"Process completed with exit code|"
     r"could not compile|aborting due to|^Found \d+ errors?\b|^Tests?:\s|^Test Suites:|^FAIL\s*$|^FAIL\t|"
     r"^FAIL\s+\S+\s+[\d.]+s$|\bexit status \d+$|(?<!\d)\d+ errors? generated|^FAILED \((?:failures|errors)=|ELIFECYCLE|"
     r"^npm (?:ERR!|error) (?:code|errno|A complete log|Lifecycle|Failed at|command|path|workspace|location)\b|"
     r"compilation terminated|\bld returned \d+ exit status|linker command failed with exit code|ninja: build stopped|"
-    r"^FAILED: \S",
+    r"^FAILED: \S|^FAILURE: Build failed|^Execution failed for task|^> A failure occurred while executing|"
+    r"^(?:warning: )?BUILD FAIL(?:ED|URE)\b|"
+    r"^>?\s*(?:Go to the documentation|Run with --|Get more help|See the log|For more (?:details|information))\b|"
+    r"\b\d+ errors? and \d+ warnings?\b|\(\d+ errors?, \d+ warnings?\)|"
+    r"(?-i:(?:\b[A-Z]+=\d+\b\W*){3})",
     re.I,
 )
 """Lines that only say a sub-process failed (a build wrapping the step that did) or sum a run up ("could not compile
 ... due to 1 previous error", "Found 1 error", "Tests: 1 failed"): the step's own error says more, and it is what
-tells one failure from the next."""
+tells one failure from the next. Nor does the advice after it (Gradle's "Go to the documentation to learn how to
+Fix dependency resolution errors."). A tally (``1 error and 0 warnings``, ``PASS=0 WARN=0 ERROR=1 TOTAL=1``) only
+counts."""
 _ERROR_LINE = re.compile(
     r"(?:error|exception|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
     r"denied|refused|invalid|unexpected|is required|timed? ?out|abort|panic|segmentation|killed|"
     r"not permitted|unrecognized|does not exist|no matches|not defined|undefined (?:reference|symbol)|unresolved "
-    r"external|multiple definition of|E\d{3}\b)",
+    r"(?:external|reference)|multiple definition of|E\d{3}\b)",
     re.I,
 )
 _ERROR_GATES: tuple[str, ...] = ("error", "exception", "fail", "fatal", "cannot", "can't", "could", "not ")
 _ERROR_GATES += ("no such", "denied", "refused", "invalid", "unexpected", "is required", "timeout", "time out")
 _ERROR_GATES += ("timed out", "timedout", "abort", "panic", "segmentation", "killed", "unrecognized", "no matches")
-_ERROR_GATES += ("undefined reference", "undefined symbol", "unresolved external", "multiple definition")
+_ERROR_GATES += ("undefined reference", "undefined symbol", "unresolved ", "multiple definition")
 """Literals (lowercase) one of which ``_ERROR_LINE`` cannot match without, but for its E-code (``_E_CODE``)."""
 _E_CODE = re.compile(r"[Ee]\d{3}")
 

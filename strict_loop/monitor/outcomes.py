@@ -83,7 +83,6 @@ _MISSING = [  # (pattern, what is missing, a text the pattern cannot match witho
     (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): [Nn]o such file or directory"), "file", ("o such file",)),  # Go
 ]
 
-
 _READER = re.compile(r"^\s*(?:cat|tail|head|less|more|grep|rg|ls|wc|stat|file|find|du|sleep|echo|printf)\b")
 """Programs that only show or wait: ``tail -2 build.log`` reads a log, it does not build."""
 
@@ -314,13 +313,14 @@ _FAILING_TEST = re.compile(
     r"^(?:FAILED|ERROR)[ \t]+(?P<node>\S+::\S+)|^--- FAIL: (?P<go>\S+)|^FAIL: (?P<unit>\w+ \([\w.]+\))|"
     r"^test (?P<rust>\S+) \.\.\. FAILED$|^rspec \S+ # (?P<rspec>.+)$|^\d+\) (?P<php>[\w\\]+::\w+)|"
     r"^\[ERROR\] (?P<surefire>[\w.$]+) -- Time elapsed: .* <<< (?:FAILURE|ERROR)!|^\s{4,}\d+\) (?P<mocha>\S.*?)$|"
-    r"^\s*Failed (?P<dotnet>[\w.]+) \[|^(?P<gradle>\w[\w.$]* > .+?) FAILED$"
+    r"^\s*Failed (?P<dotnet>[\w.]+) \[|^(?P<gradle>\w[\w.$]* > .+?) FAILED$|"
+    r"^(?:\d\d:\d\d:\d\d\s+)?\d+ of \d+ (?:FAIL|ERROR)(?: \d+)? (?P<counted>\S+(?: \S+){0,5}?)(?: \.{2,}| \[|$)"
 )
 """A line naming one failing test, by the runners' own marks: bun/jest/vitest (``✗``, ``✕``, ``(fail)``), pytest's
 ``FAILED path::test``, go's ``--- FAIL:``, unittest's ``FAIL: test (module.Class)``, cargo's ``test x ... FAILED``,
 RSpec's ``rspec ./spec/x_spec.rb:10 # name``, PHPUnit's ``1) Class::test``, Surefire's ``[ERROR] x.Test.m -- Time
 elapsed: ... <<< FAILURE!``, mocha's indented ``1) name`` (its failure list, indented less, names the suite),
-``dotnet test``'s ``Failed x.Test [31 ms]``, Gradle's ``Test > m() FAILED``."""
+``dotnet test``'s ``Failed x.Test [31 ms]``, Gradle's ``Test > m() FAILED``, dbt's ``2 of 7 FAIL 412 name`` (rows)."""
 
 
 def failing_tests(output: str, cap: int = 50) -> list[str]:

@@ -65,7 +65,8 @@ _FAILED_OUTPUT = re.compile(
     r"^\S+\.\w+:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark|\[?Warning)\b|[A-Z]: \[Corrected\])\S|"
     # a level prefix in brackets (Maven, sbt) and a verdict banner in any case
     r"^\[(?:ERROR|FATAL|error)\][ \t]+\S|^\[INFO\] BUILD FAILURE|"
-    r"^(?:[x\u00d7\u2717\u2718][ \t]+)?(?:[Bb]uild|BUILD|[Cc]ompilation|Test [Rr]un|Tests?) (?:FAILED|[Ff]ailed)\b|"
+    r"^(?:(?:warning|error): )?(?:[x\u00d7\u2717\u2718][ \t]+)?(?:[Bb]uild|BUILD|[Cc]ompilation|Test [Rr]un|Tests?) "
+    r"(?:FAILED|[Ff]ailed)\b|^[ \t]*thread '[^'\n]{0,200}' panicked at |"
     r"^Failed(?:!|\b to compile)|^(?:FAILURES|ERRORS)!|^[Ee]rror (?:during|while|in)\b|"
     # a formatter's check that would change files
     r"\b[1-9]\d* files? would be (?:reformatted|changed|fixed)\b|^[Ww]ould reformat\b|Code style issues found",
@@ -103,9 +104,27 @@ def reads_failed(command: str, output: str) -> bool:
     own = last.startswith(f"{shown.group(1).split()[0]}:") if shown else False
     if shown and not (own or last.endswith(_NO_PROGRAM) or (logs and _READER_OWN.match(last))):
         return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
+    if _tallied(tail):
+        return True
     says = _LAST_SAYS.search(last) or (end != last and _LAST_SAYS.search(end))  # its own last words too, indented
     said_failed = fp.raised(last) or bool(_LAST_ERROR.match(last)) or bool(says)
     return said_failed and not _NONE.search(last)
+
+
+_TALLY = re.compile(
+    r"\b(?:ERRORS?|FAIL(?:ED|URES?)?)=[1-9]|"
+    r"(?<![\w.])[1-9]\d* (?:tests? )?(?:failed|failing|failures?|errors?)(?=[ \t]*(?:$|[,.;|()\]!]|in\b|and\b))"
+)
+"""A closing tally that counts failures: ``Completed with 1 error and 0 warnings``, ``PASS=0 ERROR=1 TOTAL=1``."""
+_CLOCK = re.compile(r"^\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s*")
+
+
+def _tallied(tail: str) -> bool:
+    """Whether any command's last three lines tally failures (its log clock cut off): a run that judges the work by a
+    program no list of checks names (``dbt run``, a data pipeline's own runner) says so itself at its end."""
+    lines = [_CLOCK.sub("", ln.strip()) for ln in tail.splitlines()[-40:]]
+    lines = [ln for ln in lines if ln and not _RULE.match(ln)]
+    return any(_TALLY.search(ln) and " 0 remaining" not in ln for ln in lines[-3:]) and not _passed_at_end(tail)
 
 
 def _passed_at_end(tail: str) -> bool:
