@@ -8,6 +8,13 @@ import pytest
 from strict_loop.monitor import printed
 
 FAILING = {
+    "sbt -batch update": (  # Scala's build tool: its error level on every line of the failure, its summary last
+        "[info] Updating ledger_3\n[info] Resolved ledger_3 dependencies\n"
+        "[error] stack trace is suppressed; run last update for the full output\n"
+        "[error] (update) sbt.librarymanagement.ResolveException: Error downloading org.acme:conf-generic_3:0.17.6\n"
+        "[error]   not found: https://repo1.maven.org/maven2/org/acme/conf-generic_3/0.17.6/conf-generic_3-0.17.6.pom\n"
+        "[error] Total time: 4 s, completed Jun 14, 2024, 9:41:22 AM"
+    ),
     "cd worker && OPENSSL_DIR=/usr cargo build --release 2>&1 | tail -6": (  # a build script's panic, the end cut off
         "  --- stderr\n"
         "  thread 'main' panicked at /root/.cargo/registry/src/openssl-sys-0.9.102/build/main.rs:195:9:\n"
@@ -722,6 +729,11 @@ PASSING = {
     ),
     "curl -s localhost:8000/health": '{"status":"ok","errors":0,"db":"up"}',
     "pytest -q tests/test_errors.py": ("..........\n10 passed in 0.31s"),
+    "sbt test": (
+        "[warn] one deprecation (since 2.13.0); re-run with -deprecation for details\n"
+        "[info] Tests: succeeded 42, failed 0, canceled 0, ignored 0, pending 0\n[info] All tests passed.\n"
+        "[success] Total time: 9 s, completed Jun 14, 2024, 10:02:11 AM"
+    ),
 }
 
 
@@ -920,8 +932,9 @@ def test_a_run_that_tallies_its_failures_at_its_end_is_read_by_that_tally(comman
             FAILING["cd worker && OPENSSL_DIR=/usr cargo build --release 2>&1 | tail -6"],
             "OpenSSL include directory does not exist: /usr/include/openssl",
         ),
+        (FAILING["sbt -batch update"], "conf-generic_3-0.17.6.pom"),
     ],
-    ids=["dbt", "kotlinc", "gradle-advice", "cargo-panic"],
+    ids=["dbt", "kotlinc", "gradle-advice", "cargo-panic", "sbt"],
 )
 def test_a_failure_is_known_by_its_cause_not_by_a_tally_advice_or_the_build_wrapping_it(output, cause):
     from strict_loop.monitor import fingerprint as fp

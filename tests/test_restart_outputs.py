@@ -388,3 +388,49 @@ def test_the_same_refused_credentials_logged_in_two_forms_after_each_restart_are
 def test_credentials_refused_are_one_failure_class_however_each_side_words_it(line, name):
     found = fp.classify([line])
     assert (found.name if found else None) == name
+
+
+def _pino(host: str, pod: str, t: int, extra: str = "") -> str:
+    """A Node service's pino log after a restart: its start, the settings it connects with, then the same refusal."""
+    head = f'{{"level":30,"time":{t},"pid":1,"hostname":"api-{pod}"'
+    lines = [
+        f'{head},"msg":"api v2.3.0 starting (env=staging)"}}',
+        f'{head},"msg":"connecting to postgres","host":"{host}","port":5432,"user":"orders"}}',
+        *([f'{head},"msg":"{extra}"}}'] if extra else []),
+        f'{head.replace("30", "50", 1)},"msg":"database connection failed","err":{{"message":"password authentication '
+        'failed for user \\"orders\\"","code":"28P01"}}',
+        f'{head.replace("30", "60", 1)},"msg":"fatal: exiting with code 1"}}',
+    ]
+    return "\n".join(lines)
+
+
+def test_a_setting_the_restarted_thing_echoes_before_its_error_is_no_news_and_a_new_message_is():
+    """The agent changes the host (or an SSL mode, a user) between restarts, and the service logs it as it starts:
+    the same refusal after it is the same outcome. A message it did not log before, or a value in the error, is."""
+    first = printed.log_lines(_pino("orders-db.staging.svc", "7f5b9d6c8-w7ssv", 1717412460000))
+    moved = printed.log_lines(_pino("orders-db.staging.svc.cluster.local", "59c7d4f8b-dccjk", 1717412681136))
+    assert moved == first
+    debug = printed.log_lines(_pino("orders-db.staging.svc", "59c7d4f8b-dccjk", 1717412681136, "password length 0"))
+    assert not set(first).issuperset(debug)
+    other = _pino("orders-db.staging.svc", "59c7d4f8b-dccjk", 1717412681136).replace('"orders\\"', '"app\\"')
+    assert not set(first).issuperset(printed.log_lines(other))
+
+
+def test_restarts_with_a_setting_changed_before_each_and_the_same_refusal_after_are_a_restart_loop():
+    """Codex (no exit codes): a rollout restart, a pod deleted, a host changed and restarted, the log read after each:
+    the service refuses the same credentials every time."""
+    hosts = ("orders-db.staging.svc", "orders-db.staging.svc", "orders-db.staging.svc.cluster.local")
+    restarts = (
+        "kubectl rollout restart deployment/api -n staging && sleep 45 && kubectl logs -l app=api -n staging",
+        "kubectl delete pod -l app=api -n staging && sleep 30 && kubectl logs -l app=api -n staging",
+        "kubectl set env deployment/api -n staging DB_HOST=orders-db.staging.svc.cluster.local && "
+        "kubectl rollout restart deployment/api -n staging && sleep 45 && kubectl logs -l app=api -n staging",
+    )
+    pods = ("6c8d7f9b4-8vt2z", "7f5b9d6c8-mgdw8", "59c7d4f8b-dccjk")
+    turns = [
+        {"tool": "Bash", "args": {"command": command}, "output": _pino(host, pod, 1717412505282 + 60000 * k)}
+        for k, (command, host, pod) in enumerate(zip(restarts, hosts, pods, strict=True))
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)

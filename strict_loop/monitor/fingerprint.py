@@ -168,7 +168,7 @@ _WRAPPER = re.compile(
     r"^npm (?:ERR!|error) (?:code|errno|A complete log|Lifecycle|Failed at|command|path|workspace|location)\b|"
     r"compilation terminated|\bld returned \d+ exit status|linker command failed with exit code|ninja: build stopped|"
     r"^FAILED: \S|^FAILURE: Build failed|^Execution failed for task|^> A failure occurred while executing|"
-    r"^(?:warning: )?BUILD FAIL(?:ED|URE)\b|"
+    r"^(?:warning: )?BUILD FAIL(?:ED|URE)\b|^\[error\] (?:Total time:|stack trace is suppressed)|"
     r"^>?\s*(?:Go to the documentation|Run with --|Get more help|See the log|For more (?:details|information))\b|"
     r"\b\d+ errors? and \d+ warnings?\b|\(\d+ errors?, \d+ warnings?\)|"
     r"(?-i:(?:\b[A-Z]+=\d+\b\W*){3})",
@@ -249,6 +249,12 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
                         line = f"{line} {lines[k + 1]}"
                     return line[:300]
     return None
+
+
+def error_like(line: str) -> bool:
+    """Whether a line reads as an error (one of ``_ERROR_LINE``'s words, read behind its gates, or an E-code)."""
+    line = _bounded(line)
+    return _errorish(line) and bool(_ERROR_LINE.search(line))
 
 
 def raised(line: str) -> bool:

@@ -26,7 +26,7 @@ GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
 VERIFIER = re.compile(
     r"\b(?:test|tests|unittest|pytest|py\.test|jest|vitest|mocha|karma|tox|nox|build|compile|tsc|mypy|pyright|\w*lint|"
     r"ruff|flake8|check|typecheck|type-check|clippy|vet|mvn|gradle|gradlew|make|cargo|javac|gcc|g\+\+|clang|clang\+\+|"
-    r"ctest|phpunit|rspec|rubocop|shellcheck|webpack|ninja|msbuild)(?!\w)",
+    r"ctest|phpunit|rspec|rubocop|shellcheck|webpack|ninja|msbuild|sbt)(?!\w)",
     re.I,
 )
 """Command words of runs that judge the work: their pass or fail is an outcome, not just an output."""

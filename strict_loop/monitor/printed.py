@@ -289,7 +289,8 @@ def log_lines(output: str, loose: bool = False) -> list[str]:
     """The lines of a log tail (in the last 4,000 characters) as digests without their noise (times, durations, a
     process's id in brackets, a pod's suffix): those after the restart's own report, where one came first (or all but
     its report lines). What two tails after two restarts are compared by, so that only a line the restarted thing
-    printed anew (a debug line added, a step it got further to, another status code) counts as something that moved.
+    printed anew (a debug line added, a step it got further to, another status code) counts as something that moved;
+    a setting it echoes before its first error line (``"host":"db.svc"``, ``sslmode=require``) is known by its key.
     ``loose`` folds numbers too, for a tail whose error is known by its class (``logged_error``): a retry counter
     moving around the same refused connection (``attempt 19/30``) is no news."""
     lines = output[-4000:].splitlines()
@@ -299,11 +300,25 @@ def log_lines(output: str, loose: bool = False) -> list[str]:
     kept = [line for line in kept if not _VOLATILE_HEADER.match(line)]
     if loose:  # a line with no word in it (`...`, `}`, `^`) says nothing new
         kept = [line for line in kept if _WORD.search(line)]
+    first = next((k for k, line in enumerate(kept) if fp.error_like(line)), len(kept))
+    kept = [_SETTING.sub(_unvalued, line) for line in kept[:first]] + kept[first:]
     digests = fp.loose_with_lines if loose else fp.strict_with_lines
     return digests(_KEYED_ID.sub("<id>", _ULID.sub("<ulid>", "\n".join(kept))), cap=80)[1]
 
 
 _WORD = re.compile(r"\w")
+_SETTING = re.compile(
+    r"(\"(?!(?:msg|message|err|error|event|text|reason|level|status)\")[\w.-]{1,40}\":\s?)\"[^\"\n]{0,200}\"|"
+    r"(\b(?!(?:msg|message|err|error|event|text|reason|level|status)=)[\w.-]{1,40}=)(?:\"[^\"\n]{0,200}\"|[^\s\"]{1,200})"
+)
+"""A setting's value in a line a program logs before its error (``"host":"db.svc"``, ``host=db.svc``): the restarted
+thing echoing what the agent changed (a host, a user, an SSL mode) is not news; its messages and levels stay."""
+
+
+def _unvalued(m: re.Match[str]) -> str:
+    return f"{m.group(1) or m.group(2)}<v>"
+
+
 _VOLATILE_HEADER = re.compile(
     r"(?i:etag|set-cookie|age|expires|last-modified|server-timing|cf-ray|x-amzn-trace-id|x-amz-cf-id|x-runtime|"
     r"x-response-time|report-to|nel):\s"
