@@ -22,7 +22,9 @@ looked at, then Q. S was written last and measured at the round's start and end,
 the next round looked at it. T, U and V (that next round: a person-heavy set, Codex's shell edits and operations,
 long sessions in the export forms) were measured untouched at the round's start and again before each was looked at;
 W (a developer's own long Claude Code sessions) and Y (front-end work a person watches) were written during that
-round and measured on its start's code and before they were read (W after every change of the round).
+round and measured on its start's code and before they were read (W after every change of the round). Z and AA
+were written during the next round and measured on its start's code and on the code of the moment they arrived, before
+they were read; then Z-01 shaped a rule (a test runner's count line, a loop's exit code).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -66,6 +68,8 @@ SETS = {
     "V": "long sessions in Claude Code and the export forms, a stuck stretch amid useful work (guards, bad folders)",
     "W": "a developer's own long Claude Code sessions in a big repository, the person terse, many kinds of tools",
     "Y": "front-end work a person watches in the browser, in Cursor, Cline, Gemini CLI and Codex, several languages",
+    "Z": "less common toolchains (Elixir, Swift, Haskell, Laravel, .NET, Terraform, Ansible, Helm), mostly alone",
+    "AA": "a person in the loop in Claude Code, Gemini CLI, Codex and Cline, a third of them in other languages",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -170,6 +170,7 @@ _WRAPPER = re.compile(
     r"^FAILED: \S|^FAILURE: Build failed|^Execution failed for task|^> A failure occurred while executing|"
     r"^(?:warning: )?BUILD FAIL(?:ED|URE)\b|^\[error\] (?:Total time:|stack trace is suppressed)|"
     r"^>?\s*(?:Go to the documentation|Run with --|Get more help|See the log|For more (?:details|information))\b|"
+    r"^\d+ (?:tests?|examples?|specs?|properties|doctests?), \d+ (?:failures?|errors?)\b|"
     r"\b\d+ errors? and \d+ warnings?\b|\(\d+ errors?, \d+ warnings?\)|"
     r"(?-i:(?:\b[A-Z]+=\d+\b\W*){3})",
     re.I,

@@ -37,8 +37,13 @@ def failed(turn: Turn, kind: Kind, command: str) -> bool:
 
 
 def _piped(command: str) -> bool:
-    """Whether the command's exit code is its last pipe's, not the program's whose output it shows (no pipefail)."""
-    return "|" in command and "pipefail" not in command and len(shellwork.last_pipeline(command)) > 1
+    """Whether the exit code is the last pipe's (no pipefail), not the output's program's; a loop's, its body's."""
+    if "|" not in command or "pipefail" in command:
+        return False
+    pipeline = [part.strip() for part in shellwork.last_pipeline(command)]
+    if pipeline == ["done"]:
+        pipeline = shellwork.last_pipeline(command[: command.rfind("done")].rstrip().rstrip(";"))
+    return len(pipeline) > 1
 
 
 _TOOL_ERROR = re.compile(r"\s*(?:Error executing tool\b|MCP error -?\d+|Error: )")
