@@ -24,7 +24,7 @@ long sessions in the export forms) were measured untouched at the round's start 
 W (a developer's own long Claude Code sessions) and Y (front-end work a person watches) were written during that
 round and measured on its start's code and before they were read (W after every change of the round). Z and AA
 were written during the next round and measured on its start's code and on the code of the moment they arrived, before
-they were read; then Z-01 shaped a rule (a test runner's count line, a loop's exit code).
+they were read; then Z-01 and Z-05 shaped rules (a test runner's count line, a loop's exit code, "Unable to ...").
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing

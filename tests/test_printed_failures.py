@@ -8,6 +8,12 @@ import pytest
 from strict_loop.monitor import printed
 
 FAILING = {
+    "dotnet ef migrations add AddDueDate --project Billing.Infrastructure": (  # its last line: what it could not do
+        "Build started...\nBuild succeeded.\nAn error occurred while accessing the Microsoft.Extensions.Hosting "
+        "services. Continuing without the application service provider. Error: Value cannot be null. (Parameter "
+        "'connectionString')\nUnable to create an object of type 'BillingDbContext'. For the different patterns "
+        "supported at design time, see https://go.microsoft.com/fwlink/?linkid=851728"
+    ),
     "sbt -batch update": (  # Scala's build tool: its error level on every line of the failure, its summary last
         "[info] Updating ledger_3\n[info] Resolved ledger_3 dependencies\n"
         "[error] stack trace is suppressed; run last update for the full output\n"

@@ -228,7 +228,7 @@ _LAST_ERROR = re.compile(
     r"(?:Unhandled exception\.?|Uncaught(?: exception)?|Exception in thread \"[^\"]*\"|(?:PHP )?Fatal error: Uncaught)"
     r"\s+(?:[\w.$]+\.)?[A-Z]\w*(?:Error|Exception)\b|"
     r"thread '[^']*' panicked at |[\w.\-]+: \(\d+\) |\+ FullyQualifiedErrorId : |exit status [1-9]|error [A-Z]|"
-    r"(?:[A-Z]\w*::)+[A-Z]\w*: |"
+    r"(?:[A-Z]\w*::)+[A-Z]\w*: |(?:Unable to|Could not|Couldn't|Cannot|Failed to) [a-z]\w* |"
     r"(?!(?i:[^\n]*\b(?:none|nothing|no|never|not)\b))(?:[A-Za-z-]+ ){1,3}(?i:failed)(?:[;.!,]|$)"
 )
 """How a failing command's last line starts, in the words tools and shells print: ``error: ...``, ``ls: x: No such
