@@ -363,6 +363,9 @@ def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(co
     assert printed.reads_failed(command, output) is failed
 
 
+_LOOP = "for i in 1 2 3; do mix test --max-cases 1 2>&1 | grep -E '^[0-9]+ tests'; done"
+
+
 @pytest.mark.parametrize(
     ("command", "output", "failed"),
     [
@@ -375,6 +378,8 @@ def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(co
         ("pytest -q 2>&1 | tail -3", "12 passed in 0.40s", False),
         ("set -o pipefail; pytest -q | tail -3", "2 failed, 10 passed in 0.40s", False),  # the 0 is the run's own
         ("pytest -q", "2 failed, 10 passed in 0.40s", False),  # its own 0, whatever it printed
+        (_LOOP, "63 tests, 1 failure\n63 tests, 0 failures\n63 tests, 2 failures", True),  # the body's last pipe's 0
+        (_LOOP, "63 tests, 0 failures", False),
     ],
 )
 def test_a_zero_exit_code_of_a_pipe_is_its_last_commands_so_the_run_is_read(command, output, failed):

@@ -912,6 +912,17 @@ def test_a_run_that_tallies_its_failures_at_its_end_is_read_by_that_tally(comman
     assert printed.reads_failed(command, output) is fails
 
 
+_EXUNIT = (
+    "  1) test dashboard renders totals (TallyWeb.DashboardControllerTest)\n"
+    "     test/tally_web/controllers/dashboard_controller_test.exs:12\n"
+    "     ** (exit) exited in: GenServer.call(Tally.StatsCache, :totals, 5000)\n"
+    "         ** (EXIT) an exception was raised:\n"
+    "             ** (DBConnection.OwnershipError) cannot find ownership process for #PID<0.418.0>.\n"
+    '     code: conn = get(conn, ~p"/dashboard")\n\n'
+    "Finished in 2.9 seconds (1.4s async, 1.5s sync)\n63 tests, 1 failure\n\nRandomized with seed 481023"
+)
+
+
 @pytest.mark.parametrize(
     ("output", "cause"),
     [
@@ -939,8 +950,9 @@ def test_a_run_that_tallies_its_failures_at_its_end_is_read_by_that_tally(comman
             "OpenSSL include directory does not exist: /usr/include/openssl",
         ),
         (FAILING["sbt -batch update"], "conf-generic_3-0.17.6.pom"),
+        (_EXUNIT, "cannot find ownership process for #PID<0.418.0>."),  # its `63 tests, 1 failure` only counts
     ],
-    ids=["dbt", "kotlinc", "gradle-advice", "cargo-panic", "sbt"],
+    ids=["dbt", "kotlinc", "gradle-advice", "cargo-panic", "sbt", "exunit"],
 )
 def test_a_failure_is_known_by_its_cause_not_by_a_tally_advice_or_the_build_wrapping_it(output, cause):
     from strict_loop.monitor import fingerprint as fp
@@ -989,29 +1001,3 @@ def test_dbt_tests_failing_are_the_same_failure_only_while_the_same_test_fails()
     moved = [_edit(0), _dbt_test("unique_int_subs_id", 412), _edit(1), _dbt_test("unique_int_subs_id", 12)]
     moved += [_edit(2), _dbt_test("relationships_fct_mrr_id", 3)]
     assert play(moved)[0].fired_at is None
-
-
-_EXUNIT = (
-    "  1) test dashboard renders totals (TallyWeb.DashboardControllerTest)\n"
-    "     test/tally_web/controllers/dashboard_controller_test.exs:12\n"
-    "     ** (exit) exited in: GenServer.call(Tally.StatsCache, :totals, 5000)\n"
-    "         ** (EXIT) an exception was raised:\n"
-    "             ** (DBConnection.OwnershipError) cannot find ownership process for #PID<0.418.0>.\n"
-    '     code: conn = get(conn, ~p"/dashboard")\n\n'
-    "Finished in 2.9 seconds (1.4s async, 1.5s sync)\n63 tests, 1 failure\n\nRandomized with seed 481023"
-)
-
-
-def test_a_test_runners_count_line_is_no_cause_and_a_loops_exit_code_is_its_last_pipes():
-    """ExUnit's ``63 tests, 1 failure`` (RSpec's ``63 examples, 1 failure``) only counts: the exception says what
-    failed. A loop over a piped check exits with its last ``grep``'s 0, so what it printed says how it went."""
-    from strict_loop.model.turns import Turn
-    from strict_loop.monitor import fingerprint as fp
-
-    assert (fp.error_line(_EXUNIT) or "").endswith("cannot find ownership process for #PID<0.418.0>.")
-    loop = "for i in 1 2 3; do mix test --max-cases 1 2>&1 | grep -E '^[0-9]+ tests'; done"
-    counts = Turn(
-        tool="Bash", args={"command": loop}, output="63 tests, 1 failure\n63 tests, 0 failures\n63 tests, 2 failures"
-    )
-    assert printed.failed(counts.model_copy(update={"exit_code": 0}), "run", loop)
-    assert not printed.failed(counts.model_copy(update={"exit_code": 0, "output": "63 tests, 0 failures"}), "run", loop)

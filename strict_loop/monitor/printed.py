@@ -306,22 +306,19 @@ def log_lines(output: str, loose: bool = False) -> list[str]:
     if loose:  # a line with no word in it (`...`, `}`, `^`) says nothing new
         kept = [line for line in kept if _WORD.search(line)]
     first = next((k for k, line in enumerate(kept) if fp.error_like(line)), len(kept))
-    kept = [_SETTING.sub(_unvalued, line) for line in kept[:first]] + kept[first:]
+    kept = [_SETTING.sub(lambda m: f"{m[1] or m[2]}<v>", line) for line in kept[:first]] + kept[first:]
     digests = fp.loose_with_lines if loose else fp.strict_with_lines
     return digests(_KEYED_ID.sub("<id>", _ULID.sub("<ulid>", "\n".join(kept))), cap=80)[1]
 
 
 _WORD = re.compile(r"\w")
+_NEWS_KEYS = "(?:msg|message|err|error|event|text|reason|level|status)"
 _SETTING = re.compile(
-    r"(\"(?!(?:msg|message|err|error|event|text|reason|level|status)\")[\w.-]{1,40}\":\s?)\"[^\"\n]{0,200}\"|"
-    r"(\b(?!(?:msg|message|err|error|event|text|reason|level|status)=)[\w.-]{1,40}=)(?:\"[^\"\n]{0,200}\"|[^\s\"]{1,200})"
+    rf"(\"(?!{_NEWS_KEYS}\")[\w.-]{{1,40}}\":\s?)\"[^\"\n]{{0,200}}\"|"
+    rf"(\b(?!{_NEWS_KEYS}=)[\w.-]{{1,40}}=)(?:\"[^\"\n]{{0,200}}\"|[^\s\"]{{1,200}})"
 )
 """A setting's value in a line a program logs before its error (``"host":"db.svc"``, ``host=db.svc``): the restarted
 thing echoing what the agent changed (a host, a user, an SSL mode) is not news; its messages and levels stay."""
-
-
-def _unvalued(m: re.Match[str]) -> str:
-    return f"{m.group(1) or m.group(2)}<v>"
 
 
 _VOLATILE_HEADER = re.compile(
