@@ -77,6 +77,16 @@ REPORTS = [
     "\uc5ec\uc804\ud788 \uc548 \ub3fc\uc694",
     "\u0646\u0641\u0633 \u0627\u0644\u062e\u0637\u0623",
     "abhi bhi same error aa raha hai",
+    # Japanese and Hindi in Latin script, as people write them after a fix: "rebuilt it but it's the same", "the 500
+    # did not change", "still the same error", "didn't work", "still 401"
+    "docker compose up --build \u3057\u76f4\u3057\u307e\u3057\u305f\u304c\u540c\u3058\u3067\u3059\u3002",
+    "panic \u306f\u306a\u304f\u306a\u308a\u307e\u3057\u305f\u304c\u3001500 \u306f\u5909\u308f\u3089\u306a\u3044"
+    "\u3067\u3059\u3002",
+    "\u307e\u3060\u540c\u3058\u30a8\u30e9\u30fc\u3067\u3059\u3002",
+    "\u3055\u3063\u304d\u3068\u5168\u304f\u540c\u3058\u3067\u3059\u3002",
+    "nahi hua. maine network tab dekha",
+    "abhi bhi 401 aa raha hai bhai",
+    "kuch fark nahi pada",
     "to samo",
     "you said 'fixed' but the modal still opens and closes instantly",
     "Hmm, I restarted everything and the websocket still disconnects after exactly 60s",
@@ -133,6 +143,12 @@ CIRCLING = [
     "still flashes. that's 5 times now",
     "ok stop. that's three times now you've tried to wipe that table in different ways. why",
     "tamb\u00e9m n\u00e3o quero migration nova. estamos andando em c\u00edrculos.",  # pt
+    "\u3053\u308c\u3067\uff14\u56de\u76ee\u3067\u3059\u3002\u3050\u308b\u3050\u308b\u56de\u3063\u3066"
+    "\u307e\u305b\u3093\u304b\uff1f",  # ja: the 4th time now; going round and round?
+    "\u3053\u308c\u3067\u4e09\u56de\u76ee",  # ja: this makes three
+    "\u8fd9\u662f\u7b2c\u4e09\u6b21\u4e86\uff0c\u8fd8\u662f\u767d\u5c4f",  # zh: the third time, still blank
+    "\uc774\ubc88\uc774 \ub124 \ubc88\uc9f8\uc608\uc694",  # ko: this is the fourth time
+    "hum circle me ghoom rahe hai yaar. maine teen baar bola client/src/api.js",  # hi: going in circles, said 3 times
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -193,6 +209,12 @@ NOT_REPORTS = [
     "that's 3 times faster than before, nice",
     "Stil und Farben wie im Header bitte",  # German: style, not a slip of "still"
     "de novo, por favor, com o m\u00f3dulo de pagamentos",  # pt: again please, for the payments module (a request)
+    # ja: do the footer the same way; the colour is the header's; keep the layout as it is; the 4th retry worked
+    "\u30d5\u30c3\u30bf\u30fc\u3082\u540c\u3058\u3088\u3046\u306b\u3057\u3066\u304f\u3060\u3055\u3044",
+    "\u8272\u306f\u30d8\u30c3\u30c0\u30fc\u3068\u540c\u3058\u3067\u3059\u3002",
+    "\u30ec\u30a4\u30a2\u30a6\u30c8\u306f\u5909\u308f\u3089\u306a\u3044\u3088\u3046\u306b\u3057\u3066",
+    "4\u56de\u76ee\u306e\u30ea\u30c8\u30e9\u30a4\u3067\u6210\u529f\u3057\u307e\u3057\u305f",
+    "abhi bhi ek button chahiye profile page pe",  # hi: still need a button on the profile page (a request)
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]

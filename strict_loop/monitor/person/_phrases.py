@@ -47,9 +47,24 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?:\u8fd8\u662f|\u4ecd\u7136|\u4f9d\u7136)(?:\u4e0d\u884c|\u62a5\u9519|\u5931\u8d25|\u4e00\u6837|"
         r"\u6ca1\u6709?(?:\u7528|\u53cd\u5e94|\u53d8\u5316))|(?:\u540c\u6837|"
         r"\u4e00\u6837)\u7684(?:\u9519\u8bef|\u95ee\u9898)"),
-    ("ja", ("\u307e\u3060", "\u540c\u3058"),
-        r"\u307e\u3060(?:\u52d5\u304b\u306a\u3044|\u30a8\u30e9\u30fc|"
-        r"\u76f4\u3063\u3066(?:\u3044)?\u306a\u3044)|\u540c\u3058\u30a8\u30e9\u30fc"),
+    ("ja", ("\u307e\u3060", "\u540c\u3058", "\u5909\u308f", "\u5909\u5316", "\u76f4\u3089", "\u76f4\u308a",
+            "\u76f4\u3063", "\u52b9\u679c", "\u76f8\u5909\u308f\u3089\u305a"),
+        # まだ動かない/エラー/直ってない/同じ/変わらない, 同じエラー/結果, さっきと同じ, ...が同じです, 変わらないです,
+        # 直りません, 効果なし, 相変わらず
+        r"\u307e\u3060(?:\u52d5\u304b\u306a\u3044|\u52d5\u304d\u307e\u305b\u3093|\u30a8\u30e9\u30fc|"
+        r"\u76f4\u3063\u3066(?:\u3044)?(?:\u306a\u3044|\u307e\u305b\u3093)|\u540c\u3058|\u5909\u308f\u3089|"
+        r"\u30c0\u30e1|\u3060\u3081|\u5931\u6557)|"
+        r"\u540c\u3058(?:\u30a8\u30e9\u30fc|\u7d50\u679c|\u554f\u984c|\u75c7\u72b6|\u753b\u9762|\u72b6\u614b|"
+        r"\u30ed\u30b0)|(?:\u3055\u3063\u304d|\u524d|\u5148\u307b\u3069|\u524d\u56de|\u6700\u521d)\u3068"
+        r"(?:\u5168\u304f|\u307e\u3063\u305f\u304f)?\u540c\u3058|"
+        r"(?<!\u3068)(?:\u5168\u304f|\u307e\u3063\u305f\u304f)?\u540c\u3058(?:\u3067\u3059|\u3067\u3057\u305f|"
+        r"\u3060)(?:\u306d|\u3088)?(?=[\u3002\uff01!\u3001\s]|$)|"
+        r"(?:\u5909\u308f\u3089(?:\u306a\u3044|\u306a\u304b\u3063\u305f)|\u5909\u308f\u308a\u307e\u305b\u3093|"
+        r"\u76f4\u3089(?:\u306a\u3044|\u306a\u304b\u3063\u305f)|\u76f4\u308a\u307e\u305b\u3093|"
+        r"\u76f4\u3063\u3066(?:\u3044)?\u306a\u3044)(?:\u3067\u3059|\u3067\u3057\u305f)?(?:\u306d|\u3088)?"
+        r"(?=[\u3002\uff01!\u3001\s]|$)|\u5909\u5316(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
+        r"\u52b9\u679c(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
+        r"\u76f8\u5909\u308f\u3089\u305a"),
     ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic"),
         r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
         r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
@@ -82,8 +97,12 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("ar", ("\u0646\u0641\u0633", "\u0632\u0627\u0644"),
         r"\u0646\u0641\u0633 (?:\u0627\u0644\u062e\u0637\u0623|\u0627\u0644\u0645\u0634\u0643\u0644\u0629)|"
         r"\u0644\u0627 \u064a\u0632\u0627\u0644|\u0645\u0627 ?\u0632\u0627\u0644"),
-    ("hi (Latin script)", ("bhi", "phir se", "wahi"),
-        r"\b(?:abhi|ab) bhi (?:same|wahi|error|nahi)\b|\bphir se (?:wahi|same|error)\b|\bwahi error\b"),
+    ("hi (Latin script)", ("bhi", "phir se", "wahi", "nahi", "nhi", "fark", "farak"),
+        r"\b(?:abhi|ab) bhi (?:same|wahi|wohi|vahi|error|nahi|nhi|fail|crash|khali|blank|[1-5]\d\d)\b|"
+        r"\bphir se (?:wahi|wohi|vahi|same|error|fail|crash|[1-5]\d\d)\b|\bwahi error\b|"
+        r"^\W*(?:(?:bhai|yaar|arre|nahi|nhi)\W+)?(?:nahi|nhi) (?:hua|hue|chala|bana)\b|"
+        r"\b(?:kaam|fix|theek) (?:nahi|nhi) (?:hua|kiya|kar raha|kar rahi|ho raha|ho rahi)\b|"
+        r"\b(?:kuch|koi) (?:fark|farak|change) (?:nahi|nhi)\b"),
 )
 # fmt: on
 """The person saying it still fails, in the languages people most often write to an agent in besides English: a row
@@ -145,7 +164,18 @@ CIRCLES = fp.Later(
     r"j[a\u00e1] vimos isso (?:\d+|duas|tr[e\u00ea]s|quatro|cinco|v[a\u00e1]rias|muitas) vezes)\b|"
     r"\byou(?:'ve| have)? (?:now |already |just )?(?!(?:can|could|should|must|need|needs|may|might|will|would|have|"
     r"got|want)\b)\w+(?: \S+){0,7}? (?:twice|(?:three|four|five|six|\d+|several|many) times)(?: now| already)?\b|"
-    r"\bv kruhu\b|\bmuter-muter\b|\bberputar-putar\b|\u043f\u043e \u043a\u0440\u0443\u0433\u0443",
+    r"\bv kruhu\b|\bmuter-muter\b|\bberputar-putar\b|\u043f\u043e \u043a\u0440\u0443\u0433\u0443|"
+    # ja: ぐるぐる, 堂々巡り, 振り出しに戻る, これで4回目, 4回目です; ko: 이번이 네 번째; zh: 第四次了, 这是第三次
+    r"\u3050\u308b\u3050\u308b|\u5802\u3005\u5de1\u308a|\u632f\u308a\u51fa\u3057\u306b\u623b|"
+    r"(?:\u3053\u308c\u3067|\u3082\u3046|\u3059\u3067\u306b|\u65e2\u306b)\s*[2-9\uff12-\uff19\u4e8c\u4e09\u56db\u4e94"
+    r"\u516d\u4e03\u516b\u4e5d]\s*\u56de\u76ee|[2-9\uff12-\uff19\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d]"
+    r"\s*\u56de\u76ee(?:\u3067\u3059|\u3060\u3088|\u3067\u3059\u3088)|"
+    r"(?:\uc774\ubc88\uc774|\ubc8c\uc368|\uc774\uac8c)\s*(?:[2-9]|\ub450|\uc138|\ub124|\ub2e4\uc12f)\s*\ubc88\uc9f8|"
+    r"\u7b2c[\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d2-9]\u6b21\u4e86|(?:\u8fd9\u662f|\u5df2\u7ecf\u662f?)"
+    r"\u7b2c[\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d2-9]\u6b21|"
+    # hi (Latin script): circle me ghoom rahe, gol gol ghoom, teen baar bola, kitni baar bolun
+    r"\bcircles? (?:me|mein|mai) ghoom|\bgol gol ghoom|\b(?:do|teen|char|chaar|paanch|[2-9]) baar (?:bola|bol chuka|"
+    r"kaha|bataya|samjhaya)|\bkitni baar (?:bol|kah|bata|samjha)",
     re.I,
 )
 """The person saying the agent spirals: as telling as two repeats."""
@@ -171,5 +201,7 @@ CIRCLES_GATES = (
     + ("seen", "visto", "vimos")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
+    + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
+    + ("\u7b2c", "ghoom", "baar")
 )
 """Lowercase literals one of which ``CIRCLES`` cannot match without."""
