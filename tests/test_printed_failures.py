@@ -8,6 +8,16 @@ import pytest
 from strict_loop.monitor import printed
 
 FAILING = {
+    "set -o pipefail; xcodebuild test -scheme Shop -destination 'id=3B7A1C52' 2>&1 | tail -n 9": (  # its banner last
+        "Test session results, code coverage, and logs:\n"
+        "\t/Users/dana/Library/Developer/Xcode/DerivedData/Shop-gqbvxkzjhwlr/Logs/Test/Test-Shop.xcresult\n\n"
+        "Testing failed:\n\tShopUITests-Runner (48290) encountered an error (The test runner failed to initialize for "
+        "UI testing. (Underlying Error: Timed out while enabling automation mode.))\n\n** TEST FAILED **\n"
+    ),
+    "xcodebuild -scheme Shop -configuration Release archive | tail -3": (
+        "The following build commands failed:\n\tCompileSwift normal arm64 (in target 'Shop' from project 'Shop')\n"
+        "(1 failure)\n** ARCHIVE FAILED **"
+    ),
     "dotnet ef migrations add AddDueDate --project Billing.Infrastructure": (  # its last line: what it could not do
         "Build started...\nBuild succeeded.\nAn error occurred while accessing the Microsoft.Extensions.Hosting "
         "services. Continuing without the application service provider. Error: Value cannot be null. (Parameter "
@@ -484,6 +494,10 @@ FAILING = {
     ),
 }
 PASSING = {
+    "xcodebuild test -scheme Shop -destination 'platform=iOS Simulator,name=iPhone 15' | tail -4": (
+        "Test Suite 'All tests' passed at 2024-03-12 03:41:05.590.\n"
+        "\t Executed 14 tests, with 0 failures (0 unexpected) in 21.402 (21.417) seconds\n\n** TEST SUCCEEDED **"
+    ),
     "cmake --build build -j8": (
         "[ 50%] Building CXX object src/CMakeFiles/dsp.dir/ring_buffer.cpp.o\n"
         "[ 75%] Linking CXX static library libdsp.a\n[100%] Built target dsp"

@@ -73,6 +73,7 @@ _FAILED_OUTPUT = re.compile(
     r"^(?:(?:warning|error): )?(?:[x\u00d7\u2717\u2718][ \t]+)?(?:[Bb]uild|BUILD|[Cc]ompilation|Test [Rr]un|Tests?) "
     r"(?:FAILED|[Ff]ailed)\b|^[ \t]*thread '[^'\n]{0,200}' panicked at |"
     r"^Failed(?:!|\b to compile)|^(?:FAILURES|ERRORS)!|^[Ee]rror (?:during|while|in)\b|"
+    r"^\*\* (?:[A-Z]+ )+FAILED \*\*|^Testing failed:|"  # xcodebuild's banner, and its list of what failed
     # a formatter's check that would change files
     r"\b[1-9]\d* files? would be (?:reformatted|changed|fixed)\b|^[Ww]ould reformat\b|Code style issues found",
     re.M,
@@ -82,7 +83,7 @@ _ALL_PASSED = re.compile(
     r"^=*[ \t]*(?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+(?: in [\d.]+s\b.*?)?[ \t]*=*$|"
     r"^OK(?: \([^)]*\))?$|^ok[ \t]+\S+[ \t]+(?:[\d.]+s|\(cached\))|^\d+ passing \(\d+m?s\)$|"
     r"^\d+ (?:examples|tests|runs)(?:, \d+ assertions)?, 0 failures\b(?!.*\b[1-9]\d* errors)|"
-    r"BUILD SUCCESS(?:FUL)?\b|^Build succeeded\.?$|^test result: ok\.",
+    r"BUILD SUCCESS(?:FUL)?\b|^Build succeeded\.?$|^test result: ok\.|^\*\* (?:[A-Z]+ )+SUCCEEDED \*\*",
 )
 """A final summary that says every check passed: an error-looking line above it was a log line of a passing run."""
 
