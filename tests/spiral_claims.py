@@ -179,7 +179,7 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
     if m := re.search(r"(\S+ \S+) was missing (\d+) times through (\d+) different action", evidence):
         name = m.group(1).split(" ", 1)[-1].rsplit("/", 1)[-1]
         assert not any(c in name for c in "*?["), evidence  # a glob that matched nothing is named by its folder
-        assert int(m.group(3)) == len(involved) and int(m.group(3)) == len({f.asig for f in involved})
+        assert int(m.group(2)) == len(involved) and int(m.group(3)) == len({f.asig for f in involved})
         assert all(name in turns[f.i].get("output", "") for f in involved)
         checked.append("missing again")
     return checked

@@ -149,6 +149,8 @@ CIRCLING = [
     "\u8fd9\u662f\u7b2c\u4e09\u6b21\u4e86\uff0c\u8fd8\u662f\u767d\u5c4f",  # zh: the third time, still blank
     "\uc774\ubc88\uc774 \ub124 \ubc88\uc9f8\uc608\uc694",  # ko: this is the fourth time
     "hum circle me ghoom rahe hai yaar. maine teen baar bola client/src/api.js",  # hi: going in circles, said 3 times
+    "hello?? you've been reading the same 3 files for like 10 minutes. what is the actual problem",
+    "you keep running the same test and expecting something else",
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -215,6 +217,7 @@ NOT_REPORTS = [
     "\u30ec\u30a4\u30a2\u30a6\u30c8\u306f\u5909\u308f\u3089\u306a\u3044\u3088\u3046\u306b\u3057\u3066",
     "4\u56de\u76ee\u306e\u30ea\u30c8\u30e9\u30a4\u3067\u6210\u529f\u3057\u307e\u3057\u305f",
     "abhi bhi ek button chahiye profile page pe",  # hi: still need a button on the profile page (a request)
+    "you've been using the same font as the header, good",
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]
@@ -296,6 +299,21 @@ def test_editing_where_the_person_said_not_to_twice_fires_and_names_the_edits():
 
 def _said(text: str) -> dict:
     return {"tool": "user_prompt", "actor": "person", "output": text}
+
+
+def test_a_ban_on_one_script_or_target_bans_that_one_and_not_its_runners_others():
+    """ "do NOT run `npm run build`": ``npm run typecheck`` and ``npm test`` obey it, the build with other flags breaks
+    it; likewise ``make deploy`` against ``make test`` and ``manage.py flush`` against ``manage.py test``."""
+    said = "IMPORTANT: do NOT run `npm run build`, it wipes dist/. use `npm run typecheck` and `npm test` only."
+    turns = [_said(said), edit("/repo/src/popup.ts", 0), bash("npm run typecheck"), bash("npm test")]
+    turns += [edit("/repo/src/badge.ts", 1), bash("npm run typecheck"), bash("npm run build -- --mode development")]
+    assert [f.defied for f in window_of(turns)][1:] == [None] * 5 + ["npm run +build"]
+    for ban, obeys, breaks in [
+        ("don't run `make deploy`", "make test", "make deploy ENV=prod"),
+        ("never run `python manage.py flush`", "python manage.py test", "python manage.py flush --noinput"),
+    ]:
+        window = window_of([_said(ban), bash(obeys), bash(breaks)])
+        assert [f.defied for f in window][1:] == [None, verdicts.forbidden(ban)[0]]
 
 
 def test_the_person_objecting_to_a_breach_is_that_breach_and_breaking_the_ban_again_fires():

@@ -434,3 +434,56 @@ def test_restarts_with_a_setting_changed_before_each_and_the_same_refusal_after_
     verdict, steps = play(turns)
     assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
     assert "restarts" in check_claims(verdict, turns)
+
+
+def _helm_release(revision: int) -> str:
+    return (
+        'Release "orders" has been upgraded. Happy Helming!\nNAME: orders\nLAST DEPLOYED: Thu Apr 18 13:2'
+        f"{revision}:15 2024\nNAMESPACE: staging\nSTATUS: deployed\nREVISION: {revision}\nTEST SUITE: None"
+    )
+
+
+def _fatal(k: int, prefix: str = "") -> str:
+    return "\n".join(
+        [
+            f'{prefix}{{"level":"info","ts":"2024-04-18T13:2{k}:33.512Z","msg":"starting orders","commit":"a9{k}"}}',
+            f'{prefix}{{"level":"fatal","ts":"2024-04-18T13:2{k}:33.514Z","msg":"config: required env DATABASE_URL is '
+            'empty","caller":"config/load.go:48"}',
+        ]
+    )
+
+
+def test_the_same_fatal_read_from_other_pods_with_and_without_their_prefix_after_each_helm_upgrade_is_a_loop():
+    """Helm's release block is the upgrade's own report, and ``kubectl logs --prefix``'s ``[pod/x/c]`` says where a
+    line came from: the same fatal line after each upgrade, read three ways, is a restart loop."""
+    upgrade = "helm upgrade orders ./chart -n staging -f values-staging.yaml"
+    turns: list[dict] = []
+    reads = [
+        (
+            "kubectl -n staging logs deploy/orders --tail=2",
+            lambda k: f"Found 2 pods, using pod/orders-7b4c-m2j5p\n{_fatal(k)}",
+        ),
+        (
+            "kubectl -n staging logs -l app=orders --tail=2 --prefix",
+            lambda k: _fatal(k, "[pod/orders-5f7d-qq8zr/orders] "),
+        ),
+    ]
+    for k, (read, shown) in enumerate(reads):
+        turns.append(
+            {"tool": "Edit", "args": {"file_path": "chart/values.yaml", "old_string": f"a{k}", "new_string": "b"}}
+        )
+        turns.append({"tool": "Bash", "args": {"command": upgrade}, "output": _helm_release(14 + k), "exit_code": 0})
+        turns.append({"tool": "Bash", "args": {"command": read}, "output": shown(k), "exit_code": 0})
+    turns.append(
+        {"tool": "Edit", "args": {"file_path": "chart/values.yaml", "old_string": "tag: 2.7.1", "new_string": "x"}}
+    )
+    both = f"{upgrade} && sleep 30 && kubectl -n staging logs deploy/orders --tail=2"
+    turns.append(
+        {"tool": "Bash", "args": {"command": both}, "output": f"{_helm_release(17)}\n{_fatal(7)}", "exit_code": 0}
+    )
+    verdict, steps = play(turns)
+    assert verdict.fired_at == len(turns) - 1 and steps[-1][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+    assert [fp.strict(line) for line in _fatal(1, "[pod/orders-5f7d-qq8zr/orders] ").splitlines()] == [
+        fp.strict(line) for line in _fatal(1).splitlines()
+    ]

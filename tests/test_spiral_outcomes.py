@@ -512,6 +512,27 @@ def test_zsh_s_errors_from_the_wrong_folder_are_one_folder_missing_again_whateve
     assert play([turns[2]] * 2 + [turns[0], turns[2], turns[3]])[0].fired_at is None  # twice is not again and again
 
 
+def test_a_header_with_digits_in_its_name_missing_through_cleans_and_reinstalls_is_missing_again():
+    """A compiler's ``fatal error: Adafruit_BME280.h: No such file or directory`` after a package install and a clean
+    rebuild: its fingerprint folds the digits, its name keeps them, and it is the same file missing each time."""
+    build = "cd fw && pio run -e esp32dev 2>&1"
+    missing = (
+        "Compiling .pio/build/esp32dev/src/sensors.cpp.o\nsrc/sensors.cpp:3:10: fatal error: Adafruit_BME280.h: No "
+        "such file or directory\n\n*** [.pio/build/esp32dev/src/sensors.cpp.o] Error 1\n"
+        "========================= [FAILED] Took 3.{} seconds ========================="
+    )
+    turns = [
+        _sh(build, missing.format(41), 1),
+        _sh("cd fw && pio pkg install", "Library Manager: Installing adafruit/Adafruit BME280 Library @ ^2.2.4", 0),
+        _sh(build, missing.format(12), 1),
+        _sh("cd fw && pio run -t clean && rm -rf .pio/libdeps && pio run -e esp32dev 2>&1", missing.format(87), 1),
+    ]
+    assert [f.missing for f in window_of(turns)] == ["file Adafruit_BME280.h", None] + ["file Adafruit_BME280.h"] * 2
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 3 and "file Adafruit_BME280.h was missing 3 times" in verdict.diagnosis
+    assert "missing again" in check_claims(verdict, turns)
+
+
 @pytest.mark.parametrize(
     ("line", "named"),
     [

@@ -84,6 +84,9 @@ _IDS = tuple(f"{i}{q}{s}" for i in ("id", "Id", "ID") for q in ("", '"', "'") fo
 _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     # (pattern, replacement, substrings one of which must be in the text for the pattern to be tried: a cheap gate)
     (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
+    # where a log line came from, said before it (``kubectl logs --prefix``'s ``[pod/api-6d8f/api]``, Compose's
+    # ``api-1  | ``): the same line from another pod, replica or way of reading the logs is the same line
+    (re.compile(r"^(?:\[pod/[\w.-]+/[\w.-]+\]|[\w.-]+[-_]\d+[ \t]+\|)[ \t]?", re.M), "", ("[pod/", "|")),
     (_TS, "<ts>", ("-",)),
     (_TIME, "<time>", (":",)),
     (_EPOCH, "<ts>", ()),

@@ -92,14 +92,18 @@ def missing_again(w: list[TurnFacts], repeats: int, window: int) -> Optional[tup
     if name is None or cur.actor != "agent":
         return None
     base = name.split(" ", 1)[-1].lower()
-    hits = [
-        f for f in since_strong(w[-window:]) if f.failed and _named(f.missing) == name and base in (f.err or "").lower()
-    ]
+    hits = [f for f in since_strong(w[-window:]) if f.failed and _named(f.missing) == name and _in_error(base, f)]
     if len(hits) < repeats or len({f.asig for f in hits}) < 2:
         return None
     shown = _unglobbed(cur.missing or "")
     evidence = f"{shown} was missing {len(hits)} times through {len({f.asig for f in hits})} different action(s)"
     return [f.i for f in hits], evidence
+
+
+def _in_error(name: str, f: TurnFacts) -> bool:
+    """Whether ``name`` is in the failure's error line as printed (its fingerprint folds the digits of
+    ``Adafruit_BME280.h``)."""
+    return name in (f.etext or "").lower() or name in (f.err or "").lower()
 
 
 def _unglobbed(missing: str) -> str:

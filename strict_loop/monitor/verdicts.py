@@ -232,8 +232,10 @@ def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -
         verb, *flags = ban[len(_VERB) :].split()
         return verb in verbs and words.issuperset(flags)
     parts = ban.split()
-    flags, name = [p for p in parts if p.startswith("-")], " ".join(p for p in parts if not p.startswith("-"))
-    return (name == step or (name in WRAPPERS and name in verbs)) and words.issuperset(flags)  # "never use sudo"
+    named = [p for p in parts if p.startswith(("-", "+"))]
+    name = " ".join(p for p in parts if p not in named)
+    wanted = {p.removeprefix("+") for p in named}
+    return (name == step or (name in WRAPPERS and name in verbs)) and words.issuperset(wanted)  # "never use sudo"
 
 
 def _lifts(text: str, again: list[str], window: list[TurnFacts]) -> list[str]:
@@ -251,7 +253,7 @@ def _named(ban: str, low: str) -> bool:
         return re.search(r"\b(?:dependenc|package|librar|install)", low) is not None
     if ban.startswith(_PLACE):
         return ban[len(_PLACE) :].rsplit("/", 1)[-1].lower() in low
-    words = [w for w in ban.removeprefix(_VERB).split() if not w.startswith("-")]
+    words = [w.removeprefix("+") for w in ban.removeprefix(_VERB).split() if not w.startswith("-")]
     return bool(words) and re.search(rf"\b{re.escape(words[-1].lower())}", low) is not None
 
 
@@ -347,12 +349,25 @@ def forbidden(text: str) -> list[str]:
         what = m.group("what").strip("`")
         step = step_words(what)
         if step:
-            found.append(" ".join([step, *(w for w in what.split() if w.startswith("-"))]))
+            found.append(" ".join([step, *_targets(what, step), *(w for w in what.split() if w.startswith("-"))]))
     found += [_PLACE + m.group("path").strip("/") for m in FORBID_EDIT.finditer(text[:MAX_PERSON_TEXT])]
     for m in FORBID_VERB.finditer(text[:MAX_PERSON_TEXT]):
         verb = m.group("verb").lower()
         found += [f"{_VERB}{verb} {flag}" for flag in _FORCE] if m.group("force") else [_VERB + verb]
     return list(dict.fromkeys(found))[:6]
+
+
+_REDIRECT = re.compile(r"\s\d*[<>&]")
+
+
+def _targets(what: str, step: str) -> list[str]:
+    """The words a banned command names after its step, marked ``+``: the script, target or subcommand ``npm run
+    build``, ``make deploy`` and ``manage.py flush`` run (a call breaks the ban only with them; ``npm run typecheck``
+    does not break "don't run `npm run build`"), its redirections and the commands it pipes into left out."""
+    last = _REDIRECT.split(re.split(r"&&|\|\||;", what)[-1].split("|", 1)[0], 1)[0]
+    named = set(step.split())
+    words = [w.strip("'\"") for w in last.split() if not w.startswith("-") and "=" not in w]
+    return ["+" + w for w in words if w and w.rsplit("/", 1)[-1] not in named][:3]
 
 
 _SUBJECT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{5,}")

@@ -126,6 +126,9 @@ CIRCLES = fp.Later(
     r"explain)\w*|that (?:it|this))|"
     r"(?:you|we)(?:'re| are)? (?:just |keep )?(?:going|flip-?flopping|switching) back and forth|"
     r"round and round|going nowhere|"
+    r"(?:you(?:'ve| have)? been|you keep(?: on)?|you(?:'re| are)(?: just| still)?) (?:re-?)?(?:reading|opening|"
+    r"grepping|searching|checking|looking at|running|editing|changing|trying|doing|making) (?:the )?same (?:\d+ |two |"
+    r"three |few |couple of )?\w+|"
     r"(?:we'?re|we are|you'?re|you are) (?:just |literally )?(?:looping|in a loop|stuck in a loop)|"
     r"(?:we'?ve|we have|you'?ve|you have|you) (?:already )?(?:done|tried) (?:this|that)(?: exact| same)?(?: \w+)? "
     r"(?:(?:like|about|literally|at least) )?(?:twice|(?:\d+|two|three|four|several|many) times))\b|"
@@ -198,7 +201,7 @@ CIRCLES_GATES = (
     + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
-    + ("seen", "visto", "vimos")
+    + ("seen", "visto", "vimos", "same")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
