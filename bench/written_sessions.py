@@ -85,7 +85,8 @@ HOOKLESS = ("cline", "cursor", "aider")
 
 
 def outcome(session: dict) -> tuple[str, int | None]:
-    """``caught``, ``early``, ``missed``, ``quiet`` or ``false alarm``, and the first firing."""
+    """``caught``, ``early``, ``late`` (after the last turn where stopping still helps), ``missed``, ``quiet`` or
+    ``false alarm``, and the first firing."""
     turns = session["turns"]
     if session["harness"] == "codex":
         turns = [{k: v for k, v in t.items() if k not in ("exit_code", "error")} for t in turns]
@@ -96,6 +97,8 @@ def outcome(session: dict) -> tuple[str, int | None]:
         return ("quiet" if fired is None else "false alarm"), fired
     if fired is None:
         return "missed", None
+    if session.get("end") is not None and fired > session["end"]:
+        return "late", fired
     return ("early" if fired < session["onset"] - EARLY else "caught"), fired
 
 
@@ -104,10 +107,10 @@ def main() -> None:
     parser.add_argument("--set", action="append", choices=sorted(SETS), help="only these sets")
     parser.add_argument("-v", "--verbose", action="store_true", help="each session's first firing")
     args = parser.parse_args()
-    total = {"spirals": 0, "caught": 0, "early": 0, "healthy": 0, "false alarm": 0}
-    print(f"{'set':4} {'spirals':>8} {'caught':>7} {'early':>6} {'healthy':>8} {'false alarms':>13}  what")
+    total = {"spirals": 0, "caught": 0, "early": 0, "late": 0, "healthy": 0, "false alarm": 0}
+    print(f"{'set':4} {'spirals':>8} {'caught':>7} {'early':>6} {'late':>5} {'healthy':>8} {'false alarms':>13}  what")
     for name in args.set or sorted(SETS):
-        counts = {"spirals": 0, "caught": 0, "early": 0, "healthy": 0, "false alarm": 0}
+        counts = {"spirals": 0, "caught": 0, "early": 0, "late": 0, "healthy": 0, "false alarm": 0}
         for session in sessions(name):
             kind, fired = outcome(session)
             counts["spirals" if session["expect"] == "fire" else "healthy"] += 1
@@ -118,12 +121,14 @@ def main() -> None:
         for key in total:
             total[key] += counts.get(key, 0)
         print(
-            f"{name:4} {counts['spirals']:8} {counts['caught']:7} {counts['early']:6} {counts['healthy']:8} "
-            f"{counts['false alarm']:13}  {SETS[name]}"
+            f"{name:4} {counts['spirals']:8} {counts['caught']:7} {counts['early']:6} {counts['late']:5} "
+            f"{counts['healthy']:8} {counts['false alarm']:13}  {SETS[name]}"
         )
     recall = total["caught"] / total["spirals"] if total["spirals"] else float("nan")
     rate = total["false alarm"] / total["healthy"] if total["healthy"] else float("nan")
-    print(f"all: recall {recall:.2f} ({total['early']} more fired early), false alarms {rate:.3f}")
+    print(
+        f"all: recall {recall:.2f} ({total['early']} more fired early, {total['late']} late), false alarms {rate:.3f}"
+    )
 
 
 if __name__ == "__main__":

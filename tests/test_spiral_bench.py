@@ -217,6 +217,7 @@ def test_a_written_session_is_scored_by_its_first_firing_against_the_reviewers_o
     assert written_sessions.outcome(spiral) == ("caught", 3)
     assert written_sessions.outcome({**spiral, "onset": 5})[0] == "caught"  # two turns early still counts
     assert written_sessions.outcome({**spiral, "onset": 6, "end": 6})[0] == "early"
+    assert written_sessions.outcome({**spiral, "onset": 1, "end": 2}) == ("late", 3)  # past where stopping helps
     assert written_sessions.outcome({**spiral, "expect": "quiet", "onset": None}) == ("false alarm", 3)
     names = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
     calm = [{"tool": "Read", "args": {"file_path": f"src/{n}.py"}, "output": f"def {n}(): ..."} for n in names]

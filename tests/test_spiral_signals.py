@@ -303,6 +303,11 @@ def test_failing_test_count_going_down_suppresses():
         ("npm ERR! code SELF_SIGNED_CERT_IN_CHAIN", "untrusted certificate"),
         ("x509: certificate signed by unknown authority", "untrusted certificate"),
         ("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", "untrusted certificate"),
+        (
+            "PreToolUse:Edit hook error: [python3 guard.py]: BLOCKED: db/versions/0012.py is append-only",
+            "blocked by a hook",
+        ),
+        ("Command blocked by PreToolUse hook: no force push. Command: git push -f", "blocked by a hook"),
     ],
 )
 def test_failure_classes_have_remedies(message, name):
@@ -326,6 +331,43 @@ def test_one_failure_class_through_other_tools_each_saying_it_their_way_is_the_s
     turns = [bash(command, output, True) for command, output in said.items()]
     assert "repeated_error" in fired(turns)
     assert "repeated_error" not in fired(turns[:3])
+
+
+def test_one_guard_blocking_the_same_change_through_every_tool_is_the_same_error():
+    """A PreToolUse hook blocks an edit of an applied migration, then the same change by MultiEdit, Write and sed: the
+    reasons differ with the tool, the block is the same; three blocks are not yet a loop."""
+    reason = "[python3 ~/.claude/hooks/guard_paths.py]: BLOCKED: migrations/versions/0012_job.py is append-only"
+    path = {"file_path": "migrations/versions/0012_job.py"}
+    turns = [
+        Turn(
+            tool="Edit",
+            args={**path, "old_string": "sa.Integer()", "new_string": "sa.SmallInteger()"},
+            output=f"PreToolUse:Edit hook error: {reason}",
+            error=True,
+        ),
+        Turn(
+            tool="MultiEdit",
+            args={**path, "edits": [{"old_string": "Integer", "new_string": "SmallInteger"}]},
+            output=f"PreToolUse:MultiEdit hook error: {reason}",
+            error=True,
+        ),
+        Turn(
+            tool="Write",
+            args={**path, "content": "revision = '0012'"},
+            output=f"PreToolUse:Write hook error: {reason}",
+            error=True,
+        ),
+        Turn(
+            tool="Bash",
+            args={"command": "sed -i 's/Integer/SmallInteger/' migrations/versions/0012_job.py"},
+            output=f"PreToolUse:Bash hook error: {reason} (command writes to a protected path)",
+            error=True,
+        ),
+    ]
+    verdict, steps = replay(turns)
+    assert verdict.fired_at == 3 and steps[-1][2][0].kind == "repeated_error"
+    assert "blocked by a hook" in steps[-1][2][0].evidence and "hook blocks this on purpose" in verdict.whisper
+    assert replay(turns[:3])[0].fired_at is None
 
 
 def test_ladder_whispers_twice_then_pauses_and_a_quiet_stretch_resets():

@@ -188,6 +188,14 @@ class FailureClass:
 FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, pattern, remedy, gates: lowercase
     # literals one of which the pattern cannot match without, read in C before it
     (
+        # Claude Code's PreToolUse denial, and Codex's: the harness's own words, whatever the hook's reason
+        "blocked by a hook",
+        re.compile(r"^PreToolUse:[\w.:-]{1,120} hook error: |^Command blocked by PreToolUse hook: ", re.M),
+        "a hook blocks this on purpose: read its reason and do what it says; the same change made another way (another "
+        "tool, sed, a copy, a script) is blocked too, or goes around a guard the person set",
+        ("pretooluse",),
+    ),
+    (
         "CUDA out of memory",
         re.compile(r"CUDA out of memory|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemoryError", re.I),
         "reduce the batch size or sequence length, enable gradient checkpointing or mixed precision, or move "
@@ -307,6 +315,7 @@ FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, p
 
 SPECIFIC_CLASSES = frozenset(
     {
+        "blocked by a hook",
         "CUDA out of memory",
         "NaN loss",
         "circular dependency",
