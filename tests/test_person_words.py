@@ -151,6 +151,7 @@ CIRCLING = [
     "hum circle me ghoom rahe hai yaar. maine teen baar bola client/src/api.js",  # hi: going in circles, said 3 times
     "hello?? you've been reading the same 3 files for like 10 minutes. what is the actual problem",
     "you keep running the same test and expecting something else",
+    "ARE YOU KIDDING ME. that's the second force push. maria's push got rejected",
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -218,6 +219,7 @@ NOT_REPORTS = [
     "4\u56de\u76ee\u306e\u30ea\u30c8\u30e9\u30a4\u3067\u6210\u529f\u3057\u307e\u3057\u305f",
     "abhi bhi ek button chahiye profile page pe",  # hi: still need a button on the profile page (a request)
     "you've been using the same font as the header, good",
+    "this is the second migration in this PR, fine",
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]
@@ -254,6 +256,10 @@ def test_a_request_a_remark_or_a_correction_is_no_report(text):
         ("DON'T force push", ["verb:push --force", "verb:push -f", "verb:push --force-with-lease"]),
         ("if you don't commit, it is lost", []),
         ("roll back to v213 now, then do not deploy anything else", ["verb:deploy"]),
+        ("it's a shared branch so NO force pushing. merge main in", [f"verb:push {f}" for f in verdicts._FORCE]),
+        ("i said at the start NO force pushing on this branch", [f"verb:push {f}" for f in verdicts._FORCE]),
+        ("no merging until CI is green", ["verb:merge"]),
+        ("No commits on this branch yet.", []),  # a state, not a ban
     ],
 )
 def test_the_places_the_person_says_not_to_edit(text, bans):

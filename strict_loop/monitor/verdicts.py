@@ -310,13 +310,18 @@ src/api/generated/", "never touch `settings.py`"); "don't change the API" names 
 _PLACE = "place:"
 """How a ban on a place is kept among the banned commands (``TurnFacts.forbids``)."""
 FORBID_VERB = re.compile(
-    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please|just|then)\s+)(?:please\s+)?(?:don'?t|do not|never|no more|stop)\s+"
-    r"(?:ever\s+)?(?P<force>force[- ]?)?(?P<verb>push|commit|deploy|merge|publish|release)(?:ing|es|s)?\b"
+    r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please|just|then)\s+|\bsaid(?:\s+\w+){0,4}?\s+)(?:please\s+)?"
+    r"(?:(?:don'?t|do not|never|no more|stop)\s+(?:ever\s+)?(?P<force>force[- ]?)?"
+    r"(?P<verb>push|commit|deploy|merge|publish|release)(?:ing|es|s)?|no\s+"
+    r"(?P<noforce>force[- ]?)?(?P<noverb>push|commit|deploy|merg|publish|releas)ing)\b"
     r"(?!\s+(?:button|notification))",
     re.I,
 )
-"""The person forbidding what a command word does ("don't push", "never deploy", "don't force push"): any command
-whose program or subcommand is that word (``git push``, ``fly deploy``, ``gh pr merge``), a force push by its flags."""
+"""The person forbidding what a command word does ("don't push", "never deploy", "don't force push", "NO force
+pushing"): any command whose program or subcommand is that word (``git push``, ``fly deploy``, ``gh pr merge``), a
+force push by its flags."""
+_VERB_OF = {"merg": "merge", "releas": "release"}
+"""The command word of a ban said as "no ...ing" where the word drops its e ("no merging": ``merge``)."""
 _VERB = "verb:"
 FORBID_DEPS = re.compile(
     r"\b(?:(?:no|zero|without(?:\s+adding)?(?:\s+any)?)\s+(?:new|more|additional|extra|third[- ]party|external)|"
@@ -329,7 +334,7 @@ FORBID_DEPS = re.compile(
 libraries"); "no packages were found" says nothing new is banned."""
 DEPS = "deps:"
 _DEP_GATES = ("dependenc", "deps", "package", "librar", "libs", "modules", "crates", "gems")
-_BAN_GATES = ("don", "do not", "never", "stop", "no more")
+_BAN_GATES = ("don", "do not", "never", "stop", "no ")
 """Lowercase literals one of which each ban pattern (``FORBID``, ``FORBID_EDIT``, ``FORBID_VERB``) cannot match
 without."""
 _FORCE = ("--force", "-f", "--force-with-lease")
@@ -352,8 +357,10 @@ def forbidden(text: str) -> list[str]:
             found.append(" ".join([step, *_targets(what, step), *(w for w in what.split() if w.startswith("-"))]))
     found += [_PLACE + m.group("path").strip("/") for m in FORBID_EDIT.finditer(text[:MAX_PERSON_TEXT])]
     for m in FORBID_VERB.finditer(text[:MAX_PERSON_TEXT]):
-        verb = m.group("verb").lower()
-        found += [f"{_VERB}{verb} {flag}" for flag in _FORCE] if m.group("force") else [_VERB + verb]
+        verb = (m.group("verb") or _VERB_OF.get(m.group("noverb").lower(), m.group("noverb"))).lower()
+        found += (
+            [f"{_VERB}{verb} {flag}" for flag in _FORCE] if m.group("force") or m.group("noforce") else [_VERB + verb]
+        )
     return list(dict.fromkeys(found))[:6]
 
 

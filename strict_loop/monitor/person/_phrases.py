@@ -137,7 +137,7 @@ CIRCLES = fp.Later(
     r"earlier) (?:bug|error|issue|problem|crash)|"
     rf"{CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+)?(?:the |now the |already the )?(?:second|third|"
     r"fourth|fifth|sixth|seventh|2nd|3rd|[4-9]th|1\d+th)\s+(?:[\w-]+\s+)?['\"\u2018\u201c]?(?:time|try|attempt|fix|"
-    r"fixed|round|deploy|change|iteration)s?\b(?!'s\b|\s+(?:i'?m|we|you|they|he|she|it|this|when|after|before|"
+    r"fixed|round|deploy|change|iteration|push|restart|revert|rollback|rewrite)s?\b(?!'s\b|\s+(?:i'?m|we|you|they|he|she|it|this|when|after|before|"
     r"lucky|charm|around|round)\b)|"
     rf"{CLAUSE_START}(?:second|third|fourth|fifth|sixth|2nd|3rd|[4-9]th)(?:\s+(?!(?:done|complete|completed|finished|"
     r"ok|okay|works|working|passed|passes|ready|started|left|next|up|down|out|please|too|also|is|are|was|and|of|one)\b)"
