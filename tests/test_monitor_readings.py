@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import bans, outcomes, person, printed, shellwork, toolkinds
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, printed, shellwork, toolkinds, verdicts
 
 
 @pytest.mark.parametrize(
@@ -1099,7 +1099,7 @@ def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
     ],
 )
 def test_what_the_person_says_not_to_run_is_read_by_its_step(text, steps):
-    assert verdicts.forbidden(person.read(text).text) == steps
+    assert bans.forbidden(person.read(text).text) == steps
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 from spiral_claims import check_claims, play, window_of
 
-from strict_loop.monitor import person, verdicts
+from strict_loop.monitor import person
+from strict_loop.monitor.bans import FORCE_FLAGS, forbidden
 
 REPORTS = [
     "sitll borken",  # typed in a hurry
@@ -256,14 +257,14 @@ def test_a_request_a_remark_or_a_correction_is_no_report(text):
         ("DON'T force push", ["verb:push --force", "verb:push -f", "verb:push --force-with-lease"]),
         ("if you don't commit, it is lost", []),
         ("roll back to v213 now, then do not deploy anything else", ["verb:deploy"]),
-        ("it's a shared branch so NO force pushing. merge main in", [f"verb:push {f}" for f in verdicts._FORCE]),
-        ("i said at the start NO force pushing on this branch", [f"verb:push {f}" for f in verdicts._FORCE]),
+        ("it's a shared branch so NO force pushing. merge main in", [f"verb:push {f}" for f in FORCE_FLAGS]),
+        ("i said at the start NO force pushing on this branch", [f"verb:push {f}" for f in FORCE_FLAGS]),
         ("no merging until CI is green", ["verb:merge"]),
         ("No commits on this branch yet.", []),  # a state, not a ban
     ],
 )
 def test_the_places_the_person_says_not_to_edit(text, bans):
-    assert verdicts.forbidden(person.read(text).text) == bans
+    assert forbidden(person.read(text).text) == bans
 
 
 def edit(path: str, k: int) -> dict:
@@ -319,7 +320,7 @@ def test_a_ban_on_one_script_or_target_bans_that_one_and_not_its_runners_others(
         ("never run `python manage.py flush`", "python manage.py test", "python manage.py flush --noinput"),
     ]:
         window = window_of([_said(ban), bash(obeys), bash(breaks)])
-        assert [f.defied for f in window][1:] == [None, verdicts.forbidden(ban)[0]]
+        assert [f.defied for f in window][1:] == [None, forbidden(ban)[0]]
 
 
 def test_the_person_objecting_to_a_breach_is_that_breach_and_breaking_the_ban_again_fires():
@@ -404,7 +405,7 @@ def test_dependencies_added_three_times_with_nobody_answering_fire():
     ],
 )
 def test_the_person_forbidding_new_dependencies(text, bans):
-    assert verdicts.forbidden(person.read(text).text) == bans
+    assert forbidden(person.read(text).text) == bans
 
 
 def test_putting_a_banned_place_back_as_git_has_it_obeys_the_ban():

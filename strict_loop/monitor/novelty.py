@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, outcomes, person, printed, shellwork, verdicts
+from strict_loop.monitor import bans, catalog, outcomes, person, printed, shellwork, verdicts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 
@@ -355,7 +355,7 @@ def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fre
     f.polls, f.since = _polls(turn, f, window)
     touched = [*f.paths, *f.writes] if f.edited else []
     f.defied = (
-        verdicts.defied(command, touched, window, turn.args) if (command or touched) and turn.actor == "agent" else None
+        bans.defied(command, touched, window, turn.args) if (command or touched) and turn.actor == "agent" else None
     )
     f.reports = max(f.reports, 1) if f.defied else f.reports  # the person's no, said before it ran
     outputs: dict[str, set[str]] = {}
