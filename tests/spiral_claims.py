@@ -7,8 +7,8 @@ from collections import Counter
 
 from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import bans, outcomes, person, toolkinds
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import outcomes, person, toolkinds
 from strict_loop.monitor.ladder import replay
 from strict_loop.monitor.spiral import SpiralDetector, facts
 
@@ -138,13 +138,13 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
         for ran in re.findall(r"ran `(.*?)` after being told not to", m.group(3)):  # a run the person had forbidden
             defied = [f for f in involved if f.defied and f.action.startswith(ran)]
             assert defied and all(
-                any(e.actor == "person" and f.defied in bans.forbidden(turns[e.i]["output"]) for e in window[: f.i])
+                any(e.actor == "person" and f.defied in person.forbidden(turns[e.i]["output"]) for e in window[: f.i])
                 for f in defied
             ), ran
         for added in re.findall(r"added a dependency \(`(.*?)`\) after being told not to", m.group(3)):
-            adding = [f for f in involved if f.defied == bans.DEPS and f.action.startswith(added)]
+            adding = [f for f in involved if f.defied == person.DEPS and f.action.startswith(added)]
             assert adding and all(
-                any(e.actor == "person" and bans.DEPS in bans.forbidden(turns[e.i]["output"]) for e in window)
+                any(e.actor == "person" and person.DEPS in person.forbidden(turns[e.i]["output"]) for e in window)
                 for f in adding
             ), added
         for path, place in re.findall(r"edited `(.*?)` after being told not to touch ([^\s;]+)", m.group(3)):
@@ -153,7 +153,10 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
                 edited
                 and f"/{place}/" in f"/{path.strip('/')}/"
                 and all(
-                    any(e.actor == "person" and f.defied in bans.forbidden(turns[e.i]["output"]) for e in window[: f.i])
+                    any(
+                        e.actor == "person" and f.defied in person.forbidden(turns[e.i]["output"])
+                        for e in window[: f.i]
+                    )
                     for f in edited
                 )
             ), (path, place)

@@ -24,7 +24,7 @@ from strict_loop.base.clipping import clip, clip_turn_data
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import bans, catalog, ladder, outcomes, person, shellwork, toolkinds
+from strict_loop.monitor import catalog, ladder, outcomes, person, shellwork, toolkinds
 from strict_loop.monitor import fingerprint as fp
 
 MB = 1_000_000
@@ -282,9 +282,9 @@ def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_befo
     said_not = ["don't push", "DON'T force push", "never touch `settings.py`", "do not modify files in ./migrations"]
     said_not += ["never use sudo", "stop running npm install", "no more deploys", "NO force pushing", "no merging"]
     texts = _cased(said + said_not + [w for words in said for w in words.split()[:3]], 1000, seed=7)
-    gated = [(person.read(text), bans.forbidden(text)) for text in texts]
+    gated = [(person.read(text), person.forbidden(text)) for text in texts]
     monkeypatch.setattr(fp, "may_match", lambda low, gates: True)
-    assert gated == [(person.read(text), bans.forbidden(text)) for text in texts]
+    assert gated == [(person.read(text), person.forbidden(text)) for text in texts]
     monkeypatch.undo()
     errors = ["error", "exception", "failed", "failure", "fatal", "cannot", "can't", "could not", "couldn't", "killed"]
     errors += ["not found", "no such", "denied", "refused", "invalid", "unexpected", "is required", "timed out"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import bans, outcomes, person, printed, shellwork, toolkinds
+from strict_loop.monitor import ciruns, outcomes, person, printed, shellwork, toolkinds
 from strict_loop.monitor import fingerprint as fp
 
 
@@ -879,7 +879,7 @@ def test_a_start_whose_program_is_not_found_is_a_repeated_failure_not_a_restart_
     ],
 )
 def test_a_ci_run_read_back_is_judged_by_its_own_verdict(command, output, verdict):
-    assert outcomes.remote_verdict(command, output)[0] == verdict
+    assert ciruns.remote_verdict(command, output)[0] == verdict
 
 
 @pytest.mark.parametrize(
@@ -900,6 +900,11 @@ def test_a_ci_run_read_back_is_judged_by_its_own_verdict(command, output, verdic
         ("sed -i 's/a/b/' tests/test_api.py", False),
         ("bun src/cli.ts session start test-session", False),
         ("tail -5 build.log", False),
+        # a check sent to the background prints its pid, not its verdict; a redirection's & sends nothing away
+        ("nohup env RUST_LOG=debug cargo test -p srv --test lease > /tmp/lease.log 2>&1 &\necho $!", False),
+        ("(pytest -q tests/e2e > e2e.log 2>&1 &) ; sleep 2", False),
+        ("npm run build & npm test", True),
+        ("pytest -q &> pytest.log", True),
     ],
 )
 def test_what_counts_as_running_a_check(command, judges):
@@ -940,7 +945,7 @@ def test_any_command_is_read_without_an_error_and_within_bounds(command):
     assert isinstance(shellwork.restarts(command), bool)
     assert all(part.strip() for part in shellwork.segments(command))
     assert isinstance(printed.reads_failed(command, command), bool)
-    assert outcomes.remote_verdict("gh run view 1", command)[0] in (None, "pass", "fail")
+    assert ciruns.remote_verdict("gh run view 1", command)[0] in (None, "pass", "fail")
 
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
@@ -1083,6 +1088,28 @@ def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
     assert not outcomes.hung("requests.exceptions.ReadTimeout: HTTPSConnectionPool: Read timed out.")
 
 
+def _cut(command: str, shown: list[str], limit: str) -> dict:
+    output = "\n".join(shown + [f"Command timed out after {limit}"])
+    return {"tool": "Bash", "args": {"command": command}, "output": output, "exit_code": 124}
+
+
+def test_a_hang_that_prints_more_than_the_run_before_it_but_no_more_than_an_earlier_one_got_no_further():
+    """The whole suite cut off after its first binaries, again with its output lost, then one test binary cut off:
+    the third printed more than the second, not more than the first. Getting further than every earlier hang of
+    the step ends the loop."""
+    suite = [f"test result: ok. {n} passed; 0 failed; finished in 0.0{n}s" for n in range(1, 9)]
+    turns = [
+        _cut("cargo test --workspace -q", ["running 9 tests", *suite], "2m 0.0s"),
+        _cut("cargo test --workspace -q 2>&1 | tail -40", [], "10m 0.0s"),
+        _cut("cargo test -p srv --test lease_expiry -- --nocapture", ["running 3 tests", "test a ... ok"], "5m 0.0s"),
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[-1][2][0].kind == "restart_loop"
+    assert "hung and was cut off 3 times" in steps[-1][2][0].evidence and "hangs" in check_claims(verdict, turns)
+    further = [*suite, "running 20 tests", *(f"test t{n} ... ok" for n in range(6))]
+    assert play([*turns[:2], _cut("cargo test --workspace -q", further, "10m 0.0s")])[0].fired_at is None
+
+
 @pytest.mark.parametrize(
     ("text", "steps"),
     [
@@ -1099,7 +1126,7 @@ def test_each_harness_saying_a_command_was_cut_off_is_a_hang(output):
     ],
 )
 def test_what_the_person_says_not_to_run_is_read_by_its_step(text, steps):
-    assert bans.forbidden(person.read(text).text) == steps
+    assert person.forbidden(person.read(text).text) == steps
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.monitor import person
-from strict_loop.monitor.bans import FORCE_FLAGS, forbidden
+from strict_loop.monitor.person import FORCE_FLAGS, forbidden
 
 REPORTS = [
     "sitll borken",  # typed in a hurry

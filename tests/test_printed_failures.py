@@ -792,6 +792,10 @@ def test_edits_and_builds_chained_in_one_command_each_failing_the_same_way_are_a
         ("Passed!  - Failed:     0, Passed:    34, Skipped:     0, Total:    34", 0),
         ("Tests run: 34, Failures: 2, Errors: 0, Skipped: 0", 2),
         ("Tests: 34, Assertions: 80, Failures: 3.", 3),
+        # a retry's denominator and a log time's milliseconds before its level count nothing
+        ("WARNING digest: amqp connect attempt 4/10 failed: ConnectionRefusedError(111, 'Connection refused')", None),
+        ("digest-1  | 2024-04-09 08:52:03,118 ERROR pika.adapters.blocking_connection: Connection failed", None),
+        ("=== 3 failed, 12 passed in 2.41s ===", 3),
     ],
 )
 def test_a_failing_count_said_after_its_word_is_read(output, count):

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import bans, catalog, outcomes, person, printed, shellwork, verdicts
+from strict_loop.monitor import catalog, ciruns, outcomes, person, printed, shellwork, verdicts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 
@@ -141,7 +141,7 @@ def _outcome(
         return "fail", diag
     command = turn.args.get("command")
     if kind == "run" and isinstance(command, str):
-        remote, failure = outcomes.remote_verdict(command, turn.output)
+        remote, failure = ciruns.remote_verdict(command, turn.output)
         if remote is not None:  # a CI run read back: its own verdict, whatever the reading command's exit code
             return remote, failure
         shown = printed.failing_status(command, turn.output)
@@ -175,7 +175,7 @@ def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Opti
         f.failed
         or f.unknown
         or f.kind in ("write", "message", "person")
-        or (f.verdict == "fail" and not outcomes.ci_failure(f.ftext))
+        or (f.verdict == "fail" and not ciruns.ci_failure(f.ftext))
     ):
         return 0, None  # a wait ending on pods in a crash loop is no poll; a CI run's (a long cycle) still is
     f.running = outcomes.running(turn.output)
@@ -355,7 +355,7 @@ def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fre
     f.polls, f.since = _polls(turn, f, window)
     touched = [*f.paths, *f.writes] if f.edited else []
     f.defied = (
-        bans.defied(command, touched, window, turn.args) if (command or touched) and turn.actor == "agent" else None
+        person.defied(command, touched, window, turn.args) if (command or touched) and turn.actor == "agent" else None
     )
     f.reports = max(f.reports, 1) if f.defied else f.reports  # the person's no, said before it ran
     outputs: dict[str, set[str]] = {}

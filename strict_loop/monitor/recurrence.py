@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
-from strict_loop.monitor import catalog, outcomes, printed
+from strict_loop.monitor import catalog, ciruns, printed
 from strict_loop.monitor import fingerprint as fp
 
 MISSING = re.compile(
@@ -166,7 +166,7 @@ def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[Tu
 
 def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
     """Whether a passing check says nothing of the failing one: a local build passing while a CI run fails."""
-    return outcomes.ci_failure(cur.ftext) and passed.step != cur.step and passed.actor == "agent"
+    return ciruns.ci_failure(cur.ftext) and passed.step != cur.step and passed.actor == "agent"
 
 
 def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:
@@ -338,10 +338,12 @@ _SETTINGS = re.compile(r"^(?:\s*(?:export\s+)?\w+=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)
 
 
 def _further(f: TurnFacts, before: list[TurnFacts]) -> bool:
-    """Whether a hang got further than the step's previous hang (it printed more lines, some of them new): a suite
-    cut off at a later test after a fix is progress."""
-    prev = next((e for e in reversed(before) if e.hang and e.step == f.step), None)
-    return f.hang and prev is not None and len(f.lines) > len(prev.lines) and bool(set(f.lines) - set(prev.lines))
+    """Whether a hang got further than the step's earlier hangs (it printed more lines than any of them, some of them
+    new): a suite cut off at a later test after a fix is progress; a run that printed more than the one cut off
+    before it, but no more than an earlier one, got no further."""
+    prev = [e for e in before if e.hang and e.step == f.step]
+    seen: set[str] = set().union(*(e.lines for e in prev))
+    return f.hang and bool(prev) and len(f.lines) > max(len(e.lines) for e in prev) and bool(set(f.lines) - seen)
 
 
 def rereads(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:

@@ -14,13 +14,15 @@ import re
 from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
-from strict_loop.monitor import bans
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.bans import breach, forbidden, lifted_by
 from strict_loop.monitor.person import (
+    DEPS,
     HEAD_CHARS,
     OBSERVED,
     Word,
+    breach,
+    forbidden,
+    lifted_by,
     read,
 )
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, spoken
@@ -100,7 +102,7 @@ def _unanswered(last: TurnFacts, f: TurnFacts, w: list[TurnFacts]) -> bool:
     """Whether ``f`` is the person's first word after the breach ``last`` (their objection to it), or adds a dependency
     after ``last`` added one with no word from the person between them (the manifest edited, the package installed,
     the lockfile: one breach in several calls). A command or an edit the person banned counts each time it runs."""
-    if not last.defied or f.refused or (f.defied and not f.defied == last.defied == bans.DEPS):
+    if not last.defied or f.refused or (f.defied and not f.defied == last.defied == DEPS):
         return False
     return not any(last.i < e.i < f.i and e.actor == "person" for e in w)
 

@@ -7,10 +7,13 @@ An instruction that names a failure ("make sure there are no build errors") is n
 a request or a new symptom is new direction; only the same problem reported again after an attempt (in new words,
 pasted again, or with "still"/"again"/"not fixed") or a complaint of going in circles is a failed check. One message
 is read here: the ways people say it still fails in ``_reading`` (its phrases per language in ``_phrases``), the ways
-they ask, approve or say it helped in ``_asking``; ``verdicts`` weighs it against the turns before it.
+they ask, approve or say it helped in ``_asking``, what they say not to do and whether a call does it in ``_bans``;
+``verdicts`` weighs it against the turns before it.
 """
 
+from strict_loop.monitor.person._bans import DEPS, FORCE_FLAGS, breach, defied, forbidden, lifted_by
 from strict_loop.monitor.person._phrases import CIRCLES
 from strict_loop.monitor.person._reading import HEAD_CHARS, OBSERVED, PERSIST, SAYS_FAILS, Word, read
 
-__all__ = ["CIRCLES", "HEAD_CHARS", "OBSERVED", "PERSIST", "SAYS_FAILS", "Word", "read"]
+__all__ = ["CIRCLES", "DEPS", "FORCE_FLAGS", "HEAD_CHARS", "OBSERVED", "PERSIST", "SAYS_FAILS", "Word"]
+__all__ += ["breach", "defied", "forbidden", "lifted_by", "read"]

@@ -3,8 +3,8 @@ script or target named), a place not to edit, a command word not to use ("don't 
 dependencies. A ban stands through the person's later requests until one names what it bans. Pure: reads one
 message, and weighs a call against the window's bans.
 
-Why apart from ``verdicts``: the ways people say "don't" and the ways a call can break it change with the harnesses'
-tools and the shells' forms, not with how a report of a failure is counted.
+Why apart from ``_reading`` and ``verdicts``: the ways people say "don't" and the ways a call can break it change with
+the harnesses' tools and the shells' forms, not with how a report of a failure is read or counted.
 """
 
 from __future__ import annotations
