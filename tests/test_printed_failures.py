@@ -1019,3 +1019,67 @@ def test_dbt_tests_failing_are_the_same_failure_only_while_the_same_test_fails()
     moved = [_edit(0), _dbt_test("unique_int_subs_id", 412), _edit(1), _dbt_test("unique_int_subs_id", 12)]
     moved += [_edit(2), _dbt_test("relationships_fct_mrr_id", 3)]
     assert play(moved)[0].fired_at is None
+
+
+def _timed_out(limit: int, framed: bool) -> str:
+    total = f"1 failed, 13 deselected in {limit}.62s ({limit // 60}:{limit % 60:02d}:00)"
+    return (
+        "+++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++\n"
+        '  File "tests/integration/conftest.py", line 76, in consume_n\n    msg = consumer.poll(1.0)\n'
+        f"E   Failed: Timeout >{limit}.0s\n"
+        "=========================== short test summary info ===========================\n"
+        f"FAILED tests/integration/test_ingest.py::test_roundtrip - Failed: Timeout >{limit}.0s\n"
+        + (f"================= {total} =================" if framed else total)
+    )
+
+
+def test_a_test_cut_off_by_its_own_timeout_under_other_limits_is_one_failure_not_its_tally():
+    """pytest-timeout failing the same test at 90, 300, 240 and 600 seconds (Codex: no exit code): the failing test is
+    the error each time, never the closing tally; a run under ``timeout`` that stops on a started test hung."""
+    from spiral_claims import play, window_of
+
+    from strict_loop.monitor import fingerprint as fp
+    from strict_loop.monitor import outcomes
+
+    turns = [
+        {"tool": "Bash", "args": {"command": f"pytest tests/integration -x -k roundtrip --timeout={n}"}, "output": o}
+        for n, o in ((90, _timed_out(90, True)), (300, _timed_out(300, True)), (240, _timed_out(240, False)))
+    ]
+    turns.append(
+        {"tool": "Bash", "args": {"command": "pytest -q -k roundtrip --timeout=600"}, "output": _timed_out(600, False)}
+    )
+    window = window_of(turns)
+    assert len({f.err for f in window}) == 1 and "test_roundtrip" in (window[-1].etext or "")
+    assert play(turns)[0].fired_at == 3
+    assert fp.summary("1 failed, 13 deselected in 600.71s (0:10:00)") and fp.summary("=== 3 passed in 0.4s ===")
+    started = "collected 14 items / 13 deselected / 1 selected\n\ntests/integration/test_ingest.py::test_roundtrip "
+    assert outcomes.hung(started, "timeout 300 pytest -v -k roundtrip") and not outcomes.hung(started, "pytest -v")
+    killed = "tests/integration/test_ingest.py::test_roundtrip make: *** [Makefile:31: itest] Terminated"
+    assert outcomes.hung(f"collected 14 items\n\n{killed}".replace(" make:", "\nmake:"), "make itest")
+
+
+_GO_UNDEFINED = (
+    "# github.com/acme/shop/services/orders/server\n"
+    "services/orders/server/list.go:14:61: undefined: ordersv1.ListOrdersRequest\n"
+    "services/orders/server/list.go:35:10: undefined: ordersv1.ListOrdersResponse"
+)
+
+
+def test_a_go_compile_error_names_the_failure_whatever_ran_before_it_in_the_chain():
+    """Go's compiler says ``file:line:col: undefined: x`` with no error word: the last such line is the failure, so the
+    build after ``make proto``, after ``go clean -cache`` or alone fails the same way (Codex: no exit code), and
+    go vet's ``vet: file:line:col:`` fails it too."""
+    from spiral_claims import window_of
+
+    runs = ["go build ./...", "make proto && go build ./...", "go clean -cache && go build ./services/orders/..."]
+    shown = ["", "buf generate\n", ""]
+    turns = [
+        {"tool": "Bash", "args": {"command": c}, "output": f"{s}{_GO_UNDEFINED}"}
+        for c, s in zip(runs, shown, strict=True)
+    ]
+    window = window_of(turns)
+    assert all(f.failed for f in window) and len({f.fsig for f in window}) == 1
+    assert window[0].ftext == "services/orders/server/list.go:35:10: undefined: ordersv1.ListOrdersResponse"
+    vet = "# github.com/acme/shop/services/orders/server\nvet: services/orders/server/list.go:14:61: undefined: pb.Req"
+    assert printed.reads_failed("go vet ./services/orders/...", vet)
+    assert not printed.reads_failed("rg -n --column ListOrders", "services/orders/server/list.go:14:61: ListOrders")

@@ -174,6 +174,7 @@ _WRAPPER = re.compile(
     r"^(?:warning: )?BUILD FAIL(?:ED|URE)\b|^\[error\] (?:Total time:|stack trace is suppressed)|"
     r"^>?\s*(?:Go to the documentation|Run with --|Get more help|See the log|For more (?:details|information))\b|"
     r"^\d+ (?:tests?|examples?|specs?|properties|doctests?), \d+ (?:failures?|errors?)\b|"
+    r"^=*\s*\d+ (?:failed|passed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(?:, \d+ \w+)* in [\d.]+m?s\b|"
     r"\b\d+ errors? and \d+ warnings?\b|\(\d+ errors?, \d+ warnings?\)|"
     r"(?-i:(?:\b[A-Z]+=\d+\b\W*){3})",
     re.I,
@@ -253,6 +254,24 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
                         line = f"{line} {lines[k + 1]}"
                     return line[:300]
     return None
+
+
+def located_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[str]:
+    """The last diagnostic in the compilers' ``file:line:col: message`` form that names no error word (Go's
+    ``list.go:14:61: undefined: pb.ListReq``, go vet's): a cause where a run failed, read only there (a ``grep -n``
+    hit looks the same). Bounded as ``error_line`` is."""
+    for raw in reversed(output.splitlines()[-ERROR_LINES:]):
+        line = _bounded(raw.strip())
+        if _LOCATED.match(line) and not (ambient and digest(strict(line)) in ambient):
+            return line[:300]
+    return None
+
+
+_LOCATED = re.compile(
+    r"(?:vet: )?\S+\.\w{1,8}:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark)\b|[A-Z]{1,3}\d{3,4}\b)\S"
+)
+"""A located diagnostic in words; not a linter's coded finding (``C0104: Disallowed name``, ``F401``), which a run made
+to reproduce the linter's own behaviour prints as its intended output."""
 
 
 def error_like(line: str) -> bool:

@@ -149,7 +149,7 @@ def _outcome(
             return "fail", shown
     if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
         said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
-        if not failed and turn.exit_code is None and printed.unfinished(turn.output):
+        if not failed and turn.exit_code is None and outcomes.unfinished(turn.output):
             return None, None  # no exit status, and it stops as a test starts: cut off (a timeout), no pass
         return ("fail", said) if failed else ("pass", None)
     return None, None
@@ -235,6 +235,8 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
         if own is not None and not fp.summary(own):  # it says something its predecessor did not: its cause (a count
             # under the same error line, "Found 1 error (checked 72 files)", is no cause)
             line, err = own, fp.line_fingerprint(own, turn.output)
+    if line is None and kind != "write" and (located := fp.located_line(turn.output, ambient)) is not None:
+        line, err = located, fp.line_fingerprint(located, turn.output)  # a compiler's file:line:col: message
     if (
         line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2
     ):  # a one-line failure says what it is

@@ -224,6 +224,7 @@ def clipped(output: str) -> bool:
 
 HANG = re.compile(
     r"^(?:[Cc]ommand timed out after|\[Request interrupted by user|Terminated$|Killed$|timeout: sending signal|"
+    r"g?make(?:\[\d+\])?: \*\*\* \[[^\]\n]{1,200}\] (?:Terminated|Killed)$|"
     r"Command was (?:automatically cancelled because it exceeded the timeout|cancelled by user before it could "
     r"complete)|(?:shell|bash) tool terminated command after exceeding timeout|User aborted the command)",
     re.M,
@@ -235,10 +236,23 @@ which it printed and then ended."""
 
 def hung(output: str, command: str = "", exit_code: Optional[int] = None) -> bool:
     """Whether the command hung and was cut off: the output says so at its start or on one of its last lines (read in
-    the first and the last 500 characters), or ``timeout``'s own exit status (124) ends a command run under it."""
-    if exit_code == 124 and _UNDER_TIMEOUT.search(command[:2000]):
+    the first and the last 500 characters), or ``timeout``'s own exit status (124) ends a command run under it, or
+    (no exit status sent) a run under it stops on a test it started."""
+    if (exit_code == 124 or (exit_code is None and unfinished(output))) and _UNDER_TIMEOUT.search(command[:2000]):
         return True
     return bool(HANG.search(output[:500]) or HANG.search(output[-500:]))
+
+
+def unfinished(output: str) -> bool:
+    """Whether a test run's output stops on a test it started, with no result after it: cut off, not passed."""
+    return bool(_STARTED.match(last_line(output[-2000:])))
+
+
+_STARTED = re.compile(
+    r"^(?:=== (?:RUN|CONT|PAUSE) |\s*RUNS |collecting \.\.\.\s*$|\s*Running \S+ \.\.\.\s*$|\S+\.py::\S+$)"
+)
+"""A runner's line for a test it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``, pytest -v's
+test id before its verdict)."""
 
 
 _UNDER_TIMEOUT = re.compile(r"(?<![\w.-])g?timeout\s+(?:-[-\w=]+\s+)*\d")

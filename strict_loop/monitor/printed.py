@@ -67,7 +67,7 @@ _FAILED_OUTPUT = re.compile(
     r"\b(?:Failures|Failed|Errors):[ \t]*[1-9]|"  # the count after its word (surefire, PHPUnit, dotnet test)
     # a diagnostic in the compilers' and linters' file:line forms, not a warning or a note
     r"\(\d+,\d+\): (?:fatal )?error [A-Z]*\d+:|^[ \t]*\S+:\d+:\d+ - error\b|"
-    r"^\S+\.\w+:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark|\[?Warning)\b|[A-Z]: \[Corrected\])\S|"
+    r"^(?:vet: )?\S+\.\w+:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark|\[?Warning)\b|[A-Z]: \[Corrected\])\S|"
     # a level prefix in brackets (Maven, sbt) and a verdict banner in any case
     r"^\[(?:ERROR|FATAL|error)\][ \t]+\S|^\[INFO\] BUILD FAILURE|"
     r"^(?:(?:warning|error): )?(?:[x\u00d7\u2717\u2718][ \t]+)?(?:[Bb]uild|BUILD|[Cc]ompilation|Test [Rr]un|Tests?) "
@@ -368,10 +368,6 @@ def failing_status(command: str, output: str) -> Optional[str]:
     return "; ".join(sorted(failing)[:4]) or None
 
 
-_STARTED = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE) |\s*RUNS |collecting \.\.\.\s*$|\s*Running \S+ \.\.\.\s*$)")
-"""A runner's line for a test it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``)."""
-
-
 def shown_failing(ftext: Optional[str]) -> bool:
     """Whether a verdict's failure is one ``failing_status`` reads (a workload a status read shows failing), which a
     wait cannot change, unlike a check run with other arguments."""
@@ -379,11 +375,6 @@ def shown_failing(ftext: Optional[str]) -> bool:
 
 
 _FAILING_KINDS = (*set(_STATE_KIND.values()), _CRASHING)
-
-
-def unfinished(output: str) -> bool:
-    """Whether a test run's output stops on a test it started, with no result after it: cut off, not passed."""
-    return bool(_STARTED.match(last_line(output[-2000:])))
 
 
 def log_tail(output: str, logerr: str, index: int) -> list[str]:
