@@ -26,8 +26,9 @@ round and measured on its start's code and before they were read (W after every 
 were written during the next round and measured on its start's code and on the code of the moment they arrived, before
 they were read; then Z-01 and Z-05 shaped rules (a test runner's count line, a loop's exit code, "Unable to ...").
 AB, AC and AD (the round after: a person judging what the agent cannot see; web and backend work, the agent mostly
-alone; long messy sessions) and AE (healthy sessions that look stuck) were measured on the round's start code and on
-the code of the moment each arrived, before it was read; then each shaped rules.
+alone; long messy sessions), AE (healthy sessions that look stuck) and AF (an hour with a person present) were
+measured on the round's start code and on the code of the moment each arrived, before it was read; then each shaped
+rules (AF one: its false alarm).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -77,6 +78,7 @@ SETS = {
     "AC": "web and backend work, mostly the agent alone, in Cline, Claude Code and Gemini CLI",
     "AD": "long messy sessions (50 to 64 turns), a subtle stuck stretch amid useful work, Claude Code, Codex, Gemini",
     "AE": "healthy sessions that look stuck (TDD, bisect, sweeps, polls, restarts after real changes), few spirals",
+    "AF": "an hour with a person present in Codex, Claude Code and Gemini CLI, spiral kinds evenly mixed",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -221,6 +221,8 @@ NOT_REPORTS = [
     "abhi bhi ek button chahiye profile page pe",  # hi: still need a button on the profile page (a request)
     "you've been using the same font as the header, good",
     "this is the second migration in this PR, fine",
+    "\U0001f44d still missing tests for the parser edge cases though. quoted UAs with spaces",  # work not done yet
+    "still one thing, CI runs go vet and it's red",  # one more request
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]

@@ -40,6 +40,11 @@ _ATTEMPT_FAILED = (
 )
 """A verdict on the attempt, said first and alone ("didn't work.", "nothing happened", "same", "no luck"): the problem
 stayed. "nothing happens when I click Save" is a symptom (first reported or not), read as one."""
+_DELIVERABLE = (
+    r"missing (?:the |any |some )?(?:unit |integration |e2e |edge[- ]case )?(?:tests?|docs?|documentation|types|"
+    r"typings|readme|changelog|coverage)\b"
+)
+"""Work not done yet ("still missing tests for the parser"): a request, unlike "still missing the header"."""
 _OTHER_LANGUAGES = "|".join(f"(?:{pattern})" for _, _, pattern in STILL_FAILING)
 """The same in the languages people most often write to an agent in (``STILL_FAILING``, a row each)."""
 _OPENS = (
@@ -47,6 +52,7 @@ _OPENS = (
     r"needed|want|wants|wanted|have|has|had|got|gotta|to|think|thinking|prefer|like|love|works?|good|fine|ok|okay|great|"
     r"correct|right|valid|true|relevant|useful|possible|a bit|a little|slightly|somewhat|too|kind of|kinda|more|less|"
     r"waiting|learning|reading|deciding|planning|in progress|todo|open|unclear|curious|wondering|on track|passes|on|"
+    rf"one|{_DELIVERABLE}|"
     r"passing|green|compiles|supported|used|uses|using|part of|the plan|the case|here|around|i|we|you|he|she|they|a|an|"
     r"looks? (?:good|great|fine|ok|okay|right|correct|nice)|working (?:fine|well|great|ok|okay|as))\b)[\w'\"`#$/-]|"
     rf"{_CLAUSE_START}(?:exactly |literally |still |it'?s |it is |that'?s )?(?:the )?same(?:[.!]|\s+(?!(?:for|as|with|"
@@ -74,7 +80,8 @@ plan output is byte-for-byte the same"; not "still need tests", "still works", "
 _NEG = r"(?:does|did|is|was|are|were|do|has|have|had|can|ca|could|would|should|wo|ai)n'?t"
 PERSIST = fp.Later(
     rf"(?<!\bshould )(?<!\bmust )(?<!\bwill )(?<!\bcan )(?<!\bto )(?<!\bwould )(?<!\bcould )"
-    r"\bstill\b,?(?!\s+(?:want|wants|need|needs|prefer|would like|have to|got to|gotta)\b)"
+    r"\bstill\b,?(?!\s+(?:want|wants|need|needs|prefer|would like|have to|got to|gotta|one (?:more )?thing)\b|"
+    rf"\s+{_DELIVERABLE})"
     rf"(?:\s+\w+){{0,3}}?\s+(?:fail\w*|broken|error(?:s|ing)?|not|{_NEG}|no|the same|same|shows?|"
     r"showing|see|seeing|getting|get|happen\w*|there|empty|blank|missing|wrong|crash\w*|hang\w*|stuck|loading|says|"
     r"prints|redirects|lands|resets|flickers|freezes|spins|bounces|disconnects|dies|times out|opens|closes|loops|"
