@@ -407,6 +407,7 @@ def test_a_tool_with_no_error_flag_failed_when_its_result_opens_with_its_error(t
     [
         ("Command timed out after 2m 0.0s\n\n> e2e", True),
         ("partial output\n[Request interrupted by user for tool use]", True),
+        ("   INFO  Running migrations.\n\n  2024_06_03_add_status_index_to_orders ....................", False),
         ("FAILED test_api.py - TimeoutError: request timed out after 5s", False),
         ("order 3 was cancelled\nbatch done", False),
     ],
@@ -428,6 +429,22 @@ def test_only_the_harnesss_word_that_it_cut_a_command_off_is_a_hang(output, hung
 def test_timeouts_own_exit_status_says_it_cut_the_command_off(command, code, hung):
     output = "INFO  [alembic.runtime.migration] Running upgrade 3f2a -> 8b41, add events.tenant_id"
     assert outcomes.hung(output, command, code) is hung
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "   INFO  Running migrations.\n\n  2024_06_03_120000_add_status_index_to_orders_table ......................",
+        "collected 14 items / 13 deselected / 1 selected\n\ntests/integration/test_ingest.py::test_roundtrip ",
+        "test_export_rows (tests.test_export.ExportTest) ...",
+    ],
+)
+def test_a_run_under_timeout_that_stops_on_a_step_it_started_hung_where_no_exit_code_comes(output):
+    """Codex sends no exit status: ``timeout 600 artisan migrate`` cut off mid-migration prints the migration's name and
+    its dot leader with no DONE after it, pytest -v a test id with no verdict, unittest a test and its ``...``."""
+    assert outcomes.hung(output, "timeout 600 ./vendor/bin/sail artisan migrate")
+    assert not outcomes.hung(output, "./vendor/bin/sail artisan migrate")  # not under timeout: not known to be cut off
+    assert not outcomes.hung(output + " DONE", "timeout 600 php artisan migrate")
 
 
 @pytest.mark.parametrize(
