@@ -111,15 +111,19 @@ def outcome(session: dict) -> tuple[str, int | None]:
     return ("early" if fired < session["onset"] - EARLY else "caught"), fired
 
 
+_COLUMNS = ("spirals", "caught", "early", "late", "healthy", "false alarm")
+"""What the table counts, per set and in all."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", choices=sorted(SETS), help="only these sets")
     parser.add_argument("-v", "--verbose", action="store_true", help="each session's first firing")
     args = parser.parse_args()
-    total = {"spirals": 0, "caught": 0, "early": 0, "late": 0, "healthy": 0, "false alarm": 0}
+    total = dict.fromkeys(_COLUMNS, 0)
     print(f"{'set':4} {'spirals':>8} {'caught':>7} {'early':>6} {'late':>5} {'healthy':>8} {'false alarms':>13}  what")
     for name in args.set or sorted(SETS):
-        counts = {"spirals": 0, "caught": 0, "early": 0, "late": 0, "healthy": 0, "false alarm": 0}
+        counts = dict.fromkeys(_COLUMNS, 0)
         for session in sessions(name):
             kind, fired = outcome(session)
             counts["spirals" if session["expect"] == "fire" else "healthy"] += 1

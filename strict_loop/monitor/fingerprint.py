@@ -86,7 +86,7 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
     # where a log line came from, said before it (``kubectl logs --prefix``'s ``[pod/api-6d8f/api]``, Compose's
     # ``api-1  | ``): the same line from another pod, replica or way of reading the logs is the same line
-    (re.compile(r"^(?:\[pod/[\w.-]+/[\w.-]+\]|[\w.-]+[-_]\d+[ \t]+\|)[ \t]?", re.M), "", ("[pod/", "|")),
+    (re.compile(r"^(?:\[pod/[\w.-]+/[\w.-]+\]|[\w.-]+[-_]\d+[ \t]+\|)[ \t]?", re.M), "", ("[pod/", " |", "\t|")),
     (_TS, "<ts>", ("-",)),
     (_TIME, "<time>", (":",)),
     (_EPOCH, "<ts>", ()),
