@@ -313,13 +313,15 @@ def _said(text: str) -> dict:
 
 def test_a_ban_on_one_script_or_target_bans_that_one_and_not_its_runners_others():
     """ "do NOT run `npm run build`": ``npm run typecheck`` and ``npm test`` obey it, the build with other flags breaks
-    it; likewise ``make deploy`` against ``make test`` and ``manage.py flush`` against ``manage.py test``."""
+    it; likewise ``make deploy`` against ``make test`` (said with or without ``sudo``) and ``manage.py flush`` against
+    ``manage.py test``."""
     said = "IMPORTANT: do NOT run `npm run build`, it wipes dist/. use `npm run typecheck` and `npm test` only."
     turns = [_said(said), edit("/repo/src/popup.ts", 0), bash("npm run typecheck"), bash("npm test")]
     turns += [edit("/repo/src/badge.ts", 1), bash("npm run typecheck"), bash("npm run build -- --mode development")]
     assert [f.defied for f in window_of(turns)][1:] == [None] * 5 + ["npm run +build"]
     for ban, obeys, breaks in [
         ("don't run `make deploy`", "make test", "make deploy ENV=prod"),
+        ("don't run `sudo make deploy 2>&1 | tee out.log`", "sudo make test", "make deploy"),
         ("never run `python manage.py flush`", "python manage.py test", "python manage.py flush --noinput"),
     ]:
         window = window_of([_said(ban), bash(obeys), bash(breaks)])

@@ -267,9 +267,11 @@ def located_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional
     return None
 
 
-_LOCATED = re.compile(
-    r"(?:vet: )?\S+\.\w{1,8}:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark)\b|[A-Z]{1,3}\d{3,4}\b)\S"
-)
+LOCATED = r"(?:vet: )?\S+\.\w{1,10}:\d+:\d+:? "
+"""The start of a diagnostic in the compilers' ``file:line:col: message`` form (go vet's with its prefix)."""
+MINOR = r"(?:\w+ )?(?:warning|note|info|hint|remark|\[?Warning)\b"
+"""A level that says the located line is no failure: a warning or a note."""
+_LOCATED = re.compile(rf"{LOCATED}(?!{MINOR}|[A-Z]{{1,3}}\d{{3,4}}\b)\S")
 """A located diagnostic in words; not a linter's coded finding (``C0104: Disallowed name``, ``F401``), which a run made
 to reproduce the linter's own behaviour prints as its intended output."""
 

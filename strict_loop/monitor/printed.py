@@ -67,7 +67,7 @@ _FAILED_OUTPUT = re.compile(
     r"\b(?:Failures|Failed|Errors):[ \t]*[1-9]|"  # the count after its word (surefire, PHPUnit, dotnet test)
     # a diagnostic in the compilers' and linters' file:line forms, not a warning or a note
     r"\(\d+,\d+\): (?:fatal )?error [A-Z]*\d+:|^[ \t]*\S+:\d+:\d+ - error\b|"
-    r"^(?:vet: )?\S+\.\w+:\d+:\d+:? (?!(?:\w+ )?(?:warning|note|info|hint|remark|\[?Warning)\b|[A-Z]: \[Corrected\])\S|"
+    rf"^{fp.LOCATED}(?!{fp.MINOR}|[A-Z]: \[Corrected\])\S|"
     # a level prefix in brackets (Maven, sbt) and a verdict banner in any case
     r"^\[(?:ERROR|FATAL|error)\][ \t]+\S|^\[INFO\] BUILD FAILURE|"
     r"^(?:(?:warning|error): )?(?:[x\u00d7\u2717\u2718][ \t]+)?(?:[Bb]uild|BUILD|[Cc]ompilation|Test [Rr]un|Tests?) "

@@ -201,21 +201,25 @@ INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "pe
 def step_words(command: str) -> str:
     """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
     `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
-    words = _unwrapped(
-        _words(_CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1])
-    )  # `cd dir && make x`: make
+    return step_parts(command)[0]
+
+
+def step_parts(command: str) -> tuple[str, list[str]]:
+    """The step a command takes (``step_words``) and the words it is given after it, from the command a wrapper runs
+    (``sudo make deploy``: ``make`` and ``deploy``), in the last of a chain (``cd dir && make x``: ``make``)."""
+    words = _unwrapped(_words(_CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1]))
     if not words:
-        return ""
+        return "", []
     head = words[0].rsplit("/", 1)[-1]
     rest = words[1:]
     if head in SUBCOMMANDS and rest and not rest[0].startswith("-"):
-        return f"{head} {rest[0]}"
+        return f"{head} {rest[0]}", rest[1:]
     if head in INTERPRETERS or head.startswith("python"):
         if len(rest) >= 2 and rest[0] == "-m":
-            return f"{head} -m {rest[1]}"
+            return f"{head} -m {rest[1]}", rest[2:]
         if rest and not rest[0].startswith("-"):
-            return f"{head} {rest[0]}"
-    return head
+            return f"{head} {rest[0]}", rest[1:]
+    return head, rest
 
 
 def classify_tool(tool: str, args: dict[str, Any]) -> Kind:

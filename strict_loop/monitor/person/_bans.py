@@ -15,7 +15,7 @@ from typing import Any, Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import shellwork
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, WRAPPERS, step_words
+from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, WRAPPERS, step_parts, step_words
 
 FORBID = re.compile(
     r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please)\s+)(?:please\s+)?(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?"
@@ -83,9 +83,9 @@ def forbidden(text: str) -> list[str]:
         return found
     for m in FORBID.finditer(text[:MAX_PERSON_TEXT]):
         what = m.group("what").strip("`")
-        step = step_words(what)
+        step, given = step_parts(what)
         if step:
-            found.append(" ".join([step, *_targets(what, step), *(w for w in what.split() if w.startswith("-"))]))
+            found.append(" ".join([step, *_targets(given), *(w for w in what.split() if w.startswith("-"))]))
     found += [_PLACE + m.group("path").strip("/") for m in FORBID_EDIT.finditer(text[:MAX_PERSON_TEXT])]
     for m in FORBID_VERB.finditer(text[:MAX_PERSON_TEXT]):
         verb = (m.group("verb") or _VERB_OF.get(m.group("noverb").lower(), m.group("noverb"))).lower()
@@ -94,17 +94,22 @@ def forbidden(text: str) -> list[str]:
     return list(dict.fromkeys(found))[:6]
 
 
-_REDIRECT = re.compile(r"\s\d*[<>&]")
+_PLUMBING = re.compile(r"\d*[<>|&]")
+"""A word that starts a redirection, a pipe or a background (``2>&1``, ``>``, ``|``, ``&``): what follows is not the
+command's own."""
 
 
-def _targets(what: str, step: str) -> list[str]:
-    """The words a banned command names after its step, marked ``+``: the script, target or subcommand ``npm run
+def _targets(given: list[str]) -> list[str]:
+    """The words a banned command is given after its step, marked ``+``: the script, target or subcommand ``npm run
     build``, ``make deploy`` and ``manage.py flush`` run (a call breaks the ban only with them; ``npm run typecheck``
-    does not break "don't run `npm run build`"), its redirections and the commands it pipes into left out."""
-    last = _REDIRECT.split(re.split(r"&&|\|\||;", what)[-1].split("|", 1)[0], 1)[0]
-    named = set(step.split())
-    words = [w.strip("'\"") for w in last.split() if not w.startswith("-") and "=" not in w]
-    return ["+" + w for w in words if w and w.rsplit("/", 1)[-1] not in named][:3]
+    does not break "don't run `npm run build`"), up to its redirections and the commands it pipes into."""
+    named: list[str] = []
+    for w in given:
+        if _PLUMBING.match(w):
+            break
+        if not w.startswith("-"):
+            named.append("+" + w.strip("'\""))
+    return named[:3]
 
 
 def defied(command: str, paths: list[str], window: list[TurnFacts], args: dict[str, Any]) -> Optional[str]:
