@@ -1127,6 +1127,24 @@ def test_a_hang_that_prints_more_than_the_run_before_it_but_no_more_than_an_earl
     assert play([*turns[:2], _cut("cargo test --workspace -q", further, "10m 0.0s")])[0].fired_at is None
 
 
+def test_what_commands_chained_ahead_of_a_hung_step_print_is_not_the_step_getting_further():
+    """The same migration cut off at the same line twice, then once more behind a cache clear that prints lines of its
+    own: those come before the step's output and are no progress of it, so the third hang closes the loop; a run cut
+    off at a later migration got further."""
+    migrating = ["INFO  Running migrations.", "2024_06_03_120000_add_status_index_to_orders_table ......"]
+    cleared = ["INFO  Configuration cache cleared successfully.", "INFO  Application cache cleared successfully."]
+    clear = "./vendor/bin/sail artisan config:clear && ./vendor/bin/sail artisan cache:clear"
+    turns = [
+        _cut("timeout 120 ./vendor/bin/sail artisan migrate", migrating, "2m 0.0s"),
+        _cut("timeout 600 ./vendor/bin/sail artisan migrate", migrating, "10m 0.0s"),
+        _cut(f"{clear} && ./vendor/bin/sail artisan migrate", [*cleared, *migrating], "3m 0.0s"),
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and "hung and was cut off 3 times" in steps[-1][2][0].evidence
+    later = [*migrating[:1], "2024_06_03_120000_add_status_index_to_orders_table .... 41s DONE", "2024_06_04 ......"]
+    assert play([*turns[:2], _cut("timeout 900 sail artisan migrate", later, "15m 0.0s")])[0].fired_at is None
+
+
 @pytest.mark.parametrize(
     ("text", "steps"),
     [

@@ -338,12 +338,17 @@ _SETTINGS = re.compile(r"^(?:\s*(?:export\s+)?\w+=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)
 
 
 def _further(f: TurnFacts, before: list[TurnFacts]) -> bool:
-    """Whether a hang got further than the step's earlier hangs (it printed more lines than any of them, some of them
-    new): a suite cut off at a later test after a fix is progress; a run that printed more than the one cut off
-    before it, but no more than an earlier one, got no further."""
+    """Whether a hang got further than the step's earlier hangs: it printed more lines than any of them, and a line
+    none of them printed comes after one they did (a suite cut off at a later test after a fix is progress). A run that
+    printed more than the one cut off before it, but no more than an earlier one, got no further; nor did one whose
+    new lines all come before what the earlier hangs printed (the commands chained ahead of the step: ``make clean &&
+    timeout 60 make test``)."""
     prev = [e for e in before if e.hang and e.step == f.step]
+    if not (f.hang and prev and len(f.lines) > max(len(e.lines) for e in prev)):
+        return False
     seen: set[str] = set().union(*(e.lines for e in prev))
-    return f.hang and bool(prev) and len(f.lines) > max(len(e.lines) for e in prev) and bool(set(f.lines) - seen)
+    shared = next((k for k, line in enumerate(f.lines) if line in seen), -1)
+    return any(line not in seen for line in f.lines[shared + 1 :])
 
 
 def rereads(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
