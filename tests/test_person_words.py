@@ -153,6 +153,11 @@ CIRCLING = [
     "hello?? you've been reading the same 3 files for like 10 minutes. what is the actual problem",
     "you keep running the same test and expecting something else",
     "ARE YOU KIDDING ME. that's the second force push. maria's push got rejected",
+    "Schon wieder?!?! Dreimal jetzt. migrate:reset droppt die DB!",  # de: again?! three times now
+    "ich hab dir das schon dreimal gesagt",  # de: I've told you three times already
+    "d\u00e9j\u00e0 trois fois que je te le dis, le token expire",  # fr: three times already I tell you
+    "ya van tres veces que falla igual",  # es: three times now it fails the same
+    "j\u00e1 s\u00e3o tr\u00eas vezes, olha o log",  # pt: that's three times already
 ]
 NOT_REPORTS = [
     "still need tests for the importer though",
@@ -223,6 +228,9 @@ NOT_REPORTS = [
     "this is the second migration in this PR, fine",
     "\U0001f44d still missing tests for the parser edge cases though. quoted UAs with spaces",  # work not done yet
     "still one thing, CI runs go vet and it's red",  # one more request
+    "Bitte f\u00fchre die Tests dreimal hintereinander aus",  # de: run the tests three times in a row (a request)
+    "lance-le trois fois maintenant pour voir si c'est stable",  # fr: run it three times now to see (a request)
+    "mach das zweimal, einmal mit Cache und einmal ohne",  # de: do it twice, with and without the cache
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]
@@ -264,6 +272,10 @@ def test_a_request_a_remark_or_a_correction_is_no_report(text):
         ("i said at the start NO force pushing on this branch", [f"verb:push {f}" for f in FORCE_FLAGS]),
         ("no merging until CI is green", ["verb:merge"]),
         ("No commits on this branch yet.", []),  # a state, not a ban
+        ("fix the migration. and NO `sudo`", ["sudo"]),
+        ("Und bitte KEIN `db:reset`, `db:drop` oder `db:schema:load`", ["db:reset", "db:drop", "db:schema:load"]),
+        ("there's no `pytest` in the venv, use `uv run`", []),  # a state, not a ban
+        ("pas de `git push --force` sur main", ["git push --force"]),
     ],
 )
 def test_the_places_the_person_says_not_to_edit(text, bans):
@@ -313,14 +325,15 @@ def _said(text: str) -> dict:
 
 def test_a_ban_on_one_script_or_target_bans_that_one_and_not_its_runners_others():
     """ "do NOT run `npm run build`": ``npm run typecheck`` and ``npm test`` obey it, the build with other flags breaks
-    it; likewise ``make deploy`` against ``make test`` (said with or without ``sudo``) and ``manage.py flush`` against
-    ``manage.py test``."""
+    it; likewise ``make deploy`` against ``make test`` (said with or without ``sudo``), ``manage.py flush`` against
+    ``manage.py test`` and a rake task named alone (``db:reset``) ahead of others in a chain."""
     said = "IMPORTANT: do NOT run `npm run build`, it wipes dist/. use `npm run typecheck` and `npm test` only."
     turns = [_said(said), edit("/repo/src/popup.ts", 0), bash("npm run typecheck"), bash("npm test")]
     turns += [edit("/repo/src/badge.ts", 1), bash("npm run typecheck"), bash("npm run build -- --mode development")]
     assert [f.defied for f in window_of(turns)][1:] == [None] * 5 + ["npm run +build"]
     for ban, obeys, breaks in [
         ("don't run `make deploy`", "make test", "make deploy ENV=prod"),
+        ("bitte KEIN `db:reset`", "bin/rails db:migrate", "bin/rails db:reset && bin/rails db:migrate"),
         ("don't run `sudo make deploy 2>&1 | tee out.log`", "sudo make test", "make deploy"),
         ("never run `python manage.py flush`", "python manage.py test", "python manage.py flush --noinput"),
     ]:

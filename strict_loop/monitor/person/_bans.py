@@ -15,7 +15,7 @@ from typing import Any, Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import shellwork
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, WRAPPERS, step_parts, step_words
+from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, step_parts, step_words
 
 FORBID = re.compile(
     r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please)\s+)(?:please\s+)?(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?"
@@ -27,6 +27,15 @@ FORBID = re.compile(
 )
 """The person telling the agent not to run a command, at the start of a clause ("don't run `npm install`", "never use
 sed -i"; "if you don't run npm install first" is no ban, and "stop running the migrations" names no command)."""
+FORBID_QUOTED = re.compile(
+    r"(?:^|[.!;:(]\s*|\b(?:and|but|also|so|please|und|aber|bitte|et|mais|y|pero|e|ma|en|maar)\s+)(?:(?:please|bitte)\s+)?"
+    r"(?:no|kein(?:e[nrs]?)?|pas de|nada de|niente|geen)\s+(?P<quoted>`[^`\n]{1,80}`(?:\s*(?:,|/|\bor\b|\boder\b|"
+    r"\band\b|\bund\b|\bou\b|\bo\b|\bof\b)\s*(?:(?:no|kein(?:e[nrs]?)?)\s+)?`[^`\n]{1,80}`){0,5})",
+    re.I,
+)
+"""The person naming commands not to run in quotes after a "no", in English or the person's own language ("and NO
+`sudo`", "bitte KEIN `db:reset`, `db:drop` oder `db:schema:load`"), at the start of a clause ("there's no `pytest` in
+the venv" is no ban)."""
 
 
 FORBID_EDIT = re.compile(
@@ -64,7 +73,7 @@ FORBID_DEPS = re.compile(
 libraries"); "no packages were found" says nothing new is banned."""
 DEPS = "deps:"
 _DEP_GATES = ("dependenc", "deps", "package", "librar", "libs", "modules", "crates", "gems")
-_BAN_GATES = ("don", "do not", "never", "stop", "no ")
+_BAN_GATES = ("don", "do not", "never", "stop", "no ", "kein", "pas de", "nada de", "niente", "geen")
 """Lowercase literals one of which each ban pattern (``FORBID``, ``FORBID_EDIT``, ``FORBID_VERB``) cannot match
 without."""
 FORCE_FLAGS = ("--force", "-f", "--force-with-lease")
@@ -81,8 +90,9 @@ def forbidden(text: str) -> list[str]:
         found.append(DEPS)
     if not fp.may_match(folded, _BAN_GATES):
         return found
-    for m in FORBID.finditer(text[:MAX_PERSON_TEXT]):
-        what = m.group("what").strip("`")
+    named = [m.group("what").strip("`") for m in FORBID.finditer(text[:MAX_PERSON_TEXT])]
+    named += [q for m in FORBID_QUOTED.finditer(text[:MAX_PERSON_TEXT]) for q in _QUOTE.findall(m.group("quoted"))]
+    for what in named:
         step, given = step_parts(what)
         if step:
             found.append(" ".join([step, *_targets(given), *(w for w in what.split() if w.startswith("-"))]))
@@ -94,6 +104,7 @@ def forbidden(text: str) -> list[str]:
     return list(dict.fromkeys(found))[:6]
 
 
+_QUOTE = re.compile(r"`([^`\n]+)`")
 _PLUMBING = re.compile(r"\d*[<>|&]")
 """A word that starts a redirection, a pipe or a background (``2>&1``, ``>``, ``|``, ``&``): what follows is not the
 command's own."""
@@ -166,7 +177,7 @@ def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -
     named = [p for p in parts if p.startswith(("-", "+"))]
     name = " ".join(p for p in parts if p not in named)
     wanted = {p.removeprefix("+") for p in named}
-    return (name == step or (name in WRAPPERS and name in verbs)) and words.issuperset(wanted)  # "never use sudo"
+    return (name == step or (" " not in name and name in verbs)) and words.issuperset(wanted)  # "never use sudo"
 
 
 def lifted_by(text: str, again: list[str], window: list[TurnFacts]) -> list[str]:

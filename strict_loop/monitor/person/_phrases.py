@@ -34,7 +34,7 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b"),
     ("de", ("immer noch", "fehler", "hat nicht", "wieder"),
         r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
-        r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|wieder)\b"),
+        r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|(?:schon )?wieder)\b"),
     ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u0442\u043e\u0439 \u0436\u0435",
             "\u043f\u043e\u043c\u043e\u0433"),
         r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] (?:\u043d\u0435|\u043f\u0430\u0434\u0430|"
@@ -154,6 +154,12 @@ CIRCLES = fp.Later(
     r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
     r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
     r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
+    # "dreimal jetzt", "schon dreimal", "déjà trois fois", "ya van tres veces", "já são três vezes"
+    r"\b(?:(?:zwei|drei|vier|f\u00fcnf|[2-9]) ?mal (?:jetzt|schon)(?=\s*(?:[.!?,;]|$))|"
+    r"schon (?:zwei|drei|vier|f\u00fcnf|[2-9]) ?mal|d[\u00e9e]j[\u00e0a] (?:deux|trois|quatre|cinq|[2-9]) fois|"
+    r"(?:deux|trois|quatre|cinq|[2-9]) fois "
+    r"(?:d[\u00e9e]j[\u00e0a]|maintenant)(?=\s*(?:[.!?,;]|$))|ya (?:van |son )?(?:dos|tres|cuatro|cinco|[2-9]) veces|"
+    r"j[a\u00e1] s[a\u00e3]o (?:duas|tr[e\u00ea]s|quatro|cinco|[2-9]) vezes)\b|"
     r"\b(?:vueltas en c[i\u00ed]rculos?|(?:dando|damos) vueltas|dando voltas|on tourne en rond|"
     r"(?:drehen uns|dreht sich) im kreis)\b|"
     r"\b(?:andando|rodando|girando|vamos|estamos) (?:em|en) c[i\u00ed]rculos?\b|"
@@ -201,7 +207,7 @@ CIRCLES_GATES = (
     + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
-    + ("seen", "visto", "vimos", "same")
+    + ("seen", "visto", "vimos", "same", "veces")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
