@@ -12,6 +12,9 @@ from strict_loop.monitor import person
 from strict_loop.monitor.person import FORCE_FLAGS, forbidden
 
 REPORTS = [
+    "still a string",  # the whole message a state that stayed
+    "still an empty array",
+    "nope. new terminal, jot --version -> 0.3.1",  # a "nope" said as a sentence of its own, then what they see
     "sitll borken",  # typed in a hurry
     "same eror agian after your fix",
     "20 min on this, same 3 errors every single time. compare where the files are written",  # a count in between
@@ -231,9 +234,13 @@ NOT_REPORTS = [
     "Bitte f\u00fchre die Tests dreimal hintereinander aus",  # de: run the tests three times in a row (a request)
     "lance-le trois fois maintenant pour voir si c'est stable",  # fr: run it three times now to see (a request)
     "mach das zweimal, einmal mit Cache und einmal ohne",  # de: do it twice, with and without the cache
+    "still a good idea to cache it though",
+    "it is still a draft, leave the intro alone",
+    "no. use the v2 endpoint",  # corrects the plan
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]
+STATUS_QUESTIONS += ["??", "hello??", "and?"]  # the person's impatience: neither a report nor a new request
 STATUS_QUESTIONS += ["it's been like 15 min?? that index took 20 seconds on staging and staging has more rows"]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 

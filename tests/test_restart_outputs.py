@@ -370,6 +370,41 @@ def test_the_same_refused_credentials_logged_in_two_forms_after_each_restart_are
     assert "restarts" in check_claims(verdict, turns)
 
 
+def test_the_port_held_when_a_start_fails_and_when_the_log_says_so_after_a_kill_is_one_outcome():
+    """A dev server whose start fails on a port something respawns into: the start's own failure (exit 1) and the
+    same refusal read from its log after each kill are one outcome, so the third restart closes the loop."""
+    held = "INFO:     Will watch for changes in these directories: ['/r']\nERROR:    [Errno 48] Address already in use"
+    start, log = "uv run uvicorn app.main:app --port 8787 --reload", "/tmp/dev.log"
+    turns = [
+        {"tool": "Bash", "args": {"command": start}, "output": f"Exit code 1\n{held}", "exit_code": 1},
+        {
+            "tool": "Bash",
+            "args": {"command": f"kill 412; sleep 1; nohup {start} > /tmp/dev.log 2>&1 &\nsleep 3; cat /tmp/dev.log"},
+            "output": held,
+            "exit_code": 0,
+        },
+        {
+            "tool": "Bash",
+            "args": {"command": "lsof -nP -iTCP:8787 -sTCP:LISTEN"},
+            "output": "Python 9931 rk 7u IPv4 TCP 127.0.0.1:8787 (LISTEN)",
+            "exit_code": 0,
+        },
+        {
+            "tool": "Bash",
+            "args": {
+                "command": f"pkill -f uvicorn; sleep 2; nohup {start} > /tmp/dev.log 2>&1 &\nsleep 3; tail -2 {log}"
+            },
+            "output": held,
+            "exit_code": 0,
+        },
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 3 and steps[-1][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+    moved = {**turns[3], "output": "INFO:     Uvicorn running on http://127.0.0.1:8787 (Press CTRL+C to quit)"}
+    assert play([*turns[:3], moved])[0].fired_at is None
+
+
 @pytest.mark.parametrize(
     ("line", "name"),
     [

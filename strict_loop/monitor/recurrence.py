@@ -222,8 +222,9 @@ class Loop:
 def _outcome_key(f: TurnFacts) -> Optional[str]:
     """What a turn showed, comparably: its failure (numbers and paths folded), else its call and its output; a job
     still running after each restart (a CI run pending after each rerun) has no outcome yet."""
-    if f.failed and f.err is not None:
-        return f"err\0{f.err}"
+    if f.failed and f.err is not None:  # a failure of a class a log names alike is that log's outcome: the port held
+        specific = f.fclass in catalog.SPECIFIC_CLASSES  # when the start fails and when its log says so after a kill
+        return f"logerr\0{printed.LOGGED}{f.fclass}" if specific else f"err\0{f.err}"
     if f.fclass is not None:
         return f"class\0{f.fclass}"
     if f.verdict == "fail" and f.fsig is not None and f.actor == "agent":  # a check read elsewhere (a CI run's)

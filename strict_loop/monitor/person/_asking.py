@@ -46,12 +46,13 @@ STATUS_QUESTION = re.compile(
     r"status|what(?:'s| is) the status|where are we(?: at)?)\s*(?:yet|now|so far)?\s*\?*\s*$|"
     r"^\W*still\s+(?:pending|running|building|deploying|waiting|queued|going|in progress|on it|at it)\s*\?\s*$|"
     r"^\W*(?:it'?s|it has|that'?s|this has|you'?ve)\s+been\s+(?:\w+\s+)?(?:like|about|almost|over|nearly|more than)?\s*"
-    r"\d+\s*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b(?:\s+(?:now|already))?\s*\?*\s*$",
+    r"\d+\s*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b(?:\s+(?:now|already))?\s*\?*\s*$|"
+    r"^\s*(?:(?:hello|hey|and|so|well|um+|uh+|hm+)\s*)?[?!.\u2026]*\?[?!.\u2026]*\s*$",
     re.I,
 )
 """A short question about how the work stands: not a report (nothing was seen) and not a new request. "still
 broken?" after a claimed fix is a report said as a question; "still pending?" asks how a job stands, and "it's been
-like 15 min??" is the same question said as impatience."""
+like 15 min??" is the same question said as impatience, as is "??" alone."""
 BETTER = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|hm+|nice|good|great)\W+)?(?:(?:much|a (?:bit|lot|little)|way|slightly|somewhat|"
     r"definitely|clearly)\s+)?(?:better|improved|faster|closer|progress|getting (?:there|closer)|almost(?: there)?)\b"

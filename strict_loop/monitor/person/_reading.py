@@ -105,6 +105,9 @@ PERSIST = fp.Later(
     r"[a-z]+s)\b)|\bno (?:change|difference|improvement|effect)\b(?!\s+(?:needed|required|necessary|to)\b)|"
     r"\bsame as before\b(?!\s+(?:but|for|"
     r"with|on|in)\b)|\bstill\W*$|^\W*(?:still|again)(?:\W*$|\s*[:\n])|"
+    # the whole message a state that stayed ("still a string", "still an empty array"), not "still a good idea"
+    r"^\W*(?:(?:it'?s|it is|that'?s|nope|no)\W+)?still an? (?!(?:bit|little|few|couple|lot|good|great|nice|fine|valid|"
+    r"useful|possible|draft|work in progress|wip|todo|question)\b)[\w'\"`$/.-]+(?:\s+[\w'\"`$/.-]+){0,2}[\s.!]*$|"
     r"\b(?:errors?|issues?|problems?|bugs?|failures?)\s+still\s+(?:persists?|remains?|exists?|occurs?|occurring)\b|"
     r"(?<!\bone )(?<!\ban )\b(?:errors?|issues?|problems?|bugs?|failures?)\s+(?:persists?|remains?)\b"
     r"(?!\s+(?:in|to|on|across|for|open|unchanged|visible|that)\b)|\byou did it again\b|\bsame old (?:error|issue|"
@@ -141,10 +144,12 @@ _NOPE = re.compile(
     r"^\W*(?:(?:lol|haha|ugh|hmm+|ok|well)\W+)?(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|[^\w\s,.!-]+\s*$|it|still|same|also "
     r"same|again|doesn|didn|the|that|this|"
     r"not(?!\s+(?:that|this|the|those|these|there|here|in|on|yet)\b)|"
-    r"nothing|that didn))",
+    r"nothing|that didn)|(?<=nope)\s*[.!]+(?:\s|$))",
     re.I,
 )
-"""A bare no first ("nope", "no, still broken"): read apart, as no literal gates it."""
+"""A bare no first ("nope", "no, still broken", "nope. new terminal, jot --version -> 0.3.1": a "nope" said as a
+sentence of its own, then what they see): read apart, as no literal gates it. "no. use the v2 endpoint" corrects the
+plan."""
 _PERSIST_GATES = (
     ("still", "again", "back", "reappear", "same", "fixed", "resolved", "solved", "changed", "no change")
     + ("no difference", "no improvement", "no effect", "persist", "remain", "keep", "told", "how many", "ignoring")
