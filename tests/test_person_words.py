@@ -341,6 +341,11 @@ def test_a_ban_on_one_script_or_target_bans_that_one_and_not_its_runners_others(
     for ban, obeys, breaks in [
         ("don't run `make deploy`", "make test", "make deploy ENV=prod"),
         ("bitte KEIN `db:reset`", "bin/rails db:migrate", "bin/rails db:reset && bin/rails db:migrate"),
+        (
+            "and NO `flush`",
+            "git commit -m 'flush' && python manage.py test",
+            "python manage.py migrate && python manage.py flush",
+        ),
         ("don't run `sudo make deploy 2>&1 | tee out.log`", "sudo make test", "make deploy"),
         ("never run `python manage.py flush`", "python manage.py test", "python manage.py flush --noinput"),
     ]:

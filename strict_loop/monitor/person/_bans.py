@@ -15,7 +15,7 @@ from typing import Any, Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import shellwork
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, step_parts, step_words
+from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, WRAPPERS, step_parts, step_words
 
 FORBID = re.compile(
     r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please)\s+)(?:please\s+)?(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?"
@@ -130,7 +130,8 @@ def defied(command: str, paths: list[str], window: list[TurnFacts], args: dict[s
     names what it bans ("ok, push it now")."""
     if not any(e.forbids for e in window):
         return None  # nothing was said not to run or edit (most sessions): the call is not parsed for it
-    call = (step_words(command), set(command.split()), {w for p in shellwork.segments(command) for w in p.split()[:4]})
+    segments = shellwork.segments(command)
+    call = (step_words(command), set(command.split()), {w for p in segments for w in p.split()[:4]}, _runs(segments))
     back = shellwork.put_back(command) if "git" in command else None
     places = [where for where in ("/" + p.strip("/") + "/" for p in paths) if not _restored(where, back)]
     adds: Optional[bool] = None  # asked once, of the first dependency ban met
@@ -165,9 +166,20 @@ def _adds(command: str, paths: list[str], args: dict[str, Any]) -> bool:
     return shellwork.adds_package(command) if sides is None else shellwork.adds_dependency(paths, *sides)
 
 
-def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -> bool:
-    """Whether a call (its step, its words, its programs and subcommands) or the places it writes break ``ban``."""
-    step, words, verbs = call
+def _runs(segments: list[str]) -> set[str]:
+    """What each command of a chain runs: its step and the task it names first (``bin/rails db:reset && bin/rails
+    db:migrate``: ``rails``, ``db:reset``, ``db:migrate``), not a value a flag takes (``git commit -m tests``)."""
+    runs: set[str] = set()
+    for segment in segments[:8]:
+        step, given = step_parts(segment)
+        runs.update([step, *given[:1]] if given and not given[0].startswith("-") else [step])
+    return runs
+
+
+def _breaks(ban: str, call: tuple[str, set[str], set[str], set[str]], places: list[str]) -> bool:
+    """Whether a call (its step, its words, its programs and subcommands, what each command of it runs) or the places it
+    writes break ``ban``."""
+    step, words, verbs, runs = call
     if ban.startswith(_PLACE):
         return any(f"/{ban[len(_PLACE) :]}/" in place for place in places)
     if ban.startswith(_VERB):
@@ -177,7 +189,8 @@ def _breaks(ban: str, call: tuple[str, set[str], set[str]], places: list[str]) -
     named = [p for p in parts if p.startswith(("-", "+"))]
     name = " ".join(p for p in parts if p not in named)
     wanted = {p.removeprefix("+") for p in named}
-    return (name == step or (" " not in name and name in verbs)) and words.issuperset(wanted)  # "never use sudo"
+    runs_it = name == step or name in runs or (name in WRAPPERS and name in verbs)  # "never use sudo"
+    return runs_it and words.issuperset(wanted)
 
 
 def lifted_by(text: str, again: list[str], window: list[TurnFacts]) -> list[str]:
