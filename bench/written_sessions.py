@@ -28,7 +28,9 @@ they were read; then Z-01 and Z-05 shaped rules (a test runner's count line, a l
 AB, AC and AD (the round after: a person judging what the agent cannot see; web and backend work, the agent mostly
 alone; long messy sessions), AE (healthy sessions that look stuck) and AF (an hour with a person present) were
 measured on the round's start code and on the code of the moment each arrived, before it was read; then each shaped
-rules (AF one: its false alarm).
+rules (AF one: its false alarm). AH (a developer's own tooling, a terse person) and AI (work whose outcome the person
+sees on their side, several languages) were written during the round after and measured on its start's code and on the
+code of the moment each arrived, before it was read; then AH shaped rules (AI had no miss).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -79,6 +81,8 @@ SETS = {
     "AD": "long messy sessions (50 to 64 turns), a subtle stuck stretch amid useful work, Claude Code, Codex, Gemini",
     "AE": "healthy sessions that look stuck (TDD, bisect, sweeps, polls, restarts after real changes), few spirals",
     "AF": "an hour with a person present in Codex, Claude Code and Gemini CLI, spiral kinds evenly mixed",
+    "AH": "a developer's own tooling (dev servers on fixed ports, MCP servers, dashboards), Claude Code and Gemini CLI",
+    "AI": "games, devices, papers, sheets and sites in Gemini CLI, Claude Code and Codex, some in other languages",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
