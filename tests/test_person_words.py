@@ -12,6 +12,10 @@ from strict_loop.monitor import person
 from strict_loop.monitor.person import FORCE_FLAGS, forbidden
 
 REPORTS = [
+    "gleich. M\u00c3\u00bcller, Schr\u00c3\u00b6der, alles kaputt",  # de: same. all broken
+    "nope. exakt das gleiche im excel",  # de: exactly the same in excel
+    "h\u00f6rst du mir zu? der DOWNLOAD BUTTON im admin. nicht das cron script",  # de: are you listening?
+    "are you even listening? the button in admin, not the cron script",
     "still a string",  # the whole message a state that stayed
     "still an empty array",
     "nope. new terminal, jot --version -> 0.3.1",  # a "nope" said as a sentence of its own, then what they see
@@ -237,6 +241,10 @@ NOT_REPORTS = [
     "still a good idea to cache it though",
     "it is still a draft, leave the intro alone",
     "no. use the v2 endpoint",  # corrects the plan
+    "das gleiche f\u00fcr die Tabelle bitte",  # de: the same for the table, please (a request)
+    "gleich fertig?",  # de: almost done?
+    "mach das gleich",  # de: do it right away
+    "do you listen for SIGTERM there?",
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]

@@ -4,6 +4,7 @@ in each toolchain's own words, and a passing run of each, its warnings and notic
 from __future__ import annotations
 
 import pytest
+from spiral_claims import play, window_of
 
 from strict_loop.monitor import printed
 
@@ -796,6 +797,10 @@ def test_edits_and_builds_chained_in_one_command_each_failing_the_same_way_are_a
         ("WARNING digest: amqp connect attempt 4/10 failed: ConnectionRefusedError(111, 'Connection refused')", None),
         ("digest-1  | 2024-04-09 08:52:03,118 ERROR pika.adapters.blocking_connection: Connection failed", None),
         ("=== 3 failed, 12 passed in 2.41s ===", 3),
+        # dart and flutter test: the passed and failed counts on the last line
+        ("00:06 +42 -3: /app/test/cart_test.dart: total [E]\n  Test failed.\n\n00:07 +42 -3: Some tests failed.", 3),
+        ("00:07 +45 ~2 -1: Some tests failed.", 1),
+        ("00:07 +45: All tests passed!", 0),
     ],
 )
 def test_a_failing_count_said_after_its_word_is_read(output, count):
@@ -1083,3 +1088,28 @@ def test_a_go_compile_error_names_the_failure_whatever_ran_before_it_in_the_chai
     vet = "# github.com/acme/shop/services/orders/server\nvet: services/orders/server/list.go:14:61: undefined: pb.Req"
     assert printed.reads_failed("go vet ./services/orders/...", vet)
     assert not printed.reads_failed("rg -n --column ListOrders", "services/orders/server/list.go:14:61: ListOrders")
+
+
+def _kept(command: str, output: str) -> dict:
+    return {"tool": "Bash", "args": {"command": command}, "output": output}  # Codex: no exit code
+
+
+def test_the_lines_a_filter_kept_from_a_check_with_no_exit_code_are_no_pass():
+    """Codex sends no exit code: a build piped into ``grep`` or ``head`` shows the lines the filter kept, which may
+    leave out the one that says it failed, so it passed only where a final summary says so; ``tail`` keeps the end,
+    where the verdict is. A build failing the same way, read through filters between edits, is one failure."""
+    dup = "   > Duplicate class kotlin.collections.jdk8.CollectionsJDK8Kt found in modules kotlin-stdlib-1.9.24"
+    failed = f"> Task :app:checkDebugDuplicateClasses FAILED\n{dup}\n\nBUILD FAILED in 12s"
+    kept = [
+        _kept("./gradlew --stop && ./gradlew :app:assembleDebug 2>&1 | grep -E 'Duplicate class' | head -2", dup),
+        _kept("./gradlew :app:assembleDebug --no-build-cache 2>&1 | grep -cE 'Duplicate class'", "4"),
+        _kept("./gradlew :app:assembleDebug 2>&1 | tail -3", "\nBUILD SUCCESSFUL in 47s\n37 actionable tasks"),
+        _kept("./gradlew :app:assembleDebug 2>&1 | grep -E 'BUILD'", "BUILD SUCCESSFUL in 41s"),
+    ]
+    assert [f.verdict for f in window_of(kept)] == [None, None, "pass", "pass"]
+    patch = "*** Begin Patch\n*** Update File: app/build.gradle.kts\n@@\n-a{k}\n+b{k}\n*** End Patch"
+    turns = [_kept("./gradlew :app:assembleDebug 2>&1 | tail -30", failed)]
+    for k in range(3):
+        turns += [{"tool": "apply_patch", "args": {"command": patch.format(k=k)}, "output": "Success."}, kept[0]]
+        turns += [_kept("./gradlew :app:assembleDebug 2>&1 | tail -30", failed)]
+    assert play(turns)[0].fired_at is not None

@@ -151,6 +151,8 @@ def _outcome(
         said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
         if not failed and turn.exit_code is None and outcomes.unfinished(turn.output):
             return None, None  # no exit status, and it stops as a test starts: cut off (a timeout), no pass
+        if not failed and printed.selected(command, turn.output, turn.exit_code):
+            return None, None  # the lines a filter kept, with no summary that says it passed: no pass
         return ("fail", said) if failed else ("pass", None)
     return None, None
 

@@ -20,7 +20,8 @@ from strict_loop.monitor import fingerprint as fp
 FAILS = re.compile(
     r"(?i)(?<![\d/.,:])(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|"
     r"(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)|"
-    r"\b(?:Failures|Failed|Errors):[ \t]*(\d+)\b"  # the count after its word: dotnet test, surefire, PHPUnit
+    r"\b(?:Failures|Failed|Errors):[ \t]*(\d+)\b|"  # the count after its word: dotnet test, surefire, PHPUnit
+    r"\b\d\d:\d\d \+\d+(?: ~\d+)? -(\d+): Some tests failed"  # dart and flutter test's last line: passed, failed
 )
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)

@@ -27,7 +27,7 @@ def failed(turn: Turn, kind: Kind, command: str) -> bool:
     printed, or a tool's result that opens with its error (``Error executing tool x: ...``, ``MCP error -32602``)."""
     if turn.error or turn.exit_code not in (None, 0) or kind == "invalid":
         return True
-    if turn.exit_code == 0 and command and _piped(command):
+    if turn.exit_code == 0 and command and shellwork.piped(command):
         return reads_failed(command, turn.output)  # the 0 is the last command's (``make | tail -40``), not the run's
     if turn.error is not None or turn.exit_code is not None:
         return False
@@ -36,14 +36,13 @@ def failed(turn: Turn, kind: Kind, command: str) -> bool:
     return kind != "read" and bool(_TOOL_ERROR.match(turn.output[:100]))
 
 
-def _piped(command: str) -> bool:
-    """Whether the exit code is the last pipe's (no pipefail), not the output's program's; a loop's, its body's."""
-    if "|" not in command or "pipefail" in command:
+def selected(command: str, output: str, exit_code: Optional[int]) -> bool:
+    """Whether a check's output is only the lines a filter chose (``| grep -E 'error|BUILD'``, ``| head -2``, ``grep
+    -c``) and no exit code of its own says how it ended: the lines that would say it passed may be the ones left out,
+    so it passed only where a final summary says so."""
+    if exit_code not in (None, 0) or (exit_code == 0 and not shellwork.piped(command)):
         return False
-    pipeline = [part.strip() for part in shellwork.last_pipeline(command)]
-    if pipeline == ["done"]:
-        pipeline = shellwork.last_pipeline(command[: command.rfind("done")].rstrip().rstrip(";"))
-    return len(pipeline) > 1
+    return shellwork.filtered(command) and not any(_ALL_PASSED.search(line) for line in output.splitlines()[-20:])
 
 
 _TOOL_ERROR = re.compile(r"\s*(?:Error executing tool\b|MCP error -?\d+|Error: )")

@@ -81,6 +81,26 @@ def segments(command: str) -> list[str]:
 _SEQUENCE = re.compile(r"&&|\|\||;|\n")
 
 
+def piped(command: str) -> bool:
+    """Whether a command's exit code is its last pipe's (no pipefail), not the output's program's; a loop's, its
+    body's."""
+    if "|" not in command or "pipefail" in command:
+        return False
+    pipeline = [part.strip() for part in last_pipeline(command)]
+    if pipeline == ["done"]:
+        pipeline = last_pipeline(command[: command.rfind("done")].rstrip().rstrip(";"))
+    return len(pipeline) > 1
+
+
+def filtered(command: str) -> bool:
+    """Whether a command pipes what it printed into one that keeps some of its lines (``grep``, ``head``, ``wc``), not
+    its end (``tail`` keeps the end, where a verdict is)."""
+    return "|" in command and any(_FILTER.match(part) for part in last_pipeline(command)[1:])
+
+
+_FILTER = re.compile(r"\s*(?:e?grep|rg|head|cut|awk|sed\s+-n|wc|sort|uniq)\b")
+
+
 def last_pipeline(command: str) -> list[str]:
     """The commands of a command line's last pipeline (``cd x && make 2>&1 | tail -5``: ``make 2>&1`` and ``tail -5``),
     whose first command printed what the call shows: a ``tail`` piped into shows its own run's output, not a file."""

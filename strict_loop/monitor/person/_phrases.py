@@ -32,9 +32,13 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas"),
         r"\btoujours pas\b|\b(?:est|sont) toujours (?!(?:bon|bien|ok|correct|valide)\b)\w|\bencore (?:le m|la m|"
         r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b"),
-    ("de", ("immer noch", "fehler", "hat nicht", "wieder"),
+    ("de", ("immer noch", "fehler", "hat nicht", "wieder", "gleich", "kaputt"),
         r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
-        r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|(?:schon )?wieder)\b"),
+        r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|(?:schon )?wieder)\b|"
+        # "gleich.", "exakt das gleiche im excel", "alles kaputt"; not "das gleiche für die Tabelle" (a request)
+        r"^\W*(?:(?:nein|nope)\W+)?(?:(?:genau|exakt)\s+)?(?:das\s+)?gleiche?(?=\s*(?:[.!,;:]|$)|\s+(?:im|in|wie "
+        r"vorher|wie davor)\b)|\b(?:genau|exakt|immer noch|wieder) das gleiche\b|"
+        r"\b(?:alles|wieder|noch immer) kaputt\b"),
     ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u0442\u043e\u0439 \u0436\u0435",
             "\u043f\u043e\u043c\u043e\u0433"),
         r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] (?:\u043d\u0435|\u043f\u0430\u0434\u0430|"

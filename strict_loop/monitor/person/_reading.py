@@ -23,7 +23,11 @@ _TOLD = (
     r"\b(?:eu |j[a\u00e1] (?:te )?)(?:falei|disse) (?:pra |para |que )?n[a\u00e3]o\b|"  # pt: "eu falei pra NÃO ..."
     r"\b(?:ya )?te dije (?:que )?no\b|"  # es: "ya te dije que no ..."
     r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
-    r"\bstop trying to\b"
+    r"\bstop trying to\b|"
+    # not listening: "are you even listening?", "hörst du mir überhaupt zu?", "¿me estás escuchando?", "tu m'écoutes ?"
+    r"\b(?:are you|r u|you(?:'re| are) not|you aren'?t|you don'?t) (?:even |actually )?listen(?:ing)?\b|"
+    r"\bh(?:\u00f6|oe?)rst du (?:mir )?(?:\u00fcberhaupt |ueberhaupt |eigentlich |denn )?(?:nicht )?zu\b|"
+    r"\b(?:me est[\u00e1a]s escuchando|no me escuchas)\b|\btu m'[\u00e9e]coutes\b"
 )
 _ATTEMPT_FAILED = (
     r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|"
@@ -155,7 +159,7 @@ _PERSIST_GATES = (
     + ("no difference", "no improvement", "no effect", "persist", "remain", "keep", "told", "how many", "ignoring")
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
-    + ("stop trying", "did i")
+    + ("stop trying", "did i", "listen", "rst du", "escuch", "coutes")
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
@@ -230,7 +234,7 @@ def read(raw: str) -> Word:
     said_first = _persist(opening) and not asking.ASKED.match(head)  # "still the same... debug it": the news first
     complaint = persists and bool(asking.WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
     instructed = bool(asking.INSTRUCTION.match(head))
-    requested = instructed or bool(asking.ASKED.match(head)) or (question and not complaint)
+    requested = instructed or (bool(asking.ASKED.match(head)) or question) and not complaint
     if _says(CIRCLES, _CIRCLES_GATES, head) and not instructed:
         return Word("fail", 2, pasted, text)
     if _status_question(text):
