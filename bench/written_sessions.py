@@ -30,7 +30,8 @@ alone; long messy sessions), AE (healthy sessions that look stuck) and AF (an ho
 measured on the round's start code and on the code of the moment each arrived, before it was read; then each shaped
 rules (AF one: its false alarm). AH (a developer's own tooling, a terse person) and AI (work whose outcome the person
 sees on their side, several languages) were written during the round after and measured on its start's code and on the
-code of the moment each arrived, before it was read; then AH shaped rules (AI had no miss).
+code of the moment each arrived, before it was read; then AH shaped rules (AI had no miss). AJ (healthy work a terse,
+impatient person watches) was written after AH's changes and measured before it was read; then it shaped rules.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -83,6 +84,7 @@ SETS = {
     "AF": "an hour with a person present in Codex, Claude Code and Gemini CLI, spiral kinds evenly mixed",
     "AH": "a developer's own tooling (dev servers on fixed ports, MCP servers, dashboards), Claude Code and Gemini CLI",
     "AI": "games, devices, papers, sheets and sites in Gemini CLI, Claude Code and Codex, some in other languages",
+    "AJ": 'healthy work a terse, impatient person watches ("nope", "??", "still X" of new things), few spirals',
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
