@@ -31,7 +31,8 @@ measured on the round's start code and on the code of the moment each arrived, b
 rules (AF one: its false alarm). AH (a developer's own tooling, a terse person) and AI (work whose outcome the person
 sees on their side, several languages) were written during the round after and measured on its start's code and on the
 code of the moment each arrived, before it was read; then AH shaped rules (AI had no miss). AJ (healthy work a terse,
-impatient person watches) was written after AH's changes and measured before it was read; then it shaped rules.
+impatient person watches) was written after AH's changes and measured before it was read; then it shaped rules, as
+did AG (Codex and Claude Code off the web, mostly the agent's own retries), measured on arrival after AJ's changes.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -82,6 +83,7 @@ SETS = {
     "AD": "long messy sessions (50 to 64 turns), a subtle stuck stretch amid useful work, Claude Code, Codex, Gemini",
     "AE": "healthy sessions that look stuck (TDD, bisect, sweeps, polls, restarts after real changes), few spirals",
     "AF": "an hour with a person present in Codex, Claude Code and Gemini CLI, spiral kinds evenly mixed",
+    "AG": "Codex and Claude Code off the web: data scripts, CLIs, migrations, services, third-party APIs, a person by",
     "AH": "a developer's own tooling (dev servers on fixed ports, MCP servers, dashboards), Claude Code and Gemini CLI",
     "AI": "games, devices, papers, sheets and sites in Gemini CLI, Claude Code and Codex, some in other languages",
     "AJ": 'healthy work a terse, impatient person watches ("nope", "??", "still X" of new things), few spirals',

@@ -1205,3 +1205,47 @@ def test_a_git_command_that_acts_is_a_run_and_one_that_looks_is_a_read(command, 
 )  # fmt: skip
 def test_a_long_number_glued_to_a_name_is_noise_and_one_on_its_own_is_not(a, b, same):
     assert (fp.strict(a) == fp.strict(b)) is same
+
+
+@pytest.mark.parametrize(
+    ("output", "code"),
+    [
+        ("tests/test_store.py::test_upsert_new_listing \nexit=124", 124),
+        ("FAILED tests/a.py::t\nEXIT_CODE=1", 1),
+        ('12 passed in 0.4s\n"exit code: 0"', 0),
+        ("rc=2", 2),
+        ("status: 200 OK", None),  # a status line, not an exit status
+        ("exit 1 means the lock is held", None),
+    ],
+)
+def test_the_exit_status_a_command_echoes_on_its_last_line_is_read(output, code):
+    assert outcomes.echoed_exit(output) == code
+
+
+def test_a_run_that_echoes_its_own_exit_status_is_judged_by_it_and_its_step_is_not_the_echo():
+    """``timeout 120 pytest ... | tail -4; echo "exit=${PIPESTATUS[0]}"``: Codex sends no exit code and the echo's would
+    be 0, so the 124 it printed says the run was cut off (a hang of pytest's step, with the bare runs before it), and
+    an echoed 1 fails a run whose harness sent 0."""
+    header = (
+        "platform linux -- Python 3.12.3, pytest-8.2.0\nrootdir: /r\nplugins: asyncio-0.23.6\ncachedir: .pytest_cache\n"
+    )
+    started = "collecting ... collected 9 items\n\ntests/test_store.py::test_upsert_new_listing "
+    echoed = 'timeout 120 pytest tests/test_store.py -x -vv 2>&1 | tail -4; echo "exit=${PIPESTATUS[0]}"'
+    turns = [
+        {
+            "tool": "Bash",
+            "args": {"command": "timeout 120 pytest tests/test_store.py -x -vv"},
+            "output": header + started,
+        },
+        {"tool": "Bash", "args": {"command": echoed}, "output": f"{started}\nexit=124"},
+        {
+            "tool": "Bash",
+            "args": {"command": "timeout 90 pytest tests/test_store.py -x -vv"},
+            "output": header + started,
+        },
+    ]
+    window = window_of(turns)
+    assert [f.hang for f in window] == [True, True, True] and len({f.step for f in window}) == 1
+    assert play(turns)[0].fired_at == 2
+    ran = {"tool": "Bash", "args": {"command": "make test; echo exit=$?"}, "output": "FAIL x\nexit=1", "exit_code": 0}
+    assert window_of([ran])[0].failed

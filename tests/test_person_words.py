@@ -615,3 +615,34 @@ def test_a_status_question_with_a_request_after_it_is_a_new_request(text):
 )
 def test_same_again_and_seen_it_n_times_in_spanish_portuguese_and_english(text, verdict, weight):
     assert person.read(text)[:2] == (verdict, weight)
+
+
+_REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the "
+    "new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+)
+
+
+def _refused(command: str) -> dict:
+    return {"tool": "Bash", "args": {"command": command}, "output": _REJECTED, "error": True}
+
+
+def test_the_persons_words_right_after_a_call_they_refused_are_that_refusals_no():
+    """Claude Code refuses a call with no words when the person only presses "no", and they type why next: that
+    message is the refusal's reason, not a new request that starts the count again. Two refused attempts at what
+    they banned, each with its reason, fire; one does not, nor does a message after a call the person let run."""
+    turns = [
+        _said("add archivedAt to Project and apply it on staging. migrations only: no db push, no reset"),
+        edit("/r/prisma/schema.prisma", 0),
+        bash("npx prisma migrate deploy", "Error: P3009 migrate found failed migrations in the target database"),
+        _refused("npx prisma migrate reset --force --skip-seed"),
+        _said("NON. j'ai dit pas de reset. c'est la staging, il y a les données du client dedans"),
+        _refused("npx prisma db push --skip-generate"),
+        _said("no db push either, it's in my first message. migrations only. figure out why team_invites failed"),
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 6 and steps[-1][2][0].kind == "person_reports"
+    assert "person reports" in check_claims(verdict, turns)
+    assert play(turns[:5])[0].fired_at is None
+    let_run = [*turns[:3], bash("npx prisma migrate status", "1 migration failed"), turns[4]]
+    assert [f.reports for f in window_of(let_run)][-1] == 0

@@ -239,9 +239,21 @@ def hung(output: str, command: str = "", exit_code: Optional[int] = None) -> boo
     """Whether the command hung and was cut off: the output says so at its start or on one of its last lines (read in
     the first and the last 500 characters), or ``timeout``'s own exit status (124) ends a command run under it, or
     (no exit status sent) a run under it stops on a test it started."""
-    if (exit_code == 124 or (exit_code is None and unfinished(output))) and _UNDER_TIMEOUT.search(command[:2000]):
+    code = exit_code if exit_code not in (None, 0) else echoed_exit(output)
+    code = exit_code if code is None else code
+    if (code == 124 or (code is None and unfinished(output))) and _UNDER_TIMEOUT.search(command[:2000]):
         return True
     return bool(HANG.search(output[:500]) or HANG.search(output[-500:]))
+
+
+def echoed_exit(output: str) -> Optional[int]:
+    """The exit status a command printed on its last line (``; echo "exit=$?"``, ``echo EXIT_CODE=${PIPESTATUS[0]}``):
+    the run's, where the harness sends none or the 0 of the ``echo`` that printed it."""
+    m = _ECHOED.match(last_line(output[-300:]))
+    return int(m.group(1)) if m else None
+
+
+_ECHOED = re.compile(r"^\W{0,3}(?:exit(?:[ _-]?(?:code|status))?|rc)\W{0,3}\s*[=:]\s*(-?\d{1,3})\W{0,3}$", re.I)
 
 
 def unfinished(output: str) -> bool:

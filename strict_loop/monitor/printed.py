@@ -17,7 +17,7 @@ from typing import Optional
 
 from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, shellwork
+from strict_loop.monitor import catalog, outcomes, shellwork
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.outcomes import clipped, hung, is_verifier, last_line
 
@@ -27,6 +27,8 @@ def failed(turn: Turn, kind: Kind, command: str) -> bool:
     printed, or a tool's result that opens with its error (``Error executing tool x: ...``, ``MCP error -32602``)."""
     if turn.error or turn.exit_code not in (None, 0) or kind == "invalid":
         return True
+    if command and (echoed := outcomes.echoed_exit(turn.output)) is not None:
+        return echoed != 0  # the status the command printed itself (`; echo "exit=$?"`), not the echo's 0
     if turn.exit_code == 0 and command and shellwork.piped(command):
         return reads_failed(command, turn.output)  # the 0 is the last command's (``make | tail -40``), not the run's
     if turn.error is not None or turn.exit_code is not None:

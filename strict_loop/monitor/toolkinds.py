@@ -198,6 +198,10 @@ SUBCOMMANDS = frozenset(
 INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
 
 
+_SAYS_ONLY = frozenset({"echo", "printf", "true", ":"})
+"""Programs that end a chain to say how it went (``; echo "exit=$?"``), not to take a step of their own."""
+
+
 def step_words(command: str) -> str:
     """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
     `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
@@ -207,7 +211,12 @@ def step_words(command: str) -> str:
 def step_parts(command: str) -> tuple[str, list[str]]:
     """The step a command takes (``step_words``) and the words it is given after it, from the command a wrapper runs
     (``sudo make deploy``: ``make`` and ``deploy``), in the last of a chain (``cd dir && make x``: ``make``)."""
-    words = _unwrapped(_words(_CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")[-1]))
+    chain = _CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")
+    words = _unwrapped(_words(chain[-1]))
+    for part in reversed(chain[:-1]):  # `pytest -x | tail -4; echo "exit=$?"`: the step is pytest's, not the echo's
+        if not words or words[0] not in _SAYS_ONLY:
+            break
+        words = _unwrapped(_words(part))
     if not words:
         return "", []
     head = words[0].rsplit("/", 1)[-1]

@@ -62,7 +62,8 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
         f = span[k]
         if (f.verdict == "pass" and f.actor == "person") or (f.said and f.prog in ("fewer failures", "higher score")):
             break
-        asked = asked or (f.prog in RESETS and not _hint(f, cur, span[:k]))
+        reason = k > 0 and _wordless_refusal(span[k - 1]) and f.actor == "person"  # why they refused the call before
+        asked = asked or (f.prog in RESETS and not reason and not _hint(f, cur, span[:k]))
         if f.reports and not asked:
             counted.append(f)
         elif f.defied and asked:
@@ -164,6 +165,8 @@ def voice(
         reports = 0  # "still getting <an error nothing showed before>": a new symptom, a report once it comes back
     if reports and word is not None and word.failure and _pasted_again(lines, window):
         reports = 2  # much the same paste again: the attempts between changed nothing the person sees
+    if word is not None and word.text and not word.refused and window and _wordless_refusal(window[-1]):
+        reports, quoted = max(reports, 1), quoted or quote(word.text)  # their words on the call they just refused
     asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
     forbids = forbidden(word.text) if word is not None else []
     return {
@@ -176,6 +179,11 @@ def voice(
         "forbids": forbids,
         "lifts": lifted_by(word.text, forbids, window) if word is not None and asks else [],
     }
+
+
+def _wordless_refusal(f: TurnFacts) -> bool:
+    """A call the person refused with no words of their own (Claude Code's bare "no"): what they type next is why."""
+    return f.refused and not f.reports and not f.quote
 
 
 def _reports(
