@@ -248,12 +248,13 @@ _LAST_SAYS = re.compile(
     r"\bversion solving (?:has )?failed\b|\bcould not be resolved to an installable set\b|\bno solution found when "
     r"resolving\b|\brequirements are unsatisfiable\b|\b(?:some |all )?tests? failed[.!]?$|\bis invalid: \S|"
     r"\bconnection to the server \S+ was refused\b|"
-    r"\bis not recognized as (?:the|a) name of a cmdlet\b)|"
+    r"\bis not recognized as (?:the|a) name of a cmdlet\b)|^FAILED: (?!0\b)\S|"  # alembic's, ninja's failed step
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
 """Words that say a command failed anywhere in its last line: it cannot continue (Bundler), its resolver found no
 versions that fit (Bundler's, Poetry's and pub's "version solving has failed.", Composer's "could not be resolved
-to an installable set", uv's "No solution found"), tests failed (Flutter's), kubectl's "is invalid:", Docker's daemon
+to an installable set", uv's "No solution found"), tests failed (Flutter's), alembic's and ninja's last line
+``FAILED: ...``, kubectl's "is invalid:", Docker's daemon
 unreachable, kubectl's refused connection, PowerShell's unknown cmdlet, a child that exited non-zero, Ruby's uncaught
 exception."""
 
