@@ -239,8 +239,8 @@ def hung(output: str, command: str = "", exit_code: Optional[int] = None) -> boo
     """Whether the command hung and was cut off: the output says so at its start or on one of its last lines (read in
     the first and the last 500 characters), or ``timeout``'s own exit status (124) ends a command run under it, or
     (no exit status sent) a run under it stops on a test it started."""
-    code = exit_code if exit_code not in (None, 0) else echoed_exit(output)
-    code = exit_code if code is None else code
+    echoed = echoed_exit(output) if exit_code in (None, 0) else None  # none sent, or the 0 of the echo that said it
+    code = exit_code if echoed is None else echoed
     if (code == 124 or (code is None and unfinished(output))) and _UNDER_TIMEOUT.search(command[:2000]):
         return True
     return bool(HANG.search(output[:500]) or HANG.search(output[-500:]))

@@ -234,7 +234,7 @@ def read(raw: str) -> Word:
     said_first = _persist(opening) and not asking.ASKED.match(head)  # "still the same... debug it": the news first
     complaint = persists and bool(asking.WHY.match(head) or TOLD.search(head) or said_first)  # a question that reports
     instructed = bool(asking.INSTRUCTION.match(head))
-    requested = instructed or (bool(asking.ASKED.match(head)) or question) and not complaint
+    requested = instructed or ((bool(asking.ASKED.match(head)) or question) and not complaint)
     if _says(CIRCLES, _CIRCLES_GATES, head) and not instructed:
         return Word("fail", 2, pasted, text)
     if _status_question(text):
