@@ -87,6 +87,7 @@ SETS = {
     "AH": "a developer's own tooling (dev servers on fixed ports, MCP servers, dashboards), Claude Code and Gemini CLI",
     "AI": "games, devices, papers, sheets and sites in Gemini CLI, Claude Code and Codex, some in other languages",
     "AJ": 'healthy work a terse, impatient person watches ("nope", "??", "still X" of new things), few spirals',
+    "AM": "infrastructure and builds, the agent mostly alone (rollouts, CI reruns, hangs, varied flags), 3 harnesses",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import ciruns, outcomes, person, printed, shellwork, toolkinds
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import outcomes, person, printed, readback, shellwork, toolkinds
 
 
 @pytest.mark.parametrize(
@@ -437,6 +437,7 @@ def test_timeouts_own_exit_status_says_it_cut_the_command_off(command, code, hun
         "   INFO  Running migrations.\n\n  2024_06_03_120000_add_status_index_to_orders_table ......................",
         "collected 14 items / 13 deselected / 1 selected\n\ntests/integration/test_ingest.py::test_roundtrip ",
         "test_export_rows (tests.test_export.ExportTest) ...",
+        "running 1 test\ntest export::tests::json_lines_roundtrip has been running for over 60 seconds",
     ],
 )
 def test_a_run_under_timeout_that_stops_on_a_step_it_started_hung_where_no_exit_code_comes(output):
@@ -883,6 +884,9 @@ def test_a_start_whose_program_is_not_found_is_a_repeated_failure_not_a_restart_
     assert "restart_loop" not in {s.kind for s in verdict.signals}
 
 
+WATCH_BANNER = "Refreshing run status every 3 seconds. Press Ctrl+C to quit."
+
+
 @pytest.mark.parametrize(
     ("command", "output", "verdict"),
     [
@@ -893,10 +897,22 @@ def test_a_start_whose_program_is_not_found_is_a_repeated_failure_not_a_restart_
         ("gh pr checks 12", "build\tpass\t1m\thttps://ci/1\nlint\tpass\t30s\thttps://ci/2", "pass"),
         ("gh run watch 123", "Refreshing run status\nRun CI (123) completed with 'failure'", "fail"),
         ("gh run view 18", "* main Deploy · 18\nTriggered via push\nJOBS\n✓ Tests in 2s\n* Build (ID 5)", None),
+        # `gh run watch`'s banner, or a chained rerun's line, comes before the run's title row, which holds its mark
+        (
+            "gh run watch 92 --exit-status",
+            f"{WATCH_BANNER}\n\nX feat/export CI · 92\nJOBS\nX integration in 2m",
+            "fail",
+        ),
+        (
+            "gh run rerun 92 --failed && gh run watch 92",
+            f"✓ Requested rerun of run 92\n{WATCH_BANNER}\n\nX ci · 92",
+            "fail",
+        ),
+        ("gh run watch 92", f"{WATCH_BANNER}\n\n✓ feat/export CI · 92\nJOBS\n✓ integration in 2m", "pass"),
     ],
 )
 def test_a_ci_run_read_back_is_judged_by_its_own_verdict(command, output, verdict):
-    assert ciruns.remote_verdict(command, output)[0] == verdict
+    assert readback.remote_verdict(command, output)[0] == verdict
 
 
 @pytest.mark.parametrize(
@@ -962,7 +978,7 @@ def test_any_command_is_read_without_an_error_and_within_bounds(command):
     assert isinstance(shellwork.restarts(command), bool)
     assert all(part.strip() for part in shellwork.segments(command))
     assert isinstance(printed.reads_failed(command, command), bool)
-    assert ciruns.remote_verdict("gh run view 1", command)[0] in (None, "pass", "fail")
+    assert readback.remote_verdict("gh run view 1", command)[0] in (None, "pass", "fail")
 
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
@@ -1017,6 +1033,11 @@ def test_codexs_own_exit_code_line_settles_whether_a_call_failed(output, failed)
         ("type c:\\Apps\\infra\\variables.tf", "read"),
         ("cd c:\\Apps\\infra && findstr /s image *.tf", "search"),
         ("cd c:\\Apps\\infra && terraform plan", "run"),
+        # a chain that looks or edits first and then runs a script is that run
+        ("grep -c TOKEN .env; TOKEN=$(grep ^T2= .env | cut -d= -f2) python scripts/export.py | tail -4", "run"),
+        ("sed -i 's/retries=5/retries=8/' scripts/export.py && python scripts/export.py --out d.csv", "run"),
+        ("ls; cat requirements.txt; python -c 'import requests'", "search"),  # a look at a version
+        ("cat > scripts/probe.py <<'EOF'", "write"),
     ],
 )
 def test_a_command_is_read_by_the_program_it_runs_after_setting_up_where(command, kind):

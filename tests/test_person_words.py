@@ -117,6 +117,7 @@ REPORTS = [
     "hmm, I'd love to say it works but it's the same white page on refresh for me, only the toggle remembers",
 ]
 CIRCLING = [
+    "thats 3 times the exact same thing, i don't think it's flaky after all",
     "THIRD time. the e2e suite IS playwright.",
     "are you kidding me. third time.",
     "that's papering over it again, fourth time. fix the cause",
@@ -245,6 +246,7 @@ NOT_REPORTS = [
     "gleich fertig?",  # de: almost done?
     "mach das gleich",  # de: do it right away
     "do you listen for SIGTERM there?",
+    "run it 3 times the same way, once per region",  # a request
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]

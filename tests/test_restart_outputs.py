@@ -8,7 +8,7 @@ import pytest
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import printed
+from strict_loop.monitor import printed, readback
 
 RESTARTS = {  # what each restart prints, {k} and {pid} what differs from one to the next
     "express + curl -i": (
@@ -331,11 +331,35 @@ def test_a_status_read_shows_what_fails_by_its_workload():
         'shop-db-1    postgres:16  "docker-entrypoint.s…" db        2 minutes ago   Up 2 minutes (healthy)   5432/tcp\n'
         'shop-job-1   shop-job     "/app/job"             job       2 minutes ago   Exited (0) 1 minute ago\n'
     )
-    assert printed.failing_status("docker compose ps -a", compose) == "shop-api: keeps crashing"
+    assert readback.failing_status("docker compose ps -a", compose) == "shop-api: keeps crashing"
     pulled = _pods("ImagePullBackOff", 1).replace("Running   0  ", "ErrImagePull 0")
-    assert printed.failing_status("kubectl -n shop get pods", pulled) == "orders-api: cannot pull its image"
-    assert printed.failing_status("kubectl -n shop get pods", _pods("Running  ", 1)) is None
-    assert printed.failing_status("cat pods.txt", _pods("Error", 1)) is None  # a file shown is no status read
+    assert readback.failing_status("kubectl -n shop get pods", pulled) == "orders-api: cannot pull its image"
+    assert readback.failing_status("kubectl -n shop get pods", _pods("Running  ", 1)) is None
+    assert readback.failing_status("cat pods.txt", _pods("Error", 1)) is None  # a file shown is no status read
+
+
+def test_a_workload_is_as_its_newest_pod_shows_it():
+    """During a rollout the old ReplicaSet's pods are still listed, crashing as before the fix: the workload's state
+    is its newest pod's, and a new pod starting or running says the last change's outcome is not known yet."""
+    rows = (
+        "NAME                            READY   STATUS             RESTARTS      AGE\n"
+        "payments-api-5c9f7d8b66-2mhtk   0/1     {new}   {restarts}   44s\n"
+        "payments-api-6d4b9c7f5-gq2lx    0/1     CrashLoopBackOff   13 (2m ago)   39m\n"
+        "payments-api-6d4b9c7f5-r7nvk    0/1     CrashLoopBackOff   13 (2m ago)   1h2m\n"
+    )
+    read = "sleep 45; kubectl --context staging -n payments get pods -l app.kubernetes.io/instance=payments-api"
+    assert readback.failing_status(read, rows.format(new="Running", restarts=0)) is None
+    assert readback.failing_status(read, rows.format(new="ContainerCreating", restarts=0)) is None
+    crashing = rows.format(new="CrashLoopBackOff", restarts="2 (14s ago)")
+    assert readback.failing_status(read, crashing) == "payments-api: keeps crashing"
+    turns: list[dict] = []
+    for k, new in enumerate(("CrashLoopBackOff", "CrashLoopBackOff", "Running")):
+        edit = {"file_path": "deploy/helm/values.yaml", "old_string": f"a: {k}", "new_string": f"a: {k + 1}"}
+        turns += [
+            {"tool": "Edit", "args": edit, "output": "The file deploy/helm/values.yaml has been updated."},
+            {"tool": "Bash", "args": {"command": read}, "output": rows.format(new=new, restarts=f"{k} (9s ago)")},
+        ]
+    assert play(turns)[0].fired_at is None  # a third change whose new pod runs is no third crash
 
 
 def test_a_log_tail_keeps_its_values_but_not_a_processs_ids():

@@ -1,22 +1,23 @@
 """The progress monitor's pure decisions: per-turn facts and what counts as progress (novelty, outcomes), whether a
-command failed read from what it printed where no exit code comes (printed), a CI run read back (ciruns), what a call
-changes besides printing (shellwork), the person's word read (person) and weighed against the session (verdicts),
-what they said not to do, error fingerprints, failures, restarts and hangs that come back (recurrence), the
-spiral detector with its signal catalog, and the escalation ladder (whisper, whisper again, pause). No I/O:
-``loop.monitoring`` keeps its state on disk and sends its alerts.
+command failed read from what it printed where no exit code comes (printed), what runs elsewhere read back (a CI run,
+the pods and containers a status read lists: readback), what a call changes besides printing (shellwork), the
+person's word read (person) and weighed against the session (verdicts), what they said not to do, error fingerprints,
+failures, restarts and hangs that come back (recurrence), the spiral detector with its signal catalog, and the
+escalation ladder (whisper, whisper again, pause). No I/O: ``loop.monitoring`` keeps its state on disk and sends its
+alerts.
 
 It may import ``base`` and ``model`` only (its stored formats live in ``model.monitoring``).
 """
 
 __all__ = [
     "catalog",
-    "ciruns",
     "fingerprint",
     "ladder",
     "novelty",
     "outcomes",
     "person",
     "printed",
+    "readback",
     "recurrence",
     "shellwork",
     "spiral",

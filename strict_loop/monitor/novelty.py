@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, ciruns, outcomes, person, printed, shellwork, verdicts
+from strict_loop.monitor import catalog, outcomes, person, printed, readback, shellwork, verdicts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 
@@ -141,10 +141,10 @@ def _outcome(
         return "fail", diag
     command = turn.args.get("command")
     if kind == "run" and isinstance(command, str):
-        remote, failure = ciruns.remote_verdict(command, turn.output)
+        remote, failure = readback.remote_verdict(command, turn.output)
         if remote is not None:  # a CI run read back: its own verdict, whatever the reading command's exit code
             return remote, failure
-        shown = printed.failing_status(command, turn.output)
+        shown = readback.failing_status(command, turn.output)
         if shown is not None:  # pods or containers a status read shows failing: the deploy's verdict
             return "fail", shown
     if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
@@ -177,7 +177,7 @@ def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Opti
         f.failed
         or f.unknown
         or f.kind in ("write", "message", "person")
-        or (f.verdict == "fail" and not ciruns.ci_failure(f.ftext))
+        or (f.verdict == "fail" and not readback.ci_failure(f.ftext))
     ):
         return 0, None  # a wait ending on pods in a crash loop is no poll; a CI run's (a long cycle) still is
     f.running = outcomes.running(turn.output)

@@ -263,11 +263,11 @@ def unfinished(output: str) -> bool:
 
 _STARTED = re.compile(
     r"^(?:=== (?:RUN|CONT|PAUSE) |\s*RUNS |collecting \.\.\.\s*$|\s*Running \S+ \.\.\.\s*$|\S+\.py::\S+$|"
-    r"\s*\S[^\n]{0,200}? \.{3,}$)"
+    r"\s*\S[^\n]{0,200}? \.{3,}$|test \S+ has been running for over \d+ seconds$)"
 )
-"""A runner's line for a step it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``, pytest -v's
-test id before its verdict, a name and its dot leader with no result after them: unittest's ``test_x (m.T) ...``,
-Laravel's migration ``2024_06_03_add_index ......``)."""
+"""A runner's line for a step it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``, Rust's
+``test x has been running for over 60 seconds``, pytest -v's test id before its verdict, a name and its dot leader
+with no result after them: unittest's ``test_x (m.T) ...``, Laravel's migration ``2024_06_03_add_index ......``)."""
 
 
 _UNDER_TIMEOUT = re.compile(r"(?<![\w.-])g?timeout\s+(?:-[-\w=]+\s+)*\d")

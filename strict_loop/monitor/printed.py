@@ -340,45 +340,6 @@ _ULID = re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b")
 log tail only: no gate keeps it off every output, and a restart's own report is where a new one shows each time."""
 
 
-_STATUS_READ = re.compile(
-    rf"^\s*(?:kubectl\s+{shellwork.GLOBAL_FLAGS}get\s+(?:pods?|po|all)\b|(?:docker|podman)(?:-compose|\s+compose)?\s+ps\b)"
-)
-_STATE_ROW = re.compile(
-    r"^(?P<name>[\w.-]+)\s+(?:\d+/\d+\s+(?P<pod>(?:Init:)?(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|"
-    r"InvalidImageName|Error|OOMKilled|RunContainerError|CreateContainerConfigError|CreateContainerError))\s|"
-    r".*\s(?P<exited>Exited \((?!0\))\d+\)|Restarting \(\d+\)))",
-    re.M,
-)
-_CRASHING = "keeps crashing"  # a workload failing any other way (CrashLoopBackOff, Error, OOMKilled, Exited)
-_STATE_KIND = {"ImagePullBackOff": "cannot pull its image", "ErrImagePull": "cannot pull its image"}
-_STATE_KIND |= {"InvalidImageName": "cannot pull its image", "CreateContainerConfigError": "cannot be created"}
-_STATE_KIND |= {"CreateContainerError": "cannot be created"}
-_REPLICA = re.compile(r"-(?:[a-z0-9]{6,10}-)?[a-z0-9]{5}$|-\d+$")
-"""A pod's or a Compose container's suffix (``api-7d9f8c6b5-x2kqp``, ``shop-api-1``): another on every restart."""
-
-
-def failing_status(command: str, output: str) -> Optional[str]:
-    """What a status read shows failing, whatever its own exit code: the pods in a crash loop or that cannot pull their
-    image (``kubectl get pods``), the containers that exited non-zero or keep restarting (``docker compose ps``), by
-    their workload (the replica's suffix aside); None when it shows none."""
-    if not any(_STATUS_READ.match(part) for part in shellwork.segments(command)):
-        return None
-    failing = set()
-    for row in _STATE_ROW.finditer(output[-8000:]):
-        state = (row.group("pod") or "").removeprefix("Init:")
-        failing.add(f"{_REPLICA.sub('', row.group('name'))}: {_STATE_KIND.get(state, _CRASHING)}")
-    return "; ".join(sorted(failing)[:4]) or None
-
-
-def shown_failing(ftext: Optional[str]) -> bool:
-    """Whether a verdict's failure is one ``failing_status`` reads (a workload a status read shows failing), which a
-    wait cannot change, unlike a check run with other arguments."""
-    return bool(ftext) and all(part.endswith(_FAILING_KINDS) for part in (ftext or "").split("; "))
-
-
-_FAILING_KINDS = (*set(_STATE_KIND.values()), _CRASHING)
-
-
 def log_tail(output: str, logerr: str, index: int) -> list[str]:
     """A log tail's lines as restart loops compare them. Where its error is known by its class, numbers are folded
     and a middle the harness cut out is no news (the error shows, the same); else a cut middle is a line of its own."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
-from strict_loop.monitor import catalog, ciruns, printed
+from strict_loop.monitor import catalog, printed, readback
 from strict_loop.monitor import fingerprint as fp
 
 MISSING = re.compile(
@@ -166,7 +166,7 @@ def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[Tu
 
 def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
     """Whether a passing check says nothing of the failing one: a local build passing while a CI run fails."""
-    return ciruns.ci_failure(cur.ftext) and passed.step != cur.step and passed.actor == "agent"
+    return readback.ci_failure(cur.ftext) and passed.step != cur.step and passed.actor == "agent"
 
 
 def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:
@@ -300,7 +300,8 @@ def watched_failure(w: list[TurnFacts], repeats: int, window: int) -> Optional[L
     and again with nothing edited or restarted between, and nothing else moving: it cannot clear by waiting. Not a
     check rerun with other arguments (exploring), nor a CI run's log read again (each read greps another part)."""
     cur = w[-1]
-    if not (cur.actor == "agent" and cur.kind == "run" and cur.verdict == "fail" and printed.shown_failing(cur.ftext)):
+    shown = readback.shown_failing(cur.ftext)
+    if not (cur.actor == "agent" and cur.kind == "run" and cur.verdict == "fail" and shown):
         return None
     recent = since_progress(w[-window:])[0]
     seen = [f for f in recent if f.actor == "agent" and f.verdict == "fail" and f.fsig == cur.fsig]

@@ -16,7 +16,7 @@ from typing import Optional
 
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
-from strict_loop.monitor import ciruns, recurrence, verdicts
+from strict_loop.monitor import readback, recurrence, verdicts
 from strict_loop.monitor.novelty import facts
 from strict_loop.monitor.recurrence import since_progress
 from strict_loop.monitor.toolkinds import classify_tool, turn_paths
@@ -268,7 +268,7 @@ class SpiralDetector:
         step_run = cur.verdict is None and cur.kind == "run" and cur.failed and cur.err is not None
         if cur.refused or ((cur.verdict != "fail" or cur.fsig is None) and not step_run):
             return None
-        remote = ciruns.ci_failure(cur.ftext)  # a CI run's cycle (push, wait, read) is long
+        remote = readback.ci_failure(cur.ftext)  # a CI run's cycle (push, wait, read) is long
         same = recurrence.same_failures(w, step_run, self.t.remote_window if remote else self.t.failure_window)
         edits = [f for f in w if same[0].i < f.i <= cur.i and f.edited and f.actor == "agent"]
         tried = [a for a, b in zip(same, same[1:], strict=False) if any(a.i < e.i <= b.i for e in edits)]

@@ -114,9 +114,13 @@ microsecond a character, and an agent's one-line command can be 15,000 character
 first line this long)."""
 
 
+_SUBSTITUTION = re.compile(r"\$\([^()]*\)")
+"""A command substitution (``TOKEN=$(grep ^T= .env | cut -d= -f2) python x.py``): one word, whatever it runs."""
+
+
 def _words(command: str) -> list[str]:
     try:
-        words = shlex.split(command.strip().splitlines()[0][:MAX_WORDS_TEXT])
+        words = shlex.split(_SUBSTITUTION.sub("_", command.strip().splitlines()[0][:MAX_WORDS_TEXT]))
     except (ValueError, IndexError):
         words = command.split()
     return [w for w in words if not ("=" in w and not w.startswith("-"))] if words else []  # VAR=value prefixes out
@@ -250,14 +254,28 @@ def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
         return "search"
     if command:
         if shellwork.writes(command):  # `sed -i`, a heredoc, `git checkout -- f`: an edit through the shell; with a
-            return "run" if is_verifier(command) else "write"  # check after it (`sed -i ... && make`), that check
+            return "run" if is_verifier(command) or _runs_last(command) else "write"  # check after it, that check
         word = command_word(command)
+        if _runs_last(command):
+            return "run"
         if word in SEARCH_COMMANDS:
             return "search"
         if word in READ_COMMANDS and (word != "git" or not _GIT_ACTS.search(command[:MAX_WORDS_TEXT])):
             return "read"
         return "run"
     return "other"
+
+
+def _runs_last(command: str) -> bool:
+    """Whether a chain ends by running a program on a file after what it looked at or wrote first (``grep -c X .env;
+    python export.py``, ``sed -i ... && node build.js``): the chain is that run."""
+    first = command.strip().splitlines()[0] if command.strip() else ""
+    chain = [part for part in _CHAIN.split(first) if part.strip()]
+    if len(chain) < 2:
+        return False
+    step = step_words(command)
+    head = step.split(" ", 1)[0]
+    return " " in step and (head in INTERPRETERS or head.startswith("python")) and step.split(" ")[1] not in ("-", "-c")
 
 
 def turn_paths(turn: Turn) -> list[str]:

@@ -153,6 +153,8 @@ CIRCLES = fp.Later(
     r"(?=\s*(?:now|already|today)?\s*(?:[.!,;]|$))|"
     rf"{CLAUSE_START}(?:that|this|it)(?:'s| is)\s+(?:(?:now|already)\s+)?(?:[2-9]|two|three|four|five|six|seven)\s+"
     r"times(?=\s*(?:now|already|today|in a row)?\s*(?:[.!,;]|$)|\s+(?:now|already)\b)|"
+    rf"{CLAUSE_START}(?:(?:that|this|it)(?:'s| is)\s+|thats\s+|now\s+)?(?:[2-9]|two|three|four|five|six|seven)\s+"
+    r"times (?:now |already |in a row )?(?:the )?(?:exact |very )?same\b|"
     r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
     r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"
     r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
