@@ -88,6 +88,7 @@ SETS = {
     "AI": "games, devices, papers, sheets and sites in Gemini CLI, Claude Code and Codex, some in other languages",
     "AJ": 'healthy work a terse, impatient person watches ("nope", "??", "still X" of new things), few spirals',
     "AM": "infrastructure and builds, the agent mostly alone (rollouts, CI reruns, hangs, varied flags), 3 harnesses",
+    "AN": "long product work with a person by, the spiral subtle after a productive stretch; hard healthy look-alikes",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -12,6 +12,7 @@ from strict_loop.monitor import person
 from strict_loop.monitor.person import FORCE_FLAGS, forbidden
 
 REPORTS = [
+    "you already read that file. what are you looking for?",  # a look taken again: a complaint, not a question
     "gleich. M\u00c3\u00bcller, Schr\u00c3\u00b6der, alles kaputt",  # de: same. all broken
     "nope. exakt das gleiche im excel",  # de: exactly the same in excel
     "h\u00f6rst du mir zu? der DOWNLOAD BUTTON im admin. nicht das cron script",  # de: are you listening?
@@ -117,6 +118,7 @@ REPORTS = [
     "hmm, I'd love to say it works but it's the same white page on refresh for me, only the toggle remembers",
 ]
 CIRCLING = [
+    "we've been here before, that's the webhook file again. think about the ORDER things happen in",
     "thats 3 times the exact same thing, i don't think it's flaky after all",
     "THIRD time. the e2e suite IS playwright.",
     "are you kidding me. third time.",
@@ -247,6 +249,7 @@ NOT_REPORTS = [
     "mach das gleich",  # de: do it right away
     "do you listen for SIGTERM there?",
     "run it 3 times the same way, once per region",  # a request
+    "you already have the token in .env, use that one",
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]

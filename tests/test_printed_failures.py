@@ -9,6 +9,15 @@ from spiral_claims import play, window_of
 from strict_loop.monitor import printed
 
 FAILING = {
+    # prisma's schema engine: its error, then a span trace of indented frames (`   0: module::fn`, `at path:line`)
+    "npx prisma migrate dev --name add_archived_at": (
+        'Datasource "db": PostgreSQL database "kite_dev", schema "public" at "localhost:5432"\n\nError: P3006\n\n'
+        "Migration `20240109143201_init` failed to apply cleanly to the shadow database. \nError:\n"
+        'db error: ERROR: type "citext" does not exist\n'
+        "   0: sql_schema_connector::validate_migrations\n           with namespaces=None\n"
+        "             at schema-engine/connectors/sql-schema-connector/src/lib.rs:325\n"
+        "   1: schema_core::state::DevDiagnostic\n             at schema-engine/core/src/state.rs:276"
+    ),
     # alembic's CommandError and ninja's failed step: a last line that says FAILED, where no exit code comes
     "alembic -c ./alembic.ini upgrade head": (
         "INFO  [alembic.runtime.migration] Will assume transactional DDL.\n"

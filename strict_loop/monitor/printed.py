@@ -216,7 +216,7 @@ Not Found``: a running server answered, whatever the status)."""
 
 
 _LAST_ERROR = re.compile(
-    r"(?:(?!No |Zero )[A-Z][a-z]+ )?(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|"
+    r"(?:(?!No |Zero |no |zero )[A-Za-z][a-z]+ )?(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|"
     r"[\w.\-/()@]{1,80}(?::[\w-]{1,20}){0,3}: (?:.{0,300}?[: ] ?)?"
     r"(?i:no such file or directory|command not found|permission denied|cannot access .{0,200}|is a directory|"
     r"(?:is )?not a directory|no matches found|unknown command|not found|connection refused|"

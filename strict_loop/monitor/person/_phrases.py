@@ -170,7 +170,8 @@ CIRCLES = fp.Later(
     r"(?:drehen uns|dreht sich) im kreis)\b|"
     r"\b(?:andando|rodando|girando|vamos|estamos) (?:em|en) c[i\u00ed]rculos?\b|"
     r"原地打转|兜圈子|又回到原点|"
-    r"\b(?:been through this (?:already|before)|done this dance|d[\u00e9e]j[\u00e0a] vu|groundhog day|"
+    r"\b(?:been through this (?:already|before)|(?:we'?ve|we have|i'?ve|i have) been here before|done this dance|"
+    r"d[\u00e9e]j[\u00e0a] vu|groundhog day|"
     r"(?:the )?same loop|repeating yourself|you'?re repeating|for the (?:nth|umpteenth|\w+th) time|"
     r"(?:like )?the (?:\w+th|\d+th) time you|"
     r"you undo what you|not making (?:any )?progress|(?:we'?ve|we have|i'?ve|i have) (?:already )?seen (?:this|it) "
@@ -213,7 +214,7 @@ CIRCLES_GATES = (
     + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
-    + ("seen", "visto", "vimos", "same", "veces")
+    + ("seen", "visto", "vimos", "same", "veces", "here before")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")

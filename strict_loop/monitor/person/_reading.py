@@ -24,6 +24,9 @@ _TOLD = (
     r"\b(?:ya )?te dije (?:que )?no\b|"  # es: "ya te dije que no ..."
     r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
     r"\bstop trying to\b|"
+    # looked at before: "you already read that file", "you've already checked this twice"
+    r"\byou(?:'ve| have)? already (?:read|opened|checked|looked at|grepped|searched|tried|done) (?:that|this|it|those|"
+    r"these)\b|"
     # not listening: "are you even listening?", "hörst du mir überhaupt zu?", "¿me estás escuchando?", "tu m'écoutes ?"
     r"\b(?:are you|r u|you(?:'re| are) not|you aren'?t|you don'?t) (?:even |actually )?listen(?:ing)?\b|"
     r"\bh(?:\u00f6|oe?)rst du (?:mir )?(?:\u00fcberhaupt |ueberhaupt |eigentlich |denn )?(?:nicht )?zu\b|"
@@ -159,7 +162,7 @@ _PERSIST_GATES = (
     + ("no difference", "no improvement", "no effect", "persist", "remain", "keep", "told", "how many", "ignoring")
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
-    + ("stop trying", "did i", "listen", "rst du", "escuch", "coutes")
+    + ("stop trying", "did i", "listen", "rst du", "escuch", "coutes", "already")
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
