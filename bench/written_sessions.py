@@ -33,6 +33,9 @@ sees on their side, several languages) were written during the round after and m
 code of the moment each arrived, before it was read; then AH shaped rules (AI had no miss). AJ (healthy work a terse,
 impatient person watches) was written after AH's changes and measured before it was read; then it shaped rules, as
 did AG (Codex and Claude Code off the web, mostly the agent's own retries), measured on arrival after AJ's changes.
+AM (infrastructure and builds, the agent mostly alone) and AN (long product work, the spiral subtle) were written in
+the round after and measured on its start's code and on arrival (AN after AM's changes), before they were read; then
+each shaped rules.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
