@@ -118,6 +118,7 @@ REPORTS = [
     "hmm, I'd love to say it works but it's the same white page on refresh for me, only the toggle remembers",
 ]
 CIRCLING = [
+    "dude. Vec. clone. please. stop fighting the borrow checker",
     "we've been here before, that's the webhook file again. think about the ORDER things happen in",
     "thats 3 times the exact same thing, i don't think it's flaky after all",
     "THIRD time. the e2e suite IS playwright.",
@@ -250,6 +251,7 @@ NOT_REPORTS = [
     "do you listen for SIGTERM there?",
     "run it 3 times the same way, once per region",  # a request
     "you already have the token in .env, use that one",
+    "we should stop fighting over names, call it Foo",
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]
