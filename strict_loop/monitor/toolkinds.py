@@ -254,10 +254,10 @@ def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
         return "search"
     if command:
         if shellwork.writes(command):  # `sed -i`, a heredoc, `git checkout -- f`: an edit through the shell; with a
-            return "run" if is_verifier(command) or _runs_last(command) else "write"  # check after it, that check
-        word = command_word(command)
+            return "run" if is_verifier(command) or _runs_last(command) else "write"  # check or script after it, a run
         if _runs_last(command):
             return "run"
+        word = command_word(command)
         if word in SEARCH_COMMANDS:
             return "search"
         if word in READ_COMMANDS and (word != "git" or not _GIT_ACTS.search(command[:MAX_WORDS_TEXT])):
