@@ -99,6 +99,7 @@ _FAILING_STATES = (
     r"(?:Init:)?(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|InvalidImageName|Error|OOMKilled|RunContainerError|"
     r"CreateContainerConfigError|CreateContainerError)"
 )
+_FAILING_STATE = re.compile(_FAILING_STATES)
 _STATE_ROW = re.compile(
     rf"^(?P<name>[\w.-]+)\s+(?:\d+/\d+\s+(?P<pod>{_FAILING_STATES})\s|"
     r".*\s(?P<exited>Exited \((?!0\))\d+\)|Restarting \(\d+\)))",
@@ -143,7 +144,7 @@ def _newest_not_failing(text: str) -> set[str]:
         age = sum(int(n) * _SECONDS[unit] for n, unit in _AGE_PART.findall(row.group("age")))
         if name not in newest or age < newest[name][0]:
             newest[name] = (age, row.group("state"))
-    return {name for name, (_, state) in newest.items() if not re.fullmatch(_FAILING_STATES, state)}
+    return {name for name, (_, state) in newest.items() if not _FAILING_STATE.fullmatch(state)}
 
 
 def shown_failing(ftext: Optional[str]) -> bool:

@@ -300,8 +300,9 @@ def watched_failure(w: list[TurnFacts], repeats: int, window: int) -> Optional[L
     and again with nothing edited or restarted between, and nothing else moving: it cannot clear by waiting. Not a
     check rerun with other arguments (exploring), nor a CI run's log read again (each read greps another part)."""
     cur = w[-1]
-    shown = readback.shown_failing(cur.ftext)
-    if not (cur.actor == "agent" and cur.kind == "run" and cur.verdict == "fail" and shown):
+    if not (cur.actor == "agent" and cur.kind == "run" and cur.verdict == "fail"):
+        return None
+    if not readback.shown_failing(cur.ftext):
         return None
     recent = since_progress(w[-window:])[0]
     seen = [f for f in recent if f.actor == "agent" and f.verdict == "fail" and f.fsig == cur.fsig]

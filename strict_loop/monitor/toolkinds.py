@@ -273,9 +273,8 @@ def _runs_last(command: str) -> bool:
     chain = [part for part in _CHAIN.split(first) if part.strip()]
     if len(chain) < 2:
         return False
-    step = step_words(command)
-    head = step.split(" ", 1)[0]
-    return " " in step and (head in INTERPRETERS or head.startswith("python")) and step.split(" ")[1] not in ("-", "-c")
+    head, _, script = step_words(command).partition(" ")  # `python -` and `python -c` name no script: no space
+    return bool(script) and (head in INTERPRETERS or head.startswith("python"))
 
 
 def turn_paths(turn: Turn) -> list[str]:
