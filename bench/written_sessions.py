@@ -36,6 +36,9 @@ did AG (Codex and Claude Code off the web, mostly the agent's own retries), meas
 AM (infrastructure and builds, the agent mostly alone) and AN (long product work, the spiral subtle) were written in
 the round after and measured on its start's code and on arrival (AN after AM's changes), before they were read; then
 each shaped rules.
+AO (a person trying the work on their side) and AP (Python and data work) arrived after that round's last change and
+were measured on its start's code and its end's, before they were read; the round after read them first: AP-06 (a
+status echoed before the log is shown, reruns cut off by ``timeout``) shaped rules.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -92,6 +95,8 @@ SETS = {
     "AJ": 'healthy work a terse, impatient person watches ("nope", "??", "still X" of new things), few spirals',
     "AM": "infrastructure and builds, the agent mostly alone (rollouts, CI reruns, hangs, varied flags), 3 harnesses",
     "AN": "long product work with a person by, the spiral subtle after a productive stretch; hard healthy look-alikes",
+    "AO": "a person trying the work on their side (apps, extensions, bots, emails), in Japanese, Portuguese, French",
+    "AP": "Python and data work (lock files, notebooks, training under timeouts, packaging, type checks), 3 harnesses",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -196,6 +196,12 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         assert all(f.kind in ("read", "search") for f in involved)
         assert all(any(e.sig == f.sig and e.out == f.out for e in window[: f.i]) for f in involved)
         checked.append("reread")
+    if m := re.search(r"(\d+) of the agent's last (\d+) calls looked for something and found nothing", evidence):
+        assert int(m.group(1)) == len(involved) <= int(m.group(2))
+        assert all(outcomes.found_nothing(turns[f.i].get("output", "")) for f in involved)
+        span = [f for f in window if involved[0].i <= f.i <= involved[-1].i and f.actor == "agent"]
+        assert not any(f.edited or (f.kind == "run" and not f.failed) for f in span)
+        checked.append("nothing found")
     if m := re.search(r"failed the same way on each of its last (\d+) runs", evidence):
         assert (
             int(m.group(1)) == len(involved) and all(f.failed for f in involved) and len({f.sig for f in involved}) == 1

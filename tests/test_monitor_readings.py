@@ -1270,3 +1270,32 @@ def test_a_run_that_echoes_its_own_exit_status_is_judged_by_it_and_its_step_is_n
     assert play(turns)[0].fired_at == 2
     ran = {"tool": "Bash", "args": {"command": "make test; echo exit=$?"}, "output": "FAIL x\nexit=1", "exit_code": 0}
     assert window_of([ran])[0].failed
+
+
+def test_a_status_echoed_before_the_log_is_shown_is_the_runs_and_the_step_is_the_run():
+    """``python train.py > run.log 2>&1; echo exit=$?; tail -5 run.log`` (Codex sends no exit code): the status line
+    comes first and the log after it; the step is the run the log is of, so three reruns cut off by ``timeout`` with
+    other settings and edits chained before them are one step hanging (not three lookups of a log)."""
+    log = "INFO loading data/train.parquet\nFitting 5 folds for each of 96 candidates, totalling 480 fits"
+    ran = "timeout {} python train.py --config rf.yaml > logs/rf.log 2>&1; echo exit=$?; tail -5 logs/rf.log"
+    assert outcomes.echoed_exit(f"exit=124\n{log}", ran.format(900)) == 124
+    assert outcomes.echoed_exit(f"exit=124\n{log}") is None  # no command that echoes a status: a line like any other
+    assert outcomes.echoed_exit(f"exit=124\n{log}", "cat notes.txt") is None
+    assert toolkinds.step_words(ran.format(900)) == "python train.py"
+    assert toolkinds.step_words("make build > b.log; cat README.md") == "cat"  # not the log the chain wrote
+    turns = [
+        {"tool": "Bash", "args": {"command": ran.format(900)}, "output": f"exit=124\n{log}"},
+        {"tool": "Bash", "args": {"command": "OMP_NUM_THREADS=1 " + ran.format(1200)}, "output": f"exit=124\n{log}"},
+        {
+            "tool": "Bash",
+            "args": {"command": "sed -i 's/n_jobs: 8/n_jobs: 16/' rf.yaml && " + ran.format(1500)},
+            "output": f"exit=124\n{log}",
+        },
+    ]
+    window = window_of(turns)
+    assert (
+        [f.kind for f in window] == ["run"] * 3 and all(f.hang for f in window) and len({f.step for f in window}) == 1
+    )
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
+    assert "hangs" in check_claims(verdict, turns)

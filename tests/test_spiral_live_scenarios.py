@@ -33,6 +33,9 @@ EXPECTED = {
     "U_build_interrupted_after_edits": "restart_loop",
     "V_restart_echo_outcome_changes": None,
     "W_redeploy_same_409_in_log": "restart_loop",
+    # lookups in the wrong place: each finds nothing, the person's word on where the files are changes nothing
+    "X_lookups_find_nothing": "nothing_found",
+    "Y_lookups_then_found": None,
 }
 
 

@@ -58,6 +58,7 @@ class TurnFacts(BaseModel):
     novel: bool = True
     prog: Optional[TurnProgress] = Field(None, description="how this turn moved the work forward, if it did")
     empty: bool = False
+    found_nothing: bool = Field(False, description="a lookup whose output says it found nothing (no match, no file)")
     failed: bool = False
     err: Optional[str] = None
     etpl: Optional[str] = Field(None, description="the error fingerprint with quoted parts masked")
@@ -132,6 +133,7 @@ class TurnFacts(BaseModel):
 
 SignalKind = Literal[
     "identical_calls",
+    "nothing_found",
     "equivalent_outcomes",
     "repeated_error",
     "error_cycle",

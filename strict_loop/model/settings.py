@@ -118,6 +118,8 @@ class SpiralThresholds(Strict):
         6, ge=2, le=50, description="Reads and searches made before, each getting back what it did then ..."
     )
     reread_window: int = Field(10, ge=2, le=50, description="... among this many calls in a row, all reads or searches")
+    dry_repeats: int = Field(5, ge=2, le=50, description="Lookups that found nothing (no match, no such file) ...")
+    dry_window: int = Field(8, ge=2, le=50, description="... of the agent's last this many calls, none an edit or pass")
     equivalent_repeats: int = Field(
         4, ge=2, le=20, description="Equivalent action + equivalent outcome, after normalization ..."
     )
@@ -204,6 +206,7 @@ MONITOR_PROFILES: dict[str, dict[str, Any]] = {
             "command_repeats": 6,
             "churn_edits": 4,
             "churn_window": 8,
+            "dry_repeats": 7,
             "monologue_turns": 5,
             "failure_repeats": 4,
             "poll_whisper": 20,

@@ -92,6 +92,15 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "before touching the file again, then write the region once, completely.",
     ),
     SignalSpec(
+        "nothing_found",
+        "5 of the agent's last 8 calls looked for something and found nothing (a search with no match, a listing or "
+        "read of no such file, a count of 0), with no edit and no passing run among them",
+        "a search that finds what it looks for; lookups between edits and runs",
+        "Your lookups keep finding nothing: you are likely looking in the wrong place. Check where you are (`pwd`) "
+        "and where the thing is said to be (the person's words, the path in the config, a variable or `~` expanded), "
+        "look there once, or ask the person where it is, before you conclude it does not exist.",
+    ),
+    SignalSpec(
         "identical_calls",
         "the identical call 4 times in 6 turns with nothing new coming back; or 6 of 10 reads and searches in a row "
         "made before with the same result",

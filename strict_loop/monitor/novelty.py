@@ -326,6 +326,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         lines=lines[-80:],
         novel=bool(new) and len(new) >= min(NOVEL_LINES, len(lines)),
         empty=not turn.output.strip(),
+        found_nothing=kind in ("search", "read") and turn.actor == "agent" and outcomes.found_nothing(turn.output),
         failed=failed,
         err=err,
         etpl=fp.error_template(err),

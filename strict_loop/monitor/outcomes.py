@@ -239,21 +239,27 @@ def hung(output: str, command: str = "", exit_code: Optional[int] = None) -> boo
     """Whether the command hung and was cut off: the output says so at its start or on one of its last lines (read in
     the first and the last 500 characters), or ``timeout``'s own exit status (124) ends a command run under it, or
     (no exit status sent) a run under it stops on a test it started."""
-    echoed = echoed_exit(output) if exit_code in (None, 0) else None  # none sent, or the 0 of the echo that said it
+    echoed = echoed_exit(output, command) if exit_code in (None, 0) else None  # none sent, or the 0 of the echo
     code = exit_code if echoed is None else echoed
     if (code == 124 or (code is None and unfinished(output))) and _UNDER_TIMEOUT.search(command[:2000]):
         return True
     return bool(HANG.search(output[:500]) or HANG.search(output[-500:]))
 
 
-def echoed_exit(output: str) -> Optional[int]:
+def echoed_exit(output: str, command: str = "") -> Optional[int]:
     """The exit status a command printed on its last line (``; echo "exit=$?"``, ``echo EXIT_CODE=${PIPESTATUS[0]}``):
-    the run's, where the harness sends none or the 0 of the ``echo`` that printed it."""
+    the run's, where the harness sends none or the 0 of the ``echo`` that printed it. Where the chain goes on to
+    print a log after it (``> train.log 2>&1; echo exit=$?; tail -5 train.log``), the first status line in the
+    output's first 2,000 characters."""
     m = _ECHOED.match(last_line(output[-300:]))
+    if not m and _ECHOES_STATUS.search(command[:2000]):
+        m = next(filter(None, map(_ECHOED.match, output[:2000].splitlines())), None)
     return int(m.group(1)) if m else None
 
 
 _ECHOED = re.compile(r"^\W{0,3}(?:exit(?:[ _-]?(?:code|status))?|rc)\W{0,3}\s*[=:]\s*(-?\d{1,3})\W{0,3}$", re.I)
+_ECHOES_STATUS = re.compile(r"\becho\b[^;&|\n]{0,40}\$(?:\?|\{PIPESTATUS)[^;&|\n]*[;&]+\s*\S")
+"""A chain that echoes a step's status and then runs more (``; echo "rc=$?"; tail -5 log``)."""
 
 
 def unfinished(output: str) -> bool:
@@ -325,6 +331,27 @@ def missing(text: str) -> Optional[str]:
 
 
 SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
+
+
+def found_nothing(output: str) -> bool:
+    """Whether a lookup's whole output says it found nothing: no match, no such file, a glob with no match, a count of
+    0 (short outputs only: one that lists anything found something). An empty output is not read so: an export may
+    have lost it."""
+    if len(output) > 600:
+        return False
+    said = [line for line in output.splitlines() if line.strip() and not _EXIT_LINE.match(line)]
+    return bool(said) and all(_NOTHING.match(line) for line in said)
+
+
+_EXIT_LINE = re.compile(r"^Exit code \d+\s*$")
+_NOTHING = re.compile(
+    r"^\s*(?:No (?:files|matches|results)(?: found)?\b.*|Found 0 \w+.*|0|File (?:does not exist|not found)\b.*|"
+    r"\S.*?\bNo such file or directory\W*|\S.*?\bno matches found: .*)$",
+    re.I,
+)
+"""A line of a lookup that found nothing: Claude Code's ``No files found`` and ``File does not exist.``, Gemini CLI's
+``No matches found for pattern``, Cline's ``Found 0 results.``, ``ls: cannot access 'x': No such file or directory``,
+zsh's ``no matches found: *.json``, ``grep -c``'s ``0``."""
 
 
 def score(output: str, failed: bool) -> Optional[float]:

@@ -27,7 +27,7 @@ def failed(turn: Turn, kind: Kind, command: str) -> bool:
     printed, or a tool's result that opens with its error (``Error executing tool x: ...``, ``MCP error -32602``)."""
     if turn.error or turn.exit_code not in (None, 0) or kind == "invalid":
         return True
-    if command and (echoed := outcomes.echoed_exit(turn.output)) is not None:
+    if command and (echoed := outcomes.echoed_exit(turn.output, command)) is not None:
         return echoed != 0  # the status the command printed itself (`; echo "exit=$?"`), not the echo's 0
     if turn.exit_code == 0 and command and shellwork.piped(command):
         return reads_failed(command, turn.output)  # the 0 is the last command's (``make | tail -40``), not the run's

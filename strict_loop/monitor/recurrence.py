@@ -365,9 +365,34 @@ def rereads(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
     again = [f for k, f in enumerate(last, start) if any(e.sig == f.sig and e.out == f.out for e in w[:k])]
     if len(again) < repeats or w[-1] not in again:
         return None
-    named = "; ".join(dict.fromkeys(f.action for f in again))
-    return Loop(
-        turns=[f.i for f in again],
-        evidence=f"{len(again)} of the last {len(last)} calls read or searched again what an earlier call had, each "
-        f"getting back the same, and nothing was run or changed: {named[:240]}",
+    return _lookups(
+        again,
+        f"{len(again)} of the last {len(last)} calls read or searched again what an earlier call had, each getting "
+        "back the same, and nothing was run or changed",
     )
+
+
+def found_nothing(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
+    """Lookups that keep finding nothing: ``repeats`` of the agent's last ``window`` calls searched, listed or read and
+    found nothing (no match, no such file), with no edit and no passing run among them. Looking in the wrong place (the
+    wrong folder, a path the person gave left unexpanded), each miss a new guess; a person saying where it is does not
+    end it, finding it does."""
+    if not w[-1].found_nothing:
+        return None
+    calls = [f for f in w if f.actor == "agent"][-window:]
+    acted = [k for k, f in enumerate(calls) if f.edited or (f.kind == "run" and not f.failed)]
+    calls = calls[acted[-1] + 1 :] if acted else calls
+    dry = [f for f in calls if f.found_nothing]
+    if len(dry) < repeats:
+        return None
+    return _lookups(
+        dry,
+        f"{len(dry)} of the agent's last {len(calls)} calls looked for something and found nothing (no match, no such "
+        "file), with no edit and no passing run among them",
+    )
+
+
+def _lookups(calls: list[TurnFacts], what: str) -> Loop:
+    """A loop of lookups, its evidence naming each distinct one (at most 240 characters of them)."""
+    named = "; ".join(dict.fromkeys(f.action for f in calls))
+    return Loop(turns=[f.i for f in calls], evidence=f"{what}: {named[:240]}")

@@ -52,30 +52,14 @@ class SpiralDetector:
     @property
     def window_size(self) -> int:
         t = self.t
-        return max(
-            t.identical_window,
-            t.reread_window,
-            t.equivalent_window,
-            t.error_window,
-            t.command_window,
-            t.churn_window,
-            2 * t.max_cycle,
-            t.monologue_turns,
-            t.error_rate_window,
-            t.self_talk_window,
-            t.score_drops + 1,
-            t.failure_window,
-            t.remote_window,
-            t.person_window,
-        )
+        windows: list[int] = [getattr(t, name) for name in type(t).model_fields if name.endswith("_window")]
+        return max(*windows, 2 * t.max_cycle, t.monologue_turns, t.score_drops + 1)
 
     def evaluate(self, window: list[TurnFacts], muted: frozenset[str] = frozenset()) -> list[Signal]:
         """Every signal that fires on the newest turn of ``window`` (oldest first), minus ``muted`` kinds."""
         if not window or self._progressing(window):
             return []
-        if (
-            muted & SAME_ERRORS
-        ):  # a person who let the loop go on past an error pattern let it go on past its other view too
+        if muted & SAME_ERRORS:  # a person who let one view of an error pattern go on let the other go on too
             muted = muted | SAME_ERRORS
         checks: tuple[Callable[[list[TurnFacts]], Optional[Signal]], ...] = (
             self.person_reports,
@@ -83,6 +67,7 @@ class SpiralDetector:
             self.same_failure,
             self.identical_calls,
             self.rereads,
+            self.nothing_found,
             self.equivalent_outcomes,
             self.error_cycle,
             self.repeated_error,
@@ -132,6 +117,11 @@ class SpiralDetector:
         """The same reads and searches again, each with the same result, nothing run or changed (``recurrence``)."""
         loop = recurrence.rereads(w, self.t.reread_repeats, self.t.reread_window)
         return Signal(kind="identical_calls", turns=loop.turns, evidence=loop.evidence) if loop else None
+
+    def nothing_found(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """Lookups that keep finding nothing: looking in the wrong place (``recurrence.found_nothing``)."""
+        loop = recurrence.found_nothing(w, self.t.dry_repeats, self.t.dry_window)
+        return Signal(kind="nothing_found", turns=loop.turns, evidence=loop.evidence) if loop else None
 
     def equivalent_outcomes(self, w: list[TurnFacts]) -> Optional[Signal]:
         cur = w[-1]

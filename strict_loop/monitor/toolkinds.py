@@ -206,6 +206,13 @@ _SAYS_ONLY = frozenset({"echo", "printf", "true", ":"})
 """Programs that end a chain to say how it went (``; echo "exit=$?"``), not to take a step of their own."""
 
 
+def _shows_log(words: list[str], before: str) -> bool:
+    """Whether a chain's step prints a log a step before it wrote (``train.py > run.log 2>&1; tail -5 run.log``): it
+    says how that step went."""
+    wrote = before.replace(" ", "")
+    return words[0] in ("tail", "head", "cat") and any(f">{w}" in wrote for w in words[1:] if "." in w)
+
+
 def step_words(command: str) -> str:
     """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
     `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
@@ -217,10 +224,10 @@ def step_parts(command: str) -> tuple[str, list[str]]:
     (``sudo make deploy``: ``make`` and ``deploy``), in the last of a chain (``cd dir && make x``: ``make``)."""
     chain = _CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")
     words = _unwrapped(_words(chain[-1]))
-    for part in reversed(chain[:-1]):  # `pytest -x | tail -4; echo "exit=$?"`: the step is pytest's, not the echo's
-        if not words or words[0] not in _SAYS_ONLY:
+    for k in range(len(chain) - 2, -1, -1):  # `pytest -x | tail -4; echo "exit=$?"`: the step is pytest's
+        if not words or not (words[0] in _SAYS_ONLY or _shows_log(words, "".join(chain[: k + 1]))):
             break
-        words = _unwrapped(_words(part))
+        words = _unwrapped(_words(chain[k]))
     if not words:
         return "", []
     head = words[0].rsplit("/", 1)[-1]
