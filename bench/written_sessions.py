@@ -38,7 +38,9 @@ the round after and measured on its start's code and on arrival (AN after AM's c
 each shaped rules.
 AO (a person trying the work on their side) and AP (Python and data work) arrived after that round's last change and
 were measured on its start's code and its end's, before they were read; the round after read them first: AP-06 (a
-status echoed before the log is shown, reruns cut off by ``timeout``) shaped rules.
+status echoed before the log is shown, reruns cut off by ``timeout``) shaped rules. AQ (networking and auth), AR
+(refactors whose error counts move) and AS (databases, concurrency, performance) were written in that round and
+measured on its start's code and on arrival, before they were read; then each shaped rules.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -97,6 +99,9 @@ SETS = {
     "AN": "long product work with a person by, the spiral subtle after a productive stretch; hard healthy look-alikes",
     "AO": "a person trying the work on their side (apps, extensions, bots, emails), in Japanese, Portuguese, French",
     "AP": "Python and data work (lock files, notebooks, training under timeouts, packaging, type checks), 3 harnesses",
+    "AQ": "networking, auth and TLS plumbing (CAs, OAuth loops, CORS, proxies, SSH, WireGuard) in four harnesses",
+    "AR": "long refactors and upgrades whose error counts move (tsc, mypy, eslint, React, Django, Spring, Angular)",
+    "AS": "databases, concurrency and performance (flaky tests, pools, lag, slow queries, leaks, benchmarks)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -525,6 +525,18 @@ def test_what_a_shell_command_writes(command, written):
         ("glab ci retry 4412", True),
         ("gh run view 9123456789 --log-failed", False),
         ("(cd api && pytest -q)", False),
+        # a tunnel or interface brought up, and a thing taken down and up again by one program, whatever its name
+        ("wg-quick up wg0", True),
+        ("sudo ifup eth0", True),
+        ("wg-quick down wg0 && wg-quick up wg0 && sleep 5 && ping -c 4 10.44.0.1", True),
+        ("make down && make up", True),
+        ("./stack.sh stop; ./stack.sh start", True),
+        ("make stop", False),
+        ("git stash && git stash pop", False),
+        # pods deleted through xargs, and a rollback
+        ("kubectl get pods -o name | head -3 | xargs kubectl -n billing delete pod", True),
+        ("kubectl -n billing rollout undo deployment/billing-consumer", True),
+        ("find . -name '*.pyc' | xargs rm", False),
     ],
 )
 def test_what_counts_as_a_restart(command, restarts):

@@ -1129,3 +1129,71 @@ def test_the_lines_a_filter_kept_from_a_check_with_no_exit_code_are_no_pass():
         turns += [{"tool": "apply_patch", "args": {"command": patch.format(k=k)}, "output": "Success."}, kept[0]]
         turns += [_kept("./gradlew :app:assembleDebug 2>&1 | tail -30", failed)]
     assert play(turns)[0].fired_at is not None
+
+
+def test_a_ping_that_got_nothing_back_failed_and_its_summary_is_its_error():
+    """Codex sends no exit code: ping's ``100% packet loss`` says it failed, and that line (its counts and time
+    folded) is its error, the same after each restart of the tunnel (``wg-quick down && wg-quick up``: a restart)."""
+    ping = (
+        "PING 10.44.0.1 (10.44.0.1) 56(84) bytes of data.\nping: sendmsg: Required key not available\n\n"
+        "--- 10.44.0.1 ping statistics ---\n4 packets transmitted, 0 received, 100% packet loss, time {}ms"
+    )
+    up = "[#] ip link add wg0 type wireguard\n[#] ip -4 address add 10.44.0.2/24 dev wg0\n"
+    restart = "wg-quick down wg0 && wg-quick up wg0 && sleep 5 && ping -c 4 -W 2 10.44.0.1"
+    turns = [
+        {"tool": "Bash", "args": {"command": "ping -c 4 -W 2 10.44.0.1"}, "output": ping.format(3062)},
+        {"tool": "Bash", "args": {"command": restart}, "output": up + ping.format(3071)},
+        {"tool": "Bash", "args": {"command": "MTU=1380 " + restart}, "output": up + ping.format(3058)},
+        {"tool": "Bash", "args": {"command": restart.replace("sleep 5", "sleep 10")}, "output": up + ping.format(3049)},
+    ]
+    window = window_of(turns)
+    assert all(f.failed for f in window) and len({f.err for f in window}) == 1
+    assert "100% packet loss" in (window[0].etext or "")
+    assert [f.restart for f in window] == [False, True, True, True]
+    assert (
+        printed.reads_failed("ping -c 2 h", "2 packets transmitted, 2 received, 0% packet loss, time 1001ms") is False
+    )
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 3
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "failed"),
+    [
+        ("npx ng update @angular/core@16", "npm ERR! code ERESOLVE\n✖ Packages installation failed, see above.", True),
+        ("npx ng build", "✔ Browser application bundle generation complete.", False),
+        ("npx listr-run", "× Task failed", True),
+    ],
+)
+def test_a_verdict_after_a_failure_mark_is_read_past_the_mark(command, output, failed):
+    assert printed.reads_failed(command, output) is failed
+
+
+def test_a_check_that_passed_once_and_failed_the_same_way_after_with_nothing_edited_is_flaky_not_fixed():
+    """A concurrency test fails, passes once under other flags, then fails the same way with no edit between: the
+    pass was luck, so the edits before and after it are attempts at one failure. A pass with an edit after it ends
+    the count (the failure after the edit may be the edit's)."""
+    test = "python -m pytest tests/test_transfers.py::test_concurrent_transfers -x -q"
+    fail = "F\nFAILED tests/test_transfers.py::test_concurrent_transfers - assert {} == 10000\n1 failed in 0.9s"
+
+    def run(extra: str, balance: int) -> dict:
+        return {"tool": "Bash", "args": {"command": test + extra}, "output": fail.format(balance), "exit_code": 1}
+
+    def edit(new: str) -> dict:
+        args = {"file_path": "ledger/transfers.py", "old_string": "x", "new_string": new}
+        return {"tool": "Edit", "args": args, "output": "The file ledger/transfers.py has been updated."}
+
+    passed = {
+        "tool": "Bash",
+        "args": {"command": test + " -p no:randomly"},
+        "output": ".\n1 passed in 0.86s",
+        "exit_code": 0,
+    }
+    turns = [run("", 9990), edit("with_for_update()"), run("", 9980), passed, run(" -p no:randomly", 9990)]
+    turns += [edit("await asyncio.sleep(0.01)"), run("", 9960)]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 6 and steps[0][2][0].kind == "same_failure"
+    assert "failed the same way 4 times" in verdict.diagnosis
+    fixed = [*turns[:3], edit("FOR UPDATE on postgres"), passed, edit("y"), run("", 9990), edit("z"), run("", 9970)]
+    kinds = {signal.kind for _, _, signals in play(fixed)[1] for signal in signals}
+    assert "same_failure" not in kinds  # an edit came after the pass: the failures after it start anew

@@ -239,9 +239,9 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
             line, err = own, fp.line_fingerprint(own, turn.output)
     if line is None and kind != "write" and (located := fp.located_line(turn.output, ambient)) is not None:
         line, err = located, fp.line_fingerprint(located, turn.output)  # a compiler's file:line:col: message
-    if (
-        line is None and 0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2
-    ):  # a one-line failure says what it is
+    if line is None and (
+        0 < len([ln for ln in turn.output.splitlines() if ln.strip()]) <= 2 or printed.ends_failing(turn.output)
+    ):  # a one-line failure says what it is, and so does a last line in words that say it failed
         line = outcomes.last_line(turn.output)[:300]
         err = err or f"error: {fp.loose(line)[:200]}"
     if kind == "invalid":  # the harness rejected the action: its message is the error

@@ -105,6 +105,7 @@ def reads_failed(command: str, output: str) -> bool:
         return True
     end = last_line(tail)
     last = _boxed(tail) if end == "\u2575" else _head_line(tail, end)
+    last = last.lstrip(_FAIL_MARKS)  # `✖ Packages installation failed, see above.`: the words after the mark
     parts = shellwork.last_pipeline(command)  # its first command printed what came back
     logs = _LOGS.match(parts[0]) if parts else None
     shown = (_SHOWN.match(parts[0]) or logs) if parts else None
@@ -116,6 +117,12 @@ def reads_failed(command: str, output: str) -> bool:
     says = _LAST_SAYS.search(last) or (end != last and _LAST_SAYS.search(end))  # its own last words too, indented
     said_failed = fp.raised(last) or bool(_LAST_ERROR.match(last)) or bool(says)
     return said_failed and not _NONE.search(last)
+
+
+def ends_failing(output: str) -> bool:
+    """Whether an output's last line says in words that the command failed (``4 packets transmitted, 0 received, 100%
+    packet loss``, ``Configuring incomplete, errors occurred!``): that line is its error where no other names one."""
+    return bool(_LAST_SAYS.search(last_line(output[-3000:])))
 
 
 _TALLY = re.compile(
@@ -174,6 +181,8 @@ def _head_line(tail: str, last: str, reach: int = 30) -> str:
 
 
 _NPM_LOG = ("npm ERR! A complete", "npm error A complete")
+_FAIL_MARKS = "\u2716\u2717\u2718\u00d7\u274c "
+"""The marks a tool puts before its failing verdict (Angular CLI's and listr's ``✖``, ``✗``, ``✘``, ``×``, ``❌``)."""
 _SAYS_ITSELF = re.compile(r"\+ FullyQualifiedErrorId : \w+|exit status [1-9]")
 
 
@@ -247,15 +256,15 @@ _LAST_SAYS = re.compile(
     r"\bfailed to start\b|\b(?:address|port \d+) (?:is |was )?already in use\b|"
     r"\bversion solving (?:has )?failed\b|\bcould not be resolved to an installable set\b|\bno solution found when "
     r"resolving\b|\brequirements are unsatisfiable\b|\b(?:some |all )?tests? failed[.!]?$|\bis invalid: \S|"
-    r"\bconnection to the server \S+ was refused\b|"
+    r"\bconnection to the server \S+ was refused\b|\b100(?:\.0)?% packet loss\b|"
     r"\bis not recognized as (?:the|a) name of a cmdlet\b)|^FAILED: (?!0\b)\S|"  # alembic's, ninja's failed step
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
 """Words that say a command failed anywhere in its last line: it cannot continue (Bundler), its resolver found no
 versions that fit (Bundler's, Poetry's and pub's "version solving has failed.", Composer's "could not be resolved
 to an installable set", uv's "No solution found"), tests failed (Flutter's), alembic's and ninja's last line
-``FAILED: ...``, kubectl's "is invalid:", Docker's daemon
-unreachable, kubectl's refused connection, PowerShell's unknown cmdlet, a child that exited non-zero, Ruby's uncaught
+``FAILED: ...``, kubectl's "is invalid:", Docker's daemon unreachable, kubectl's refused connection, PowerShell's
+unknown cmdlet, a child that exited non-zero, ping's "100% packet loss" (nothing came back), Ruby's uncaught
 exception."""
 
 

@@ -171,11 +171,14 @@ def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
 
 def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:
     """The failures like the newest one since the last progress, oldest first (the newest included): a check's by
-    its failure signature; a command's that is no check (``step_run``) by its step and error line, until it succeeds."""
+    its failure signature; a command's that is no check (``step_run``) by its step and error line, until it succeeds.
+    A check that passed once and then failed the same way with nothing edited between is flaky: that pass was luck."""
     cur = w[-1]
     same: list[TurnFacts] = []
     for f in reversed(w[-window:]):
         if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and not _elsewhere(cur, f)):
+            if same and f.step == same[-1].step and not any(f.i < e.i < same[-1].i and e.edited for e in w):
+                continue
             break
         if step_run and f.step == cur.step and f.kind == "run" and (not f.failed or f.prog == "new output"):
             if f is cur:
@@ -373,10 +376,9 @@ def rereads(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
 
 
 def found_nothing(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
-    """Lookups that keep finding nothing: ``repeats`` of the agent's last ``window`` calls searched, listed or read and
-    found nothing (no match, no such file), with no edit and no passing run among them. Looking in the wrong place (the
-    wrong folder, a path the person gave left unexpanded), each miss a new guess; a person saying where it is does not
-    end it, finding it does."""
+    """``repeats`` of the agent's last ``window`` calls looked and found nothing (no match, no such file), no edit or
+    passing run among them: looking in the wrong place (the wrong folder, a path the person gave left unexpanded), each
+    miss a new guess. A person saying where it is does not end it; finding it does."""
     if not w[-1].found_nothing:
         return None
     calls = [f for f in w if f.actor == "agent"][-window:]

@@ -40,22 +40,22 @@ _NOT_A_FILE = re.compile(r"^(?:/dev/|/proc/|&)")
 GLOBAL_FLAGS = r"(?:-{1,2}[\w-]+(?:=\S+|\s+(?!-)\S+)?\s+)*"
 """Flags a program takes before its subcommand (``kubectl -n staging rollout restart``, ``helm -n x upgrade``)."""
 RESTART = re.compile(
-    r"^\s*(?:sudo\s+)?(?:timeout\s+\S+\s+)?(?:\w+=\S*\s+)*"
+    r"^\s*(?:sudo\s+)?(?:timeout\s+\S+\s+)?(?:xargs\s+(?:-\S+\s+)*)?(?:\w+=\S*\s+)*"
     r"(?:(?:python3?(?:\s+-m)?|uv\s+run|poetry\s+run|pipenv\s+run|bundle\s+exec|bash|sh|zsh)\s+)?"
     r"(?:kill(?:all)?(?![\w.-])(?!\s+-0\b)|pkill\b|fuser\s+-k|"
-    r"lsof\b.*\bkill\b|xargs\s+(?:-\S+\s+)*kill|systemctl\s+(?:re)?start|service\s+\S+\s+(?:re)?start|"
+    r"lsof\b.*\bkill\b|systemctl\s+(?:re)?start|service\s+\S+\s+(?:re)?start|"
     r"supervisorctl\s+(?:re)?start|pm2\s+(?:re)?start|pm2\s+reload|docker(?:-compose|\s+compose)?\s+(?:restart|up|"
-    rf"start|rm\s+-f|kill)|podman\s+(?:restart|start)|kubectl\s+{GLOBAL_FLAGS}(?:rollout\s+restart|delete\s+pods?|"
+    rf"start|rm\s+-f|kill)|podman\s+(?:restart|start)|kubectl\s+{GLOBAL_FLAGS}(?:rollout\s+(?:restart|undo)|delete\s+pods?|"
     rf"scale)|helm\s+{GLOBAL_FLAGS}(?:upgrade|install)|(?:fly|flyctl)\s+deploy|vercel\s+(?:deploy|--prod)|"
     r"netlify\s+deploy|gh\s+(?:run\s+rerun|workflow\s+run)|glab\s+ci\s+(?:retry|run)|"
     r"(?:sam|serverless|sls|cdk)\s+deploy|terraform\s+apply|gcloud\s+(?:[\w-]+\s+){1,3}deploy\b|"
     r"heroku\s+(?:restart|ps:restart)|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:start|dev|serve)\b|nohup\b|uvicorn\b|"
     r"gunicorn\b|flask\s+run|rails\s+s(?:erver)?\b|\S*manage\.py\s+runserver|brew\s+services\s+(?:re)?start|"
     r"php\s+artisan\s+serve|\S*(?:mvnw?|gradlew?)\s+(?:\S+\s+)*(?:spring-boot:run|bootRun)\b|"
-    r"\S*(?<![\w-])(?:re)?start[\w-]*\.sh\b)"
+    r"\S*(?<![\w-])(?:re)?start[\w-]*\.sh\b|wg-quick\s+up|ifup\b|(?:nmcli\s+(?:c|con|connection)|tailscale)\s+up\b)"
 )
-"""A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack), or runs a CI
-pipeline again (``gh run rerun``): what comes back after it is the outcome."""
+"""A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack, a tunnel), or
+runs a CI pipeline again (``gh run rerun``): what comes back after it is the outcome."""
 _BACKGROUND = re.compile(r"(?<![&>])&\s*$")
 
 
@@ -132,8 +132,8 @@ def _written(text: str) -> tuple[str, ...]:
     parts = segments(text.split("\n", 1)[0] if heredoc else text)  # a heredoc's command is its first line
     for part in parts:  # the heredoc feeds the command that opens it, not `git checkout -- f` before it
         found += _segment_writes(part, heredoc and "<<" in part)
-    tee = _TEE.match(parts[-1]) if len(parts) > 1 and _WRITER_HEAD.match(parts[0]) else None
-    if tee:  # `echo x | tee file` writes the file; `pytest | tee log` only keeps what the run printed
+    tee = _TEE.match(parts[-1]) if len(parts) > 1 and _WRITER_HEAD.match(parts[-2]) else None
+    if tee:  # `echo x | tee file` writes the file (after `grep -q x f ||` too); `pytest | tee log` keeps its output
         found.append(tee.group(1))
     return tuple(dict.fromkeys(p for p in found if p and not _NOT_A_FILE.match(p)))[:20]
 
@@ -174,11 +174,35 @@ def put_back(command: str) -> Optional[list[str]]:
     return named or None
 
 
+def deletes_lines(command: str) -> bool:
+    """Whether the command's edits only delete lines (``sed -i '/acme.shop.test/d' /etc/hosts``): taking out what was
+    added, as the person who said not to touch the file asks."""
+    edits = [part for part in segments(command[:MAX_COMMAND]) if _SED_IN_PLACE.match(part)]
+    return bool(edits) and all(_SED_DELETE.search(part) for part in edits)
+
+
+_SED_IN_PLACE = re.compile(r"^\s*(?:sudo\s+)?sed\s+(?:-\S+\s+)*-i")
+_SED_DELETE = re.compile(r"""\s(?:-e\s+)?(['"])(?:\\?/[^'"\n]*/|\d+(?:,\d+)?|\$)d\1\s""")
+
+
 def restarts(command: str) -> bool:
     """Whether a command stops, starts or redeploys a long-running thing, or starts one in the background."""
     text = command[:MAX_COMMAND]
     parts = [part.strip().lstrip("(").rstrip(")") for part in segments(text)]  # `(npm run dev > log 2>&1 &)`
-    return any(RESTART.match(part) or _BACKGROUND.search(part) for part in parts)
+    return any(RESTART.match(part) or _BACKGROUND.search(part) for part in parts) or _down_then_up(parts)
+
+
+def _down_then_up(parts: list[str]) -> bool:
+    """Whether a chain takes a thing down and brings it up again with one program (``make down && make up``,
+    ``./stack.sh stop; ./stack.sh start``, ``wg-quick down wg0 && wg-quick up wg0``): a restart by any name."""
+    downs: set[str] = set()
+    for part in parts:
+        words = part.split()[:2]
+        if len(words) == 2 and words[1] in ("down", "stop"):
+            downs.add(words[0])
+        elif len(words) == 2 and words[1] in ("up", "start", "restart") and words[0] in downs:
+            return True
+    return False
 
 
 def edit_pair(args: dict[str, Any]) -> Optional[tuple[str, str]]:

@@ -54,7 +54,7 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("ja", ("\u307e\u3060", "\u540c\u3058", "\u5909\u308f", "\u5909\u5316", "\u76f4\u3089", "\u76f4\u308a",
             "\u76f4\u3063", "\u52b9\u679c", "\u76f8\u5909\u308f\u3089\u305a"),
         # まだ動かない/エラー/直ってない/同じ/変わらない, 同じエラー/結果, さっきと同じ, ...が同じです, 変わらないです,
-        # 直りません, 効果なし, 相変わらず
+        # 直りません, 変わってないね, 効果なし, 相変わらず
         r"\u307e\u3060(?:\u52d5\u304b\u306a\u3044|\u52d5\u304d\u307e\u305b\u3093|\u30a8\u30e9\u30fc|"
         r"\u76f4\u3063\u3066(?:\u3044)?(?:\u306a\u3044|\u307e\u305b\u3093)|\u540c\u3058|\u5909\u308f\u3089|"
         r"\u30c0\u30e1|\u3060\u3081|\u5931\u6557)|"
@@ -65,7 +65,8 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\u3060)(?:\u306d|\u3088)?(?=[\u3002\uff01!\u3001\s]|$)|"
         r"(?:\u5909\u308f\u3089(?:\u306a\u3044|\u306a\u304b\u3063\u305f)|\u5909\u308f\u308a\u307e\u305b\u3093|"
         r"\u76f4\u3089(?:\u306a\u3044|\u306a\u304b\u3063\u305f)|\u76f4\u308a\u307e\u305b\u3093|"
-        r"\u76f4\u3063\u3066(?:\u3044)?\u306a\u3044)(?:\u3067\u3059|\u3067\u3057\u305f)?(?:\u306d|\u3088)?"
+        r"\u76f4\u3063\u3066(?:\u3044)?\u306a\u3044|\u5909\u308f\u3063\u3066(?:\u3044)?(?:\u306a\u3044|\u307e\u305b\u3093))"
+        r"(?:\u3067\u3059|\u3067\u3057\u305f)?(?:\u306d|\u3088)?"
         r"(?=[\u3002\uff01!\u3001\s]|$)|\u5909\u5316(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
         r"\u52b9\u679c(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
         r"\u76f8\u5909\u308f\u3089\u305a"),
@@ -129,7 +130,8 @@ CIRCLES = fp.Later(
     r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
     r"(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time (?:i(?:'m| am|'ve| have)? (?:tell|ask|say|said|told|asked|"
     r"explain)\w*|that (?:it|this))|"
-    r"(?:you|we)(?:'re| are)? (?:just |keep )?(?:going|flip-?flopping|switching) back and forth|"
+    r"(?:you|we)(?:'re| are)? (?:just |keep )?(?:going|flip-?flopping|flipping|switching|swapping|toggling)"
+    r"(?: [\w.()-]+){0,3}? back and forth|"
     r"round and round|going nowhere|"
     r"(?:you(?:'ve| have)? been|you keep(?: on)?|you(?:'re| are)(?: just| still)?) (?:re-?)?(?:reading|opening|"
     r"grepping|searching|checking|looking at|running|editing|changing|trying|doing|making) (?:the )?same (?:\d+ |two |"
@@ -156,9 +158,9 @@ CIRCLES = fp.Later(
     r"times(?=\s*(?:now|already|today|in a row)?\s*(?:[.!,;]|$)|\s+(?:now|already)\b)|"
     rf"{CLAUSE_START}(?:(?:that|this|it)(?:'s| is)\s+|thats\s+|now\s+)?(?:[2-9]|two|three|four|five|six|seven)\s+"
     r"times (?:now |already |in a row )?(?:the )?(?:exact |very )?same\b|"
-    r"\b(?:(?:der|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|(?:es|ya es|por) la (?:segunda|tercera|"
-    r"cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|(?:pela|\u00e9 a) (?:segunda|terceira|"
-    r"quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
+    r"\b(?:(?:der|das|zum) (?:zweite|dritte|vierte|f\u00fcnfte)n? (?:versuch|mal)|"
+    r"(?:es|ya es|por) la (?:segunda|tercera|cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|"
+    r"(?:pela|\u00e9 a) (?:segunda|terceira|quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
     r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
     r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
     # "dreimal jetzt", "schon dreimal", "déjà trois fois", "ya van tres veces", "já são três vezes"
@@ -167,6 +169,14 @@ CIRCLES = fp.Later(
     r"(?:deux|trois|quatre|cinq|[2-9]) fois "
     r"(?:d[\u00e9e]j[\u00e0a]|maintenant)(?=\s*(?:[.!?,;]|$))|ya (?:van |son )?(?:dos|tres|cuatro|cinco|[2-9]) veces|"
     r"j[a\u00e1] s[a\u00e3]o (?:duas|tr[e\u00ea]s|quatro|cinco|[2-9]) vezes)\b|"
+    # "du liest immer wieder dieselben Dateien", "sigues haciendo lo mismo", "tu relis toujours les mêmes fichiers"
+    r"\b(?:du|sie)\b(?!\s+(?:sollst|musst|kannst|darfst|solltest|sollen|m\u00fcssen|k\u00f6nnen|bitte)\b)"
+    r"[^.!?\n]{0,30}?\b(?:immer wieder|st(?:\u00e4|ae?)ndig|dauernd)\b[^.!?\n]{0,20}?\b(?:dasselbe|"
+    r"dieselben?|denselben|das gleiche|die gleichen?|den gleichen)\b|"
+    r"\bsigues (?:\w+ )?(?:lo mismo|el mismo|la misma|los mismos|las mismas)\b|"
+    r"\btu (?:re)?(?:lis|fais|ouvres|essaies|essayes|tentes|lances|modifies|cherches|tournes) (?:toujours|encore) "
+    r"(?:la|le|les) m(?:\u00ea|e)mes?\b|"
+    r"\b(?:voc\u00ea|vc) (?:fica|continua) \w+ (?:o mesmo|a mesma|os mesmos|as mesmas)\b|"
     r"\b(?:vueltas en c[i\u00ed]rculos?|(?:dando|damos) vueltas|dando voltas|on tourne en rond|"
     r"(?:drehen uns|dreht sich) im kreis)\b|"
     r"\b(?:andando|rodando|girando|vamos|estamos) (?:em|en) c[i\u00ed]rculos?\b|"
@@ -215,7 +225,8 @@ CIRCLES_GATES = (
     + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
-    + ("seen", "visto", "vimos", "same", "veces", "here before")
+    + ("seen", "visto", "vimos", "same", "veces", "here before", "wieder", "ndig", "dauernd", "sigues", "mesm")
+    + ("m\u00eame", "meme")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
