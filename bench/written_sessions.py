@@ -40,7 +40,9 @@ AO (a person trying the work on their side) and AP (Python and data work) arrive
 were measured on its start's code and its end's, before they were read; the round after read them first: AP-06 (a
 status echoed before the log is shown, reruns cut off by ``timeout``) shaped rules. AQ (networking and auth), AR
 (refactors whose error counts move) and AS (databases, concurrency, performance) were written in that round and
-measured on its start's code and on arrival, before they were read; then each shaped rules.
+measured on its start's code and on arrival, before they were read; then each shaped rules. AT (pair work, the
+person trying each change) arrived after that round's second change and was measured on its start's code and on
+arrival, before it was read; then AT-05 shaped a rule (the nth time in Russian).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -102,6 +104,7 @@ SETS = {
     "AQ": "networking, auth and TLS plumbing (CAs, OAuth loops, CORS, proxies, SSH, WireGuard) in four harnesses",
     "AR": "long refactors and upgrades whose error counts move (tsc, mypy, eslint, React, Django, Spring, Angular)",
     "AS": "databases, concurrency and performance (flaky tests, pools, lag, slow queries, leaks, benchmarks)",
+    "AT": "pair work where the person tries each change and reports back, a third in French, Russian, Chinese, Korean",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -703,3 +703,25 @@ def test_taking_out_the_lines_it_added_against_a_ban_is_putting_them_back_not_a_
     assert play(turns)[0].fired_at is None
     again = {"tool": "Bash", "args": {"command": append.replace("acme", "globex")}, "output": "ok", "exit_code": 0}
     assert window_of([*turns, again])[4].defied == "place:etc/hosts"
+
+
+def test_no_phrase_of_the_persons_matches_nothing():
+    """An empty alternative (``a||b``) in a phrase table would match every message: each pattern needs words, so
+    words that only pass a table's gates ("раз", "mal", "time", "still") are no report."""
+    assert person.CIRCLES.search("") is None and person.CIRCLES.search("  ") is None
+    for text in ("раз два три", "mal sehen", "time to add a README", "still need tests for the parser", "ok"):
+        assert person.read(text)[:2] == (None, 0), text
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        ("Ты уже третий раз открываешь crud/orders.py. Хватит читать, просто внеси изменения.", "fail", 2),
+        ("Это третий раз уже!", "fail", 2),
+        ("В который раз одно и то же", "fail", 2),
+        ("запусти тесты второй раз", None, 0),  # a request: run the tests a second time
+        ("раз два три", None, 0),
+    ],
+)
+def test_the_nth_time_in_russian(text, verdict, weight):
+    assert person.read(text)[:2] == (verdict, weight)

@@ -192,6 +192,13 @@ CIRCLES = fp.Later(
     r"\byou(?:'ve| have)? (?:now |already |just )?(?!(?:can|could|should|must|need|needs|may|might|will|would|have|"
     r"got|want)\b)\w+(?: \S+){0,7}? (?:twice|(?:three|four|five|six|\d+|several|many) times)(?: now| already)?\b|"
     r"\bv kruhu\b|\bmuter-muter\b|\bberputar-putar\b|\u043f\u043e \u043a\u0440\u0443\u0433\u0443|"
+    # ru: "уже третий раз", "третий раз уже", "в который раз"
+    r"\u0443\u0436\u0435 (?:\u0432\u0442\u043e\u0440\u043e\u0439|\u0442\u0440\u0435\u0442\u0438\u0439|"
+    r"\u0447\u0435\u0442\u0432[\u0435\u0451]\u0440\u0442\u044b\u0439|\u043f\u044f\u0442\u044b\u0439|"
+    r"\d+-?\u0439) \u0440\u0430\u0437|(?:\u0432\u0442\u043e\u0440\u043e\u0439|"
+    r"\u0442\u0440\u0435\u0442\u0438\u0439|\u0447\u0435\u0442\u0432[\u0435\u0451]\u0440\u0442\u044b\u0439|"
+    r"\u043f\u044f\u0442\u044b\u0439) \u0440\u0430\u0437 \u0443\u0436\u0435|"
+    r"\u0432 \u043a\u043e\u0442\u043e\u0440\u044b\u0439 \u0440\u0430\u0437|"
     # ja: ぐるぐる, 堂々巡り, 振り出しに戻る, これで4回目, 4回目です; ko: 이번이 네 번째; zh: 第四次了, 这是第三次
     r"\u3050\u308b\u3050\u308b|\u5802\u3005\u5de1\u308a|\u632f\u308a\u51fa\u3057\u306b\u623b|"
     r"(?:\u3053\u308c\u3067|\u3082\u3046|\u3059\u3067\u306b|\u65e2\u306b)\s*[2-9\uff12-\uff19\u4e8c\u4e09\u56db\u4e94"
@@ -226,7 +233,7 @@ CIRCLES_GATES = (
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
     + ("seen", "visto", "vimos", "same", "veces", "here before", "wieder", "ndig", "dauernd", "sigues", "mesm")
-    + ("m\u00eame", "meme")
+    + ("m\u00eame", "meme", "\u0440\u0430\u0437")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
