@@ -42,7 +42,10 @@ status echoed before the log is shown, reruns cut off by ``timeout``) shaped rul
 (refactors whose error counts move) and AS (databases, concurrency, performance) were written in that round and
 measured on its start's code and on arrival, before they were read; then each shaped rules. AT (pair work, the
 person trying each change) arrived after that round's second change and was measured on its start's code and on
-arrival, before it was read; then AT-05 shaped a rule (the nth time in Russian).
+arrival, before it was read; then AT-05 shaped a rule (the nth time in Russian). AU (cloud CLIs) and AV (healthy
+sessions that look stuck) arrived after that round's last change and were measured on its start's and end's code
+before they were read; then AV-06 (a ``git bisect`` whose benchmark prints other numbers after each step, a false
+alarm) shaped a rule.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -105,6 +108,8 @@ SETS = {
     "AR": "long refactors and upgrades whose error counts move (tsc, mypy, eslint, React, Django, Spring, Angular)",
     "AS": "databases, concurrency and performance (flaky tests, pools, lag, slow queries, leaks, benchmarks)",
     "AT": "pair work where the person tries each change and reports back, a third in French, Russian, Chinese, Korean",
+    "AU": "cloud and platform CLIs (aws, gcloud, az, terraform, pulumi, wrangler, vercel): permissions, quotas, waits",
+    "AV": "mostly healthy sessions that look stuck (TDD, bisect, sweeps, greps verifying a removal), few spirals",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

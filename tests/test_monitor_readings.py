@@ -1311,3 +1311,31 @@ def test_a_status_echoed_before_the_log_is_shown_is_the_runs_and_the_step_is_the
     verdict, steps = play(turns)
     assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
     assert "hangs" in check_claims(verdict, turns)
+
+
+def test_the_same_benchmark_after_each_bisect_step_runs_other_code_and_is_no_repeat():
+    """``git bisect good`` checks out another revision: the benchmark run after it, whose lines differ only in their
+    numbers, runs other code and is no repeat of the one before. The same runs with nothing checked out between are."""
+    bench = "p50: {} ms\np95: {} ms\nerrors: 0"
+
+    def run(p50: int, p95: int) -> dict:
+        return {
+            "tool": "Bash",
+            "args": {"command": "./scripts/bench.sh"},
+            "output": bench.format(p50, p95),
+            "exit_code": 0,
+        }
+
+    def step(verdict: str, left: int) -> dict:
+        said = f"Bisecting: {left} revisions left to test after this\n[{left:040x}] search: step {left}"
+        return {"tool": "Bash", "args": {"command": f"git bisect {verdict}"}, "output": said, "exit_code": 0}
+
+    bisect = [run(41, 80), step("good", 15), run(198, 402), step("bad", 7), run(40, 81), step("good", 3)]
+    bisect += [run(43, 79), step("good", 1), run(205, 398)]
+    assert all(f.checkout for f in window_of(bisect)[1::2])
+    assert play(bisect)[0].fired_at is None
+    again = [run(41, 80), run(42, 81), run(40, 79), run(43, 80), run(41, 82)]
+    verdict, steps = play(again)
+    assert verdict.fired_at is not None and steps[0][2][0].kind in ("equivalent_outcomes", "identical_calls")
+    assert shellwork.checks_out("git checkout -q v2.15.2 && ./scripts/bench.sh")
+    assert not shellwork.checks_out("git checkout -- src/app.py") and not shellwork.checks_out("git checkout -b feat/x")

@@ -111,6 +111,7 @@ class TurnFacts(BaseModel):
     )
     restart: bool = Field(False, description="the command kills, restarts, starts or redeploys something")
     hang: bool = Field(False, description="the command timed out or was cancelled while it hung")
+    checkout: bool = Field(False, description="the command checked out another revision (a git bisect step)")
     logerr: Optional[str] = Field(
         None,
         description="soon after a restart, the error a run printed though it succeeded (a log tail): its fingerprint",

@@ -157,6 +157,16 @@ def _segment_writes(part: str, heredoc: bool) -> list[str]:
     return [moved.group(1)] if moved else []
 
 
+def checks_out(command: str) -> bool:
+    """Whether a command checks out another revision (a ``git bisect`` step, ``git switch``, ``git checkout <ref>``):
+    what runs after it runs other code, so the same command's outcome then is no repeat."""
+    return any(_CHECKOUT.match(part) for part in segments(command[:MAX_COMMAND]))
+
+
+_CHECKOUT = re.compile(
+    r"^\s*git\s+(?:bisect\s+(?:start|good|bad|skip|new|old|next)\b|switch\s|"
+    r"checkout\s+(?!-- )(?:-q\s+)?[\w./~^@-]+\s*$)"
+)
 _PUT_BACK = re.compile(r"^\s*git\s+(?:checkout\s+(?:HEAD\s+)?--\s|restore\s|reset\s+--hard\b)")
 
 

@@ -127,9 +127,11 @@ class SpiralDetector:
         cur = w[-1]
         if cur.kind in ("message", "person") or cur.novel or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        same, last = since_progress(
-            [f for f in _since_written(w[-self.t.equivalent_window :]) if f.asig == cur.asig and f.out == cur.out]
-        )
+        recent = w[-self.t.equivalent_window :]
+        recent = recent[next((k for k in range(len(recent) - 1, -1, -1) if recent[k].checkout), -1) + 1 :]
+        if not recent:
+            return None  # it checked out another revision: what it runs now is other code
+        same, last = since_progress([f for f in _since_written(recent) if f.asig == cur.asig and f.out == cur.out])
         if len(same) < self.t.equivalent_repeats:
             return None
         return Signal(
