@@ -73,8 +73,10 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
 
 
 def says_still_failing(turn: dict) -> bool:
-    """A person saying, in their own words, that it still fails the same way ("nope, still the same error")."""
-    return turn.get("actor") == "person" and person.read(turn.get("output", "")).verdict == "fail"
+    """A person saying, in their own words, that it still fails the same way ("nope, still the same error"), in a
+    message or in the feedback a harness hands back in a tool's result (Cline's ``<feedback>``)."""
+    said = turn.get("output", "") if turn.get("actor") == "person" else toolkinds.feedback(turn.get("output", ""))
+    return bool(said) and person.read(said).verdict == "fail"
 
 
 def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFacts], turns: list[dict]) -> list[str]:
@@ -88,7 +90,11 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         checks = all(f.verdict == "fail" for f in involved) and len({f.fsig for f in involved}) == 1
         runs = all(f.failed and f.kind == "run" for f in involved) and len({(f.step, f.err) for f in involved}) == 1
         assert int(m.group(1)) == len(involved) and (checks or runs)
-        assert failure_said(m.group(2), turns[involved[-1].i]), (m.group(2), turns[involved[-1].i]["output"][:300])
+        last = turns[involved[-1].i]  # a person's last report may only say "still": an earlier one named it
+        reported = "reported the same failure" in evidence and any(
+            failure_said(m.group(2), turns[f.i]) for f in involved
+        )
+        assert failure_said(m.group(2), last) or reported, (m.group(2), last["output"][:300])
         assert all(
             failure_said(m.group(2), turns[f.i], loosely=True) or says_still_failing(turns[f.i]) for f in involved
         )

@@ -725,3 +725,34 @@ def test_no_phrase_of_the_persons_matches_nothing():
 )
 def test_the_nth_time_in_russian(text, verdict, weight):
     assert person.read(text)[:2] == (verdict, weight)
+
+
+_FEEDBACK = (
+    "The user has provided feedback on the results. Consider their input to continue the task, and then attempt "
+    "completion again.\n<feedback>\n{}\n</feedback>"
+)
+
+
+def test_the_same_failure_reported_in_a_harness_feedback_is_said_to_be_the_persons_report():
+    """Cline hands the person's answer to a completion back inside the tool's result: the failure it repeats is the
+    person's report, not a failure of the completion call, and the diagnosis says so."""
+    log = "✘ [ERROR] A request to the Cloudflare API failed.\n\nAuthentication error [code: 10000]"
+
+    def done(claim: str, said: str) -> dict:
+        return {"tool": "attempt_completion", "args": {"result": claim}, "output": _FEEDBACK.format(said)}
+
+    def edit(new: str) -> dict:
+        return {"tool": "replace_in_file", "args": {"path": "deploy.yml", "diff": f"-a\n+{new}"}, "output": "saved"}
+
+    turns = [
+        {"tool": "user_prompt", "actor": "person", "output": f"the deploy broke after the account move. log:\n\n{log}"},
+        edit("wranglerVersion: 3.60.3"),
+        done("Updated wrangler.", "still failing. Authentication error [code: 10000]"),
+        edit("CLOUDFLARE_API_TOKEN: ${{ secrets.CF_API_TOKEN }}"),
+        done("Passed the token as CLOUDFLARE_API_TOKEN.", "still 403 code 10000. same log as before"),
+    ]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 4
+    texts = " ".join(s.evidence for s in verdict.signals)
+    assert "attempt_completion" not in texts and "“still 403 code 10000. same log as before”" in texts
+    assert "person reports" in check_claims(verdict, turns)

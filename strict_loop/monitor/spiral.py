@@ -272,7 +272,7 @@ class SpiralDetector:
         where = f" to {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''}" if paths else ""
         who = (
             "the person reported the same failure"
-            if all(f.actor == "person" for f in same)
+            if all(f.actor == "person" or f.quote for f in same)  # or in the feedback a harness hands back
             else (
                 f"`{cur.action[:80]}` failed the same way" if cur.actor == "agent" else "the check failed the same way"
             )
