@@ -670,11 +670,17 @@ def test_the_persons_words_right_after_a_call_they_refused_are_that_refusals_no(
         ("du sollst immer wieder dieselbe Konfiguration nutzen", None, 0),  # an instruction: always the same config
         ("tu utilises toujours le même port 3000", None, 0),
         ("can you go back and forth between the tabs to test", None, 0),
+        ("Ты уже третий раз открываешь crud/orders.py. Хватит читать, просто внеси изменения.", "fail", 2),
+        ("Это третий раз уже!", "fail", 2),
+        ("В который раз одно и то же", "fail", 2),
+        ("запусти тесты второй раз", None, 0),  # a request: run the tests a second time
+        ("раз два три", None, 0),
     ],
 )
-def test_you_keep_doing_the_same_thing_in_german_spanish_french_portuguese_and_english(text, verdict, weight):
-    """ "You keep reading the same files" in the person's own language is the agent going in circles (as telling as
-    two reports); an instruction to always use the same thing is not."""
+def test_you_keep_doing_the_same_thing_in_german_spanish_french_portuguese_russian_and_english(text, verdict, weight):
+    """ "You keep reading the same files" or "the third time already" in the person's own language is the agent
+    going in circles (as telling as two reports); an instruction to always use the same thing, or to run it again, is
+    not."""
     assert person.read(text)[:2] == (verdict, weight)
 
 
@@ -711,20 +717,6 @@ def test_no_phrase_of_the_persons_matches_nothing():
     assert person.CIRCLES.search("") is None and person.CIRCLES.search("  ") is None
     for text in ("раз два три", "mal sehen", "time to add a README", "still need tests for the parser", "ok"):
         assert person.read(text)[:2] == (None, 0), text
-
-
-@pytest.mark.parametrize(
-    ("text", "verdict", "weight"),
-    [
-        ("Ты уже третий раз открываешь crud/orders.py. Хватит читать, просто внеси изменения.", "fail", 2),
-        ("Это третий раз уже!", "fail", 2),
-        ("В который раз одно и то же", "fail", 2),
-        ("запусти тесты второй раз", None, 0),  # a request: run the tests a second time
-        ("раз два три", None, 0),
-    ],
-)
-def test_the_nth_time_in_russian(text, verdict, weight):
-    assert person.read(text)[:2] == (verdict, weight)
 
 
 _FEEDBACK = (

@@ -25,6 +25,8 @@ __all__ = ["Signal", "SignalKind", "SpiralDetector", "TurnFacts", "classify_tool
 
 SAME_ERRORS = frozenset({"repeated_error", "error_cycle"})
 """Two views of the same failures: muting one (a person's resume) mutes both."""
+_WINDOWS = tuple(name for name in SpiralThresholds.model_fields if name.endswith("_window"))
+"""The thresholds that are windows (read once, not on every turn): the detector keeps the longest."""
 
 
 def _since_written(w: list[TurnFacts]) -> list[TurnFacts]:
@@ -52,7 +54,7 @@ class SpiralDetector:
     @property
     def window_size(self) -> int:
         t = self.t
-        windows: list[int] = [getattr(t, name) for name in type(t).model_fields if name.endswith("_window")]
+        windows: list[int] = [getattr(t, name) for name in _WINDOWS]
         return max(*windows, 2 * t.max_cycle, t.monologue_turns, t.score_drops + 1)
 
     def evaluate(self, window: list[TurnFacts], muted: frozenset[str] = frozenset()) -> list[Signal]:

@@ -133,7 +133,6 @@ def defied(command: str, paths: list[str], window: list[TurnFacts], args: dict[s
     segments = shellwork.segments(command)
     call = (step_words(command), set(command.split()), {w for p in segments for w in p.split()[:4]}, _runs(segments))
     back = shellwork.put_back(command) if "git" in command else None
-    takes_out = shellwork.deletes_lines(command)
     places = [where for where in ("/" + p.strip("/") + "/" for p in paths) if not _restored(where, back)]
     adds: Optional[bool] = None  # asked once, of the first dependency ban met
     lifted: set[str] = set()
@@ -146,7 +145,11 @@ def defied(command: str, paths: list[str], window: list[TurnFacts], args: dict[s
                 if ban == DEPS:
                     adds = _adds(command, paths, args) if adds is None else adds
                 if adds if ban == DEPS else _breaks(ban, call, places):
-                    if takes_out and ban.startswith("place:") and any(f.defied == ban for f in window):
+                    if (
+                        ban.startswith("place:")
+                        and any(f.defied == ban for f in window)
+                        and shellwork.deletes_lines(command)
+                    ):
                         continue  # taking out the lines it added there against the ban: putting it back
                     return ban
     return None
