@@ -45,7 +45,10 @@ person trying each change) arrived after that round's second change and was meas
 arrival, before it was read; then AT-05 shaped a rule (the nth time in Russian). AU (cloud CLIs) and AV (healthy
 sessions that look stuck) arrived after that round's last change and were measured on its start's and end's code
 before they were read; then AV-06 (a ``git bisect`` whose benchmark prints other numbers after each step, a false
-alarm) shaped a rule.
+alarm) shaped a rule. In the round after, AS-05 (a query plan timed again after each index, its numbers only
+jittering) shaped a signal (``no_effect``), measured first as a statistic over every corpus and set; AY (a person in the
+loop in Hebrew, Thai, Ukrainian, Persian, Malay, Romanian and Hungarian) was written in that round and measured on
+its start's code and on arrival, before it was read; then it shaped the rows of those languages.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -110,6 +113,7 @@ SETS = {
     "AT": "pair work where the person tries each change and reports back, a third in French, Russian, Chinese, Korean",
     "AU": "cloud and platform CLIs (aws, gcloud, az, terraform, pulumi, wrangler, vercel): permissions, quotas, waits",
     "AV": "mostly healthy sessions that look stuck (TDD, bisect, sweeps, greps verifying a removal), few spirals",
+    "AY": "a person in the loop in Hebrew, Thai, Ukrainian, Persian, Malay, Romanian, Hungarian, in four harnesses",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -15,6 +15,10 @@ from strict_loop.monitor.spiral import SpiralDetector, facts
 PLACEHOLDER = re.compile(r"<(?:q|n|hex|ts|time|addr|uuid|tmp|dur|size|pod|range)>")
 DOUBLED = re.compile(r"\b(\w+(?:Error|Exception)): \1:")
 
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+CLOCK = re.compile(r"\d+[-:]\d\d[-:]\d\d\S*")
+"""A number as a measurement reads it; a date or a time of day is none."""
+
 
 def play(turns: list[dict]):
     """``monitor.replay`` of turns given as dicts: the verdict and every ladder step."""
@@ -208,6 +212,19 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         span = [f for f in window if involved[0].i <= f.i <= involved[-1].i and f.actor == "agent"]
         assert not any(f.edited or (f.kind == "run" and not f.failed) for f in span)
         checked.append("nothing found")
+    if m := re.search(
+        r"printed the same report after each of (\d+) changes before it, its numbers within (\d+)%", evidence
+    ):
+        assert int(m.group(1)) == len(involved) - 1 and len({f.asig for f in involved}) == 1
+        assert not any(f.failed for f in involved)
+        for a, b in zip(involved, involved[1:], strict=False):
+            assert any(f.edited or (f.kind == "run" and f.asig != a.asig) for f in window if a.i < f.i < b.i)
+        tails = [CLOCK.sub("", "\n".join(turns[f.i]["output"].splitlines()[-30:])) for f in involved]
+        runs = [[float(n) for n in NUMBER.findall(tail)] for tail in tails]
+        tolerance = int(m.group(2)) / 100
+        spans = [(max(v) - min(v)) / (max(map(abs, v)) or 1) for v in zip(*runs, strict=True)]
+        assert sum(s <= tolerance for s in spans) >= 0.8 * len(spans) and any(s > 0 for s in spans)
+        checked.append("unmoved")
     if m := re.search(r"failed the same way on each of its last (\d+) runs", evidence):
         assert (
             int(m.group(1)) == len(involved) and all(f.failed for f in involved) and len({f.sig for f in involved}) == 1
@@ -250,7 +267,7 @@ TRIED = (
 def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnFacts]) -> list[str]:
     """What the agent tried between the person's reports or around the restarts: the edits and other commands."""
     m = re.search(TRIED, d)
-    if not (m and kind in ("person_reports", "restart_loop") and (m.group(1) or m.group(3))):
+    if not (m and kind in ("person_reports", "restart_loop", "no_effect") and (m.group(1) or m.group(3))):
         return []
     window = window[-SpiralDetector().window_size :]  # what the monitor still holds when it says this
     start = involved[0].i
@@ -260,7 +277,8 @@ def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnF
     edits = [f for f in span if f.edited]
     assert int(m.group(1) or 0) == len(edits)
     assert all(any(p in f.paths for f in edits) for p in (m.group(2) or "").split(", ") if p)
-    runs = {f.action for f in span if f.kind == "run" and not f.edited and not f.restart}
+    measured = {involved[-1].asig} if kind == "no_effect" else set()  # the measuring command: the evidence's
+    runs = {f.action for f in span if f.kind == "run" and not f.edited and not f.restart and f.asig not in measured}
     assert int(m.group(3) or 0) == len(runs) and (not m.group(4) or any(a.startswith(m.group(4)) for a in runs))
     return ["tried between"]
 

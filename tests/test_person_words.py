@@ -748,3 +748,55 @@ def test_the_same_failure_reported_in_a_harness_feedback_is_said_to_be_the_perso
     texts = " ".join(s.evidence for s in verdict.signals)
     assert "attempt_completion" not in texts and "“still 403 code 10000. same log as before”" in texts
     assert "person reports" in check_claims(verdict, turns)
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        # Hebrew: still not working, the same error, didn't help; the third time; "I wrote: without ..."
+        ("עדיין לא עובד, אותו מסך לבן", "fail", 1),
+        ("לא עזר. אותה שגיאה", "fail", 1),
+        ("פעם שלישית downgrade אחרי שאסרתי", "fail", 2),
+        ("כתבתי בלי לגעת בטבלאות קיימות", "fail", 1),
+        ("עדיין צריך כפתור ייצוא", None, 0),  # still need an export button: a request
+        ("תריץ את הבדיקות פעם שנייה", None, 0),  # run the tests a second time
+        # Thai: still the same as before, no effect; the third time already
+        ("ยังเหมือนเดิมครับ สระยังโดนตัด", "fail", 1),
+        ("ครั้งที่สามแล้วนะ", "fail", 2),
+        ("ยังต้องการปุ่ม export", None, 0),  # still need an export button
+        # Ukrainian: the same, the result is the same, didn't help; the third time, in circles
+        ("Ні, те саме. Excel на хедери взагалі не дивиться", "fail", 1),
+        ("не допомогло, результат той самий", "fail", 1),
+        ("вже втретє те саме", "fail", 2),
+        ("ще треба кнопку експорту", None, 0),
+        ("зроби те саме для звіту по клієнтах", None, 0),  # do the same for the clients' report: a request
+        # Persian: still doesn't work, the same error, made no difference; the third time
+        ("هنوز کار نمی‌کنه", "fail", 1),
+        ("همون خطا رو می‌ده، فرقی نکرد", "fail", 1),
+        ("بار سوم است که همین را می‌گویم", "fail", 2),
+        ("هنوز لازمه دکمه خروجی", None, 0),
+        # Malay: still not working, no change; the third time
+        ("masih tak jalan, notification kosong", "fail", 1),
+        ("kali ketiga dah ni", "fail", 2),
+        ("masih perlu butang export", None, 0),
+        # Romanian: still doesn't work, the same error; "I told you twice", "the third time"; "I said clearly NOT"
+        ("tot nu merge, aceeași eroare", "fail", 1),
+        ("Iar?! Ți-am zis de DOUĂ ori: NU le redenumi.", "fail", 2),
+        ("A TREIA oară!!! /score /profile.", "fail", 2),
+        ("Am zis clar să NU redenumești comenzile.", "fail", 1),
+        ("tot trebuie un buton de export", None, 0),
+        ("aranjează iconițele în cerc", None, 0),  # arrange the icons in a circle
+        # Hungarian: still the same, didn't help; the third time
+        ("még mindig ugyanaz a hiba", "fail", 1),
+        ("nem segített, semmi nem változott", "fail", 1),
+        ("harmadszor mondom", "fail", 2),
+        ("még mindig kell a export gomb", None, 0),
+    ],
+)
+def test_reports_circles_and_rebukes_in_hebrew_thai_ukrainian_persian_malay_romanian_and_hungarian(
+    text, verdict, weight
+):
+    """The person's word in seven more languages (their own scripts, English technical words mixed in): the problem
+    persists, the agent goes in circles ("the third time"), "I said not to"; "still need X" and "do the same for Y"
+    are requests."""
+    assert person.read(text)[:2] == (verdict, weight)

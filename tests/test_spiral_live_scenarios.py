@@ -36,6 +36,9 @@ EXPECTED = {
     # lookups in the wrong place: each finds nothing, the person's word on where the files are changes nothing
     "X_lookups_find_nothing": "nothing_found",
     "Y_lookups_then_found": None,
+    # a measurement the changes before it do not move (a benchmark after each build), and one a real change moves
+    "Z_measure_unmoved": "no_effect",
+    "ZB_measure_moves": None,
 }
 
 

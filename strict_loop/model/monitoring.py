@@ -112,6 +112,9 @@ class TurnFacts(BaseModel):
     restart: bool = Field(False, description="the command kills, restarts, starts or redeploys something")
     hang: bool = Field(False, description="the command timed out or was cancelled while it hung")
     checkout: bool = Field(False, description="the command checked out another revision (a git bisect step)")
+    shape: Optional[str] = Field(None, description="digest of what a run printed with its numbers masked")
+    nums: list[float] = Field(default_factory=list, description="the numbers it printed there (the last 24)")
+    reading: Optional[str] = Field(None, description="the line a person reads that measurement by")
     logerr: Optional[str] = Field(
         None,
         description="soon after a restart, the error a run printed though it succeeded (a log tail): its fingerprint",
@@ -136,6 +139,7 @@ SignalKind = Literal[
     "identical_calls",
     "nothing_found",
     "equivalent_outcomes",
+    "no_effect",
     "repeated_error",
     "error_cycle",
     "file_oscillation",

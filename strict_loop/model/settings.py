@@ -124,6 +124,13 @@ class SpiralThresholds(Strict):
         4, ge=2, le=20, description="Equivalent action + equivalent outcome, after normalization ..."
     )
     equivalent_window: int = Field(8, ge=2, le=50, description="... within this many turns")
+    unmoved_repeats: int = Field(
+        4, ge=3, le=20, description="Runs of one measuring command, a change before each, its numbers unmoved ..."
+    )
+    unmoved_window: int = Field(14, ge=4, le=50, description="... within this many turns")
+    unmoved_tolerance: float = Field(
+        0.05, gt=0, lt=1, description="... where unmoved is within this share of its size (and most numbers so)"
+    )
     error_repeats: int = Field(4, ge=2, le=20, description="The same error fingerprint through varied actions ...")
     command_repeats: int = Field(
         4, ge=2, le=20, description="The same command failing the same way on each of its last N runs ..."
@@ -207,6 +214,8 @@ MONITOR_PROFILES: dict[str, dict[str, Any]] = {
             "churn_edits": 4,
             "churn_window": 8,
             "dry_repeats": 7,
+            "unmoved_repeats": 6,
+            "unmoved_window": 20,
             "monologue_turns": 5,
             "failure_repeats": 4,
             "poll_whisper": 20,

@@ -101,6 +101,15 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "look there once, or ask the person where it is, before you conclude it does not exist.",
     ),
     SignalSpec(
+        "no_effect",
+        "one measuring command run 4 times with a change before each (an edit, a setting, an index), its report the "
+        "same and its numbers within 5% each time",
+        "numbers that move after a change; a check that passes; a failing run (the failure signals judge it)",
+        "Your changes have not moved what you are measuring: stop trying settings. Find where the time or memory "
+        "actually goes (a profile, the query plan, a heap snapshot, the slowest step's own log), then make one change "
+        "aimed at that.",
+    ),
+    SignalSpec(
         "identical_calls",
         "the identical call 4 times in 6 turns with nothing new coming back; or 6 of 10 reads and searches in a row "
         "made before with the same result",

@@ -208,7 +208,7 @@ def _varied(state: MonitorState, main: Signal) -> str:
             f"the agent made {len(edits)} edit(s) ({', '.join(paths[:4])}) and the failure stayed the same: "
             f"{involved[-1].ftext or involved[-1].etext}"
         )
-    if main.kind in ("person_reports", "restart_loop"):
+    if main.kind in ("person_reports", "restart_loop", "no_effect"):
         return _tried(state, involved, main.kind)
     actions = list(dict.fromkeys(f.action for f in involved))
     if len({f.sig for f in involved}) <= 1:
@@ -223,15 +223,18 @@ def _varied(state: MonitorState, main: Signal) -> str:
 
 
 def _tried(state: MonitorState, involved: list[TurnFacts], kind: str) -> str:
-    """What the agent tried between the person's reports (from the report the first one answers) or around the
-    restarts: its edits and the other commands it ran (the restarts are named by the evidence already)."""
+    """What the agent tried between the person's reports (from the report the first one answers), around the
+    restarts or between the runs of a measurement: its edits and the other commands it ran (the restarts and the
+    measuring command are named by the evidence already)."""
     start = involved[0].i
     if kind == "person_reports":  # the first counted report answers the attempts after the report before it
         start = next((f.i for f in reversed(state.window) if f.actor == "person" and f.i < start), start)
     span = [f for f in state.window if start <= f.i <= involved[-1].i and f.actor == "agent"]
     edits = [f for f in span if f.edited]
     paths = list(dict.fromkeys(p for f in edits for p in f.paths))
-    runs = list(dict.fromkeys(f.action for f in span if f.kind == "run" and not f.edited and not f.restart))
+    named = {involved[-1].asig} if kind == "no_effect" else set()
+    runs = [f.action for f in span if f.kind == "run" and not f.edited and not f.restart and f.asig not in named]
+    runs = list(dict.fromkeys(runs))
     tried = [f"made {len(edits)} edit(s)" + (f" ({', '.join(paths[:4])})" if paths else "")] if edits else []
     tried += [f"ran {len(runs)} other command(s) (`{runs[0][:80]}`{' ...' if len(runs) > 1 else ''})"] if runs else []
     return f"the agent {' and '.join(tried)}" if tried else ""

@@ -360,3 +360,20 @@ def log_tail(output: str, logerr: str, index: int) -> list[str]:
 def _cut(output: str, index: int) -> list[str]:
     """A line of its own for a clipped output's cut middle: unknown, never the same as any other turn's."""
     return [fp.digest(f"clipped\0{index}")] if clipped(output) else []
+
+
+_DECIMAL = re.compile(r"\d\.\d")
+
+
+def measure(output: str) -> tuple[Optional[str], list[float], Optional[str]]:
+    """What a run measured, read in its last lines: the digest of their shape (numbers masked, times and ids folded),
+    their numbers (the last 24), and the line a person reads it by (the last with a fraction, else with a number). Two
+    runs of one command with one shape printed the same report, and their numbers say whether what it measures moved
+    (a query's time, a benchmark's ns/op, a memory sample)."""
+    lines = output[-3000:].splitlines()[-30:]
+    shape, numbers = fp.measured("\n".join(lines))
+    if not numbers:
+        return None, [], None
+    said = [" ".join(line.split()) for line in lines if any(c.isdigit() for c in line)]
+    reading = next((line for line in reversed(said) if _DECIMAL.search(line)), said[-1] if said else None)
+    return fp.digest(shape), numbers[-24:], reading[:120] if reading else None

@@ -71,6 +71,7 @@ class SpiralDetector:
             self.rereads,
             self.nothing_found,
             self.equivalent_outcomes,
+            self.no_effect,
             self.error_cycle,
             self.repeated_error,
             self.file_oscillation,
@@ -142,6 +143,11 @@ class SpiralDetector:
             evidence=f"{len(same)} equivalent actions with the same outcome (differing only in noise){_reset(last)}: "
             f"{cur.brief}",
         )
+
+    def no_effect(self, w: list[TurnFacts]) -> Optional[Signal]:
+        """Changes that do not move what the agent measures (``recurrence.unmoved``)."""
+        loop = recurrence.unmoved(w, self.t.unmoved_repeats, self.t.unmoved_window, self.t.unmoved_tolerance)
+        return Signal(kind="no_effect", turns=loop.turns, evidence=loop.evidence) if loop else None
 
     def error_cycle(self, w: list[TurnFacts]) -> Optional[Signal]:
         """One failing step retried with varied arguments, its errors coming back in a cycle (see ``recurrence``)."""

@@ -90,8 +90,9 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\u03c0\u03ac\u03bb\u03b9 \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
         r"\u03c4\u03af\u03c0\u03bf\u03c4\u03b1 \u03b4\u03b5\u03bd \u03ac\u03bb\u03bb\u03b1\u03be\u03b5|"
         r"^\W*\u03af\u03b4\u03b9\u03bf\b"),
-    ("id", ("masih", "tetap", "sama saja"),
-        r"\bmasih (?:sama|error|gagal|belum|tidak|rusak)\b|\btetap (?:sama|error|gagal)\b|\bsama saja\b"),
+    ("id, ms", ("masih", "tetap", "sama saja", "sama je", "berubah", "tiada perubahan", "tak jalan"),
+        r"\bmasih (?:sama|error|gagal|belum|tidak|tak|rusak|kosong)\b|\btetap (?:sama|error|gagal)\b|"
+        r"\bsama (?:saja|je)\b|\b(?:tak|tidak) (?:berubah|jalan)\b|\btiada perubahan\b"),
     ("tr", ("hala", "h\u00e2l\u00e2", "ayn\u0131"),
         r"\bh[a\u00e2]l[a\u00e2] (?:ayn\u0131|\u00e7al\u0131\u015fm\u0131yor|olmuyor|hata)|\byine ayn\u0131\b|"
         r"\bayn\u0131 hata\b"),
@@ -102,6 +103,36 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("ar", ("\u0646\u0641\u0633", "\u0632\u0627\u0644"),
         r"\u0646\u0641\u0633 (?:\u0627\u0644\u062e\u0637\u0623|\u0627\u0644\u0645\u0634\u0643\u0644\u0629)|"
         r"\u0644\u0627 \u064a\u0632\u0627\u0644|\u0645\u0627 ?\u0632\u0627\u0644"),
+    # he: עדיין לא עובד, עדיין אותו דבר, אותה שגיאה, לא עזר, שום דבר לא השתנה
+    ("he", ("עדיין", "אותה", "אותו", "עזר", "השתנה"),
+        r"עדיין (?:לא (?:עובד|עובדת|עובדים|עבד|תקין|נפתח|נטען|מופיע|מתחבר|נשמר)|אותו (?:דבר|מצב|באג)|"
+        r"אותה (?:שגיאה|בעיה|תקלה)|שבור|תקוע)|(?<!\w)אותה (?:שגיאה|בעיה|תקלה)(?!\w)|(?:שוב|בדיוק) אותו דבר|"
+        r"^\W*(?:לא\W+)?אותו דבר(?=\s*(?:[.!?,]|$))|(?<!\w)לא עזר(?!\w)|(?:שום דבר|כלום) לא השתנה|"
+        r"לא השתנה כלום"),
+    # th: ยังไม่หาย, ยังเหมือนเดิม, เหมือนเดิมเลย, error เดิม, ไม่ได้ผล, ไม่มีอะไรเปลี่ยน (no spaces between words: no \b)
+    ("th", ("ยัง", "เดิม", "ไม่ได้ผล", "เปลี่ยน"),
+        r"ยัง(?:ไม่(?:หาย|ได้ผล|ทำงาน|ดีขึ้น)|เหมือนเดิม|(?:โดน|ถูก)?(?:ตัด|พัง|ค้าง)|เป็นเหมือนเดิม|error|เออเร่อ)|"
+        r"เหมือนเดิม(?:เลย|เป๊ะ|ทุกอย่าง)|(?:error|เออเร่อ|ข้อผิดพลาด|อาการ)\s*เดิม|ไม่ได้ผล|ไม่มีอะไรเปลี่ยน|ไม่เห็นเปลี่ยน"),
+    # uk: досі не працює, все ще те саме, та сама помилка, знову те саме, не допомогло, нічого не змінилося
+    ("uk", ("досі", "все ще", "все одно", "сам", "та ж", "той ж", "допомог", "змін"),
+        r"\b(?:досі|все ще|все одно) (?:не|те саме|та сама|той самий|помилк|каша|порожн)|"
+        r"\b(?:та сама|та ж|така сама) (?:помилка|проблема|картина|каша)\b|\b(?:той самий|такий самий|той же) "
+        r"(?:результат|екран|текст|баг)\b|\bрезультат (?:той самий|такий самий|той же)\b|\bзнову те (?:саме|ж)\b|"
+        r"^\W*(?:ні\W+)?те саме\b|\bне допомогл[оа]\b|\bнічого не змінил(?:ось|ося)\b"),
+    # fa: هنوز کار نمی‌کنه, هنوز همونه, همون خطا, فرقی نکرد, هیچی عوض نشد
+    ("fa", ("هنوز", "همون", "همان", "فرقی", "نشد", "نکرد"),
+        "هنوز (?:کار نمی|درست نشده|همون|همان|خطا|ارور|مشکل|خرابه|خالیه|نمی\u200c?(?:شه|شود|کنه|کند))|"
+        r"(?:همون|همان) (?:خطا|ارور|مشکل|نتیجه)|فرقی نکرد|هیچ فرقی نکرد|(?:هیچی|هیچ چیز|چیزی) (?:عوض|تغییر) "
+        r"(?:نشد|نکرد)|(?<!\w)درست نشد(?!\w)"),
+    ("ro", ("tot ", "la fel", "aceea", "ajutat", "schimbat", "a mers"),
+        r"\btot nu (?:merge|func\w+|apare|se \w+|a mers)|\btot (?:la fel|aceea\w*)\b|"
+        r"\b(?:aceea[s\u0219]i|aceeasi) (?:eroare|problem\w*)|\b(?:iar|din nou) la fel\b|"
+        r"\b(?:nu|n-)\s?a (?:ajutat|mers|func\w+)\b|\bnu s-a schimbat nimic\b|\bnimic nu s-a schimbat\b|"
+        r"\bla fel ca (?:[i\u00ee]nainte|data trecut[a\u0103])\b"),
+    ("hu", ("m\u00e9g mindig", "meg mindig", "ugyanaz", "seg\u00edtett", "segitett", "v\u00e1ltozott", "valtozott"),
+        r"\bm[\u00e9e]g mindig (?:nem|ugyanaz|ugyan\w+|hib\w*|rossz|[\u00fcu]res)|"
+        r"\bugyanaz a (?:hiba|probl[\u00e9e]ma|eredm[\u00e9e]ny)\b|\bmegint ugyanaz|^\W*(?:nem\W+)?ugyanaz\b|"
+        r"\bnem seg[\u00edi]tett\b|\bsemmi(?: sem| nem)? v[\u00e1a]ltozott\b|\bnem v[\u00e1a]ltozott semmi\b"),
     ("hi (Latin script)", ("bhi", "phir se", "wahi", "nahi", "nhi", "fark", "farak"),
         r"\b(?:abhi|ab) bhi (?:same|wahi|wohi|vahi|error|nahi|nhi|fail|crash|khali|blank|[1-5]\d\d)\b|"
         r"\bphir se (?:wahi|wohi|vahi|same|error|fail|crash|[1-5]\d\d)\b|\bwahi error\b|"
@@ -209,7 +240,21 @@ CIRCLES = fp.Later(
     r"\u7b2c[\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d2-9]\u6b21|"
     # hi (Latin script): circle me ghoom rahe, gol gol ghoom, teen baar bola, kitni baar bolun
     r"\bcircles? (?:me|mein|mai) ghoom|\bgol gol ghoom|\b(?:do|teen|char|chaar|paanch|[2-9]) baar (?:bola|bol chuka|"
-    r"kaha|bataya|samjhaya)|\bkitni baar (?:bol|kah|bata|samjha)",
+    r"kaha|bataya|samjhaya)|\bkitni baar (?:bol|kah|bata|samjha)|"
+    # he: פעם שלישית, זו הפעם הרביעית, כבר שלוש פעמים, במעגלים; th: ครั้งที่สาม, วนไปวนมา, สามรอบแล้ว
+    r"(?<!\w)(?:פעם |הפעם ה)(?:שלישית|רביעית|חמישית)(?!\w)|(?<!\w)הפעם השנייה(?!\w)|"
+    r"כבר (?:פעמיים|שלוש פעמים|ארבע פעמים)|(?<!\w)במעגלים(?!\w)|"
+    r"ครั้งที่\s*(?:สาม|สี่|ห้า|[3-9])|วนไปวนมา|วนอยู่ที่เดิม|(?:สาม|สี่|ห้า|[3-9])\s*(?:ครั้ง|รอบ)แล้ว|"
+    # uk: втретє, вже четвертий раз, по колу, в котрий раз; fa: بار سوم, سه بار گفتم, دور خودمون
+    r"\b(?:втретє|вчетверте|вп'?яте)\b|\b(?:третій|четвертий|п'?ятий) раз\b|\bпо колу\b|\bв котрий раз\b|"
+    r"(?<!\w)بار (?:سوم|چهارم|پنجم)(?!\w)|(?<!\w)(?:دو|سه|چهار) بار (?:گفتم|گفته\u200c?ام)|دور خود(?:مون|مان)|"
+    # ms: kali ketiga; ro: a treia oară, ți-am zis de două ori, ne învârtim în cerc; hu: harmadszor, körbe-körbe
+    r"\bkali (?:ketiga|keempat|kelima|ke-?[3-9])\b|\bberpusing-pusing\b|"
+    r"\ba (?:treia|patra|cincea) oar[a\u0103]\b|\b(?:[\u021bt]i-am|v-am) (?:zis|spus) de (?:dou[a\u0103]|trei|patru|"
+    r"[2-9]) ori\b|\bne [\u00eei]nv[\u00e2a]rtim [\u00eei]n cerc\b|"
+    r"\b(?:harmadszor|negyedszer|[\u00f6o]t[\u00f6o]dsz[\u00f6o]r)\b|\b(?:harmadik|negyedik|[\u00f6o]t[\u00f6o]dik) "
+    r"alkalommal\b|\bk[\u00f6o]rbe-?k[\u00f6o]rbe\b|\b(?:k[\u00e9e]tszer|h[\u00e1a]romszor) (?:mondtam|sz[\u00f3o]ltam|"
+    r"[\u00edi]rtam)\b",
     re.I,
 )
 """The person saying the agent spirals: as telling as two repeats."""
@@ -238,5 +283,7 @@ CIRCLES_GATES = (
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
     + ("\u7b2c", "ghoom", "baar")
+    + ("פעם", "פעמים", "פעמיים", "במעגלים", "ครั้งที่", "วน", "แล้ว", "втретє", "вчетверте", "вп", "раз", "колу")
+    + ("بار", "دور خود", "kali ke", "pusing", "oar", " ori", "cerc", "szor", "sz\u00f6r", "alkalommal", "rbe")
 )
 """Lowercase literals one of which ``CIRCLES`` cannot match without."""

@@ -22,6 +22,15 @@ _TOLD = (
     r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b|"
     r"\b(?:eu |j[a\u00e1] (?:te )?)(?:falei|disse) (?:pra |para |que )?n[a\u00e3]o\b|"  # pt: "eu falei pra NÃO ..."
     r"\b(?:ya )?te dije (?:que )?no\b|"  # es: "ya te dije que no ..."
+    # he: "כתבתי בלי לגעת", "אמרתי לך במפורש: לא"; ro: "am zis clar să NU"; uk: "я ж казав"; fa: "بهت گفتم";
+    # hu: "mondtam, hogy ne"; th: "บอกแล้วว่าอย่า"; ms: "saya dah cakap jangan"
+    r"(?<!\w)(?:אמרתי|כתבתי|ביקשתי)(?: לך| לכם)?(?: כבר)?(?: במפורש| בפירוש)?:?\s+(?:בלי|לא|אל|אין)(?!\w)|"
+    r"(?<!\w)כבר אמרתי לך(?!\w)|\b(?:am zis|am spus|[\u021bt]i-am (?:zis|spus))(?: clar| deja)? "
+    r"(?:s[a\u0103]|c[a\u0103]) nu\b|\bя ж (?:казав|казала|писав|писала|просив|просила)\b|"
+    r"(?<!\w)(?:بهت|بهتون) (?:گفتم|گفته بودم)(?!\w)|(?<!\w)مگه نگفتم(?!\w)|"
+    r"\b(?:m[a\u00e1]r )?(?:mondtam|sz[o\u00f3]ltam|k[e\u00e9]rtem|[i\u00ed]rtam),? hogy ne\b|"
+    r"บอก(?:ไป)?แล้ว(?:ว่า|นะ)?\s*(?:ไม่|อย่า)|\b(?:saya|aku) (?:dah |sudah )?(?:cakap|kata|beritahu|bagitahu) "
+    r"(?:jangan|tak payah)\b|"
     r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
     r"\bstop trying to\b|"
     # looked at before: "you already read that file", "you've already checked this twice"
@@ -163,6 +172,8 @@ _PERSIST_GATES = (
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
     + ("stop trying", "did i", "listen", "rst du", "escuch", "coutes", "already")
+    + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
+    + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu")
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold

@@ -1,0 +1,37 @@
+"""The window's baselines: what a repetition is counted from (the last turn that made progress), and the loop a
+signal reports. Shared by the failure readings and the loop readings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from strict_loop.model.monitoring import TurnFacts
+
+STRONG = frozenset({"check passes", "fewer failures", "higher score", "a new request"})
+"""Progress that ends a restart loop or a thing missing again: a check passing, a person's new request. New output
+does not (a restarted process has a new pid, which a status check prints)."""
+
+
+def since_strong(w: list[TurnFacts], restarts: bool = False) -> list[TurnFacts]:
+    """The turns from the last one that made strong progress on (all of them when none did). With ``restarts``, a
+    restart's own passing build (`up -d --build`, a deploy that succeeded) is no progress: it passes after every
+    restart by construction, and the outcome shows only in what the restarted thing does next."""
+    for k in range(len(w) - 1, 0, -1):
+        if w[k].prog in STRONG and not (restarts and w[k].restart and w[k].prog == "check passes"):
+            return w[k:]
+    return w
+
+
+def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[TurnFacts]]:
+    """The turns from the last one that made progress on (it is the new baseline), and that turn (None if none did)."""
+    for k in range(len(turns) - 1, 0, -1):
+        if turns[k].prog is not None:
+            return turns[k:], turns[k]
+    return turns, None
+
+
+@dataclass(frozen=True)
+class Loop:
+    turns: list[int]
+    evidence: str
