@@ -48,7 +48,13 @@ before they were read; then AV-06 (a ``git bisect`` whose benchmark prints other
 alarm) shaped a rule. In the round after, AS-05 (a query plan timed again after each index, its numbers only
 jittering) shaped a signal (``no_effect``), measured first as a statistic over every corpus and set; AY (a person in the
 loop in Hebrew, Thai, Ukrainian, Persian, Malay, Romanian and Hungarian) was written in that round and measured on
-its start's code and on arrival, before it was read; then it shaped the rows of those languages.
+its start's code and on arrival, before it was read; then it shaped the rows of those languages. AW (systems
+programming) arrived after and was measured on the round's start code and on arrival: nothing to change (every
+spiral caught, no false alarm). AX (machine learning and data work) and AZ (dependencies and CI pipelines) arrived
+next and were measured on the round's start code and on arrival, before they were read: the new signal caught none
+of AX's metrics that do not move (their numbers are exact, not jittering), the person's words did once read (counting
+the runs, "again 0.7131.", "doesn't even wiggle"); AZ-11 (CI failing in another job each time, a false alarm) shaped
+how a failed CI run is named.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -113,7 +119,10 @@ SETS = {
     "AT": "pair work where the person tries each change and reports back, a third in French, Russian, Chinese, Korean",
     "AU": "cloud and platform CLIs (aws, gcloud, az, terraform, pulumi, wrangler, vercel): permissions, quotas, waits",
     "AV": "mostly healthy sessions that look stuck (TDD, bisect, sweeps, greps verifying a removal), few spirals",
+    "AW": "systems programming, mostly the agent alone (Rust, C and C++, Go, Zig: linkers, sanitizers, cgo, bisects)",
+    "AX": "machine learning and data work (training, sweeps, OOM, NaN, dbt, Spark, notebooks), a person checking in",
     "AY": "a person in the loop in Hebrew, Thai, Ukrainian, Persian, Malay, Romanian, Hungarian, in four harnesses",
+    "AZ": "package managers, dependency resolution and CI pipelines (resolvers, lockfiles, reruns, pre-commit, images)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

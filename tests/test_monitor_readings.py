@@ -927,6 +927,34 @@ def test_a_ci_run_read_back_is_judged_by_its_own_verdict(command, output, verdic
     assert readback.remote_verdict(command, output)[0] == verdict
 
 
+def _watched(failing: str) -> str:
+    jobs = [
+        f"{'X' if job == failing else '✓'} {job} in 1m{k}s (ID 3116345{k})"
+        for k, job in enumerate(("ruff", "pytest (3.11)", "docker"))
+    ]
+    return (
+        f"{WATCH_BANNER}\n\nX feat/retries fix · 112\nJOBS\n"
+        + "\n".join(jobs)
+        + "\n\nX Run CI (112) completed with 'failure'"
+    )
+
+
+def test_a_ci_run_failing_in_another_job_each_time_is_another_failure():
+    """``gh run watch`` lists the run's jobs with no step under them: the failed job names the failure, so a run that
+    fails in ruff, then in pytest, then in docker failed three ways (real fixes between), not one way three times."""
+    failures = [
+        readback.remote_verdict("gh run watch 112 --exit-status", _watched(job))
+        for job in ("ruff", "pytest (3.11)", "docker")
+    ]
+    assert failures == [
+        ("fail", "CI step 'ruff' failed"),
+        ("fail", "CI step 'pytest (3.11)' failed"),
+        ("fail", "CI step 'docker' failed"),
+    ]
+    steps = f"{WATCH_BANNER}\n\nX feat/retries fix · 112\nJOBS\nX test in 2m (ID 1)\n  ✓ Set up job\n  X Run pytest\n"
+    assert readback.remote_verdict("gh run view 112", steps) == ("fail", "CI step 'Run pytest' failed")  # a step first
+
+
 @pytest.mark.parametrize(
     ("command", "judges"),
     [

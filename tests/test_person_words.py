@@ -800,3 +800,41 @@ def test_reports_circles_and_rebukes_in_hebrew_thai_ukrainian_persian_malay_roma
     persists, the agent goes in circles ("the third time"), "I said not to"; "still need X" and "do the same for Y"
     are requests."""
     assert person.read(text)[:2] == (verdict, weight)
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        ("again 0.7131. you've changed the model size, the features and the seed", "fail", 1),
+        ("the number doesnt even wiggle", "fail", 1),
+        ("dude. it's the eval. shrinking the train batch does nothing", "fail", 1),
+        ("ok stop. we've shrunk seq len, batch, rank and it STILL dies at step 200 eval. every time.", "fail", 1),
+        ("1034/1034 empty. every. single. run.", "fail", 1),
+        (
+            "it's not learning at all, exactly 10%. did you even open engine.py? thats the only thing i changed",
+            "fail",
+            1,
+        ),
+        ("wait it died at 1240 again? thats the same step as the overnight run", "fail", 1),
+        (
+            "whats taking so long? you've been editing the boto3 line for 40 min and the lock still isn't updated",
+            "fail",
+            1,
+        ),
+        ("ok this is the 5th run that dies at exactly 1240", "fail", 2),
+        ("stop. thats 5 runs and ~4 cluster-hours, same task dies every time", "fail", 2),
+        # a symptom first reported, a request, a healthy count
+        ("menu item shows up but clicking it does nothing and the console has an error", None, 0),
+        ("make sure the button doesn't move to the left on mobile", None, 0),
+        ("this is the third build of the day, all green", "pass", 0),
+        ("that is 3 runs, pick the median", None, 0),
+        ("whats taking so long?", None, 0),
+        ("again, please run the whole suite", None, 0),
+    ],
+)
+def test_what_the_attempts_did_counting_the_runs_and_a_report_after_a_status_question(text, verdict, weight):
+    """The person saying the attempts changed nothing ("again 0.7131.", "doesn't even wiggle", "shrinking the batch
+    does nothing"), that it still dies, counting the runs ("the 5th run that dies"), or asking "did you even open it?";
+    a status question with a report after it is that report. A symptom first reported ("clicking it does nothing"), an
+    instruction and a healthy count are not."""
+    assert person.read(text)[:2] == (verdict, weight)

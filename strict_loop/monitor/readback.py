@@ -31,6 +31,9 @@ _FAILED_STEP = re.compile(
     re.M,
 )
 _STEP_TAIL = re.compile(r" in \d+\w*(?: \(ID \d+\))?$")
+_FAILED_JOB = re.compile(r"^[X\u2717][ \t]+(?P<job>[^\n]+?) in \d+\w*(?: \(ID \d+\))\s*$", re.M)
+"""A failed job's row, where no step under it is shown (``gh run watch``'s JOBS list: ``X pytest (3.11) in 2m11s (ID
+31163455310)``): the run failed in that job; another job failing is another failure."""
 
 
 def remote_verdict(command: str, output: str) -> tuple[Optional[Verdict], Optional[str]]:
@@ -52,6 +55,8 @@ def remote_verdict(command: str, output: str) -> tuple[Optional[Verdict], Option
         return "pass", None
     step = _FAILED_STEP.search(head) or _FAILED_STEP.search(tail)
     name = (step.group("step") or step.group("logstep") or step.group("check") or "") if step else ""
+    if not name and (job := _FAILED_JOB.search(head)):
+        name = job.group("job")
     return "fail", f"{CI_STEP} '{_STEP_TAIL.sub('', name.strip())[:120] or 'the run'}' failed"
 
 

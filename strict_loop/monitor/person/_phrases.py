@@ -181,6 +181,12 @@ CIRCLES = fp.Later(
     r"ok|okay|works|working|passed|passes|ready|started|left|next|up|down|out|please|too|also|is|are|was|and|of|one)\b)"
     r"[\w-]+){1,2}(?=\s*(?:in a row|now|today)?\s*(?:[.!]|$))|"
     r"\b(?:you did it|for) (?:a|the) (?:second|third|fourth|fifth|2nd|3rd|[4-9]th) time\b|"
+    # counting the runs: "this is the 5th run that dies at 1240", "that's 5 runs", "thats 3 builds"
+    r"\b(?:this|that|it)(?:'s| is|s) (?:now |already )?the (?:third|fourth|fifth|sixth|seventh|3rd|[4-9]th|1\dth) "
+    r"(?:run|job|build|launch|submission)\b(?![^.!?\n]{0,40}\b(?:green|pass\w*|succeed\w*|works|fine|ok|okay)\b)|"
+    rf"{CLAUSE_START}(?:that|this|it)(?:'s| is|s)\s+(?:now\s+|already\s+)?(?:[3-9]|1\d|three|four|five|six|seven|"
+    r"eight|nine|ten)\s+(?:runs|jobs|builds|launches|tries|attempts|restarts|deploys)\b(?=\s*(?:now|already|and|of|"
+    r"[.!;]|$))|"
     rf"{CLAUSE_START}(?:(?:this|that|it)(?:'s| is)\s+|thats\s+|now\s+|already\s+)?(?:[3-9]|1\d|three|four|five|six|"
     r"seven|several|many) ['\"\u2018\u201c]?(?:tries|attempts|fixes|deploys|rounds|times now|times already|"
     r"times in a row)"
@@ -283,6 +289,7 @@ CIRCLES_GATES = (
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
     + ("\u7b2c", "ghoom", "baar")
+    + ("run", "job", "build", "launch", "submission", "restarts", "deploys")
     + ("פעם", "פעמים", "פעמיים", "במעגלים", "ครั้งที่", "วน", "แล้ว", "втретє", "вчетверте", "вп", "раз", "колу")
     + ("بار", "دور خود", "kali ke", "pusing", "oar", " ori", "cerc", "szor", "sz\u00f6r", "alkalommal", "rbe")
 )

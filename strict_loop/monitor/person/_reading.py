@@ -32,7 +32,7 @@ _TOLD = (
     r"บอก(?:ไป)?แล้ว(?:ว่า|นะ)?\s*(?:ไม่|อย่า)|\b(?:saya|aku) (?:dah |sudah )?(?:cakap|kata|beritahu|bagitahu) "
     r"(?:jangan|tak payah)\b|"
     r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
-    r"\bstop trying to\b|"
+    r"\bstop trying to\b|\bdid you even (?:open|read|look|check|try|run|test|see)\b|"
     # looked at before: "you already read that file", "you've already checked this twice"
     r"\byou(?:'ve| have)? already (?:read|opened|checked|looked at|grepped|searched|tried|done) (?:that|this|it|those|"
     r"these)\b|"
@@ -105,6 +105,15 @@ PERSIST = fp.Later(
     r"truncated|cut off|blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|"
     r"an? (?:issue|problem|bug)|cannot|only|zero|0|doing (?:it|this|that|the same)|does nothing|nothing|throws?|"
     r"throwing)\b|"
+    # what the attempts did (a change, not what the person clicks): "shrinking the batch does nothing", "the number
+    # doesn't even wiggle", "again 0.7131.", "every. single. run."
+    r"\b(?:chang|shrink|increas|decreas|lower|rais|add|remov|bump|tweak|adjust|tun|swapp|switch|restart|reinstall|"
+    r"clear|delet|rebuild|rerun|retry|reduc|sett|disabl|enabl|upgrad|downgrad|pinn)ing\b[^.!?\n]{0,40}?\b(?:does|did) "
+    r"(?:nothing|not help|n'?t help)\b|"
+    r"\b(?:does|did|do|is|has)(?:n'?t|nt| not) (?:even )?(?:budge|budged|wiggle|wiggled|move|moved)\b"
+    r"(?!\s+(?:to|into|the|it|them|this|that|on|up|down|over)\b)|"
+    rf"{_CLAUSE_START}again\s+(?:[\d.,/]*\d%?|the same|same|empty|blank|nan|null|oom|zero)(?=\s*(?:[.!,;:]|$))|"
+    r"\bevery\W{1,3}single\W{1,3}(?:time|run|build|job|attempt)\b|"
     r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck|blank|empty|missing|gone|down) again\b|"
     r"\b(?:broke|breaks|breaking|fails|failing|crashes|crashing)(?: \w+)? again\b|"
     r"\b(?:errors?|issues?|problems?|bugs?|crash(?:es)?|failures?|exceptions?)\s+(?:is|are|was|were|came|comes|has "
@@ -148,6 +157,8 @@ SEEN_AGAIN = re.compile(
     r"solve(?:d)?|help(?:ed)?)\s+(?:anything|a thing|it|the (?:problem|issue|bug))\b|"
     r"\bnothing(?:'s| is| has)? (?:different|changed)(?=\s*(?:[.!;,]|$))|(?:^|[.!?]\s*)like (?:before|last time)\W*$|"
     r"\b(?:didn'?t|did not) do (?:anything|a thing)\b|\bbut not the (?:problem|issue|bug|behaviou?r)\b|"
+    r"\bsame (?:\w+\s+){0,2}as (?:the |my |our )?(?:overnight|first|last|previous|original|earlier) (?:run|time|one|"
+    r"build|job|attempt)\b|"
     r"\b(?:it'?s|it is|they'?re) back\b(?! (?:up|to|in|on|online|end|from)\b)|\b(?:you said|you claimed|tu as dit "
     r"que)\b[^.!?]{0,40}?(?:fixed|resolved|working|sorted|solved|corrig|r[\u00e9e]gl)",
     re.I,
@@ -172,6 +183,7 @@ _PERSIST_GATES = (
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
     + ("stop trying", "did i", "listen", "rst du", "escuch", "coutes", "already")
+    + ("did you even", "does nothing", "did nothing", "help", "budge", "wiggle", "move", "single")
     + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
     + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu")
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
@@ -192,13 +204,14 @@ def _persist(text: str) -> bool:
 
 BROKEN = re.compile(
     r"\b(?:(?:does|did|is|was|are|were|do)(?:n'?t| not) (?:work|working|load|loading|show|showing|change|help|fix|"
-    r"render|compile|build|run|start|appear)|not (?:working|loading|showing|there|fixed|running|starting|responding|"
-    r"connecting)|broken|fails?|failing|keeps? (?:restarting|crashing|dying)|(?:connection|permission) (?:refused|"
+    r"render|compile|build|run|start|appear|updated|applied|saved|deployed)|not (?:working|loading|showing|there|"
+    r"fixed|updated|applied|saved|deployed|running|starting|responding|connecting)|broken|fails?|failing|"
+    r"keeps? (?:restarting|crashing|dying)|(?:connection|permission) (?:refused|"
     r"denied)|"
     r"failed|crash(?:es|ed|ing)?|errors?|exception|wrong|nope|no luck|blank|empty|missing|unpopulated|stuck|hangs?|"
     r"broke|disappeared|(?:won'?t|can'?t|isn'?t|aren'?t|doesn'?t|didn'?t) (?:start|load|open|close|save|respond|"
     r"update|work|show|render|compile|build|run|connect|clickable|responsive|running|starting|working|loading)|"
-    r"does nothing|white screen|"
+    r"does nothing|white screen|dies|died|oom|ooms|oomed|out of memory|"
     r"(?:getting|get|got|gives?|gave|returns?|returning|throws?|with) (?:an? |http |status )?[45]\d\d)\b",
     re.I,
 )
@@ -252,12 +265,14 @@ def read(raw: str) -> Word:
     if _says(CIRCLES, _CIRCLES_GATES, head) and not instructed:
         return Word("fail", 2, pasted, text)
     if _status_question(text):
-        return Word(None, 0, None, "")  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
+        return Word(None, 0, None, "")
+    if (after := _after_status_question(text)) is not None:
+        return after  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
     if asking.BETTER.match(head):
         return Word(None, 0, None, text)  # "better. still slow-ish though": the attempt moved it; what is left is news
     brief = _short_opening(head)  # a short first sentence that says it persists carries the news
     short = brief is not None and (brief == head or _persist(brief))
-    if persists and not requested and (BROKEN.search(head) or pasted or short or said_first or again):
+    if persists and not requested and (BROKEN.search(head) or pasted or short or said_first or again or complaint):
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
         return Word("fail", 1, pasted, text)  # "go on with the plan - also, I still see X": a report beside a request
@@ -291,6 +306,18 @@ def _status_question(text: str) -> bool:
     if not asking.STATUS_QUESTION.match(asked + "?") or "?" in rest:
         return False
     return not (asking.INSTRUCTION.match(rest) or asking.ASKED.match(rest) or read(rest).verdict is not None)
+
+
+def _after_status_question(text: str) -> Optional[Word]:
+    """A status question first and a report after it, however long ("whats taking so long? you've been editing the
+    boto3 line for 40 min and the lock still isn't updated"): the report, not a request (the question asks nothing
+    new)."""
+    asked, mark, rest = text.partition("?")
+    rest = rest.lstrip("?! ").strip()
+    if not (mark and rest and asking.STATUS_QUESTION.match(asked + "?")):
+        return None
+    word = read(rest)
+    return word._replace(text=text) if word.verdict == "fail" else None
 
 
 def _reported_broken(head: str) -> bool:
