@@ -1367,3 +1367,18 @@ def test_the_same_benchmark_after_each_bisect_step_runs_other_code_and_is_no_rep
     assert verdict.fired_at is not None and steps[0][2][0].kind in ("equivalent_outcomes", "identical_calls")
     assert shellwork.checks_out("git checkout -q v2.15.2 && ./scripts/bench.sh")
     assert not shellwork.checks_out("git checkout -- src/app.py") and not shellwork.checks_out("git checkout -b feat/x")
+
+
+@pytest.mark.parametrize(
+    ("output", "score"),
+    [
+        ("score: 0.82", 0.82),
+        ("Final accuracy: 0.93.", 0.93),
+        ("reward: -1.5", -1.5),
+        ("accuracy = 93.5 / 100", None),  # a fraction is no score, nor is its numerator's first digits
+        ("score: 35/50", None),
+        ("score: " + "9" * 400, None),
+    ],
+)
+def test_a_score_is_read_whole(output, score):
+    assert outcomes.score(output, failed=False) == score

@@ -5,15 +5,17 @@ printed; a passing check, a failing run and fixed counts printed again are not i
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 from spiral_claims import check_claims, play, window_of
 
+from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MONITOR_PROFILES, MonitorSettings
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import printed
-from strict_loop.monitor.ladder import replay
+from strict_loop.monitor.ladder import observe, replay
 
 SCENARIOS = Path(__file__).parent / "fixtures" / "scenarios"
 
@@ -159,3 +161,20 @@ def test_only_a_run_is_measured():
         [bash(EXPLAIN, plan(1711.4, 20412)), {"tool": "Read", "args": {"file_path": "a"}, "output": "1 2"}]
     )
     assert facts[0].shape is not None and facts[0].nums and facts[1].shape is None and facts[1].nums == []
+
+
+def test_a_number_no_float_holds_leaves_state_that_loads():
+    """A run printing a 400-digit number (an id, a hash in decimal), or a score of one: the facts keep only numbers a
+    float holds, so the state written after the turn reads back (JSON has no infinity)."""
+    huge = "9" * 400
+    turns = [bash("python ids.py", f"id {huge} took 1.5 s\nscore: {huge}\nrows 12"), bash("python ids.py", "1e999 2.0")]
+    state = replay_state(turns)
+    assert MonitorState.model_validate_json(state.model_dump_json()) == state
+    assert all(math.isfinite(n) for f in state.window for n in f.nums) and state.window[0].score is None
+
+
+def replay_state(turns: list[dict]) -> MonitorState:
+    state = MonitorState()
+    for t in turns:
+        state = observe(state, Turn.model_validate(t), MonitorSettings())[0]
+    return state

@@ -113,20 +113,6 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"(?<=[A-Z] )\d{1,7}(?= --- \[)"), "<pid>", (" --- [",)),  # Spring Boot's "INFO 4242 --- [main]"
 ]
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_CLOCKS = [entry for entry in _STRICT if entry[1] not in (_unit, "line <n>", "[<n>]")]
-"""The noise that is no measure: times, ids, hashes, addresses, temporary paths, process ids (a duration, a size and
-a count are what a run measured)."""
-_MEASURE = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def measured(text: str) -> tuple[str, list[float]]:
-    """What a printout measured: its shape (times and ids folded, every number masked) and its numbers, in order."""
-    for pattern, repl, gate in _CLOCKS:
-        if not gate or any(g in text for g in gate):
-            text = pattern.sub(repl, text)
-    return _SPACE.sub(" ", _MEASURE.sub("#", text)).strip(), [float(n) for n in _MEASURE.findall(text)]
-
-
 _SPACE = re.compile(r"\s+")
 
 
@@ -135,6 +121,22 @@ def _denoise(text: str) -> str:
         if not gate or any(g in text for g in gate):
             text = pattern.sub(repl, text)
     return text
+
+
+_CLOCKS = [entry for entry in _STRICT if entry[1] not in (_unit, "line <n>", "[<n>]")]
+"""The noise that is no measure: times, ids, hashes, addresses, temporary paths, process ids (a duration, a size and
+a count are what a run measured)."""
+_MEASURE = re.compile(r"(?<!\d)-?\d{1,15}(?:\.\d{1,15})?(?!\d)")
+"""A number as a run measures it: at most 15 digits either side of its point (a longer run of digits is an id, and no
+float holds it: it stays in the shape as it is)."""
+
+
+def measured(text: str) -> tuple[str, list[float]]:
+    """What a printout measured: its shape (times and ids folded, every number masked) and its numbers, in order."""
+    for pattern, repl, gate in _CLOCKS:
+        if not gate or any(g in text for g in gate):
+            text = pattern.sub(repl, text)
+    return _SPACE.sub(" ", _MEASURE.sub("#", text)).strip(), [float(n) for n in _MEASURE.findall(text)]
 
 
 def strict(text: str) -> str:

@@ -330,7 +330,9 @@ def missing(text: str) -> Optional[str]:
     return None
 
 
-SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d+(?:\.\d+)?)(?!\s*/)", re.I)
+SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d{1,15}(?:\.\d{1,15})?)(?!\d|\.\d|\s*/)", re.I)
+"""A score as a verifier prints it, whole (never the start of a longer number, nor a fraction's numerator: ``35/50``
+is no score of 3), at most 15 digits either side of its point (no float holds more)."""
 
 
 def found_nothing(output: str) -> bool:
