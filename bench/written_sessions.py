@@ -54,7 +54,10 @@ spiral caught, no false alarm). AX (machine learning and data work) and AZ (depe
 next and were measured on the round's start code and on arrival, before they were read: the new signal caught none
 of AX's metrics that do not move (their numbers are exact, not jittering), the person's words did once read (counting
 the runs, "again 0.7131.", "doesn't even wiggle"); AZ-11 (CI failing in another job each time, a false alarm) shaped
-how a failed CI run is named.
+how a failed CI run is named. BD (a person trying product work, half in eight languages already read) arrived next
+and was measured on the round's start code and on arrival: 6 of 8 caught (1 early, 1 missed) both times, several
+late; then it shaped how those languages are read (a word alone, "nada.", "おなじ。", "一样。"; a state that remains,
+被ったまま, 还在; "did you even test it?"; the attempts counted, "tercer intento", "terceira vez", "3回目。").
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -123,6 +126,7 @@ SETS = {
     "AX": "machine learning and data work (training, sweeps, OOM, NaN, dbt, Spark, notebooks), a person checking in",
     "AY": "a person in the loop in Hebrew, Thai, Ukrainian, Persian, Malay, Romanian, Hungarian, in four harnesses",
     "AZ": "package managers, dependency resolution and CI pipelines (resolvers, lockfiles, reruns, pre-commit, images)",
+    "BD": "a person trying product work on their side, half in es, pt, fr, de, it, ja, ko, zh, half in terse English",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

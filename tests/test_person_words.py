@@ -838,3 +838,38 @@ def test_what_the_attempts_did_counting_the_runs_and_a_report_after_a_status_que
     a status question with a report after it is that report. A symptom first reported ("clicking it does nothing"), an
     instruction and a healthy count are not."""
     assert person.read(text)[:2] == (verdict, weight)
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        # Spanish: "nothing." alone, the same result, nothing changed, "did you even test it?"; the third attempt
+        ("nada. mismo resultado, texto azul subrayado y sin fondo. lo probaste siquiera?", "fail", 1),
+        ("tercer intento y lo mismo", "fail", 2),
+        ("nada más, gracias", None, 0),  # nothing else, thanks
+        # Portuguese: exactly the same, nothing changed, "I had already tried it"; the third time, the fourth try
+        ("não. igualzinho, o teclado sobe e o campo fica atrás dele", "fail", 1),
+        ("recarreguei. nada mudou. terceira vez, vc tá testando isso?", "fail", 2),
+        ("a terceira vez que eu rodei passou", None, 0),  # the third run passed
+        # Japanese: still overlapping (〜たまま), exactly the same, "same." alone; "I said don't"; the 3rd time
+        ("リロードしたけど被ったまま", "fail", 1),
+        ("おなじ。タイトルが少し下がっただけ", "fail", 1),
+        ("触らないでって言ったよね…？ 戻して。 で、被りは全く同じ。3回目", "fail", 2),
+        ("このままでいいです", None, 0),  # leave it as it is
+        ("3回目のデプロイで成功した", None, 0),  # the 3rd deploy succeeded
+        # Chinese: still there, no use, "same." alone, "did you even look?"
+        ("docker 里的方块还在，页眉也是方块", "fail", 1),
+        ("。。。一样。prune 也没用", "fail", 1),
+        ("一样。你到底有没有在容器里面看过？", "fail", 1),
+        ("还是用 pnpm 吧", None, 0),  # better use pnpm
+        ("这个函数没用过", None, 0),  # this function was never used
+        # English: an interjection before "still"
+        ("lol still jumping. did u look at it on a real phone", "fail", 1),
+        ("ok still need the dark mode toggle", None, 0),
+    ],
+)
+def test_the_same_again_in_the_languages_already_read_said_the_ways_people_say_it(text, verdict, weight):
+    """Spanish, Portuguese, Japanese and Chinese said the way people write after a claimed fix: a word alone
+    ("nada.", "おなじ。", "一样。"), a state that remains (被ったまま, 还在), "did you even test it?", "I said don't",
+    the attempts counted; and their look-alikes ("nada más", このまま, 还是用 X 吧, the third run that passed)."""
+    assert person.read(text)[:2] == (verdict, weight)

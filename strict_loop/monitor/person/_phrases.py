@@ -18,17 +18,25 @@ CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
 # fmt: off
 # a row per language: its name, its gates (lowercase literals its pattern cannot match without), its pattern
 STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("es", ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "igual"),
+    ("es", ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "igual", "nada", "cambi",
+            "probaste"),
         r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo |un )?(?:error|\d{3})|diciendo|mostrando|saliendo|"
         r"apareciendo)\b|\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
         r"(?:^|[.!?]\s+)\W*(?:otra vez|sigue|(?:nada\W+)?igual)\b"
         r"(?!,? (?:por favor|con|para|adelante|as[i\u00ed]|de)\b)|"
-        r"\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b"),
-    ("pt", ("continua", "ainda", "mesm", "funcionou", "de novo", "igual", "fez isso"),
+        r"\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b|"
+        # "nada." alone (not "nada más"), "mismo resultado", "y lo mismo", "no cambió nada", "¿lo probaste siquiera?"
+        r"(?:^|[.!?]\s+)\W*nada\s*(?:[.!]|$)|\bmismo resultado\b|\by lo mismo\b|\bigualito\b|"
+        r"\bno (?:ha )?cambi[o\u00f3a]do? nada\b|\bsin cambios\b|\bprobaste siquiera\b|\bsiquiera lo probaste\b"),
+    ("pt", ("continua", "ainda", "mesm", "funcionou", "de novo", "igual", "fez isso", "nada mudou", "mudou nada",
+            "tentado", "tentei"),
         r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
         r"\bmesmo erro\b|\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
         r"o mesmo)\b|(?:^|[.!?]\s+)\W*(?:de novo|igual)\b(?!,? (?:por favor|com|pra|para|a|ao|de)\b)|\bmesma coisa\b|"
-        r"\bde novo(?=\s*(?:[.!?]|$))|\b(?:vc|voc[e\u00ea]) j[a\u00e1] fez isso\b"),
+        r"\bde novo(?=\s*(?:[.!?]|$))|\b(?:vc|voc[e\u00ea]) j[a\u00e1] fez isso\b|"
+        # "igualzinho", "nada mudou", "não mudou nada", "mesmíssimo", "eu já tinha tentado" (the person tried it before)
+        r"\bigualzinh[oa]\b|\bnada mudou\b|\bn[a\u00e3]o mudou nada\b|\bmesm[i\u00ed]ssim[oa]\b|"
+        r"\bj[a\u00e1] (?:tinha )?(?:tentei|tentado)\b"),
     ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas"),
         r"\btoujours pas\b|\b(?:est|sont) toujours (?!(?:bon|bien|ok|correct|valide)\b)\w|\bencore (?:le m|la m|"
         r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b"),
@@ -47,12 +55,15 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\u0442\u0430 \u0436\u0435 (?:\u043e\u0448\u0438\u0431\u043a\u0430|"
         r"\u043f\u0440\u043e\u0431\u043b\u0435\u043c\u0430)|"
         r"\u043d\u0435 \u043f\u043e\u043c\u043e\u0433\u043b\u043e)"),
-    ("zh", ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837"),
+    ("zh", ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "还在", "没用",
+            "没有用", "到底"),
         r"(?:\u8fd8\u662f|\u4ecd\u7136|\u4f9d\u7136)(?:\u4e0d\u884c|\u62a5\u9519|\u5931\u8d25|\u4e00\u6837|"
         r"\u6ca1\u6709?(?:\u7528|\u53cd\u5e94|\u53d8\u5316))|(?:\u540c\u6837|"
-        r"\u4e00\u6837)\u7684(?:\u9519\u8bef|\u95ee\u9898)"),
+        r"\u4e00\u6837)\u7684(?:\u9519\u8bef|\u95ee\u9898)|"
+        r"还在(?=\s*(?:[。！!，,；;]|$))|(?:也|都|还是|根本)?没(?:有)?用(?=\s*(?:[。！!，,；;]|$))|"
+        r"(?:^|[。！!？?])\W*(?:还是)?一样(?:的)?\s*(?:[。！!，,]|$)|你到底有没有"),
     ("ja", ("\u307e\u3060", "\u540c\u3058", "\u5909\u308f", "\u5909\u5316", "\u76f4\u3089", "\u76f4\u308a",
-            "\u76f4\u3063", "\u52b9\u679c", "\u76f8\u5909\u308f\u3089\u305a"),
+            "\u76f4\u3063", "\u52b9\u679c", "\u76f8\u5909\u308f\u3089\u305a", "\u307e\u307e", "\u304a\u306a\u3058"),
         # まだ動かない/エラー/直ってない/同じ/変わらない, 同じエラー/結果, さっきと同じ, ...が同じです, 変わらないです,
         # 直りません, 変わってないね, 効果なし, 相変わらず
         r"\u307e\u3060(?:\u52d5\u304b\u306a\u3044|\u52d5\u304d\u307e\u305b\u3093|\u30a8\u30e9\u30fc|"
@@ -69,7 +80,11 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?:\u3067\u3059|\u3067\u3057\u305f)?(?:\u306d|\u3088)?"
         r"(?=[\u3002\uff01!\u3001\s]|$)|\u5909\u5316(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
         r"\u52b9\u679c(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
-        r"\u76f8\u5909\u308f\u3089\u305a"),
+        r"\u76f8\u5909\u308f\u3089\u305a|"
+        # 被ったまま (still overlapping: a state that remains), 全く同じ。, おなじ。 said alone
+        r"[\u305f\u3060]\u307e\u307e(?=\s*(?:\u3067\u3059|\u3060|[\u3002\uff01!\u3001]|$))|"
+        r"(?:\u5168\u304f|\u307e\u3063\u305f\u304f)\u540c\u3058(?=\s*(?:[\u3002\uff01!\u3001]|$))|"
+        r"(?:^|[\u3002\uff01!])\s*(?:\u540c\u3058|\u304a\u306a\u3058)(?:\u3067\u3059)?\s*(?:[\u3002\uff01!]|$)"),
     ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic"),
         r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
         r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
@@ -247,6 +262,10 @@ CIRCLES = fp.Later(
     # hi (Latin script): circle me ghoom rahe, gol gol ghoom, teen baar bola, kitni baar bolun
     r"\bcircles? (?:me|mein|mai) ghoom|\bgol gol ghoom|\b(?:do|teen|char|chaar|paanch|[2-9]) baar (?:bola|bol chuka|"
     r"kaha|bataya|samjhaya)|\bkitni baar (?:bol|kah|bata|samjha)|"
+    # es: tercer intento; pt: terceira vez, quarta tentativa; ja: 3回目。 (the nth time, said at a clause's end)
+    r"\b(?:tercer|cuarto|quinto|sexto)\s+intento\b|(?:^|[.!?,;]\s*)(?:(?:j[a\u00e1]\s+[e\u00e9]\s+a|[e\u00e9]\s+a)\s+)?"
+    r"(?:terceira|quarta|quinta|sexta)\s+(?:vez|tentativa)\b|\b(?:terceira|quarta|quinta)\s+tentativa\b|"
+    r"[2-9\uff12-\uff19\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d]\s*\u56de\u76ee(?=\s*(?:[\u3002\uff01!\u3001]|$))|"
     # he: פעם שלישית, זו הפעם הרביעית, כבר שלוש פעמים, במעגלים; th: ครั้งที่สาม, วนไปวนมา, สามรอบแล้ว
     r"(?<!\w)(?:פעם |הפעם ה)(?:שלישית|רביעית|חמישית)(?!\w)|(?<!\w)הפעם השנייה(?!\w)|"
     r"כבר (?:פעמיים|שלוש פעמים|ארבע פעמים)|(?<!\w)במעגלים(?!\w)|"
@@ -289,7 +308,8 @@ CIRCLES_GATES = (
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
     + ("\u7b2c", "ghoom", "baar")
-    + ("run", "job", "build", "launch", "submission", "restarts", "deploys")
+    + ("run", "job", "build", "launch", "submission", "restarts", "deploys", "intento", "terceira", "quarta", "quinta")
+    + ("sexta", "tentativa")
     + ("פעם", "פעמים", "פעמיים", "במעגלים", "ครั้งที่", "วน", "แล้ว", "втретє", "вчетверте", "вп", "раз", "колу")
     + ("بار", "دور خود", "kali ke", "pusing", "oar", " ori", "cerc", "szor", "sz\u00f6r", "alkalommal", "rbe")
 )

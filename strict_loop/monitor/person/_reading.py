@@ -28,6 +28,7 @@ _TOLD = (
     r"(?<!\w)כבר אמרתי לך(?!\w)|\b(?:am zis|am spus|[\u021bt]i-am (?:zis|spus))(?: clar| deja)? "
     r"(?:s[a\u0103]|c[a\u0103]) nu\b|\bя ж (?:казав|казала|писав|писала|просив|просила)\b|"
     r"(?<!\w)(?:بهت|بهتون) (?:گفتم|گفته بودم)(?!\w)|(?<!\w)مگه نگفتم(?!\w)|"
+    r"\u306a\u3044\u3067(?:\u3063\u3066|\u3068)\S{0,8}?(?:\u8a00\u3063\u305f|\u66f8\u3044\u305f|\u304a\u9858\u3044\u3057\u305f)|"
     r"\b(?:m[a\u00e1]r )?(?:mondtam|sz[o\u00f3]ltam|k[e\u00e9]rtem|[i\u00ed]rtam),? hogy ne\b|"
     r"บอก(?:ไป)?แล้ว(?:ว่า|นะ)?\s*(?:ไม่|อย่า)|\b(?:saya|aku) (?:dah |sudah )?(?:cakap|kata|beritahu|bagitahu) "
     r"(?:jangan|tak payah)\b|"
@@ -64,7 +65,8 @@ _DELIVERABLE = (
 _OTHER_LANGUAGES = "|".join(f"(?:{pattern})" for _, _, pattern in STILL_FAILING)
 """The same in the languages people most often write to an agent in (``STILL_FAILING``, a row each)."""
 _OPENS = (
-    rf"{_CLAUSE_START}(?:(?:it'?s|it is|it|that'?s|this is|and|but|yet|hmm+|ugh|nope|no)\s+)?still\s+(?!(?:need|needs|"
+    rf"{_CLAUSE_START}(?:(?:it'?s|it is|it|that'?s|this is|and|but|yet|hmm+|ugh|nope|no|lol|lmao|bruh|dude|ok|okay|"
+    r"well|so)\s+)?still\s+(?!(?:need|needs|"
     r"needed|want|wants|wanted|have|has|had|got|gotta|to|think|thinking|prefer|like|love|works?|good|fine|ok|okay|great|"
     r"correct|right|valid|true|relevant|useful|possible|a bit|a little|slightly|somewhat|too|kind of|kinda|more|less|"
     r"waiting|learning|reading|deciding|planning|in progress|todo|open|unclear|curious|wondering|on track|passes|on|"
@@ -185,7 +187,7 @@ _PERSIST_GATES = (
     + ("stop trying", "did i", "listen", "rst du", "escuch", "coutes", "already")
     + ("did you even", "does nothing", "did nothing", "help", "budge", "wiggle", "move", "single")
     + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
-    + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu")
+    + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu", "\u306a\u3044\u3067")
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
