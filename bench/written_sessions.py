@@ -57,7 +57,12 @@ the runs, "again 0.7131.", "doesn't even wiggle"); AZ-11 (CI failing in another 
 how a failed CI run is named. BD (a person trying product work, half in eight languages already read) arrived next
 and was measured on the round's start code and on arrival: 6 of 8 caught (1 early, 1 missed) both times, several
 late; then it shaped how those languages are read (a word alone, "nada.", "おなじ。", "一样。"; a state that remains,
-被ったまま, 还在; "did you even test it?"; the attempts counted, "tercer intento", "terceira vez", "3回目。").
+被ったまま, 还在; "did you even test it?"; the attempts counted, "tercer intento", "terceira vez", "3回目。"). BA
+(OpenCode sessions), BC (performance work), BE (long Codex sessions) and BF (long Gemini CLI sessions) arrived
+last and were measured on the round's start code and on arrival: 8 of 9, 3 of 8, 5 of 8 (1 early, 1 late) and 7 of
+8 (1 early), no false alarm, the same both times; then BA-09 (the same files read again with rebuilds between) and
+BC (a report printed after each change by commands chained or flagged otherwise; the person's "still ~850",
+"none of this is moving it") shaped rules.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -126,7 +131,11 @@ SETS = {
     "AX": "machine learning and data work (training, sweeps, OOM, NaN, dbt, Spark, notebooks), a person checking in",
     "AY": "a person in the loop in Hebrew, Thai, Ukrainian, Persian, Malay, Romanian, Hungarian, in four harnesses",
     "AZ": "package managers, dependency resolution and CI pipelines (resolvers, lockfiles, reruns, pre-commit, images)",
+    "BA": "OpenCode sessions (its tool names and output forms), everyday work, half with a person (English, es, de)",
+    "BC": "performance work, mostly the agent alone: latency, query plans, benchmarks, memory, bundle size, startup",
     "BD": "a person trying product work on their side, half in es, pt, fr, de, it, ja, ko, zh, half in terse English",
+    "BE": "long Codex sessions (25 to 40 turns) on people's own projects, the person checking each result",
+    "BF": "long Gemini CLI sessions (25 to 36 turns), personal projects, a person checking each result, es, de, fr",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
@@ -139,6 +148,9 @@ def sessions(name: str) -> list[dict]:
 
 HOOKLESS = ("cline", "cursor", "aider")
 """Harnesses whose sessions come from their exports: no hook sends the agent's words or an exit code."""
+HARNESSES = ("claude", "codex", "gemini", "opencode", *HOOKLESS)
+"""The forms a written session takes: its harness's tool names and outputs (Codex sends no exit code; OpenCode's plugin
+sends the shell's exit code and the agent's words, as Claude Code's and Gemini CLI's hooks do)."""
 
 
 def outcome(session: dict) -> tuple[str, int | None]:

@@ -201,10 +201,14 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     if m := re.search(r"the identical call was made (\d+) times", evidence):
         assert int(m.group(1)) == len(involved) and len({f.sig for f in involved}) == 1
         checked.append("identical")
-    if m := re.search(r"(\d+) of the last (\d+) calls read or searched again what an earlier call had", evidence):
+    if m := re.search(r"(\d+) of the agent's last (\d+) calls read or searched again what an earlier", evidence):
         assert int(m.group(1)) == len(involved) <= int(m.group(2))
         assert all(f.kind in ("read", "search") for f in involved)
         assert all(any(e.sig == f.sig and e.out == f.out for e in window[: f.i]) for f in involved)
+        calls = [f for f in window if f.actor == "agent" and f.i <= involved[-1].i][-int(m.group(2)) :]
+        assert not any(f.edited for f in calls)
+        ran = re.search(r"nothing was changed \((\d+) command\(s\) ran between\)", evidence)
+        assert int(ran.group(1) if ran else 0) == sum(f.kind == "run" for f in calls)
         checked.append("reread")
     if m := re.search(r"(\d+) of the agent's last (\d+) calls looked for something and found nothing", evidence):
         assert int(m.group(1)) == len(involved) <= int(m.group(2))
@@ -215,10 +219,12 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     if m := re.search(
         r"printed the same report after each of (\d+) changes before it, its numbers within (\d+)%", evidence
     ):
-        assert int(m.group(1)) == len(involved) - 1 and len({f.asig for f in involved}) == 1
-        assert not any(f.failed for f in involved)
+        assert int(m.group(1)) == len(involved) - 1 and not any(f.failed for f in involved)
+        shapes = [NUMBER.sub("#", CLOCK.sub("", "\n".join(turns[f.i]["output"].splitlines()[-30:]))) for f in involved]
+        assert len({" ".join(s.split()) for s in shapes}) == 1  # the same report
         for a, b in zip(involved, involved[1:], strict=False):
-            assert any(f.edited or (f.kind == "run" and f.asig != a.asig) for f in window if a.i < f.i < b.i)
+            between = [f for f in window if a.i < f.i < b.i]
+            assert a.asig != b.asig or any(f.edited or (f.kind == "run" and f.shape != a.shape) for f in between)
         tails = [CLOCK.sub("", "\n".join(turns[f.i]["output"].splitlines()[-30:])) for f in involved]
         runs = [[float(n) for n in NUMBER.findall(tail)] for tail in tails]
         tolerance = int(m.group(2)) / 100
@@ -277,8 +283,10 @@ def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnF
     edits = [f for f in span if f.edited]
     assert int(m.group(1) or 0) == len(edits)
     assert all(any(p in f.paths for f in edits) for p in (m.group(2) or "").split(", ") if p)
-    measured = {involved[-1].asig} if kind == "no_effect" else set()  # the measuring command: the evidence's
-    runs = {f.action for f in span if f.kind == "run" and not f.edited and not f.restart and f.asig not in measured}
+    shown = involved[-1].shape if kind == "no_effect" else None  # the measurement: the evidence's
+    runs = {
+        f.action for f in span if f.kind == "run" and not f.edited and not f.restart and (not shown or f.shape != shown)
+    }
     assert int(m.group(3) or 0) == len(runs) and (not m.group(4) or any(a.startswith(m.group(4)) for a in runs))
     return ["tried between"]
 

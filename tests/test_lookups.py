@@ -102,3 +102,50 @@ def test_a_run_that_fails_on_a_missing_file_is_a_failure_not_a_lookup():
         for d in "abcdef"
     ]
     assert not any(f.found_nothing for f in window_of(runs))
+
+
+def read(path: str, text: str) -> dict:
+    return {"tool": "Read", "args": {"file_path": path}, "output": text}
+
+
+REREADS = [
+    read("vite.config.ts", "export default defineConfig({ plugins: [react()] })"),
+    read(".env.production", "VITE_API_URL=https://api.staging.example.io"),
+    read("src/api/client.ts", "const API_URL = import.meta.env.VITE_API_URL;"),
+    read("Dockerfile", "FROM node:20-alpine AS build\nCOPY . .\nRUN npm run build"),
+]
+LOOK = bash("docker run --rm web:test sh -c 'grep -c api.staging /usr/share/nginx/html/assets/*.js'", "0")
+
+
+def reread_fired(turns: list[dict]) -> list[int]:
+    """The turns at which the same reads made again fired (as ``identical_calls``, with that evidence)."""
+    return [
+        i
+        for i, _, signals in play(turns)[1]
+        if any("read or searched again" in s.evidence for s in signals if s.kind == "identical_calls")
+    ]
+
+
+A, B, C, D = REREADS
+LOOP = [A, B, C, D, LOOK, B, A, D, C, LOOK, A, C, B]
+
+
+def test_the_same_files_read_again_with_commands_between_and_nothing_edited_fire():
+    """A command between the reads shows the same thing each time; the agent reads the same files again, in another
+    order, and edits nothing: six of its last ten calls."""
+    assert reread_fired(LOOP)[:1] == [11]
+    verdict, _ = play(LOOP[:12])
+    assert "6 of the agent's last 10 calls read or searched again what an earlier call had" in verdict.diagnosis
+    assert "nothing was changed (2 command(s) ran between)" in verdict.diagnosis
+    assert "reread" in check_claims(verdict, LOOP[:12])
+
+
+def test_an_edit_or_a_new_request_among_the_reads_starts_the_count_again():
+    edit = {
+        "tool": "Edit",
+        "args": {"file_path": ".dockerignore", "old_string": ".env*", "new_string": ""},
+        "output": "ok",
+    }
+    asked = {"tool": "user_prompt", "actor": "person", "output": "also check the nginx config please"}
+    assert reread_fired([*LOOP[:7], edit, *LOOP[7:]]) == []
+    assert reread_fired([*LOOP[:7], asked, *LOOP[7:]]) == []

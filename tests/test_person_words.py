@@ -822,6 +822,15 @@ def test_reports_circles_and_rebukes_in_hebrew_thai_ukrainian_persian_malay_roma
             1,
         ),
         ("ok this is the 5th run that dies at exactly 1240", "fail", 2),
+        (
+            "how is it going? p99 is still ~850 on my side, same as this morning. anything actually moved?",
+            "fail",
+            1,
+        ),
+        ("main chunk is still 450k gzipped on my build too, same as yesterday. none of this is moving it", "fail", 1),
+        ("pulled your branch, --help is still ~1.8s on my M1 too. is anything actually changing?", "fail", 1),
+        ("did anything change in the API?", None, 0),  # a question
+        ("none of this is urgent", None, 0),
         ("stop. thats 5 runs and ~4 cluster-hours, same task dies every time", "fail", 2),
         # a symptom first reported, a request, a healthy count
         ("menu item shows up but clicking it does nothing and the console has an error", None, 0),

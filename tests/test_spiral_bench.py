@@ -199,7 +199,7 @@ def test_calls_that_never_ran_reach_the_monitor_at_the_next_hook_whose_turn_is_w
 def test_every_written_set_loads_with_labels_that_fit_its_turns():
     for name in written_sessions.SETS:
         found = written_sessions.sessions(name)
-        assert found and {s["harness"] for s in found} <= {"claude", "codex", "gemini", "cline", "cursor", "aider"}
+        assert found and {s["harness"] for s in found} <= set(written_sessions.HARNESSES)
         for s in found:
             fits = 0 <= s["onset"] <= s["end"] < len(s["turns"]) if s["expect"] == "fire" else s["onset"] is None
             assert fits, (name, s["name"])

@@ -106,6 +106,23 @@ def test_numbers_that_move_or_runs_with_nothing_changed_between_stay_quiet(turns
     assert fired(turns) == []
 
 
+def test_one_report_printed_by_commands_chained_or_flagged_otherwise_is_one_measurement():
+    """The measurement run after a setting set in the same command, or with another flag, prints the same report: it
+    is the same measurement, and a command changed between runs is a change (``PYTHONOPTIMIZE=2 hyperfine ...``)."""
+    runs = [
+        "hyperfine --warmup 3 'acmectl --help'",
+        "pip install -U typer rich -q && hyperfine --warmup 3 'acmectl --help'",
+        "PYTHONOPTIMIZE=2 hyperfine --warmup 3 'acmectl --help'",
+        "python -m compileall -q src && hyperfine --warmup 3 'acmectl --help'",
+    ]
+    times = [1.792, 1.781, 1.799, 1.788]
+    out = "Benchmark 1: acmectl --help\n  Time (mean ± σ):      {:.3f} s ±  0.031 s    [User: 1.6{} s, System: 0.1{} s]"
+    turns = [bash(c, out.format(t, k + 1, k + 2)) for k, (c, t) in enumerate(zip(runs, times, strict=True))]
+    assert fired(turns) == [3]
+    verdict, _ = play(turns)
+    assert "unmoved" in check_claims(verdict, turns)
+
+
 def test_fixed_counts_printed_again_after_each_refactor_step_are_no_measurement():
     """A script run after each step of a refactor to see that its output did not change: nothing jitters."""
     report = "rows read: 120431\nrows written: 120431\nrejected: 17\nfiles: 12\n"

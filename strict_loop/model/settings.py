@@ -117,7 +117,7 @@ class SpiralThresholds(Strict):
     reread_repeats: int = Field(
         6, ge=2, le=50, description="Reads and searches made before, each getting back what it did then ..."
     )
-    reread_window: int = Field(10, ge=2, le=50, description="... among this many calls in a row, all reads or searches")
+    reread_window: int = Field(10, ge=2, le=50, description="... among the agent's last this many calls, none an edit")
     dry_repeats: int = Field(5, ge=2, le=50, description="Lookups that found nothing (no match, no such file) ...")
     dry_window: int = Field(8, ge=2, le=50, description="... of the agent's last this many calls, none an edit or pass")
     equivalent_repeats: int = Field(

@@ -232,8 +232,10 @@ def _tried(state: MonitorState, involved: list[TurnFacts], kind: str) -> str:
     span = [f for f in state.window if start <= f.i <= involved[-1].i and f.actor == "agent"]
     edits = [f for f in span if f.edited]
     paths = list(dict.fromkeys(p for f in edits for p in f.paths))
-    named = {involved[-1].asig} if kind == "no_effect" else set()
-    runs = [f.action for f in span if f.kind == "run" and not f.edited and not f.restart and f.asig not in named]
+    shown = involved[-1].shape if kind == "no_effect" else None  # the measurement: named by the evidence already
+    runs = [
+        f.action for f in span if f.kind == "run" and not f.edited and not f.restart and (not shown or f.shape != shown)
+    ]
     runs = list(dict.fromkeys(runs))
     tried = [f"made {len(edits)} edit(s)" + (f" ({', '.join(paths[:4])})" if paths else "")] if edits else []
     tried += [f"ran {len(runs)} other command(s) (`{runs[0][:80]}`{' ...' if len(runs) > 1 else ''})"] if runs else []

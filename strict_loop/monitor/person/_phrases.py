@@ -1,6 +1,7 @@
 """The phrases people use to say the work still fails, per language: a row per language of "still failing"
-(``STILL_FAILING``), and the ways of saying the agent goes in circles (``CIRCLES``), in English and the languages
-people most often write to an agent in. Pure data and patterns, read by ``_reading``.
+(``STILL_FAILING``), the ways of saying the agent goes in circles (``CIRCLES``) and that the person said it before
+(``TOLD_BEFORE``), in English and the languages people most often write to an agent in. Pure data and patterns,
+read by ``_reading``.
 
 Why apart from ``_reading``: a language added or a phrase heard in a new session changes these tables, not how a
 message is read.
@@ -314,3 +315,40 @@ CIRCLES_GATES = (
     + ("بار", "دور خود", "kali ke", "pusing", "oar", " ori", "cerc", "szor", "sz\u00f6r", "alkalommal", "rbe")
 )
 """Lowercase literals one of which ``CIRCLES`` cannot match without."""
+
+
+TOLD_BEFORE = (
+    r"\bi(?:'ve|\s+(?:already|have|had))?\s+(?:already\s+)?told you (?:already|before|twice|so|not to|to never|"
+    r"never to|to not|that|\w+ times)\b|"
+    r"\bi (?:literally |already |just |clearly |explicitly |specifically )?(?:said|asked(?: you)?|wrote)"
+    r"(?: to)? (?:no|not|don'?t|do not|never|only|no more)\b|\bwhat i (?:said|told you|asked(?: you)?) not to\b|"
+    r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b|"
+    r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b|"
+    r"\b(?:eu |j[a\u00e1] (?:te )?)(?:falei|disse) (?:pra |para |que )?n[a\u00e3]o\b|"  # pt: "eu falei pra NÃO ..."
+    r"\b(?:ya )?te dije (?:que )?no\b|"  # es: "ya te dije que no ..."
+    # he: "כתבתי בלי לגעת", "אמרתי לך במפורש: לא"; ro: "am zis clar să NU"; uk: "я ж казав"; fa: "بهت گفتم";
+    # hu: "mondtam, hogy ne"; th: "บอกแล้วว่าอย่า"; ms: "saya dah cakap jangan"
+    r"(?<!\w)(?:אמרתי|כתבתי|ביקשתי)(?: לך| לכם)?(?: כבר)?(?: במפורש| בפירוש)?:?\s+(?:בלי|לא|אל|אין)(?!\w)|"
+    r"(?<!\w)כבר אמרתי לך(?!\w)|\b(?:am zis|am spus|[\u021bt]i-am (?:zis|spus))(?: clar| deja)? "
+    r"(?:s[a\u0103]|c[a\u0103]) nu\b|\bя ж (?:казав|казала|писав|писала|просив|просила)\b|"
+    r"(?<!\w)(?:بهت|بهتون) (?:گفتم|گفته بودم)(?!\w)|(?<!\w)مگه نگفتم(?!\w)|"
+    r"\u306a\u3044\u3067(?:\u3063\u3066|\u3068)\S{0,8}?(?:\u8a00\u3063\u305f|\u66f8\u3044\u305f|\u304a\u9858\u3044\u3057\u305f)|"
+    r"\b(?:m[a\u00e1]r )?(?:mondtam|sz[o\u00f3]ltam|k[e\u00e9]rtem|[i\u00ed]rtam),? hogy ne\b|"
+    r"บอก(?:ไป)?แล้ว(?:ว่า|นะ)?\s*(?:ไม่|อย่า)|\b(?:saya|aku) (?:dah |sudah )?(?:cakap|kata|beritahu|bagitahu) "
+    r"(?:jangan|tak payah)\b|"
+    r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
+    r"\bstop trying to\b|\bdid you even (?:open|read|look|check|try|run|test|see)\b|"
+    r"\b(?:is|did|has|does) (?:anything|any of (?:this|that|it)) (?:you (?:did|changed|tried) )?"
+    r"(?:actually |even |really )(?:chang|mov|help|improv|do)\w*|"
+    r"\banything (?:actually |even |really )(?:moved|changed|helped|improved)\b|"
+    # looked at before: "you already read that file", "you've already checked this twice"
+    r"\byou(?:'ve| have)? already (?:read|opened|checked|looked at|grepped|searched|tried|done) (?:that|this|it|those|"
+    r"these)\b|"
+    # not listening: "are you even listening?", "hörst du mir überhaupt zu?", "¿me estás escuchando?", "tu m'écoutes ?"
+    r"\b(?:are you|r u|you(?:'re| are) not|you aren'?t|you don'?t) (?:even |actually )?listen(?:ing)?\b|"
+    r"\bh(?:\u00f6|oe?)rst du (?:mir )?(?:\u00fcberhaupt |ueberhaupt |eigentlich |denn )?(?:nicht )?zu\b|"
+    r"\b(?:me est[\u00e1a]s escuchando|no me escuchas)\b|\btu m'[\u00e9e]coutes\b"
+)
+"""The person saying they said it before, or asking whether the agent even looked ("I told you not to", "what did I
+just say", "did you even open engine.py?", "is anything actually changing?"), in English and the languages people
+write in: a complaint even as a question."""

@@ -8,40 +8,11 @@ from typing import NamedTuple, Optional
 
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.person import _asking as asking
-from strict_loop.monitor.person._phrases import CIRCLES, STILL_FAILING
+from strict_loop.monitor.person._phrases import CIRCLES, STILL_FAILING, TOLD_BEFORE
 from strict_loop.monitor.person._phrases import CIRCLES_GATES as _CIRCLES_GATES
 from strict_loop.monitor.person._phrases import CLAUSE_START as _CLAUSE_START
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
 
-_TOLD = (
-    r"\bi(?:'ve|\s+(?:already|have|had))?\s+(?:already\s+)?told you (?:already|before|twice|so|not to|to never|"
-    r"never to|to not|that|\w+ times)\b|"
-    r"\bi (?:literally |already |just |clearly |explicitly |specifically )?(?:said|asked(?: you)?|wrote)"
-    r"(?: to)? (?:no|not|don'?t|do not|never|only|no more)\b|\bwhat i (?:said|told you|asked(?: you)?) not to\b|"
-    r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b|"
-    r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b|"
-    r"\b(?:eu |j[a\u00e1] (?:te )?)(?:falei|disse) (?:pra |para |que )?n[a\u00e3]o\b|"  # pt: "eu falei pra NÃO ..."
-    r"\b(?:ya )?te dije (?:que )?no\b|"  # es: "ya te dije que no ..."
-    # he: "כתבתי בלי לגעת", "אמרתי לך במפורש: לא"; ro: "am zis clar să NU"; uk: "я ж казав"; fa: "بهت گفتم";
-    # hu: "mondtam, hogy ne"; th: "บอกแล้วว่าอย่า"; ms: "saya dah cakap jangan"
-    r"(?<!\w)(?:אמרתי|כתבתי|ביקשתי)(?: לך| לכם)?(?: כבר)?(?: במפורש| בפירוש)?:?\s+(?:בלי|לא|אל|אין)(?!\w)|"
-    r"(?<!\w)כבר אמרתי לך(?!\w)|\b(?:am zis|am spus|[\u021bt]i-am (?:zis|spus))(?: clar| deja)? "
-    r"(?:s[a\u0103]|c[a\u0103]) nu\b|\bя ж (?:казав|казала|писав|писала|просив|просила)\b|"
-    r"(?<!\w)(?:بهت|بهتون) (?:گفتم|گفته بودم)(?!\w)|(?<!\w)مگه نگفتم(?!\w)|"
-    r"\u306a\u3044\u3067(?:\u3063\u3066|\u3068)\S{0,8}?(?:\u8a00\u3063\u305f|\u66f8\u3044\u305f|\u304a\u9858\u3044\u3057\u305f)|"
-    r"\b(?:m[a\u00e1]r )?(?:mondtam|sz[o\u00f3]ltam|k[e\u00e9]rtem|[i\u00ed]rtam),? hogy ne\b|"
-    r"บอก(?:ไป)?แล้ว(?:ว่า|นะ)?\s*(?:ไม่|อย่า)|\b(?:saya|aku) (?:dah |sudah )?(?:cakap|kata|beritahu|bagitahu) "
-    r"(?:jangan|tak payah)\b|"
-    r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
-    r"\bstop trying to\b|\bdid you even (?:open|read|look|check|try|run|test|see)\b|"
-    # looked at before: "you already read that file", "you've already checked this twice"
-    r"\byou(?:'ve| have)? already (?:read|opened|checked|looked at|grepped|searched|tried|done) (?:that|this|it|those|"
-    r"these)\b|"
-    # not listening: "are you even listening?", "hörst du mir überhaupt zu?", "¿me estás escuchando?", "tu m'écoutes ?"
-    r"\b(?:are you|r u|you(?:'re| are) not|you aren'?t|you don'?t) (?:even |actually )?listen(?:ing)?\b|"
-    r"\bh(?:\u00f6|oe?)rst du (?:mir )?(?:\u00fcberhaupt |ueberhaupt |eigentlich |denn )?(?:nicht )?zu\b|"
-    r"\b(?:me est[\u00e1a]s escuchando|no me escuchas)\b|\btu m'[\u00e9e]coutes\b"
-)
 _ATTEMPT_FAILED = (
     r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|"
     r"(?:the |your |that |this )?(?:fix|change|patch|update))\s+)?(?:still\s+)?(?:didn'?t|did not|has not|hasn'?t|"
@@ -107,6 +78,11 @@ PERSIST = fp.Later(
     r"truncated|cut off|blocked|frozen|duplicated|ignored|shown|displayed|visible|present|red|unpopulated|"
     r"an? (?:issue|problem|bug)|cannot|only|zero|0|doing (?:it|this|that|the same)|does nothing|nothing|throws?|"
     r"throwing)\b|"
+    # a measurement that stayed: "p99 is still ~850", "still 450k gzipped", "still ~1.8s"; "none of this is moving it"
+    r"\bstill\s+(?:at\s+)?(?:~|\u2248|about\s+|around\s+|like\s+)\d|\bstill\s+(?:at\s+)?\d[\d.,]*\s*(?:%|ms|\u00b5s|us|ns|"
+    r"s|sec|secs|seconds|mins?|k|kb|mb|gb|x|rps|qps|req/s)(?!\w)|"
+    r"\bnone of (?:this|that|it|these|those|them) (?:is |are |was |were |has |have )?(?:moving|moved|changing|changed|"
+    r"helping|helped|improving|improved|working|worked)\b|"
     # what the attempts did (a change, not what the person clicks): "shrinking the batch does nothing", "the number
     # doesn't even wiggle", "again 0.7131.", "every. single. run."
     r"\b(?:chang|shrink|increas|decreas|lower|rais|add|remov|bump|tweak|adjust|tun|swapp|switch|restart|reinstall|"
@@ -144,13 +120,14 @@ PERSIST = fp.Later(
     r"\bsame thing\b(?=\s*(?:[,.;:!\-]|$))|\bstill[.!]+\s+(?:not|broken|failing|the same)\b|"
     r"\bstill (?:doing|does) (?:the|that|this) (?:same )?thing\b|"
     r"\b(?:it|this|that|errors?|bugs?|issues?|problems?)\s+keeps? (?:happening|coming back|showing up)\b|"
-    rf"{_TOLD}|{_ATTEMPT_FAILED}|{_OTHER_LANGUAGES}|{_OPENS}",
+    rf"{TOLD_BEFORE}|{_ATTEMPT_FAILED}|{_OTHER_LANGUAGES}|{_OPENS}",
     re.I,
 )
 """Words that say the problem persists after an attempt: a repeat, whatever the words for the problem."""
 SEEN_AGAIN = re.compile(
     r"\b(?:seeing|getting|see|get|it'?s|it is|that'?s|shows?|showing|does|did) (?:exactly |basically |pretty much |"
     r"kind of |just )?(?:the )?same (?:\w+\s+){0,2}as (?:before|last time|earlier|previously)\b|"
+    r"\bsame as (?:yesterday|this morning|last night|last week|the last (?:run|build|deploy|time))\b|"
     r"\bwhat it (?:did|does|was doing|showed) (?:last time|before)\b|\b(?:it'?s|it is|i'?m (?:still )?(?:seeing|"
     r"getting)|i (?:still )?(?:see|get)) (?:exactly |basically |just )?the same (?:\w+\s+)?(?:page|screen|error|"
     r"result|output|problem|issue|behaviou?r|message|crash|thing|bug|failure|state|response)\b(?!\s+(?:as|that)\b)|"
@@ -185,7 +162,8 @@ _PERSIST_GATES = (
     + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
     + ("stop trying", "did i", "listen", "rst du", "escuch", "coutes", "already")
-    + ("did you even", "does nothing", "did nothing", "help", "budge", "wiggle", "move", "single")
+    + ("did you even", "does nothing", "did nothing", "help", "budge", "wiggle", "move", "single", "none of")
+    + ("anything",)
     + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
     + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu", "\u306a\u3044\u3067")
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
@@ -217,7 +195,7 @@ BROKEN = re.compile(
     r"(?:getting|get|got|gives?|gave|returns?|returning|throws?|with) (?:an? |http |status )?[45]\d\d)\b",
     re.I,
 )
-TOLD = re.compile(_TOLD, re.I)
+TOLD = re.compile(TOLD_BEFORE, re.I)
 """The person saying they said it before: a complaint even as a question ("why do you keep ignoring this?")."""
 NEGATED = re.compile(r"\b(?:no|without|zero|free of)\s+(?:\w+\s+){0,2}(?:errors?|failures?|warnings?|issues?)\b", re.I)
 OBSERVED = re.compile(r"\bstill\b(?:\s+\w+){0,2}?\s+(?:get|gets|getting|see|sees|seeing|have|has|having)\b", re.I)

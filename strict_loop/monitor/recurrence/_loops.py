@@ -10,7 +10,7 @@ from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import catalog, printed, readback
-from strict_loop.monitor.recurrence._window import Loop, since_progress, since_strong
+from strict_loop.monitor.recurrence._window import STRONG, Loop, since_progress, since_strong
 
 
 def _outcome_key(f: TurnFacts) -> Optional[str]:
@@ -149,21 +149,32 @@ def _further(f: TurnFacts, before: list[TurnFacts]) -> bool:
 
 
 def rereads(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
-    """Reads and searches only in the last ``window`` calls, ``repeats`` of them made before with the same result: the
-    agent going over what it has already seen (the same files, the same searches) instead of running or changing
-    anything."""
-    last = w[-window:]
-    if len(last) < window or any(f.actor != "agent" or f.kind not in ("read", "search") for f in last):
+    """``repeats`` of the agent's last ``window`` calls read or searched again what an earlier call had, each getting
+    back the same, with no edit among them: the agent going over what it has already seen (the same files, the same
+    searches) instead of changing anything. Commands run between the reads do not end it (a rebuild that shows the
+    same thing, then the same files read again); an edit, a check passing or the person's new request does."""
+    cur = w[-1]
+    if cur.actor != "agent" or cur.kind not in ("read", "search"):
         return None
-    start = len(w) - len(last)
-    again = [f for k, f in enumerate(last, start) if any(e.sig == f.sig and e.out == f.out for e in w[:k])]
-    if len(again) < repeats or w[-1] not in again:
+    start = max((k for k, f in enumerate(w) if f.prog == "a new request"), default=-1) + 1
+    calls = [k for k in range(start, len(w)) if w[k].actor == "agent"][-window:]
+    if len(calls) < window or any(w[k].edited or w[k].prog in STRONG for k in calls):
         return None
+    again = [w[k] for k in calls if w[k].kind in ("read", "search") and _seen(w[k], w[:k])]
+    if len(again) < repeats or again[-1] is not cur:
+        return None
+    ran = sum(w[k].kind == "run" for k in calls)
+    unchanged = f"changed ({ran} command(s) ran between)" if ran else "run or changed"
     return _lookups(
         again,
-        f"{len(again)} of the last {len(last)} calls read or searched again what an earlier call had, each getting "
-        "back the same, and nothing was run or changed",
+        f"{len(again)} of the agent's last {len(calls)} calls read or searched again what an earlier call had, each "
+        f"getting back the same, and nothing was {unchanged}",
     )
+
+
+def _seen(f: TurnFacts, before: list[TurnFacts]) -> bool:
+    """Whether an earlier call was the same and got back the same."""
+    return any(e.sig == f.sig and e.out == f.out for e in before)
 
 
 def found_nothing(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
@@ -196,21 +207,23 @@ _STILL_SHARE = 0.8
 
 
 def unmoved(w: list[TurnFacts], repeats: int, window: int, tolerance: float) -> Optional[Loop]:
-    """One command that measures (a query plan with its timings, a benchmark, a memory sample) run ``repeats`` times
-    with a change before each (an edit, an index created, a setting), its report the same and its numbers unmoved: the
-    changes have no effect on what it measures. Its numbers must jitter (a measurement taken again, not a script's
-    fixed counts printed again: verifying that a refactor changed nothing is no loop); a failing run is the failure
-    signals' to judge, and a passing check is progress kept (a refactor keeping the tests green)."""
+    """One report (a query plan with its timings, a benchmark, a memory sample, by its shape: however the command that
+    prints it is chained or flagged) printed ``repeats`` times with a change before each (an edit, an index created, a
+    setting, the command's own flags), its numbers unmoved: the changes have no effect on what it measures. Its numbers
+    must jitter (a measurement taken again, not a script's fixed counts printed again: verifying that a refactor changed
+    nothing is no loop); a failing run is the failure signals' to judge, and a passing check is progress kept (a
+    refactor keeping the tests green)."""
     cur = w[-1]
     if cur.shape is None or cur.failed or cur.verdict == "pass" or cur.actor != "agent":
         return None
     recent = w[-window:]
     recent = recent[next((k for k in range(len(recent) - 1, -1, -1) if _moved_on(recent[k])), -1) + 1 :]
-    runs = [k for k, f in enumerate(recent) if f.asig == cur.asig and f.kind == "run"][-repeats:]
-    if len(runs) < repeats or any(recent[k].shape != cur.shape or recent[k].failed for k in runs):
+    runs = [k for k, f in enumerate(recent) if f.kind == "run" and f.shape == cur.shape][-repeats:]
+    if len(runs) < repeats or any(recent[k].failed for k in runs):
         return None
-    changed = (
-        any(e.edited or (e.kind == "run" and e.asig != cur.asig) for e in recent[a + 1 : b])
+    changed = (  # something done between, or the measuring command itself varied (a flag, a setting before it)
+        recent[b].asig != recent[a].asig
+        or any(e.edited or (e.kind == "run" and e.shape != cur.shape) for e in recent[a + 1 : b])
         for a, b in zip(runs, runs[1:], strict=False)
     )
     if not all(changed) or not _jitters(tolerance, [recent[k].nums for k in runs]):
