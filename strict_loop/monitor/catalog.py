@@ -102,8 +102,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
     ),
     SignalSpec(
         "no_effect",
-        "one measuring command run 4 times with a change before each (an edit, a setting, an index), its report the "
-        "same and its numbers within 5% each time",
+        "one report (a query plan's timings, a benchmark, a memory sample) printed 4 times with a change before each "
+        "(an edit, a setting, an index, the command's own flags), its numbers within 5% each time",
         "numbers that move after a change; a check that passes; a failing run (the failure signals judge it)",
         "Your changes have not moved what you are measuring: stop trying settings. Find where the time or memory "
         "actually goes (a profile, the query plan, a heap snapshot, the slowest step's own log), then make one change "
@@ -111,8 +111,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
     ),
     SignalSpec(
         "identical_calls",
-        "the identical call 4 times in 6 turns with nothing new coming back; or 6 of 10 reads and searches in a row "
-        "made before with the same result",
+        "the identical call 4 times in 6 turns with nothing new coming back; or 6 of the agent's last 10 calls reads "
+        "and searches made before with the same result, no edit among them",
         "polling whose output changes; lost content (never the same)",
         "Repeating the same action will give the same result: read the output once more and change the "
         "approach, not the details.",
