@@ -8,7 +8,7 @@ from collections import Counter
 from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, toolkinds
+from strict_loop.monitor import outcomes, person, printed, toolkinds
 from strict_loop.monitor.ladder import replay
 from strict_loop.monitor.spiral import SpiralDetector, facts
 
@@ -220,12 +220,12 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         r"printed the same report after each of (\d+) changes before it, its numbers within (\d+)%", evidence
     ):
         assert int(m.group(1)) == len(involved) - 1 and not any(f.failed for f in involved)
-        shapes = [NUMBER.sub("#", CLOCK.sub("", "\n".join(turns[f.i]["output"].splitlines()[-30:]))) for f in involved]
+        tails = [CLOCK.sub("", "\n".join(turns[f.i]["output"].splitlines()[-printed.REPORT_LINES :])) for f in involved]
+        shapes = [NUMBER.sub("#", tail) for tail in tails]
         assert len({" ".join(s.split()) for s in shapes}) == 1  # the same report
         for a, b in zip(involved, involved[1:], strict=False):
             between = [f for f in window if a.i < f.i < b.i]
             assert a.asig != b.asig or any(f.edited or (f.kind == "run" and f.shape != a.shape) for f in between)
-        tails = [CLOCK.sub("", "\n".join(turns[f.i]["output"].splitlines()[-30:])) for f in involved]
         runs = [[float(n) for n in NUMBER.findall(tail)] for tail in tails]
         tolerance = int(m.group(2)) / 100
         spans = [(max(v) - min(v)) / (max(map(abs, v)) or 1) for v in zip(*runs, strict=True)]

@@ -123,6 +123,42 @@ def test_one_report_printed_by_commands_chained_or_flagged_otherwise_is_one_meas
     assert "unmoved" in check_claims(verdict, turns)
 
 
+def wrk(p50: float, p99: float, rps: float) -> str:
+    """A load test's report: its own last twelve lines."""
+    return (
+        "Running 30s test @ http://localhost:3000/api/orders\n  4 threads and 64 connections\n"
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev\n"
+        f"    Latency   {p50 + 40:.2f}ms  {p99 / 3:.2f}ms   1.20s    71.3%\n"
+        f"    Req/Sec    {rps / 4:.2f}     21.1   190.0   68.9%\n"
+        f"  Latency Distribution\n     50%  {p50:.2f}ms\n     75%  {p50 * 1.6:.2f}ms\n     90%  {p99 * 0.8:.2f}ms\n"
+        f"     99%  {p99:.2f}ms\n  {rps * 30:.0f} requests in 30.03s, 4.61MB read\nRequests/sec:    {rps:.2f}"
+    )
+
+
+def test_a_report_printed_after_the_lines_of_a_restart_chained_before_it_is_the_same_report():
+    """Each change is restarted in the same command as the load test (``docker compose restart api && sleep 3 &&
+    wrk ...``), and the restart's own lines come before the report: the report is the same, its numbers do not move."""
+    restarts = ["docker compose restart api", "docker compose restart api worker", "docker compose up -d db api"]
+    started = [
+        "✔ Container shop-api-1  Started  1.6s",
+        "✔ Container shop-worker-1  Started 2.1s\n✔ Container shop-api-1  Started 1.3s",
+    ]
+    turns = [bash("wrk -t4 -c64 -d30s --latency http://localhost:3000/api/orders", wrk(412.1, 851.3, 151.2))]
+    for k, (restart, (p50, p99, rps)) in enumerate(
+        zip(restarts, [(409.7, 846.0, 152.9), (415.3, 858.2, 150.1), (410.9, 849.7, 151.8)], strict=True)
+    ):
+        turns += [
+            edit("src/db.ts", f"max: {10 * (k + 1)}", f"max: {10 * (k + 2)}"),
+            bash(
+                f"{restart} && sleep 3 && wrk -t4 -c64 -d30s --latency http://localhost:3000/api/orders",
+                f"[+] Restarting\n{started[k % 2]}\n{wrk(p50, p99, rps)}",
+            ),
+        ]
+    assert fired(turns) == [6]
+    verdict, _ = play(turns)
+    assert "unmoved" in check_claims(verdict, turns)
+
+
 def test_fixed_counts_printed_again_after_each_refactor_step_are_no_measurement():
     """A script run after each step of a refactor to see that its output did not change: nothing jitters."""
     report = "rows read: 120431\nrows written: 120431\nrejected: 17\nfiles: 12\n"

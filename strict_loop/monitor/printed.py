@@ -363,6 +363,9 @@ def _cut(output: str, index: int) -> list[str]:
 
 
 _DECIMAL = re.compile(r"\d\.\d")
+REPORT_LINES = 12
+"""How many of an output's last lines a measurement is read in: the report's own (a benchmark's, a load test's, a
+query plan's), past what a chain printed before the measuring command (a restart's lines, an install's)."""
 
 
 def measure(output: str) -> tuple[Optional[str], list[float], Optional[str]]:
@@ -370,7 +373,7 @@ def measure(output: str) -> tuple[Optional[str], list[float], Optional[str]]:
     their numbers (the last 24), and the line a person reads it by (the last with a fraction, else with a number). Two
     runs of one command with one shape printed the same report, and their numbers say whether what it measures moved
     (a query's time, a benchmark's ns/op, a memory sample)."""
-    lines = output[-3000:].splitlines()[-30:]
+    lines = output[-3000:].splitlines()[-REPORT_LINES:]
     shape, numbers = fp.measured("\n".join(lines))
     if not numbers:
         return None, [], None
