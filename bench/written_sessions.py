@@ -61,8 +61,8 @@ late; then it shaped how those languages are read (a word alone, "nada.", "„Åä„Å
 (OpenCode sessions), BC (performance work), BE (long Codex sessions) and BF (long Gemini CLI sessions) arrived
 last and were measured on the round's start code and on arrival: 8 of 9, 3 of 8, 5 of 8 (1 early, 1 late) and 7 of
 8 (1 early), no false alarm, the same both times; then BA-09 (the same files read again with rebuilds between) and
-BC (a report printed after each change by commands chained or flagged otherwise; the person's "still ~850",
-"none of this is moving it") shaped rules.
+BC (a report printed after each change by commands chained or flagged otherwise, or after a restart's lines; the
+person's "still ~850", "none of this is moving it") shaped rules.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
