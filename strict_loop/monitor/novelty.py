@@ -391,7 +391,7 @@ def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts], inde
         "writes": shellwork.writes(command),
         "restart": restart,
         "checkout": shellwork.checks_out(command),
-        **dict(zip(("shape", "nums", "reading"), printed.measure(turn.output) if kind == "run" else (), strict=False)),
+        **(printed.measure(turn.output)._asdict() if kind == "run" else {}),
         "hang": kind == "run" and outcomes.hung(turn.output, command, turn.exit_code) and not outcomes.waits(command),
         "logerr": (logerr := printed.logged_error(turn.output) if after else None),
         "tail": printed.log_tail(turn.output, logerr, index) if logerr else [],

@@ -13,7 +13,7 @@ all-passed summary ends it; any other command fails on its last line, read past 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
@@ -368,7 +368,15 @@ REPORT_LINES = 12
 query plan's), past what a chain printed before the measuring command (a restart's lines, an install's)."""
 
 
-def measure(output: str) -> tuple[Optional[str], list[float], Optional[str]]:
+class Measure(NamedTuple):
+    """What a run measured, as ``TurnFacts`` keeps it (``shape``, ``nums``, ``reading``)."""
+
+    shape: Optional[str]
+    nums: list[float]
+    reading: Optional[str]
+
+
+def measure(output: str) -> Measure:
     """What a run measured, read in its last lines: the digest of their shape (numbers masked, times and ids folded),
     their numbers (the last 24), and the line a person reads it by (the last with a fraction, else with a number). Two
     runs of one command with one shape printed the same report, and their numbers say whether what it measures moved
@@ -376,7 +384,7 @@ def measure(output: str) -> tuple[Optional[str], list[float], Optional[str]]:
     lines = output[-3000:].splitlines()[-REPORT_LINES:]
     shape, numbers = fp.measured("\n".join(lines))
     if not numbers:
-        return None, [], None
+        return Measure(None, [], None)
     said = [" ".join(line.split()) for line in lines if any(c.isdigit() for c in line)]
     reading = next((line for line in reversed(said) if _DECIMAL.search(line)), said[-1] if said else None)
-    return fp.digest(shape), numbers[-24:], reading[:120] if reading else None
+    return Measure(fp.digest(shape), numbers[-24:], reading[:120] if reading else None)

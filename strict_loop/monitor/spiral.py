@@ -130,8 +130,7 @@ class SpiralDetector:
         cur = w[-1]
         if cur.kind in ("message", "person") or cur.novel or cur.prog is not None or (cur.empty and not cur.failed):
             return None
-        recent = w[-self.t.equivalent_window :]
-        recent = recent[next((k for k in range(len(recent) - 1, -1, -1) if recent[k].checkout), -1) + 1 :]
+        recent = recurrence.after_last(w[-self.t.equivalent_window :], lambda f: f.checkout)
         if not recent:
             return None  # it checked out another revision: what it runs now is other code
         same, last = since_progress([f for f in _since_written(recent) if f.asig == cur.asig and f.out == cur.out])

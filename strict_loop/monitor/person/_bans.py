@@ -146,7 +146,7 @@ def defied(command: str, paths: list[str], window: list[TurnFacts], args: dict[s
                     adds = _adds(command, paths, args) if adds is None else adds
                 if adds if ban == DEPS else _breaks(ban, call, places):
                     if (
-                        ban.startswith("place:")
+                        ban.startswith(_PLACE)
                         and any(f.defied == ban for f in window)
                         and shellwork.deletes_lines(command)
                     ):

@@ -352,3 +352,10 @@ TOLD_BEFORE = (
 """The person saying they said it before, or asking whether the agent even looked ("I told you not to", "what did I
 just say", "did you even open engine.py?", "is anything actually changing?"), in English and the languages people
 write in: a complaint even as a question."""
+TOLD_GATES = (
+    ("told", "how many", "ignoring", "said", "asked", "wrote", "falei", "disse", "te dije", "stop trying", "did i")
+    + ("listen", "rst du", "escuch", "coutes", "already", "did you even", "anything")
+    + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
+    + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu", "\u306a\u3044\u3067")
+)
+"""Lowercase literals one of which ``TOLD_BEFORE`` cannot match without."""

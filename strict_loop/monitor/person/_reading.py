@@ -8,7 +8,7 @@ from typing import NamedTuple, Optional
 
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.person import _asking as asking
-from strict_loop.monitor.person._phrases import CIRCLES, STILL_FAILING, TOLD_BEFORE
+from strict_loop.monitor.person._phrases import CIRCLES, STILL_FAILING, TOLD_BEFORE, TOLD_GATES
 from strict_loop.monitor.person._phrases import CIRCLES_GATES as _CIRCLES_GATES
 from strict_loop.monitor.person._phrases import CLAUSE_START as _CLAUSE_START
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
@@ -158,14 +158,11 @@ sentence of its own, then what they see): read apart, as no literal gates it. "n
 plan."""
 _PERSIST_GATES = (
     ("still", "again", "back", "reappear", "same", "fixed", "resolved", "solved", "changed", "no change")
-    + ("no difference", "no improvement", "no effect", "persist", "remain", "keep", "told", "how many", "ignoring")
-    + ("said", "asked", "wrote", "didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
-    + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged", "falei", "disse", "te dije")
-    + ("stop trying", "did i", "listen", "rst du", "escuch", "coutes", "already")
-    + ("did you even", "does nothing", "did nothing", "help", "budge", "wiggle", "move", "single", "none of")
-    + ("anything",)
-    + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
-    + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu", "\u306a\u3044\u3067")
+    + ("no difference", "no improvement", "no effect", "persist", "remain", "keep")
+    + ("didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
+    + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged")
+    + ("does nothing", "help", "budge", "wiggle", "move", "single", "none of")
+    + TOLD_GATES
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
 )
 """Lowercase literals one of which ``PERSIST`` cannot match without (its every branch names one): most requests hold
@@ -279,11 +276,11 @@ def _status_question(text: str) -> bool:
     reports ("is it done?? its been 25 min", "hows it going? the webhooks are queueing up")."""
     if len(text.split()) <= 8 and asking.STATUS_QUESTION.match(text):
         return True
-    asked, mark, rest = text.partition("?")
-    rest = rest.lstrip("? ").strip()
-    if not (mark and rest and len(asked.split()) <= 8 and len(rest.split()) <= SHORT_WORDS):
+    split = _status_first(text)
+    if split is None:
         return False
-    if not asking.STATUS_QUESTION.match(asked + "?") or "?" in rest:
+    asked, rest = split[0], split[1].lstrip("? ").strip()
+    if not (rest and len(asked.split()) <= 8 and len(rest.split()) <= SHORT_WORDS) or "?" in rest:
         return False
     return not (asking.INSTRUCTION.match(rest) or asking.ASKED.match(rest) or read(rest).verdict is not None)
 
@@ -292,12 +289,19 @@ def _after_status_question(text: str) -> Optional[Word]:
     """A status question first and a report after it, however long ("whats taking so long? you've been editing the
     boto3 line for 40 min and the lock still isn't updated"): the report, not a request (the question asks nothing
     new)."""
-    asked, mark, rest = text.partition("?")
-    rest = rest.lstrip("?! ").strip()
-    if not (mark and rest and asking.STATUS_QUESTION.match(asked + "?")):
+    split = _status_first(text)
+    rest = split[1].lstrip("?! ").strip() if split else ""
+    if not rest:
         return None
     word = read(rest)
     return word._replace(text=text) if word.verdict == "fail" else None
+
+
+def _status_first(text: str) -> Optional[tuple[str, str]]:
+    """A message that opens with a question how the work stands, split after its first question mark: the question and
+    what follows (None for any other message)."""
+    asked, mark, rest = text.partition("?")
+    return (asked, rest) if mark and asking.STATUS_QUESTION.match(asked + "?") else None
 
 
 def _reported_broken(head: str) -> bool:

@@ -42,13 +42,14 @@ from strict_loop.monitor.recurrence._loops import (
     unmoved,
     watched_failure,
 )
-from strict_loop.monitor.recurrence._window import STRONG, Loop, since_progress, since_strong
+from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
 
 __all__ = [
     "MISSING",
     "STRONG",
     "Cycle",
     "Loop",
+    "after_last",
     "error_cycle",
     "failing_runs",
     "found_nothing",

@@ -10,7 +10,7 @@ from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import catalog, printed, readback
-from strict_loop.monitor.recurrence._window import STRONG, Loop, since_progress, since_strong
+from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
 
 
 def _outcome_key(f: TurnFacts) -> Optional[str]:
@@ -156,7 +156,7 @@ def rereads(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
     cur = w[-1]
     if cur.actor != "agent" or cur.kind not in ("read", "search"):
         return None
-    start = max((k for k, f in enumerate(w) if f.prog == "a new request"), default=-1) + 1
+    start = len(w) - len(after_last(w, lambda f: f.prog == "a new request"))
     calls = [k for k in range(start, len(w)) if w[k].actor == "agent"][-window:]
     if len(calls) < window or any(w[k].edited or w[k].prog in STRONG for k in calls):
         return None
@@ -183,9 +183,9 @@ def found_nothing(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loo
     miss a new guess. A person saying where it is does not end it; finding it does."""
     if not w[-1].found_nothing:
         return None
-    calls = [f for f in w if f.actor == "agent"][-window:]
-    acted = [k for k, f in enumerate(calls) if f.edited or (f.kind == "run" and not f.failed)]
-    calls = calls[acted[-1] + 1 :] if acted else calls
+    calls = after_last(
+        [f for f in w if f.actor == "agent"][-window:], lambda f: f.edited or (f.kind == "run" and not f.failed)
+    )
     dry = [f for f in calls if f.found_nothing]
     if len(dry) < repeats:
         return None
@@ -216,8 +216,7 @@ def unmoved(w: list[TurnFacts], repeats: int, window: int, tolerance: float) -> 
     cur = w[-1]
     if cur.shape is None or cur.failed or cur.verdict == "pass" or cur.actor != "agent":
         return None
-    recent = w[-window:]
-    recent = recent[next((k for k in range(len(recent) - 1, -1, -1) if _moved_on(recent[k])), -1) + 1 :]
+    recent = after_last(w[-window:], _moved_on)
     runs = [k for k, f in enumerate(recent) if f.kind == "run" and f.shape == cur.shape][-repeats:]
     if len(runs) < repeats or any(recent[k].failed for k in runs):
         return None
@@ -239,7 +238,7 @@ def _moved_on(f: TurnFacts) -> bool:
     """Whether a turn starts the count anew: a person's new request, a falling failure count or a rising score, or a
     checkout of another revision (what runs after it is other code). A build that passes between the runs does not:
     it is how a change reaches what is measured."""
-    return f.checkout or f.prog in ("a new request", "fewer failures", "higher score")
+    return f.checkout or (f.prog in STRONG and f.prog != "check passes")
 
 
 def _jitters(tolerance: float, runs: list[list[float]]) -> bool:

@@ -3,6 +3,7 @@ signal reports. Shared by the failure readings and the loop readings."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
@@ -29,6 +30,16 @@ def since_progress(turns: list[TurnFacts]) -> tuple[list[TurnFacts], Optional[Tu
         if turns[k].prog is not None:
             return turns[k:], turns[k]
     return turns, None
+
+
+def after_last(turns: list[TurnFacts], ends: Callable[[TurnFacts], bool]) -> list[TurnFacts]:
+    """The turns after the last one that ``ends`` a count (all of them when none does): a checkout, a person's new
+    request, an edit. Unlike ``since_strong`` and ``since_progress``, whose turn of progress is the new baseline, the
+    turn that ended the count is not part of what comes after."""
+    for k in range(len(turns) - 1, -1, -1):
+        if ends(turns[k]):
+            return turns[k + 1 :]
+    return turns
 
 
 @dataclass(frozen=True)
