@@ -168,18 +168,43 @@ def test_fixed_counts_printed_again_after_each_refactor_step_are_no_measurement(
     assert fired(turns) == []
 
 
+def vitest(ms: float) -> str:
+    """A passing suite's summary: its durations jitter from run to run like a benchmark's."""
+    return (
+        " Test Files  12 passed (12)\n      Tests  48 passed (48)\n   Start at  10:42:07\n"
+        f"   Duration  {ms:.2f}s (transform {ms * 91:.0f}ms, setup 0ms, collect {ms * 203:.0f}ms, "
+        f"tests {ms * 402:.0f}ms)"
+    )
+
+
+def gobench(ns: int) -> str:
+    return (
+        "goos: linux\ngoarch: amd64\npkg: example.com/ledger/export\n"
+        f"BenchmarkEncode-8   \t   25187\t     {ns} ns/op\t   21345 B/op\t     412 allocs/op\n"
+        f"BenchmarkEncode-8   \t   25055\t     {ns + 251} ns/op\t   21344 B/op\t     412 allocs/op\n"
+        "PASS\nok  \texample.com/ledger/export\t6.365s"
+    )
+
+
 def test_a_passing_check_or_a_failing_run_is_judged_by_its_verdict_not_by_its_numbers():
     passing = [
         t
-        for k, ms in enumerate([12.31, 12.19, 12.40, 12.28, 12.35])
-        for t in (
-            edit("app/views.py", f"v{k}", f"v{k + 1}"),
-            bash("python -m pytest -q tests/", f"........ [100%]\n48 passed, 2 warnings in {ms}s"),
-        )
+        for k, ms in enumerate([2.31, 2.29, 2.30, 2.28, 2.32])
+        for t in (edit("app/views.py", f"v{k}", f"v{k + 1}"), bash("npx vitest run", vitest(ms)))
     ]
     assert fired(passing) == []
     failing = [t | {"exit_code": 1, "output": f"Exit code 1\n{t['output']}\nERROR: slow query"} for t in query_loop()]
     assert not any(f.kind == "no_effect" for _, _, s in play(failing)[1] for f in s)
+
+
+def test_a_benchmark_passes_whatever_its_timings_so_its_pass_is_no_progress():
+    """``go test -bench`` ends with PASS: a check's verdict, but its numbers are what the changes were to move."""
+    command = "go test -run '^$' -bench Encode -benchmem ./export"
+    turns = [bash(command, gobench(47642))]
+    for k, ns in enumerate([47411, 47959, 47039, 48222]):
+        turns += [edit("export/encode.go", f"size {k}", f"size {k + 1}"), bash(command, gobench(ns))]
+    assert fired(turns)[:1] == [6]
+    assert fired([{**t, "args": {"command": "go test ./export"}} if "go test" in str(t) else t for t in turns]) == []
 
 
 def test_a_new_request_or_a_checkout_starts_the_count_again():

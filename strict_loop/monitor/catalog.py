@@ -104,7 +104,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "no_effect",
         "one report (a query plan's timings, a benchmark, a memory sample) printed 4 times with a change before each "
         "(an edit, a setting, an index, the command's own flags), its numbers within 5% each time",
-        "numbers that move after a change; a check that passes; a failing run (the failure signals judge it)",
+        "numbers that move after a change; a check that passes (a benchmark passes whatever its timings: not it); "
+        "a failing run (the failure signals judge it)",
         "Your changes have not moved what you are measuring: stop trying settings. Find where the time or memory "
         "actually goes (a profile, the query plan, a heap snapshot, the slowest step's own log), then make one change "
         "aimed at that.",

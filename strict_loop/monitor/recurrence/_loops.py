@@ -212,9 +212,11 @@ def unmoved(w: list[TurnFacts], repeats: int, window: int, tolerance: float) -> 
     setting, the command's own flags), its numbers unmoved: the changes have no effect on what it measures. Its numbers
     must jitter (a measurement taken again, not a script's fixed counts printed again: verifying that a refactor changed
     nothing is no loop); a failing run is the failure signals' to judge, and a passing check is progress kept (a
-    refactor keeping the tests green)."""
+    refactor keeping the tests green), but for a benchmark, whose pass says nothing of what it measures."""
     cur = w[-1]
-    if cur.shape is None or cur.failed or cur.verdict == "pass" or cur.actor != "agent":
+    if cur.shape is None or cur.failed or cur.actor != "agent":
+        return None
+    if cur.verdict == "pass" and not _BENCHMARK.search(cur.action):
         return None
     recent = after_last(w[-window:], _moved_on)
     runs = [k for k, f in enumerate(recent) if f.kind == "run" and f.shape == cur.shape][-repeats:]
@@ -232,6 +234,11 @@ def unmoved(w: list[TurnFacts], repeats: int, window: int, tolerance: float) -> 
         evidence=f"`{cur.action[:80]}` printed the same report after each of {len(runs) - 1} changes before it, its "
         f"numbers within {tolerance:.0%} (last: {cur.reading})",
     )
+
+
+_BENCHMARK = re.compile(r"\bbench|benchmark", re.I)
+"""A benchmark as its command names it (``go test -bench``, ``cargo bench``, ``pytest --benchmark-only``, ``npm run
+bench``): it passes whatever its timings, so its pass is no progress on them."""
 
 
 def _moved_on(f: TurnFacts) -> bool:
