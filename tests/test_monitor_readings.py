@@ -357,6 +357,30 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
             True,
         ),
         ("alembic upgrade head", "INFO  [alembic.runtime.migration] Running upgrade a1 -> b2 (add index)", False),
+        # a last sentence saying something failed (git's submodule fetch), not a tally of none
+        (
+            "git submodule update --init vendor/hal",
+            "error: Server does not allow request for unadvertised object 7c41e9b2\nFetched in submodule path "
+            "'vendor/hal', but it did not contain 7c41e9b2. Direct fetching of that commit failed.",
+            True,
+        ),
+        ("python sync.py", "synced 40 rows\nNone failed.", False),
+        ("make report", "Tests: 4 passed, 0 failed.", False),
+        # the GitHub CLI heads what it refused: its mark, the API's error; a pull request's own text is not it
+        (
+            "gh pr merge 2211 --squash",
+            "X Pull request acme/api#2211 is not mergeable: the base branch policy "
+            "prohibits the merge.\nTo use administrator privileges, add the `--admin` flag.",
+            True,
+        ),
+        (
+            "gh pr merge 2211 --admin",
+            'GraphQL: Repository rule violations found\n\nRequired status check "build" is '
+            "expected.\n (mergePullRequest)",
+            True,
+        ),
+        ("gh pr view 2211", "X marks the spot: fix the export\nopen • acme wants to merge 1 commit", False),
+        ("gh pr merge 2211 --auto --squash", "✓ Pull request acme/api#2211 will be automatically merged", False),
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):
@@ -921,6 +945,13 @@ WATCH_BANNER = "Refreshing run status every 3 seconds. Press Ctrl+C to quit."
             "fail",
         ),
         ("gh run watch 92", f"{WATCH_BANNER}\n\n✓ feat/export CI · 92\nJOBS\n✓ integration in 2m", "pass"),
+        # its title row cut off by a `| tail -4`: a job's own mark in the JOBS list says how it went
+        (
+            "git push -q && gh run watch 93 --exit-status 2>&1 | tail -4",
+            "JOBS\n✓ lint in 50s (ID 26257120456)\nX test in 2m57s (ID 26257120611)\n✓ migrations in 1m3s (ID 7)",
+            "fail",
+        ),
+        ("gh run watch 93 | tail -3", "JOBS\n✓ lint in 50s (ID 26257120456)\n* test (ID 26257120611)", None),
     ],
 )
 def test_a_ci_run_read_back_is_judged_by_its_own_verdict(command, output, verdict):

@@ -882,3 +882,53 @@ def test_the_same_again_in_the_languages_already_read_said_the_ways_people_say_i
     ("nada.", "おなじ。", "一样。"), a state that remains (被ったまま, 还在), "did you even test it?", "I said don't",
     the attempts counted; and their look-alikes ("nada más", このまま, 还是用 X 吧, the third run that passed)."""
     assert person.read(text)[:2] == (verdict, weight)
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        # Arabic as spoken (Egyptian, Levantine, Gulf): still the same error, not working, the same thing said first;
+        # going round in circles, the third time; "I told you no"
+        ("لسه نفس المشكلة بعد الريستارت", "fail", 1),
+        ("مش شغال. نفس الايرور في الكونسول", "fail", 1),
+        ("نفس الشي، الصفحة بيضا", "fail", 1),
+        ("احنا بنلف في دواير", "fail", 2),
+        ("دي رابع مرة اقولك", "fail", 2),
+        ("قلتلك لا تمسح الداتابيز", "fail", 1),
+        ("اعمل نفس الشي لصفحة الفواتير", None, 0),  # do the same for the invoices page: a request
+        ("شغال تمام، شكرا", None, 0),  # works fine, thanks
+        # Hindi in Devanagari: still the same error, again the same, nothing changed; round and round, the third time
+        ("अभी भी वही error आ रहा है", "fail", 1),
+        ("कुछ भी नहीं बदला", "fail", 1),
+        ("हम गोल गोल घूम रहे हैं", "fail", 2),
+        ("अभी भी export वाला button चाहिए", None, 0),  # still need the export button
+        ("वही logic invoices page पर भी लगा दो", None, 0),  # apply the same logic to the invoices page
+        # Bengali: still the same, the same error, again that; going round to the same place, four times already
+        ("এখনো একই error দেখাচ্ছে", "fail", 1),
+        ("আবার সেই সাদা পেজ", "fail", 1),
+        ("ঘুরে ফিরে একই জায়গায় আসছি, ৪ বার হয়ে গেল", "fail", 2),
+        ("এখনো একটা export button দরকার", None, 0),  # still need an export button
+        # Swahili: still the same error, it does not work; we are going round, the fifth time; "I said don't"
+        ("bado ni ile ile error", "fail", 1),
+        ("tunazunguka tu, mara ya tano sasa", "fail", 2),
+        ("NIMESEMA usifute database", "fail", 1),
+        ("bado sijaangalia logs, nitakuambia", None, 0),  # I have not looked at the logs yet
+        # Tagalog: still the same, nothing changed; round and round, the fourth time; "I said don't"
+        ("ganun pa rin po, walang nagbago", "fail", 1),
+        ("paikot-ikot na tayo", "fail", 2),
+        ("sabi ko wag mo galawin yung config", "fail", 1),
+        ("kailangan pa rin ng export button", None, 0),  # still need an export button
+        # Russian: "I did write: do not touch the lock file"
+        ("я же написал — lock-файл не трогать", "fail", 1),
+        # English: the same, said first with what the person calls it; what it does not even do
+        ("dude its exactly the same. the menu doesnt even open", "fail", 1),
+        ("the page doesn't even load now", "fail", 1),
+        ("it doesn't even need to be fast", None, 0),
+        ("its the same for the footer", None, 0),
+    ],
+)
+def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_and_tagalog(text, verdict, weight):
+    """The person's word in the languages of another round of sessions, in their own scripts with English technical
+    words mixed in: it persists, the agent goes in circles, "I said not to"; "still need X" and "do the same for Y"
+    stay requests."""
+    assert person.read(text)[:2] == (verdict, weight)

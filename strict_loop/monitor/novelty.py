@@ -1,12 +1,7 @@
-"""Per-turn facts for the spiral detector, and what counts as progress.
+"""Per-turn facts for the spiral detector.
 
 ``facts()`` turns a raw :class:`Turn` into small comparable facts (digests, error fingerprint, touched paths, the
-verdict of whatever judged the work) and decides whether the turn moved the work forward (``prog``). TurnProgress is
-an outcome, never an attempt: writing new content is an attempt; progress is a check that passes, a check with fewer
-failures or a different failure than before, a higher verifier score, a repeated call whose output changed in
-substance (not only in timestamps, ages, ids or counters), new lines paged in. The detector's repetition signals count
-only what came after the last such turn, so healthy repetition (polling, paging, a test-driven loop whose failures fall
-or change) stays quiet, and an edit-test loop that keeps failing the same way does not.
+verdict of whatever judged the work) and asks ``progress`` whether the turn moved the work forward (``prog``).
 """
 
 from __future__ import annotations
@@ -15,16 +10,15 @@ import re
 from datetime import datetime
 from typing import Any, Optional
 
-from strict_loop.model.monitoring import Kind, TurnFacts, TurnProgress, Verdict
+from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import catalog, outcomes, person, printed, readback, shellwork, verdicts
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.progress import NOVEL_LINES, progress
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
 _MARKER = re.compile(r"^(?:E|>)\s+")
-NOVEL_LINES = 3
-"""How many never-seen output lines make a turn carry new information (all of them, for a shorter output)."""
 SELF_TALK = re.compile(
     r"\b(?:i broke|broke (?:it|the \w+|something)|(?:messed|screwed) (?:it |this |things )?up|(?:let "
     r"me|let's|i(?:'ll| will| need to)) (?:restore|revert|undo)|same (?:mistake|error|issue|problem) (?:again|as "
@@ -38,6 +32,8 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: lis
     """One line for the turn: its action and, for a failure, its error line (else the last meaningful line of the
     output)."""
     args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
+    if shellwork.job_act(turn.tool, turn.args) and not paths:  # a background job's read or stop: by its id
+        args = next((str(v) for k, v in turn.args.items() if k in ("task_id", "bash_id", "shell_id")), args)
     args = " ".join(str(args).split())
     if turn.tool == "str_replace_editor" and turn.args.get("path"):
         args = f"{turn.args.get('command')} {turn.args.get('path')}"
@@ -57,67 +53,14 @@ _COUNTED = ("run", "other", "invalid", "person")  # a check's count, a person's 
 def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
     """The step being retried: a command by its word, another tool by the file it targets (else by its exact call)."""
     command = turn.args.get("command")
+    job = shellwork.job_act(turn.tool, turn.args)
+    if job in ("read", "stop"):  # every read of a background job's output is one step, whichever job and tool
+        return fp.digest(f"\0job\0{job}")
     if kind == "run" and isinstance(command, str):
         return fp.digest(f"{turn.tool}\0run\0{step_words(command)}")
     if paths:
         return fp.digest(f"{turn.tool}\0path\0{paths[0]}")
     return sig
-
-
-def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]], fresh: int) -> Optional[TurnProgress]:
-    """How ``f`` moved the work forward compared with the earlier turns of ``window``, if it did; ``fresh`` is how many
-    of its output lines were never seen in the window (a repeated call's output that only reordered old lines is not
-    new). Only outcomes count: an edit is an attempt, a person repeating a complaint is a failed check, not news, and a
-    person's failing count is held against theirs before, an agent's against the same command's (tsc's
-    errors and jest's failed tests count other things)."""
-    scores = [e.score for e in window if e.score is not None]
-    if f.score is not None and scores and f.score > max(scores):
-        return "higher score"
-    alike = [e for e in window if (e.actor == "person" if f.actor == "person" else e.step == f.step)]
-    fails = [e.fails for e in alike if e.fails is not None]  # a count is held against the same command's, or theirs
-    if f.fails is not None and fails and f.fails < fails[-1]:
-        return "fewer failures"
-    if f.verdict == "pass" and not f.logerr and not _passed_before(f, window):  # a build that passed and then
-        return "check passes"  # showed the restarted thing's error (`up --build && logs`) passed nothing it was for
-    if f.asks is not None and f.asks not in {e.asks for e in window}:
-        return "a new request"
-    if f.verdict == "fail" and f.actor == "agent" and not f.refused:
-        failures = [e for e in window if e.verdict == "fail"]
-        if failures and (f.fsig in {e.fsig for e in failures} or set(f.errs) & set(failures[-1].errs)):
-            return None  # the same failure, or the earlier failure's error still shows: not moved on
-        if failures:
-            return "different failure"
-    if f.kind in ("write", "person") or f.unknown or f.reports:
-        return None
-    if f.kind == "read" and f.novel:
-        return "new lines paged in"
-    earlier = outputs.get(f.sig)
-    if earlier and f.out not in earlier and fresh >= _needed(f, window):
-        return "new output"
-    return None
-
-
-def _passed_before(f: TurnFacts, window: list[TurnFacts]) -> bool:
-    """Whether the same check passed the same way with no file written since: a pass after an edit says the edit
-    broke nothing (a green suite re-run after each rename is progress, not a loop)."""
-    for e in reversed(window):
-        if e.kind == "write" and not e.failed:
-            return False
-        if e.verdict == "pass" and e.sig == f.sig and e.out == f.out:
-            return True
-    return False
-
-
-def _needed(f: TurnFacts, window: list[TurnFacts]) -> int:
-    """New lines a repeated call's output needs to count as news: one, unless the agent itself wrote files since the
-    previous call (then the change may be its own doing, e.g. a search finding what it just inserted: a real page of
-    news)."""
-    for e in reversed(window):
-        if e.sig == f.sig:
-            return 1
-        if e.kind == "write" and not e.failed:
-            return NOVEL_LINES
-    return 1
 
 
 def _epoch(ts: Optional[str]) -> Optional[float]:
@@ -148,6 +91,8 @@ def _outcome(
         if shown is not None:  # pods or containers a status read shows failing: the deploy's verdict
             return "fail", shown
     if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
+        if not failed and (shellwork.job_act(turn.tool, turn.args) == "start" or shellwork.backgrounded(command)):
+            return None, None  # started in the background: it has not passed yet, whatever its start returned
         said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
         if not failed and turn.exit_code is None and outcomes.unfinished(turn.output):
             return None, None  # no exit status, and it stops as a test starts: cut off (a timeout), no pass
@@ -325,7 +270,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         out=out_digest,
         lines=lines[-80:],
         novel=bool(new) and len(new) >= min(NOVEL_LINES, len(lines)),
-        empty=not turn.output.strip(),
+        empty=not turn.output.strip() or bool(outcomes.NO_OUTPUT.match(turn.output[:80])),
         found_nothing=kind in ("search", "read") and turn.actor == "agent" and outcomes.found_nothing(turn.output),
         failed=failed,
         err=err,
@@ -383,9 +328,10 @@ def _missing(line: Optional[str], output: str) -> Optional[str]:
 def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int) -> dict[str, Any]:
     """What a shell command did besides printing (files written, a restart, a hang), and soon after a restart the
     error a run printed though it succeeded (a log tail showing the same 409 after each redeploy)."""
-    if not command or kind not in ("run", "write"):
+    job = shellwork.job_act(turn.tool, turn.args)
+    if kind not in ("run", "write") or not (command or job):
         return {}
-    restart = shellwork.restarts(command)
+    restart = shellwork.restarts(command) or job in ("start", "stop")
     after = kind == "run" and (restart or any(e.restart for e in window[-8:]))
     return {
         "writes": shellwork.writes(command),

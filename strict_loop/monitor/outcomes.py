@@ -50,12 +50,15 @@ RUNNING = re.compile(
 ``UPDATE_IN_PROGRESS``, a build's state ``WORKING`` or ``BUILDING``, a container's ``(health: starting)``, a pod
 creating)."""
 UNKNOWN = re.compile(
-    r"^\s*\[(?:no content rendered|content (?:not )?(?:available|captured)|output (?:omitted|not "
-    r"captured))[^\]]*\]\s*$",
+    r"^\s*(?:\[(?:no content rendered|content (?:not )?(?:available|captured)|output (?:omitted|not "
+    r"captured))[^\]]*\]|no result content)\s*$",
     re.I,
 )
-"""Placeholders an export leaves where the content was lost (Cursor via SpecStory: ``[no content rendered by
-SpecStory]``)."""
+"""Placeholders a recorder leaves where the content was lost (Cursor via SpecStory: ``[no content rendered by
+SpecStory]``; a session logger's ``No result content``)."""
+NO_OUTPUT = re.compile(r"^\s*\((?:[\w.-]{1,40} completed with no output|No content)\)\s*$")
+"""How Claude Code words an empty result to the model, so its transcripts keep (``(Bash completed with no output)``):
+nothing was printed, as a hook's empty ``stdout`` says."""
 _CONTENT_KEYS = (
     "content",
     "diff",
@@ -364,9 +367,9 @@ def score(output: str, failed: bool) -> Optional[float]:
 
 
 def last_line(output: str) -> str:
-    """The last meaningful line of an output (not a decoration, a prompt echo or a clipping marker)."""
+    """The last meaningful line of an output (no decoration, prompt echo, clipping marker or viewer's line number)."""
     for line in reversed(output.splitlines()):
-        text = line.strip()
+        text = _GUTTER.sub("", line).strip()
         if text and not re.match(
             r"^(?:[=\-_*#~. ]{3,}|\.\.\.\[(?:clipped|truncated)[^\]]*\]|\[Command finished with exit code \d+\])$", text
         ):
@@ -374,6 +377,7 @@ def last_line(output: str) -> str:
     return ""
 
 
+_GUTTER = re.compile(r"^ *\d+(?:\u2192|\t)")
 _ERRORISH = re.compile(
     r"\b(?:error|exception|fatal|failed|failure|traceback|cannot|can't|undefined|not found|no such|denied|refused)\b",
     re.I,

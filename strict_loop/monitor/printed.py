@@ -100,13 +100,15 @@ def reads_failed(command: str, output: str) -> bool:
         return said.group(1) != "0"
     if hung(output):
         return True  # cut off before it could pass (the harness's own words: timed out, interrupted)
+    parts = shellwork.last_pipeline(command)  # its first command printed what came back
+    if parts and _GH.match(parts[0]) and _GH_FAILED.match(output.lstrip()[:200]):
+        return True  # the GitHub CLI heads its refusals: `X Pull request ... is not mergeable`, `GraphQL: ...`
     tail = output[-3000:]
     if is_verifier(command) and _FAILED_OUTPUT.search(tail) and not _passed_at_end(tail):
         return True
     end = last_line(tail)
     last = _boxed(tail) if end == "\u2575" else _head_line(tail, end)
     last = last.lstrip(_FAIL_MARKS)  # `✖ Packages installation failed, see above.`: the words after the mark
-    parts = shellwork.last_pipeline(command)  # its first command printed what came back
     logs = _LOGS.match(parts[0]) if parts else None
     shown = (_SHOWN.match(parts[0]) or logs) if parts else None
     own = last.startswith(f"{shown.group(1).split()[0]}:") if shown else False
@@ -211,6 +213,10 @@ def _boxed(tail: str) -> str:
 _EXIT_SAID = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\b", re.M)
 """How Codex heads a shell call's output when it gives it to the model (``Chunk ID``, ``Wall time``, then ``Process
 exited with code 2``; older releases ``Exit code: 2``): a recording of the model's view carries it."""
+_GH = re.compile(r"^\s*gh\s+(?!(?:pr|issue|release|repo|run)\s+view\b)")
+_GH_FAILED = re.compile(r"(?:X |GraphQL: |HTTP [45]\d\d\b|gh: |failed to run git: )")
+"""How the GitHub CLI heads what it refused or could not do (its own mark ``X``, the API's ``GraphQL:`` or ``HTTP 4xx``
+error), where no exit code says it: not what a view of a pull request or an issue prints (their text is theirs)."""
 _SHOWN = re.compile(r"^\s*(cat|tail|head|less|more|grep|egrep|rg|sed|awk|jq|echo|printf)\b")
 """Programs that print what they read: an error line among it is the file's, not theirs."""
 
@@ -252,12 +258,16 @@ name, a few words ending in "failed."."""
 _LAST_SAYS = re.compile(
     r"(?i:\bcannot connect to the docker daemon\b|\b(?:cannot|can't|could not|unable to) (?:continue|proceed)\b|"
     r"\bconfiguring incomplete, errors occurred\b|\btoo many warnings \(maximum: \d+\)|\bcould not apply \w+|"
-    r"^nothing to commit\b|\bBUILD FAILURE\b|\bexit(?:ing|ed)? with (?:status|code):? [1-9]|^Exiting$|"
+    r"^nothing to commit\b|\bBUILD FAILURE\b|\bexit(?:ing|ed)? with (?:status|code):? [1-9]|^Exiting$|^error (?:launch|"
+    r"runn|build|connect|load|install|start|open|compil|execut|deploy|upload|download|fetch|resolv)ing\b|"
     r"\bfailed to start\b|\b(?:address|port \d+) (?:is |was )?already in use\b|"
     r"\bversion solving (?:has )?failed\b|\bcould not be resolved to an installable set\b|\bno solution found when "
     r"resolving\b|\brequirements are unsatisfiable\b|\b(?:some |all )?tests? failed[.!]?$|\bis invalid: \S|"
     r"\bconnection to the server \S+ was refused\b|\b100(?:\.0)?% packet loss\b|"
-    r"\bis not recognized as (?:the|a) name of a cmdlet\b)|^FAILED: (?!0\b)\S|"  # alembic's, ninja's failed step
+    r"\bis not recognized as (?:the|a) name of a cmdlet\b|"
+    # a last sentence saying that something failed ("Direct fetching of that commit failed."), not "0 failed"
+    r"\b(?!(?:none|nothing|nobody|no)\b)[a-z]\w* (?:(?:has|have|was|were|had) )?failed[.!]?$)|"
+    r"^FAILED: (?!0\b)\S|"  # alembic's, ninja's failed step
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
 """Words that say a command failed anywhere in its last line: it cannot continue (Bundler), its resolver found no

@@ -91,6 +91,8 @@ def _mark(first: str, tail: str) -> Optional[str]:
         return "pass"
     if row.startswith(("* ", "pending")):  # a run still going, by its mark
         return None
+    if _FAILED_JOB.search(tail):  # its title row cut off (`| tail -4`), a job's own mark in the JOBS list says it
+        return "fail"
     states = _CHECK_ROW.findall(tail)
     if states:
         return "fail" if "fail" in states else None if "pending" in states else "pass"

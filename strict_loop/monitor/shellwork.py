@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 MAX_COMMAND = 4000
 """Characters of a command read for its effects (a heredoc's body past this is content, not a command)."""
@@ -200,6 +200,37 @@ def restarts(command: str) -> bool:
     text = command[:MAX_COMMAND]
     parts = [part.strip().lstrip("(").rstrip(")") for part in segments(text)]  # `(npm run dev > log 2>&1 &)`
     return any(RESTART.match(part) or _BACKGROUND.search(part) for part in parts) or _down_then_up(parts)
+
+
+JobAct = Literal["start", "read", "stop"]
+JOB_READ_TOOLS = frozenset({"bashoutput", "taskoutput", "bashoutputtool"})
+"""Tools that read what a background job printed so far, by its shell's or task's id (Claude Code before 2.1)."""
+JOB_STOP_TOOLS = frozenset({"killshell", "killbash", "taskstop"})
+"""Tools that stop a background job by its id (Claude Code's ``TaskStop``, ``KillShell`` before it)."""
+_JOB_FILE = re.compile(r"/tasks/[\w-]+\.output\b")
+"""Where Claude Code writes a background task's output (its Bash result names the file), read back with its Read tool
+or a shell's ``tail``: the job's status, as ``BashOutput`` was."""
+
+
+def job_act(tool: str, args: dict[str, Any]) -> Optional[JobAct]:
+    """What a call does to a background job: starts one (a shell command the harness runs in the background), reads
+    what one printed so far, or stops one. A job's output read after each restart is the outcome of that restart, as a
+    log read is; a check started in the background has not passed yet."""
+    name = tool.lower()
+    if args.get("run_in_background") is True and isinstance(args.get("command"), str):
+        return "start"
+    if name in JOB_READ_TOOLS:
+        return "read"
+    if name in JOB_STOP_TOOLS:
+        return "stop"
+    where = args.get("file_path") or args.get("path") or args.get("command")
+    return "read" if isinstance(where, str) and _JOB_FILE.search(where[:MAX_COMMAND]) else None
+
+
+def backgrounded(command: str) -> bool:
+    """Whether a command line ends by putting its last command in the background (``pytest > log 2>&1 &``)."""
+    parts = segments(command[:MAX_COMMAND])
+    return bool(parts) and bool(_BACKGROUND.search(parts[-1]))
 
 
 def _down_then_up(parts: list[str]) -> bool:

@@ -251,6 +251,8 @@ def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
         return "message"
     if name in ("invalid_format", "format_error"):
         return "invalid"
+    if shellwork.job_act(tool, args) in ("read", "stop"):  # a background job's status read or stop: a run of it
+        return "run"
     if name in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"):
         return "write" if command in EDITOR_WRITE_COMMANDS else "read"
     if name in WRITE_TOOLS:

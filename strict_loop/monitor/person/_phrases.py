@@ -1,10 +1,8 @@
-"""The phrases people use to say the work still fails, per language: a row per language of "still failing"
-(``STILL_FAILING``), the ways of saying the agent goes in circles (``CIRCLES``) and that the person said it before
+"""The phrases people use to say the agent goes in circles (``CIRCLES``) and that they said it before
 (``TOLD_BEFORE``), in English and the languages people most often write to an agent in. Pure data and patterns,
-read by ``_reading``.
+read by ``_reading``; "still failing" per language is ``_still``'s table.
 
-Why apart from ``_reading``: a language added or a phrase heard in a new session changes these tables, not how a
-message is read.
+Why apart from ``_reading``: a phrase heard in a new session changes these tables, not how a message is read.
 """
 
 from __future__ import annotations
@@ -15,153 +13,6 @@ from strict_loop.monitor import fingerprint as fp
 
 CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
 """Where a clause starts: the message's start, or after a sentence's or a clause's mark."""
-
-# fmt: off
-# a row per language: its name, its gates (lowercase literals its pattern cannot match without), its pattern
-STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("es", ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "igual", "nada", "cambi",
-            "probaste"),
-        r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo |un )?(?:error|\d{3})|diciendo|mostrando|saliendo|"
-        r"apareciendo)\b|\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
-        r"(?:^|[.!?]\s+)\W*(?:otra vez|sigue|(?:nada\W+)?igual)\b"
-        r"(?!,? (?:por favor|con|para|adelante|as[i\u00ed]|de)\b)|"
-        r"\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b|"
-        # "nada." alone (not "nada más"), "mismo resultado", "y lo mismo", "no cambió nada", "¿lo probaste siquiera?"
-        r"(?:^|[.!?]\s+)\W*nada\s*(?:[.!]|$)|\bmismo resultado\b|\by lo mismo\b|\bigualito\b|"
-        r"\bno (?:ha )?cambi[o\u00f3a]do? nada\b|\bsin cambios\b|\bprobaste siquiera\b|\bsiquiera lo probaste\b"),
-    ("pt", ("continua", "ainda", "mesm", "funcionou", "de novo", "igual", "fez isso", "nada mudou", "mudou nada",
-            "tentado", "tentei"),
-        r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
-        r"\bmesmo erro\b|\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
-        r"o mesmo)\b|(?:^|[.!?]\s+)\W*(?:de novo|igual)\b(?!,? (?:por favor|com|pra|para|a|ao|de)\b)|\bmesma coisa\b|"
-        r"\bde novo(?=\s*(?:[.!?]|$))|\b(?:vc|voc[e\u00ea]) j[a\u00e1] fez isso\b|"
-        # "igualzinho", "nada mudou", "não mudou nada", "mesmíssimo", "eu já tinha tentado" (the person tried it before)
-        r"\bigualzinh[oa]\b|\bnada mudou\b|\bn[a\u00e3]o mudou nada\b|\bmesm[i\u00ed]ssim[oa]\b|"
-        r"\bj[a\u00e1] (?:tinha )?(?:tentei|tentado)\b"),
-    ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas"),
-        r"\btoujours pas\b|\b(?:est|sont) toujours (?!(?:bon|bien|ok|correct|valide)\b)\w|\bencore (?:le m|la m|"
-        r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b"),
-    ("de", ("immer noch", "fehler", "hat nicht", "wieder", "gleich", "kaputt"),
-        r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
-        r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|(?:schon )?wieder)\b|"
-        # "gleich.", "exakt das gleiche im excel", "alles kaputt"; not "das gleiche für die Tabelle" (a request)
-        r"^\W*(?:(?:nein|nope)\W+)?(?:(?:genau|exakt)\s+)?(?:das\s+)?gleiche?(?=\s*(?:[.!,;:]|$)|\s+(?:im|in|wie "
-        r"vorher|wie davor)\b)|\b(?:genau|exakt|immer noch|wieder) das gleiche\b|"
-        r"\b(?:alles|wieder|noch immer) kaputt\b"),
-    ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u0442\u043e\u0439 \u0436\u0435",
-            "\u043f\u043e\u043c\u043e\u0433"),
-        r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] (?:\u043d\u0435|\u043f\u0430\u0434\u0430|"
-        r"\u043e\u0448\u0438\u0431|\u0441\u043b\u043e\u043c\u0430\u043d)|"
-        r"\u0442\u043e\u0439 \u0436\u0435 \u043e\u0448\u0438\u0431\u043a|"
-        r"\u0442\u0430 \u0436\u0435 (?:\u043e\u0448\u0438\u0431\u043a\u0430|"
-        r"\u043f\u0440\u043e\u0431\u043b\u0435\u043c\u0430)|"
-        r"\u043d\u0435 \u043f\u043e\u043c\u043e\u0433\u043b\u043e)"),
-    ("zh", ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "还在", "没用",
-            "没有用", "到底"),
-        r"(?:\u8fd8\u662f|\u4ecd\u7136|\u4f9d\u7136)(?:\u4e0d\u884c|\u62a5\u9519|\u5931\u8d25|\u4e00\u6837|"
-        r"\u6ca1\u6709?(?:\u7528|\u53cd\u5e94|\u53d8\u5316))|(?:\u540c\u6837|"
-        r"\u4e00\u6837)\u7684(?:\u9519\u8bef|\u95ee\u9898)|"
-        r"还在(?=\s*(?:[。！!，,；;]|$))|(?:也|都|还是|根本)?没(?:有)?用(?=\s*(?:[。！!，,；;]|$))|"
-        r"(?:^|[。！!？?])\W*(?:还是)?一样(?:的)?\s*(?:[。！!，,]|$)|你到底有没有"),
-    ("ja", ("\u307e\u3060", "\u540c\u3058", "\u5909\u308f", "\u5909\u5316", "\u76f4\u3089", "\u76f4\u308a",
-            "\u76f4\u3063", "\u52b9\u679c", "\u76f8\u5909\u308f\u3089\u305a", "\u307e\u307e", "\u304a\u306a\u3058"),
-        # まだ動かない/エラー/直ってない/同じ/変わらない, 同じエラー/結果, さっきと同じ, ...が同じです, 変わらないです,
-        # 直りません, 変わってないね, 効果なし, 相変わらず
-        r"\u307e\u3060(?:\u52d5\u304b\u306a\u3044|\u52d5\u304d\u307e\u305b\u3093|\u30a8\u30e9\u30fc|"
-        r"\u76f4\u3063\u3066(?:\u3044)?(?:\u306a\u3044|\u307e\u305b\u3093)|\u540c\u3058|\u5909\u308f\u3089|"
-        r"\u30c0\u30e1|\u3060\u3081|\u5931\u6557)|"
-        r"\u540c\u3058(?:\u30a8\u30e9\u30fc|\u7d50\u679c|\u554f\u984c|\u75c7\u72b6|\u753b\u9762|\u72b6\u614b|"
-        r"\u30ed\u30b0)|(?:\u3055\u3063\u304d|\u524d|\u5148\u307b\u3069|\u524d\u56de|\u6700\u521d)\u3068"
-        r"(?:\u5168\u304f|\u307e\u3063\u305f\u304f)?\u540c\u3058|"
-        r"(?<!\u3068)(?:\u5168\u304f|\u307e\u3063\u305f\u304f)?\u540c\u3058(?:\u3067\u3059|\u3067\u3057\u305f|"
-        r"\u3060)(?:\u306d|\u3088)?(?=[\u3002\uff01!\u3001\s]|$)|"
-        r"(?:\u5909\u308f\u3089(?:\u306a\u3044|\u306a\u304b\u3063\u305f)|\u5909\u308f\u308a\u307e\u305b\u3093|"
-        r"\u76f4\u3089(?:\u306a\u3044|\u306a\u304b\u3063\u305f)|\u76f4\u308a\u307e\u305b\u3093|"
-        r"\u76f4\u3063\u3066(?:\u3044)?\u306a\u3044|\u5909\u308f\u3063\u3066(?:\u3044)?(?:\u306a\u3044|\u307e\u305b\u3093))"
-        r"(?:\u3067\u3059|\u3067\u3057\u305f)?(?:\u306d|\u3088)?"
-        r"(?=[\u3002\uff01!\u3001\s]|$)|\u5909\u5316(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
-        r"\u52b9\u679c(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
-        r"\u76f8\u5909\u308f\u3089\u305a|"
-        # 被ったまま (still overlapping: a state that remains), 全く同じ。, おなじ。 said alone
-        r"[\u305f\u3060]\u307e\u307e(?=\s*(?:\u3067\u3059|\u3060|[\u3002\uff01!\u3001]|$))|"
-        r"(?:\u5168\u304f|\u307e\u3063\u305f\u304f)\u540c\u3058(?=\s*(?:[\u3002\uff01!\u3001]|$))|"
-        r"(?:^|[\u3002\uff01!])\s*(?:\u540c\u3058|\u304a\u306a\u3058)(?:\u3067\u3059)?\s*(?:[\u3002\uff01!]|$)"),
-    ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic"),
-        r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
-        r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
-        r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b"),
-    ("nl", ("nog ", "hetzelfde", "weer", "dezelfde"),
-        r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
-        r"\bdezelfde fout\b"),
-    ("sv", ("fortfarande", "samma fel", "precis som", "igen"),
-        r"\bfortfarande\b|\bsamma fel\b|\bprecis som (?:innan|f\u00f6rut)\b|^\W*(?:nej\W+)?igen\b"),
-    ("pl", ("nadal", "wci\u0105\u017c", "dalej", "znowu", "ten sam", "to samo"),
-        r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b"),
-    ("cs", ("po\u0159\u00e1d", "zase to", "st\u00e1le", "nezm\u011bnilo", "stejn\u00e9"),
-        r"\bpo\u0159\u00e1d (?:stejn|to sam|rozbit|nefung|nic)|\bzase to (?:sam|stejn)|\bst\u00e1le (?:stejn|"
-        r"nefung|rozbit)|\bnic se nezm\u011bnilo\b|^\W*stejn\u00e9\b"),
-    ("el", ("\u03af\u03b4\u03b9\u03bf", "\u03ac\u03bb\u03bb\u03b1\u03be\u03b5"),
-        r"\u03b1\u03ba\u03cc\u03bc[\u03b1\u03b7] \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
-        r"\u03af\u03b4\u03b9\u03bf \u03bb\u03ac\u03b8\u03bf\u03c2|"
-        r"\u03c0\u03ac\u03bb\u03b9 \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
-        r"\u03c4\u03af\u03c0\u03bf\u03c4\u03b1 \u03b4\u03b5\u03bd \u03ac\u03bb\u03bb\u03b1\u03be\u03b5|"
-        r"^\W*\u03af\u03b4\u03b9\u03bf\b"),
-    ("id, ms", ("masih", "tetap", "sama saja", "sama je", "berubah", "tiada perubahan", "tak jalan"),
-        r"\bmasih (?:sama|error|gagal|belum|tidak|tak|rusak|kosong)\b|\btetap (?:sama|error|gagal)\b|"
-        r"\bsama (?:saja|je)\b|\b(?:tak|tidak) (?:berubah|jalan)\b|\btiada perubahan\b"),
-    ("tr", ("hala", "h\u00e2l\u00e2", "ayn\u0131"),
-        r"\bh[a\u00e2]l[a\u00e2] (?:ayn\u0131|\u00e7al\u0131\u015fm\u0131yor|olmuyor|hata)|\byine ayn\u0131\b|"
-        r"\bayn\u0131 hata\b"),
-    ("vi", ("v\u1eabn", "l\u1ea1i l\u1ed7i"),
-        r"\bv\u1eabn (?:l\u1ed7i|v\u1eady|nh\u01b0 c\u0169|b\u1ecb|kh\u00f4ng)|\bl\u1ea1i l\u1ed7i\b"),
-    ("ko", ("\uc5ec\uc804", "\uc544\uc9c1\ub3c4", "\ub611\uac19"),
-        r"\uc5ec\uc804\ud788|\uc544\uc9c1\ub3c4 (?:\uc548|\uac19|\uc5d0\ub7ec|\uc624\ub958)|\ub611\uac19"),
-    ("ar", ("\u0646\u0641\u0633", "\u0632\u0627\u0644"),
-        r"\u0646\u0641\u0633 (?:\u0627\u0644\u062e\u0637\u0623|\u0627\u0644\u0645\u0634\u0643\u0644\u0629)|"
-        r"\u0644\u0627 \u064a\u0632\u0627\u0644|\u0645\u0627 ?\u0632\u0627\u0644"),
-    # he: עדיין לא עובד, עדיין אותו דבר, אותה שגיאה, לא עזר, שום דבר לא השתנה
-    ("he", ("עדיין", "אותה", "אותו", "עזר", "השתנה"),
-        r"עדיין (?:לא (?:עובד|עובדת|עובדים|עבד|תקין|נפתח|נטען|מופיע|מתחבר|נשמר)|אותו (?:דבר|מצב|באג)|"
-        r"אותה (?:שגיאה|בעיה|תקלה)|שבור|תקוע)|(?<!\w)אותה (?:שגיאה|בעיה|תקלה)(?!\w)|(?:שוב|בדיוק) אותו דבר|"
-        r"^\W*(?:לא\W+)?אותו דבר(?=\s*(?:[.!?,]|$))|(?<!\w)לא עזר(?!\w)|(?:שום דבר|כלום) לא השתנה|"
-        r"לא השתנה כלום"),
-    # th: ยังไม่หาย, ยังเหมือนเดิม, เหมือนเดิมเลย, error เดิม, ไม่ได้ผล, ไม่มีอะไรเปลี่ยน (no spaces between words: no \b)
-    ("th", ("ยัง", "เดิม", "ไม่ได้ผล", "เปลี่ยน"),
-        r"ยัง(?:ไม่(?:หาย|ได้ผล|ทำงาน|ดีขึ้น)|เหมือนเดิม|(?:โดน|ถูก)?(?:ตัด|พัง|ค้าง)|เป็นเหมือนเดิม|error|เออเร่อ)|"
-        r"เหมือนเดิม(?:เลย|เป๊ะ|ทุกอย่าง)|(?:error|เออเร่อ|ข้อผิดพลาด|อาการ)\s*เดิม|ไม่ได้ผล|ไม่มีอะไรเปลี่ยน|ไม่เห็นเปลี่ยน"),
-    # uk: досі не працює, все ще те саме, та сама помилка, знову те саме, не допомогло, нічого не змінилося
-    ("uk", ("досі", "все ще", "все одно", "сам", "та ж", "той ж", "допомог", "змін"),
-        r"\b(?:досі|все ще|все одно) (?:не|те саме|та сама|той самий|помилк|каша|порожн)|"
-        r"\b(?:та сама|та ж|така сама) (?:помилка|проблема|картина|каша)\b|\b(?:той самий|такий самий|той же) "
-        r"(?:результат|екран|текст|баг)\b|\bрезультат (?:той самий|такий самий|той же)\b|\bзнову те (?:саме|ж)\b|"
-        r"^\W*(?:ні\W+)?те саме\b|\bне допомогл[оа]\b|\bнічого не змінил(?:ось|ося)\b"),
-    # fa: هنوز کار نمی‌کنه, هنوز همونه, همون خطا, فرقی نکرد, هیچی عوض نشد
-    ("fa", ("هنوز", "همون", "همان", "فرقی", "نشد", "نکرد"),
-        "هنوز (?:کار نمی|درست نشده|همون|همان|خطا|ارور|مشکل|خرابه|خالیه|نمی\u200c?(?:شه|شود|کنه|کند))|"
-        r"(?:همون|همان) (?:خطا|ارور|مشکل|نتیجه)|فرقی نکرد|هیچ فرقی نکرد|(?:هیچی|هیچ چیز|چیزی) (?:عوض|تغییر) "
-        r"(?:نشد|نکرد)|(?<!\w)درست نشد(?!\w)"),
-    ("ro", ("tot ", "la fel", "aceea", "ajutat", "schimbat", "a mers"),
-        r"\btot nu (?:merge|func\w+|apare|se \w+|a mers)|\btot (?:la fel|aceea\w*)\b|"
-        r"\b(?:aceea[s\u0219]i|aceeasi) (?:eroare|problem\w*)|\b(?:iar|din nou) la fel\b|"
-        r"\b(?:nu|n-)\s?a (?:ajutat|mers|func\w+)\b|\bnu s-a schimbat nimic\b|\bnimic nu s-a schimbat\b|"
-        r"\bla fel ca (?:[i\u00ee]nainte|data trecut[a\u0103])\b"),
-    ("hu", ("m\u00e9g mindig", "meg mindig", "ugyanaz", "seg\u00edtett", "segitett", "v\u00e1ltozott", "valtozott"),
-        r"\bm[\u00e9e]g mindig (?:nem|ugyanaz|ugyan\w+|hib\w*|rossz|[\u00fcu]res)|"
-        r"\bugyanaz a (?:hiba|probl[\u00e9e]ma|eredm[\u00e9e]ny)\b|\bmegint ugyanaz|^\W*(?:nem\W+)?ugyanaz\b|"
-        r"\bnem seg[\u00edi]tett\b|\bsemmi(?: sem| nem)? v[\u00e1a]ltozott\b|\bnem v[\u00e1a]ltozott semmi\b"),
-    ("hi (Latin script)", ("bhi", "phir se", "wahi", "nahi", "nhi", "fark", "farak"),
-        r"\b(?:abhi|ab) bhi (?:same|wahi|wohi|vahi|error|nahi|nhi|fail|crash|khali|blank|[1-5]\d\d)\b|"
-        r"\bphir se (?:wahi|wohi|vahi|same|error|fail|crash|[1-5]\d\d)\b|\bwahi error\b|"
-        r"^\W*(?:(?:bhai|yaar|arre|nahi|nhi)\W+)?(?:nahi|nhi) (?:hua|hue|chala|bana)\b|"
-        r"\b(?:kaam|fix|theek) (?:nahi|nhi) (?:hua|kiya|kar raha|kar rahi|ho raha|ho rahi)\b|"
-        r"\b(?:kuch|koi) (?:fark|farak|change) (?:nahi|nhi)\b"),
-)
-# fmt: on
-"""The person saying it still fails, in the languages people most often write to an agent in besides English: a row
-per language, its pattern (read case-insensitively beside the English ones, ``person.PERSIST``) and its gates.
-"sigue sin funcionar", "toujours pas", "immer noch nicht", "还是不行", "ancora NaN", "nog steeds hetzelfde",
-"fortfarande fel", "nadal nie działa", "pořád stejné", "ακόμα το ίδιο", "masih sama", "hâlâ aynı", "vẫn lỗi",
-"여전히 안 돼요", "نفس الخطأ", "abhi bhi same error"."""
 
 
 CIRCLES = fp.Later(
@@ -278,6 +129,14 @@ CIRCLES = fp.Later(
     r"\bkali (?:ketiga|keempat|kelima|ke-?[3-9])\b|\bberpusing-pusing\b|"
     r"\ba (?:treia|patra|cincea) oar[a\u0103]\b|\b(?:[\u021bt]i-am|v-am) (?:zis|spus) de (?:dou[a\u0103]|trei|patru|"
     r"[2-9]) ori\b|\bne [\u00eei]nv[\u00e2a]rtim [\u00eei]n cerc\b|"
+    # ar: بنلف في دواير, حلقة مفرغة, تالت مرة; hi: गोल गोल घूम, तीसरी बार; bn: ঘুরে ফিরে একই, ৪ বার হয়ে গেল; sw:
+    # tunazunguka, mara ya tano; tl: paikot-ikot, pang apat na beses
+    r"(?<!\w)(?:بنلف|نلف|بندور|ندور|عم نلف|عم ندور) في (?:دواير|دوائر|دايرة|دائرة|حلقة)|حلقة مفرغة|"
+    r"(?<!\w)(?:تالت|ثالث|رابع|خامس) مرة|المرة (?:الثالثة|التالتة|الرابعة|الخامسة)|गोल गोल घूम|चक्कर (?:लगा|काट) रहे|"
+    r"(?:तीसरी|चौथी|पांचवीं|पाँचवीं) बार|(?:दो|तीन|चार|[2-9]) बार (?:बोला|कहा|बता चुका|बताया)|कितनी बार (?:बोल|कह|बता)|"
+    r"ঘুরে ফিরে (?:একই|সেই)|ঘুরপাক খাচ্ছি|(?:তৃতীয়|চতুর্থ|পঞ্চম) বার|(?:[৩-৯3-9]|তিন|চার|পাঁচ) বার হয়ে গেল|"
+    r"\btunazunguka\b|\bmara ya (?:tatu|nne|tano|sita|[3-9])\b|\bpaikot[- ]ikot\b|"
+    r"\b(?:pang|ika-?)\s?(?:tatlo|apat|lima|anim|[3-9])(?:ng| na) (?:beses|ulit)\b|"
     r"\b(?:harmadszor|negyedszer|[\u00f6o]t[\u00f6o]dsz[\u00f6o]r)\b|\b(?:harmadik|negyedik|[\u00f6o]t[\u00f6o]dik) "
     r"alkalommal\b|\bk[\u00f6o]rbe-?k[\u00f6o]rbe\b|\b(?:k[\u00e9e]tszer|h[\u00e1a]romszor) (?:mondtam|sz[\u00f3o]ltam|"
     r"[\u00edi]rtam)\b",
@@ -313,6 +172,8 @@ CIRCLES_GATES = (
     + ("sexta", "tentativa")
     + ("פעם", "פעמים", "פעמיים", "במעגלים", "ครั้งที่", "วน", "แล้ว", "втретє", "вчетверте", "вп", "раз", "колу")
     + ("بار", "دور خود", "kali ke", "pusing", "oar", " ori", "cerc", "szor", "sz\u00f6r", "alkalommal", "rbe")
+    + ("في د", "في ح", "حلقة", "مرة", "गोल", "चक्कर", "बार", "ঘুর", "বার", "tunazunguka", "mara ya", "ikot", "beses")
+    + ("ulit",)
 )
 """Lowercase literals one of which ``CIRCLES`` cannot match without."""
 
@@ -321,7 +182,7 @@ TOLD_BEFORE = (
     r"\bi(?:'ve|\s+(?:already|have|had))?\s+(?:already\s+)?told you (?:already|before|twice|so|not to|to never|"
     r"never to|to not|that|\w+ times)\b|"
     r"\bi (?:literally |already |just |clearly |explicitly |specifically )?(?:said|asked(?: you)?|wrote)"
-    r"(?: to)? (?:no|not|don'?t|do not|never|only|no more)\b|\bwhat i (?:said|told you|asked(?: you)?) not to\b|"
+    r"(?: to)? (?:no|not|don'?t|do not|never|only|no more|stop)\b|\bwhat i (?:said|told you|asked(?: you)?) not to\b|"
     r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b|"
     r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b|"
     r"\b(?:eu |j[a\u00e1] (?:te )?)(?:falei|disse) (?:pra |para |que )?n[a\u00e3]o\b|"  # pt: "eu falei pra NÃO ..."
@@ -336,6 +197,12 @@ TOLD_BEFORE = (
     r"\b(?:m[a\u00e1]r )?(?:mondtam|sz[o\u00f3]ltam|k[e\u00e9]rtem|[i\u00ed]rtam),? hogy ne\b|"
     r"บอก(?:ไป)?แล้ว(?:ว่า|นะ)?\s*(?:ไม่|อย่า)|\b(?:saya|aku) (?:dah |sudah )?(?:cakap|kata|beritahu|bagitahu) "
     r"(?:jangan|tak payah)\b|"
+    # sw: "nimesema usifute"; tl: "sabi ko wag", "sinabi ko nang huwag"; ar: "قلتلك لا"/"قلت لك ما"; ru: "я же написал";
+    # hi: "मैंने मना किया था", "बोला था मत"; bn: "বলেছিলাম ... না"
+    r"\bnimesema (?:usi|msi|si)\w+|\b(?:sabi ko|sinabi ko(?: na)?(?: nang)?) (?:wag|huwag|'wag)\b|"
+    r"(?<!\w)(?:قلتلك|قلت لك|قلتلكم) (?:لا|ما|متعملش|بلاش)(?!\w)|\bя же (?:написал|написала|говорил|говорила|сказал|"
+    r"сказала|просил|просила)\b|मना किया था|(?:बोला|कहा) था (?:कि )?(?:मत|नहीं)|"
+    r"বলেছিলাম\W+(?:\S+\s+){0,4}?(?:না|করো না|করবে না)|"
     r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
     r"\bstop trying to\b|\bdid you even (?:open|read|look|check|try|run|test|see)\b|"
     r"\b(?:is|did|has|does) (?:anything|any of (?:this|that|it)) (?:you (?:did|changed|tried) )?"
@@ -357,5 +224,6 @@ TOLD_GATES = (
     + ("listen", "rst du", "escuch", "coutes", "already", "did you even", "anything")
     + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
     + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu", "\u306a\u3044\u3067")
+    + ("nimesema", "sabi ko", "sinabi ko", "قلت", "मना किया", "था", "বলেছিলাম", "я же")
 )
 """Lowercase literals one of which ``TOLD_BEFORE`` cannot match without."""

@@ -8,9 +8,10 @@ from typing import NamedTuple, Optional
 
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.person import _asking as asking
-from strict_loop.monitor.person._phrases import CIRCLES, STILL_FAILING, TOLD_BEFORE, TOLD_GATES
+from strict_loop.monitor.person._phrases import CIRCLES, TOLD_BEFORE, TOLD_GATES
 from strict_loop.monitor.person._phrases import CIRCLES_GATES as _CIRCLES_GATES
 from strict_loop.monitor.person._phrases import CLAUSE_START as _CLAUSE_START
+from strict_loop.monitor.person._still import STILL_FAILING
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
 
 _ATTEMPT_FAILED = (
@@ -44,7 +45,8 @@ _OPENS = (
     rf"one|{_DELIVERABLE}|"
     r"passing|green|compiles|supported|used|uses|using|part of|the plan|the case|here|around|i|we|you|he|she|they|a|an|"
     r"looks? (?:good|great|fine|ok|okay|right|correct|nice)|working (?:fine|well|great|ok|okay|as))\b)[\w'\"`#$/-]|"
-    rf"{_CLAUSE_START}(?:exactly |literally |still |it'?s |it is |that'?s )?(?:the )?same(?:[.!]|\s+(?!(?:for|as|with|"
+    rf"{_CLAUSE_START}(?:(?:dude|bruh|lol|ugh|nope|no|hmm+|well|so|and|but)\W+)?(?:(?:it'?s|it is|that'?s|thats)\s+)?"
+    r"(?:exactly |literally |still |just )?(?:the )?same(?:[.!]|\s+(?!(?:for|as|with|"
     r"goes|here|way|applies|should|needs?|in|on|to|idea|logic|pattern|approach|style|format|structure|design|rules?|"
     r"layout|size|color|colour|name|order|thing for)\b)[\w'\"`#$-]+(?:\s+[\w'\"`#$/.-]+){0,3}?\s*(?:[.,;:!]|$))|"
     r"\byou(?:'ve| have)?\s+(?:just\s+|literally\s+|went and\s+)?(?:(?!(?:can|could|should|would|will|may|might|must|"
@@ -90,6 +92,10 @@ PERSIST = fp.Later(
     r"(?:nothing|not help|n'?t help)\b|"
     r"\b(?:does|did|do|is|has)(?:n'?t|nt| not) (?:even )?(?:budge|budged|wiggle|wiggled|move|moved)\b"
     r"(?!\s+(?:to|into|the|it|them|this|that|on|up|down|over)\b)|"
+    # what it is said not even to do, as a person sees it: "the button doesnt even change", "it doesn't even open"
+    r"\b(?:does|did|do|is|has)(?:n'?t|nt| not) even (?:change|changed|open|opened|show|showed|load|loaded|render|"
+    r"rendered|respond|responded|react|reacted|register|registered|fire|fired|trigger|triggered|start|started|"
+    r"compile|compiled|appear|appeared|update|updated|flicker|blink)\b|"
     rf"{_CLAUSE_START}again\s+(?:[\d.,/]*\d%?|the same|same|empty|blank|nan|null|oom|zero)(?=\s*(?:[.!,;:]|$))|"
     r"\bevery\W{1,3}single\W{1,3}(?:time|run|build|job|attempt)\b|"
     r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck|blank|empty|missing|gone|down) again\b|"

@@ -9,7 +9,7 @@ import re
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
-from strict_loop.monitor import catalog, printed, readback
+from strict_loop.monitor import catalog, printed, readback, shellwork
 from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
 
 
@@ -126,7 +126,9 @@ def _never_started(f: TurnFacts) -> bool:
 
 def _command(f: TurnFacts) -> str:
     """A restart as the evidence names it: its command, without the tool's name and without the ``NAME=value``
-    settings before it (where a token often sits), at most 100 characters."""
+    settings before it (where a token often sits), at most 100 characters; a tool that stops a job, by its name."""
+    if f.tool.lower() in shellwork.JOB_STOP_TOOLS:
+        return f.action[:100]
     action = f.action.split(" ", 1)[1] if " " in f.action else f.action
     return _SETTINGS.sub("", action)[:100]
 

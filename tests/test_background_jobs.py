@@ -1,0 +1,202 @@
+"""Background jobs: a command a harness runs in the background (Claude Code's ``run_in_background``, a shell's ``&``),
+what it printed read back (``BashOutput`` before Claude Code 2.1, its task's output file with Read or ``tail`` since),
+and the job stopped (``KillShell``, ``TaskStop``). What a job printed after each restart is that restart's outcome, as a
+log read is; a check started in the background has not passed yet. And a flaky test that fails in fewer of its repeats
+is failing the same way, not making progress."""
+
+from __future__ import annotations
+
+import pytest
+from spiral_claims import check_claims, play, window_of
+
+from strict_loop.monitor import shellwork
+
+EADDRINUSE = (
+    "node:events:497\n      throw er; // Unhandled 'error' event\n      ^\n\n"
+    "Error: listen EADDRINUSE: address already in use :::4000\n    at Server.setupListenHandle [as _listen2] "
+    "(node:net:1897:16)\n    at Object.<anonymous> (/home/dev/api/src/server.js:38:5)\n{\n  code: 'EADDRINUSE',\n"
+    "  port: 4000\n}\n\nNode.js v20.17.0\n[nodemon] app crashed - waiting for file changes before starting..."
+)
+
+
+def start(k: int, command: str = "npm run dev") -> dict:
+    return {
+        "tool": "Bash",
+        "args": {"command": command, "description": "Start the dev server", "run_in_background": True},
+        "output": f"Command running in background with ID: bash_{k}",
+        "exit_code": 0,
+    }
+
+
+def bash_output(k: int, text: str, stamp: str) -> dict:
+    """``BashOutput`` as Claude Code before 2.1 answered it."""
+    return {
+        "tool": "BashOutput",
+        "args": {"bash_id": f"bash_{k}"},
+        "output": f"<status>running</status>\n\n<stdout>\n> api@1.8.2 dev\n> nodemon src/server.js\n\n{text}\n</stdout>"
+        f"\n\n<timestamp>2025-09-03T08:{stamp}.911Z</timestamp>",
+    }
+
+
+def kill(k: int) -> dict:
+    return {"tool": "KillShell", "args": {"shell_id": f"bash_{k}"}, "output": f"Successfully killed shell: bash_{k}"}
+
+
+def edit(old: str, new: str) -> dict:
+    return {
+        "tool": "Edit",
+        "args": {"file_path": "/home/dev/api/nodemon.json", "old_string": old, "new_string": new},
+        "output": "The file /home/dev/api/nodemon.json has been updated.",
+    }
+
+
+def test_a_server_restarted_in_the_background_that_dies_the_same_way_each_time_is_a_restart_loop():
+    turns = [start(1), bash_output(1, EADDRINUSE, "14:22")]
+    for k in range(2, 5):
+        turns += [
+            kill(k - 1),
+            edit(f'"delay": {k}', f'"delay": {k + 1}'),
+            start(k),
+            bash_output(k, EADDRINUSE, f"1{k}:0{k}"),
+        ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at is not None and steps[0][2][0].kind == "restart_loop"
+    first, _ = play(turns[: verdict.fired_at + 1])
+    assert "restarts" in first.signals[0].evidence
+    assert "restarts" in check_claims(first, turns[: verdict.fired_at + 1])
+
+
+def test_the_output_file_of_a_task_read_back_after_each_restart_is_its_outcome():
+    """Claude Code 2.1 writes a background task's output to a file its Bash result names; the agent reads it."""
+    turns = []
+    for k in range(1, 5):
+        path = f"/tmp/claude-1000/-home-dev-api/tasks/b8x2k{k}q.output"
+        turns += [
+            {
+                "tool": "Bash",
+                "args": {"command": "npm run dev", "run_in_background": True},
+                "output": f"Command running in background with ID: b8x2k{k}q. Output is being written to: {path}",
+                "exit_code": 0,
+            },
+            {
+                "tool": "Read",
+                "args": {"file_path": path},
+                "output": "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(EADDRINUSE.splitlines(), 1)),
+            },
+            {"tool": "TaskStop", "args": {"task_id": f"b8x2k{k}q"}, "output": f"Stopped task b8x2k{k}q"},
+        ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at is not None and steps[0][2][0].kind == "restart_loop"
+
+
+def test_a_server_that_comes_up_after_a_fix_is_no_restart_loop():
+    listening = "[nodemon] starting `node src/server.js`\napi listening on :4000"
+    turns = [start(1), bash_output(1, EADDRINUSE, "14:22"), kill(1), edit('"port": 4000', '"port": 4100')]
+    turns += [start(2), bash_output(2, listening.replace("4000", "4100"), "15:02")]
+    turns += [edit("v1", "v2"), bash_output(2, listening.replace("4000", "4100") + "\nGET /health 200", "16:40")]
+    assert play(turns)[0].fired_at is None
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        {
+            "tool": "Bash",
+            "args": {"command": "uv run pytest tests/integration -v", "run_in_background": True},
+            "output": "Command running in background with ID: bash_1",
+            "exit_code": 0,
+        },
+        {
+            "tool": "Bash",
+            "args": {"command": "pytest tests/integration > it.log 2>&1 &"},
+            "output": "[1] 48211",
+            "exit_code": 0,
+        },
+    ],
+)
+def test_a_check_started_in_the_background_has_not_passed(run):
+    fact = window_of([run])[0]
+    assert fact.verdict is None and fact.prog != "check passes"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "act"),
+    [
+        ("Bash", {"command": "npm run dev", "run_in_background": True}, "start"),
+        ("BashOutput", {"bash_id": "bash_3"}, "read"),
+        ("TaskOutput", {"task_id": "b1"}, "read"),
+        ("KillShell", {"shell_id": "bash_3"}, "stop"),
+        ("TaskStop", {"task_id": "b8x2k1q"}, "stop"),
+        ("Read", {"file_path": "/tmp/claude-1000/-home-dev-api/tasks/b8x2k1q.output"}, "read"),
+        ("Bash", {"command": "tail -20 /tmp/claude-1000/-home-dev-api/tasks/b8x2k1q.output"}, "read"),
+        ("Read", {"file_path": "/home/dev/api/tasks/output.py"}, None),
+        ("Bash", {"command": "npm run dev"}, None),
+        ("Bash", {"command": "npm run dev", "run_in_background": "yes"}, None),  # not the harness's flag
+    ],
+)
+def test_what_a_call_does_to_a_background_job(tool, args, act):
+    assert shellwork.job_act(tool, args) == act
+
+
+def playwright(failed: int, k: int) -> dict:
+    repeats = ", ".join(f"repeat{n}" for n in range(1, failed + 1))
+    return {
+        "tool": "Bash",
+        "args": {"command": "npx playwright test checkout.spec.ts --repeat-each=5 --reporter=line"},
+        "output": "Exit code 1\nRunning 5 tests using 4 workers\n  1) [chromium] › checkout.spec.ts:10:7 › shows the "
+        "toast (repeat1)\n\n    Error: Timed out 15000ms waiting for expect(locator).toBeVisible()\n\n"
+        f"  {failed} failed\n    [chromium] › checkout.spec.ts:10:7 › shows the toast ({repeats})\n"
+        f"  {5 - failed} passed (4{k}.2s)",
+        "exit_code": 1,
+    }
+
+
+def test_a_flaky_test_failing_in_fewer_of_its_repeats_is_not_progress():
+    """Its count falls to where it was before (2, 1, 2, 1): only a new low is fewer failures."""
+    counts = [2, 1, 2, 1, 2, 1]
+    turns = [t for k, n in enumerate(counts) for t in (edit(f"wait {k}", f"wait {k + 1}"), playwright(n, k))]
+    assert [f.prog for f in window_of(turns) if f.fails is not None] == [None, "fewer failures", *[None] * 4]
+    assert play(turns)[0].fired_at is not None
+
+
+def test_a_count_that_rose_from_green_and_falls_again_is_progress():
+    """All green, a migration breaks 41 tests, then 18, 12, 3: each a new low since the suite was last green."""
+
+    def pytest_run(failed: int) -> dict:
+        tail = f"{failed} failed, {244 - failed} passed in 15.02s" if failed else "244 passed in 14.1s"
+        return {
+            "tool": "Bash",
+            "args": {"command": "python -m pytest -q"},
+            "exit_code": int(bool(failed)),
+            "output": f"Exit code 1\n{tail}" if failed else tail,
+        }
+
+    turns = [t for k, n in enumerate([0, 41, 18, 12, 3]) for t in (edit(f"v{k}", f"v{k + 1}"), pytest_run(n))]
+    assert [f.prog for f in window_of(turns) if f.fails is not None][2:] == ["fewer failures"] * 3
+
+
+def test_a_run_that_names_fewer_failing_tests_than_before_is_progress():
+    def pytest_run(names: list[str]) -> dict:
+        lines = "\n".join(f"FAILED tests/test_p.py::{n} - assert 1 == 2" for n in names)
+        return {
+            "tool": "Bash",
+            "args": {"command": "pytest -q"},
+            "exit_code": 1,
+            "output": f"Exit code 1\n{lines}\n{len(names)} failed, {6 - len(names)} passed in 0.4s",
+        }
+
+    turns = [edit("a", "b"), pytest_run(["test_a", "test_b"]), edit("b", "c"), pytest_run(["test_a"])]
+    assert window_of(turns)[-1].prog == "fewer failures"
+
+
+def test_a_result_a_recorder_did_not_keep_or_the_harness_says_was_empty_is_never_an_outcome_seen_again():
+    """Restarts whose job's result a session logger did not keep (``No result content``), or whose result Claude Code
+    wrote to its transcript as ``(BashOutput completed with no output)``: no outcome came back, so none came back the
+    same after each restart."""
+    for nothing in ("No result content", "(BashOutput completed with no output)"):
+        turns = [
+            t for k in range(1, 5) for t in (start(k), {**bash_output(k, "", "00:00"), "output": nothing}, kill(k))
+        ]
+        assert play(turns)[0].fired_at is None
+        facts = window_of(turns)[1]
+        assert facts.unknown if nothing.startswith("No") else facts.empty
