@@ -129,6 +129,8 @@ def test_a_check_started_in_the_background_has_not_passed(run):
         ("TaskStop", {"task_id": "b8x2k1q"}, "stop"),
         ("Read", {"file_path": "/tmp/claude-1000/-home-dev-api/tasks/b8x2k1q.output"}, "read"),
         ("Bash", {"command": "tail -20 /tmp/claude-1000/-home-dev-api/tasks/b8x2k1q.output"}, "read"),
+        ("write_stdin", {"session_id": 41822, "chars": ""}, "read"),  # Codex polling a command still running
+        ("write_stdin", {"session_id": 41822, "chars": "\x03"}, "stop"),  # and its Ctrl-C
         ("Read", {"file_path": "/home/dev/api/tasks/output.py"}, None),
         ("Bash", {"command": "npm run dev"}, None),
         ("Bash", {"command": "npm run dev", "run_in_background": "yes"}, None),  # not the harness's flag
@@ -200,3 +202,43 @@ def test_a_result_a_recorder_did_not_keep_or_the_harness_says_was_empty_is_never
         assert play(turns)[0].fired_at is None
         facts = window_of(turns)[1]
         assert facts.unknown if nothing.startswith("No") else facts.empty
+
+
+def notice(task: str, status: str = "failed") -> dict:
+    """The message Claude Code 2.1 sends the model when a background task ends (captured from the real binary)."""
+    return {
+        "tool": "user_prompt",
+        "actor": "person",
+        "output": f"<task-notification>\n<task-id>{task}</task-id>\n<tool-use-id>toolu_0001</tool-use-id>\n"
+        f"<output-file>/tmp/claude-0/-w/77b7/tasks/{task}.output</output-file>\n<status>{status}</status>\n"
+        f'<summary>Background command "Start the server" {status} with exit code 1</summary>\n</task-notification>',
+    }
+
+
+def test_the_harness_telling_a_background_task_ended_is_never_the_persons_word():
+    """Three such notices after three starts are no report of the person's that it still fails (a false
+    ``person_reports`` before), and the job's output read after each start, ending ``[exited with code 1]``, failed."""
+    crash = "Traceback (most recent call last):\nOSError: [Errno 98] Address already in use\n\n[exited with code 1]\n"
+    path = "/tmp/claude-0/-w/77b7/tasks/b{k}.output"
+    turns = [
+        t
+        for k in range(3)
+        for t in (start(k), notice(f"b{k}"), {"tool": "Read", "args": {"file_path": path.format(k=k)}, "output": crash})
+    ]
+    window = window_of(turns)
+    assert not any(f.actor == "person" or f.reports for f in window)
+    assert [f.failed for f in window if f.tool == "Read"] == [True] * 3
+    assert "Address already in use" in (window[2].etext or "")
+    verdict, _ = play(turns)
+    assert verdict.fired_at is not None and "restart_loop" in {s.kind for s in verdict.signals}
+    assert shellwork.job_notice("<task-notification> said in passing") is None
+    assert shellwork.job_exit("done\n[exited with code 0]\n") == 0 and shellwork.job_exit("done") is None
+
+
+def test_the_outputs_of_several_jobs_read_one_after_another_are_no_repeat():
+    """An inventory of the background shells (``BashOutput`` of each id) whose outputs read alike: each id is another
+    job, never noise to fold, so the reads are not equivalent actions with one outcome."""
+    same = "> api@1.0.0 api\n> node src/server.js\nClient version 1.15.1 is incompatible with server version 1.7.0."
+    turns = [bash_output(k, same, f"1{k}:00") | {"args": {"bash_id": f"{k}7fb6{k}"}} for k in range(6)]
+    assert play(turns)[0].fired_at is None
+    assert len({f.asig for f in window_of(turns)}) == 6

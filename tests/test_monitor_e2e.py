@@ -9,11 +9,13 @@ what reached the model (the requests the scripted server received).
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 import pytest
 from conftest import read_jsonl, run_cli
@@ -34,10 +36,11 @@ STEPS = ("spiral.whisper", "spiral.paused")
 @dataclass(frozen=True)
 class Tool:
     """The model calls Claude Code's tool ``name`` (Read, Edit, Write, ...) with ``input``: a step AnthropicTools
-    answers with that tool_use block (the shared scripted model speaks only Bash)."""
+    answers with that tool_use block (the shared scripted model speaks only Bash). ``input`` may be computed from the
+    request that takes the step (a path the last tool result named)."""
 
     name: str
-    input: dict[str, Any] = field(hash=False)
+    input: Union[dict[str, Any], Callable[[dict], dict[str, Any]]] = field(hash=False)
     text: str = ""
 
     @property
@@ -47,6 +50,12 @@ class Tool:
 
 class AnthropicTools(AnthropicModel):
     """The Anthropic scripted model, which also plays :class:`Tool` steps."""
+
+    def take(self, body: dict):
+        step = super().take(body)
+        if isinstance(step, Tool) and callable(step.input):
+            return Tool(step.name, step.input(body), step.text)
+        return step
 
     def _block(self, kind: str, value: str) -> tuple[dict, dict]:
         if kind == "call" and value.startswith(TOOL_MARK):
@@ -260,6 +269,61 @@ def test_claude_restart_loop_with_an_unchanged_port_conflict_whispers_then_pause
     assert refused == [len(model.model_requests) - 1], detail
     verdict = spiral_verdict(work)
     assert verdict["paused"] and verdict["signals"][0]["kind"] == "restart_loop", verdict
+
+
+# -- 2b. Claude Code: the same server started in the background, its task's output read back --------------------
+
+_WRITTEN_TO = re.compile(r"Output is being written to: (\S+\.output)")
+
+
+def _task_output(body: dict) -> dict[str, Any]:
+    """Read's input for the output file Claude Code named for the newest background task in this request."""
+    paths = [m.group(1) for text in strings(body) for m in _WRITTEN_TO.finditer(text)]
+    return {"file_path": paths[-1] if paths else "/nonexistent.output"}
+
+
+def test_claude_server_restarted_in_the_background_that_dies_the_same_way_whispers(tmp_path: Path, monkeypatch):
+    """Claude Code 2.1 runs a command in the background for the model (``run_in_background``) and names the file its
+    output goes to; the model reads that file. The server started that way dies on the port a socket of the test holds,
+    each time: after the third start whose output shows the same conflict, the monitor whispers a restart loop. The
+    starts are recorded as calls, none of them a failure or a passed check (they only started)."""
+    harness = _harness("claude", tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "myserver.py").write_text(SERVER)
+    ws = install(harness, work, monkeypatch, goal="Get the server running")
+    fire = MonitorSettings().thresholds.restart_repeats
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        start = {
+            "command": f"python3 myserver.py --port {port}",
+            "description": "Start the server",
+            "run_in_background": True,
+        }
+        steps: list = []
+        for _ in range(fire):
+            steps += [Tool("Bash", start, text="Starting the server in the background."), Shell("sleep 1")]
+            steps += [Tool("Read", _task_output, text="Checking its output.")]
+        with AnthropicTools([*steps, Final("Stopping.")]) as model:
+            proc = harness.run(f"Start the server: python3 myserver.py --port {port}", work, model.url)
+    events = ledger(ws)
+    detail = _run_detail(proc, model) + "\nledger:\n" + describe(events)
+
+    calls = [t for t in turns_of(events) if t.get("actor") != "person"]
+    starts = [c for c in calls if c["tool"] == "Bash" and c["args"].get("run_in_background") is True]
+    reads = [c for c in calls if c["tool"] == "Read"]
+    assert len(starts) == fire and not any(c.get("error") for c in starts), detail
+    assert len(reads) == fire and all("Address already in use" in c["output"] for c in reads), detail
+    # Claude Code tells the model each task's end in a message of the person's: recorded, never read as the person's
+    notices = [t for t in turns_of(events) if t.get("actor") == "person" and "<task-notification>" in t["output"]]
+    assert all("/tasks/" in c["args"]["file_path"] for c in reads), detail
+    ladder = [(e["kind"], e["data"]["signals"][0]["kind"]) for e in events if e["kind"] in STEPS]
+    assert notices and ladder[:1] == [("spiral.whisper", "restart_loop")], detail
+    assert not any(kind == "person_reports" for _, kind in ladder), detail
+    whisper = next(e["message"] for e in events if e["kind"] == "spiral.whisper")
+    assert "Address already in use" in whisper or "port" in whisper, detail
 
 
 # -- 3. Codex: edits through the shell between checks that fail the same way -------------------------------------

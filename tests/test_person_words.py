@@ -932,3 +932,26 @@ def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_a
     words mixed in: it persists, the agent goes in circles, "I said not to"; "still need X" and "do the same for Y"
     stay requests."""
     assert person.read(text)[:2] == (verdict, weight)
+
+
+def test_dont_do_that_again_bans_the_command_the_message_names_of_what_the_agent_just_ran():
+    """ "flutter clean + pods takes 8 minutes, please don't do that again": of the agent's commands since the person
+    last spoke, the one the message names (``flutter clean``, not the ``flutter run`` after it) is banned; running it
+    again breaks the ban, running the app does not. "stop doing that" naming nothing of them bans nothing."""
+    ran = [
+        bash("flutter clean && flutter pub get && cd ios && pod install 2>&1 | tail -2", "Pod installation complete!"),
+        bash("flutter run -d 00008110 2>&1 | tail -4", "Error launching application on iPhone."),
+    ]
+    said = _said(
+        "it's not a cache thing. flutter clean + pods takes like 8 minutes each time, please don't do that again"
+    )
+    again = [
+        bash("flutter run -d 00008110 2>&1 | tail -4", "Error launching application on iPhone."),
+        bash("rm -rf build && flutter clean >/dev/null && cd ios && pod install", "Pod installation complete!"),
+    ]
+    window = window_of([*ran, said, *again])
+    assert window[2].forbids == ["flutter +clean"]
+    assert [f.defied for f in window[3:]] == [None, "flutter +clean"]
+    vague = window_of([*ran, _said("stop doing that, it's annoying"), *again])
+    assert vague[2].forbids == [] and not any(f.defied for f in vague)
+    assert person.recalled("don't do that again", []) == []  # nothing ran: nothing to ban

@@ -942,8 +942,20 @@ _DBT_ERROR = _dbt(
         ("python pipelines/load_orders.py", "loaded 3000 rows\nskipped 12 rows (no customer)\n3 failed, 2985 ok", True),
         ("cd analytics && dbt run --select fct_daily", _dbt(["Completed successfully"], "Done. PASS=1 TOTAL=1"), False),
         ("python sync.py", "attempt 1 failed: retrying in 2s\nattempt 2 succeeded\nsynced 40 accounts", False),
+        # a tally whose items its marks separate (lychee's), errors counted or none
+        (
+            "lychee 'docs/**/*.md'",
+            "[TIMEOUT] https://dl.acm.org/doi/10.1145/35 | Timeout\n\n"
+            "\U0001f50d 1231 Total (in 2m 16s) \u2705 1224 OK \U0001f6ab 4 Errors \U0001f47b 3 Excluded",
+            True,
+        ),
+        (
+            "lychee 'docs/**/*.md'",
+            "\U0001f50d 64 Total (in 5s) \u2705 64 OK \U0001f6ab 0 Errors \U0001f47b 0 Excluded",
+            False,
+        ),
     ],
-    ids=["dbt-error", "pipeline-tally", "dbt-passed", "retried"],
+    ids=["dbt-error", "pipeline-tally", "dbt-passed", "retried", "marked-tally", "marked-tally-none"],
 )
 def test_a_run_that_tallies_its_failures_at_its_end_is_read_by_that_tally(command, output, fails):
     """No list of checks names every runner (``dbt run``, a pipeline's own script): a closing tally that counts

@@ -32,8 +32,8 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: lis
     """One line for the turn: its action and, for a failure, its error line (else the last meaningful line of the
     output)."""
     args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
-    if shellwork.job_act(turn.tool, turn.args) and not paths:  # a background job's read or stop: by its id
-        args = next((str(v) for k, v in turn.args.items() if k in ("task_id", "bash_id", "shell_id")), args)
+    if shellwork.job_act(turn.tool, turn.args) in ("read", "stop") and not paths:  # a job's read or stop: by its id
+        args = next((str(v) for k, v in turn.args.items() if k in shellwork.JOB_IDS), "")
     args = " ".join(str(args).split())
     if turn.tool == "str_replace_editor" and turn.args.get("path"):
         args = f"{turn.args.get('command')} {turn.args.get('path')}"
@@ -44,7 +44,7 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: lis
         args = paths[0] + (f' "{added[:40]}{"..." if len(added) > 40 else ""}"' if added else "")
     last = outcomes.last_line(turn.output)
     outcome = fp.readable(line or last) if failed else last
-    return f"{turn.tool} {args[:90]} -> {'FAILED: ' if failed else ''}{(outcome or '(no output)')[:90]}"
+    return f"{turn.tool} {args[:90]}".rstrip() + f" -> {'FAILED: ' if failed else ''}{(outcome or '(no output)')[:90]}"
 
 
 _COUNTED = ("run", "other", "invalid", "person")  # a check's count, a person's paste of one; a file tool's "ok": none
@@ -54,8 +54,8 @@ def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
     """The step being retried: a command by its word, another tool by the file it targets (else by its exact call)."""
     command = turn.args.get("command")
     job = shellwork.job_act(turn.tool, turn.args)
-    if job in ("read", "stop"):  # every read of a background job's output is one step, whichever job and tool
-        return fp.digest(f"\0job\0{job}")
+    if job in ("read", "stop"):  # a job's status reads are one step, whichever tool reads it
+        return fp.digest(f"\0job\0{job}\0{shellwork.job_id(turn.args)}")
     if kind == "run" and isinstance(command, str):
         return fp.digest(f"{turn.tool}\0run\0{step_words(command)}")
     if paths:
@@ -149,6 +149,8 @@ def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, st
         strict_text, lines = fp.strict_with_lines(shown)
         out_digest = fp.digest(strict_text)
         asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
+    if shellwork.job_act(turn.tool, turn.args) in ("read", "stop"):  # another job's id is another job, not noise
+        asig = fp.digest(f"{turn.tool}\0{shellwork.job_id(turn.args)}")
     sig = fp.digest(turn.tool + "\0" + canonical)
     if unknown:
         own = fp.digest(f"unknown\0{index}\0{turn.tool}")
@@ -239,8 +241,20 @@ def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str
     return fp.digest(fp.error_fingerprint(said) or fp.loose(said)), fp.readable(said)
 
 
+def _as_job_shows(turn: Turn) -> Turn:
+    """A turn about a background job as the job shows it: the harness's notice that one ended is the agent's status
+    read, never the person's word; a job's output file read in a viewer, without the viewer's line numbers."""
+    if turn.actor == "person" and (notice := shellwork.job_notice(turn.output)) is not None:
+        return turn.model_copy(update=notice)
+    if shellwork.job_act(turn.tool, turn.args) == "read":
+        code = turn.exit_code if turn.exit_code is not None else shellwork.job_exit(turn.output)
+        return turn.model_copy(update={"output": shellwork.job_output(turn.output), "exit_code": code})
+    return turn
+
+
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
     """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
+    turn = _as_job_shows(turn)
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
     given = turn.args.get("command")
     command = given if isinstance(given, str) else ""

@@ -129,9 +129,9 @@ def ends_failing(output: str) -> bool:
 
 _TALLY = re.compile(
     r"\b(?:ERRORS?|FAIL(?:ED|URES?)?)=[1-9]|"
-    r"(?<![\w.])[1-9]\d* (?:tests? )?(?:failed|failing|failures?|errors?)(?=[ \t]*(?:$|[,.;|()\]!]|in\b|and\b))"
+    r"(?<![\w.])[1-9]\d* (?:tests? )?(?:failed|failing|failures?|[Ee]rrors?)(?=[ \t]*(?:$|[^\w\s:=]|in\b|and\b))"
 )
-"""A closing tally that counts failures: ``Completed with 1 error and 0 warnings``, ``PASS=0 ERROR=1 TOTAL=1``."""
+"""A closing tally of failures: ``1 error and 0 warnings``, ``PASS=0 ERROR=1 TOTAL=1``, ``✅ 12 OK 🚫 4 Errors``."""
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s*")
 
 

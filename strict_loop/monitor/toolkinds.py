@@ -344,7 +344,7 @@ def feedback(raw: str) -> str:
 _REQUEST_MARK = "## My request for Codex:"
 """What Codex's IDE extension and app put before the person's own words, after the editor's context (the active file,
 the open tabs, the files mentioned): the words are what follows it."""
-_HARNESS_BLOCKS = ("ide_opened_file", "ide_selection", "system-reminder")
+_HARNESS_BLOCKS = ("ide_opened_file", "ide_selection", "system-reminder", "task-notification")
 """What Claude Code puts beside the person's words, each in its tag: the file open in their editor, its selection, a
 reminder."""
 

@@ -24,6 +24,7 @@ from strict_loop.monitor.person import (
     forbidden,
     lifted_by,
     read,
+    recalled,
 )
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, spoken
 
@@ -168,7 +169,7 @@ def voice(
     if word is not None and word.text and not word.refused and window and _wordless_refusal(window[-1]):
         reports, quoted = max(reports, 1), quoted or quote(word.text)  # their words on the call they just refused
     asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
-    forbids = forbidden(word.text) if word is not None else []
+    forbids = list(dict.fromkeys(forbidden(word.text) + recalled(word.text, window)))[:6] if word is not None else []
     return {
         "asks": asks,
         "reports": reports,

@@ -11,9 +11,9 @@ they ask, approve or say it helped in ``_asking``, what they say not to do and w
 ``verdicts`` weighs it against the turns before it.
 """
 
-from strict_loop.monitor.person._bans import DEPS, FORCE_FLAGS, breach, defied, forbidden, lifted_by
+from strict_loop.monitor.person._bans import DEPS, FORCE_FLAGS, breach, defied, forbidden, lifted_by, recalled
 from strict_loop.monitor.person._phrases import CIRCLES
 from strict_loop.monitor.person._reading import HEAD_CHARS, OBSERVED, PERSIST, SAYS_FAILS, Word, read
 
 __all__ = ["CIRCLES", "DEPS", "FORCE_FLAGS", "HEAD_CHARS", "OBSERVED", "PERSIST", "SAYS_FAILS", "Word"]
-__all__ += ["breach", "defied", "forbidden", "lifted_by", "read"]
+__all__ += ["breach", "defied", "forbidden", "lifted_by", "read", "recalled"]

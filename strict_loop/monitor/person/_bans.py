@@ -104,6 +104,40 @@ def forbidden(text: str) -> list[str]:
     return list(dict.fromkeys(found))[:6]
 
 
+THAT_AGAIN = re.compile(
+    r"\b(?:don'?t|do not|never|stop)\s+(?:ever\s+)?(?:do(?:ing)?|run(?:ning)?|try(?:ing)?)\s+(?:that|this|it)\s+"
+    r"(?:again|anymore|any more)\b|\bstop doing (?:that|this)\b|\bnot (?:that|this) again\b",
+    re.I,
+)
+"""The person banning what the agent just did without naming it as a command ("flutter clean + pods takes 8 minutes,
+please don't do that again", "stop doing that")."""
+_GENERIC = frozenset({"run", "the", "and", "for", "all", "get", "set", "new", "dev", "null", "tail", "head", "grep"})
+_GENERIC |= frozenset({"echo", "cat", "sudo", "true", "then", "tmp", "src", "bin", "usr", "with", "not"})
+"""Words of a command that name nothing of it when a message says them (plumbing, folders, the commonest verbs)."""
+
+
+def recalled(text: str, window: list[TurnFacts]) -> list[str]:
+    """The command a "don't do that again" bans: of the commands the agent ran since the person last spoke, the one the
+    message names most by its words (the latest of equals), as its step and the target it named. One the message names
+    nothing of is no ban: which call "that" was is not known."""
+    low = text[:MAX_PERSON_TEXT].lower()
+    if not any(gate in low for gate in ("again", "anymore", "any more", "stop doing")) or not THAT_AGAIN.search(low):
+        return []
+    best: tuple[int, str] = (0, "")
+    for f in reversed(window[-12:]):
+        if f.actor == "person":
+            break
+        if f.kind != "run" or " " not in f.action:
+            continue
+        for part in shellwork.segments(f.action.split(" ", 1)[1]):
+            words = {w for w in re.findall(r"[a-z][\w-]{2,}", part.lower()) if w not in _GENERIC}
+            score = sum(re.search(rf"\b{re.escape(w)}", low) is not None for w in words)
+            if score > best[0]:
+                best = (score, part)
+    step, given = step_parts(best[1]) if best[0] else ("", [])
+    return [" ".join([step, *_targets(given)])] if step else []
+
+
 _QUOTE = re.compile(r"`([^`\n]+)`")
 _PLUMBING = re.compile(r"\d*[<>|&]")
 """A word that starts a redirection, a pipe or a background (``2>&1``, ``>``, ``|``, ``&``): what follows is not the
