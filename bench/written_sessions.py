@@ -62,7 +62,14 @@ late; then it shaped how those languages are read (a word alone, "nada.", "„Åä„Å
 last and were measured on the round's start code and on arrival: 8 of 9, 3 of 8, 5 of 8 (1 early, 1 late) and 7 of
 8 (1 early), no false alarm, the same both times; then BA-09 (the same files read again with rebuilds between) and
 BC (a report printed after each change by commands chained or flagged otherwise, or after a restart's lines; the
-person's "still ~850", "none of this is moving it") shaped rules.
+person's "still ~850", "none of this is moving it") shaped rules. In the round after, BG, BH, BI, BJ, BK and BL (docs
+and sites, mobile and desktop apps, the tests themselves, a person in seven more languages, Claude Code's background
+shells, git and review) were measured on the round's start code and on arrival, before they were read: 7, 7, 7, 5 (1
+late), 4 and 5 of 8 caught, no false alarm, the same both times; then BJ shaped the rows of its languages, BK how a
+background job's start, reads and stop are read, BL what a run says failed where no exit code comes (a last sentence
+that says so, the GitHub CLI's own heads, a CI run's failed job row), BI a flaky test's count (a new low only is
+progress), BG-09 a tally whose marks separate its items, BH-14 "please don't do that again" and "Error launching",
+and BC-02 (a benchmark that passes) a rule of ``no_effect``.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -136,6 +143,12 @@ SETS = {
     "BD": "a person trying product work on their side, half in es, pt, fr, de, it, ja, ko, zh, half in terse English",
     "BE": "long Codex sessions (25 to 40 turns) on people's own projects, the person checking each result",
     "BF": "long Gemini CLI sessions (25 to 36 turns), personal projects, a person checking each result, es, de, fr",
+    "BG": "documentation and site work (Hugo, Jekyll, Docusaurus, MkDocs, Sphinx, LaTeX, link checkers), 2 harnesses",
+    "BH": "mobile and desktop apps (Xcode, Gradle, Flutter, React Native, Electron, Tauri), a person on their device",
+    "BI": "the tests themselves (flaky, snapshot, end-to-end, coverage, mutation, CI-only), Claude Code, Codex, Cline",
+    "BJ": "a person in the loop in Arabic, Hindi, Bengali, Swahili, Tagalog, Russian and Latin-American Spanish",
+    "BK": "Claude Code's background shells and rarer tools (BashOutput, KillShell, WebFetch, Task, MCP browser tools)",
+    "BL": "git and code review (rebases, bisects, hooks, signing, submodules, LFS, protected branches), 3 harnesses",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
