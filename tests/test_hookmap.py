@@ -23,6 +23,22 @@ def event(harness: str, name: str, **changes) -> payloads.HookEvent:
     return payloads.parse_event(harness, payload(name, **changes))
 
 
+def test_a_command_claude_code_moved_to_the_background_past_its_timeout_says_it_was_cut_off():
+    """Claude Code 2.1 moves a foreground command that hits its timeout to the background (its model-facing result:
+    "Command did not complete within its 120s timeout and was moved to the background"); its hook's response has
+    only ``timedOutAfterMs`` to say so. The turn says it, so the monitor reads a hang, as it does in a transcript."""
+    from strict_loop.monitor import outcomes
+
+    response = {"stdout": "Running migrations...", "stderr": "", "interrupted": False, "backgroundTaskId": "b8x2k1q"}
+    cut = payloads.turn_fields(
+        event("claude", "claude_post_tool_use", tool_response={**response, "timedOutAfterMs": 120000})
+    )
+    assert cut["output"] == "Command did not complete within its 120s timeout\nRunning migrations..."
+    assert outcomes.hung(cut["output"], "alembic upgrade head")
+    done = payloads.turn_fields(event("claude", "claude_post_tool_use", tool_response=response))
+    assert done["output"] == "Running migrations..." and not outcomes.hung(done["output"])
+
+
 def test_claude_post_tool_use_maps_bash_stdout_and_stderr():
     e = event("claude", "claude_post_tool_use", tool_response={"stdout": "out", "stderr": "warn", "interrupted": False})
     assert e.phase == "post" and e.session_id.startswith("3f1c0a52")

@@ -25,6 +25,7 @@ from test_harness_e2e import _harness, _run_detail
 
 from strict_loop import Workspace
 from strict_loop.model.settings import MonitorSettings
+from strict_loop.monitor import outcomes
 
 pytestmark = pytest.mark.slow
 TASK = "spiral"
@@ -324,6 +325,23 @@ def test_claude_server_restarted_in_the_background_that_dies_the_same_way_whispe
     assert not any(kind == "person_reports" for _, kind in ladder), detail
     whisper = next(e["message"] for e in events if e["kind"] == "spiral.whisper")
     assert "Address already in use" in whisper or "port" in whisper, detail
+
+
+def test_claude_a_command_past_its_timeout_is_recorded_as_cut_off(tmp_path: Path, monkeypatch):
+    """A command that hits the timeout Claude Code's Bash was given is cut off, and the recorded turn says so (a hang to
+    the monitor). Headless, Claude Code 2.1.332 kills it ("Command timed out after 1s", exit 143); in a session it may
+    move it to the background instead, which its hook says only by ``timedOutAfterMs`` (tests/test_hookmap.py)."""
+    harness = _harness("claude", tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    ws = install(harness, work, monkeypatch, goal="Run the migration")
+    steps = [Tool("Bash", {"command": "sleep 4; echo migrated", "description": "Run the migration", "timeout": 1000})]
+    with AnthropicTools([*steps, Final("Stopping.")]) as model:
+        proc = harness.run("Run the migration", work, model.url)
+    events = ledger(ws)
+    detail = _run_detail(proc, model) + "\nledger:\n" + describe(events)
+    calls = [t for t in turns_of(events) if t.get("actor") != "person" and t["tool"] == "Bash"]
+    assert calls and calls[0]["error"] and outcomes.hung(calls[0]["output"], calls[0]["args"]["command"]), detail
 
 
 # -- 3. Codex: edits through the shell between checks that fail the same way -------------------------------------

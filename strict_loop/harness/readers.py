@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.IGNORECASE)
 MAX_TAIL_BYTES = 256 << 10
 """The most of a transcript read for one hook call: its end, where the call was written a moment ago (one ``pread``
-whatever the file's size); only the lines after the previous call (or the last call that ran) are parsed."""
+whatever the file's size); only the lines after the previous call (or the last that ran) are parsed."""
 Item = tuple[str, str]
 """One thing a transcript line holds, in order: ("text", the agent's words), ("call", its id) or ("stop", "") (a
 person's message: what the agent wrote before it was not about this call)."""
@@ -93,10 +93,8 @@ def claude_turn(event: HookEvent) -> dict[str, Any]:
         code = exit_code_in(first)
         return {"output": rest if code is not None and rest.strip() else error, "error": True, "exit_code": code}
     response = event.payload.get("tool_response")
-    return {
-        "output": _claude_output(response),
-        "error": bool(isinstance(response, dict) and response.get("interrupted") is True),
-    }
+    interrupted = isinstance(response, dict) and response.get("interrupted") is True
+    return {"output": _claude_output(response), "error": interrupted}
 
 
 def codex_turn(event: HookEvent) -> dict[str, Any]:
@@ -354,13 +352,15 @@ def exit_code_in(text: str) -> Optional[int]:
 
 
 def _claude_output(response: Any) -> str:
-    """What a tool gave back, as the agent reads it: Bash's stdout and stderr, Read's file text, Glob's and Grep's
-    matches, an edit's confirmation (never the whole file Edit's response carries as ``originalFile``); for other
-    tools a compact text of the response."""
+    """What a tool gave back, as the agent reads it: Bash's stdout and stderr (after Claude Code's word that it moved a
+    command past its timeout to the background), Read's file text, Glob's and Grep's matches, an edit's confirmation
+    (never Edit's ``originalFile``); for other tools a compact text of the response."""
     if not isinstance(response, dict):
         return compact(response)
     if "stdout" in response or "stderr" in response:
-        return "\n".join(_text(response.get(k)) for k in ("stdout", "stderr") if _text(response.get(k)))
+        ms, said = response.get("timedOutAfterMs"), [_text(response.get(k)) for k in ("stdout", "stderr")]
+        cut = [f"Command did not complete within its {ms // 1000}s timeout"] if isinstance(ms, int) else []
+        return "\n".join(s for s in cut + said if s)
     file = response.get("file")
     if isinstance(file, dict) and isinstance(file.get("content"), str):
         return file["content"]

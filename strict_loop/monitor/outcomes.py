@@ -229,13 +229,13 @@ def clipped(output: str) -> bool:
 HANG = re.compile(
     r"^(?:[Cc]ommand timed out after|\[Request interrupted by user|Terminated$|Killed$|timeout: sending signal|"
     r"g?make(?:\[\d+\])?: \*\*\* \[[^\]\n]{1,200}\] (?:Terminated|Killed)$|"
+    r"Command did not complete within its \S+ timeout|"  # Claude Code 2.1 then moves it to the background
     r"Command was (?:automatically cancelled because it exceeded the timeout|cancelled by user before it could "
     r"complete)|(?:shell|bash) tool terminated command after exceeding timeout|User aborted the command)",
     re.M,
 )
-"""The harness's or the shell's own word that a command was cut off (Claude Code's, Codex's, Gemini CLI's and
-OpenCode's tool timeout, the person's interrupt, ``timeout``'s signal): never a program's own "timed out" message,
-which it printed and then ended."""
+"""The harness's or the shell's own word that a command was cut off (a harness's tool timeout, the person's interrupt,
+``timeout``'s signal): never a program's own "timed out" message, which it printed and then ended."""
 
 
 def hung(output: str, command: str = "", exit_code: Optional[int] = None) -> bool:
