@@ -242,3 +242,29 @@ def test_the_outputs_of_several_jobs_read_one_after_another_are_no_repeat():
     turns = [bash_output(k, same, f"1{k}:00") | {"args": {"bash_id": f"{k}7fb6{k}"}} for k in range(6)]
     assert play(turns)[0].fired_at is None
     assert len({f.asig for f in window_of(turns)}) == 6
+
+
+def test_failures_under_one_shared_header_are_told_apart_by_the_line_each_prints_under_it():
+    """webpack-dev-server 5 says "Invalid options object..." over each removed option it finds in turn; fixed one by
+    one (https, onBeforeSetupMiddleware, proxy), these are three failures, not the same one three times."""
+    header = (
+        "[webpack-cli] Invalid options object. Dev Server has been initialized using an options object that does not"
+    )
+    header += " match the API schema."
+    causes = [
+        " - options has an unknown property 'https'. These properties are valid:",
+        " - options has an unknown property 'onBeforeSetupMiddleware'. These properties are valid:",
+        " - options.proxy should be an array:",
+    ]
+    run = "timeout 40 npx webpack serve --config webpack.dev.js 2>&1 | head -6"
+    turns = []
+    for k, cause in enumerate(causes):
+        out = f"{header}\n{cause}\n   object {{ allowedHosts?, bonjour?, client?, compress? }}"
+        turns += [
+            edit(f"opt {k}", f"opt {k + 1}"),
+            {"tool": "Bash", "args": {"command": run}, "output": out, "exit_code": 1},
+        ]
+    failures = [f for f in window_of(turns) if f.failed]
+    assert len({f.err for f in failures}) == 3 and play(turns)[0].fired_at is None
+    same = [t if t["tool"] != "Bash" else {**t, "output": f"{header}\n{causes[0]}"} for t in turns]
+    assert len({f.err for f in window_of(same) if f.failed}) == 1

@@ -462,6 +462,8 @@ def test_timeouts_own_exit_status_says_it_cut_the_command_off(command, code, hun
         "collected 14 items / 13 deselected / 1 selected\n\ntests/integration/test_ingest.py::test_roundtrip ",
         "test_export_rows (tests.test_export.ExportTest) ...",
         "running 1 test\ntest export::tests::json_lines_roundtrip has been running for over 60 seconds",
+        "14:02:12  Concurrency: 4 threads (target='prod')\n14:02:12  \n"
+        "14:02:13  1 of 1 START sql table model marts.fct_subscriptions ........................... [RUN]",
     ],
 )
 def test_a_run_under_timeout_that_stops_on_a_step_it_started_hung_where_no_exit_code_comes(output):
@@ -1004,6 +1006,13 @@ def test_a_ci_run_failing_in_another_job_each_time_is_another_failure():
         ("sed -i 's/a/b/' tests/test_api.py", False),
         ("bun src/cli.ts session start test-session", False),
         ("tail -5 build.log", False),
+        # a build tool asked what it has (its dependency tree, an update of the lock file, a search) judges nothing
+        ("cargo tree -i rsa -e normal", False),
+        ("cargo update -p rsa", False),
+        ("./gradlew dependencies --configuration runtimeClasspath", False),
+        ("mvn -q dependency:tree -Dincludes=org.yaml", False),
+        ("cargo audit", True),
+        ("mvn -q verify", True),
         # a check sent to the background prints its pid, not its verdict; a redirection's & sends nothing away
         ("nohup env RUST_LOG=debug cargo test -p srv --test lease > /tmp/lease.log 2>&1 &\necho $!", False),
         ("(pytest -q tests/e2e > e2e.log 2>&1 &) ; sleep 2", False),

@@ -180,7 +180,7 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
         and fp.digest(fp.strict(line)) in before.lines
     ):
         shared = ambient | frozenset(before.lines)
-        own = fp.error_line(turn.output, shared)
+        own = fp.error_line(turn.output, shared) or _detail(turn.output, line, shared)
         if own is not None and not fp.summary(own):  # it says something its predecessor did not: its cause (a count
             # under the same error line, "Found 1 error (checked 72 files)", is no cause)
             line, err = own, fp.line_fingerprint(own, turn.output)
@@ -195,6 +195,23 @@ def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[
         line = next((ln for ln in reversed(turn.output.splitlines()) if ln.strip()), "")
         err = f"rejected by the harness: {fp.loose(line)[:160]}"
     return line, err
+
+
+_COMPLAINT = re.compile(
+    r"\b(?:unknown|invalid|unexpected|should|must|missing|required|not (?:allowed|supported|valid)|cannot|can't)\b",
+    re.I,
+)
+"""What a line under an error header says when it names what is wrong (not a code frame, nor a value printed)."""
+
+
+def _detail(output: str, header: str, shared: frozenset[str]) -> Optional[str]:
+    """The line under a shared error header that names what is wrong and that the earlier failure did not print
+    (webpack's "Invalid options object" over " - options has an unknown property 'https'"), within the next 4 lines:
+    what this failure says of itself. A code frame or a value under it is none (a same failure's values move)."""
+    lines = output.splitlines()
+    at = next((k for k, ln in enumerate(lines) if ln.strip() == header.strip()), None)
+    after = [ln for ln in lines[at + 1 : at + 5] if _COMPLAINT.search(ln)] if at is not None else []
+    return next((ln.strip() for ln in after if fp.digest(fp.strict(ln)) not in shared), None)
 
 
 _TAIL_CHARS = 8000
@@ -247,7 +264,8 @@ def _as_job_shows(turn: Turn) -> Turn:
     if turn.actor == "person" and (notice := shellwork.job_notice(turn.output)) is not None:
         return turn.model_copy(update=notice)
     if shellwork.job_act(turn.tool, turn.args) == "read":
-        code = turn.exit_code if turn.exit_code is not None else shellwork.job_exit(turn.output)
+        said = shellwork.job_exit(turn.output)  # the job's own, not that of the `tail` reading it
+        code = said if said is not None else turn.exit_code
         return turn.model_copy(update={"output": shellwork.job_output(turn.output), "exit_code": code})
     return turn
 

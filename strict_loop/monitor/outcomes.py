@@ -54,11 +54,9 @@ UNKNOWN = re.compile(
     r"captured))[^\]]*\]|no result content)\s*$",
     re.I,
 )
-"""Placeholders a recorder leaves where the content was lost (Cursor via SpecStory: ``[no content rendered by
-SpecStory]``; a session logger's ``No result content``)."""
+"""Placeholders a recorder leaves where the content was lost (SpecStory's, a session logger's ``No result content``)."""
 NO_OUTPUT = re.compile(r"^\s*\((?:[\w.-]{1,40} completed with no output|No content)\)\s*$")
-"""How Claude Code words an empty result to the model, so its transcripts keep (``(Bash completed with no output)``):
-nothing was printed, as a hook's empty ``stdout`` says."""
+"""Claude Code's word to the model for an empty result (``(Bash completed with no output)``): nothing was printed."""
 _CONTENT_KEYS = (
     "content",
     "diff",
@@ -121,10 +119,12 @@ _BACKGROUND = re.compile(r"(?<![&>|])&(?![&>])")
 
 _NOT_A_CHECK = re.compile(
     r"^\s*(?:sudo\s+)?(?:rm|rmdir|mkdir|cp|mv|cd|pushd|touch|chmod|chown|ln|tar|unzip|zip|git|gh|curl|wget|scp|rsync|"
-    r"kill|pkill|killall|lsof|ps|which|type|export|source|open)\b"
+    r"kill|pkill|killall|lsof|ps|which|type|export|source|open|cargo\s+(?:tree|update|search|info|add|remove|metadata|"
+    r"fetch|install|new|init|clean|vendor|generate-lockfile|pkgid)|\S*gradlew?\s+(?:-\S+\s+)*(?:dependencies|tasks)|"
+    r"\S*mvnw?\s+(?:-\S+\s+)*(?:dependency|help|versions):\S+)\b"
 )
-"""Programs that move, fetch or manage files and processes: a word like ``build`` in their arguments names a file, a
-branch or an artifact (``gh run download --name build-artifacts``, ``git commit -m 'fix build'``), not a check."""
+"""Programs that move, fetch or manage files, processes and packages, or ask a build tool what it has (``cargo tree``,
+``gradle dependencies``): a word like ``build`` in their arguments names a file or a branch, and they judge nothing."""
 _SCRIPT_NAME = 4
 """How many leading words (or the word after ``run``) may name a check by a script name with a suffix (``npm run
 test:unit``, ``yarn lint-fix``); further on, such a word is an argument (``--name build-artifacts``)."""
@@ -272,11 +272,11 @@ def unfinished(output: str) -> bool:
 
 _STARTED = re.compile(
     r"^(?:=== (?:RUN|CONT|PAUSE) |\s*RUNS |collecting \.\.\.\s*$|\s*Running \S+ \.\.\.\s*$|\S+\.py::\S+$|"
-    r"\s*\S[^\n]{0,200}? \.{3,}$|test \S+ has been running for over \d+ seconds$)"
+    r"\s*\S[^\n]{0,200}? \.{3,}(?: \[RUN\])?$|test \S+ has been running for over \d+ seconds$)"
 )
 """A runner's line for a step it started (Go's ``=== RUN``, jest's ``RUNS``, pytest's ``collecting ...``, Rust's
 ``test x has been running for over 60 seconds``, pytest -v's test id before its verdict, a name and its dot leader
-with no result after them: unittest's ``test_x (m.T) ...``, Laravel's migration ``2024_06_03_add_index ......``)."""
+with no result after them: unittest's ``test_x (m.T) ...``, Laravel's ``2024_06_03_add ......``, dbt's ``[RUN]``)."""
 
 
 _UNDER_TIMEOUT = re.compile(r"(?<![\w.-])g?timeout\s+(?:-[-\w=]+\s+)*\d")

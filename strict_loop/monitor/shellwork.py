@@ -254,7 +254,8 @@ def job_notice(text: str) -> Optional[dict[str, Any]]:
 
 _GUTTER = re.compile(r"^ *\d+(?:\u2192|\t)", re.M)
 _ENVELOPE = re.compile(
-    r"<status>(?!running<)\w{0,20}</status>|<exit_code>-?\d+</exit_code>|</?(?:stdout|stderr)>|<timestamp>[^<\n]*</timestamp>"
+    r"(?m)<status>(?!running<)\w{0,20}</status>|<exit_code>-?\d+</exit_code>|</?(?:stdout|stderr)>|"
+    r"<timestamp>[^<\n]*</timestamp>|^\[exited with code -?\d+\]$"
 )
 """What ``BashOutput`` wraps a job's output in (its exit code, streams, time, a status the exit code says): not the
 job's own words. ``running`` stays: a job still running has no outcome yet."""
@@ -265,7 +266,7 @@ def job_output(output: str) -> str:
     viewer puts before each line of its output file (Claude Code's Read, as its transcript keeps it)."""
     if "\u2192" in output[:200] or "\t" in output[:200]:
         output = _GUTTER.sub("", output)
-    return _ENVELOPE.sub("", output).strip("\n") if "</" in output else output
+    return _ENVELOPE.sub("", output).strip("\n") if "</" in output or "[exited" in output else output
 
 
 def job_id(args: dict[str, Any]) -> str:
