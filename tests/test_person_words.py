@@ -925,6 +925,7 @@ def test_the_same_again_in_the_languages_already_read_said_the_ways_people_say_i
         ("the page doesn't even load now", "fail", 1),
         ("it doesn't even need to be fast", None, 0),
         ("its the same for the footer", None, 0),
+        ("ok did clear cache, 5th says 41k now. thanks!!", None, 0),  # the 5th of the month, not a 5th attempt
     ],
 )
 def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_and_tagalog(text, verdict, weight):
