@@ -69,7 +69,12 @@ late), 4 and 5 of 8 caught, no false alarm, the same both times; then BJ shaped 
 background job's start, reads and stop are read, BL what a run says failed where no exit code comes (a last sentence
 that says so, the GitHub CLI's own heads, a CI run's failed job row), BI a flaky test's count (a new low only is
 progress), BG-09 a tally whose marks separate its items, BH-14 "please don't do that again" and "Error launching",
-and BC-02 (a benchmark that passes) a rule of ``no_effect``.
+and BC-02 (a benchmark that passes) a rule of ``no_effect``. BM, BN, BO and BP (a person who is no developer; Claude
+Code's background jobs as 2.1 runs them, with its task notices; data engineering; security fixes) were written later in
+that round and measured on its start code and on arrival, before they were read: 8 (1 false alarm), 5, 6 (1 late) and 5
+(1 false alarm) of 8 on arrival, 8, 4, 6 and 5 on the start code; then BN shaped how a background job's output is read
+(its exit code, its envelope; each job its own step), BP a failure under a shared header and a build tool's queries, BO
+dbt's ``[RUN]`` under ``timeout``, and BM-11's false alarm "5th says 41k now" (a date, not a fifth attempt).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -149,6 +154,10 @@ SETS = {
     "BJ": "a person in the loop in Arabic, Hindi, Bengali, Swahili, Tagalog, Russian and Latin-American Spanish",
     "BK": "Claude Code's background shells and rarer tools (BashOutput, KillShell, WebFetch, Task, MCP browser tools)",
     "BL": "git and code review (rebases, bisects, hooks, signing, submodules, LFS, protected branches), 3 harnesses",
+    "BM": "a person who is no developer (a designer, a PM, a scientist, a student, a shop owner) in four harnesses",
+    "BN": "long Claude Code sessions running servers, builds and suites in the background (task output read, notices)",
+    "BO": "data engineering (SQL, dbt, Airflow, Dagster, Spark, pandas, polars, exports), mostly the agent alone",
+    "BP": "security and maintenance fixes (audits, CVE upgrades, secrets, CSP, CORS, TLS, SAST), a maintainer by",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
