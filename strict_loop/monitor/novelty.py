@@ -15,6 +15,7 @@ from strict_loop.model.turns import Turn
 from strict_loop.monitor import catalog, outcomes, person, printed, readback, shellwork, verdicts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.progress import NOVEL_LINES, progress
+from strict_loop.monitor.shellwork import JobAct
 from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
@@ -28,12 +29,12 @@ SELF_TALK = re.compile(
 )
 
 
-def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: list[str]) -> str:
+def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: list[str], job: Optional[JobAct]) -> str:
     """One line for the turn: its action and, for a failure, its error line (else the last meaningful line of the
     output)."""
     args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
-    if shellwork.job_act(turn.tool, turn.args) in ("read", "stop") and not paths:  # a job's read or stop: by its id
-        args = next((str(v) for k, v in turn.args.items() if k in shellwork.JOB_IDS), "")
+    if job in ("read", "stop") and not paths:  # a job's read or stop: by its id (a shell's read by its command)
+        args = shellwork.job_id(turn.args)
     args = " ".join(str(args).split())
     if turn.tool == "str_replace_editor" and turn.args.get("path"):
         args = f"{turn.args.get('command')} {turn.args.get('path')}"
@@ -50,10 +51,9 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: lis
 _COUNTED = ("run", "other", "invalid", "person")  # a check's count, a person's paste of one; a file tool's "ok": none
 
 
-def _step(turn: Turn, kind: Kind, paths: list[str], sig: str) -> str:
+def _step(turn: Turn, kind: Kind, paths: list[str], sig: str, job: Optional[JobAct]) -> str:
     """The step being retried: a command by its word, another tool by the file it targets (else by its exact call)."""
     command = turn.args.get("command")
-    job = shellwork.job_act(turn.tool, turn.args)
     if job in ("read", "stop"):  # a job's status reads are one step, whichever tool reads it
         return fp.digest(f"\0job\0{job}\0{shellwork.job_id(turn.args)}")
     if kind == "run" and isinstance(command, str):
@@ -71,7 +71,7 @@ def _epoch(ts: Optional[str]) -> Optional[float]:
 
 
 def _outcome(
-    turn: Turn, kind: Kind, failed: bool, line: Optional[str], word: Optional[person.Word]
+    turn: Turn, kind: Kind, failed: bool, line: Optional[str], word: Optional[person.Word], job: Optional[JobAct]
 ) -> tuple[Optional[Verdict], Optional[str]]:
     """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged
     it)."""
@@ -91,7 +91,7 @@ def _outcome(
         if shown is not None:  # pods or containers a status read shows failing: the deploy's verdict
             return "fail", shown
     if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
-        if not failed and (shellwork.job_act(turn.tool, turn.args) == "start" or shellwork.backgrounded(command)):
+        if not failed and job == "start":  # (a shell's `&` is no check at all: ``is_verifier``)
             return None, None  # started in the background: it has not passed yet, whatever its start returned
         said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
         if not failed and turn.exit_code is None and outcomes.unfinished(turn.output):
@@ -134,7 +134,9 @@ def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Opti
     return 1, f.ts
 
 
-def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, str, str, list[str]]:
+def _digests(
+    turn: Turn, kind: Kind, index: int, unknown: bool, job: Optional[JobAct]
+) -> tuple[str, str, str, list[str]]:
     """The call's exact and loose digests, its output's digest and line digests. Unknown content gets digests of its own
     (never 'the same' as anything); a clipped output's middle is unknown, so its digest is its own too (its lines
     count)."""
@@ -149,7 +151,7 @@ def _digests(turn: Turn, kind: Kind, index: int, unknown: bool) -> tuple[str, st
         strict_text, lines = fp.strict_with_lines(shown)
         out_digest = fp.digest(strict_text)
         asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
-    if shellwork.job_act(turn.tool, turn.args) in ("read", "stop"):  # another job's id is another job, not noise
+    if job in ("read", "stop"):  # another job's id is another job, not noise
         asig = fp.digest(f"{turn.tool}\0{shellwork.job_id(turn.args)}")
     sig = fp.digest(turn.tool + "\0" + canonical)
     if unknown:
@@ -258,21 +260,23 @@ def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str
     return fp.digest(fp.error_fingerprint(said) or fp.loose(said)), fp.readable(said)
 
 
-def _as_job_shows(turn: Turn) -> Turn:
-    """A turn about a background job as the job shows it: the harness's notice that one ended is the agent's status
-    read, never the person's word; a job's output file read in a viewer, without the viewer's line numbers."""
+def _as_job_shows(turn: Turn) -> tuple[Turn, Optional[JobAct]]:
+    """A turn about a background job as the job shows it, and what it does to the job: the harness's notice that one
+    ended is the agent's status read, never the person's word; a job's output read, without a viewer's line numbers or
+    ``BashOutput``'s envelope, with the job's exit code."""
     if turn.actor == "person" and (notice := shellwork.job_notice(turn.output)) is not None:
-        return turn.model_copy(update=notice)
-    if shellwork.job_act(turn.tool, turn.args) == "read":
+        turn = turn.model_copy(update=notice)
+    job = shellwork.job_act(turn.tool, turn.args)
+    if job == "read":
         said = shellwork.job_exit(turn.output)  # the job's own, not that of the `tail` reading it
         code = said if said is not None else turn.exit_code
-        return turn.model_copy(update={"output": shellwork.job_output(turn.output), "exit_code": code})
-    return turn
+        turn = turn.model_copy(update={"output": shellwork.job_output(turn.output), "exit_code": code})
+    return turn, job
 
 
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
     """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
-    turn = _as_job_shows(turn)
+    turn, job = _as_job_shows(turn)
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
     given = turn.args.get("command")
     command = given if isinstance(given, str) else ""
@@ -281,13 +285,13 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     failed = printed.failed(turn, kind, command)
     seen: set[str] = set().union(*(f.lines for f in window))  # every output line of the window
     unknown = outcomes.unknown_content(kind, turn.args, turn.output)
-    sig, asig, out_digest, lines = _digests(turn, kind, index, unknown)
+    sig, asig, out_digest, lines = _digests(turn, kind, index, unknown, job)
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
-    step = _step(turn, kind, paths, sig)
+    step = _step(turn, kind, paths, sig, job)
     line, err = _error(turn, kind, step, window) if failed else (None, None)
     word, said_digest = verdicts.heard(turn.actor, turn.output, window)
-    verdict, said = _outcome(turn, kind, failed, line, word)
+    verdict, said = _outcome(turn, kind, failed, line, word, job)
     tail = _tail(turn.output) if failed or verdict == "fail" else ""  # read once, for both of its readers
     fclass = fp.classify([tail]) if failed else None
     fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line, tail)
@@ -314,7 +318,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         talk=bool(SELF_TALK.search(turn.thought)),
         score=turn.score if turn.score is not None else outcomes.score(turn.output, failed),
         fails=outcomes.failing_count(turn.output) if kind in _COUNTED else None,
-        brief=_brief(turn, kind, failed, line, paths),
+        brief=_brief(turn, kind, failed, line, paths, job),
         actor=turn.actor,
         verdict=verdict,
         unknown=unknown,
@@ -326,7 +330,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         edit=edit,
         undo=undo,
         **verdicts.voice(word, said_digest, lines, verdict, fsig, (asig, step), kind, window),
-        **_effects(turn, kind, command, window, index),
+        **_effects(turn, kind, command, window, index, job),
     )
     _follow(f, turn, command, window, len(new))
     return f
@@ -357,10 +361,11 @@ def _missing(line: Optional[str], output: str) -> Optional[str]:
     return outcomes.missing(line or "") or outcomes.missing(output)
 
 
-def _effects(turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int) -> dict[str, Any]:
+def _effects(
+    turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int, job: Optional[JobAct]
+) -> dict[str, Any]:
     """What a shell command did besides printing (files written, a restart, a hang), and soon after a restart the
     error a run printed though it succeeded (a log tail showing the same 409 after each redeploy)."""
-    job = shellwork.job_act(turn.tool, turn.args)
     if kind not in ("run", "write") or not (command or job):
         return {}
     restart = shellwork.restarts(command) or job in ("start", "stop")

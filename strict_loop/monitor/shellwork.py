@@ -281,12 +281,6 @@ def job_exit(output: str) -> Optional[int]:
     return int(next(code for code in found[-1] if code)) if found else None
 
 
-def backgrounded(command: str) -> bool:
-    """Whether a command line ends by putting its last command in the background (``pytest > log 2>&1 &``)."""
-    parts = segments(command[:MAX_COMMAND])
-    return bool(parts) and bool(_BACKGROUND.search(parts[-1]))
-
-
 def _down_then_up(parts: list[str]) -> bool:
     """Whether a chain takes a thing down and brings it up again with one program (``make down && make up``,
     ``./stack.sh stop; ./stack.sh start``, ``wg-quick down wg0 && wg-quick up wg0``): a restart by any name."""
