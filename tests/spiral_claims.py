@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
 from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, printed, toolkinds
+from strict_loop.monitor import outcomes, person, printed
+from strict_loop.monitor.calls import jobs, toolkinds
 from strict_loop.monitor.ladder import replay
 from strict_loop.monitor.spiral import SpiralDetector, facts
 
@@ -184,7 +186,12 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
     if m := re.search(r"hung and was cut off (\d+) times", evidence):
         assert int(m.group(1)) == len(involved) and all(f.hang for f in involved)
         said = [turns[f.i] for f in involved]  # the output says so, or `timeout`'s exit status does
-        assert all(outcomes.hung(t.get("output", ""), t["args"]["command"], t.get("exit_code")) for t in said)
+        assert all(
+            stopped_while_silent(turns, f.i)
+            if "command" not in t["args"]
+            else outcomes.hung(t.get("output", ""), t["args"]["command"], t.get("exit_code"))
+            for f, t in zip(involved, said, strict=True)
+        )
         checked.append("hangs")
     if m := re.search(r"(\S+ \S+) was missing (\d+) times through (\d+) different action", evidence):
         name = m.group(1).split(" ", 1)[-1].rsplit("/", 1)[-1]
@@ -289,6 +296,17 @@ def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnF
     }
     assert int(m.group(3) or 0) == len(runs) and (not m.group(4) or any(a.startswith(m.group(4)) for a in runs))
     return ["tried between"]
+
+
+def stopped_while_silent(turns: list[dict], at: int) -> bool:
+    """Whether the turn at ``at`` stops a background check whose last read brought no line its earlier reads had not."""
+    job = str(next(iter(turns[at]["args"].values())))
+    begun = [k for k in range(at) if f"ID: {job}" in turns[k].get("output", "")]
+    if not begun or not outcomes.is_verifier(turns[begun[-1]]["args"]["command"]):
+        return False
+    reads = [t for t in turns[begun[-1] + 1 : at] if job in json.dumps(t["args"])]
+    lines = [{x for x in jobs.job_output(t.get("output", "")).splitlines() if x.strip()} for t in reads]
+    return len(reads) >= 2 and lines[-1] <= set().union(*lines[:-1])
 
 
 def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:

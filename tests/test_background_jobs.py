@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from spiral_claims import check_claims, play, window_of
 
-from strict_loop.monitor import shellwork
+from strict_loop.monitor.calls import jobs
 
 EADDRINUSE = (
     "node:events:497\n      throw er; // Unhandled 'error' event\n      ^\n\n"
@@ -137,7 +137,7 @@ def test_a_check_started_in_the_background_has_not_passed(run):
     ],
 )
 def test_what_a_call_does_to_a_background_job(tool, args, act):
-    assert shellwork.job_act(tool, args) == act
+    assert jobs.job_act(tool, args) == act
 
 
 def playwright(failed: int, k: int) -> dict:
@@ -231,8 +231,8 @@ def test_the_harness_telling_a_background_task_ended_is_never_the_persons_word()
     assert "Address already in use" in (window[2].etext or "")
     verdict, _ = play(turns)
     assert verdict.fired_at is not None and "restart_loop" in {s.kind for s in verdict.signals}
-    assert shellwork.job_notice("<task-notification> said in passing") is None
-    assert shellwork.job_exit("done\n[exited with code 0]\n") == 0 and shellwork.job_exit("done") is None
+    assert jobs.job_notice("<task-notification> said in passing") is None
+    assert jobs.job_exit("done\n[exited with code 0]\n") == 0 and jobs.job_exit("done") is None
 
 
 def test_the_outputs_of_several_jobs_read_one_after_another_are_no_repeat():
@@ -268,3 +268,104 @@ def test_failures_under_one_shared_header_are_told_apart_by_the_line_each_prints
     assert len({f.err for f in failures}) == 3 and play(turns)[0].fired_at is None
     same = [t if t["tool"] != "Bash" else {**t, "output": f"{header}\n{causes[0]}"} for t in turns]
     assert len({f.err for f in window_of(same) if f.failed}) == 1
+
+
+SUITE_STUCK = (
+    "============================= test session starts ==============================\n"
+    "platform linux -- Python 3.12.6, pytest-8.3.3, pluggy-1.5.0\nrootdir: /home/dev/invoicer\n"
+    "configfile: pyproject.toml\nplugins: django-4.9.0, xdist-3.6.1\ncollected 214 items\n\n"
+    "tests/billing/test_invoices.py ........................                  [ 11%]\n"
+    "tests/billing/test_numbering.py "
+)
+
+
+def task_started(job: str, command: str) -> dict:
+    """A start as Claude Code 2.1 answers it: the task's id and the file its output goes to."""
+    path = f"/tmp/claude-1000/-home-dev-invoicer/tasks/{job}.output"
+    return {
+        **start(0, command),
+        "output": f"Command running in background with ID: {job}. Output is being written to: {path}",
+    }
+
+
+def task_tail(job: str, wait: int, text: str) -> dict:
+    path = f"/tmp/claude-1000/-home-dev-invoicer/tasks/{job}.output"
+    return {"tool": "Bash", "args": {"command": f"sleep {wait} && tail -n 12 {path}"}, "output": text, "exit_code": 0}
+
+
+def task_stop(job: str) -> dict:
+    return {"tool": "TaskStop", "args": {"task_id": job}, "output": f"Successfully stopped task: {job}"}
+
+
+def stuck_runs(commands: list[str], between: list[dict]) -> list[dict]:
+    """Each command started in the background, its output read twice unchanged (a test that never returns), stopped."""
+    turns: list[dict] = []
+    for k, command in enumerate(commands):
+        job = f"b{k}x7q2m"
+        turns += [task_started(job, command), task_tail(job, 45, SUITE_STUCK), task_tail(job, 90, SUITE_STUCK)]
+        turns += [task_stop(job), *between]
+    return turns
+
+
+def test_a_check_in_the_background_stopped_each_time_it_stops_printing_is_a_hang_loop():
+    """The stop cuts off a job that hung, as a timeout would: varied command lines and an edit between each run do not
+    make the hang new, and the diagnosis names the command that hung, not the stop."""
+    commands = ["uv run pytest -n 4 -q", "uv run pytest tests/billing -x", "uv run pytest tests/billing -p no:randomly"]
+    turns = stuck_runs(commands, [edit('"workers": 4', '"workers": 2')])
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 13 and steps[0][2][0].kind == "restart_loop"
+    first, _ = play(turns[:14])
+    assert "uv run pytest tests/billing -p no:randomly` hung and was cut off 3 times" in first.signals[0].evidence
+    assert "hangs" in check_claims(first, turns[:14])
+
+
+def test_a_server_stopped_while_its_log_idles_or_a_check_still_printing_is_no_hang():
+    listening = "[nodemon] starting `node src/server.js`\napi listening on :4000"
+    served = stuck_runs(["npm run dev"] * 3, [edit('"port": 4000', '"port": 4100')])
+    for k in range(3):
+        served[1 + 5 * k]["output"] = served[2 + 5 * k]["output"] = listening
+    assert play(served)[0].fired_at is None
+    moving = stuck_runs(["uv run pytest -q"] * 3, [edit('"workers": 4', '"workers": 2')])
+    for k in range(3):
+        moving[2 + 5 * k]["output"] = SUITE_STUCK + "......\ntests/billing/test_pdf.py ...."
+    assert not any(f.hang for f in window_of(moving))
+
+
+def test_every_read_of_a_task_by_its_output_file_is_one_job_whatever_the_wait_before_it():
+    turns = [task_started("b1x7q2m", "uv run pytest -q"), task_tail("b1x7q2m", 45, SUITE_STUCK)]
+    turns += [task_tail("b1x7q2m", 120, SUITE_STUCK), task_stop("b1x7q2m")]
+    window = window_of(turns)
+    assert [f.job for f in window] == ["b1x7q2m"] * 4 and window[0].check
+    assert window[1].step == window[2].step and window[2].polls == 2 and window[3].hang
+    assert jobs.job_id({"file_path": "/tmp/claude-0/x/tasks/b1x7q2m.output"}) == "b1x7q2m"
+
+
+def suite_ended(job: str, code: int, failure: str) -> dict:
+    """``BashOutput`` of a check run in the background that has ended."""
+    text = f"{SUITE_STUCK}F\n\n{failure}\n==== 1 failed, 213 passed in 41.07s ====" if code else "==== 214 passed ===="
+    return {
+        "tool": "BashOutput",
+        "args": {"bash_id": job},
+        "output": f"<status>{'failed' if code else 'completed'}</status>\n\n<exit_code>{code}</exit_code>\n\n"
+        f"<stdout>\n{text}\n</stdout>",
+    }
+
+
+def test_how_a_check_run_in_the_background_ended_is_that_checks_verdict():
+    """Read back once it ended, a background test run fails or passes as it would have in the foreground: the same
+    failure after each of three different edits is one, and its pass is progress."""
+    failure = "E       AssertionError: assert 'INV-2024-00002' == 'INV-2024-00003'"
+    turns: list[dict] = []
+    for k in range(3):
+        turns += [start(k, "uv run pytest -q"), suite_ended(f"bash_{k}", 1, failure)]
+        turns += [edit(f'"lock": {k}', f'"lock": {k + 1}')]
+    window = window_of(turns)
+    assert [f.verdict for f in window if f.tool == "BashOutput"] == ["fail"] * 3
+    verdict, steps = play(turns[:-1])  # a rerun in the background is a restart too: the same outcome after each
+    assert verdict.fired_at == 7 and {s.kind for s in steps[0][2]} == {"restart_loop", "same_failure"}
+    named = next(s for s in steps[0][2] if s.kind == "same_failure").evidence
+    assert named.startswith("`Bash uv run pytest -q` failed the same way 3 times (AssertionError: assert")
+    passed = window_of([start(9, "uv run pytest -q"), suite_ended("bash_9", 0, "")])[-1]
+    assert passed.verdict == "pass" and passed.prog == "check passes"
+    served = window_of([start(9, "npm run dev"), suite_ended("bash_9", 1, failure)])[-1]
+    assert served.verdict is None  # a server that ended is no check's verdict

@@ -24,8 +24,9 @@ from strict_loop.base.clipping import clip, clip_turn_data
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, ladder, outcomes, person, shellwork, toolkinds
+from strict_loop.monitor import catalog, ladder, outcomes, person
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.calls import shellwork, toolkinds
 
 MB = 1_000_000
 _JSON = json.dumps(

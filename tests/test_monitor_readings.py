@@ -13,7 +13,8 @@ from spiral_claims import check_claims, play, window_of
 
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, printed, readback, shellwork, toolkinds
+from strict_loop.monitor import outcomes, person, printed, readback
+from strict_loop.monitor.calls import shellwork, toolkinds
 
 
 @pytest.mark.parametrize(

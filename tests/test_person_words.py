@@ -253,6 +253,37 @@ NOT_REPORTS = [
     "you already have the token in .env, use that one",
     "we should stop fighting over names, call it Foo",
 ]
+# said before, in the languages people write in (each needs a word that marks it so), and "again" in Chinese, Korean
+# and Japanese with what broke
+REPORTS += [
+    "ich hab doch gesagt, nicht die Migration anfassen",  # de: I did say not to touch the migration
+    "hab ich dir schon geschrieben: der Port ist 5433",  # de: I already wrote you: the port is 5433
+    "je t'ai d\u00e9j\u00e0 dit de ne pas toucher au lockfile",  # fr: I already told you not to touch the lockfile
+    "te lo dije, el problema es el proxy",  # es: I told you, the problem is the proxy
+    "te l'ho gi\u00e0 detto, non usare sudo",  # it: I already told you, don't use sudo
+    "quantas vezes tenho que falar? n\u00e3o mexe no schema",  # pt: how many times must I say? leave the schema
+    "ju\u017c m\u00f3wi\u0142em, nie ruszaj testu",  # pl: I already said, don't touch the test
+    "zaten s\u00f6yledim, testi de\u011fi\u015ftirme",  # tr: I already said, don't change the test
+    # zh: I already said: don't edit the test
+    "\u6211\u5df2\u7ecf\u8bf4\u8fc7\u4e86\uff0c\u4e0d\u8981\u6539\u6d4b\u8bd5",
+    # ko: I told you, don't touch the test
+    "\uc774\ubbf8 \ub9d0\ud588\uc796\uc544\uc694 \ud14c\uc2a4\ud2b8 \uac74\ub4dc\ub9ac\uc9c0 \ub9d0\ub77c\uace0",
+    # ja: skipping again... I said no earlier
+    "\u307e\u305f skip \u306b\u3057\u3066\u308b\u2026"
+    "\u3055\u3063\u304d\u30c0\u30e1\u3063\u3066\u8a00\u3044\u307e\u3057\u305f\u3088\u306d",
+    "\u53c8\u62a5\u9519\u4e86",  # zh: it errors again
+    "\ub610 \uc5d0\ub7ec\ub098\uc694",  # ko: it errors again
+    "\u307e\u305f\u30a8\u30e9\u30fc\u304c\u51fa\u307e\u3057\u305f",  # ja: the error came up again
+]
+NOT_REPORTS += [
+    "ich habe gesagt, dass wir Postgres nutzen, also bitte psycopg",  # de: I said we use Postgres (a request)
+    "je t'ai dit que j'utilise postgres, ajoute le driver",  # fr: I told you I use postgres, add the driver
+    "\u00bfcu\u00e1ntas veces se llama la funci\u00f3n?",  # es: how many times is the function called?
+    "wie oft l\u00e4uft der cron?",  # de: how often does the cron run?
+    "\u53c8\u5feb\u53c8\u597d\uff0c\u8c22\u8c22",  # zh: fast and good, thanks
+    "\ub610 \ub2e4\ub978 \uae30\ub2a5 \ucd94\uac00\ud574\uc918",  # ko: add another feature
+    "\u307e\u305f\u660e\u65e5\u304a\u9858\u3044\u3057\u307e\u3059",  # ja: see you tomorrow
+]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]
 STATUS_QUESTIONS += ["??", "hello??", "and?"]  # the person's impatience: neither a report nor a new request

@@ -817,6 +817,14 @@ def test_edits_and_builds_chained_in_one_command_each_failing_the_same_way_are_a
         ("00:06 +42 -3: /app/test/cart_test.dart: total [E]\n  Test failed.\n\n00:07 +42 -3: Some tests failed.", 3),
         ("00:07 +45 ~2 -1: Some tests failed.", 1),
         ("00:07 +45: All tests passed!", 0),
+        # CTest's summary, Zephyr ztest's tally (under twister's count of failed configurations, 1 each time)
+        ("64% tests passed, 4 tests failed out of 11\n\nTotal Test time (real) =   0.31 sec", 4),
+        (
+            "SUITE FAIL -  63.64% [frame_parser]: pass = 7, fail = 4, skip = 0, total = 11\nINFO - Total complete: "
+            "1/ 1  100%  built (not run): 0, filtered: 0, failed: 1, error: 0\nINFO - 0 of 1 executed test "
+            "configurations passed (0.00%), 1 failed, 0 errored",
+            4,
+        ),
     ],
 )
 def test_a_failing_count_said_after_its_word_is_read(output, count):

@@ -317,7 +317,7 @@ def _shell_targets(command: str, cwd: str, depth: int) -> list[tuple[str, str]]:
     scripts that name the folder; ``shellwork.writes`` for the rest (``sed -i``, ``tee``, patches, ``git``)."""
     import os
 
-    from strict_loop.monitor import shellwork
+    from strict_loop.monitor.calls import shellwork
 
     if len(command) > shellwork.MAX_COMMAND and _NAMES_LOOP.search(command):
         return [(".agent-loop", "(a command too long to read that names the loop's folder)")]

@@ -111,6 +111,8 @@ class TurnFacts(BaseModel):
     )
     restart: bool = Field(False, description="the command kills, restarts, starts or redeploys something")
     hang: bool = Field(False, description="the command timed out or was cancelled while it hung")
+    job: Optional[str] = Field(None, description="the background job this call starts, reads or stops: its id")
+    check: bool = Field(False, description="it starts a check in the background (tests, a build): a job meant to end")
     checkout: bool = Field(False, description="the command checked out another revision (a git bisect step)")
     shape: Optional[str] = Field(None, description="digest of what a run printed with its numbers masked")
     nums: list[float] = Field(default_factory=list, description="the numbers it printed there (the last 24)")

@@ -1,15 +1,16 @@
 """The progress monitor's pure decisions: per-turn facts (novelty, outcomes) and what counts as progress (progress),
 whether a command failed read from what it printed where no exit code comes (printed), what runs elsewhere read back
-(a CI run, the pods and containers a status read lists: readback), what a call changes besides printing and the
-background jobs it starts (shellwork), the person's word read (person) and weighed against the session (verdicts),
-what they said not to do, error fingerprints, failures, restarts and hangs that come back (recurrence), the spiral
-detector with its signal catalog, and the escalation ladder (whisper, whisper again, pause). No I/O:
-``loop.monitoring`` keeps its state on disk and sends its alerts.
+(a CI run, the pods and containers a status read lists: readback), what a call is, what it changes besides printing
+and the background jobs it starts, reads and stops (calls), the person's word read (person) and weighed against the
+session (verdicts), what they said not to do, error fingerprints, failures, restarts and hangs that come back
+(recurrence), the spiral detector with its signal catalog, and the escalation ladder (whisper, whisper again, pause).
+No I/O: ``loop.monitoring`` keeps its state on disk and sends its alerts.
 
 It may import ``base`` and ``model`` only (its stored formats live in ``model.monitoring``).
 """
 
 __all__ = [
+    "calls",
     "catalog",
     "fingerprint",
     "ladder",
@@ -20,8 +21,6 @@ __all__ = [
     "progress",
     "readback",
     "recurrence",
-    "shellwork",
     "spiral",
-    "toolkinds",
     "verdicts",
 ]

@@ -12,11 +12,12 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, outcomes, person, printed, readback, shellwork, verdicts
+from strict_loop.monitor import catalog, outcomes, person, printed, readback, verdicts
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.calls import jobs, shellwork
+from strict_loop.monitor.calls.jobs import JobAct
+from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 from strict_loop.monitor.progress import NOVEL_LINES, progress
-from strict_loop.monitor.shellwork import JobAct
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
 
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
 _MARKER = re.compile(r"^(?:E|>)\s+")
@@ -33,8 +34,8 @@ def _brief(turn: Turn, kind: Kind, failed: bool, line: Optional[str], paths: lis
     """One line for the turn: its action and, for a failure, its error line (else the last meaningful line of the
     output)."""
     args = turn.args.get("command") if isinstance(turn.args.get("command"), str) else fp.canonical_args(turn.args)
-    if job in ("read", "stop") and not paths:  # a job's read or stop: by its id (a shell's read by its command)
-        args = shellwork.job_id(turn.args)
+    if job in ("read", "stop") and not paths and not isinstance(args, str):  # by its id (a shell's by its command)
+        args = jobs.job_id(turn.args)
     args = " ".join(str(args).split())
     if turn.tool == "str_replace_editor" and turn.args.get("path"):
         args = f"{turn.args.get('command')} {turn.args.get('path')}"
@@ -55,7 +56,7 @@ def _step(turn: Turn, kind: Kind, paths: list[str], sig: str, job: Optional[JobA
     """The step being retried: a command by its word, another tool by the file it targets (else by its exact call)."""
     command = turn.args.get("command")
     if job in ("read", "stop"):  # a job's status reads are one step, whichever tool reads it
-        return fp.digest(f"\0job\0{job}\0{shellwork.job_id(turn.args)}")
+        return fp.digest(f"\0job\0{job}\0{jobs.job_id(turn.args)}")
     if kind == "run" and isinstance(command, str):
         return fp.digest(f"{turn.tool}\0run\0{step_words(command)}")
     if paths:
@@ -71,10 +72,16 @@ def _epoch(ts: Optional[str]) -> Optional[float]:
 
 
 def _outcome(
-    turn: Turn, kind: Kind, failed: bool, line: Optional[str], word: Optional[person.Word], job: Optional[JobAct]
+    turn: Turn,
+    kind: Kind,
+    failed: bool,
+    line: Optional[str],
+    word: Optional[person.Word],
+    job: Optional[JobAct],
+    checked: bool,
 ) -> tuple[Optional[Verdict], Optional[str]]:
     """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged
-    it)."""
+    it). ``checked``: the turn reads how a check started in the background ended, which is that check's verdict."""
     if word is not None and word.verdict == "fail":
         return "fail", word.failure or ("the person refused this call" if word.refused else person.SAYS_FAILS)
     if word is not None and word.verdict == "pass" and turn.actor == "person":
@@ -90,13 +97,13 @@ def _outcome(
         shown = readback.failing_status(command, turn.output)
         if shown is not None:  # pods or containers a status read shows failing: the deploy's verdict
             return "fail", shown
-    if kind == "run" and isinstance(command, str) and outcomes.is_verifier(command):
+    if kind == "run" and (checked or (isinstance(command, str) and outcomes.is_verifier(command))):
         if not failed and job == "start":  # (a shell's `&` is no check at all: ``is_verifier``)
             return None, None  # started in the background: it has not passed yet, whatever its start returned
         said = line or outcomes.last_line(turn.output)[:300] or "failed with no output"
         if not failed and turn.exit_code is None and outcomes.unfinished(turn.output):
             return None, None  # no exit status, and it stops as a test starts: cut off (a timeout), no pass
-        if not failed and printed.selected(command, turn.output, turn.exit_code):
+        if not failed and isinstance(command, str) and printed.selected(command, turn.output, turn.exit_code):
             return None, None  # the lines a filter kept, with no summary that says it passed: no pass
         return ("fail", said) if failed else ("pass", None)
     return None, None
@@ -152,7 +159,7 @@ def _digests(
         out_digest = fp.digest(strict_text)
         asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
     if job in ("read", "stop"):  # another job's id is another job, not noise
-        asig = fp.digest(f"{turn.tool}\0{shellwork.job_id(turn.args)}")
+        asig = fp.digest(f"{turn.tool}\0{jobs.job_id(turn.args)}")
     sig = fp.digest(turn.tool + "\0" + canonical)
     if unknown:
         own = fp.digest(f"unknown\0{index}\0{turn.tool}")
@@ -260,26 +267,12 @@ def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str
     return fp.digest(fp.error_fingerprint(said) or fp.loose(said)), fp.readable(said)
 
 
-def _as_job_shows(turn: Turn) -> tuple[Turn, Optional[JobAct]]:
-    """A turn about a background job as the job shows it, and what it does to the job: the harness's notice that one
-    ended is the agent's status read, never the person's word; a job's output read, without a viewer's line numbers or
-    ``BashOutput``'s envelope, with the job's exit code."""
-    if turn.actor == "person" and (notice := shellwork.job_notice(turn.output)) is not None:
-        turn = turn.model_copy(update=notice)
-    job = shellwork.job_act(turn.tool, turn.args)
-    if job == "read":
-        said = shellwork.job_exit(turn.output)  # the job's own, not that of the `tail` reading it
-        code = said if said is not None else turn.exit_code
-        turn = turn.model_copy(update={"output": shellwork.job_output(turn.output), "exit_code": code})
-    return turn, job
-
-
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
     """Comparable facts of ``turn``; ``window`` (earlier turns) decides whether its output is new."""
-    turn, job = _as_job_shows(turn)
+    shown = jobs.as_shown(turn, window)
+    turn, job = shown.turn, shown.act
     kind = "person" if turn.actor == "person" else classify_tool(turn.tool, turn.args)
-    given = turn.args.get("command")
-    command = given if isinstance(given, str) else ""
+    command = given if isinstance(given := turn.args.get("command"), str) else ""
     if command and kind == "run" and (bare := outcomes.without_echo(command, turn.output)) is not turn.output:
         turn = turn.model_copy(update={"output": bare})
     failed = printed.failed(turn, kind, command)
@@ -288,10 +281,10 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     sig, asig, out_digest, lines = _digests(turn, kind, index, unknown, job)
     new = [d for d in lines if d not in seen]
     paths = turn_paths(turn)
-    step = _step(turn, kind, paths, sig, job)
+    step = shown.hung or _step(turn, kind, paths, sig, job)
     line, err = _error(turn, kind, step, window) if failed else (None, None)
     word, said_digest = verdicts.heard(turn.actor, turn.output, window)
-    verdict, said = _outcome(turn, kind, failed, line, word, job)
+    verdict, said = _outcome(turn, kind, failed, line, word, job, shown.checked)
     tail = _tail(turn.output) if failed or verdict == "fail" else ""  # read once, for both of its readers
     fclass = fp.classify([tail]) if failed else None
     fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line, tail)
@@ -330,7 +323,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         edit=edit,
         undo=undo,
         **verdicts.voice(word, said_digest, lines, verdict, fsig, (asig, step), kind, window),
-        **_effects(turn, kind, command, window, index, job),
+        **_effects(turn, kind, command, window, index, shown),
     )
     _follow(f, turn, command, window, len(new))
     return f
@@ -362,20 +355,24 @@ def _missing(line: Optional[str], output: str) -> Optional[str]:
 
 
 def _effects(
-    turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int, job: Optional[JobAct]
+    turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int, shown: jobs.Shown
 ) -> dict[str, Any]:
-    """What a shell command did besides printing (files written, a restart, a hang), and soon after a restart the
-    error a run printed though it succeeded (a log tail showing the same 409 after each redeploy)."""
-    if kind not in ("run", "write") or not (command or job):
+    """What a shell command did besides printing (files written, a restart, a hang: a background check stopped while
+    it hung too), and soon after a restart the error a run printed though it succeeded (a log tail showing the same 409
+    after each redeploy); the background job it concerns."""
+    if kind not in ("run", "write") or not (command or shown.act):
         return {}
-    restart = shellwork.restarts(command) or job in ("start", "stop")
+    restart = shellwork.restarts(command) or shown.act in ("start", "stop")
     after = kind == "run" and (restart or any(e.restart for e in window[-8:]))
     return {
         "writes": shellwork.writes(command),
         "restart": restart,
         "checkout": shellwork.checks_out(command),
         **(printed.measure(turn.output)._asdict() if kind == "run" else {}),
-        "hang": kind == "run" and outcomes.hung(turn.output, command, turn.exit_code) and not outcomes.waits(command),
+        "hang": shown.hung is not None
+        or (kind == "run" and outcomes.hung(turn.output, command, turn.exit_code) and not outcomes.waits(command)),
         "logerr": (logerr := printed.logged_error(turn.output) if after else None),
         "tail": printed.log_tail(turn.output, logerr, index) if logerr else [],
+        "job": shown.ref,
+        "check": shown.check,
     }

@@ -1,11 +1,10 @@
 """What a turn's result says about the work, as opposed to what the turn tried. Pure text functions.
 
-An edit is an attempt; progress is what attempts achieve. So the detector needs, for each turn: did something
-that judges the work (a test, build, lint or type-check run; diagnostics an editor reports after a save; a
-person) pass or fail, and if it failed, with which failure signature (error class, location, normalised
-message); is a background job still running; is the content known at all (an export that lost it, a write
-with no text, is unknown and never "the same" as anything); and what thing was missing when a program or
-module was not found, so a diagnosis can name it.
+An edit is an attempt; progress is what attempts achieve. So the detector needs, for each turn: did something that
+judges the work (a test, build, lint or type-check run; diagnostics an editor reports after a save; a person) pass or
+fail, and if it failed, with which failure signature (error class, location, normalised message); is a background job
+still running; is the content known at all (an export that lost it, a write with no text, is unknown and never "the
+same" as anything); and what thing was missing when a program or module was not found, so a diagnosis can name it.
 """
 
 from __future__ import annotations
@@ -18,7 +17,8 @@ from strict_loop.monitor import fingerprint as fp
 # a count from its first digit, not a denominator (``attempt 4/10 failed``) nor a log time's milliseconds before its
 # level (``08:52:03,118 ERROR``); unittest's FAILED (...) by its key=count pairs: linear
 FAILS = re.compile(
-    r"(?i)(?<![\d/.,:])(\d+) (?:fail(?:ed|ing|ures?)|errors?)\b|"
+    r"(?i)(?<![\d/.,:])(\d+) (?:tests? )?(?:fail(?:ed|ing|ures?)|errors?)\b|"  # CTest: "4 tests failed out of 11"
+    r"\bfail(?:ed|ures?)? = (\d+)\b|"  # a tally's key and value: Zephyr's ztest "pass = 7, fail = 4, skip = 0"
     r"(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)|"
     r"\b(?:Failures|Failed|Errors):[ \t]*(\d+)\b|"  # the count after its word: dotnet test, surefire, PHPUnit
     r"\b\d\d:\d\d \+\d+(?: ~\d+)? -(\d+): Some tests failed"  # dart and flutter test's last line: passed, failed

@@ -17,9 +17,9 @@ from typing import NamedTuple, Optional
 
 from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, outcomes, shellwork
+from strict_loop.monitor import catalog, outcomes
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.outcomes import clipped, hung, is_verifier, last_line
+from strict_loop.monitor.calls import shellwork
 
 
 def failed(turn: Turn, kind: Kind, command: str) -> bool:
@@ -98,15 +98,15 @@ def reads_failed(command: str, output: str) -> bool:
     said = _EXIT_SAID.search(output[:300])
     if said:  # the harness's own line for the exit code (Codex's shell output to the model) settles it
         return said.group(1) != "0"
-    if hung(output):
+    if outcomes.hung(output):
         return True  # cut off before it could pass (the harness's own words: timed out, interrupted)
     parts = shellwork.last_pipeline(command)  # its first command printed what came back
     if parts and _GH.match(parts[0]) and _GH_FAILED.match(output.lstrip()[:200]):
         return True  # the GitHub CLI heads its refusals: `X Pull request ... is not mergeable`, `GraphQL: ...`
     tail = output[-3000:]
-    if is_verifier(command) and _FAILED_OUTPUT.search(tail) and not _passed_at_end(tail):
+    if outcomes.is_verifier(command) and _FAILED_OUTPUT.search(tail) and not _passed_at_end(tail):
         return True
-    end = last_line(tail)
+    end = outcomes.last_line(tail)
     last = _boxed(tail) if end == "\u2575" else _head_line(tail, end)
     last = last.lstrip(_FAIL_MARKS)  # `✖ Packages installation failed, see above.`: the words after the mark
     logs = _LOGS.match(parts[0]) if parts else None
@@ -124,7 +124,7 @@ def reads_failed(command: str, output: str) -> bool:
 def ends_failing(output: str) -> bool:
     """Whether an output's last line says in words that the command failed (``4 packets transmitted, 0 received, 100%
     packet loss``, ``Configuring incomplete, errors occurred!``): that line is its error where no other names one."""
-    return bool(_LAST_SAYS.search(last_line(output[-3000:])))
+    return bool(_LAST_SAYS.search(outcomes.last_line(output[-3000:])))
 
 
 _TALLY = re.compile(
@@ -160,11 +160,11 @@ _TRAILER = re.compile(
     r"Emitted 'error' event\b|\[\w+\]\s*-{5,}\s*$|>?\s*\d{1,7}\s*\|(?:\s|$)|Action:$|Identify and stop\b|"
     r"(?:DETAIL|HINT|CONTEXT|QUERY|LINE \d+):\s)"
 )
-"""Lines that trail an error without being it: stack frames and indented detail, advice (``hint:``, ``Please make
-sure ...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer, a label
-that heads indented detail (Bundler's ``In Gemfile:``), a line in parentheses (SQLAlchemy's ``(Background on this
-error at: ...)``), Yarn's ``info`` lines after its error, Rake's ``Tasks: TOP => db:migrate``, PostgreSQL's ``DETAIL:``
-and ``HINT:`` after its ``ERROR:``."""
+"""Lines that trail an error without being it: stack frames and indented detail, advice (``hint:``, ``Please make sure
+...``, ``Check the spelling ...``), a package manager's notice, node's version banner, a source pointer, a label that
+heads indented detail (Bundler's ``In Gemfile:``), a line in parentheses (SQLAlchemy's ``(Background on this error at:
+...)``), Yarn's ``info`` lines after its error, Rake's ``Tasks: TOP => db:migrate``, PostgreSQL's ``DETAIL:`` and
+``HINT:`` after its ``ERROR:``."""
 
 
 def _head_line(tail: str, last: str, reach: int = 30) -> str:
@@ -369,7 +369,7 @@ def log_tail(output: str, logerr: str, index: int) -> list[str]:
 
 def _cut(output: str, index: int) -> list[str]:
     """A line of its own for a clipped output's cut middle: unknown, never the same as any other turn's."""
-    return [fp.digest(f"clipped\0{index}")] if clipped(output) else []
+    return [fp.digest(f"clipped\0{index}")] if outcomes.clipped(output) else []
 
 
 _DECIMAL = re.compile(r"\d\.\d")

@@ -16,7 +16,7 @@ import re
 from typing import Optional
 
 from strict_loop.model.monitoring import Verdict
-from strict_loop.monitor import shellwork
+from strict_loop.monitor.calls import shellwork
 from strict_loop.monitor.outcomes import running
 
 REMOTE_CHECK = re.compile(

@@ -17,9 +17,9 @@ from typing import Optional
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
 from strict_loop.monitor import readback, recurrence, verdicts
+from strict_loop.monitor.calls.toolkinds import classify_tool, turn_paths
 from strict_loop.monitor.novelty import facts
 from strict_loop.monitor.recurrence import since_progress
-from strict_loop.monitor.toolkinds import classify_tool, turn_paths
 
 __all__ = ["Signal", "SignalKind", "SpiralDetector", "TurnFacts", "classify_tool", "facts", "turn_paths"]
 
@@ -277,12 +277,11 @@ class SpiralDetector:
             return None
         paths = list(dict.fromkeys(p for f in edits for p in f.paths))
         where = f" to {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''}" if paths else ""
+        named = recurrence.started(w, cur).action[:80]  # a check read back from the background: the command it ran
         who = (
             "the person reported the same failure"
             if all(f.actor == "person" or f.quote for f in same)  # or in the feedback a harness hands back
-            else (
-                f"`{cur.action[:80]}` failed the same way" if cur.actor == "agent" else "the check failed the same way"
-            )
+            else (f"`{named}` failed the same way" if cur.actor == "agent" else "the check failed the same way")
         )
         return Signal(
             kind="same_failure",

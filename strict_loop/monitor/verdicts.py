@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, spoken
 from strict_loop.monitor.person import (
     DEPS,
     HEAD_CHARS,
@@ -26,7 +27,6 @@ from strict_loop.monitor.person import (
     read,
     recalled,
 )
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, spoken
 
 
 def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:

@@ -14,8 +14,8 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import shellwork
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, WRAPPERS, step_parts, step_words
+from strict_loop.monitor.calls import shellwork
+from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, WRAPPERS, step_parts, step_words
 
 FORBID = re.compile(
     r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please)\s+)(?:please\s+)?(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?"

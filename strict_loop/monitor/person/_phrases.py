@@ -178,6 +178,44 @@ CIRCLES_GATES = (
 """Lowercase literals one of which ``CIRCLES`` cannot match without."""
 
 
+_TOLD_ELSEWHERE = (
+    # de: "ich hab doch gesagt", "hab ich dir schon geschrieben", "wie oft soll ich das noch sagen"; nl: "ik heb toch
+    # gezegd"
+    r"\b(?:ich (?:hab|habe) (?:dir |es |euch |das )?|hab(?:e)? ich (?:dir |es |das )?)(?:doch|schon|bereits|ja) "
+    r"(?:\w+ )?(?:gesagt|geschrieben)\b",
+    r"\bwie oft (?:soll|muss) ich (?:dir |es |das )*(?:noch )?(?:sagen|schreiben|wiederholen)\b",
+    r"\bik heb (?:je |het )?(?:toch|al|net) (?:\w+ )?gezegd\b",
+    # fr: "je t'ai déjà dit", "je vous ai dit de ne pas", "combien de fois faut-il le répéter"
+    r"\bje (?:te |vous |t'|t\u2019)(?:l'|l\u2019)?(?:ai|avais) (?:d[\u00e9e]j[\u00e0a] )?dit (?:de ne|que non|non)\b",
+    r"\bje (?:te |vous |t'|t\u2019)(?:l'|l\u2019)?(?:ai|avais) d[\u00e9e]j[\u00e0a] dit\b",
+    r"\bcombien de fois (?:(?:je dois|dois-je|faut-il|il faut) )?(?:te |vous )?(?:le )?"
+    r"(?:dire|r[\u00e9e]p[\u00e9e]ter)\b",
+    # es: "te lo dije", "ya te he dicho", "cuántas veces tengo que decirlo"; it: "te l'ho già detto"; pt: "quantas vezes
+    # tenho que falar"; pl: "już mówiłem"; tr: "zaten söyledim"
+    r"\b(?:ya )?te lo (?:dije|he dicho)\b|\bya te he dicho\b",
+    r"\bcu[\u00e1a]ntas veces (?:te )?(?:lo )?(?:tengo que|hay que|te he) (?:decir|repetir|dicho)\b",
+    r"\bte l['\u2019]ho (?:gi[\u00e0a] )?detto\b|\bti ho gi[\u00e0a] detto\b",
+    r"\bquante volte (?:te lo )?(?:devo|ti ho) (?:dire|ripetere|detto)\b",
+    r"\bquantas vezes (?:eu )?(?:tenho que|vou ter que|preciso) (?:te )?(?:dizer|falar|repetir)\b",
+    r"\bju[\u017cz] (?:ci |wam )?(?:m[\u00f3o]wi[\u0142l](?:em|am)|pisa[\u0142l](?:em|am))\b",
+    r"\b(?:zaten|daha [\u00f6o]nce|sana) (?:de )?s[\u00f6o]yledim\b",
+    # zh: "我已经说过了", "跟你说了多少次", "不是说了别动吗"
+    r"\u6211(?:\u5df2\u7ecf|\u65e9\u5c31|\u521a\u624d|\u521a\u521a|\u4e4b\u524d|\u90fd)(?:\u8bf4|\u8aaa)\u8fc7",
+    r"(?:\u8bf4|\u8aaa)(?:\u4e86|\u8fc7)?(?:\u591a\u5c11|\u51e0)(?:\u6b21|\u904d)",
+    r"\u4e0d\u662f(?:\u8ddf\u4f60)?(?:\u8bf4|\u8aaa)\u4e86|\u6211\u8bf4\u4e86(?:\u4e0d\u8981|\u522b)",
+    # ko: "말했잖아요", "하지 말라고 했잖아", "몇 번을 말해요"
+    r"\ub9d0\ud588\uc796|\ub9d0\uc500\ub4dc\ub838\uc796|\ub77c\uace0 \ud588\uc796",
+    r"\uba87 \ubc88(?:\uc744|\uc774\ub098)? \ub9d0",
+    # ja: "さっきダメって言いました", "前にも言ったけど", "何度言えば"
+    r"(?:\u3055\u3063\u304d|\u5148\u307b\u3069|\u524d\u306b\u3082|\u4f55\u5ea6\u3082|\u3082\u3046)\S{0,12}?"
+    r"(?:\u8a00\u3044\u307e\u3057\u305f|\u8a00\u3063\u305f|\u4f1d\u3048\u307e\u3057\u305f|"
+    r"\u304a\u9858\u3044\u3057\u307e\u3057\u305f)",
+    r"\u4f55\u5ea6(?:\u3082)?(?:\u8a00\u3048|\u8a00\u308f\u305b)",
+)
+"""Saying it was said before, in the other languages people most often write to an agent in: each needs a word that
+marks it as said before ("doch", "déjà", "已经", "さっき") or a "how many times" with a verb of saying ("cuántas veces
+se llama" asks a count)."""
+
 TOLD_BEFORE = (
     r"\bi(?:'ve|\s+(?:already|have|had))?\s+(?:already\s+)?told you (?:already|before|twice|so|not to|to never|"
     r"never to|to not|that|\w+ times)\b|"
@@ -203,6 +241,7 @@ TOLD_BEFORE = (
     r"(?<!\w)(?:قلتلك|قلت لك|قلتلكم) (?:لا|ما|متعملش|بلاش)(?!\w)|\bя же (?:написал|написала|говорил|говорила|сказал|"
     r"сказала|просил|просила)\b|मना किया था|(?:बोला|कहा) था (?:कि )?(?:मत|नहीं)|"
     r"বলেছিলাম\W+(?:\S+\s+){0,4}?(?:না|করো না|করবে না)|"
+    rf"{'|'.join(_TOLD_ELSEWHERE)}|"
     r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
     r"\bstop trying to\b|\bdid you even (?:open|read|look|check|try|run|test|see)\b|"
     r"\b(?:is|did|has|does) (?:anything|any of (?:this|that|it)) (?:you (?:did|changed|tried) )?"
@@ -225,5 +264,20 @@ TOLD_GATES = (
     + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
     + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu", "\u306a\u3044\u3067")
     + ("nimesema", "sabi ko", "sinabi ko", "قلت", "मना किया", "था", "বলেছিলাম", "я же")
+    + (
+        "gesagt",
+        "geschrieben",
+        "wie oft",
+        "gezegd",
+        " dit",
+        "combien",
+        "te lo",
+        "dicho",
+        "veces",
+        "detto",
+        "volte",
+        "vezes",
+    )
+    + ("mówił", "mowil", "pisał", "pisal", "söyledim", "soyledim", "说", "說", "말", "했잖", "言", "伝え", "お願い")
 )
 """Lowercase literals one of which ``TOLD_BEFORE`` cannot match without."""

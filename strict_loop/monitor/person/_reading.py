@@ -7,12 +7,12 @@ import re
 from typing import NamedTuple, Optional
 
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
 from strict_loop.monitor.person import _asking as asking
 from strict_loop.monitor.person._phrases import CIRCLES, TOLD_BEFORE, TOLD_GATES
 from strict_loop.monitor.person._phrases import CIRCLES_GATES as _CIRCLES_GATES
 from strict_loop.monitor.person._phrases import CLAUSE_START as _CLAUSE_START
 from strict_loop.monitor.person._still import STILL_FAILING
-from strict_loop.monitor.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
 
 _ATTEMPT_FAILED = (
     r"^\W*(?:(?:no|nope|nah|hmm+|ugh|well|sorry|unfortunately|ok|okay)\b\W+)*(?:(?:that|this|it|you|"

@@ -9,8 +9,9 @@ import re
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
-from strict_loop.monitor import catalog, printed, readback, shellwork
-from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
+from strict_loop.monitor import catalog, printed, readback
+from strict_loop.monitor.calls import jobs
+from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong, started
 
 
 def _outcome_key(f: TurnFacts) -> Optional[str]:
@@ -70,7 +71,8 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
 
 
 def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
-    """One step that hung and was cut off on each of its last ``repeats`` runs, with no progress between."""
+    """One step that hung and was cut off on each of its last ``repeats`` runs, with no progress between (a check
+    started in the background, by the command that started it: its stop cut it off)."""
     cur = w[-1]
     if not cur.hang:
         return None
@@ -84,8 +86,8 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
         return None
     return Loop(
         turns=[f.i for f in hung],
-        evidence=f"`{cur.action[:80]}` hung and was cut off {len(hung)} times (it timed out or was interrupted each "
-        "time it ran)",
+        evidence=f"`{started(w, cur).action[:80]}` hung and was cut off {len(hung)} times (it timed out or was "
+        "interrupted each time it ran)",
     )
 
 
@@ -127,7 +129,7 @@ def _never_started(f: TurnFacts) -> bool:
 def _command(f: TurnFacts) -> str:
     """A restart as the evidence names it: its command, without the tool's name and without the ``NAME=value``
     settings before it (where a token often sits), at most 100 characters; a tool that stops a job, by its name."""
-    if f.tool.lower() in shellwork.JOB_STOP_TOOLS:
+    if f.tool.lower() in jobs.JOB_STOP_TOOLS:
         return f.action[:100]
     action = f.action.split(" ", 1)[1] if " " in f.action else f.action
     return _SETTINGS.sub("", action)[:100]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 MAX_COMMAND = 4000
 """Characters of a command read for its effects (a heredoc's body past this is content, not a command)."""
@@ -200,85 +200,6 @@ def restarts(command: str) -> bool:
     text = command[:MAX_COMMAND]
     parts = [part.strip().lstrip("(").rstrip(")") for part in segments(text)]  # `(npm run dev > log 2>&1 &)`
     return any(RESTART.match(part) or _BACKGROUND.search(part) for part in parts) or _down_then_up(parts)
-
-
-JobAct = Literal["start", "read", "stop"]
-JOB_READ_TOOLS = frozenset({"bashoutput", "taskoutput", "bashoutputtool", "write_stdin", "tasknotification"})
-"""Tools that read what a background job printed so far, by its shell's, task's or session's id (Claude Code before
-2.1; Codex's ``write_stdin`` to a command still running, whose Ctrl-C stops it)."""
-JOB_IDS = ("task_id", "bash_id", "shell_id", "session_id")
-"""The arguments by which those tools name the job."""
-JOB_STOP_TOOLS = frozenset({"killshell", "killbash", "taskstop"})
-"""Tools that stop a background job by its id (Claude Code's ``TaskStop``, ``KillShell`` before it)."""
-_JOB_FILE = re.compile(r"/tasks/[\w-]+\.output\b")
-"""Where Claude Code writes a background task's output (its Bash result names the file), read back with its Read tool
-or a shell's ``tail``: the job's status, as ``BashOutput`` was."""
-
-
-def job_act(tool: str, args: dict[str, Any]) -> Optional[JobAct]:
-    """What a call does to a background job: starts one (a shell command the harness runs in the background), reads
-    what one printed so far, or stops one. A job's output read after each restart is the outcome of that restart, as a
-    log read is; a check started in the background has not passed yet."""
-    name = tool.lower()
-    if args.get("run_in_background") is True and isinstance(args.get("command"), str):
-        return "start"
-    if name in JOB_READ_TOOLS:
-        return "stop" if "\x03" in str(args.get("chars") or "") else "read"
-    if name in JOB_STOP_TOOLS:
-        return "stop"
-    where = args.get("file_path") or args.get("path") or args.get("command")
-    return "read" if isinstance(where, str) and _JOB_FILE.search(where[:MAX_COMMAND]) else None
-
-
-_NOTICE = re.compile(
-    r"\A\s*<task-notification>\s*<task-id>(?P<id>[^<]{1,80})</task-id>.*?<status>(?P<status>\w{1,20})</status>"
-    r"(?:\s*<summary>(?P<summary>[^<]{0,400})</summary>)?.*?</task-notification>\s*\Z",
-    re.S,
-)
-_EXITED = re.compile(r"(?:\[exited with code (-?\d+)\]|<exit_code>(-?\d+)</exit_code>)")
-"""How Claude Code says a background job ended: at its output file's end, and in ``BashOutput``'s result."""
-
-
-def job_notice(text: str) -> Optional[dict[str, Any]]:
-    """The turn a background job's end is, where Claude Code (2.1) tells the model in a message of the person's
-    (``<task-notification>``: the task, its status, "Background command "x" failed with exit code 1"): a status read
-    of the agent's, never the person's words. Not a failure of its own: what the job printed says why it ended (the
-    output file read), and the same notice after each restart is the same outcome seen again. None for any other
-    message."""
-    m = _NOTICE.match(text[:MAX_COMMAND]) if text.lstrip().startswith("<task-notification>") else None
-    if m is None:
-        return None
-    summary = m.group("summary") or f"background task {m.group('status')}"
-    return {"actor": "agent", "tool": "TaskNotification", "args": {}, "output": summary}
-
-
-_GUTTER = re.compile(r"^ *\d+(?:\u2192|\t)", re.M)
-_ENVELOPE = re.compile(
-    r"(?m)<status>(?!running<)\w{0,20}</status>|<exit_code>-?\d+</exit_code>|</?(?:stdout|stderr)>|"
-    r"<timestamp>[^<\n]*</timestamp>|^\[exited with code -?\d+\]$"
-)
-"""What ``BashOutput`` wraps a job's output in (its exit code, streams, time, a status the exit code says): not the
-job's own words. ``running`` stays: a job still running has no outcome yet."""
-
-
-def job_output(output: str) -> str:
-    """What a background job printed, as it printed it: without ``BashOutput``'s envelope, or the line numbers a file
-    viewer puts before each line of its output file (Claude Code's Read, as its transcript keeps it)."""
-    if "\u2192" in output[:200] or "\t" in output[:200]:
-        output = _GUTTER.sub("", output)
-    return _ENVELOPE.sub("", output).strip("\n") if "</" in output or "[exited" in output else output
-
-
-def job_id(args: dict[str, Any]) -> str:
-    """Which job a call reads or stops: its id, else the output file it reads."""
-    return str(next((args[k] for k in JOB_IDS if k in args), args.get("file_path") or args.get("command") or ""))
-
-
-def job_exit(output: str) -> Optional[int]:
-    """The exit code a background job ended with, where its output says it (``BashOutput``'s ``<exit_code>``, the
-    output file's last ``[exited with code 1]``)."""
-    found = _EXITED.findall(output[:300]) or _EXITED.findall(output[-300:])
-    return int(next(code for code in found[-1] if code)) if found else None
 
 
 def _down_then_up(parts: list[str]) -> bool:

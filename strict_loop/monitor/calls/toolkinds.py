@@ -14,7 +14,7 @@ from typing import Any, Optional
 from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import shellwork
+from strict_loop.monitor.calls import jobs, shellwork
 from strict_loop.monitor.outcomes import is_verifier
 
 WRITE_TOOLS = {
@@ -251,7 +251,7 @@ def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
         return "message"
     if name in ("invalid_format", "format_error"):
         return "invalid"
-    if shellwork.job_act(tool, args) in ("read", "stop"):  # a background job's status read or stop: a run of it
+    if jobs.job_act(tool, args) in ("read", "stop"):  # a background job's status read or stop: a run of it
         return "run"
     if name in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor"):
         return "write" if command in EDITOR_WRITE_COMMANDS else "read"
