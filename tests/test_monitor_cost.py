@@ -24,7 +24,7 @@ from strict_loop.base.clipping import clip, clip_turn_data
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, ladder, outcomes, person
+from strict_loop.monitor import catalog, ladder, missing, outcomes, person
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.calls import shellwork, toolkinds
 
@@ -302,11 +302,11 @@ def test_failure_classes_and_error_lines_read_behind_their_literal_gates_as_befo
         assert outcomes.running(text) == bool(outcomes.RUNNING.search(text)), text
         head = re.search(r"New problems detected after saving the file|<workspace_diagnostics>", text, re.I)
         assert (outcomes.diagnostics(text + "\n- [Error] x") is not None) == bool(head), text
-    missing = ["x: not found", "sh: command not found", ": ", "not found", "command ", " ", "a"]
+    absent = ["x: not found", "sh: command not found", ": ", "not found", "command ", " ", "a"]
     old_missing = re.compile(r"(?:^|[\s:])([\w.+\-/]+): (?:command )?not found\b")
-    for text in _random_texts(missing, 1500, 6, seed=8):
+    for text in _random_texts(absent, 1500, 6, seed=8):
         found = old_missing.search(text)
-        assert (outcomes.missing(text) == f"program {found.group(1)}") if found else True, text
+        assert (missing.missing(text) == f"program {found.group(1)}") if found else True, text
 
 
 def test_refusals_and_failing_counts_read_behind_their_literal_gates_as_before():

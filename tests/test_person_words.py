@@ -275,7 +275,12 @@ REPORTS += [
     "\ub610 \uc5d0\ub7ec\ub098\uc694",  # ko: it errors again
     "\u307e\u305f\u30a8\u30e9\u30fc\u304c\u51fa\u307e\u3057\u305f",  # ja: the error came up again
 ]
+CIRCLING += [
+    "stop reading. this is the 4th lap over the same 4 files",  # a lap: a circle
+    "this is the third time you ran the same search",
+]
 NOT_REPORTS += [
+    "the 3rd time you run it the cache is warm, so time the 4th",  # how a cache works
     "ich habe gesagt, dass wir Postgres nutzen, also bitte psycopg",  # de: I said we use Postgres (a request)
     "je t'ai dit que j'utilise postgres, ajoute le driver",  # fr: I told you I use postgres, add the driver
     "\u00bfcu\u00e1ntas veces se llama la funci\u00f3n?",  # es: how many times is the function called?
@@ -394,6 +399,13 @@ def test_a_ban_on_one_script_or_target_bans_that_one_and_not_its_runners_others(
         ),
         ("don't run `sudo make deploy 2>&1 | tee out.log`", "sudo make test", "make deploy"),
         ("never run `python manage.py flush`", "python manage.py test", "python manage.py flush --noinput"),
+        # a rehearsal does nothing the ban is about; the real run after it in the same chain does
+        ("dry-run publish. dont publish for real until i say", "cargo publish --dry-run", "cargo publish"),
+        (
+            "never run `helm upgrade`",
+            "helm upgrade api ./chart --dry-run=server",
+            "helm upgrade --dry-run api . && helm upgrade api .",
+        ),
     ]:
         window = window_of([_said(ban), bash(obeys), bash(breaks)])
         assert [f.defied for f in window][1:] == [None, forbidden(ban)[0]]

@@ -11,6 +11,8 @@ from spiral_claims import check_claims, play, window_of
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import missing
+from strict_loop.monitor.calls import shellwork
 from strict_loop.monitor.ladder import observe
 
 TS2339 = (
@@ -312,8 +314,54 @@ def test_oscillation_fires_on_the_second_revert_not_the_first():
     assert "undoing and redoing" in verdict.whisper
 
 
+def patch(old: list[str], new: list[str]) -> dict:
+    """Codex's ``apply_patch``, its patch in ``command`` as its hooks send it, one hunk per pin changed."""
+    hunks = "".join(f"@@\n-{a}\n+{b}\n" for a, b in zip(old, new, strict=True))
+    text = f"*** Begin Patch\n*** Update File: requirements.txt\n{hunks}*** End Patch"
+    return {
+        "tool": "apply_patch",
+        "args": {"command": text},
+        "output": "Success. Updated the following files:\nM requirements.txt",
+    }
+
+
+def test_a_codex_patch_that_puts_the_pins_back_undoes_its_own_edit():
+    """Pins flipped between two sets by ``apply_patch`` (the same two resolver conflicts after each): the patch that
+    swaps a hunk's sides back undoes the earlier patch, as a file tool's edit does."""
+    older, newer = ["pydantic==1.10.13", "langchain==0.2.16"], ["pydantic==2.9.2", "langchain==0.3.7"]
+    install = {
+        "tool": "Bash",
+        "args": {"command": "pip install -r requirements.txt"},
+        "output": "ERROR: Cannot install",
+    }
+    turns = [patch(older, newer), install, patch(newer, older), install, patch(older, newer), install]
+    window = window_of(turns)
+    assert window[0].edit is not None and window[2].edit == window[0].undo and window[4].edit == window[0].edit
+    verdict, steps = play(turns)
+    assert any(s.kind == "file_oscillation" for s in steps[0][2]) and verdict.fired_at == 4
+    assert shellwork.edit_pair({"command": "cat <<'EOF' > notes.md\n- one\n+ two\nEOF"}) is None  # a shell's, no patch
+
+
 def person(text: str) -> dict:
     return {"tool": "user_prompt", "actor": "person", "output": text}
+
+
+def test_a_person_saying_the_agent_keeps_reading_the_same_files_is_heard_though_it_edited_nothing():
+    """Reads and searches only, then "you've opened TerrainMaterial.ts three times now": the looking is the loop the
+    person names, so it counts as attempts for a complaint of going in circles (never for a plain report)."""
+    read = {
+        "tool": "Bash",
+        "args": {"command": "nl -ba src/world/TerrainMaterial.ts"},
+        "output": "1\timport * as THREE",
+    }
+    search = {"tool": "Bash", "args": {"command": "rg -n uFogDensity src"}, "output": "src/a.ts:10: uFogDensity"}
+    turns = [person("the fog slider does nothing, fix it"), read, search, read, search]
+    quiet = [*turns, person("the slider still does nothing")]  # a plain report after looks only: not yet
+    assert play(quiet)[0].fired_at is None
+    turns += [person("you've opened TerrainMaterial.ts three times now. what's the bug? just fix it")]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5 and steps[0][2][0].kind == "person_reports"
+    assert "person reports" in check_claims(verdict, turns)
 
 
 def test_a_person_repeating_the_same_complaint_is_a_failed_check():
@@ -531,6 +579,89 @@ def test_a_header_with_digits_in_its_name_missing_through_cleans_and_reinstalls_
     verdict, _ = play(turns)
     assert verdict.fired_at == 3 and "file Adafruit_BME280.h was missing 3 times" in verdict.diagnosis
     assert "missing again" in check_claims(verdict, turns)
+
+
+CMAKE_NO_CONFIG = "\n".join(
+    [
+        "-- Found Threads: TRUE",
+        "CMake Error at CMakeLists.txt:14 (find_package):",
+        '  Could not find a package configuration file provided by "Protobuf" with any',
+        "  of the following names:",
+        "",
+        "    ProtobufConfig.cmake",
+        "    protobuf-config.cmake",
+        "",
+        '  Add the installation prefix of "Protobuf" to CMAKE_PREFIX_PATH or set',
+        '  "Protobuf_DIR" to a directory containing one of the above files.',
+        "",
+        "",
+        "-- Configuring incomplete, errors occurred!",
+    ]
+)
+
+
+def _vitest(failing: str, count: int) -> str:
+    return (
+        f" \u00d7 {failing}  (12 tests | {count} failed) 21ms\n \u2713 src/utils/money.test.ts  (9 tests) 6ms\n\n"
+        " Test Files  2 failed | 10 passed (12)\n"
+        f"      Tests  {count} failed | {124 - count} passed (124)\n   Duration  3.84s (transform 412ms, setup 0ms)"
+    )
+
+
+def test_vitest_tallies_are_no_cause_so_other_failures_under_them_are_no_cycle():
+    """Vitest closes every failing run with ``Tests  N failed | M passed``: with its count masked, it read as one
+    error coming back between other failures (an error cycle after three runs of an upgrade making progress)."""
+    turns = [
+        _sh("npx vitest run 2>&1 | tail -8", _vitest("src/utils/scadenze.test.ts", 5), 1),
+        _sh(
+            "npx vitest run src/utils/date.test.ts",
+            "SyntaxError: The requested module 'date-fns/locale' does not provide an export named 'default'",
+            1,
+        ),
+        _sh(
+            "sed -i 's#locale/it#locale#' src/utils/date.ts && npx vitest run 2>&1 | tail -8",
+            _vitest("src/components/Cal.test.tsx", 14),
+            1,
+        ),
+    ]
+    window = window_of(turns)
+    assert not any("Tests" in (f.etext or "") for f in window), [f.etext for f in window]
+    assert play(turns)[0].fired_at is None
+
+
+def test_a_package_a_configure_cannot_find_through_varied_prefixes_is_missing_again():
+    """CMake's find_package failing the same way under another prefix path, another ``Protobuf_DIR``, another
+    generator: the package is the error (not CMake's closing "Configuring incomplete"), and it is missing again."""
+    configure = "rm -rf build && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release"
+    turns = [
+        _sh(f"{configure} 2>&1 | tail -22", CMAKE_NO_CONFIG, 1),
+        _sh("sudo apt-get install -y libprotobuf-dev", "libprotobuf-dev is already the newest version.", 0),
+        _sh(f"{configure} -DCMAKE_PREFIX_PATH=/usr/lib/x86_64-linux-gnu/cmake 2>&1 | tail -22", CMAKE_NO_CONFIG, 1),
+        _sh(f"{configure} -DProtobuf_DIR=/usr/lib/x86_64-linux-gnu/cmake/protobuf 2>&1 | tail -22", CMAKE_NO_CONFIG, 1),
+    ]
+    window = window_of(turns)
+    assert window[0].etext.startswith("Could not find a package configuration file provided by")
+    assert [f.missing for f in window] == ["package Protobuf", None, "package Protobuf", "package Protobuf"]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 3 and "package Protobuf was missing 3 times" in verdict.diagnosis
+    assert "missing again" in check_claims(verdict, turns)
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        ("Package 'libfoo', required by 'virtual:world', not found", "package libfoo"),  # pkg-config
+        ("No package 'gtk+-3.0' found", "package gtk+-3.0"),
+        ("E: Unable to locate package libssl1.1", "package libssl1.1"),  # apt
+        ("ERROR: No matching distribution found for torch==2.9.0", "package torch"),  # pip
+        ("error: no matching package named `serde_jsn` found", "package serde_jsn"),  # cargo
+        ("no required module provides package github.com/acme/x/pb; to add it:", "package github.com/acme/x/pb"),
+        ("libfoo-dev is already the newest version (1.2-3).", None),
+        ("Package foo is already the newest version", None),
+    ],
+)
+def test_a_package_not_found_is_named_as_its_toolchain_says_it(said, named):
+    assert missing.missing(said) == named
 
 
 @pytest.mark.parametrize(

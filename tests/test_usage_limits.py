@@ -290,7 +290,7 @@ def test_codex_s_limit_message_is_waited_out(task: Workspace, tmp_path: Path, mo
 @pytest.mark.slow  # the real CLI in a subprocess, the page over HTTP, and a wait of seconds
 def test_a_restart_during_the_wait_keeps_waiting_and_the_page_says_so(task: Workspace, tmp_path: Path):
     binary = _standin(tmp_path, "claude", CLAUDE)
-    reset = time.time() + 3
+    reset = time.time() + 6  # room for a slow, busy machine to record the wait and answer Ctrl-C before it
     env = {**_env(task, tmp_path, reset), "PYTHONPATH": str(Path(__file__).parents[1])}
     argv = [sys.executable, "-m", "strict_loop", "supervise", "--workspace", str(task.root), "--task-id", "t"]
     argv += [

@@ -14,6 +14,7 @@ __all__ = [
     "catalog",
     "fingerprint",
     "ladder",
+    "missing",
     "novelty",
     "outcomes",
     "person",

@@ -192,7 +192,8 @@ _WRAPPER = re.compile(
     r"^\d+ (?:tests?|examples?|specs?|properties|doctests?), \d+ (?:failures?|errors?)\b|"
     r"^=*\s*\d+ (?:failed|passed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(?:, \d+ \w+)* in [\d.]+m?s\b|"
     r"\b\d+ errors? and \d+ warnings?\b|\(\d+ errors?, \d+ warnings?\)|"
-    r"(?-i:(?:\b[A-Z]+=\d+\b\W*){3})",
+    r"(?-i:(?:\b[A-Z]+=\d+\b\W*){3})|^-- (?:Configuring|Generating) incomplete, errors occurred|"
+    r"^(?:Test Files|Tests)\s+\d+ (?:failed|passed)\b",  # vitest's tallies: "Tests  14 failed | 110 passed (124)"
     re.I,
 )
 """Lines that only say a sub-process failed (a build wrapping the step that did) or sum a run up ("could not compile
@@ -264,9 +265,7 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
                     wrapped = True
                     continue
                 if not (ambient and digest(strict(line)) in ambient):
-                    if len(line) <= 12 and k + 1 < len(
-                        lines
-                    ):  # a bare marker ("ERROR:"): the message is on the next line
+                    if len(line) <= 12 and k + 1 < len(lines):  # a bare marker ("ERROR:"): its message is next
                         line = f"{line} {lines[k + 1]}"
                     return line[:300]
     return None

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, outcomes, person, printed, readback, verdicts
+from strict_loop.monitor import catalog, missing, outcomes, person, printed, readback, verdicts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.calls import jobs, shellwork
 from strict_loop.monitor.calls.jobs import JobAct
@@ -351,7 +351,7 @@ def _unnamed(output: str) -> str:
 
 def _missing(line: Optional[str], output: str) -> Optional[str]:
     """What a failure says is missing: named by its cause line first (a shell's start-up noise may name another)."""
-    return outcomes.missing(line or "") or outcomes.missing(output)
+    return missing.missing(line or "") or missing.missing(output)
 
 
 def _effects(

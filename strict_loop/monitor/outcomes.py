@@ -4,7 +4,7 @@ An edit is an attempt; progress is what attempts achieve. So the detector needs,
 judges the work (a test, build, lint or type-check run; diagnostics an editor reports after a save; a person) pass or
 fail, and if it failed, with which failure signature (error class, location, normalised message); is a background job
 still running; is the content known at all (an export that lost it, a write with no text, is unknown and never "the
-same" as anything); and what thing was missing when a program or module was not found, so a diagnosis can name it.
+same" as anything). What a failure says is missing (a module, a program, a package) is read in ``missing``.
 """
 
 from __future__ import annotations
@@ -70,22 +70,6 @@ _CONTENT_KEYS = (
     "instructions",
     "newString",  # OpenCode's edit
 )
-_MISSING = [  # (pattern, what is missing, a text the pattern cannot match without: gates read in C)
-    (re.compile(r"No module named ['\"]?([\w.\-]+)"), "module", ("No module named",)),
-    (re.compile(r"Cannot find module ['\"]([^'\"]+)['\"]"), "module", ("Cannot find module",)),
-    (re.compile(r"(?:^|[\s:])([\w.+\-/]+): (?:command )?not found\b"), "program", (": not found", ": command not")),
-    (re.compile(r"\bcommand not found:? ([\w.+\-]+)"), "program", ("command not found",)),
-    (re.compile(r"'([\w.+\-]+)' is not recognized as an internal or external command"), "program", ("not recognized",)),
-    (re.compile(r"\bENOENT\b.{0,60}?['\"]([^'\"]+)['\"]"), "file", ("ENOENT",)),
-    (
-        re.compile(r"(?:can't open file|[Nn]o such file or directory:?) ['\"]?([\w.+\-/]+)"),
-        "file",
-        ("can't open file", "o such file or directory"),
-    ),  # zsh's cd
-    (re.compile(r"\bno matches found: ([\w.+\-/*?]+)"), "file", ("no matches found",)),  # zsh: a glob matched nothing
-    (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): [Nn]o such file or directory"), "file", ("o such file",)),  # Go
-]
-
 _READER = re.compile(r"^\s*(?:cat|tail|head|less|more|grep|rg|ls|wc|stat|file|find|du|sleep|echo|printf)\b")
 """Programs that only show or wait: ``tail -2 build.log`` reads a log, it does not build."""
 
@@ -322,15 +306,6 @@ _RUNNING_GATES += ("working", "provisioning", "deploying", "starting", "initiali
 
 def running(output: str) -> bool:
     return fp.may_match(fp.folded(output), _RUNNING_GATES) and bool(RUNNING.search(output))
-
-
-def missing(text: str) -> Optional[str]:
-    """What was missing, named: 'module mypy', 'program javac', 'file setup.py' (None if nothing reads like that)."""
-    for pattern, what, gates in _MISSING:
-        m = pattern.search(text) if any(g in text for g in gates) else None
-        if m:
-            return f"{what} {m.group(1).strip(chr(39) + chr(34))}"
-    return None
 
 
 SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d{1,15}(?:\.\d{1,15})?)(?!\d|\.\d|\s*/)", re.I)

@@ -71,7 +71,9 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
             earlier.append(f)
     counted += [f for f in earlier if any(c.defied == f.defied for c in counted)]  # the ban stands through requests
     counted.sort(key=lambda f: f.i)
-    attempts = [f for f in w if f.actor == "agent" and (f.edited or f.kind == "run") and not f.reports]
+    circling = any(f.reports >= 2 for f in counted)  # "you've opened X three times now": the looking is the loop
+    tried = ("run", "read", "search") if circling else ("run",)
+    attempts = [f for f in w if f.actor == "agent" and (f.edited or f.kind in tried) and not f.reports]
     # the problem said before any attempt is its first report, not a repeat ("it's light again" in the request)
     counted = [f for f in counted if f.refused or f.defied or any(a.i < f.i for a in attempts)]
     if not counted:

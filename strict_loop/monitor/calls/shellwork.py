@@ -227,10 +227,10 @@ def edit_sides(args: dict[str, Any]) -> Optional[tuple[str, str]]:
     for old_key, new_key in (("old_str", "new_str"), ("old_string", "new_string"), ("oldString", "newString")):
         if isinstance(args.get(old_key), str) and isinstance(args.get(new_key), str):
             return args[old_key], args[new_key]
-    for key in ("diff", "content", "patch"):
+    for key in ("diff", "content", "patch", "command"):
         text = args.get(key)
-        if not isinstance(text, str):
-            continue
+        if not isinstance(text, str) or (key == "command" and "*** Begin Patch" not in text[:MAX_COMMAND]):
+            continue  # a command is a patch only as Codex's apply_patch sends one
         block = _replace_block(text)
         if block:
             return block

@@ -164,8 +164,10 @@ def defied(command: str, paths: list[str], window: list[TurnFacts], args: dict[s
     names what it bans ("ok, push it now")."""
     if not any(e.forbids for e in window):
         return None  # nothing was said not to run or edit (most sessions): the call is not parsed for it
-    segments = shellwork.segments(command)
-    call = (step_words(command), set(command.split()), {w for p in segments for w in p.split()[:4]}, _runs(segments))
+    # "dry-run publish, don't publish for real": a command of the chain that only rehearses does nothing banned
+    segments = [p for p in shellwork.segments(command) if not _REHEARSAL.intersection(p.lower().split())]
+    kept = " && ".join(segments)
+    call = (step_words(kept), set(kept.split()), {w for p in segments for w in p.split()[:4]}, _runs(segments))
     back = shellwork.put_back(command) if "git" in command else None
     places = [where for where in ("/" + p.strip("/") + "/" for p in paths) if not _restored(where, back)]
     adds: Optional[bool] = None  # asked once, of the first dependency ban met
@@ -214,6 +216,11 @@ def _runs(segments: list[str]) -> set[str]:
         step, given = step_parts(segment)
         runs.update([step, *given[:1]] if given and not given[0].startswith("-") else [step])
     return runs
+
+
+_REHEARSAL = frozenset({"--dry-run", "--dry_run", "--dryrun", "--dry-run=client", "--dry-run=server", "-whatif"})
+"""The flags by which a command only says what it would do (``cargo publish --dry-run``, ``helm upgrade --dry-run``,
+``Remove-Item -WhatIf``)."""
 
 
 def _breaks(ban: str, call: tuple[str, set[str], set[str], set[str]], places: list[str]) -> bool:

@@ -71,9 +71,9 @@ def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
 
 
 def missing_again(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[list[int], str]]:
-    """The same file, module or program missing again and again while the agent varies what it does (an output that
-    never appears, a path looked up from the wrong folder): a success in between does not end it, strong progress
-    does. The missing thing must be the error itself, not a warning printed beside it."""
+    """The same file, module, program or package missing again and again while the agent varies what it does (an
+    output that never appears, a path looked up from the wrong folder): a success in between does not end it, strong
+    progress does. The missing thing must be the error itself, not a warning printed beside it."""
     cur = w[-1]
     name = _named(cur.missing)
     if name is None or cur.actor != "agent":
