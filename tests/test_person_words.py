@@ -275,11 +275,25 @@ REPORTS += [
     "\ub610 \uc5d0\ub7ec\ub098\uc694",  # ko: it errors again
     "\u307e\u305f\u30a8\u30e9\u30fc\u304c\u51fa\u307e\u3057\u305f",  # ja: the error came up again
 ]
+REPORTS += [
+    "masih 419 mas. udah ctrl shift r.",  # id, spoken: still 419
+    "tetep 419. sama persis.",  # id: still 419, exactly the same
+    "aku udah bilang dari awal masalahnya ga bisa login",  # id: I told you from the start
+    "niente, sempre 404. ho svuotato la cache",  # it: no, still 404
+    "di nuovo 404. guarda il log",  # it: 404 again
+    "przecie\u017c napisa\u0142am NIE ruszaj wersji Reacta",  # pl: I did write DON'T touch React's version
+    "czyli znowu wci\u0105gn\u0105\u0142e\u015b Reacta 18",  # pl: so you pulled React 18 in again
+    "nadal 404",  # pl: still 404
+]
 CIRCLING += [
     "stop reading. this is the 4th lap over the same 4 files",  # a lap: a circle
     "this is the third time you ran the same search",
 ]
 NOT_REPORTS += [
+    "masih perlu satu fitur lagi: export ke excel",  # id: one more feature still needed
+    "sempre pi\u00f9 veloce, grazie",  # it: faster and faster, thanks
+    "di nuovo, lancia i test",  # it: again, run the tests (a request)
+    "ile razy wywo\u0142uje si\u0119 funkcja?",  # pl: how many times is the function called?
     "the 3rd time you run it the cache is warm, so time the 4th",  # how a cache works
     "ich habe gesagt, dass wir Postgres nutzen, also bitte psycopg",  # de: I said we use Postgres (a request)
     "je t'ai dit que j'utilise postgres, ajoute le driver",  # fr: I told you I use postgres, add the driver

@@ -200,6 +200,10 @@ _TOLD_ELSEWHERE = (
     r"\bquantas vezes (?:eu )?(?:tenho que|vou ter que|preciso) (?:te )?(?:dizer|falar|repetir)\b",
     r"\bju[\u017cz] (?:ci |wam )?(?:m[\u00f3o]wi[\u0142l](?:em|am)|pisa[\u0142l](?:em|am))\b",
     r"\b(?:zaten|daha [\u00f6o]nce|sana) (?:de )?s[\u00f6o]yledim\b",
+    # id: "aku udah bilang dari awal", "udah berapa kali nih"; pl: "przecież napisałam", "ile razy mam powtarzać"
+    r"\b(?:udah|sudah|dah) (?:bilang|ngomong|kasih tau|kasih tahu)\b|\b(?:udah|sudah) berapa kali\b",
+    r"\bprzecie[\u017cz] (?:ci )?(?:napisa[\u0142l](?:em|am)|m[\u00f3o]wi[\u0142l](?:em|am)|pisa[\u0142l](?:em|am))\b",
+    r"\bile razy (?:mam|musz[\u0119e]|trzeba) (?:powtarza[\u0107c]|m[\u00f3o]wi[\u0107c]|pisa[\u0107c])\b",
     # zh: "我已经说过了", "跟你说了多少次", "不是说了别动吗"
     r"\u6211(?:\u5df2\u7ecf|\u65e9\u5c31|\u521a\u624d|\u521a\u521a|\u4e4b\u524d|\u90fd)(?:\u8bf4|\u8aaa)\u8fc7",
     r"(?:\u8bf4|\u8aaa)(?:\u4e86|\u8fc7)?(?:\u591a\u5c11|\u51e0)(?:\u6b21|\u904d)",
@@ -280,5 +284,6 @@ TOLD_GATES = (
         "vezes",
     )
     + ("mówił", "mowil", "pisał", "pisal", "söyledim", "soyledim", "说", "說", "말", "했잖", "言", "伝え", "お願い")
+    + ("bilang", "ngomong", "kasih ta", "berapa kali", "przecie", "ile razy")
 )
 """Lowercase literals one of which ``TOLD_BEFORE`` cannot match without."""

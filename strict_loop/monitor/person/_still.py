@@ -83,17 +83,22 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?:^|[\u3002\uff01!])\s*(?:\u540c\u3058|\u304a\u306a\u3058)(?:\u3067\u3059)?\s*(?:[\u3002\uff01!]|$)|"
         # again: またエラー, また落ちた, また動かない; the agent doing it again: また skip にしてる, また書き換えてます
         r"また\S{0,12}?(?:エラー|落ち|失敗|壊れ|動かな|止ま|クラッシュ|固ま|ダメ|だめ|同じ|書き換え|して(?:る|ます|いる|います))"),
-    ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic"),
+    ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic", "di nuovo"),
         r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
         r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
+        # "niente, sempre 404", "di nuovo 404": a status or an error again
+        r"\b(?:sempre|di nuovo) (?:\d{3}\b|errore|bianc|vuot)|\bdi nuovo (?:lo stesso|la stessa)\b|"
         r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b"),
     ("nl", ("nog ", "hetzelfde", "weer", "dezelfde"),
         r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
         r"\bdezelfde fout\b"),
     ("sv", ("fortfarande", "samma fel", "precis som", "igen"),
         r"\bfortfarande\b|\bsamma fel\b|\bprecis som (?:innan|f\u00f6rut)\b|^\W*(?:nej\W+)?igen\b"),
-    ("pl", ("nadal", "wci\u0105\u017c", "dalej", "znowu", "ten sam", "to samo"),
-        r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b"),
+    ("pl", ("nadal", "wci\u0105\u017c", "dalej", "znowu", "zn\u00f3w", "ten sam", "to samo"),
+        r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b|"
+        # "nadal 404", "znowu biała strona"; "znowu wciągnąłeś Reacta" (you did it again)
+        r"\b(?:nadal|wci\u0105\u017c|dalej|znowu|zn\u00f3w) (?:\d{3}\b|bia\u0142|pust|b\u0142\u0105d)|"
+        r"\b(?:znowu|zn\u00f3w) \w+(?:\u0142e\u015b|\u0142a\u015b)\b"),
     ("cs", ("po\u0159\u00e1d", "zase to", "st\u00e1le", "nezm\u011bnilo", "stejn\u00e9"),
         r"\bpo\u0159\u00e1d (?:stejn|to sam|rozbit|nefung|nic)|\bzase to (?:sam|stejn)|\bst\u00e1le (?:stejn|"
         r"nefung|rozbit)|\bnic se nezm\u011bnilo\b|^\W*stejn\u00e9\b"),
@@ -103,9 +108,11 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\u03c0\u03ac\u03bb\u03b9 \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
         r"\u03c4\u03af\u03c0\u03bf\u03c4\u03b1 \u03b4\u03b5\u03bd \u03ac\u03bb\u03bb\u03b1\u03be\u03b5|"
         r"^\W*\u03af\u03b4\u03b9\u03bf\b"),
-    ("id, ms", ("masih", "tetap", "sama saja", "sama je", "berubah", "tiada perubahan", "tak jalan"),
-        r"\bmasih (?:sama|error|gagal|belum|tidak|tak|rusak|kosong)\b|\btetap (?:sama|error|gagal)\b|"
-        r"\bsama (?:saja|je)\b|\b(?:tak|tidak) (?:berubah|jalan)\b|\btiada perubahan\b"),
+    ("id, ms", ("masih", "tetap", "tetep", "sama saja", "sama je", "sama aja", "sama persis", "berubah",
+                "tiada perubahan", "tak jalan"),
+        r"\bmasih (?:\d{3}\b|sama|error|gagal|belum|tidak|tak|ga|gak|nggak|rusak|kosong)\b|"
+        r"\btet[ae]p (?:\d{3}\b|sama|error|gagal|ga|gak|nggak|tidak)\b|"  # spoken: "masih 419 mas", "tetep 419"
+        r"\bsama (?:saja|je|aja|persis)\b|\b(?:tak|tidak) (?:berubah|jalan)\b|\btiada perubahan\b"),
     ("tr", ("hala", "h\u00e2l\u00e2", "ayn\u0131"),
         r"\bh[a\u00e2]l[a\u00e2] (?:ayn\u0131|\u00e7al\u0131\u015fm\u0131yor|olmuyor|hata)|\byine ayn\u0131\b|"
         r"\bayn\u0131 hata\b"),
