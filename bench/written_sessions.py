@@ -74,7 +74,15 @@ Code's background jobs as 2.1 runs them, with its task notices; data engineering
 that round and measured on its start code and on arrival, before they were read: 8 (1 false alarm), 5, 6 (1 late) and 5
 (1 false alarm) of 8 on arrival, 8, 4, 6 and 5 on the start code; then BN shaped how a background job's output is read
 (its exit code, its envelope; each job its own step), BP a failure under a shared header and a build tool's queries, BO
-dbt's ``[RUN]`` under ``timeout``, and BM-11's false alarm "5th says 41k now" (a date, not a fifth attempt).
+dbt's ``[RUN]`` under ``timeout``, and BM-11's false alarm "5th says 41k now" (a date, not a fifth attempt). In the
+round after, BQ, BR, BS, BT, BU and BV (embedded and IoT, apps on LLM APIs, Windows and WSL, games and graphics, build
+systems, a person in six more languages) were written blind at its start and BW, BX, BY, BZ, CA and CB (web backends,
+front-end tests, Kubernetes at night, long subtle sessions, scientific computing, a person in seven more languages)
+half-way through; each was measured on the round's start code and on arrival, before it was read: 33 and 32 of 48
+caught on the start code (1 false alarm and 2), 33 and 34 on arrival; then their misses and false alarms shaped rules
+(a background check stopped while it hung; Codex's patches undone; a package missing again; the person's word in
+thirteen more languages; wrappers of CMake and vitest; a rehearsal breaks no ban), and 74 of 96 are caught, none
+falsely.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -158,6 +166,18 @@ SETS = {
     "BN": "long Claude Code sessions running servers, builds and suites in the background (task output read, notices)",
     "BO": "data engineering (SQL, dbt, Airflow, Dagster, Spark, pandas, polars, exports), mostly the agent alone",
     "BP": "security and maintenance fixes (audits, CVE upgrades, secrets, CSP, CORS, TLS, SAST), a maintainer by",
+    "BQ": "embedded and IoT (Arduino, PlatformIO, ESP-IDF, Zephyr, OpenOCD, MQTT), a person with the board on the desk",
+    "BR": "apps on LLM APIs (429s, streaming, tool schemas, vector stores, evals, local models), a person in de and pt",
+    "BS": "Windows and WSL (PowerShell errors, CRLF, long paths, MSVC and vcpkg, locked files, Docker Desktop)",
+    "BT": "games and graphics (Godot, Unity, Bevy, three.js, shaders), a person play-testing, some in es and ko",
+    "BU": "build systems and monorepos (Bazel, Nx, Turborepo, pnpm, CMake, Meson, Nix, Gradle, sbt, Make)",
+    "BV": "a person in zh, ja, de, pt-BR, fr, tr on product work (the same problem again, bans, new requests)",
+    "BW": "web backends (Rails, Laravel, Phoenix, Django: workers, mailers, N+1, dependency trouble), a person by",
+    "BX": "front-end work checked by end-to-end and visual tests, mostly in Cline's export and Codex",
+    "BY": "Kubernetes and GitOps at night (Helm, Argo CD, Flux, cert-manager, PVCs, OOMKilled), an SRE checking in",
+    "BZ": "long sessions of 28 to 40 turns on a developer's own projects, the stuck stretch subtle, a terse person",
+    "CA": "scientific computing (numerics to a tolerance, f2py, MPI, Slurm jobs polled, conda, R, Julia, notebooks)",
+    "CB": "a person in vi, id, pl, nl, it, ko, es-ES on everyday app work (still, again, how many times; requests)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
