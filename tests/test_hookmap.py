@@ -35,8 +35,10 @@ def test_a_command_claude_code_moved_to_the_background_past_its_timeout_says_it_
     )
     assert cut["output"] == "Command did not complete within its 120s timeout\nRunning migrations..."
     assert outcomes.hung(cut["output"], "alembic upgrade head")
-    done = payloads.turn_fields(event("claude", "claude_post_tool_use", tool_response=response))
-    assert done["output"] == "Running migrations..." and not outcomes.hung(done["output"])
+    started = payloads.turn_fields(event("claude", "claude_post_tool_use", tool_response=response))
+    # a command run in the background from the start: its task's id as the model is told it (its hook has no text)
+    assert started["output"] == "Command running in background with ID: b8x2k1q\nRunning migrations..."
+    assert not outcomes.hung(started["output"])
 
 
 def test_claude_post_tool_use_maps_bash_stdout_and_stderr():

@@ -327,6 +327,47 @@ def test_claude_server_restarted_in_the_background_that_dies_the_same_way_whispe
     assert "Address already in use" in whisper or "port" in whisper, detail
 
 
+_TASK_ID = re.compile(r"running in background with ID: ([\w-]+)")
+HANGING_TEST = "import time\n\n\ndef test_numbering_under_load():\n    time.sleep(120)\n"
+
+
+def _task_id(body: dict) -> dict[str, Any]:
+    """TaskStop's input for the newest background task Claude Code named in this request."""
+    ids = [m.group(1) for text in strings(body) for m in _TASK_ID.finditer(text)]
+    return {"task_id": ids[-1] if ids else "none"}
+
+
+def test_claude_a_test_run_in_the_background_stopped_each_time_it_hangs_whispers(tmp_path: Path, monkeypatch):
+    """A test that never returns, run in the background with other flags each time: its output file read twice shows
+    nothing new, and the model stops the task (``TaskStop``). Each stop cuts a hung check off, as a timeout would: the
+    third whispers a hang loop named by the command that hung, not by the stop."""
+    harness = _harness("claude", tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "test_numbering.py").write_text(HANGING_TEST)
+    ws = install(harness, work, monkeypatch, goal="Make the numbering test pass")
+    fire = MonitorSettings().thresholds.restart_repeats
+    flags = ["-q", "-x", "-p no:randomly"][:fire]
+    steps: list = []
+    for flag in flags:
+        run = {"command": f"python3 -m pytest {flag} test_numbering.py", "description": "Run the test"}
+        steps += [Tool("Bash", {**run, "run_in_background": True}, text="Running the test in the background.")]
+        steps += [Shell("sleep 1"), Tool("Read", _task_output), Shell("sleep 1"), Tool("Read", _task_output)]
+        steps += [Tool("TaskStop", _task_id, text="It seems stuck; stopping it.")]
+    with AnthropicTools([*steps, Final("Stopping.")]) as model:
+        proc = harness.run("Make the numbering test pass", work, model.url)
+    events = ledger(ws)
+    detail = _run_detail(proc, model) + "\nledger:\n" + describe(events)
+
+    calls = [t for t in turns_of(events) if t.get("actor") != "person"]
+    stops = [c for c in calls if c["tool"] == "TaskStop"]
+    assert len(stops) == fire and all(c["args"].get("task_id") not in (None, "none") for c in stops), detail
+    ladder = [(e["kind"], e["data"]["signals"][0]["kind"]) for e in events if e["kind"] in STEPS]
+    assert ladder[:1] == [("spiral.whisper", "restart_loop")], detail
+    whisper = next(e["message"] for e in events if e["kind"] == "spiral.whisper")
+    assert "hung and was cut off 3 times" in whisper and "pytest" in whisper, detail
+
+
 def test_claude_a_command_past_its_timeout_is_recorded_as_cut_off(tmp_path: Path, monkeypatch):
     """A command that hits the timeout Claude Code's Bash was given is cut off, and the recorded turn says so (a hang to
     the monitor). Headless, Claude Code 2.1.332 kills it ("Command timed out after 1s", exit 143); in a session it may

@@ -328,10 +328,9 @@ def _codex_call(item: dict[str, Any]) -> tuple[str, Any]:
 
 def _content_text(content: Any) -> str:
     """A result's text: a string, or the ``text`` of its content blocks."""
-    if isinstance(content, str):
-        return content
     parts = content if isinstance(content, list) else []
-    return "\n".join(_text(p.get("text")) for p in parts if isinstance(p, dict) and _text(p.get("text")))
+    texts = (_text(p.get("text")) for p in parts if isinstance(p, dict))
+    return content if isinstance(content, str) else "\n".join(t for t in texts if t)
 
 
 def _decoded(raw: bytes) -> Any:
@@ -352,15 +351,16 @@ def exit_code_in(text: str) -> Optional[int]:
 
 
 def _claude_output(response: Any) -> str:
-    """What a tool gave back, as the agent reads it: Bash's stdout and stderr (after Claude Code's word that it moved a
-    command past its timeout to the background), Read's file text, Glob's and Grep's matches, an edit's confirmation
-    (never Edit's ``originalFile``); for other tools a compact text of the response."""
+    """What a tool gave back, as the agent reads it: Bash's stdout and stderr (after its word that it moved a command
+    past its timeout to the background, or its background task's id, as the model is told it), Read's file text, Glob's
+    and Grep's matches, an edit's confirmation (never Edit's ``originalFile``); else a compact text of the response."""
     if not isinstance(response, dict):
         return compact(response)
     if "stdout" in response or "stderr" in response:
-        ms, said = response.get("timedOutAfterMs"), [_text(response.get(k)) for k in ("stdout", "stderr")]
+        ms, job = response.get("timedOutAfterMs"), response.get("backgroundTaskId")
         cut = [f"Command did not complete within its {ms // 1000}s timeout"] if isinstance(ms, int) else []
-        return "\n".join(s for s in cut + said if s)
+        cut += [f"Command running in background with ID: {job}"] if isinstance(job, str) and not cut else []
+        return "\n".join(s for s in cut + [_text(response.get(k)) for k in ("stdout", "stderr")] if s)
     file = response.get("file")
     if isinstance(file, dict) and isinstance(file.get("content"), str):
         return file["content"]
