@@ -276,6 +276,8 @@ REPORTS += [
     "\u307e\u305f\u30a8\u30e9\u30fc\u304c\u51fa\u307e\u3057\u305f",  # ja: the error came up again
 ]
 REPORTS += [
+    "I clicked No. I told you, NO defender changes, not paths, not processes, nothing",
+    "NO. I said twice, no newer lme4, and now you changed renv.lock too",
     "masih 419 mas. udah ctrl shift r.",  # id, spoken: still 419
     "tetep 419. sama persis.",  # id: still 419, exactly the same
     "aku udah bilang dari awal masalahnya ga bisa login",  # id: I told you from the start
@@ -290,6 +292,7 @@ CIRCLING += [
     "this is the third time you ran the same search",
 ]
 NOT_REPORTS += [
+    "I told you, the port is 5433, so set it in .env",  # a reminder of a fact, no complaint
     "masih perlu satu fitur lagi: export ke excel",  # id: one more feature still needed
     "sempre pi\u00f9 veloce, grazie",  # it: faster and faster, thanks
     "di nuovo, lancia i test",  # it: again, run the tests (a request)

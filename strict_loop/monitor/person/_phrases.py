@@ -228,6 +228,8 @@ TOLD_BEFORE = (
     r"(?: to)? (?:no|not|don'?t|do not|never|only|no more|stop)\b|\bwhat i (?:said|told you|asked(?: you)?) not to\b|"
     r"\bhow many times have i (?:told|asked) you\b|\byou(?:'re| are)? (?:keep|kept|still|keep on) ignoring\b|"
     r"\bi(?:'ve| have) (?:already )?said (?:it|this|that|so) (?:twice|before|already|\w+ times)\b|"
+    r"\bi (?:already |literally )?said (?:it |this |that |so )?(?:twice|three times|\d+ times)\b|"
+    r"\bi told you[,:;.!]+\s*(?:no|not|don'?t|never|do not|stop|nothing)\b|"  # "I told you, NO defender changes"
     r"\b(?:eu |j[a\u00e1] (?:te )?)(?:falei|disse) (?:pra |para |que )?n[a\u00e3]o\b|"  # pt: "eu falei pra NÃO ..."
     r"\b(?:ya )?te dije (?:que )?no\b|"  # es: "ya te dije que no ..."
     # he: "כתבתי בלי לגעת", "אמרתי לך במפורש: לא"; ro: "am zis clar să NU"; uk: "я ж казав"; fa: "بهت گفتم";
