@@ -82,7 +82,10 @@ half-way through; each was measured on the round's start code and on arrival, be
 caught on the start code (1 false alarm and 2), 33 and 34 on arrival; then their misses and false alarms shaped rules
 (a background check stopped while it hung; Codex's patches undone; a package missing again; the person's word in
 thirteen more languages; wrappers of CMake and vitest; a rehearsal breaks no ban), and 74 of 96 are caught, none
-falsely.
+falsely. CC, CD, CE and CF (Go and Rust services; a person on their phone; CI pipelines; bots and integrations, 6
+spirals and 6 healthy each) were written after those changes and measured on arrival, before they were read: 12 of
+24 caught (6 early, 1 late), no false alarm in 24, the same on the round's start code; then CE-03 shaped how ``gh pr
+checks`` at a terminal is read (its summary line, its rows).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -178,6 +181,10 @@ SETS = {
     "BZ": "long sessions of 28 to 40 turns on a developer's own projects, the stuck stretch subtle, a terse person",
     "CA": "scientific computing (numerics to a tolerance, f2py, MPI, Slurm jobs polled, conda, R, Julia, notebooks)",
     "CB": "a person in vi, id, pl, nl, it, ko, es-ES on everyday app work (still, again, how many times; requests)",
+    "CC": "Go and Rust services (gRPC, sqlx and sqlc, the race detector, cross-compiling, containers), mostly alone",
+    "CD": "a person trying each change on their phone, terse non-native English (PWAs, push, iOS Safari, payments)",
+    "CE": "CI pipelines (GitHub Actions, GitLab CI, Jenkins, CircleCI: reruns, forks, self-hosted runners, matrices)",
+    "CF": "bots and integrations (Slack, Discord, Telegram, webhooks, Sheets OAuth, Lambda), a person checking, es, de",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

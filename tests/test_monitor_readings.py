@@ -924,6 +924,9 @@ def test_a_start_whose_program_is_not_found_is_a_repeated_failure_not_a_restart_
 
 
 WATCH_BANNER = "Refreshing run status every 3 seconds. Press Ctrl+C to quit."
+CHECKS_TALLY = (
+    "0 cancelled, 1 failing, 3 successful, 0 skipped, and 0 pending checks\n\n   NAME  DESCRIPTION  ELAPSED  URL"
+)
 
 
 @pytest.mark.parametrize(
@@ -934,6 +937,18 @@ WATCH_BANNER = "Refreshing run status every 3 seconds. Press Ctrl+C to quit."
         ("gh run list", "completed\tsuccess\tok\tCI\tmain", "pass"),
         ("gh pr checks 12", "build\tfail\t1m\thttps://ci/1\nlint\tpass\t30s\thttps://ci/2", "fail"),
         ("gh pr checks 12", "build\tpass\t1m\thttps://ci/1\nlint\tpass\t30s\thttps://ci/2", "pass"),
+        # at a terminal: its summary line first, then one row per check under a header
+        (
+            "gh pr checks 882",
+            f"Some checks were not successful\n{CHECKS_TALLY}\nX  Preview / deploy  58s  https://ci/1",
+            "fail",
+        ),
+        (
+            "gh pr checks 882",
+            f"All checks were successful\n{CHECKS_TALLY}\n\u2713  CI / lint  41s  https://ci/2",
+            "pass",
+        ),
+        ("gh pr checks 882", f"Some checks are still pending\n{CHECKS_TALLY}\n*  CI / build  0  https://ci/3", None),
         ("gh run watch 123", "Refreshing run status\nRun CI (123) completed with 'failure'", "fail"),
         ("gh run view 18", "* main Deploy · 18\nTriggered via push\nJOBS\n✓ Tests in 2s\n* Build (ID 5)", None),
         # `gh run watch`'s banner, or a chained rerun's line, comes before the run's title row, which holds its mark

@@ -27,7 +27,7 @@ REMOTE_CHECK = re.compile(
 says whether the check passed."""
 _FAILED_STEP = re.compile(
     r"^[ \t]+[X✗][ \t]+(?P<step>[^\n]+?)\s*$|^[^\t\n]+\t(?P<logstep>[^\t\n]+)\t.*##\[error\]|"
-    r"^(?P<check>[^\t\n]+)\tfail\t",
+    r"^(?P<check>[^\t\n]+)\tfail\t|^[X\u2717] {2}(?P<row>\S[^\n]*?) {2,}",  # `gh pr checks`: piped, at a terminal
     re.M,
 )
 _STEP_TAIL = re.compile(r" in \d+\w*(?: \(ID \d+\))?$")
@@ -54,7 +54,7 @@ def remote_verdict(command: str, output: str) -> tuple[Optional[Verdict], Option
     if mark == "pass":
         return "pass", None
     step = _FAILED_STEP.search(head) or _FAILED_STEP.search(tail)
-    name = (step.group("step") or step.group("logstep") or step.group("check") or "") if step else ""
+    name = next((g for g in step.group("step", "logstep", "check", "row") if g), "") if step else ""
     if not name and (job := _FAILED_JOB.search(head)):
         name = job.group("job")
     return "fail", f"{CI_STEP} '{_STEP_TAIL.sub('', name.strip())[:120] or 'the run'}' failed"
@@ -77,12 +77,22 @@ _CHECK_ROW = re.compile(r"^[^\t\n]+\t(pass|fail|pending|skipping)\t", re.M)
 """``gh pr checks`` as a pipe reads it: one row per check, its state in the second column."""
 
 
+_CHECKS_SAY: dict[str, Optional[str]] = {
+    "some checks were not successful": "fail",
+    "all checks were successful": "pass",
+    "some checks are still pending": None,
+}
+"""The line ``gh pr checks`` opens with at a terminal, and the verdict it says."""
+
+
 def _mark(first: str, tail: str) -> Optional[str]:
     """'fail', 'pass', or None, from the first row (a run's own mark, or ``gh run list``'s newest run as tab-separated
     status and conclusion) or, for ``gh pr checks``, from every check's state; a failed step's log says ##[error]."""
     if "##[error]" in tail or "completed with 'failure'" in tail:
         return "fail"
     row = " ".join(first.replace("\t", " ").split()).lower()
+    if row in _CHECKS_SAY:  # `gh pr checks` at a terminal: its summary line first
+        return _CHECKS_SAY[row]
     if running(first) or re.search(r"\b(?:queued|in_progress|waiting|requested)\b", row):
         return None
     if row.startswith(("x ", "✗ ", "completed failure")):
