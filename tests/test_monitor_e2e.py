@@ -83,6 +83,18 @@ def install(harness: Harness, work: Path, monkeypatch, goal: str) -> Workspace:
     return ws
 
 
+def set_up(
+    name: str, tmp_path: Path, monkeypatch, goal: str, files: Union[dict[str, str], None] = None
+) -> tuple[Harness, Path, Workspace]:
+    """A harness, a work folder holding ``files``, and the loop installed there for one task with ``goal``."""
+    harness = _harness(name, tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    for file_name, text in (files or {}).items():
+        (work / file_name).write_text(text)
+    return harness, work, install(harness, work, monkeypatch, goal)
+
+
 def ledger(ws: Workspace) -> list[dict]:
     return read_jsonl(ws.task_paths(TASK).events)
 
@@ -147,11 +159,7 @@ def test_claude_person_reports_the_same_bug_after_each_fix_whispers_then_pauses(
     the first reports the bug, each later one says it still fails after the scripted model edited app.js and claimed
     a fix. The second report after an attempt whispers (the model receives it beside that very prompt), the third
     pauses the task with a diagnosis that quotes the person, and the model's next tool call is refused."""
-    harness = _harness("claude", tmp_path)
-    work = tmp_path / "w"
-    work.mkdir()
-    (work / "app.js").write_text(APP)
-    ws = install(harness, work, monkeypatch, goal="Fix the blank page")
+    harness, work, ws = set_up("claude", tmp_path, monkeypatch, "Fix the blank page", {"app.js": APP})
     steps = [step for k, (old, new) in enumerate(FIXES, 1) for step in _attempt(work, old, new, k)]
     steps += [Shell("touch after-pause"), Final("Stopping: the loop is paused.")]
     asked: list[int] = []  # the index of the first model request after each message
@@ -226,11 +234,7 @@ def test_claude_restart_loop_with_an_unchanged_port_conflict_whispers_then_pause
     """The scripted model kills and restarts myserver.py again and again while a socket of the test holds its port:
     each run really fails with "Address already in use". The restarts whisper (the model receives the whisper with
     the next tool result), whisper again, then pause; the restart after the pause is refused before it runs."""
-    harness = _harness("claude", tmp_path)
-    work = tmp_path / "w"
-    work.mkdir()
-    (work / "myserver.py").write_text(SERVER)
-    ws = install(harness, work, monkeypatch, goal="Get the server running")
+    harness, work, ws = set_up("claude", tmp_path, monkeypatch, "Get the server running", {"myserver.py": SERVER})
     settings = MonitorSettings()
     fire = settings.thresholds.restart_repeats  # the restart that whispers first
     pause = fire + settings.second_whisper_after + settings.pause_after  # the restart that pauses
@@ -288,11 +292,7 @@ def test_claude_server_restarted_in_the_background_that_dies_the_same_way_whispe
     output goes to; the model reads that file. The server started that way dies on the port a socket of the test holds,
     each time: after the third start whose output shows the same conflict, the monitor whispers a restart loop. The
     starts are recorded as calls, none of them a failure or a passed check (they only started)."""
-    harness = _harness("claude", tmp_path)
-    work = tmp_path / "w"
-    work.mkdir()
-    (work / "myserver.py").write_text(SERVER)
-    ws = install(harness, work, monkeypatch, goal="Get the server running")
+    harness, work, ws = set_up("claude", tmp_path, monkeypatch, "Get the server running", {"myserver.py": SERVER})
     fire = MonitorSettings().thresholds.restart_repeats
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
@@ -341,11 +341,9 @@ def test_claude_a_test_run_in_the_background_stopped_each_time_it_hangs_whispers
     """A test that never returns, run in the background with other flags each time: its output file read twice shows
     nothing new, and the model stops the task (``TaskStop``). Each stop cuts a hung check off, as a timeout would: the
     third whispers a hang loop named by the command that hung, not by the stop."""
-    harness = _harness("claude", tmp_path)
-    work = tmp_path / "w"
-    work.mkdir()
-    (work / "test_numbering.py").write_text(HANGING_TEST)
-    ws = install(harness, work, monkeypatch, goal="Make the numbering test pass")
+    harness, work, ws = set_up(
+        "claude", tmp_path, monkeypatch, "Make the numbering test pass", {"test_numbering.py": HANGING_TEST}
+    )
     fire = MonitorSettings().thresholds.restart_repeats
     flags = ["-q", "-x", "-p no:randomly"][:fire]
     steps: list = []
@@ -372,10 +370,7 @@ def test_claude_a_command_past_its_timeout_is_recorded_as_cut_off(tmp_path: Path
     """A command that hits the timeout Claude Code's Bash was given is cut off, and the recorded turn says so (a hang to
     the monitor). Headless, Claude Code 2.1.332 kills it ("Command timed out after 1s", exit 143); in a session it may
     move it to the background instead, which its hook says only by ``timedOutAfterMs`` (tests/test_hookmap.py)."""
-    harness = _harness("claude", tmp_path)
-    work = tmp_path / "w"
-    work.mkdir()
-    ws = install(harness, work, monkeypatch, goal="Run the migration")
+    harness, work, ws = set_up("claude", tmp_path, monkeypatch, "Run the migration")
     steps = [Tool("Bash", {"command": "sleep 4; echo migrated", "description": "Run the migration", "timeout": 1000})]
     with AnthropicTools([*steps, Final("Stopping.")]) as model:
         proc = harness.run("Run the migration", work, model.url)
@@ -404,12 +399,9 @@ def test_codex_thrash_through_shell_edits_is_diagnosed_with_the_edits(tmp_path: 
     each edit; the test fails the same way every time, and Codex's PostToolUse carries no exit code, so the failure
     is read from what pytest printed. The thrash whispers, whispers again and pauses, with a diagnosis that names the
     edits to calc.py and never calls them "the identical action"; the next call is refused."""
-    harness = _harness("codex", tmp_path)
-    work = tmp_path / "w"
-    work.mkdir()
-    (work / "calc.py").write_text(CALC)
-    (work / "test_calc.py").write_text(TEST_CALC)
-    ws = install(harness, work, monkeypatch, goal="Make test_calc pass")
+    harness, work, ws = set_up(
+        "codex", tmp_path, monkeypatch, "Make test_calc pass", {"calc.py": CALC, "test_calc.py": TEST_CALC}
+    )
     settings = MonitorSettings()
     fire = max(settings.thresholds.failure_repeats, settings.thresholds.failure_edits + 1)  # the check that whispers
     checks = fire + settings.second_whisper_after + settings.pause_after  # the check that pauses

@@ -17,6 +17,7 @@ from typing import Optional
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
 from strict_loop.monitor import readback, recurrence, verdicts
+from strict_loop.monitor.calls import jobs
 from strict_loop.monitor.calls.toolkinds import classify_tool, turn_paths
 from strict_loop.monitor.novelty import facts
 from strict_loop.monitor.recurrence import since_progress
@@ -277,7 +278,7 @@ class SpiralDetector:
             return None
         paths = list(dict.fromkeys(p for f in edits for p in f.paths))
         where = f" to {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''}" if paths else ""
-        named = recurrence.started(w, cur).action[:80]  # a check read back from the background: the command it ran
+        named = (jobs.check_start(w, cur.job) or cur).action[:80]  # read back from the background: the command run
         who = (
             "the person reported the same failure"
             if all(f.actor == "person" or f.quote for f in same)  # or in the feedback a harness hands back

@@ -143,15 +143,21 @@ def as_shown(turn: Turn, window: list[TurnFacts]) -> Shown:
         turn = turn.model_copy(update={"output": job_output(turn.output), "exit_code": code})
     command = turn.args.get("command")
     check = act == "start" and isinstance(command, str) and is_verifier(command)
-    checked = said is not None and any(f.check and f.job == ref for f in window)
+    checked = said is not None and check_start(window, ref) is not None
     return Shown(turn, act, ref, check, checked, hung(ref, window) if act == "stop" else None)
+
+
+def check_start(window: list[TurnFacts], ref: Optional[str]) -> Optional[TurnFacts]:
+    """The turn that started the background job ``ref`` as a check (what a diagnosis names it by), if the window holds
+    one."""
+    return next((f for f in reversed(window) if f.check and f.job == ref), None) if ref else None
 
 
 def hung(ref: Optional[str], window: list[TurnFacts]) -> Optional[str]:
     """The step of a check started in the background that this stop cuts off while it hangs: read twice or more since
     it started, the last read showing no line the job's earlier reads did not (a job that stopped printing, stopped:
     what a timeout does to a command run in the foreground). A server is no check: its log idles while it serves."""
-    start = next((f for f in reversed(window) if f.job == ref and f.check), None) if ref else None
+    start = check_start(window, ref)
     if start is None:
         return None
     reads = [f for f in window if f.job == ref and f.i > start.i]

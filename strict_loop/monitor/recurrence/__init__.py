@@ -42,7 +42,7 @@ from strict_loop.monitor.recurrence._loops import (
     unmoved,
     watched_failure,
 )
-from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong, started
+from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
 
 __all__ = [
     "MISSING",
@@ -61,7 +61,6 @@ __all__ = [
     "same_failures",
     "since_progress",
     "since_strong",
-    "started",
     "unmoved",
     "watched_failure",
 ]

@@ -11,7 +11,7 @@ from typing import Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import catalog, printed, readback
 from strict_loop.monitor.calls import jobs
-from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong, started
+from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
 
 
 def _outcome_key(f: TurnFacts) -> Optional[str]:
@@ -84,10 +84,10 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
     hung = [f for f in recent if f.hang and f.step == cur.step]
     if len(hung) < repeats:
         return None
+    named = (jobs.check_start(w, cur.job) or cur).action[:80]  # a background check by the command that started it
     return Loop(
         turns=[f.i for f in hung],
-        evidence=f"`{started(w, cur).action[:80]}` hung and was cut off {len(hung)} times (it timed out or was "
-        "interrupted each time it ran)",
+        evidence=f"`{named}` hung and was cut off {len(hung)} times (it timed out or was interrupted each time it ran)",
     )
 
 

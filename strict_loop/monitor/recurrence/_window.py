@@ -42,12 +42,6 @@ def after_last(turns: list[TurnFacts], ends: Callable[[TurnFacts], bool]) -> lis
     return turns
 
 
-def started(w: list[TurnFacts], f: TurnFacts) -> TurnFacts:
-    """The turn that started the check ``f`` reads or stops in the background, as a diagnosis names it (``f`` itself
-    for any other turn)."""
-    return next((e for e in reversed(w) if e.check and e.job == f.job), f) if f.job else f
-
-
 @dataclass(frozen=True)
 class Loop:
     turns: list[int]
