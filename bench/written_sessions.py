@@ -185,6 +185,10 @@ SETS = {
     "CD": "a person trying each change on their phone, terse non-native English (PWAs, push, iOS Safari, payments)",
     "CE": "CI pipelines (GitHub Actions, GitLab CI, Jenkins, CircleCI: reruns, forks, self-hosted runners, matrices)",
     "CF": "bots and integrations (Slack, Discord, Telegram, webhooks, Sheets OAuth, Lambda), a person checking, es, de",
+    "CG": "a developer's own dashboards and dev servers checked in the browser, answers of a word or a screenshot",
+    "CH": "finding things in monorepos and machines (the wrong folder, ~ quoted, a lost variable, ignored files)",
+    "CI": "deploys through pipelines with long waits (Actions, GitLab, CDK stacks, Terraform, Vercel, Fly.io)",
+    "CJ": "mobile apps (Expo, Flutter, Xcode, Gradle, pods, deep links), a person testing on a phone, fr, pt, ja",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

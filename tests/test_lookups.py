@@ -15,6 +15,7 @@ from strict_loop.monitor import outcomes
         ("No files found", True),  # Claude Code's Glob
         ('No matches found for pattern "KB_NOTES" in path ".".', True),  # Gemini CLI's grep
         ("Found 0 results.", True),  # Cline's search
+        ("Command executed.\nOutput:\nls: cannot access 'node_modules/@x/': No such file or directory", True),  # Cline
         ("File does not exist. Current working directory: /repo", True),  # Claude Code's Read
         ("Exit code 1\nls: kb/notes: No such file or directory\nls: notes: No such file or directory", True),
         ("ls: cannot access 'docs/runbooks': No such file or directory", True),

@@ -366,6 +366,21 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
             True,
         ),
         ("python sync.py", "synced 40 rows\nNone failed.", False),
+        # a few words, "failed:" and why (the AWS CLI's waiters and s3 commands), not a count of none
+        (
+            "aws cloudformation delete-stack --stack-name x && aws cloudformation wait stack-delete-complete "
+            "--stack-name x",
+            "\nWaiter StackDeleteComplete failed: Waiter encountered a terminal failure state: For expression "
+            '"Stacks[].StackStatus" we matched expected path: "DELETE_FAILED" at least once',
+            True,
+        ),
+        (
+            "aws s3 rb s3://bucket --force",
+            "remove_bucket failed: s3://bucket An error occurred (BucketNotEmpty) when calling the DeleteBucket "
+            "operation: The bucket you tried to delete is not empty.",
+            True,
+        ),
+        ("make check", "lint ok\nnothing failed: all 12 checks green", False),
         ("make report", "Tests: 4 passed, 0 failed.", False),
         # the GitHub CLI heads what it refused: its mark, the API's error; a pull request's own text is not it
         (

@@ -995,6 +995,40 @@ def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_a
     assert person.read(text)[:2] == (verdict, weight)
 
 
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        # a paste first, the person's words after it on a line of their own
+        (
+            "sam@mbp ~/work/shop (feat/promo) $ git status\nOn branch feat/promo\nnothing to commit, working tree "
+            "clean\n\nstill nothing",
+            "fail",
+            1,
+        ),
+        ("Traceback (most recent call last):\n  File \"app.py\", line 3\nKeyError: 'tenant'\n\nsame again", "fail", 1),
+        ("$ npm test\n  12 passing (40ms)\n\nthanks, all good", "pass", 0),  # the head approves: not read again
+        ("here is the log:\nGET /health 200\nGET /reports 500\n\ncan you look at the 500?", None, 0),  # a question
+        ("fix the header.\nthen the footer, the same as before", None, 0),  # a list of requests
+        # where the agent works: "are you even in my repo??"
+        ("git log --oneline -1 → b77d310 checkout: add promo types. are you even in my repo??", "fail", 1),
+        ("are you even looking at the right config?", "fail", 1),
+        ("are you able to see the staging logs?", None, 0),  # a real question
+        # French: a sentence opening on "toujours" (still), "pareil" alone
+        ("J'ai supprimé et réinstallé l'app. Toujours Safari quand je tape le lien.", "fail", 1),
+        ("toujours Safari. J'ai essayé depuis Messages aussi, pareil.", "fail", 1),
+        ("pareil, rien ne change", "fail", 1),
+        ("Toujours utiliser le port 8080 s'il te plaît", None, 0),  # always use port 8080: a request
+        ("fais pareil pour la page facture", None, 0),  # do the same for the invoice page
+    ],
+)
+def test_words_after_a_paste_where_the_agent_works_and_french_still_said_first(text, verdict, weight):
+    """People paste what they see and write their words after it ("still nothing" under a terminal's output): a short
+    last line is read when the head says nothing. "are you even in my repo??" doubts where the agent works, a complaint
+    as a question. French says it persists by opening on "toujours" ("Toujours Safari.") or with "pareil" alone;
+    "toujours utiliser ..." (always use) and "fais pareil pour ..." (do the same for) stay requests."""
+    assert person.read(text)[:2] == (verdict, weight)
+
+
 def test_dont_do_that_again_bans_the_command_the_message_names_of_what_the_agent_just_ran():
     """ "flutter clean + pods takes 8 minutes, please don't do that again": of the agent's commands since the person
     last spoke, the one the message names (``flutter clean``, not the ``flutter run`` after it) is banned; running it

@@ -672,6 +672,9 @@ def test_a_package_not_found_is_named_as_its_toolchain_says_it(said, named):
         ("cat: a.txt: No such file or directory", "file a.txt"),
         ("(eval):cd:1: no such file or directory: docs/puml", "file docs/puml"),  # zsh's cd
         ("(eval):1: no matches found: docs/puml/*.png", "file docs/puml/*.png"),  # zsh's glob
+        ("ls: cannot access '/exports': No such file or directory", "file /exports"),  # GNU ls, the path quoted
+        ("find: '/exports': No such file or directory", "file /exports"),
+        ("stat: cannot statx '~/data/exports': No such file or directory", "file ~/data/exports"),
         ("no such file or directory (os error 2)", None),  # says nothing of which
     ],
 )
@@ -880,3 +883,38 @@ def test_a_persons_still_fails_after_a_new_request_is_not_the_old_tasks_failure(
     old, new = window_of(login)[-1], window_of(turns)[-1]
     assert new.fsig != old.fsig
     assert "same_failure" not in {s.kind for s in play(turns)[0].signals}
+
+
+def test_a_variable_lost_between_shells_is_the_same_folder_missing_through_ls_find_and_ls_again():
+    """``$DATA_ROOT`` set in one call and gone in the next: ``ls``, ``find`` and ``ls`` again all miss ``'/exports'``
+    (GNU tools quote the path), one folder missing again whichever command looked."""
+    turns = [
+        _sh("ls -lt $DATA_ROOT/exports | head", "ls: cannot access '/exports': No such file or directory", 2),
+        _sh("set -a && source .env && set +a", "", 0),
+        _sh("ls -lt $DATA_ROOT/exports | grep acme", "ls: cannot access '/exports': No such file or directory", 1),
+        _sh("export $(grep -v '^#' .env | xargs)", "", 0),
+        _sh("find $DATA_ROOT/exports -name '*acme*'", "find: '/exports': No such file or directory", 1),
+    ]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 4 and "file /exports was missing 3 times" in verdict.diagnosis
+    assert "missing again" in check_claims(verdict, turns)
+
+
+def _logs(name: str) -> dict:
+    return _sh(
+        f"docker logs --tail 200 {name} 2>&1 | tail -40", f"Error response from daemon: No such container: {name}", 1
+    )
+
+
+def test_guessing_a_name_the_same_step_refuses_each_time_is_one_error_repeated():
+    """``docker logs api``, ``docker logs reports-api``, ``docker logs platform_api_1``...: each refused with the
+    name it was given echoed back. The error is one (``No such container: <a>``) whatever name was tried, so four
+    guesses fire; four containers whose logs came back (the names right) are no loop, nor is one refused name."""
+    guesses = [_logs(n) for n in ("api", "reports-api", "platform_api_1", "platform-api-1")]
+    listed = _sh("docker ps --format '{{.Names}}'", "stage2-api-1\nstage2-db-1", 0)
+    verdict, _ = play([guesses[0], guesses[1], listed, guesses[2], guesses[3]])
+    assert verdict.fired_at == 4 and verdict.signals[0].kind == "repeated_error"
+    assert window_of(guesses)[-1].etpl == "error: Error response from daemon: No such container: <a>"
+    found = [_sh(f"docker logs --tail 5 {n}", f"{n} | listening on :8080", 0) for n in ("api", "web", "db", "q")]
+    assert play(found)[0].fired_at is None
+    assert play([guesses[0], listed, found[0], found[1], found[2]])[0].fired_at is None

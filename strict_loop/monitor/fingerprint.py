@@ -310,9 +310,20 @@ def summary(line: str) -> bool:
     return bool(_WRAPPER.search(line.strip()))
 
 
-def error_template(fingerprint: Optional[str]) -> Optional[str]:
-    """The fingerprint with quoted parts masked: 'No module named <q>' whichever module it was."""
-    return _QUOTED.sub("<q>", fingerprint) if fingerprint else None
+GIVEN = "<a>"
+"""What ``error_template`` puts where an error echoes a word its command was given."""
+
+
+def error_template(fingerprint: Optional[str], given: Iterable[str] = ()) -> Optional[str]:
+    """The fingerprint with quoted parts masked ('No module named <q>' whichever module it was), then each word its
+    command was given that it echoes (``No such container: <a>`` whichever name was tried)."""
+    if not fingerprint:
+        return None
+    template = _QUOTED.sub("<q>", fingerprint)
+    for word in sorted(set(given), key=len, reverse=True):
+        for form in {word, loose(word)}:  # whole: "api" is given, "rapid" is not
+            template = re.sub(rf"(?<![\w-]){re.escape(form)}(?![\w-])", GIVEN, template) if len(form) > 2 else template
+    return template
 
 
 def error_fingerprint(output: str, ambient: frozenset[str] = frozenset()) -> Optional[str]:

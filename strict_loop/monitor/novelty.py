@@ -16,7 +16,7 @@ from strict_loop.monitor import catalog, missing, outcomes, person, printed, rea
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.calls import jobs, shellwork
 from strict_loop.monitor.calls.jobs import JobAct
-from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, classify_tool, step_words, turn_paths
+from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, classify_tool, given_words, step_words, turn_paths
 from strict_loop.monitor.progress import NOVEL_LINES, progress
 
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
@@ -303,7 +303,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         found_nothing=kind in ("search", "read") and turn.actor == "agent" and outcomes.found_nothing(turn.output),
         failed=failed,
         err=err,
-        etpl=fp.error_template(err),
+        etpl=fp.error_template(err, given_words(command)) if err else None,
         etext=(fp.readable(line) or None) if line else (_unnamed(turn.output) if failed else None),
         fclass=fclass.name if fclass and fclass.name in catalog.SPECIFIC_CLASSES else None,
         paths=paths,

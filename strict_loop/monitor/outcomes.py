@@ -323,7 +323,8 @@ def found_nothing(output: str) -> bool:
     return bool(said) and all(_NOTHING.match(line) for line in said)
 
 
-_EXIT_LINE = re.compile(r"^Exit code \d+\s*$")
+_EXIT_LINE = re.compile(r"^(?:Exit code \d+|Command executed(?: successfully \(exit code 0\))?\.|Output:)\s*$")
+"""A harness's own line around what a command printed (Claude Code's exit code, Cline's ``Command executed.``)."""
 _NOTHING = re.compile(
     r"^\s*(?:No (?:files|matches|results)(?: found)?\b.*|Found 0 \w+.*|0|File (?:does not exist|not found)\b.*|"
     r"\S.*?\bNo such file or directory\W*|\S.*?\bno matches found: .*)$",

@@ -246,15 +246,16 @@ _LAST_ERROR = re.compile(
     r"\s+(?:[\w.$]+\.)?[A-Z]\w*(?:Error|Exception)\b|"
     r"thread '[^']*' panicked at |[\w.\-]+: \(\d+\) |\+ FullyQualifiedErrorId : |exit status [1-9]|error [A-Z]|"
     r"(?:[A-Z]\w*::)+[A-Z]\w*: |(?:Unable to|Could not|Couldn't|Cannot|Failed to) [a-z]\w* |"
-    r"(?!(?i:[^\n]*\b(?:none|nothing|no|never|not)\b))(?:[A-Za-z-]+ ){1,3}(?i:failed)(?:[;.!,]|$)"
+    r"(?!(?i:[^\n]*\b(?:none|nothing|no|never|not)\b))(?:[A-Za-z-]+ ){1,3}(?i:failed)(?:[;.!,]|$)|"
+    r"(?!(?i:(?:\S+ ){0,2}(?:none|nothing|no|never|not|zero)\b))(?:[A-Za-z][\w-]* ){1,3}failed: \S"
 )
-"""How a failing command's last line starts, in the words tools and shells print: ``error: ...``, ``ls: x: No such
-file or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``,
-``mv: x/ is not a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch
-file.``) and ``The system cannot find the file specified.``, a program's ``x: error: ...``, ``curl: (7) ...``, an
-``Error from server ...``, ``npm ERR!``, Yarn's ``error An unexpected error ...``, apt's ``E:``, a panic or an
-uncaught exception (Ruby's ``PG::DuplicateColumn: ...`` too), "connection refused" and "timed out" after a program's
-name, a few words ending in "failed."."""
+"""How a failing command's last line starts, in the words tools and shells print: ``error: ...``, ``ls: x: No such file
+or directory``, zsh's ``(eval):cd:1: no such file or directory: x`` and ``zsh: command not found: npm``, ``mv: x/ is not
+a directory``, Windows' ``'x' is not recognized ...`` (whose last line is ``operable program or batch file.``) and ``The
+system cannot find the file specified.``, a program's ``x: error: ...``, ``curl: (7) ...``, an ``Error from server
+...``, ``npm ERR!``, Yarn's ``error An unexpected error ...``, apt's ``E:``, a panic or an uncaught exception (Ruby's
+``PG::DuplicateColumn: ...`` too), "connection refused" and "timed out" after a program's name, a few words ending in
+"failed." or saying why after it (the AWS CLI's ``Waiter StackDeleteComplete failed: ...``)."""
 _LAST_SAYS = re.compile(
     r"(?i:\bcannot connect to the docker daemon\b|\b(?:cannot|can't|could not|unable to) (?:continue|proceed)\b|"
     r"\bconfiguring incomplete, errors occurred\b|\btoo many warnings \(maximum: \d+\)|\bcould not apply \w+|"
@@ -271,11 +272,10 @@ _LAST_SAYS = re.compile(
     r":in [`'][^'\n]*': .* \((?:[A-Z]\w*::)*[A-Z]\w*\)$"  # Ruby's uncaught exception
 )
 """Words that say a command failed anywhere in its last line: it cannot continue (Bundler), its resolver found no
-versions that fit (Bundler's, Poetry's and pub's "version solving has failed.", Composer's "could not be resolved
-to an installable set", uv's "No solution found"), tests failed (Flutter's), alembic's and ninja's last line
-``FAILED: ...``, kubectl's "is invalid:", Docker's daemon unreachable, kubectl's refused connection, PowerShell's
-unknown cmdlet, a child that exited non-zero, ping's "100% packet loss" (nothing came back), Ruby's uncaught
-exception."""
+versions that fit (Bundler's, Poetry's and pub's "version solving has failed.", Composer's "could not be resolved to an
+installable set", uv's "No solution found"), tests failed (Flutter's), alembic's and ninja's last line ``FAILED: ...``,
+kubectl's "is invalid:", Docker's daemon unreachable, kubectl's refused connection, PowerShell's unknown cmdlet, a child
+that exited non-zero, ping's "100% packet loss" (nothing came back), Ruby's uncaught exception."""
 
 
 LOGGED = "logged "

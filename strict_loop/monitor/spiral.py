@@ -175,16 +175,17 @@ class SpiralDetector:
                 return False
             if (cur.err is not None and f.err == cur.err) or (cur.fclass is not None and f.fclass == cur.fclass):
                 return True
-            # The same command failing the same way with different details (another module, another path).
-            return f.sig == cur.sig and cur.etpl is not None and f.etpl == cur.etpl
+            # The same command failing alike with other details (a module, a path), or one step but for the name tried.
+            return (f.sig == cur.sig and cur.etpl is not None and f.etpl == cur.etpl) or recurrence.guessed(f, cur)
 
         failing = self._failing_runs(w, same_error)
         if failing is not None:
             return failing
         recent = w[-self.t.error_window :]
         classed = cur.fclass is not None and sum(f.fclass == cur.fclass for f in recent) >= self.t.error_repeats
-        if cur.novel and cur.err not in {f.err for f in w[:-1]} and not classed:
-            return None  # news, unless only the details of a known error changed, or its class keeps coming back
+        guess = any(recurrence.guessed(f, cur) for f in w[:-1])
+        if cur.novel and cur.err not in {f.err for f in w[:-1]} and not classed and not guess:
+            return None  # news, unless only the details (or name tried) of a known error changed, or its class recurs
         # A success of the same kind of action (an accepted edit; the failing step, or a check, passing) means things
         # moved; another command succeeding (a cache cleared, a version printed) does not.
         ok = [

@@ -242,6 +242,14 @@ def step_parts(command: str) -> tuple[str, list[str]]:
     return head, rest
 
 
+def given_words(command: str) -> list[str]:
+    """What a command was given after its step, up to a pipe, flags and numbers left out (at most 12 words, each
+    at most 200 characters): what an agent varies when it guesses (``docker logs api``, then ``docker logs web-1``)."""
+    rest = step_parts(command)[1]
+    rest = rest[: rest.index("|")] if "|" in rest else rest
+    return [w[:200] for w in rest if len(w) >= 3 and not w.startswith("-") and not w.isdigit()][:12]
+
+
 def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
     name = tool.lower()
     command = args.get("command") if isinstance(args.get("command"), str) else ""

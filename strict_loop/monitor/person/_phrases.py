@@ -251,6 +251,8 @@ TOLD_BEFORE = (
     rf"{'|'.join(_TOLD_ELSEWHERE)}|"
     r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
     r"\bstop trying to\b|\bdid you even (?:open|read|look|check|try|run|test|see)\b|"
+    # where it works: "are you even in my repo??", "are you even looking at the right file?"
+    r"\b(?:are|r) (?:you|u) even (?:in|on|at|looking|using|running|reading|editing|checking|testing|connected)\b|"
     r"\b(?:is|did|has|does) (?:anything|any of (?:this|that|it)) (?:you (?:did|changed|tried) )?"
     r"(?:actually |even |really )(?:chang|mov|help|improv|do)\w*|"
     r"\banything (?:actually |even |really )(?:moved|changed|helped|improved)\b|"
@@ -267,7 +269,7 @@ just say", "did you even open engine.py?", "is anything actually changing?"), in
 write in: a complaint even as a question."""
 TOLD_GATES = (
     ("told", "how many", "ignoring", "said", "asked", "wrote", "falei", "disse", "te dije", "stop trying", "did i")
-    + ("listen", "rst du", "escuch", "coutes", "already", "did you even", "anything")
+    + ("listen", "rst du", "escuch", "coutes", "already", "did you even", "anything", "you even", "u even")
     + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
     + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu", "\u306a\u3044\u3067")
     + ("nimesema", "sabi ko", "sinabi ko", "قلت", "मना किया", "था", "বলেছিলাম", "я же")

@@ -227,7 +227,27 @@ class Word(NamedTuple):
 
 
 def read(raw: str) -> Word:
-    """What the person's message says (see the module's docstring for what counts as a failed check)."""
+    """What the person's message says (see the module's docstring for what counts as a failed check): by its head,
+    else, after a paste, by its last line (``<a terminal's output>\n\nstill nothing``: their words after what they
+    saw)."""
+    word = _read_head(raw)
+    if word.verdict is not None:
+        return word
+    lines = [line for line in raw[:MAX_PERSON_TEXT].splitlines() if line.strip()]
+    if len(lines) < 2 or len(lines[-1].split()) > _LAST_WORDS:
+        return word
+    last = _read_head(lines[-1])
+    if last.verdict != "fail":
+        return word
+    return Word("fail", last.weight, last.failure or _pasted_error(raw[:MAX_PERSON_TEXT]), word.text or last.text)
+
+
+_LAST_WORDS = 8
+"""How short the last line after a paste is to be read as the person's own words on it."""
+
+
+def _read_head(raw: str) -> Word:
+    """What the message says by its head (people put their words first; a paste follows)."""
     if refusal(raw[:MAX_PERSON_TEXT]):  # a refusal counts by the words the person gave with it
         words = feedback(raw[:MAX_PERSON_TEXT])
         inner = read(words) if words else Word(None, 0, None, "")

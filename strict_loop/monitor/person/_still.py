@@ -30,9 +30,12 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         # "igualzinho", "nada mudou", "não mudou nada", "mesmíssimo", "eu já tinha tentado" (the person tried it before)
         r"\bigualzinh[oa]\b|\bnada mudou\b|\bn[a\u00e3]o mudou nada\b|\bmesm[i\u00ed]ssim[oa]\b|"
         r"\bj[a\u00e1] (?:tinha )?(?:tentei|tentado)\b"),
-    ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas"),
+    ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas", "pareil"),
         r"\btoujours pas\b|\b(?:est|sont) toujours (?!(?:bon|bien|ok|correct|valide)\b)\w|\bencore (?:le m|la m|"
-        r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b"),
+        r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b|"
+        # a sentence opening on "toujours" says it is still so ("Toujours Safari."); "pareil" alone, "c'est pareil"
+        r"(?:^|[.!?]\s+)\W*toujours\b(?!\s+(?:plus|moins|faire|utiliser|mettre|garder|v[e\u00e9]rifier)\b)|"
+        r"(?:^|[.!?,]\s+)\W*(?:c'est\s+)?(?:toujours\s+|exactement\s+)?pareil\b(?!\s+(?:pour|que|qu')\b)"),
     ("de", ("immer noch", "fehler", "hat nicht", "wieder", "gleich", "kaputt"),
         r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
         r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|(?:schon )?wieder)\b|"

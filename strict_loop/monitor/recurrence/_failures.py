@@ -133,6 +133,12 @@ def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
     return readback.ci_failure(cur.ftext) and passed.step != cur.step and passed.actor == "agent"
 
 
+def guessed(f: TurnFacts, cur: TurnFacts) -> bool:
+    """Whether ``f`` failed as ``cur`` did but for the word each was given (``No such container: api``, then ``...:
+    platform-api-1``): one step guessing at a name, whichever it tries."""
+    return f.failed and f.step == cur.step and cur.etpl is not None and fp.GIVEN in cur.etpl and f.etpl == cur.etpl
+
+
 def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:
     """The failures like the newest one since the last progress, oldest first (the newest included): a check's by
     its failure signature; a command's that is no check (``step_run``) by its step and error line, until it succeeds.
