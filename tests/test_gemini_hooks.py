@@ -77,6 +77,33 @@ def test_every_captured_call_is_recorded_with_its_payload_outcome_and_words_and_
     assert {t["hook"]["event"] for t in turns(ws_dir)[1:]} == {"AfterTool"}
 
 
+@pytest.mark.parametrize(
+    ("text", "output", "code"),
+    [
+        # 0.27 and later (PR 17538): the output, the exit code only when it failed
+        ("Output: ls: cannot access 'x': No such file or directory\nExit Code: 2", "ls: cannot access 'x': No such "
+         "file or directory", 2),
+        ("Output: ok", "ok", 0),
+        # before: the command and its folder first, every field given, "(none)" where it had none
+        ("Command: ls x\nDirectory: (root)\nOutput: ls: cannot access 'x': No such file or directory\nError: (none)\n"
+         "Exit Code: 2\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 4242", "ls: cannot access 'x': "
+         "No such file or directory", 2),
+        ("Command: echo ok\nDirectory: (root)\nOutput: ok\nError: (none)\nExit Code: 0\nSignal: (none)\n"
+         "Background PIDs: (none)\nProcess Group PGID: 4243", "ok", 0),
+        ("Command: sleep 99\nDirectory: (root)\nOutput: (empty)\nError: (none)\nExit Code: (none)\nSignal: 15\n"
+         "Background PIDs: (none)\nProcess Group PGID: 4244", "Signal: 15", None),
+    ],
+)  # fmt: skip
+def test_a_shells_text_is_read_in_the_form_of_each_gemini_cli_version(text, output, code):
+    """What the model reads of a shell call: since 0.27 ``Output: ...`` and ``Exit Code: N`` on failure; before, the
+    command and folder first and every field, ``(none)`` where empty. Either way the turn is the output and the exit
+    code, with no field of the harness's own ("Error: (none)" is no error) and no process group id."""
+    payload = {"hook_event_name": "AfterTool", "cwd": "/w", "tool_name": "run_shell_command",
+               "tool_input": {"command": "x"}, "tool_response": {"llmContent": text}}  # fmt: skip
+    turn = payloads.gemini_turn(payloads.parse_event("gemini", payload))
+    assert (turn["output"], turn["exit_code"], turn["error"]) == (output, code, code not in (None, 0))
+
+
 def test_while_paused_a_tool_call_is_refused_a_read_allowed_and_an_unreadable_call_refused(ws_dir):
     ws = start(ws_dir)
     before = next(r for r in CAPTURED if r["payload"]["hook_event_name"] == "BeforeTool")

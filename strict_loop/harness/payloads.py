@@ -1,12 +1,10 @@
 """The harnesses' hook formats, as pure functions: payload -> event and turn fields, decision -> output JSON.
 
-Claude Code, Codex, Hermes and Gemini CLI send different JSON for the same moments (after a
-tool call, before one, at the end of a turn) and expect different answers. This
-module knows those shapes (see references/harnesses.md) and no loop state, so
-every mapping is tested from payloads alone; what each harness says about one
-turn (its result, the person's text, the agent's words, which Claude Code and
-Codex keep in a transcript file) is read by the functions its registry row names
-(``readers``; Gemini CLI's are below). The I/O (finding the task, recording, deciding) is ``handler``.
+Claude Code, Codex, Hermes and Gemini CLI send different JSON for the same moments (after a tool call, before one, at
+the end of a turn) and expect different answers. This module knows those shapes (see references/harnesses.md) and no
+loop state, so every mapping is tested from payloads alone; what each harness says about one turn (its result, the
+person's text, the agent's words, which Claude Code and Codex keep in a transcript) is read by the functions its
+registry row names (``readers``; Gemini CLI's are below). Finding the task, recording and deciding is ``handler``'s.
 """
 
 from __future__ import annotations
@@ -331,27 +329,29 @@ def decision_block(event: HookEvent, reason: str) -> dict[str, Any]:
 
 
 _SHELL_SECTIONS = ("Process Group PGID", "Background PIDs", "Signal", "Exit Code", "Error")  # after Output: ...
+_SHELL_HEAD = re.compile(r"(?:Command: [^\n]*\nDirectory: [^\n]*\n)?Output: ")
 
 
 def gemini_turn(event: HookEvent) -> dict[str, Any]:
     """Gemini CLI 0.61.0: AfterTool's ``tool_response``: what the model reads (``llmContent``), the tool's ``error``. A
-    shell's text: ``Output: ...``, ``Exit Code: N`` (none: 0) and its process group's id, cut (each run's differs)."""
+    shell's text: ``Output: ...``, ``Exit Code: N`` (none: 0) and its process group's id, cut (each run's differs);
+    before 0.27 it opened with ``Command:`` and ``Directory:`` and gave every field, ``(none)`` where it had none."""
     response = event.payload.get("tool_response")
     response = response if isinstance(response, dict) else {}
     text = _parts_text(response.get("llmContent")).strip()
     text = text.removeprefix("<untrusted_context>").removesuffix("</untrusted_context>").strip("\n")
     code: Optional[int] = None
-    if event.tool in SHELL_TOOLS and text.startswith("Output: "):
+    if event.tool in SHELL_TOOLS and (opening := _SHELL_HEAD.match(text)):
         said: dict[str, str] = {}
         for name in _SHELL_SECTIONS:  # from the end, each once: an output's own "Exit Code: 1" line stays output
             head, sep, value = text.rpartition(f"\n{name}: ")
             if sep and "\n" not in value:
                 said[name], text = value, head
-        text = text[len("Output: ") :]
-        text = "" if text == "(empty)" else text
-        number = said.get("Exit Code", "" if "Signal" in said else "0")
+        text = "" if text[opening.end() :] == "(empty)" else text[opening.end() :]
+        number = said.get("Exit Code", "" if said.get("Signal", "(none)") != "(none)" else "0")
         code = int(number) if re.fullmatch(r"-?\d{1,6}", number) else None
-        text = "\n".join([text] + [f"{k}: {said[k]}" for k in ("Error", "Signal") if k in said]).strip("\n")
+        shown = [f"{k}: {said[k]}" for k in ("Error", "Signal") if said.get(k, "(none)") != "(none)"]
+        text = "\n".join([text, *shown]).strip("\n")
     error = response.get("error")
     message = _text(error.get("message")) if isinstance(error, dict) else ""
     if message and message not in text:
