@@ -80,7 +80,7 @@ def test_every_captured_call_is_recorded_with_its_payload_outcome_and_words_and_
 @pytest.mark.parametrize(
     ("text", "output", "code"),
     [
-        # 0.27 and later (PR 17538): the output, the exit code only when it failed
+        # since gemini-cli's PR 17538 (January 2026): the output, the exit code only when it failed
         ("Output: ls: cannot access 'x': No such file or directory\nExit Code: 2", "ls: cannot access 'x': No such "
          "file or directory", 2),
         ("Output: ok", "ok", 0),
@@ -95,7 +95,7 @@ def test_every_captured_call_is_recorded_with_its_payload_outcome_and_words_and_
     ],
 )  # fmt: skip
 def test_a_shells_text_is_read_in_the_form_of_each_gemini_cli_version(text, output, code):
-    """What the model reads of a shell call: since 0.27 ``Output: ...`` and ``Exit Code: N`` on failure; before, the
+    """What the model reads of a shell call: since PR 17538 ``Output: ...`` and ``Exit Code: N`` on failure; before, the
     command and folder first and every field, ``(none)`` where empty. Either way the turn is the output and the exit
     code, with no field of the harness's own ("Error: (none)" is no error) and no process group id."""
     payload = {"hook_event_name": "AfterTool", "cwd": "/w", "tool_name": "run_shell_command",

@@ -335,7 +335,7 @@ _SHELL_HEAD = re.compile(r"(?:Command: [^\n]*\nDirectory: [^\n]*\n)?Output: ")
 def gemini_turn(event: HookEvent) -> dict[str, Any]:
     """Gemini CLI 0.61.0: AfterTool's ``tool_response``: what the model reads (``llmContent``), the tool's ``error``. A
     shell's text: ``Output: ...``, ``Exit Code: N`` (none: 0) and its process group's id, cut (each run's differs);
-    before 0.27 it opened with ``Command:`` and ``Directory:`` and gave every field, ``(none)`` where it had none."""
+    until gemini-cli's PR 17538 (January 2026) it opened with ``Command:`` and ``Directory:`` and gave every field."""
     response = event.payload.get("tool_response")
     response = response if isinstance(response, dict) else {}
     text = _parts_text(response.get("llmContent")).strip()
