@@ -1019,13 +1019,26 @@ def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_a
         ("pareil, rien ne change", "fail", 1),
         ("Toujours utiliser le port 8080 s'il te plaît", None, 0),  # always use port 8080: a request
         ("fais pareil pour la page facture", None, 0),  # do the same for the invoice page
+        # the attempt made it worse; what was said in the first message
+        (
+            "wait did u just delete the tls secret?? the site now serves the fake cert, thats worse than expired",
+            "fail",
+            1,
+        ),
+        ("Nee. Die Summen fehlen jetzt komplett. Das ist schlimmer als vorher", "fail", 1),
+        ("make sure it doesn't get worse", None, 0),
+        ("performance is worse on mobile", None, 0),  # a first symptom
+        ("as I said in my first message, the tests only run in docker", "fail", 1),
+        ("WAS?! Ich hab in meiner ersten Nachricht ausdrücklich gesagt KEIN db:reset!!", "fail", 1),
+        ("NEIN. schema:load löscht genauso alle Daten, das stand auch in meiner ersten Nachricht.", "fail", 1),
     ],
 )
 def test_words_after_a_paste_where_the_agent_works_and_french_still_said_first(text, verdict, weight):
     """People paste what they see and write their words after it ("still nothing" under a terminal's output): a short
     last line is read when the head says nothing. "are you even in my repo??" doubts where the agent works, a complaint
     as a question. French says it persists by opening on "toujours" ("Toujours Safari.") or with "pareil" alone;
-    "toujours utiliser ..." (always use) and "fais pareil pour ..." (do the same for) stay requests."""
+    "toujours utiliser ..." (always use) and "fais pareil pour ..." (do the same for) stay requests. An attempt that
+    made it worse failed ("schlimmer als vorher"); "as I said in my first message" is the person's rule said again."""
     assert person.read(text)[:2] == (verdict, weight)
 
 

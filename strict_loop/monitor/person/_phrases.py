@@ -251,6 +251,11 @@ TOLD_BEFORE = (
     rf"{'|'.join(_TOLD_ELSEWHERE)}|"
     r"\bwhat did i (?:just )?(?:say|tell you|ask(?: you)?)\b|\bi (?:literally |already )(?:just )?(?:said|told you)\b|"
     r"\bstop trying to\b|\bdid you even (?:open|read|look|check|try|run|test|see)\b|"
+    # said at the start: "I said in my first message", "it was in my first message", "stand in meiner ersten Nachricht"
+    r"\b(?:i (?:said|wrote|asked|mentioned|told you)(?: (?:it|this|that|so))?|(?:it|that|this) (?:was|is)(?: right| "
+    r"already)?) in my (?:very )?(?:first|last|previous|original|earlier) (?:message|prompt|comment)\b|"
+    r"\bhab(?:e)? (?:ich )?(?:\w+ ){0,4}(?:ausdr\u00fccklich|extra|explizit|klar|deutlich) (?:gesagt|geschrieben)\b|"
+    r"\bstand (?:auch |doch |schon |ja )*in meiner (?:ersten |letzten )?nachricht\b|"
     # where it works: "are you even in my repo??", "are you even looking at the right file?"
     r"\b(?:are|r) (?:you|u) even (?:in|on|at|looking|using|running|reading|editing|checking|testing|connected)\b|"
     r"\b(?:is|did|has|does) (?:anything|any of (?:this|that|it)) (?:you (?:did|changed|tried) )?"
@@ -270,6 +275,7 @@ write in: a complaint even as a question."""
 TOLD_GATES = (
     ("told", "how many", "ignoring", "said", "asked", "wrote", "falei", "disse", "te dije", "stop trying", "did i")
     + ("listen", "rst du", "escuch", "coutes", "already", "did you even", "anything", "you even", "u even")
+    + ("in my ", "gesagt", "geschrieben", "nachricht")
     + ("אמרתי", "כתבתי", "ביקשתי", "zis", "spus", "я ж", "گفتم", "mondtam", "szoltam", "sz\u00f3ltam", "k\u00e9rtem")
     + ("kertem", "irtam", "\u00edrtam", "บอก", "cakap", "kata", "beritahu", "bagitahu", "\u306a\u3044\u3067")
     + ("nimesema", "sabi ko", "sinabi ko", "قلت", "मना किया", "था", "বলেছিলাম", "я же")

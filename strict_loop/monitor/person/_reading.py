@@ -124,12 +124,14 @@ PERSIST = fp.Later(
     r"\b(?:it|this|that)\s+(?:still\s+)?persists\b|"
     r"\bkeeps? (?:failing|crashing|breaking|showing up|popping up)\b|"
     r"\bsame thing\b(?=\s*(?:[,.;:!\-]|$))|\bstill[.!]+\s+(?:not|broken|failing|the same)\b|"
+    r"\b(?:it'?s|its|it is|that'?s|this is|now|even|getting|got|made it|makes it) (?:even |much |way |a lot |only )?"
+    r"worse\b(?!\s+(?:for|if|when|with|on)\b)|"
     r"\bstill (?:doing|does) (?:the|that|this) (?:same )?thing\b|"
     r"\b(?:it|this|that|errors?|bugs?|issues?|problems?)\s+keeps? (?:happening|coming back|showing up)\b|"
     rf"{TOLD_BEFORE}|{_ATTEMPT_FAILED}|{_OTHER_LANGUAGES}|{_OPENS}",
     re.I,
 )
-"""Words that say the problem persists after an attempt: a repeat, whatever the words for the problem."""
+"""Words that say the problem persists after an attempt ("that made it worse" too): a repeat, whatever its words."""
 SEEN_AGAIN = re.compile(
     r"\b(?:seeing|getting|see|get|it'?s|it is|that'?s|shows?|showing|does|did) (?:exactly |basically |pretty much |"
     r"kind of |just )?(?:the )?same (?:\w+\s+){0,2}as (?:before|last time|earlier|previously)\b|"
@@ -167,7 +169,7 @@ _PERSIST_GATES = (
     + ("no difference", "no improvement", "no effect", "persist", "remain", "keep")
     + ("didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged")
-    + ("does nothing", "help", "budge", "wiggle", "move", "single", "none of")
+    + ("does nothing", "help", "budge", "wiggle", "move", "single", "none of", "worse")
     + TOLD_GATES
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
 )
@@ -242,8 +244,7 @@ def read(raw: str) -> Word:
     return Word("fail", last.weight, last.failure or _pasted_error(raw[:MAX_PERSON_TEXT]), word.text or last.text)
 
 
-_LAST_WORDS = 8
-"""How short the last line after a paste is to be read as the person's own words on it."""
+_LAST_WORDS = 8  # how short a last line after a paste is to be read as the person's own words on it
 
 
 def _read_head(raw: str) -> Word:

@@ -36,13 +36,14 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         # a sentence opening on "toujours" says it is still so ("Toujours Safari."); "pareil" alone, "c'est pareil"
         r"(?:^|[.!?]\s+)\W*toujours\b(?!\s+(?:plus|moins|faire|utiliser|mettre|garder|v[e\u00e9]rifier)\b)|"
         r"(?:^|[.!?,]\s+)\W*(?:c'est\s+)?(?:toujours\s+|exactement\s+)?pareil\b(?!\s+(?:pour|que|qu')\b)"),
-    ("de", ("immer noch", "fehler", "hat nicht", "wieder", "gleich", "kaputt"),
+    ("de", ("immer noch", "fehler", "hat nicht", "wieder", "gleich", "kaputt", "schlimmer", "schlechter"),
         r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
         r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|(?:schon )?wieder)\b|"
         # "gleich.", "exakt das gleiche im excel", "alles kaputt"; not "das gleiche für die Tabelle" (a request)
         r"^\W*(?:(?:nein|nope)\W+)?(?:(?:genau|exakt)\s+)?(?:das\s+)?gleiche?(?=\s*(?:[.!,;:]|$)|\s+(?:im|in|wie "
         r"vorher|wie davor)\b)|\b(?:genau|exakt|immer noch|wieder) das gleiche\b|"
-        r"\b(?:alles|wieder|noch immer) kaputt\b"),
+        r"\b(?:alles|wieder|noch immer) kaputt\b|\b(?:schlimmer|schlechter) als (?:vorher|davor|zuvor)\b|"
+        r"\bnoch schlimmer\b"),
     ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u0442\u043e\u0439 \u0436\u0435",
             "\u043f\u043e\u043c\u043e\u0433"),
         r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] (?:\u043d\u0435|\u043f\u0430\u0434\u0430|"
