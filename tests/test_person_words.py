@@ -1031,6 +1031,9 @@ def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_a
         ("as I said in my first message, the tests only run in docker", "fail", 1),
         ("WAS?! Ich hab in meiner ersten Nachricht ausdrücklich gesagt KEIN db:reset!!", "fail", 1),
         ("NEIN. schema:load löscht genauso alle Daten, das stand auch in meiner ersten Nachricht.", "fail", 1),
+        # a sequence described is no count of attempts: "works first time. second time same email -> 500"
+        ("first time fine. second time same email -> 500", None, 0),  # how to see it, not the nth attempt
+        ("second time same error. come on", "fail", 2),
     ],
 )
 def test_words_after_a_paste_where_the_agent_works_and_french_still_said_first(text, verdict, weight):
@@ -1038,7 +1041,8 @@ def test_words_after_a_paste_where_the_agent_works_and_french_still_said_first(t
     last line is read when the head says nothing. "are you even in my repo??" doubts where the agent works, a complaint
     as a question. French says it persists by opening on "toujours" ("Toujours Safari.") or with "pareil" alone;
     "toujours utiliser ..." (always use) and "fais pareil pour ..." (do the same for) stay requests. An attempt that
-    made it worse failed ("schlimmer als vorher"); "as I said in my first message" is the person's rule said again."""
+    made it worse failed ("schlimmer als vorher"); "as I said in my first message" is the person's rule said again.
+    "first time ... second time ..." describes a sequence, not the attempts counted."""
     assert person.read(text)[:2] == (verdict, weight)
 
 

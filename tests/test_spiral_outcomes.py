@@ -675,6 +675,7 @@ def test_a_package_not_found_is_named_as_its_toolchain_says_it(said, named):
         ("ls: cannot access '/exports': No such file or directory", "file /exports"),  # GNU ls, the path quoted
         ("find: '/exports': No such file or directory", "file /exports"),
         ("stat: cannot statx '~/data/exports': No such file or directory", "file ~/data/exports"),
+        ("tail: cannot open '/var/log/app/x.log' for reading: No such file or directory", "file /var/log/app/x.log"),
         ("no such file or directory (os error 2)", None),  # says nothing of which
     ],
 )

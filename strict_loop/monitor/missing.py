@@ -24,9 +24,10 @@ _MISSING = [  # (pattern, what is missing, a text the pattern cannot match witho
         ("can't open file", "o such file or directory"),
     ),  # zsh's cd
     (re.compile(r"\bno matches found: ([\w.+\-/*?]+)"), "file", ("no matches found",)),  # zsh: a glob matched nothing
+    # the path quoted (before Go's form, which would read "reading" of tail's "cannot open 'x' for reading: No such
+    # file or directory"): ls's "cannot access '/exports': No such file or directory", find's, stat's
+    (re.compile(r"['\"\u2018]([^'\"\u2019\n]{1,300})['\"\u2019](?: for \w+)?: [Nn]o such fi"), "file", ("o such fi",)),
     (re.compile(r"(?<![\w.+\-/])([\w.+\-/]{1,300}): [Nn]o such file or directory"), "file", ("o such file",)),  # Go
-    # the path quoted: ls's "cannot access '/exports': No such file or directory", find's, stat's
-    (re.compile(r"['\"\u2018]([^'\"\u2019\n]{1,300})['\"\u2019]: [Nn]o such file or dir"), "file", ("o such file",)),
     # a package not found by the name asked for: CMake's find_package, pkg-config, apt, pip, cargo, go
     (re.compile(r"package configuration file provided by \"([^\"]{1,200})\""), "package", ("provided by",)),
     (re.compile(r"No package '([^']{1,200})' found"), "package", ("No package",)),

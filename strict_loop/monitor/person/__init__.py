@@ -6,8 +6,9 @@ Why apart from ``outcomes``: the person is the one judge every harness has live 
 An instruction that names a failure ("make sure there are no build errors") is not a report of one; a question,
 a request or a new symptom is new direction; only the same problem reported again after an attempt (in new words,
 pasted again, or with "still"/"again"/"not fixed") or a complaint of going in circles is a failed check. One message
-is read here: the ways people say it still fails in ``_reading`` (its phrases per language in ``_phrases``), the ways
-they ask, approve or say it helped in ``_asking``, what they say not to do and whether a call does it in ``_bans``;
+is read here: what a whole message says in ``_reading``, the words that say it still fails in ``_persists`` (English)
+and ``_still`` (a row per other language), going in circles and "I told you" in ``_phrases``, the ways they ask,
+approve or say it helped in ``_asking``, what they say not to do and whether a call does it in ``_bans``;
 ``verdicts`` weighs it against the turns before it.
 """
 

@@ -1,5 +1,5 @@
 """The person saying the work still fails, a row per language besides English (``STILL_FAILING``): its name, its gates
-and its pattern. Pure data, read by ``_reading`` beside the English phrases.
+and its pattern. Pure data, joined into ``_persists``'s English patterns.
 
 Why apart from ``_phrases``: a language added, or a way of saying "still broken" heard in one, changes this table
 only; the ways of saying the agent goes in circles or that the person said it before (in every language) are
