@@ -85,7 +85,13 @@ thirteen more languages; wrappers of CMake and vitest; a rehearsal breaks no ban
 falsely. CC, CD, CE and CF (Go and Rust services; a person on their phone; CI pipelines; bots and integrations, 6
 spirals and 6 healthy each) were written after those changes and measured on arrival, before they were read: 12 of
 24 caught (6 early, 1 late), no false alarm in 24, the same on the round's start code; then CE-03 shaped how ``gh pr
-checks`` at a terminal is read (its summary line, its rows).
+checks`` at a terminal is read (its summary line, its rows). In the round after, CG, CH, CI and CJ (a developer's
+own dashboards; finding things; deploys through pipelines; mobile apps) were written blind at its start and measured
+on arrival, before they were read: 18 of 32 caught (6 early), no false alarm in 32; CK and CL (operations on servers;
+a person pasting what they see) half-way through, measured on its start code and on arrival: 11 of 16 (4 early), 1
+false alarm in 16, the same both times. Then CH shaped rules (a name guessed is one error; GNU tools' quoted paths;
+the person's words after a paste; "are you even in my repo??"), as did CJ-05 (French), CI-15, CK-02 and CL-15's
+false alarm (a sequence described counts no attempts).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -189,6 +195,8 @@ SETS = {
     "CH": "finding things in monorepos and machines (the wrong folder, ~ quoted, a lost variable, ignored files)",
     "CI": "deploys through pipelines with long waits (Actions, GitLab, CDK stacks, Terraform, Vercel, Fly.io)",
     "CJ": "mobile apps (Expo, Flutter, Xcode, Gradle, pods, deep links), a person testing on a phone, fr, pt, ja",
+    "CK": "operations on servers (logs, systemd, nginx, cron, certificates, disks, containers, namespaces)",
+    "CL": "a person pasting what they see, their words after it, in fr, es, de, it or terse English; backends",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
