@@ -11,6 +11,7 @@ from spiral_claims import check_claims, play, window_of
 from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import missing
 from strict_loop.monitor.calls import shellwork
 from strict_loop.monitor.ladder import observe
@@ -919,3 +920,19 @@ def test_guessing_a_name_the_same_step_refuses_each_time_is_one_error_repeated()
     found = [_sh(f"docker logs --tail 5 {n}", f"{n} | listening on :8080", 0) for n in ("api", "web", "db", "q")]
     assert play(found)[0].fired_at is None
     assert play([guesses[0], listed, found[0], found[1], found[2]])[0].fired_at is None
+
+
+@pytest.mark.parametrize(
+    ("fingerprint", "given", "template"),
+    [
+        ("error: No such container: platform_api_<n>", ["platform_api_1"], "error: No such container: <a>"),
+        ("error: No such container: api", ["api"], "error: No such container: <a>"),
+        ("error: rapid reload failed for api-gateway", ["api"], "error: rapid reload failed for api-gateway"),
+        ("error: cannot open <q>", ["/tmp/x"], "error: cannot open <q>"),  # quoted: masked as before
+        ("error: no such service: reports", [], "error: no such service: reports"),
+    ],
+)
+def test_an_error_is_templated_without_the_words_its_command_was_given(fingerprint, given, template):
+    """The name a command was given and its error echoes back is masked whole (with its digits folded as the
+    fingerprint folds them), never inside another word: the template is the same whichever name was tried."""
+    assert fp.error_template(fingerprint, given) == template
