@@ -197,6 +197,8 @@ SETS = {
     "CJ": "mobile apps (Expo, Flutter, Xcode, Gradle, pods, deep links), a person testing on a phone, fr, pt, ja",
     "CK": "operations on servers (logs, systemd, nginx, cron, certificates, disks, containers, namespaces)",
     "CL": "a person pasting what they see, their words after it, in fr, es, de, it or terse English; backends",
+    "CM": "internal tools a non-developer colleague tries (ops, finance, support), in nl, pl or pt, screenshots",
+    "CN": "machine learning and data work, the agent mostly alone (training, evals, OOM, notebooks, configs)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -24,12 +24,18 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("pt", ("continua", "ainda", "mesm", "funcionou", "de novo", "igual", "fez isso", "nada mudou", "mudou nada",
             "tentado", "tentei"),
         r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
-        r"\bmesmo erro\b|\bn[a\u00e3]o funcionou\b|\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
+        r"\bmesmo (?:erro|resultado|espa[c\u00e7]o em branco)\b|\bmesma tela\b|\bn[a\u00e3]o funcionou\b|"
+        r"\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
         r"o mesmo)\b|(?:^|[.!?]\s+)\W*(?:de novo|igual)\b(?!,? (?:por favor|com|pra|para|a|ao|de)\b)|\bmesma coisa\b|"
         r"\bde novo(?=\s*(?:[.!?]|$))|\b(?:vc|voc[e\u00ea]) j[a\u00e1] fez isso\b|"
         # "igualzinho", "nada mudou", "não mudou nada", "mesmíssimo", "eu já tinha tentado" (the person tried it before)
         r"\bigualzinh[oa]\b|\bnada mudou\b|\bn[a\u00e3]o mudou nada\b|\bmesm[i\u00ed]ssim[oa]\b|"
-        r"\bj[a\u00e1] (?:tinha )?(?:tentei|tentado)\b"),
+        r"\bj[a\u00e1] (?:tinha )?(?:tentei|tentado)\b|"
+        # "continua." said first, "continua em branco", "ainda o mesmo", "sem gráfico ainda"
+        r"(?:^|[.!?]\s+)\W*continua\b(?!\s+(?:funcionando|a funcionar|ok|bem|certo|normal|com|a|o|no|na|de|do|da|pra|"
+        r"para)\b)|\bcontinua (?:em branco|vazi[oa]|travad[oa]|quebrad[oa]|girando|carregando|sem)\b|"
+        r"\bainda (?:o mesmo|a mesma|igual|est[a\u00e1] (?:em branco|vazi|quebrad|travad|dando)|d[a\u00e1] (?:erro|o "
+        r"mesmo))\b|\bsem [\w\u00e0-\u00fa]+ ainda\b"),
     ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas", "pareil"),
         r"\btoujours pas\b|\b(?:est|sont) toujours (?!(?:bon|bien|ok|correct|valide)\b)\w|\bencore (?:le m|la m|"
         r"pareil)|\bm[e\u00ea]me erreur\b|\bn'a pas (?:march|fonctionn)[e\u00e9]\b|"
@@ -102,7 +108,10 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b|"
         # "nadal 404", "znowu biała strona"; "znowu wciągnąłeś Reacta" (you did it again)
         r"\b(?:nadal|wci\u0105\u017c|dalej|znowu|zn\u00f3w) (?:\d{3}\b|bia\u0142|pust|b\u0142\u0105d)|"
-        r"\b(?:znowu|zn\u00f3w) \w+(?:\u0142e\u015b|\u0142a\u015b)\b"),
+        r"\b(?:znowu|zn\u00f3w) \w+(?:\u0142e\u015b|\u0142a\u015b)\b|"
+        # "dalej się kręci" (still spinning), "nadal tak samo", "wciąż wisi"
+        r"\b(?:nadal|wci\u0105\u017c|dalej) (?:si\u0119 (?:kr\u0119ci|wiesza|\u0142aduje|sypie|wysypuje|zawiesza)|"
+        r"tak samo|wisi)\b"),
     ("cs", ("po\u0159\u00e1d", "zase to", "st\u00e1le", "nezm\u011bnilo", "stejn\u00e9"),
         r"\bpo\u0159\u00e1d (?:stejn|to sam|rozbit|nefung|nic)|\bzase to (?:sam|stejn)|\bst\u00e1le (?:stejn|"
         r"nefung|rozbit)|\bnic se nezm\u011bnilo\b|^\W*stejn\u00e9\b"),
