@@ -199,6 +199,7 @@ SETS = {
     "CL": "a person pasting what they see, their words after it, in fr, es, de, it or terse English; backends",
     "CM": "internal tools a non-developer colleague tries (ops, finance, support), in nl, pl or pt, screenshots",
     "CN": "machine learning and data work, the agent mostly alone (training, evals, OOM, notebooks, configs)",
+    "CO": "long unattended migrations and refactors (upgrades, strict mode, ports, ORM switches), edits by any means",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -825,6 +825,12 @@ def test_edits_and_builds_chained_in_one_command_each_failing_the_same_way_are_a
             "configurations passed (0.00%), 1 failed, 0 errored",
             4,
         ),
+        # `uniq -c` heading each grouped error with how many lines said it: no failing count
+        (
+            "     24 TypeError: Cannot read properties of undefined\n     11 Error: [vue-test-utils]: propsData",
+            None,
+        ),
+        ("Found 3 errors in 2 files (checked 40 source files)", 3),
     ],
 )
 def test_a_failing_count_said_after_its_word_is_read(output, count):

@@ -17,7 +17,8 @@ from strict_loop.monitor import fingerprint as fp
 # a count from its first digit, not a denominator (``attempt 4/10 failed``) nor a log time's milliseconds before its
 # level (``08:52:03,118 ERROR``); unittest's FAILED (...) by its key=count pairs: linear
 FAILS = re.compile(
-    r"(?i)(?<![\d/.,:])(\d+) (?:tests? )?(?:fail(?:ed|ing|ures?)|errors?)\b|"  # CTest: "4 tests failed out of 11"
+    # CTest's "4 tests failed out of 11"; not a count heading its message ("     11 Error: x" of `uniq -c`)
+    r"(?i)(?<![\d/.,:])(\d+) (?:tests? )?(?:fail(?:ed|ing|ures?)|errors?)\b(?!:[ \t]+\S)|"
     r"\bfail(?:ed|ures?)? = (\d+)\b|"  # a tally's key and value: Zephyr's ztest "pass = 7, fail = 4, skip = 0"
     r"(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)|"
     r"\b(?:Failures|Failed|Errors):[ \t]*(\d+)\b|"  # the count after its word: dotnet test, surefire, PHPUnit
