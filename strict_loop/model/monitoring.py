@@ -61,7 +61,9 @@ class TurnFacts(BaseModel):
     found_nothing: bool = Field(False, description="a lookup whose output says it found nothing (no match, no file)")
     failed: bool = False
     err: Optional[str] = None
-    etpl: Optional[str] = Field(None, description="the error fingerprint with quoted parts masked")
+    etpl: Optional[str] = Field(
+        None, description="the error fingerprint with quoted parts and the words its command was given masked"
+    )
     etext: Optional[str] = Field(None, description="the error line as a person reads it (noise and placeholders out)")
     fclass: Optional[str] = Field(
         None, description="a specific failure class (e.g. circular dependency), if recognized"
