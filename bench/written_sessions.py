@@ -94,8 +94,8 @@ the person's words after a paste; "are you even in my repo??"), as did CJ-05 (Fr
 false alarm (a sequence described counts no attempts). CM, CN and CO (internal tools a non-developer colleague tries;
 machine learning; long unattended migrations) were written after those changes and measured on arrival, before they
 were read: 15 of 24 caught (2 early), 1 false alarm in 24, the same on the round's start code; then CM shaped the
-Portuguese and Polish rows (8 of 8 since) and CO-14's false alarm a reading (a count heading its message, ``uniq
--c``'s, is no failing count).
+Portuguese and Polish rows (8 of 8 since), CO-14's false alarm a reading (a count heading its message, ``uniq
+-c``'s, is no failing count) and CO-09 another (turbo's ``Failed:    @nw/ui#build`` is no cause).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing

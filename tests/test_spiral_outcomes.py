@@ -936,3 +936,33 @@ def test_an_error_is_templated_without_the_words_its_command_was_given(fingerpri
     """The name a command was given and its error echoes back is masked whole (with its digits folded as the
     fingerprint folds them), never inside another word: the template is the same whichever name was tried."""
     assert fp.error_template(fingerprint, given) == template
+
+
+def _turbo(cause: str) -> str:
+    """A failing `turbo run build`: the package's own error lines, then turbo's summary (the same every time)."""
+    return (
+        f"@nw/ui:build: {cause}\n@nw/ui:build: ERROR: command finished with error: command (/w/packages/ui) pnpm run "
+        "build exited (1)\n\n Tasks:    0 successful, 1 total\nCached:    0 cached, 1 total\n  Time:    3.9s\n"
+        "Failed:    @nw/ui#build"
+    )
+
+
+def test_turbos_summary_is_no_cause_so_other_failures_under_it_are_no_cycle():
+    """Turbo closes every failing run with ``Failed:    @nw/ui#build``: read as the cause, two different failures
+    under it (a module moved away, then another) and one between read as an error cycle while a package split moved
+    on; the cause is the package's own error line."""
+    turns = [
+        _sh(
+            "pnpm turbo run build", _turbo("src/Dialog.tsx(3,26): error TS2307: Cannot find module '../forms/Text'"), 1
+        ),
+        _sh(
+            "pnpm turbo run build",
+            "x Invalid package dependency graph: Cyclic dependency detected: @nw/forms, @nw/ui",
+            1,
+        ),
+        _sh("pnpm turbo run build", _turbo("src/Text.tsx(3,30): error TS2307: Cannot find module './FormContext'"), 1),
+    ]
+    window = window_of(turns)
+    assert "src/Dialog.tsx(3,26): error TS2307" in (window[0].etext or ""), [f.etext for f in window]
+    assert not any("@nw/ui#build" in (f.etext or "") for f in window)
+    assert play(turns)[0].fired_at is None

@@ -193,7 +193,8 @@ _WRAPPER = re.compile(
     r"^=*\s*\d+ (?:failed|passed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(?:, \d+ \w+)* in [\d.]+m?s\b|"
     r"\b\d+ errors? and \d+ warnings?\b|\(\d+ errors?, \d+ warnings?\)|"
     r"(?-i:(?:\b[A-Z]+=\d+\b\W*){3})|^-- (?:Configuring|Generating) incomplete, errors occurred|"
-    r"^(?:Test Files|Tests)\s+\d+ (?:failed|passed)\b",  # vitest's tallies: "Tests  14 failed | 110 passed (124)"
+    r"^(?:Test Files|Tests)\s+\d+ (?:failed|passed)\b|"  # vitest's tallies: "Tests  14 failed | 110 passed (124)"
+    r"^Failed:\s+\S+#\S+|ERROR: command finished with error: command \(",  # turbo's: "Failed:    @nw/ui#build"
     re.I,
 )
 """Lines that only say a sub-process failed (a build wrapping the step that did) or sum a run up ("could not compile
