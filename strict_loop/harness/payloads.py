@@ -348,10 +348,10 @@ def gemini_turn(event: HookEvent) -> dict[str, Any]:
             if sep and "\n" not in value:
                 said[name], text = value, head
         text = "" if text[opening.end() :] == "(empty)" else text[opening.end() :]
-        number = said.get("Exit Code", "" if said.get("Signal", "(none)") != "(none)" else "0")
+        said = {k: v for k, v in said.items() if v != "(none)" or k == "Exit Code"}  # the older form's empty fields
+        number = said.get("Exit Code", "" if "Signal" in said else "0")
         code = int(number) if re.fullmatch(r"-?\d{1,6}", number) else None
-        shown = [f"{k}: {said[k]}" for k in ("Error", "Signal") if said.get(k, "(none)") != "(none)"]
-        text = "\n".join([text, *shown]).strip("\n")
+        text = "\n".join([text] + [f"{k}: {said[k]}" for k in ("Error", "Signal") if k in said]).strip("\n")
     error = response.get("error")
     message = _text(error.get("message")) if isinstance(error, dict) else ""
     if message and message not in text:

@@ -183,8 +183,8 @@ class SpiralDetector:
             return failing
         recent = w[-self.t.error_window :]
         classed = cur.fclass is not None and sum(f.fclass == cur.fclass for f in recent) >= self.t.error_repeats
-        guess = any(recurrence.guessed(f, cur) for f in w[:-1])
-        if cur.novel and cur.err not in {f.err for f in w[:-1]} and not classed and not guess:
+        known = cur.err in {f.err for f in w[:-1]} or any(recurrence.guessed(f, cur) for f in w[:-1])
+        if cur.novel and not known and not classed:
             return None  # news, unless only the details (or name tried) of a known error changed, or its class recurs
         # A success of the same kind of action (an accepted edit; the failing step, or a check, passing) means things
         # moved; another command succeeding (a cache cleared, a version printed) does not.
