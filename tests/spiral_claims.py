@@ -9,7 +9,7 @@ from collections import Counter
 from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import outcomes, person, printed
+from strict_loop.monitor import outcomes, person, polls, printed
 from strict_loop.monitor.calls import jobs, toolkinds
 from strict_loop.monitor.ladder import replay
 from strict_loop.monitor.spiral import SpiralDetector, facts
@@ -116,10 +116,17 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
             and len({f.out for f in involved}) == 1
         )
         assert all(
-            outcomes.running(turns[f.i].get("output", "")) or outcomes.waits(turns[f.i].get("args", {}).get("command"))
+            outcomes.running(turns[f.i].get("output", "")) or polls.waits(turns[f.i].get("args", {}).get("command"))
             for f in involved
         )
         checked.append("polled")
+    if m := re.search(r"the agent waited (\d+) min over (\d+) looks in a row and nothing new came back", evidence):
+        assert int(m.group(2)) == len(involved) > 2 and all(f.polls for f in involved)
+        assert all(polls.waits(turns[f.i].get("args", {}).get("command")) for f in involved[1:])
+        span = turns[involved[0].i : involved[-1].i + 1]
+        slept = sum(polls.slept(t.get("args", {}).get("command")) for t in span)
+        assert abs(slept / 60 - int(m.group(1))) <= 1, (slept, m.group(1))
+        checked.append("waited")
     if m := re.search(r"was put back to an earlier version (\d+) times \(turns ([\d, ]+)\)", evidence):
         listed = [int(x) for x in m.group(2).split(", ")]
         assert int(m.group(1)) == len(listed) and all(window[i].kind == "write" for i in listed)

@@ -286,6 +286,10 @@ REPORTS += [
     "przecie\u017c napisa\u0142am NIE ruszaj wersji Reacta",  # pl: I did write DON'T touch React's version
     "czyli znowu wci\u0105gn\u0105\u0142e\u015b Reacta 18",  # pl: so you pulled React 18 in again
     "nadal 404",  # pl: still 404
+    "niente, col sistema chiaro e il bottone su dark resta bianco. stessa cosa di prima",  # it: same as before
+    "sempre chiaro. ho fatto anche ctrl+shift+r",  # it: still light (a state said first)
+    "uguale identico, bianco",  # it: exactly the same
+    "il carrello \u00e8 rimasto vuoto",  # it: the cart stayed empty
 ]
 CIRCLING += [
     "stop reading. this is the 4th lap over the same 4 files",  # a lap: a circle
@@ -296,6 +300,12 @@ NOT_REPORTS += [
     "masih perlu satu fitur lagi: export ke excel",  # id: one more feature still needed
     "sempre pi\u00f9 veloce, grazie",  # it: faster and faster, thanks
     "di nuovo, lancia i test",  # it: again, run the tests (a request)
+    "fai la stessa cosa di prima per il footer",  # it: do the same as before for the footer (a request)
+    "stessa cosa per il footer: aggiungi il link",  # it: the same for the footer
+    "sempre meglio usare tailwind",  # it: always better to use tailwind
+    "sempre usare pnpm per favore",  # it: always use pnpm please
+    "refunds ok. still wrong though - the JPY customers are 100x too small",  # what it was for works: news after it
+    "ok rows now. but it's still wrong: customers with refunds have net higher than gross",
     "ile razy wywo\u0142uje si\u0119 funkcja?",  # pl: how many times is the function called?
     "the 3rd time you run it the cache is warm, so time the 4th",  # how a cache works
     "ich habe gesagt, dass wir Postgres nutzen, also bitte psycopg",  # de: I said we use Postgres (a request)

@@ -222,6 +222,54 @@ def test_a_status_read_after_sleeps_of_any_length_is_one_poll():
     assert play(turns)[0].fired_at is None
 
 
+def _dig(sleep: int, command: str, output: str) -> dict:
+    return {
+        "tool": "run_shell_command",
+        "args": {"command": f"sleep {sleep}; {command}"},
+        "output": output,
+        "exit_code": 0,
+    }
+
+
+_A = "dig +short A cloud.example.net @dns1.registrar-servers.com"
+_SOA = "dig +short SOA example.net @dns1.registrar-servers.com"
+_SERIAL = "dns1.registrar-servers.com. hostmaster.registrar-servers.com. 2024021101 43200 3600 604800 3601"
+
+
+def _dns_waits(last: str) -> list[dict]:
+    """Waiting for a DNS change that never reached the nameservers: each look after a wait, in other words, shows what
+    showed before (the old address, the old serial)."""
+    return [
+        {"tool": "user_prompt", "actor": "person", "output": "pointed cloud.example.net at the new vps. get a cert"},
+        {"tool": "run_shell_command", "args": {"command": _A}, "output": "203.0.113.7", "exit_code": 0},
+        {"tool": "run_shell_command", "args": {"command": _SOA}, "output": _SERIAL, "exit_code": 0},
+        _dig(900, _A, "203.0.113.7"),
+        _dig(900, f"{_A}; {_A.replace('@dns1.registrar-servers.com', '@1.1.1.1')}", "203.0.113.7\n203.0.113.7"),
+        _dig(1200, f"{_SOA}; {_A}", f"{_SERIAL}\n{last}"),
+    ]
+
+
+def test_looks_after_long_waits_that_show_nothing_new_whisper_whatever_command_looks():
+    """Three looks after waits of 50 minutes in all, by three commands, each showing only what showed before: waiting
+    will not bring the change (it never reached the nameservers); the whisper says how long the agent waited."""
+    turns = _dns_waits("203.0.113.7")
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 5 and [a for _, a, _ in steps] == ["whisper"]
+    assert "the agent waited 50 min over 3 looks" in steps[0][2][0].evidence
+    assert "waited" in check_claims(verdict, turns)
+
+
+def test_a_look_after_a_wait_that_shows_the_change_is_no_stall():
+    assert play(_dns_waits("198.51.100.23"))[0].fired_at is None  # the new address: the change arrived
+
+
+def test_short_waits_between_looks_that_show_nothing_new_are_patience():
+    turns = _dns_waits("203.0.113.7")
+    for t in turns[3:]:
+        t["args"]["command"] = t["args"]["command"].replace("sleep 900", "sleep 60").replace("sleep 1200", "sleep 90")
+    assert play(turns)[0].fired_at is None  # 3.5 minutes of waiting: too soon to say it will not come
+
+
 POLLS = {  # a status read again and again while the job runs, {k} what moves from one read to the next
     "gh": (
         "gh run view 9123 --json status,conclusion",

@@ -177,6 +177,9 @@ class SpiralThresholds(Strict):
     poll_pause_s: float = Field(
         1200.0, ge=0, le=604800, description="... and seconds they must span too (when turns carry ts)"
     )
+    poll_wait_s: float = Field(
+        1800.0, ge=0, le=604800, description="Or three looks with nothing new after the agent slept this long for them"
+    )
     person_repeats: int = Field(
         2,
         ge=1,

@@ -37,8 +37,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
     ),
     SignalSpec(
         "stalled_poll",
-        "a running job polled 10 times in a row with nothing new (whisper only; the ladder climbs after 40 "
-        "polls spanning 20 minutes)",
+        "a running job polled 10 times in a row with nothing new, or 3 looks after a wait with nothing new once the "
+        "agent's own sleeps add up to 30 minutes (whisper only; the ladder climbs after 40 polls spanning 20 minutes)",
         "a job whose output moves; a long build polled patiently",
         "The job is still running and polling it again will not make it finish sooner: wait for it with a blocking "
         "wait or a sleep with a timeout, check much less often, and check that the job is still alive (its log grows, "

@@ -7,12 +7,13 @@ verdict of whatever judged the work) and asks ``progress`` whether the turn move
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime
 from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, missing, outcomes, person, printed, readback, verdicts
+from strict_loop.monitor import catalog, missing, outcomes, person, polls, printed, readback, verdicts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.calls import jobs, shellwork
 from strict_loop.monitor.calls.jobs import JobAct
@@ -123,24 +124,6 @@ def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str],
     return fp.digest(f"{where}\0{pair[0]}\0{pair[1]}"), fp.digest(f"{where}\0{pair[1]}\0{pair[0]}"), state
 
 
-def _polls(turn: Turn, f: TurnFacts, window: list[TurnFacts]) -> tuple[int, Optional[float]]:
-    """How many unchanged polls of a running job in a row this turn makes, and when they began."""
-    if (
-        f.failed
-        or f.unknown
-        or f.kind in ("write", "message", "person")
-        or (f.verdict == "fail" and not readback.ci_failure(f.ftext))
-    ):
-        return 0, None  # a wait ending on pods in a crash loop is no poll; a CI run's (a long cycle) still is
-    f.running = outcomes.running(turn.output)
-    if not (f.running or outcomes.waits(turn.args.get("command"))):
-        return 0, None
-    prev = next((e for e in reversed(window) if e.asig == f.asig), None)  # `sleep 60 && x`, `sleep 90 && x`: one poll
-    if prev is not None and prev.polls and prev.out == f.out:
-        return prev.polls + 1, prev.since
-    return 1, f.ts
-
-
 def _digests(
     turn: Turn, kind: Kind, index: int, unknown: bool, job: Optional[JobAct]
 ) -> tuple[str, str, str, list[str]]:
@@ -172,12 +155,16 @@ def _digests(
 def _error(turn: Turn, kind: Kind, step: str, window: list[TurnFacts]) -> tuple[Optional[str], Optional[str]]:
     """A failed turn's error line and error fingerprint (either may be None).
 
-    The cause is read from lines that carry one: a line that successful turns printed too is environment noise,
+    The cause is read from lines that carry one: a line that successful turns printed too is environment noise (unless
+    the step failed with it before and one run printed it: ``x; y`` goes on past x's failure and succeeds),
     and a line the step's previous failure printed too, while this failure prints error lines of its own, is the
     wrapper around both (``npm error command sh -c next build``, ``Failed to compile.``), whatever the toolchain.
     An edit tool's failure is its own message (a write's lines are digested loosely, so none would match anyway).
     """
-    ambient = frozenset(d for f in window if not f.failed and f.kind == "run" and f.actor == "agent" for d in f.lines)
+    printed_ok = Counter(d for f in window if not f.failed and f.kind == "run" and f.actor == "agent" for d in f.lines)
+    failed_with = {d for f in window if f.failed and f.step == step and f.actor == "agent" for d in f.lines}
+    # a line the step failed with before is its error, though one run that went on past it printed it too
+    ambient = frozenset(d for d, n in printed_ok.items() if n > 1 or d not in failed_with)
     line = fp.error_line(turn.output, ambient)
     err = fp.line_fingerprint(line, turn.output)
     before = next((e for e in reversed(window) if e.failed and e.step == step and e.actor == "agent"), None)
@@ -331,7 +318,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
 
 def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fresh: int) -> None:
     """The facts that follow from the rest: polls in a row, a command the person said not to run, progress."""
-    f.polls, f.since = _polls(turn, f, window)
+    f.polls, f.since, f.waited = polls.count(turn, f, window, fresh)
     touched = [*f.paths, *f.writes] if f.edited else []
     f.defied = (
         person.defied(command, touched, window, turn.args) if (command or touched) and turn.actor == "agent" else None
@@ -370,7 +357,7 @@ def _effects(
         "checkout": shellwork.checks_out(command),
         **(printed.measure(turn.output)._asdict() if kind == "run" else {}),
         "hang": shown.hung is not None
-        or (kind == "run" and outcomes.hung(turn.output, command, turn.exit_code) and not outcomes.waits(command)),
+        or (kind == "run" and outcomes.hung(turn.output, command, turn.exit_code) and not polls.waits(command)),
         "logerr": (logerr := printed.logged_error(turn.output) if after else None),
         "tail": printed.log_tail(turn.output, logerr, index) if logerr else [],
         "job": shown.ref,

@@ -138,14 +138,6 @@ def _judges(part: str) -> bool:
     return False
 
 
-WAIT = re.compile(r"^\s*(?:sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)|watch\s+-n\s*\d+|timeout\s+\d+\S*\s+\S+.*\bwait\b)")
-"""A command that waits before it looks (``sleep 60 && tail build.log``): the agent is polling something."""
-
-
-def waits(command: object) -> bool:
-    return isinstance(command, str) and bool(WAIT.match(command))
-
-
 def diagnostics(output: str) -> Optional[str]:
     """The first error an editor reported after a save (Cline: 'New problems detected after saving the file'), if
     any."""

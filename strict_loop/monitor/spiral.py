@@ -16,7 +16,7 @@ from typing import Optional
 
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
-from strict_loop.monitor import readback, recurrence, verdicts
+from strict_loop.monitor import polls, readback, recurrence, verdicts
 from strict_loop.monitor.calls import jobs
 from strict_loop.monitor.calls.toolkinds import classify_tool, turn_paths
 from strict_loop.monitor.novelty import facts
@@ -309,22 +309,12 @@ class SpiralDetector:
         return Signal(kind="restart_loop", turns=loop.turns, evidence=loop.evidence) if loop else None
 
     def stalled_poll(self, w: list[TurnFacts]) -> Optional[Signal]:
-        """A running job polled again and again with nothing new: a whisper with wait advice; the ladder climbs only
-        after a long stretch, in polls and (when turns carry times) in wall time, so a long build is never paused for
-        being long."""
-        cur = w[-1]
-        if cur.polls < self.t.poll_whisper:
-            return None
-        span = cur.ts - cur.since if cur.ts is not None and cur.since is not None else None
-        long = cur.polls >= self.t.poll_pause and (span is None or span >= self.t.poll_pause_s)
-        polled = [f for f in w if f.asig == cur.asig and f.polls][-cur.polls :]
-        wall = f" over {span / 60:.0f} min" if span is not None else ""
-        return Signal(
-            kind="stalled_poll",
-            turns=[f.i for f in polled],
-            escalate=long,
-            evidence=f"a running job was polled {cur.polls} times in a row{wall} with nothing new coming back: "
-            f"{cur.brief}",
+        """Looking again and again at what runs or is awaited, with nothing new (``polls.stalled``): wait advice."""
+        stall = polls.stalled(w, self.t)
+        return (
+            Signal(kind="stalled_poll", turns=stall.turns, escalate=stall.escalate, evidence=stall.evidence)
+            if stall
+            else None
         )
 
     def alternation(self, w: list[TurnFacts]) -> Optional[Signal]:

@@ -66,6 +66,8 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
         reason = k > 0 and _wordless_refusal(span[k - 1]) and f.actor == "person"  # why they refused the call before
         asked = asked or (f.prog in RESETS and not reason and not _hint(f, cur, span[:k]))
         if f.reports and not asked:
+            if counted and _moved(f, counted[-1], w):
+                break  # "still red" of a failure that moved on since: a report of another failure
             counted.append(f)
         elif f.defied and asked:
             earlier.append(f)
@@ -100,6 +102,17 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
     what = "said it still fails" if any(f.quote for f in counted) else "said no"
     evidence = f"the person {what} {len(groups)} time(s) after attempts: {said}"
     return [f.i for f in counted], evidence
+
+
+def _moved(before: TurnFacts, after: TurnFacts, w: list[TurnFacts]) -> bool:
+    """Whether the agent's checks failed otherwise between two reports that name nothing ("still red", "still red
+    lol") than before the first: the person sees the same colour while the failure moved on (a CI run failing at a
+    later step each push), so the second is a report of another failure, not the first said again."""
+    if any(f.reports != 1 or f.refused or f.defied or f.topic for f in (before, after)):
+        return False
+    checks = [e for e in w if e.actor == "agent" and e.verdict == "fail" and e.fsig and e.i < after.i]
+    first = next((e for e in reversed(checks) if e.i < before.i), None)
+    return first is not None and checks[-1].i > before.i and checks[-1].fsig != first.fsig
 
 
 def _unanswered(last: TurnFacts, f: TurnFacts, w: list[TurnFacts]) -> bool:

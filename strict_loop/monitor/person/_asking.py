@@ -57,11 +57,17 @@ like 15 min??" is the same question said as impatience, as is "??" alone."""
 BETTER = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|hm+|nice|good|great)\W+)?(?:(?:much|a (?:bit|lot|little)|way|slightly|somewhat|"
     r"definitely|clearly)\s+)?(?:better|improved|faster|closer|progress|getting (?:there|closer)|almost(?: there)?)\b"
-    r"(?!\s+(?:to|if|would|not)\b)",
+    r"(?!\s+(?:to|if|would|not)\b)|"
+    # what the attempt was for works now, and the rest is said after it ("refunds ok. still wrong though - ...")
+    r"^\W*(?:(?:ok(?:ay)?|yes|yeah|nice|good|great)\W+)?(?:(?!(?:not|no|never|nothing|none|\w+n't)\b)[\w']+\W+){0,3}?"
+    r"(?:(?:is|are)\s+)?(?:ok|okay|fine|fixed|correct|works|working)(?:\s+now)?\s*[.,;:!]+\s*(?:but\s+)?"
+    r"(?:(?:it|its|it's|that's|thats)\s+)?still\b|"
+    r"^\W*ok(?:ay)?\W+(?:(?!(?:not|no|never|nothing|still)\b)[\w']+\W+){0,3}?[\w']+\s+now\b\W+but\b",
     re.I,
 )
 """The person saying first that the attempt helped, whatever is still left ("better. still slow-ish though", "closer,
-but the header still overlaps"): the problem moved, so what follows is no repeat of it."""
+but the header still overlaps", "ok rows now. but it's still wrong: ..."): the problem moved, so what follows is no
+repeat of it."""
 APPROVAL = re.compile(
     r"(?<!\bstill )(?<!\bshould )(?<!\bmust )\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|"
     r"perfect|looks good|lgtm|all good|great,? thanks?|thank you|nice,? (?:it )?works|did the trick|"

@@ -93,12 +93,19 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?:^|[\u3002\uff01!])\s*(?:\u540c\u3058|\u304a\u306a\u3058)(?:\u3067\u3059)?\s*(?:[\u3002\uff01!]|$)|"
         # again: またエラー, また落ちた, また動かない; the agent doing it again: また skip にしてる, また書き換えてます
         r"また\S{0,12}?(?:エラー|落ち|失敗|壊れ|動かな|止ま|クラッシュ|固ま|ダメ|だめ|同じ|書き換え|して(?:る|ます|いる|います))"),
-    ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic", "di nuovo"),
+    ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic", "di nuovo", "stessa cosa",
+            "uguale", "resta", "rimane", "rimast"),
         r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
         r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
         # "niente, sempre 404", "di nuovo 404": a status or an error again
         r"\b(?:sempre|di nuovo) (?:\d{3}\b|errore|bianc|vuot)|\bdi nuovo (?:lo stesso|la stessa)\b|"
-        r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b"),
+        r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b|"
+        # "stessa cosa di prima" (not "fai la stessa cosa di prima": a request), "uguale." or "sempre chiaro." first,
+        # "resta bianco", "è rimasto vuoto": a state that stays
+        r"(?<!la )\bstessa cosa di prima\b|"
+        r"^\W*(?:(?:niente|no)\W+)?(?:stessa cosa|uguale)\b(?!\s+(?:per|anche|su|con|a|al|alla|nel|nella)\b)|"
+        r"^\W*(?:(?:niente|no)\W+)?sempre (?!(?:meglio|pi\u00f9|con|quando|se|per|cos\u00ec)\b|\w+[aei]re\b)\w+|"
+        r"\b(?:resta|rimane|[e\u00e8] rimast[oa])\s+(?:tutt[oa]\s+)?(?:bianc|vuot|ugual|ferm|bloccat|ner[oa]\b)"),
     ("nl", ("nog ", "hetzelfde", "weer", "dezelfde"),
         r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
         r"\bdezelfde fout\b"),

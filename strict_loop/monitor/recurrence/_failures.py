@@ -12,7 +12,7 @@ from typing import Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import catalog, readback
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.recurrence._window import since_progress, since_strong
+from strict_loop.monitor.recurrence._window import since_cause, since_progress, since_strong
 
 MISSING = re.compile(
     r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to "
@@ -142,10 +142,12 @@ def guessed(f: TurnFacts, cur: TurnFacts) -> bool:
 def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:
     """The failures like the newest one since the last progress, oldest first (the newest included): a check's by
     its failure signature; a command's that is no check (``step_run``) by its step and error line, until it succeeds.
-    A check that passed once and then failed the same way with nothing edited between is flaky: that pass was luck."""
+    A check that passed once and then failed the same way with nothing edited between is flaky: that pass was luck.
+    Workloads a status read shows failing (pods crashing) fail the same way only while their logs name one cause."""
     cur = w[-1]
     same: list[TurnFacts] = []
-    for f in reversed(w[-window:]):
+    status = not step_run and readback.shown_failing(cur.ftext)  # workloads failing: their logs name the cause
+    for f in reversed(since_cause(w[-window:]) if status else w[-window:]):
         if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and not _elsewhere(cur, f)):
             if same and f.step == same[-1].step and not any(f.i < e.i < same[-1].i and e.edited for e in w):
                 continue

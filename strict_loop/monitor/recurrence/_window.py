@@ -3,6 +3,7 @@ signal reports. Shared by the failure readings and the loop readings."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
@@ -40,6 +41,25 @@ def after_last(turns: list[TurnFacts], ends: Callable[[TurnFacts], bool]) -> lis
         if ends(turns[k]):
             return turns[k + 1 :]
     return turns
+
+
+def since_cause(w: list[TurnFacts]) -> list[TurnFacts]:
+    """The turns after the last log that named another cause before the newest log's cause first showed (all of them
+    when none did): a status failing the same way (pods crashing) before and after a log named a new cause is two
+    failures, not one; logs that go back to a cause seen before are no news.
+    Read from the logs of calls that did not fail themselves (a failing run's own error line is its failure)."""
+    logs = [(k, _PATHS.sub("<p>", f.logerr)) for k, f in enumerate(w) if f.logerr and _logged(f)]
+    first = next((k for k, cause in logs if cause == logs[-1][1]), 0)  # where the newest log's cause first showed
+    other = [k for k, cause in logs if k < first]
+    return w[other[-1] + 1 :] if other else w
+
+
+def _logged(f: TurnFacts) -> bool:
+    return not f.failed and f.actor == "agent"
+
+
+_PATHS = re.compile(r"(?:/[\w.@-]+)+")
+"""Paths in a logged error: the same error logged in a container and on the host names other folders."""
 
 
 @dataclass(frozen=True)
