@@ -78,6 +78,16 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
     return bool(message) and where in output and failure_said(message, turn, loosely)
 
 
+CODE = r"(?P<fence>`+) ?(?P<code>.+?) ?(?P=fence)(?!`)"
+"""A Markdown code span as the monitor writes one (``fp.code``): in one backtick, or in two, spaced, around a text that
+holds one."""
+
+
+def spans(pattern: str, text: str) -> list[str]:
+    """What the code spans in ``pattern`` (``{}`` where a span stands) hold, each match's."""
+    return [m.group("code") for m in re.finditer(pattern.format(CODE), text)]
+
+
 def says_still_failing(turn: dict) -> bool:
     """A person saying, in their own words, that it still fails the same way ("nope, still the same error"), in a
     message or in the feedback a harness hands back in a tool's result (Cline's ``<feedback>``)."""
@@ -129,8 +139,10 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         checked.append("waited")
     if m := re.search(r"was put back to an earlier version (\d+) times \(turns ([\d, ]+)\)", evidence):
         listed = [int(x) for x in m.group(2).split(", ")]
-        assert int(m.group(1)) == len(listed) and all(window[i].kind == "write" for i in listed)
-        assert all(window[i].undo in {e.edit for e in window[:i]} or window[i].fstate for i in listed)
+        assert int(m.group(1)) == len(listed) and all(window[i].edited for i in listed)
+        for i in listed:  # it swaps back an earlier edit (a file tool's, or a command's `sed -i`), or restores content
+            done = {e.edit for e in window[:i]} | {d for e in window[:i] for d, _ in e.swaps}
+            assert {window[i].undo, *(u for _, u in window[i].swaps)} & done or window[i].fstate
         checked.append("reverted")
     return checked
 
@@ -154,13 +166,13 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
         said = [toolkinds.spoken(f.actor, turns[f.i].get("output", "")) for f in involved]
         texts = [person.read(text).text for text in said if text is not None]
         assert all(any(q.removesuffix("...").rstrip(".") in t for t in texts) for q in quoted), (quoted, texts)
-        for ran in re.findall(r"ran `(.*?)` after being told not to", m.group(3)):  # a run the person had forbidden
+        for ran in spans(r"ran {} after being told not to", m.group(3)):  # a run the person had forbidden
             defied = [f for f in involved if f.defied and f.action.startswith(ran)]
             assert defied and all(
                 any(e.actor == "person" and f.defied in person.forbidden(turns[e.i]["output"]) for e in window[: f.i])
                 for f in defied
             ), ran
-        for added in re.findall(r"added a dependency \(`(.*?)`\) after being told not to", m.group(3)):
+        for added in spans(r"added a dependency \({}\) after being told not to", m.group(3)):
             adding = [f for f in involved if f.defied == person.DEPS and f.action.startswith(added)]
             assert adding and all(
                 any(e.actor == "person" and person.DEPS in person.forbidden(turns[e.i]["output"]) for e in window)
@@ -183,7 +195,7 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
     if m := re.search(r"(\d+) restarts \((.*)\) and after (\d+) of them the same outcome came back", evidence):
         restarted = [f for f in involved if f.restart]
         assert int(m.group(1)) == len(restarted) >= int(m.group(3)) >= 2
-        assert all(any(a in f.action for f in restarted) for a in re.findall(r"`(.*?)`", m.group(3)))
+        assert all(any(a in f.action for f in restarted) for a in spans("{}", m.group(3)))
         checked.append("restarts")
     if m := re.search(r"showed the same failure (\d+) times \((.*)\) with nothing edited or restarted", evidence):
         assert int(m.group(1)) == len(involved) and all(f.verdict == "fail" and f.ftext == m.group(2) for f in involved)
@@ -254,9 +266,9 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
     if "with no file changed between them" in evidence:
         assert not span
         checked.append("no change")
-    if m := re.search(r"though (\d+) other command\(s\) succeeded between them \(`(.*?)`\)", evidence):
+    if m := re.search(rf"though (\d+) other command\(s\) succeeded between them \({CODE}\)", evidence):
         ran = [f for f in window if involved[0].i < f.i < involved[-1].i and f.kind == "run" and not f.failed]
-        assert int(m.group(1)) == len({f.action for f in ran}) > 0 and any(f.action.startswith(m.group(2)) for f in ran)
+        assert int(m.group(1)) == len({f.action for f in ran}) > 0 and any(f.action.startswith(m.group(3)) for f in ran)
         checked.append("others succeeded")
     if m := re.search(r"while (\d+) edit\(s\) between them changed files", evidence):
         assert int(m.group(1)) == len(span) > 0
@@ -280,7 +292,7 @@ def check_evidence(evidence: str, involved: list[TurnFacts], window: list[TurnFa
 
 TRIED = (
     r"Meanwhile the agent (?:made (\d+) edit\(s\)(?: \((.*?)\))?)?(?: and )?(?:ran (\d+) other command\(s\) "
-    r"\(`(.*?)`)?"
+    rf"\({CODE})?"
 )
 
 
@@ -301,7 +313,7 @@ def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnF
     runs = {
         f.action for f in span if f.kind == "run" and not f.edited and not f.restart and (not shown or f.shape != shown)
     }
-    assert int(m.group(3) or 0) == len(runs) and (not m.group(4) or any(a.startswith(m.group(4)) for a in runs))
+    assert int(m.group(3) or 0) == len(runs) and (not m.group(5) or any(a.startswith(m.group(5)) for a in runs))
     return ["tried between"]
 
 
@@ -335,7 +347,7 @@ def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:
         checked += check_evidence(s.evidence, [by_i[i] for i in s.turns], window, turns)
     involved = [by_i[i] for i in main.turns]
     if m := re.search(r"varied its action (\d+) ways: (.*?)\.(?: [A-Z]|$)", d):
-        listed = re.findall(r"`([^`]*)`", m.group(2))
+        listed = spans("{}", m.group(2))
         actions = list(dict.fromkeys(f.action for f in involved))
         assert int(m.group(1)) == len(listed) == len(actions) and listed == actions, (m.group(0), actions)
         checked.append("varied")

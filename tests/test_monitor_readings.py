@@ -397,6 +397,41 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
         ),
         ("gh pr view 2211", "X marks the spot: fix the export\nopen • acme wants to merge 1 commit", False),
         ("gh pr merge 2211 --auto --squash", "✓ Pull request acme/api#2211 will be automatically merged", False),
+        # Go prints a line per package: one FAIL among them fails the run, though another's ok ends the output
+        (
+            "go test ./... 2>&1 | tail -6",
+            "--- FAIL: TestConformance (0.01s)\nFAIL\nFAIL\tgithub.com/t/orders/internal/contract\t0.061s\n"
+            "ok  \tgithub.com/t/orders/internal/store\t0.416s\nok  \tgithub.com/t/orders/pkg/client\t0.020s",
+            True,
+        ),
+        (
+            "go test ./...",
+            "ok  \tgithub.com/t/orders/internal/store\t0.416s\nok  \tgithub.com/t/orders/pkg/client\t0.02s",
+            False,
+        ),
+        # turbo prefixes each task's lines and sums up the task that failed; a run whose tasks all passed says so
+        (
+            "pnpm turbo run build --filter=web... 2>&1 | tail -n 6",
+            "web:build: Failed to compile.\nweb:build: \nweb:build: ./src/components/toolbar.tsx\nweb:build: Module "
+            "not found: Package path ./button is not exported from package @kite/ui\n\n"
+            " Tasks:    1 successful, 2 total\nFailed:    web#build\n  Time:    19.804s",
+            True,
+        ),
+        (
+            "pnpm turbo run build",
+            "web:build: \u2713 Compiled successfully\n\n Tasks:    2 successful, 2 total\n"
+            "Cached:    1 cached, 2 total\n  Time:    21.1s",
+            False,
+        ),
+        # pnpm's error code heads what it refused, though it ends on its timing
+        (
+            "pnpm install --force",
+            "Scope: all 9 workspace projects\n ERR_PNPM_PEER_DEP_ISSUES  Unmet peer dependencies\n\napps/web\n"
+            '\u2514\u2500\u252c react-beautiful-dnd 13.1.1\n  \u2514\u2500\u2500 \u2715 unmet peer react@"^18.0.0": '
+            "found 19.1.0\nDone in 21.4s",
+            True,
+        ),
+        ("pnpm install", "Scope: all 9 workspace projects\nProgress: resolved 1203, reused 1203\nDone in 3.1s", False),
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):

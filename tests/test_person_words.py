@@ -290,8 +290,13 @@ REPORTS += [
     "sempre chiaro. ho fatto anche ctrl+shift+r",  # it: still light (a state said first)
     "uguale identico, bianco",  # it: exactly the same
     "il carrello \u00e8 rimasto vuoto",  # it: the cart stayed empty
+    "cron still runs `python pipeline/train.py`. No module named 'pipeline'. same as an hour ago",
+    "not ok. still wrong",  # no acknowledgement of a fix: "ok" denied
+    "it isn't fixed. still 500",
 ]
 CIRCLING += [
+    "cron: ImportError: attempted relative import with no known parent package. thats literally what i started with",
+    "this is where we began",
     "stop reading. this is the 4th lap over the same 4 files",  # a lap: a circle
     "this is the third time you ran the same search",
 ]
@@ -304,6 +309,8 @@ NOT_REPORTS += [
     "stessa cosa per il footer: aggiungi il link",  # it: the same for the footer
     "sempre meglio usare tailwind",  # it: always better to use tailwind
     "sempre usare pnpm per favore",  # it: always use pnpm please
+    "thats what i started with yesterday, now add tests",  # where the work began, no complaint
+    "thats where we started on monday, continue from there",
     "refunds ok. still wrong though - the JPY customers are 100x too small",  # what it was for works: news after it
     "ok rows now. but it's still wrong: customers with refunds have net higher than gross",
     "ile razy wywo\u0142uje si\u0119 funkcja?",  # pl: how many times is the function called?

@@ -8,7 +8,7 @@ import pytest
 from spiral_claims import check_claims, play, window_of
 
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import printed, readback
+from strict_loop.monitor import readback
 
 RESTARTS = {  # what each restart prints, {k} and {pid} what differs from one to the next
     "express + curl -i": (
@@ -366,10 +366,10 @@ def test_a_log_tail_keeps_its_values_but_not_a_processs_ids():
     """What two tails after two restarts are compared by: a thread's or request's id (logfmt ``tid=2n9``) is new with
     each process and folded; a status, an error code or a level is the log's news and stays."""
     same = ("pid=1 tid=2n9 req=a8f3k2 INFO: Booting", "pid=1 tid=2q8 req=x71b0c INFO: Booting")
-    assert printed.log_lines(same[0]) == printed.log_lines(same[1])
+    assert readback.log_lines(same[0]) == readback.log_lines(same[1])
     for a, b in (("status=500 GET /", "status=502 GET /"), ("code=E42 failed", "code=E43 failed")):
-        assert printed.log_lines(a) != printed.log_lines(b)
-    assert printed.log_lines("level=error msg=x") != printed.log_lines("level=warn msg=x")
+        assert readback.log_lines(a) != readback.log_lines(b)
+    assert readback.log_lines("level=error msg=x") != readback.log_lines("level=warn msg=x")
 
 
 _SASL = (  # the same refused credentials, logged by the client's network layer or as the listener's exception
@@ -466,13 +466,13 @@ def _pino(host: str, pod: str, t: int, extra: str = "") -> str:
 def test_a_setting_the_restarted_thing_echoes_before_its_error_is_no_news_and_a_new_message_is():
     """The agent changes the host (or an SSL mode, a user) between restarts, and the service logs it as it starts:
     the same refusal after it is the same outcome. A message it did not log before, or a value in the error, is."""
-    first = printed.log_lines(_pino("orders-db.staging.svc", "7f5b9d6c8-w7ssv", 1717412460000))
-    moved = printed.log_lines(_pino("orders-db.staging.svc.cluster.local", "59c7d4f8b-dccjk", 1717412681136))
+    first = readback.log_lines(_pino("orders-db.staging.svc", "7f5b9d6c8-w7ssv", 1717412460000))
+    moved = readback.log_lines(_pino("orders-db.staging.svc.cluster.local", "59c7d4f8b-dccjk", 1717412681136))
     assert moved == first
-    debug = printed.log_lines(_pino("orders-db.staging.svc", "59c7d4f8b-dccjk", 1717412681136, "password length 0"))
+    debug = readback.log_lines(_pino("orders-db.staging.svc", "59c7d4f8b-dccjk", 1717412681136, "password length 0"))
     assert not set(first).issuperset(debug)
     other = _pino("orders-db.staging.svc", "59c7d4f8b-dccjk", 1717412681136).replace('"orders\\"', '"app\\"')
-    assert not set(first).issuperset(printed.log_lines(other))
+    assert not set(first).issuperset(readback.log_lines(other))
 
 
 def test_restarts_with_a_setting_changed_before_each_and_the_same_refusal_after_are_a_restart_loop():

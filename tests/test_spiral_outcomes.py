@@ -263,6 +263,55 @@ def test_a_look_after_a_wait_that_shows_the_change_is_no_stall():
     assert play(_dns_waits("198.51.100.23"))[0].fired_at is None  # the new address: the change arrived
 
 
+def _batch(k: int, reason: str) -> list[dict]:
+    """An AWS Batch job submitted again, then its state read back after a wait: FAILED, and why."""
+    job = f"a81f2c44-6e0b-4d7a-9c35-1f8e0b2d6a9{k}"
+    described = (
+        f'{{\n    "jobName": "attribution-2024-04-r{k}",\n    "jobId": "{job}",\n    "status": "FAILED",\n'
+        f'    "statusReason": "{reason}",\n    "stoppedAt": 171464331{k}060\n}}'
+    )
+    submit = (
+        f"aws batch submit-job --job-name attribution-2024-04-r{k} --job-queue q --job-definition attribution:{14 + k}"
+    )
+    return [
+        {"tool": "Bash", "args": {"command": submit}, "output": job, "exit_code": 0},
+        {
+            "tool": "Bash",
+            "args": {"command": f"sleep 590; aws batch describe-jobs --jobs {job}"},
+            "output": described,
+            "exit_code": 0,
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reasons", "fires"),
+    [
+        (["OutOfMemoryError: Container killed due to memory usage"] * 3, True),
+        (
+            [
+                "OutOfMemoryError: Container killed due to memory usage",
+                "Essential container in task exited: ModuleNotFoundError: No module named 'pyarrow'",
+                "CannotPullContainerError: pull image manifest has been retried 5 time(s)",
+            ],
+            False,
+        ),
+    ],
+    ids=["the same reason each time", "a new reason each time"],
+)
+def test_a_job_resubmitted_and_failing_for_the_same_reason_each_time_is_a_restart_loop(reasons, fires):
+    turns: list[dict] = [{"tool": "user_prompt", "actor": "person", "output": "rerun the april attribution job"}]
+    for k, reason in enumerate(reasons):
+        turns += _batch(k, reason)
+    verdict, steps = play(turns)
+    if not fires:
+        assert verdict.fired_at is None, verdict.signals
+        return
+    assert verdict.fired_at == 6 and steps[0][2][0].kind == "restart_loop"
+    assert "OutOfMemoryError" in steps[0][2][0].evidence
+    assert "restarts" in check_claims(verdict, turns)
+
+
 def test_short_waits_between_looks_that_show_nothing_new_are_patience():
     turns = _dns_waits("203.0.113.7")
     for t in turns[3:]:
@@ -346,6 +395,48 @@ def test_polls_whose_output_moves_are_quiet():
     for k, t in enumerate(turns[1:]):
         t["output"] = t["output"].replace("running</status>", f"running</status>\n<stdout>epoch {k // 3}</stdout>")
     assert play(turns)[0].fired_at is None
+
+
+_GO_FAILED = {
+    "client": "--- FAIL: TestClient_GetOrder (0.00s)\nFAIL\nFAIL\tgithub.com/t/orders/pkg/client\t0.019s\n"
+    "ok  \tgithub.com/t/orders/internal/store\t0.413s",
+    "spec": "--- FAIL: TestOpenAPIConformance (0.01s)\nFAIL\nFAIL\tgithub.com/t/orders/internal/contract\t0.061s\n"
+    "ok  \tgithub.com/t/orders/internal/store\t0.416s\nok  \tgithub.com/t/orders/pkg/client\t0.020s",
+}
+
+
+def _flip(old: str, new: str, fails: str) -> dict:
+    """Codex: a tag flipped by ``sed -i`` and the tests run in one command; no exit code, Go's per-package lines."""
+    command = f'sed -i \'s/`json:"{old}"`/`json:"{new}"`/\' internal/api/dto.go && go test ./... 2>&1 | tail -12'
+    return {"tool": "Bash", "args": {"command": command}, "output": _GO_FAILED[fails]}
+
+
+def test_a_tag_flipped_back_and_forth_by_sed_is_going_back_and_forth_and_each_run_fails():
+    """Each run fails (a package's FAIL line, though another package's ok ends the output) and the second flip back
+    is the oscillation: the edit is a command's own ``sed -i``, undone by the swapped substitution."""
+    turns = [
+        {"tool": "user_prompt", "actor": "person", "output": "add created_at to GET /v1/orders/{id}, tests green"},
+        _flip("created_at", "createdAt", "spec"),
+        _flip("createdAt", "created_at", "client"),
+    ]
+    assert [f.verdict for f in window_of(turns)][1:] == ["fail", "fail"]
+    assert play(turns)[0].fired_at is None  # one flip back: a correction
+    turns.append(_flip("created_at", "createdAt", "spec"))
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 3
+    signals = {s.kind: s for s in steps[0][2]}  # the failures come back in a cycle too
+    assert "internal/api/dto.go was put back" in signals["file_oscillation"].evidence
+    assert "reverted" in check_claims(verdict, turns)
+
+
+def test_a_command_holding_backticks_is_quoted_whole_in_what_the_person_reads():
+    assert fp.code("go test ./...") == "`go test ./...`"
+    assert fp.code("sed -i 's/`a`/`b`/' x.go") == "`` sed -i 's/`a`/`b`/' x.go ``"  # CommonMark: a longer fence
+    assert fp.code("echo ``x``") == "``` echo ``x`` ```"
+    turns = [_flip("created_at", "createdAt", "spec"), _flip("createdAt", "created_at", "client")]
+    turns += [_flip("created_at", "createdAt", "spec")]
+    verdict, _ = play(turns)
+    assert "`` Bash sed -i 's/`json:" in verdict.diagnosis and "varied" in check_claims(verdict, turns)
 
 
 def replace(old: str, new: str) -> dict:

@@ -96,6 +96,9 @@ class TurnFacts(BaseModel):
     )
     edit: Optional[str] = Field(None, description="digest of path + (removed, added) of a replacing edit")
     undo: Optional[str] = Field(None, description="digest of the edit that would undo this one")
+    swaps: list[tuple[str, str]] = Field(
+        default_factory=list, description="(edit, undo) digests of a command's further `sed -i` substitutions"
+    )
     errs: list[str] = Field(
         default_factory=list, description="digests of the tests a failed check names, else its error lines"
     )

@@ -171,7 +171,7 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
 _MARKED_LINE = re.compile(
-    r"^\s*(?:E\s{2,}|e: \S|error[:\[]|ERROR\b|fatal(?: error)?:|FAILED\b|FAIL:|--- FAIL: |\u25cf |"
+    r"^\s*(?:E\s{2,}|e: \S|error[:\[]|ERROR\b|ERR_PNPM_\w+|fatal(?: error)?:|FAILED\b|FAIL:|--- FAIL: |\u25cf |"
     r"\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))|(?<!\S)\S+[:(]\d+[:,]\d+\)?:? -? ?error \w+\d+:",
     re.I,
 )
@@ -357,6 +357,15 @@ _DOUBLED = re.compile(
 
 _BOX = "".join(map(chr, range(0x2500, 0x2580))) + " "
 """Box-drawing characters a tool frames its messages with (terraform's ``│ Error: ...``): no words."""
+
+
+def code(text: str) -> str:
+    """``text`` as a Markdown code span: in backticks, or, when it holds some (a Go struct tag in a ``sed``), in a run
+    one longer than its longest, spaced (CommonMark), so a person's page shows the command whole."""
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{fence} {text} {fence}"
 
 
 def readable(line: str, cap: int = 160) -> str:

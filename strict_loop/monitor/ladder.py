@@ -214,7 +214,7 @@ def _varied(state: MonitorState, main: Signal) -> str:
     if len({f.sig for f in involved}) <= 1:
         return f"the agent repeated the identical action ({involved[-1].action})"
     if len(actions) <= 4:
-        return f"the agent varied its action {len(actions)} ways: " + "; ".join(f"`{a}`" for a in actions)
+        return f"the agent varied its action {len(actions)} ways: " + "; ".join(fp.code(a) for a in actions)
     tools = Counter(f.tool for f in involved)
     return (
         f"the agent tried {len(actions)} different actions in {len(involved)} turns "
@@ -238,7 +238,9 @@ def _tried(state: MonitorState, involved: list[TurnFacts], kind: str) -> str:
     ]
     runs = list(dict.fromkeys(runs))
     tried = [f"made {len(edits)} edit(s)" + (f" ({', '.join(paths[:4])})" if paths else "")] if edits else []
-    tried += [f"ran {len(runs)} other command(s) (`{runs[0][:80]}`{' ...' if len(runs) > 1 else ''})"] if runs else []
+    tried += (
+        [f"ran {len(runs)} other command(s) ({fp.code(runs[0][:80])}{' ...' if len(runs) > 1 else ''})"] if runs else []
+    )
     return f"the agent {' and '.join(tried)}" if tried else ""
 
 

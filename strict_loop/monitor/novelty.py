@@ -95,8 +95,8 @@ def _outcome(
         remote, failure = readback.remote_verdict(command, turn.output)
         if remote is not None:  # a CI run read back: its own verdict, whatever the reading command's exit code
             return remote, failure
-        shown = readback.failing_status(command, turn.output)
-        if shown is not None:  # pods or containers a status read shows failing: the deploy's verdict
+        shown = readback.failing_status(command, turn.output) or readback.failed_job(command, turn.output)
+        if shown is not None:  # pods, containers or a job a status read shows failing: the deploy's or job's verdict
             return "fail", shown
     if kind == "run" and (checked or (isinstance(command, str) and outcomes.is_verifier(command))):
         if not failed and job == "start":  # (a shell's `&` is no check at all: ``is_verifier``)
@@ -108,6 +108,23 @@ def _outcome(
             return None, None  # the lines a filter kept, with no summary that says it passed: no pass
         return ("fail", said) if failed else ("pass", None)
     return None, None
+
+
+def _errs(turn: Turn, verdict: Optional[Verdict], said: Optional[str]) -> list[str]:
+    """A failed check's error lines as digests; a failed job's, its failure alone (every read of a failed job shows its
+    state field: no error of its own, so two jobs failing for other reasons share none)."""
+    if verdict != "fail" or turn.actor != "agent":
+        return []
+    if said is not None and said.startswith(readback.JOB_FAILED):
+        return [fp.digest(fp.loose(said))]
+    return outcomes.error_digests(turn.output)
+
+
+def _swaps(command: str) -> list[tuple[str, str]]:
+    """(edit, undo) digests of a command's own ``sed -i 's/a/b/' f`` edits: undone by ``s/b/a/``, as a file tool's."""
+    if "sed" not in command:
+        return []
+    return [(fp.digest(f"{f}\0{a}\0{b}"), fp.digest(f"{f}\0{b}\0{a}")) for f, a, b in shellwork.substitutions(command)]
 
 
 def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str], Optional[str], dict[str, str]]:
@@ -305,7 +322,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         ts=_epoch(turn.ts),
         fsig=fsig,
         ftext=ftext,
-        errs=outcomes.error_digests(turn.output) if verdict == "fail" and turn.actor == "agent" else [],
+        errs=_errs(turn, verdict, said),
         missing=_missing(line, turn.output) if failed or verdict == "fail" else None,
         edit=edit,
         undo=undo,
@@ -344,22 +361,23 @@ def _missing(line: Optional[str], output: str) -> Optional[str]:
 def _effects(
     turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int, shown: jobs.Shown
 ) -> dict[str, Any]:
-    """What a shell command did besides printing (files written, a restart, a hang: a background check stopped while
-    it hung too), and soon after a restart the error a run printed though it succeeded (a log tail showing the same 409
-    after each redeploy); the background job it concerns."""
+    """What a shell command did besides printing (files written, its ``sed -i`` substitutions, a restart, a hang: a
+    background check stopped while it hung too), and soon after a restart the error a run printed though it succeeded
+    (a log tail showing the same 409 after each redeploy); the background job it concerns."""
     if kind not in ("run", "write") or not (command or shown.act):
         return {}
     restart = shellwork.restarts(command) or shown.act in ("start", "stop")
     after = kind == "run" and (restart or any(e.restart for e in window[-8:]))
     return {
         "writes": shellwork.writes(command),
+        "swaps": _swaps(command) if kind == "run" else [],
         "restart": restart,
         "checkout": shellwork.checks_out(command),
         **(printed.measure(turn.output)._asdict() if kind == "run" else {}),
         "hang": shown.hung is not None
         or (kind == "run" and outcomes.hung(turn.output, command, turn.exit_code) and not polls.waits(command)),
-        "logerr": (logerr := printed.logged_error(turn.output) if after else None),
-        "tail": printed.log_tail(turn.output, logerr, index) if logerr else [],
+        "logerr": (logerr := readback.logged_error(turn.output) if after else None),
+        "tail": readback.log_tail(turn.output, logerr, index) if logerr else [],
         "job": shown.ref,
         "check": shown.check,
     }

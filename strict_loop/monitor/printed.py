@@ -1,6 +1,5 @@
 """Whether a call failed (``failed``): its error flag or exit code, else what it printed, for a harness that sends no
-exit code (Codex's ``PostToolUse`` hands the output text alone); and the error a run printed though it succeeded
-(``logged_error``: a log tail after a restart). Pure.
+exit code (Codex's ``PostToolUse`` hands the output text alone); and what a run measured (``measure``). Pure.
 
 Why apart from ``outcomes``: this is a reading of its own, one that grows with every toolchain whose words it learns
 (a check's failure summary, a compiler's or linter's diagnostic line, a program's last words before it exits), and
@@ -17,8 +16,8 @@ from typing import NamedTuple, Optional
 
 from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import catalog, outcomes
 from strict_loop.monitor import fingerprint as fp
+from strict_loop.monitor import outcomes
 from strict_loop.monitor.calls import shellwork
 
 
@@ -106,6 +105,8 @@ def reads_failed(command: str, output: str) -> bool:
     tail = output[-3000:]
     if outcomes.is_verifier(command) and _FAILED_OUTPUT.search(tail) and not _passed_at_end(tail):
         return True
+    if _FAILED_ANYWHERE.search(tail):
+        return True  # a unit of the run failed (a package, a crate, a monorepo task), whatever ends the output
     end = outcomes.last_line(tail)
     last = _boxed(tail) if end == "\u2575" else _head_line(tail, end)
     last = last.lstrip(_FAIL_MARKS)  # `✖ Packages installation failed, see above.`: the words after the mark
@@ -144,11 +145,24 @@ def _tallied(tail: str) -> bool:
 
 
 def _passed_at_end(tail: str) -> bool:
-    """Whether one of the last three meaningful lines is an all-passed summary that no failure line follows."""
+    """Whether one of the last three meaningful lines is an all-passed summary that no failure line follows, and no
+    unit of the run failed before it."""
     lines = [ln.strip() for ln in tail.splitlines() if ln.strip() and not _RULE.match(ln.strip())]
     end = lines[-3:]
     at = next((k for k in range(len(end) - 1, -1, -1) if _ALL_PASSED.search(end[k])), None)
-    return at is not None and not any(_FAILED_OUTPUT.search(ln) for ln in end[at + 1 :])
+    if at is None or _FAILED_ANYWHERE.search(tail):
+        return False
+    return not any(_FAILED_OUTPUT.search(ln) for ln in end[at + 1 :])
+
+
+_FAILED_ANYWHERE = re.compile(
+    r"^(?:FAIL[ \t]+\S+[ \t]+(?:[\d.]+s|\[build failed\]|\[setup failed\])|test result: FAILED\.|"
+    r"[ \t]*Failed:[ \t]+[\w@/.-]+#[\w:.-]+|[ \t]*ERR_PNPM_[A-Z_]+[ \t])",
+    re.M,
+)
+"""A line that says the run failed wherever it stands: one unit's failure among several (Go's ``FAIL\tpkg\t0.03s``,
+cargo's ``test result: FAILED.``, turbo's ``Failed:    web#build``), after which a unit's pass line ending the output
+(``ok\tpkg/client\t0.02s``) is no pass of the run; pnpm's error code (`` ERR_PNPM_PEER_DEP_ISSUES  Unmet peer``)."""
 
 
 _RULE = re.compile(r"^[=\-_*#~. ]{3,}$")
@@ -276,100 +290,6 @@ versions that fit (Bundler's, Poetry's and pub's "version solving has failed.", 
 installable set", uv's "No solution found"), tests failed (Flutter's), alembic's and ninja's last line ``FAILED: ...``,
 kubectl's "is invalid:", Docker's daemon unreachable, kubectl's refused connection, PowerShell's unknown cmdlet, a child
 that exited non-zero, ping's "100% packet loss" (nothing came back), Ruby's uncaught exception."""
-
-
-LOGGED = "logged "
-"""How ``logged_error`` starts a logged error known by its failure class."""
-
-
-def logged_error(output: str) -> Optional[str]:
-    """The error a run printed though it succeeded (a log tail, a status, an HTTP error status ``curl -i`` showed), as
-    its fingerprint; None when it printed none. Read in the last 4,000 characters, as a failing run's error line is."""
-    tail = output[-4000:]
-    line = fp.error_line(tail)
-    if line is None and "HTTP/" in tail:
-        line = next(reversed([m.group(0) for m in _ERROR_STATUS.finditer(tail)]), None)
-    if line is None:
-        return None
-    found = fp.classify([line])  # the same refused connection logged as `ERROR db connect failed`, then, retries
-    if found is not None and found.name in catalog.SPECIFIC_CLASSES:  # added, as `WARN db not ready attempt 3/30`
-        return f"{LOGGED}{found.name}"
-    return fp.line_fingerprint(line, output)
-
-
-_ERROR_STATUS = re.compile(r"^HTTP/[\d.]+ [45]\d\d\b[^\n]{0,80}", re.M)
-"""An HTTP response's status line that says it failed (``HTTP/1.1 502 Bad Gateway``, ``HTTP/2 401``)."""
-
-
-_OWN_REPORT = re.compile(
-    r"^\s*(?:\[\+\]|[\u2714\u2713\u2717\u283f]|=>|#\d+\s)|\b(?:(?:creat|remov|start|stopp|restart|recreat|kill|delet|configur|"
-    r"patch|updat|scal|pull|wait)(?:ed|ing)|running|healthy|unchanged|built|recreate)\s*(?:[\d.]+m?s)?\s*$|"
-    r"\bhas been (?:upgraded|installed|rolled back)\b|^(?:LAST DEPLOYED|REVISION|TEST SUITE):",
-    re.I,
-)
-"""A line where a restart reports what it did, not what the restarted thing said: Compose's and BuildKit's progress
-lines (``[+] Running 2/2``, ``\u2714 Container api-1  Removed  0.2s``, ``Container db-1  Starting``, ``=> exporting to
-image``), kubectl's ``deployment.apps/api restarted``, ``pod "api-6c8d" deleted`` and Helm's release block (``Release
-"api" has been upgraded``, ``REVISION: 17``). They differ with the way it was restarted."""
-
-
-def log_lines(output: str, loose: bool = False) -> list[str]:
-    """The lines of a log tail (in the last 4,000 characters) as digests without their noise (times, durations, a
-    process's id in brackets, a pod's suffix): those after the restart's own report, where one came first (or all but
-    its report lines). What two tails after two restarts are compared by, so that only a line the restarted thing
-    printed anew (a debug line added, a step it got further to, another status code) counts as something that moved;
-    a setting it echoes before its first error line (``"host":"db.svc"``, ``sslmode=require``) is known by its key.
-    ``loose`` folds numbers too, for a tail whose error is known by its class (``logged_error``): a retry counter
-    moving around the same refused connection (``attempt 19/30``) is no news."""
-    lines = output[-4000:].splitlines()
-    reports = [k for k, line in enumerate(lines) if _OWN_REPORT.search(line)]
-    after = lines[reports[-1] + 1 :] if reports else lines
-    kept = after if any(line.strip() for line in after) else [ln for k, ln in enumerate(lines) if k not in reports]
-    kept = [line for line in kept if not _VOLATILE_HEADER.match(line)]
-    if loose:  # a line with no word in it (`...`, `}`, `^`) says nothing new
-        kept = [line for line in kept if _WORD.search(line)]
-    first = next((k for k, line in enumerate(kept) if fp.error_like(line)), len(kept))
-    kept = [_SETTING.sub(lambda m: f"{m[1] or m[2]}<v>", line) for line in kept[:first]] + kept[first:]
-    digests = fp.loose_with_lines if loose else fp.strict_with_lines
-    return digests(_KEYED_ID.sub("<id>", _ULID.sub("<ulid>", "\n".join(kept))), cap=80)[1]
-
-
-_WORD = re.compile(r"\w")
-_NEWS_KEYS = "(?:msg|message|err|error|event|text|reason|level|status)"
-_SETTING = re.compile(
-    rf"(\"(?!{_NEWS_KEYS}\")[\w.-]{{1,40}}\":\s?)\"[^\"\n]{{0,200}}\"|"
-    rf"(\b(?!{_NEWS_KEYS}=)[\w.-]{{1,40}}=)(?:\"[^\"\n]{{0,200}}\"|[^\s\"]{{1,200}})"
-)
-"""A setting's value in a line a program logs before its error (``"host":"db.svc"``, ``host=db.svc``): the restarted
-thing echoing what the agent changed (a host, a user, an SSL mode) is not news; its messages and levels stay."""
-
-
-_VOLATILE_HEADER = re.compile(
-    r"(?i:etag|set-cookie|age|expires|last-modified|server-timing|cf-ray|x-amzn-trace-id|x-amz-cf-id|x-runtime|"
-    r"x-response-time|report-to|nel):\s"
-)
-"""HTTP response headers whose value changes with every response (``curl -i`` after each restart): no news."""
-
-
-_KEYED_ID = re.compile(r"(?<==)(?=[a-z\d]{0,11}\d)(?=[a-z\d]{0,11}[a-z])[a-z\d]{2,12}\b")
-"""A logfmt value of letters and digits (``tid=2n9``, ``req=a8f3k2``, ``conn=c12``): a thread's, a request's or a
-connection's id, new with each process; a value of digits alone (``status=500``) or of letters alone stays."""
-_ULID = re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b")
-"""A ULID (a deploy's id, ``deployment-01HYB3K9Q8J5W2X7N4M6PRTVZA``): 26 characters of Crockford's base32. Folded in a
-log tail only: no gate keeps it off every output, and a restart's own report is where a new one shows each time."""
-
-
-def log_tail(output: str, logerr: str, index: int) -> list[str]:
-    """A log tail's lines as restart loops compare them. Where its error is known by its class, numbers are folded
-    and a middle the harness cut out is no news (the error shows, the same); else a cut middle is a line of its own."""
-    if logerr.startswith(LOGGED):
-        return log_lines(output, loose=True)
-    return log_lines(output) + _cut(output, index)
-
-
-def _cut(output: str, index: int) -> list[str]:
-    """A line of its own for a clipped output's cut middle: unknown, never the same as any other turn's."""
-    return [fp.digest(f"clipped\0{index}")] if outcomes.clipped(output) else []
 
 
 _DECIMAL = re.compile(r"\d\.\d")

@@ -1,7 +1,9 @@
 """What runs elsewhere, read back: a CI run's verdict from what ``gh run view``, ``gh pr checks``, ``glab ci`` and
 the like print, its failure named by the step that failed; and the workloads a status read lists, failing when their
 newest pod is in a crash loop or cannot pull its image (``kubectl get pods``), or their containers exited non-zero or
-keep restarting (``docker compose ps``). Pure text functions.
+keep restarting (``docker compose ps``); and a log tail read after a restart: the error it shows though the command
+that showed it succeeded (``logged_error``), its lines as restart loops compare them (``log_tail``). Pure text
+functions.
 
 Why apart from ``outcomes`` and ``printed``: these read what a command reports about something running somewhere
 else, not about its own run, in forms that change on the providers' schedule (CI providers, Kubernetes, Compose); a
@@ -16,6 +18,8 @@ import re
 from typing import Optional
 
 from strict_loop.model.monitoring import Verdict
+from strict_loop.monitor import catalog, outcomes
+from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.calls import shellwork
 from strict_loop.monitor.outcomes import running
 
@@ -168,3 +172,129 @@ def shown_failing(ftext: Optional[str]) -> bool:
     """Whether a verdict's failure is one ``failing_status`` reads (a workload a status read shows failing), which a
     wait cannot change, unlike a check run with other arguments."""
     return bool(ftext) and all(part.endswith(_FAILING_KINDS) for part in (ftext or "").split("; "))
+
+
+def failed_job(command: str, output: str) -> Optional[str]:
+    """The failure of a job run elsewhere (a batch, training or data job) that a status read shows failed (``status:
+    FAILED``, ``state: JOB_STATE_FAILED``, ``"result_state": "FAILED"``): the error its log lines show, else its reason
+    field; None for any other output. Each resubmission has a new id, so it is known by what failed, never by its id."""
+    if not _JOB_READ.search(command[:2000]) or not _JOB_FAILED.search(output[:8000]):
+        return None
+    raised = _RAISED.findall(output[-4000:])
+    reason = _JOB_REASON.search(output[:8000])
+    said = raised[-1] if raised else reason.group("why") if reason else None
+    return f"{JOB_FAILED}: {fp.readable(said, 200)}" if said else JOB_FAILED
+
+
+JOB_FAILED = "the job failed"
+"""How ``failed_job`` names a failure: its read's other lines (the state field, the job's id) are no errors."""
+
+
+_JOB_READ = re.compile(r"\b(?:describe|show|get|status|view|wait|inspect)\b")
+_JOB_FAILED = re.compile(
+    r"^[ \t{,]*\"?(?:status|state|phase|job_?[sS]tate|result_?[sS]tate|life_?[cC]ycle_?[sS]tate)\"?[ \t]*[:=][ \t]*"
+    r"[\"']?(?:JOB_STATE_)?(?:FAILED|Failed|failed|FAILURE|ERROR|INTERNAL_ERROR|TIMED_?OUT)[\"']?[ \t]*,?[ \t]*$",
+    re.M,
+)
+"""A job's state field saying it failed, on a line of its own (YAML, JSON, ``key=value``)."""
+_RAISED = re.compile(r"^(?:\S+ )?((?:[a-z_][\w]*\.)+[A-Z]\w+: \S[^\n]*|[A-Z]\w*(?:Error|Exception): \S[^\n]*)$", re.M)
+"""An exception its log lines show (``google.api_core.exceptions.Forbidden: 403 GET ...``, ``MemoryError: ...``)."""
+_JOB_REASON = re.compile(
+    r"^[ \t{,]*\"?(?:status_?[rR]eason|reason|message|error_?[mM]essage|state_?[mM]essage)\"?[ \t]*[:=][ \t]*[\"']?"
+    r"(?P<why>[^\n\"']{3,200})",
+    re.M,
+)
+
+
+LOGGED = "logged "
+"""How ``logged_error`` starts a logged error known by its failure class."""
+
+
+def logged_error(output: str) -> Optional[str]:
+    """The error a run printed though it succeeded (a log tail, a status, an HTTP error status ``curl -i`` showed), as
+    its fingerprint; None when it printed none. Read in the last 4,000 characters, as a failing run's error line is."""
+    tail = output[-4000:]
+    line = fp.error_line(tail)
+    if line is None and "HTTP/" in tail:
+        line = next(reversed([m.group(0) for m in _ERROR_STATUS.finditer(tail)]), None)
+    if line is None:
+        return None
+    found = fp.classify([line])  # the same refused connection logged as `ERROR db connect failed`, then, retries
+    if found is not None and found.name in catalog.SPECIFIC_CLASSES:  # added, as `WARN db not ready attempt 3/30`
+        return f"{LOGGED}{found.name}"
+    return fp.line_fingerprint(line, output)
+
+
+_ERROR_STATUS = re.compile(r"^HTTP/[\d.]+ [45]\d\d\b[^\n]{0,80}", re.M)
+"""An HTTP response's status line that says it failed (``HTTP/1.1 502 Bad Gateway``, ``HTTP/2 401``)."""
+
+
+_OWN_REPORT = re.compile(
+    r"^\s*(?:\[\+\]|[\u2714\u2713\u2717\u283f]|=>|#\d+\s)|\b(?:(?:creat|remov|start|stopp|restart|recreat|kill|delet|configur|"
+    r"patch|updat|scal|pull|wait)(?:ed|ing)|running|healthy|unchanged|built|recreate)\s*(?:[\d.]+m?s)?\s*$|"
+    r"\bhas been (?:upgraded|installed|rolled back)\b|^(?:LAST DEPLOYED|REVISION|TEST SUITE):",
+    re.I,
+)
+"""A line where a restart reports what it did, not what the restarted thing said: Compose's and BuildKit's progress
+lines (``[+] Running 2/2``, ``\u2714 Container api-1  Removed  0.2s``, ``Container db-1  Starting``, ``=> exporting to
+image``), kubectl's ``deployment.apps/api restarted``, ``pod "api-6c8d" deleted`` and Helm's release block (``Release
+"api" has been upgraded``, ``REVISION: 17``). They differ with the way it was restarted."""
+
+
+def log_lines(output: str, loose: bool = False) -> list[str]:
+    """The lines of a log tail (in the last 4,000 characters) as digests without their noise (times, durations, a
+    process's id in brackets, a pod's suffix): those after the restart's own report, where one came first (or all but
+    its report lines). What two tails after two restarts are compared by, so that only a line the restarted thing
+    printed anew (a debug line added, a step it got further to, another status code) counts as something that moved;
+    a setting it echoes before its first error line (``"host":"db.svc"``, ``sslmode=require``) is known by its key.
+    ``loose`` folds numbers too, for a tail whose error is known by its class (``logged_error``): a retry counter
+    moving around the same refused connection (``attempt 19/30``) is no news."""
+    lines = output[-4000:].splitlines()
+    reports = [k for k, line in enumerate(lines) if _OWN_REPORT.search(line)]
+    after = lines[reports[-1] + 1 :] if reports else lines
+    kept = after if any(line.strip() for line in after) else [ln for k, ln in enumerate(lines) if k not in reports]
+    kept = [line for line in kept if not _VOLATILE_HEADER.match(line)]
+    if loose:  # a line with no word in it (`...`, `}`, `^`) says nothing new
+        kept = [line for line in kept if _WORD.search(line)]
+    first = next((k for k, line in enumerate(kept) if fp.error_like(line)), len(kept))
+    kept = [_SETTING.sub(lambda m: f"{m[1] or m[2]}<v>", line) for line in kept[:first]] + kept[first:]
+    digests = fp.loose_with_lines if loose else fp.strict_with_lines
+    return digests(_KEYED_ID.sub("<id>", _ULID.sub("<ulid>", "\n".join(kept))), cap=80)[1]
+
+
+_WORD = re.compile(r"\w")
+_NEWS_KEYS = "(?:msg|message|err|error|event|text|reason|level|status)"
+_SETTING = re.compile(
+    rf"(\"(?!{_NEWS_KEYS}\")[\w.-]{{1,40}}\":\s?)\"[^\"\n]{{0,200}}\"|"
+    rf"(\b(?!{_NEWS_KEYS}=)[\w.-]{{1,40}}=)(?:\"[^\"\n]{{0,200}}\"|[^\s\"]{{1,200}})"
+)
+"""A setting's value in a line a program logs before its error (``"host":"db.svc"``, ``host=db.svc``): the restarted
+thing echoing what the agent changed (a host, a user, an SSL mode) is not news; its messages and levels stay."""
+
+
+_VOLATILE_HEADER = re.compile(
+    r"(?i:etag|set-cookie|age|expires|last-modified|server-timing|cf-ray|x-amzn-trace-id|x-amz-cf-id|x-runtime|"
+    r"x-response-time|report-to|nel):\s"
+)
+"""HTTP response headers whose value changes with every response (``curl -i`` after each restart): no news."""
+
+
+_KEYED_ID = re.compile(r"(?<==)(?=[a-z\d]{0,11}\d)(?=[a-z\d]{0,11}[a-z])[a-z\d]{2,12}\b")
+"""A logfmt value of letters and digits (``tid=2n9``, ``req=a8f3k2``, ``conn=c12``): a thread's, a request's or a
+connection's id, new with each process; a value of digits alone (``status=500``) or of letters alone stays."""
+_ULID = re.compile(r"[0-7](?<!\w[0-7])[0-9A-HJKMNP-TV-Z]{25}\b")
+"""A ULID (a deploy's id, ``deployment-01HYB3K9Q8J5W2X7N4M6PRTVZA``): 26 characters of Crockford's base32. Folded in a
+log tail only: no gate keeps it off every output, and a restart's own report is where a new one shows each time."""
+
+
+def log_tail(output: str, logerr: str, index: int) -> list[str]:
+    """A log tail's lines as restart loops compare them. Where its error is known by its class, numbers are folded
+    and a middle the harness cut out is no news (the error shows, the same); else a cut middle is a line of its own."""
+    if logerr.startswith(LOGGED):
+        return log_lines(output, loose=True)
+    return log_lines(output) + _cut(output, index)
+
+
+def _cut(output: str, index: int) -> list[str]:
+    """A line of its own for a clipped output's cut middle: unknown, never the same as any other turn's."""
+    return [fp.digest(f"clipped\0{index}")] if outcomes.clipped(output) else []

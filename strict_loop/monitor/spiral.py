@@ -16,6 +16,7 @@ from typing import Optional
 
 from strict_loop.model.monitoring import Signal, SignalKind, TurnFacts
 from strict_loop.model.settings import SpiralThresholds
+from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import polls, readback, recurrence, verdicts
 from strict_loop.monitor.calls import jobs
 from strict_loop.monitor.calls.toolkinds import classify_tool, turn_paths
@@ -231,7 +232,7 @@ class SpiralDetector:
         """An edit undone again and again (the first revert is a correction; the second is going back and forth), or
         edit/view churn on one file while the agent says it is going wrong."""
         cur = w[-1]
-        if cur.kind != "write":
+        if not cur.edited:
             return None
         back = recurrence.reverted(w, self.t.oscillation_reverts)
         if back is not None:
@@ -283,7 +284,7 @@ class SpiralDetector:
         who = (
             "the person reported the same failure"
             if all(f.actor == "person" or f.quote for f in same)  # or in the feedback a harness hands back
-            else (f"`{named}` failed the same way" if cur.actor == "agent" else "the check failed the same way")
+            else (f"{fp.code(named)} failed the same way" if cur.actor == "agent" else "the check failed the same way")
         )
         return Signal(
             kind="same_failure",

@@ -138,7 +138,7 @@ def _said(f: TurnFacts) -> str:
     if f.quote:
         return f"“{f.quote}”"
     if f.refused:
-        return f"refused `{f.action[:60]}`"
+        return f"refused {fp.code(f.action[:60])}"
     return breach(f)
 
 

@@ -52,10 +52,16 @@ RESTART = re.compile(
     r"heroku\s+(?:restart|ps:restart)|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:start|dev|serve)\b|nohup\b|uvicorn\b|"
     r"gunicorn\b|flask\s+run|rails\s+s(?:erver)?\b|\S*manage\.py\s+runserver|brew\s+services\s+(?:re)?start|"
     r"php\s+artisan\s+serve|\S*(?:mvnw?|gradlew?)\s+(?:\S+\s+)*(?:spring-boot:run|bootRun)\b|"
-    r"\S*(?<![\w-])(?:re)?start[\w-]*\.sh\b|wg-quick\s+up|ifup\b|(?:nmcli\s+(?:c|con|connection)|tailscale)\s+up\b)"
+    r"\S*(?<![\w-])(?:re)?start[\w-]*\.sh\b|wg-quick\s+up|ifup\b|(?:nmcli\s+(?:c|con|connection)|tailscale)\s+up\b|"
+    # a job submitted to run elsewhere (a batch, training or data job): `aws batch submit-job`, `sbatch`,
+    # `gcloud ai custom-jobs create`, `databricks jobs run-now`, `aws glue start-job-run`
+    r"sbatch\b|(?:aws|gcloud|az|databricks|dbx|oci)\s+(?:[\w-]+\s+){1,3}(?:submit(?:-job)?|run-now|start-job-run|"
+    r"add-steps|create-training-job|create-job|submit-job)\b|gcloud\s+(?:[\w-]+\s+){0,2}(?:custom-)?jobs\s+(?:create|"
+    r"submit|run)\b)"
 )
-"""A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack, a tunnel), or
-runs a CI pipeline again (``gh run rerun``): what comes back after it is the outcome."""
+"""A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack, a tunnel),
+runs a CI pipeline again (``gh run rerun``) or submits a job to run elsewhere: what comes back after it is the
+outcome."""
 _BACKGROUND = re.compile(r"(?<![&>])&\s*$")
 
 
@@ -191,7 +197,24 @@ def deletes_lines(command: str) -> bool:
     return bool(edits) and all(_SED_DELETE.search(part) for part in edits)
 
 
+def substitutions(command: str) -> list[tuple[str, str, str]]:
+    """(file, removed text, added text) of each ``sed -i 's/old/new/' file`` in a command line (at most 8), where the
+    edit is a substitution of one file: flipping it back later (``s/new/old/``) undoes it, as an editor's swapped pair
+    does."""
+    found = []
+    for part in segments(command[:MAX_COMMAND]):
+        m = _SED_SUBSTITUTE.match(part) if _SED_IN_PLACE.match(part) else None
+        if m is not None and m.group(3) != m.group(4):
+            found.append((m.group(5), m.group(3), m.group(4)))
+    return found[:8]
+
+
 _SED_IN_PLACE = re.compile(r"^\s*(?:sudo\s+)?sed\s+(?:-\S+\s+)*-i")
+_SED_SUBSTITUTE = re.compile(
+    r"^\s*(?:sudo\s+)?sed\s+(?:-[A-Za-z]*i\S*\s+(?:''\s+)?|-[Ere]\s+)+(['\"])(?:\d+(?:,\d+)?)?s([/|#,])"
+    r"((?:\\.|(?!\2)[^\\\n]){0,500})\2((?:\\.|(?!\2)[^\\\n]){0,500})\2[gIp\d]*\1\s+([^\s;&|]+)\s*$"
+)
+"""One substitution, quoted, and the one file it edits (``sed -i.bak -E 's|a|b|g' src/x.go``): its sides bounded."""
 _SED_DELETE = re.compile(r"""\s(?:-e\s+)?(['"])(?:\\?/[^'"\n]*/|\d+(?:,\d+)?|\$)d\1\s""")
 
 

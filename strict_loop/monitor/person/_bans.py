@@ -263,9 +263,8 @@ def breach(f: TurnFacts) -> str:
     """How a call that broke a ban is named in the evidence: the place it edited, the dependency it added, the command
     it ran."""
     if f.defied and f.defied.startswith(_PLACE):
-        return (
-            f"edited `{f.paths[0] if f.paths else f.writes[0]}` after being told not to touch {f.defied[len(_PLACE) :]}"
-        )
+        where = f.paths[0] if f.paths else f.writes[0]
+        return f"edited {fp.code(where)} after being told not to touch {f.defied[len(_PLACE) :]}"
     if f.defied == DEPS:
-        return f"added a dependency (`{f.action[:60]}`) after being told not to"
-    return f"ran `{f.action[:60]}` after being told not to"
+        return f"added a dependency ({fp.code(f.action[:60])}) after being told not to"
+    return f"ran {fp.code(f.action[:60])} after being told not to"

@@ -136,7 +136,8 @@ PERSIST = fp.Later(
 SEEN_AGAIN = re.compile(
     r"\b(?:seeing|getting|see|get|it'?s|it is|that'?s|shows?|showing|does|did) (?:exactly |basically |pretty much |"
     r"kind of |just )?(?:the )?same (?:\w+\s+){0,2}as (?:before|last time|earlier|previously)\b|"
-    r"\bsame as (?:yesterday|this morning|last night|last week|the last (?:run|build|deploy|time))\b|"
+    r"\bsame as (?:yesterday|this morning|last night|last week|the last (?:run|build|deploy|time)|"
+    r"an? (?:hour|while) ago|(?:\d+|a few|two|three|ten|twenty) (?:min(?:ute)?s?|hours?) ago)\b|"
     r"\bwhat it (?:did|does|was doing|showed) (?:last time|before)\b|\b(?:it'?s|it is|i'?m (?:still )?(?:seeing|"
     r"getting)|i (?:still )?(?:see|get)) (?:exactly |basically |just )?the same (?:\w+\s+)?(?:page|screen|error|"
     r"result|output|problem|issue|behaviou?r|message|crash|thing|bug|failure|state|response)\b(?!\s+(?:as|that)\b)|"

@@ -23,7 +23,9 @@ CIRCLES = fp.Later(
     r"i(?:'ve| have)? (?:already )?told you "
     r"(?:twice|(?:three|four|\d+) times)|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
     r"(?:we'?re|we are|i'?m|i am|it'?s|it is|this is|that'?s) (?:right |just )?back (?:to )?where (?:we|i) "
-    r"(?:started|began|were)|\b(?:errors?|failures?|bugs?|problems?|issues?) (?:just |only )?(?:move|moves|moving|"
+    r"(?:started|began|were)|(?:that'?s|thats|this is|it'?s|its|that is) (?:literally |exactly |just )?(?:what|where) "
+    r"(?:i|we) (?:started|began)(?: with| from)?(?!\s+(?:with|from|on|in|at|yesterday|today|this|last)\b)|"
+    r"\b(?:errors?|failures?|bugs?|problems?|issues?) (?:just |only )?(?:move|moves|moving|"
     r"shift|shifts|shifting|jump|jumps|jumping) around\b|\bwhack-?a-?mole\b|"
     r"how many (?:more )?times (?:do|must|should|have|did) (?:i|we) (?:have to )?(?:tell|say|ask|explain|repeat)|"
     r"(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time (?:i(?:'m| am|'ve| have)? (?:tell|ask|say|said|told|asked|"
@@ -161,6 +163,7 @@ CIRCLES_GATES = (
     )
     + ("where we", "where i", "around", "mole", "through this", "dance", "vu", "groundhog", "loop", "repeating")
     + ("th time", "undo", "progress", "kruhu", "muter", "putar", "\u043a\u0440\u0443\u0433")
+    + ("started", "began")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
     + ("seen", "visto", "vimos", "same", "veces", "here before", "wieder", "ndig", "dauernd", "sigues", "mesm")

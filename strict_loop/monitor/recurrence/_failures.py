@@ -35,8 +35,8 @@ class Cycle:
     def evidence(self) -> str:
         kind = f"likely a {self.failure_class}" if self.failure_class else "a cycle of errors"
         return (
-            f"`{self.command}` failed {len(self.turns)} times in a row with its arguments varied, and its errors "
-            f"came back in a cycle ({kind}): {' -> '.join(self.errors)}"
+            f"{fp.code(self.command)} failed {len(self.turns)} times in a row with its arguments varied, and its "
+            f"errors came back in a cycle ({kind}): {' -> '.join(self.errors)}"
         )
 
 
@@ -107,11 +107,12 @@ def _named(missing: Optional[str]) -> Optional[str]:
 
 
 def reverted(w: list[TurnFacts], minimum: int) -> Optional[tuple[str, list[TurnFacts], list[TurnFacts]]]:
-    """A file the newest write put back to an earlier version, for at least the ``minimum``-th time (the first revert
-    is a correction; the second is going back and forth): the path, its writes and the reverting ones."""
+    """A file the newest edit (by a file tool or a command's ``sed -i``) put back to an earlier version, for at least
+    the ``minimum``-th time (the first revert is a correction; the second is going back and forth): the path, its
+    edits and the reverting ones."""
     cur = w[-1]
-    for path in cur.paths or [""]:
-        writes = [f for f in w if f.kind == "write" and (not path or path in f.paths)]
+    for path in cur.paths or cur.writes or [""]:
+        writes = [f for f in w if f.edited and (not path or path in f.paths or path in f.writes)]
         reverts = [f for k, f in enumerate(writes) if _reverts(f, writes[:k], path)]
         if reverts and reverts[-1] is cur and len(reverts) >= minimum:
             return path, writes, reverts
@@ -121,7 +122,8 @@ def reverted(w: list[TurnFacts], minimum: int) -> Optional[tuple[str, list[TurnF
 def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
     """Whether write ``f`` puts ``path`` back: it swaps an earlier edit's text back, or restores an earlier content (not
     the latest)."""
-    if f.undo is not None and any(e.edit == f.undo for e in earlier):
+    undone = {f.undo, *(undo for _, undo in f.swaps)} - {None}
+    if undone and any(e.edit in undone or any(d in undone for d, _ in e.swaps) for e in earlier):
         return True
     state = f.fstate.get(path)
     states = [e.fstate[path] for e in earlier if path in e.fstate]
@@ -183,6 +185,8 @@ def failing_runs(
     )
     others = list(dict.fromkeys(f.action for f in w if runs[0].i < f.i < cur.i and f.kind == "run" and not f.failed))
     if others:  # e.g. installs that succeeded and changed nothing for this command: another environment?
-        meanwhile += f", though {len(others)} other command(s) succeeded between them (`{others[0][:80]}`)"
-    evidence = f"`{cur.action}` failed the same way on each of its last {len(runs)} runs ({cur.etext}){meanwhile}"
+        meanwhile += f", though {len(others)} other command(s) succeeded between them ({fp.code(others[0][:80])})"
+    evidence = (
+        f"{fp.code(cur.action)} failed the same way on each of its last {len(runs)} runs ({cur.etext}){meanwhile}"
+    )
     return [f.i for f in runs], evidence

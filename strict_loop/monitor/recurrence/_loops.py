@@ -9,7 +9,8 @@ import re
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
-from strict_loop.monitor import catalog, printed, readback
+from strict_loop.monitor import catalog, readback
+from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.calls import jobs
 from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
 
@@ -19,7 +20,7 @@ def _outcome_key(f: TurnFacts) -> Optional[str]:
     still running after each restart (a CI run pending after each rerun) has no outcome yet."""
     if f.failed and f.err is not None:  # a failure of a class a log names alike is that log's outcome: the port held
         specific = f.fclass in catalog.SPECIFIC_CLASSES  # when the start fails and when its log says so after a kill
-        return f"logerr\0{printed.LOGGED}{f.fclass}" if specific else f"err\0{f.err}"
+        return f"logerr\0{readback.LOGGED}{f.fclass}" if specific else f"err\0{f.err}"
     if f.fclass is not None:
         return f"class\0{f.fclass}"
     if f.verdict == "fail" and f.fsig is not None and f.actor == "agent":  # a check read elsewhere (a CI run's)
@@ -61,8 +62,9 @@ def restart_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop
     if key.startswith("probe") and any(f.edited for f in recent[starts[0] :]):
         return None  # a status read after each change and restart is checking the work, not a loop
     restarted = list(dict.fromkeys(_command(recent[k]) for k in starts))
-    named = "; ".join(f"`{a}`" for a in restarted[:3])
-    what = cur.etext if cur.failed and cur.etext else cur.brief.split(" -> ", 1)[-1][:120]
+    named = "; ".join(fp.code(a) for a in restarted[:3])
+    what = cur.etext if cur.failed and cur.etext else cur.ftext if cur.verdict == "fail" and cur.ftext else None
+    what = what or cur.brief.split(" -> ", 1)[-1][:120]
     return Loop(
         turns=sorted({recent[k].i for k in starts} | {f.i for f in seen_after}),
         evidence=f"{len(starts)} restarts ({named}) and after {len(seen_after)} of them the same outcome came back: "
@@ -87,7 +89,8 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
     named = (jobs.check_start(w, cur.job) or cur).action[:80]  # a background check by the command that started it
     return Loop(
         turns=[f.i for f in hung],
-        evidence=f"`{named}` hung and was cut off {len(hung)} times (it timed out or was interrupted each time it ran)",
+        evidence=f"{fp.code(named)} hung and was cut off {len(hung)} times (it timed out or was interrupted each time "
+        "it ran)",
     )
 
 
@@ -106,14 +109,14 @@ def watched_failure(w: list[TurnFacts], repeats: int, window: int) -> Optional[L
         return None
     return Loop(
         turns=[f.i for f in seen],
-        evidence=f"`{cur.action[:80]}` showed the same failure {len(seen)} times ({cur.ftext}) with nothing edited or "
-        "restarted between: reading it again will not change it",
+        evidence=f"{fp.code(cur.action[:80])} showed the same failure {len(seen)} times ({cur.ftext}) with nothing "
+        "edited or restarted between: reading it again will not change it",
     )
 
 
 def _shows_more(tails: list[TurnFacts]) -> bool:
     """Whether the newest log tail shows a line that none before it showed: noise folded and the restart's own report
-    left out (``printed.log_lines``). A debug line added, or a step the restarted thing got further to, is news; a tail
+    left out (``readback.log_lines``). A debug line added, or a step the restarted thing got further to, is news; a tail
     that only repeats lines seen after earlier restarts is not, though a middle one moved (retries added, then the
     same error after each restart)."""
     seen = set().union(*(f.tail for f in tails[:-1]))
@@ -235,8 +238,8 @@ def unmoved(w: list[TurnFacts], repeats: int, window: int, tolerance: float) -> 
         return None
     return Loop(
         turns=[recent[k].i for k in runs],
-        evidence=f"`{cur.action[:80]}` printed the same report after each of {len(runs) - 1} changes before it, its "
-        f"numbers within {tolerance:.0%} (last: {cur.reading})",
+        evidence=f"{fp.code(cur.action[:80])} printed the same report after each of {len(runs) - 1} changes before "
+        f"it, its numbers within {tolerance:.0%} (last: {cur.reading})",
     )
 
 
