@@ -204,6 +204,18 @@ SETS = {
     "CM": "internal tools a non-developer colleague tries (ops, finance, support), in nl, pl or pt, screenshots",
     "CN": "machine learning and data work, the agent mostly alone (training, evals, OOM, notebooks, configs)",
     "CO": "long unattended migrations and refactors (upgrades, strict mode, ports, ORM switches), edits by any means",
+    "CP": "Codex on Rust and Go backends, mostly alone (the borrow checker, flaky tests, a port held, version pins)",
+    "CQ": "front ends a person checks in the browser, in es or it (Gemini CLI: CSS, Vite, SvelteKit, React)",
+    "CR": "infrastructure as code (Terraform, Helm, Ansible, Actions watched), Claude Code and OpenCode",
+    "CS": "databases and data pipelines in Cline and Cursor exports (migrations, ORMs, dbt, Airflow, pandas)",
+    "CT": "desktop apps a person runs (Electron, Tauri, Qt, a menu-bar app), in de or nl; signing and packaging",
+    "CU": "Codex with a person on Python (training scripts, FastAPI, click, uv and poetry), tracebacks pasted",
+    "CV": "a small server Gemini CLI runs mostly alone (systemd, nginx, cron, certbot, ufw, backups, DNS)",
+    "CW": "firmware and games tested on hardware or by playing (PlatformIO, ESP-IDF, Godot, Bevy, Unity), Aider",
+    "CX": "small sites of people who are no developers (Apps Script, Shopify, WordPress, Netlify), in es or pt",
+    "CY": "Codex alone on TypeScript monorepos (pnpm, turbo, tsc, jest and vitest, Next), edits by shell commands",
+    "CZ": "long jobs watched (training, loads, backfills, builds, queues, DNS): waits that move and waits that do not",
+    "DA": "services that crash (Compose, Kubernetes, systemd, supervisord, Lambda), their logs read, four harnesses",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -293,6 +293,10 @@ REPORTS += [
     "cron still runs `python pipeline/train.py`. No module named 'pipeline'. same as an hour ago",
     "not ok. still wrong",  # no acknowledgement of a fix: "ok" denied
     "it isn't fixed. still 500",
+    "valeu! continua em branco",  # pt: thanks! still blank (thanks is no praise of the result)
+    "still the same. thanks",
+    "search still stale. is it moving?",  # a state that stayed, in a clause of its own, then a question
+    "cache still old",
 ]
 CIRCLING += [
     "cron: ImportError: attempted relative import with no known parent package. thats literally what i started with",
@@ -310,6 +314,12 @@ NOT_REPORTS += [
     "sempre meglio usare tailwind",  # it: always better to use tailwind
     "sempre usare pnpm per favore",  # it: always use pnpm please
     "thats what i started with yesterday, now add tests",  # where the work began, no complaint
+    # pt: it looks lovely, put it live; check the product page stays the same (as asked): praise first
+    "ficou lindo. pode colocar na loja de verdade. ah e confere que a p\u00e1gina do produto continua igual n\u00e9",
+    "ficou \u00f3timo, mas o bot\u00e3o continua sumido",  # pt: looks great, but the button is still gone: news
+    "looks great. still the same spacing issue on mobile though",
+    "it still compiles.",  # what still works
+    "tests still green.",
     "thats where we started on monday, continue from there",
     "refunds ok. still wrong though - the JPY customers are 100x too small",  # what it was for works: news after it
     "ok rows now. but it's still wrong: customers with refunds have net higher than gross",

@@ -12,7 +12,7 @@ from strict_loop.model.monitoring import MonitorState
 from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor import missing
+from strict_loop.monitor import missing, readback
 from strict_loop.monitor.calls import shellwork
 from strict_loop.monitor.ladder import observe
 
@@ -310,6 +310,38 @@ def test_a_job_resubmitted_and_failing_for_the_same_reason_each_time_is_a_restar
     assert verdict.fired_at == 6 and steps[0][2][0].kind == "restart_loop"
     assert "OutOfMemoryError" in steps[0][2][0].evidence
     assert "restarts" in check_claims(verdict, turns)
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "failure"),
+    [
+        (
+            "aws batch describe-jobs --jobs a81f",
+            '{\n  "status": "FAILED",\n  "statusReason": "OutOfMemoryError: Container killed due to memory usage"\n}',
+            "the job failed: OutOfMemoryError: Container killed due to memory usage",
+        ),
+        (
+            "gcloud ai custom-jobs describe 6218 --region=us-central1",
+            "state: JOB_STATE_FAILED\nerror:\n  message: 'The replica workerpool0-0 exited with a non-zero status.'\n"
+            "google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/b/acme-ml-models/o/x",
+            "the job failed: google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/b/acme-ml-models/o/x",
+        ),
+        (
+            "aws stepfunctions describe-execution --execution-arn x --query [status,error,cause] --output text",
+            "FAILED\tGlue.EntityNotFoundException\tEntity Not Found (Service: AWSGlue)\nStartTransform",
+            "the job failed: Glue.EntityNotFoundException Entity Not Found (Service: AWSGlue)",
+        ),
+        ("aws batch describe-jobs --jobs a81f", '{\n  "status": "RUNNING"\n}', None),
+        ("aws stepfunctions describe-execution --execution-arn x", "SUCCEEDED\t2024-11-29T08:31:05", None),
+        (
+            "cat docs/runbook.md",
+            "status: FAILED\nreason: the job can fail when the quota is low",
+            None,
+        ),  # no status read
+    ],
+)
+def test_a_job_run_elsewhere_read_back_failed_is_known_by_its_reason(command, output, failure):
+    assert readback.failed_job(command, output) == failure
 
 
 def test_short_waits_between_looks_that_show_nothing_new_are_patience():

@@ -391,7 +391,7 @@ def test_state_stays_bounded_over_a_long_run():
             state, Turn(tool="bash", args={"command": f"echo {i}"}, output=f"value {i}\n" * 50), MonitorSettings()
         )
     size = SpiralDetector().window_size  # 42 turns: the longest window, a CI run's push-wait-read cycles
-    assert len(state.window) == size and len(state.model_dump_json()) < 1_800 * size  # each fact bounded (its flags)
+    assert len(state.window) == size and len(state.model_dump_json()) < 1_850 * size  # each fact bounded (its flags)
 
 
 def test_writing_a_new_file_is_an_attempt_not_progress():

@@ -90,6 +90,7 @@ class TurnFacts(BaseModel):
     polls: int = Field(0, description="unchanged polls of a running job in a row, this one included")
     since: Optional[float] = Field(None, description="when those polls began (epoch seconds, from Turn.ts)")
     waited: float = Field(0.0, description="seconds the agent slept over those polls (its own sleeps), or in this call")
+    prior: Optional[int] = Field(None, description="the turn of the poll before this one in their run")
     ts: Optional[float] = None
     asks: Optional[str] = Field(
         None, description="digest of what a person asked for here (not a complaint): new direction"

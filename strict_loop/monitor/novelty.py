@@ -335,7 +335,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
 
 def _follow(f: TurnFacts, turn: Turn, command: str, window: list[TurnFacts], fresh: int) -> None:
     """The facts that follow from the rest: polls in a row, a command the person said not to run, progress."""
-    f.polls, f.since, f.waited = polls.count(turn, f, window, fresh)
+    f.polls, f.since, f.waited, f.prior = polls.count(turn, f, window, fresh)
     touched = [*f.paths, *f.writes] if f.edited else []
     f.defied = (
         person.defied(command, touched, window, turn.args) if (command or touched) and turn.actor == "agent" else None

@@ -14,6 +14,7 @@ from typing import NamedTuple, Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.model.settings import SpiralThresholds
 from strict_loop.model.turns import Turn
+from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, readback
 
 WAIT = re.compile(
@@ -45,6 +46,7 @@ class Polls(NamedTuple):
     looks: int  # looks in a row with nothing new, this one included (0: no look)
     since: Optional[float]  # when they began (epoch seconds, from Turn.ts)
     waited: float  # seconds the agent slept over them (its own sleeps, in the looks and between)
+    prior: Optional[int] = None  # the turn of the look before this one in the run
 
 
 def count(turn: Turn, f: TurnFacts, window: list[TurnFacts], fresh: int) -> Polls:
@@ -57,20 +59,19 @@ def count(turn: Turn, f: TurnFacts, window: list[TurnFacts], fresh: int) -> Poll
     own = slept(command)
     if f.failed or f.unknown or f.kind in ("write", "message", "person"):
         return Polls(0, None, own)
-    if f.verdict == "fail" and not readback.ci_failure(f.ftext):
-        return Polls(
-            0, None, own
-        )  # a wait ending on pods in a crash loop is no poll; a CI run's (a long cycle) still is
+    if f.verdict == "fail" and not readback.ci_failure(f.ftext):  # pods in a crash loop: no poll; a CI run's still is
+        return Polls(0, None, own)
     f.running = outcomes.running(turn.output)
     if not (f.running or waits(command)):
         return Polls(0, None, own)
-    prev = next((e for e in reversed(window) if e.asig == f.asig), None)
+    action = fp.loose(f.action) if own else None  # a wait's look by its command (its description says how long)
+    prev = next((e for e in reversed(window) if e.asig == f.asig or (e.polls and fp.loose(e.action) == action)), None)
     if prev is None or not prev.polls or prev.out != f.out:  # else the same look with the same answer
         prev = next((e for e in reversed(window) if e.polls), None) if own and not fresh else None
         if prev is None or any(_ends(e) for e in window if e.i > prev.i):
             return Polls(1, f.ts, own)
     between = sum(e.waited for e in window if e.i > prev.i and not e.polls)  # bare sleeps between two looks
-    return Polls(prev.polls + 1, prev.since, prev.waited + between + own)
+    return Polls(prev.polls + 1, prev.since, prev.waited + between + own, prev.i)
 
 
 def _ends(f: TurnFacts) -> bool:
@@ -92,13 +93,13 @@ def stalled(w: list[TurnFacts], t: SpiralThresholds) -> Optional[Stall]:
     cur = w[-1]
     if cur.polls < t.poll_whisper and not (cur.polls >= 3 and cur.waited >= t.poll_wait_s):
         return None
-    looks: list[TurnFacts] = []
-    for f in reversed(w):  # the run of looks: counted down to its first
-        if f.polls == cur.polls - len(looks):
-            looks.append(f)
-            if f.polls == 1:
-                break
+    by_i = {f.i: f for f in w}
+    looks = [cur]
+    while looks[-1].prior is not None and looks[-1].prior in by_i:  # the run of looks, back to its first
+        looks.append(by_i[looks[-1].prior])
     looks.reverse()
+    if cur.polls < t.poll_whisper and _moved_meanwhile(w, looks):
+        return None
     span = cur.ts - cur.since if cur.ts is not None and cur.since is not None else None
     long = cur.polls >= t.poll_pause and (span is None or span >= t.poll_pause_s)
     if len({f.asig for f in looks}) == 1:
@@ -107,3 +108,10 @@ def stalled(w: list[TurnFacts], t: SpiralThresholds) -> Optional[Stall]:
     else:
         said = f"the agent waited {cur.waited / 60:.0f} min over {cur.polls} looks in a row and nothing new came back"
     return Stall([f.i for f in looks], long, f"{said}: {cur.brief}")
+
+
+def _moved_meanwhile(w: list[TurnFacts], looks: list[TurnFacts]) -> bool:
+    """Whether another wait between the looks brought news (``sleep 600 && curl`` of the job's stage counters, moving,
+    between two reads of its unchanged state): the job moves, only the look at its state does not."""
+    seen = {f.i for f in looks}
+    return any(f.waited and (f.novel or f.prog) for f in w if looks[0].i < f.i < looks[-1].i and f.i not in seen)

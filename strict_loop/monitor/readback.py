@@ -181,7 +181,7 @@ def failed_job(command: str, output: str) -> Optional[str]:
     if not _JOB_READ.search(command[:2000]) or not _JOB_FAILED.search(output[:8000]):
         return None
     raised = _RAISED.findall(output[-4000:])
-    reason = _JOB_REASON.search(output[:8000])
+    reason = _JOB_REASON.search(output[:8000]) or _JOB_ROW.search(output[:8000])
     said = raised[-1] if raised else reason.group("why") if reason else None
     return f"{JOB_FAILED}: {fp.readable(said, 200)}" if said else JOB_FAILED
 
@@ -193,10 +193,13 @@ JOB_FAILED = "the job failed"
 _JOB_READ = re.compile(r"\b(?:describe|show|get|status|view|wait|inspect)\b")
 _JOB_FAILED = re.compile(
     r"^[ \t{,]*\"?(?:status|state|phase|job_?[sS]tate|result_?[sS]tate|life_?[cC]ycle_?[sS]tate)\"?[ \t]*[:=][ \t]*"
-    r"[\"']?(?:JOB_STATE_)?(?:FAILED|Failed|failed|FAILURE|ERROR|INTERNAL_ERROR|TIMED_?OUT)[\"']?[ \t]*,?[ \t]*$",
+    r"[\"']?(?:JOB_STATE_)?(?:FAILED|Failed|failed|FAILURE|ERROR|INTERNAL_ERROR|TIMED_?OUT)[\"']?[ \t]*,?[ \t]*$|"
+    r"^(?:JOB_STATE_)?(?:FAILED|Failed|FAILURE|ERROR|TIMED_?OUT)\t",
     re.M,
 )
-"""A job's state field saying it failed, on a line of its own (YAML, JSON, ``key=value``)."""
+"""A job's state field saying it failed, on a line of its own (YAML, JSON, ``key=value``), or first in a row of a
+query's text output (``FAILED\tStates.TaskFailed\t...``)."""
+_JOB_ROW = re.compile(r"^(?:JOB_STATE_)?(?:FAILED|Failed|FAILURE|ERROR|TIMED_?OUT)\t(?P<why>[^\n]{3,200})", re.M)
 _RAISED = re.compile(r"^(?:\S+ )?((?:[a-z_][\w]*\.)+[A-Z]\w+: \S[^\n]*|[A-Z]\w*(?:Error|Exception): \S[^\n]*)$", re.M)
 """An exception its log lines show (``google.api_core.exceptions.Forbidden: 403 GET ...``, ``MemoryError: ...``)."""
 _JOB_REASON = re.compile(

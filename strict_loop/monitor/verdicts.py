@@ -105,14 +105,19 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
 
 
 def _moved(before: TurnFacts, after: TurnFacts, w: list[TurnFacts]) -> bool:
-    """Whether the agent's checks failed otherwise between two reports that name nothing ("still red", "still red
-    lol") than before the first: the person sees the same colour while the failure moved on (a CI run failing at a
+    """Whether the agent's checks (or runs) failed otherwise between two reports that name nothing ("still red", "still
+    red lol") than before the first: the person sees the same colour while the failure moved on (a CI run failing at a
     later step each push), so the second is a report of another failure, not the first said again."""
     if any(f.reports != 1 or f.refused or f.defied or f.topic for f in (before, after)):
         return False
-    checks = [e for e in w if e.actor == "agent" and e.verdict == "fail" and e.fsig and e.i < after.i]
+    checks = [e for e in w if e.actor == "agent" and e.i < after.i and (e.fsig if e.verdict == "fail" else e.err)]
     first = next((e for e in reversed(checks) if e.i < before.i), None)
-    return first is not None and checks[-1].i > before.i and checks[-1].fsig != first.fsig
+    return first is not None and checks[-1].i > before.i and _failure(checks[-1]) != _failure(first)
+
+
+def _failure(f: TurnFacts) -> Optional[str]:
+    """How a failing check or run is known: a check's failure signature, a run's error line."""
+    return f.fsig if f.verdict == "fail" else f.err
 
 
 def _unanswered(last: TurnFacts, f: TurnFacts, w: list[TurnFacts]) -> bool:
@@ -175,10 +180,11 @@ def voice(
         and word is not None
         and word.failure
         and not word.refused
-        and OBSERVED.search(word.text[:HEAD_CHARS])
+        and (OBSERVED.search(head := word.text[:HEAD_CHARS]) or (_agent_failed(window) and not _SAME.search(head)))
         and not _seen(word.failure, fsig, window)
     ):
-        reports = 0  # "still getting <an error nothing showed before>": a new symptom, a report once it comes back
+        reports = 0  # "still getting <an error nothing showed before>", "still 500 <a traceback none of the agent's
+        # failures showed>": a new symptom, a report once it comes back (not when they say it is the same)
     if reports and word is not None and word.failure and _pasted_again(lines, window):
         reports = 2  # much the same paste again: the attempts between changed nothing the person sees
     if word is not None and word.text and not word.refused and window and _wordless_refusal(window[-1]):
@@ -195,6 +201,14 @@ def voice(
         "forbids": forbids,
         "lifts": lifted_by(word.text, forbids, window) if word is not None and asks else [],
     }
+
+
+_SAME = re.compile(r"\b(?:same|again|identical|no change|unchanged|exactly)\b", re.I)
+"""Words that say what the person pastes is what they saw before, whatever the session showed."""
+
+
+def _agent_failed(window: list[TurnFacts]) -> bool:
+    return any(e.actor == "agent" and e.err for e in window)
 
 
 def _wordless_refusal(f: TurnFacts) -> bool:

@@ -61,7 +61,7 @@ BETTER = re.compile(
     # what the attempt was for works now, and the rest is said after it ("refunds ok. still wrong though - ...")
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|nice|good|great)\W+)?(?:(?!(?:not|no|never|nothing|none|\w+n't)\b)[\w']+\W+){0,3}?"
     r"(?:(?:is|are)\s+)?(?:ok|okay|fine|fixed|correct|works|working)(?:\s+now)?\s*[.,;:!]+\s*(?:but\s+)?"
-    r"(?:(?:it|its|it's|that's|thats)\s+)?still\b|"
+    r"(?:(?:it|its|it's|that's|thats)\s+|(?:the\s+)?[\w/.-]+(?:\s+[\w/.-]+)?\s+(?:is\s+|are\s+)?)?still\b|"
     r"^\W*ok(?:ay)?\W+(?:(?!(?:not|no|never|nothing|still)\b)[\w']+\W+){0,3}?[\w']+\s+now\b\W+but\b",
     re.I,
 )
@@ -87,3 +87,13 @@ RESOLVED = re.compile(
 )
 """The person's approval that names the failure gone ("not broken anymore", "the error is gone", "passes now"): an
 approval though a failure word is in it."""
+PRAISED = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|nice|wow|yay|oba|eba|uau)\W+)?(?:ficou (?:muito )?(?:lind[oa]|[o\u00f3]tim[oa]|perfeit[oa]|"
+    r"show|top|massa|demais)|qued[o\u00f3] (?:genial|perfect[oa]|precios[oa]|lind[oa]|incre\u00edble)|"
+    r"looks (?:great|perfect|amazing|beautiful)|works (?:perfectly|great)|sieht (?:super|toll|perfekt) aus|"
+    r"c'est (?:parfait|nickel))\b",
+    re.I,
+)
+"""The person praising the result first ("ficou lindo. pode colocar na loja", "looks great"): what follows is news,
+not the problem said again, even where it says something stays the same (the product page "continua igual", as
+asked)."""

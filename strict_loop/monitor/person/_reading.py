@@ -81,6 +81,7 @@ def read(raw: str) -> Word:
     return Word("fail", last.weight, last.failure or _pasted_error(raw[:MAX_PERSON_TEXT]), word.text or last.text)
 
 
+_BUT = re.compile(r"\W*(?:but|mas|pero|aber|mais|ma)\b", re.I)
 _LAST_WORDS = 8  # how short a last line after a paste is to be read as the person's own words on it
 _FIRST_THEN = re.compile(
     r"\b(?:first|1st) (?:time|try|run|attempt)\b.{0,80}?\b(?:second|2nd) (?:time|try|run|attempt)", re.I
@@ -115,6 +116,10 @@ def _read_head(raw: str) -> Word:
         return after  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
     if asking.BETTER.match(head):
         return Word(None, 0, None, text)  # "better. still slow-ish though": the attempt moved it; what is left is news
+    if praised := asking.PRAISED.match(head):  # praise first: what follows is news, or what was to stay the same
+        rest = head[praised.end() :]
+        moved = _persist(rest) or BROKEN.search(rest) or _BUT.match(rest)
+        return Word(None, 0, None, text) if moved else Word("pass", 0, None, text)
     brief = _short_opening(head)  # a short first sentence that says it persists carries the news
     short = brief is not None and (brief == head or _persist(brief))
     if persists and not requested and (BROKEN.search(head) or pasted or short or said_first or again or complaint):
