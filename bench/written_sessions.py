@@ -95,7 +95,17 @@ false alarm (a sequence described counts no attempts). CM, CN and CO (internal t
 machine learning; long unattended migrations) were written after those changes and measured on arrival, before they
 were read: 15 of 24 caught (2 early), 1 false alarm in 24, the same on the round's start code; then CM shaped the
 Portuguese and Polish rows (8 of 8 since), CO-14's false alarm a reading (a count heading its message, ``uniq
--c``'s, is no failing count) and CO-09 another (turbo's ``Failed:    @nw/ui#build`` is no cause).
+-c``'s, is no failing count) and CO-09 another (turbo's ``Failed:    @nw/ui#build`` is no cause). In the round after,
+CP, CQ, CR and CS (Codex on Rust and Go; front ends in Spanish and Italian; infrastructure as code; databases in the
+export forms) were written blind at its start, CT, CU, CV and CW (desktop apps; Codex with a person on Python; a small
+server; firmware and games) half-way, CX, CY, CZ and DA (sites of people who are no developers; Codex on TypeScript
+monorepos; long jobs watched; services that crash) after its first changes and DB, DC, DD and DE (a Python backend
+with a developer in the loop; Codex on systems tools; cloud pipelines; mobile apps in German and Spanish) after its
+second; each was measured on the round's start code and on arrival, before it was read: 72 and 78 of 128 caught
+(24 early each) with 9 and 10 false alarms in 128; after the round's changes 86 (25 early), 2. They shaped: a failure
+that moved on is no repeat (CR-06, CR-10, DB-02, DB-08, DB-10), looks after long waits (CV-05, DD-13), a failed job
+and its resubmission (CZ-11, DD-08), ``sed -i`` flip-flops (CP-06), Go's, turbo's and pnpm's failure lines (CY-02,
+CY-07), the person's praise and thanks (CS-13, CX-13), and rows of the person's words (CQ-08, CU-15).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -216,6 +226,10 @@ SETS = {
     "CY": "Codex alone on TypeScript monorepos (pnpm, turbo, tsc, jest and vitest, Next), edits by shell commands",
     "CZ": "long jobs watched (training, loads, backfills, builds, queues, DNS): waits that move and waits that do not",
     "DA": "services that crash (Compose, Kubernetes, systemd, supervisord, Lambda), their logs read, four harnesses",
+    "DB": "a Python web backend with a developer in the loop ('still 500', 'same thing', tracebacks pasted)",
+    "DC": "Codex on command-line tools in Rust, Go, C and Zig (cross builds, linking, packaging), edits by shell",
+    "DD": "cloud pipelines (Dataflow, Vertex AI, SageMaker, Glue, Step Functions, EMR): submitted, watched, rerun",
+    "DE": "mobile apps a person tests on a phone (Expo, Flutter, Gradle, CocoaPods), in de or es; OpenCode and Cline",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
