@@ -105,7 +105,11 @@ second; each was measured on the round's start code and on arrival, before it wa
 (24 early each) with 9 and 10 false alarms in 128; after the round's changes 86 (25 early), 2. They shaped: a failure
 that moved on is no repeat (CR-06, CR-10, DB-02, DB-08, DB-10), looks after long waits (CV-05, DD-13), a failed job
 and its resubmission (CZ-11, DD-08), ``sed -i`` flip-flops (CP-06), Go's, turbo's and pnpm's failure lines (CY-02,
-CY-07), the person's praise and thanks (CS-13, CX-13), and rows of the person's words (CQ-08, CU-15).
+CY-07), the person's praise and thanks (CS-13, CX-13), and rows of the person's words (CQ-08, CU-15). DF, DG, DH and DI
+(Rails, Laravel and Phoenix with a person in French or Japanese; Codex with a person on analytics; research computing;
+authentication and networking) were written after the round's last changes and measured on arrival, before they were
+read: 15 of 32 caught (11 early) with 2 false alarms in 32, 15 (11 early) with 1 on the round's start code; then
+DH-12 (a wait sent to the background is no look) and DF-14 (今度は marks a new failure) shaped readings.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -230,6 +234,10 @@ SETS = {
     "DC": "Codex on command-line tools in Rust, Go, C and Zig (cross builds, linking, packaging), edits by shell",
     "DD": "cloud pipelines (Dataflow, Vertex AI, SageMaker, Glue, Step Functions, EMR): submitted, watched, rerun",
     "DE": "mobile apps a person tests on a phone (Expo, Flutter, Gradle, CocoaPods), in de or es; OpenCode and Cline",
+    "DF": "Rails, Laravel and Phoenix apps with a person in the loop writing in French or Japanese (Claude Code)",
+    "DG": "Codex with a person on analytics and SQL (dbt, BigQuery, Snowflake, pandas, dashboards), some in pt",
+    "DH": "research computing (Slurm jobs, MPI and CUDA builds, conda, Snakemake, Nextflow), Gemini CLI and Claude",
+    "DI": "authentication and networking with a person trying each step (OAuth, cookies, CORS, TLS, proxies, SSH)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

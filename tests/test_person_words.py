@@ -319,6 +319,8 @@ NOT_REPORTS += [
     "ficou \u00f3timo, mas o bot\u00e3o continua sumido",  # pt: looks great, but the button is still gone: news
     "looks great. still the same spacing issue on mobile though",
     "it still compiles.",  # what still works
+    "this time I want dark mode",  # a request
+    "this time the button works",
     "tests still green.",
     "thats where we started on monday, continue from there",
     "refunds ok. still wrong though - the JPY customers are 100x too small",  # what it was for works: news after it
@@ -1105,3 +1107,23 @@ def test_dont_do_that_again_bans_the_command_the_message_names_of_what_the_agent
     vague = window_of([*ran, _said("stop doing that, it's annoying"), *again])
     assert vague[2].forbids == [] and not any(f.defied for f in vague)
     assert person.recalled("don't do that again", []) == []  # nothing ran: nothing to ban
+
+
+@pytest.mark.parametrize(
+    ("text", "weight"),
+    [
+        (
+            "\u307e\u3060\u30c0\u30e1\u3002\u4eca\u5ea6\u306f\u300cnot_accepted\u300d",
+            0,
+        ),  # ja: still no good. this time ...
+        ("still broken. this time it says 413", 0),
+        (
+            "\u307e\u3060\u30c0\u30e1\u3002\u4eca\u5ea6\u3082\u540c\u3058\u30a8\u30e9\u30fc",
+            1,
+        ),  # ja: the same error this time too
+        ("still broken, same 413 this time too", 1),
+    ],
+)
+def test_a_failure_the_person_marks_as_new_counts_only_if_it_is_the_same_as_before(text, weight):
+    word = person.read(text)
+    assert word.verdict == "fail" and word.weight == weight, word

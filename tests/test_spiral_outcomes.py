@@ -344,6 +344,19 @@ def test_a_job_run_elsewhere_read_back_failed_is_known_by_its_reason(command, ou
     assert readback.failed_job(command, output) == failure
 
 
+def test_long_waits_sent_to_the_background_and_read_back_moving_are_patience():
+    """A wait sent to the background says only that it started; what it read comes back through ``BashOutput`` and
+    moves (a simulation's time): no run of looks, however long the sleeps."""
+    turns: list[dict] = [{"tool": "user_prompt", "actor": "person", "output": "watch my LES job till it finishes"}]
+    for k, hours in enumerate((4, 6, 10)):
+        command = f"sleep {hours * 3600} && tail -n 3 /scratch/les/log.pimpleFoam"
+        started = f"Command running in background with ID: bash_{k}"
+        turns.append({"tool": "Bash", "args": {"command": command, "run_in_background": True}, "output": started})
+        done = f"<status>completed</status>\n\n<exit_code>0</exit_code>\n\n<stdout>\nTime = 0.3{k}1\n</stdout>"
+        turns.append({"tool": "BashOutput", "args": {"bash_id": f"bash_{k}"}, "output": done})
+    assert play(turns)[0].fired_at is None
+
+
 def test_short_waits_between_looks_that_show_nothing_new_are_patience():
     turns = _dns_waits("203.0.113.7")
     for t in turns[3:]:

@@ -57,8 +57,9 @@ def count(turn: Turn, f: TurnFacts, window: list[TurnFacts], fresh: int) -> Poll
     are new."""
     command = turn.args.get("command")
     own = slept(command)
-    if f.failed or f.unknown or f.kind in ("write", "message", "person"):
-        return Polls(0, None, own)
+    if f.failed or f.unknown or f.restart or f.kind in ("write", "message", "person"):
+        return Polls(0, None, own)  # a restart, or a wait sent to the background (its start says only that), looks at
+        # nothing
     if f.verdict == "fail" and not readback.ci_failure(f.ftext):  # pods in a crash loop: no poll; a CI run's still is
         return Polls(0, None, own)
     f.running = outcomes.running(turn.output)

@@ -70,6 +70,8 @@ def read(raw: str) -> Word:
     else, after a paste, by its last line (``<a terminal's output>\n\nstill nothing``: their words after what they
     saw)."""
     word = _read_head(raw)
+    if word.weight == 1 and not word.refused and _marked_new(word.text[:HEAD_CHARS]):
+        return word._replace(weight=0)  # "still no good. this time 'not_accepted'": a failure seen, said to be new
     if word.verdict is not None:
         return word
     lines = [line for line in raw[:MAX_PERSON_TEXT].splitlines() if line.strip()]
@@ -82,6 +84,24 @@ def read(raw: str) -> Word:
 
 
 _BUT = re.compile(r"\W*(?:but|mas|pero|aber|mais|ma)\b", re.I)
+_THIS_TIME = re.compile(
+    r"\b(?:this time (?:it|i|we|the|a|an)\b|now it (?:says|shows|gives|throws)\b|now (?:i get|i'm getting) a "
+    r"different\b|(?:diesmal|dieses mal) (?:kommt|steht|sagt|ist|zeigt)\b|"
+    r"cette fois(?:-ci)?,? (?:c'est|\u00e7a|il|j'ai)\b|esta vez (?:sale|dice|da|es|aparece)\b|"
+    r"desta vez (?:d[\u00e1a]|diz|aparece|[\u00e9e])\b)|\u4eca\u5ea6\u306f",
+    re.I,
+)
+"""The person marking what they see as new ("this time it says 'not_accepted'", 今度は, diesmal, cette fois, esta vez):
+a failure they saw, a repeat only if it is the same as one before."""
+
+
+def _marked_new(head: str) -> bool:
+    return (
+        bool(_THIS_TIME.search(head)) and not _SAME_WORD.search(head) and not _says(SEEN_AGAIN, SEEN_AGAIN_GATES, head)
+    )
+
+
+_SAME_WORD = re.compile(r"\b(?:same|again|identical|gleich|m\u00eame|mismo|mesmo)\b|\u540c\u3058", re.I)
 _LAST_WORDS = 8  # how short a last line after a paste is to be read as the person's own words on it
 _FIRST_THEN = re.compile(
     r"\b(?:first|1st) (?:time|try|run|attempt)\b.{0,80}?\b(?:second|2nd) (?:time|try|run|attempt)", re.I
