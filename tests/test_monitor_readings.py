@@ -432,6 +432,14 @@ def test_still_getting_an_error_nothing_showed_before_is_a_new_symptom_and_count
             True,
         ),
         ("pnpm install", "Scope: all 9 workspace projects\nProgress: resolved 1203, reused 1203\nDone in 3.1s", False),
+        # turbo's task prefix read past: the build says it failed to compile, though no summary came
+        (
+            "pnpm turbo run build --filter=web 2>&1 | tail -n 3",
+            "web:build: Failed to compile.\nweb:build: ./src/components/toolbar.tsx\nweb:build: Module not found: "
+            "Package path ./button is not exported\nweb:build: > Build failed because of webpack errors",
+            True,
+        ),
+        ("grep FAIL test.log", "FAIL\tgithub.com/t/orders/pkg/client\t0.019s", False),  # a log searched: no run failing
     ],
 )
 def test_a_command_with_no_exit_code_failed_only_when_what_it_printed_says_so(command, output, failed):

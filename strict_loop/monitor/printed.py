@@ -102,11 +102,9 @@ def reads_failed(command: str, output: str) -> bool:
     parts = shellwork.last_pipeline(command)  # its first command printed what came back
     if parts and _GH.match(parts[0]) and _GH_FAILED.match(output.lstrip()[:200]):
         return True  # the GitHub CLI heads its refusals: `X Pull request ... is not mergeable`, `GraphQL: ...`
-    tail = output[-3000:]
+    tail = _TASK_PREFIX.sub("", output[-3000:]) if ": " in output else output[-3000:]  # turbo's `web:build: ...`
     if outcomes.is_verifier(command) and _FAILED_OUTPUT.search(tail) and not _passed_at_end(tail):
         return True
-    if _FAILED_ANYWHERE.search(tail):
-        return True  # a unit of the run failed (a package, a crate, a monorepo task), whatever ends the output
     end = outcomes.last_line(tail)
     last = _boxed(tail) if end == "\u2575" else _head_line(tail, end)
     last = last.lstrip(_FAIL_MARKS)  # `✖ Packages installation failed, see above.`: the words after the mark
@@ -115,8 +113,8 @@ def reads_failed(command: str, output: str) -> bool:
     own = last.startswith(f"{shown.group(1).split()[0]}:") if shown else False
     if shown and not (own or last.endswith(_NO_PROGRAM) or (logs and _READER_OWN.match(last))):
         return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
-    if _tallied(tail):
-        return True
+    if _tallied(tail) or _FAILED_ANYWHERE.search(tail):
+        return True  # a tally of failures, or a unit of the run that failed (a package, a crate, a monorepo task)
     says = _LAST_SAYS.search(last) or (end != last and _LAST_SAYS.search(end))  # its own last words too, indented
     said_failed = fp.raised(last) or bool(_LAST_ERROR.match(last)) or bool(says)
     return said_failed and not _NONE.search(last)
@@ -155,6 +153,9 @@ def _passed_at_end(tail: str) -> bool:
     return not any(_FAILED_OUTPUT.search(ln) for ln in end[at + 1 :])
 
 
+_TASK_PREFIX = re.compile(r"^[\w@/.-]{1,80}:[A-Za-z][\w:.-]{0,40}: ?", re.M)
+"""The task a monorepo runner prefixes each line with (turbo's ``web:build: Failed to compile.``): read past it, as a
+file's ``path:12:5:`` is not (a task's name starts with a letter)."""
 _FAILED_ANYWHERE = re.compile(
     r"^(?:FAIL[ \t]+\S+[ \t]+(?:[\d.]+s|\[build failed\]|\[setup failed\])|test result: FAILED\.|"
     r"[ \t]*Failed:[ \t]+[\w@/.-]+#[\w:.-]+|[ \t]*ERR_PNPM_[A-Z_]+[ \t])",
