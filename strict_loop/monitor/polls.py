@@ -66,7 +66,9 @@ def count(turn: Turn, f: TurnFacts, window: list[TurnFacts], fresh: int) -> Poll
     if not (f.running or waits(command)):
         return Polls(0, None, own)
     action = fp.loose(f.action) if own else None  # a wait's look by its command (its description says how long)
-    prev = next((e for e in reversed(window) if e.asig == f.asig or (e.polls and fp.loose(e.action) == action)), None)
+    prev = next(
+        (e for e in reversed(window) if e.asig == f.asig or (action and e.polls and fp.loose(e.action) == action)), None
+    )
     if prev is None or not prev.polls or prev.out != f.out:  # else the same look with the same answer
         prev = next((e for e in reversed(window) if e.polls), None) if own and not fresh else None
         if prev is None or any(_ends(e) for e in window if e.i > prev.i):

@@ -56,8 +56,8 @@ RESTART = re.compile(
     # a job submitted to run elsewhere (a batch, training or data job): `aws batch submit-job`, `sbatch`,
     # `gcloud ai custom-jobs create`, `databricks jobs run-now`, `aws glue start-job-run`
     r"sbatch\b|(?:aws|gcloud|az|databricks|dbx|oci)\s+(?:[\w-]+\s+){1,3}(?:submit(?:-job)?|run-now|start-job-run|"
-    r"add-steps|create-training-job|create-job|submit-job|start-(?:pipeline-)?execution)\b|gcloud\s+(?:[\w-]+\s+){0,2}(?:custom-)?jobs\s+(?:create|"
-    r"submit|run)\b)"
+    r"add-steps|create-training-job|create-job|start-(?:pipeline-)?execution)\b|"
+    r"gcloud\s+(?:[\w-]+\s+){0,2}(?:custom-)?jobs\s+(?:create|submit|run)\b)"
 )
 """A command that stops, starts or redeploys a long-running thing (a server, a bot, a container, a stack, a tunnel),
 runs a CI pipeline again (``gh run rerun``) or submits a job to run elsewhere: what comes back after it is the
