@@ -325,6 +325,8 @@ NOT_REPORTS += [
     "thats where we started on monday, continue from there",
     "refunds ok. still wrong though - the JPY customers are 100x too small",  # what it was for works: news after it
     "ok rows now. but it's still wrong: customers with refunds have net higher than gross",
+    "error filter works. 207 rows. can u make it so i dont need to rebuild rust every time i touch the ui",
+    "login fixed. now the avatar upload 500s",  # what it was for works, said first: the rest is news
     "ile razy wywo\u0142uje si\u0119 funkcja?",  # pl: how many times is the function called?
     "the 3rd time you run it the cache is warm, so time the 4th",  # how a cache works
     "ich habe gesagt, dass wir Postgres nutzen, also bitte psycopg",  # de: I said we use Postgres (a request)
@@ -1127,3 +1129,13 @@ def test_dont_do_that_again_bans_the_command_the_message_names_of_what_the_agent
 def test_a_failure_the_person_marks_as_new_counts_only_if_it_is_the_same_as_before(text, weight):
     word = person.read(text)
     assert word.verdict == "fail" and word.weight == weight, word
+
+
+@pytest.mark.parametrize("text", ["error filter works.", "the 404 page works now", "crash reporter fixed!"])
+def test_what_the_attempt_was_for_said_to_work_is_an_approval_though_a_failure_word_names_it(text):
+    assert person.read(text).verdict == "pass"
+
+
+@pytest.mark.parametrize("text", ["still climbing. this isnt working", "nothing works.", "it no longer works"])
+def test_what_no_longer_or_never_works_is_no_approval(text):
+    assert person.read(text).verdict != "pass"

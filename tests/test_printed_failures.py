@@ -1223,3 +1223,53 @@ def test_a_check_that_passed_once_and_failed_the_same_way_after_with_nothing_edi
     fixed = [*turns[:3], edit("FOR UPDATE on postgres"), passed, edit("y"), run("", 9990), edit("z"), run("", 9970)]
     kinds = {signal.kind for _, _, signals in play(fixed)[1] for signal in signals}
     assert "same_failure" not in kinds  # an edit came after the pass: the failures after it start anew
+
+
+def _forge(*results: str) -> str:
+    """forge test's output: each test's result line, then its two tallies (the suite's and the run's)."""
+    passed, failed = sum(r.startswith("[PASS]") for r in results), sum(r.startswith("[FAIL") for r in results)
+    return (
+        "Ran 4 tests for test/fork/ZapFork.t.sol:ZapForkTest\n" + "\n".join(results) + "\n"
+        f"Suite result: FAILED. {passed} passed; {failed} failed; 0 skipped; finished in 6.84s (9.12s CPU time)\n\n"
+        f"Ran 1 test suite in 6.93s (6.84s CPU time): {passed} tests passed, {failed} failed, 0 skipped (4 total tests)"
+    )
+
+
+def test_a_tally_of_any_runner_names_no_cause_and_tallies_failing_otherwise_differ():
+    """A line with two counts of a runner's tally ("2 tests passed, 1 failed", "0 passed; 1 failed") only counts,
+    whichever runner printed it: the failure is read from the test's own line (forge's ``[FAIL: reason] test()``).
+    Where only tallies show (a ``tail -4``), two of them are the same failure only while they count the same."""
+    from strict_loop.monitor import fingerprint as fp
+
+    balance = _forge(
+        "[PASS] testPreview() (gas: 412088)", "[FAIL: revert: transfer amount exceeds balance] testZapIn()"
+    )
+    slippage = _forge("[PASS] testPreview() (gas: 412088)", "[FAIL: Zap: slippage] testZapOut() (gas: 512877)")
+    assert fp.error_line(balance) == "[FAIL: revert: transfer amount exceeds balance] testZapIn()"
+    assert fp.error_fingerprint(balance) != fp.error_fingerprint(slippage)
+    for tally in ("Ran 1 test suite in 4.20s: 3 tests passed, 1 failed, 0 skipped", "2 passing (3ms); 1 failing"):
+        assert fp.summary(tally), tally
+    assert not fp.summary("AssertionError: expected 2 but got 1") and not fp.summary("3 failing")
+    nine, three = ("240 runs, 460 assertions, 9 failures, 0 errors, 0 skips", "240 runs, 466 assertions, 3 failures")
+    assert fp.error_fingerprint(nine) != fp.error_fingerprint(three)
+    assert fp.error_fingerprint(three) == fp.error_fingerprint("240 runs, 470 assertions, 3 failures")
+
+
+def test_another_command_passing_between_failures_of_a_check_ends_no_count_but_its_own_pass_does():
+    """A local ``cargo build`` passing between ``docker build`` runs that fail the same way says nothing of the image's
+    build: the edits between are attempts at one failure. The check's own pass ends its count; the person's "it
+    works" does too."""
+    image = "#14 39.552 error: set `DATABASE_URL` to use query macros online, or run `cargo sqlx prepare`"
+    docker = {"tool": "Bash", "args": {"command": "docker build -t svc ."}, "output": image, "exit_code": 1}
+    local = {"tool": "Bash", "args": {"command": "cargo build"}, "output": "Finished `dev` profile", "exit_code": 0}
+
+    def edit(k: int) -> dict:
+        args = {"file_path": "Dockerfile", "old_string": f"a{k}", "new_string": f"b{k}"}
+        return {"tool": "Edit", "args": args, "output": "The file Dockerfile has been updated."}
+
+    turns = [docker, edit(1), local, docker, edit(2), local, docker]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 6 and "failed the same way 3 times" in verdict.diagnosis
+    built = {**docker, "output": "#14 DONE 41.2s\nnaming to docker.io/library/svc done", "exit_code": 0}
+    after = play([docker, edit(1), docker, built, edit(2), docker, edit(3), docker])[1]
+    assert all(len(signal.turns) < 3 for _, _, signals in after for signal in signals if signal.kind == "same_failure")

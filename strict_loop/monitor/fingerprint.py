@@ -1,11 +1,6 @@
-"""Pure text normalization for comparing agent turns: noise out, meaning kept.
-
-Two strengths: ``strict`` removes only what is noise in every context
-(timings, pids, hex ids, temp names, line counters, dates, whitespace), so a
-changed number elsewhere still counts as new information (a poll that moved);
-``loose`` also folds every number, for deciding that two actions or two error
-messages are the same kind of thing.
-"""
+"""Pure text normalization for comparing agent turns: noise out, meaning kept. ``strict`` removes only what is noise
+in every context (timings, pids, hex ids, temp names, line counters, dates, whitespace), so a changed number elsewhere
+is news (a poll that moved); ``loose`` also folds every number, to tell two actions or two errors of one kind."""
 
 from __future__ import annotations
 
@@ -171,13 +166,17 @@ def strict_with_lines(text: str, cap: int = 400) -> tuple[str, list[str]]:
 
 _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b\s*(?::|$)")
 _MARKED_LINE = re.compile(
-    r"^\s*(?:E\s{2,}|e: \S|error[:\[]|ERROR\b|ERR_PNPM_\w+|fatal(?: error)?:|FAILED\b|FAIL:|--- FAIL: |\u25cf |"
+    r"^\s*(?:E\s{2,}|e: \S|error[:\[]|ERROR\b|ERR_PNPM_\w+|fatal(?: error)?:|FAILED\b|\[?FAIL(?:ED)?[:.\]]|--- FAIL: |"
+    r"\u25cf |"
     r"\S+:\d+:(?:\d+:)?\s*(?:(?:fatal )?error|E\d{3}))|(?<!\S)\S+[:(]\d+[:,]\d+\)?:? -? ?error \w+\d+:",
     re.I,
 )
 """Searched, not matched: the compiler branch (``x.cs(3,5): error CS1002:``) may sit anywhere on the line. It starts
 only where a word does (``(?<!\\S)``): any later start in the same word finds the same end, so trying each of them
 cost a long line without spaces (compact JSON) quadratic time, for the same first match."""
+_TALLY = r"\b\d+ (?:tests? )?(?:passed|passing|failed|failing|skipped|ignored|pending|succeeded|errors?|failures?)\b"
+_TALLIED = re.compile(rf"{_TALLY}[^\n]{{0,80}}?{_TALLY}", re.I)  # two counts of a tally: a line of any runner's tally
+_FAILING = re.compile(r"\b\d+ (?:tests? )?(?:failed|failing|errors?|failures?)\b", re.I)
 _WRAPPER = re.compile(
     r"failed to solve|did not complete successfully|returned a non-zero (?:code|exit status)|make(?:\[\d+\])?: \*\*\*|"
     r"subprocess-exited-with-error|Command .{0,200} failed with (?:a )?(?:non-?zero )?exit code|"
@@ -194,7 +193,8 @@ _WRAPPER = re.compile(
     r"\b\d+ errors? and \d+ warnings?\b|\(\d+ errors?, \d+ warnings?\)|"
     r"(?-i:(?:\b[A-Z]+=\d+\b\W*){3})|^-- (?:Configuring|Generating) incomplete, errors occurred|"
     r"^(?:Test Files|Tests)\s+\d+ (?:failed|passed)\b|"  # vitest's tallies: "Tests  14 failed | 110 passed (124)"
-    r"^Failed:\s+\S+#\S+|ERROR: command finished with error: command \(",  # turbo's: "Failed:    @nw/ui#build"
+    r"^Failed:\s+\S+#\S+|ERROR: command finished with error: command \(|"  # turbo's: "Failed:    @nw/ui#build"
+    + _TALLIED.pattern,  # any runner's tally: "0 tests passed, 1 failed", "2 passing; 1 failing"
     re.I,
 )
 """Lines that only say a sub-process failed (a build wrapping the step that did) or sum a run up ("could not compile
@@ -339,6 +339,8 @@ def line_fingerprint(line: Optional[str], output: str) -> Optional[str]:
     if line is None:
         return None if output.strip() else "<failed with no output>"
     norm = loose(line)
+    if _TALLIED.search(line):  # a tally names no cause: what it counts failing tells one from the next
+        norm = f"{norm} [{' '.join(_FAILING.findall(line))}]"
     if _NOT_RAISED.search(line):
         return f"did not raise: {norm[:200]}"
     exc = _EXC_TYPE.search(line)

@@ -69,7 +69,8 @@ BETTER = re.compile(
 but the header still overlaps", "ok rows now. but it's still wrong: ..."): the problem moved, so what follows is no
 repeat of it."""
 APPROVAL = re.compile(
-    r"(?<!\bstill )(?<!\bshould )(?<!\bmust )\b(?:works(?: now)?|working now|that fixed it|fixed now|it'?s fixed|"
+    r"(?<!\bstill )(?<!\bshould )(?<!\bmust )(?<!\bnothing )(?<!\bnever )(?<!\blonger )\b(?:works(?: now)?|"
+    r"working now|that fixed it|fixed now|it'?s fixed|"
     r"perfect|looks good|lgtm|all good|great,? thanks?|thank you|nice,? (?:it )?works|did the trick|"
     r"(?:are|is|all) green(?: now)?|\w+s fine now|(?:that|this) did it|confirmed (?:fixed|working)|"
     r"(?<!no )(?<!not )(?<!n\u00e3o )(?<!non )funciona(?:!|\b(?! (?:a|o|la|el)\b))|(?<!n\u00e3o )(?<!nao )funcionou|"
@@ -97,3 +98,14 @@ PRAISED = re.compile(
 """The person praising the result first ("ficou lindo. pode colocar na loja", "looks great"): what follows is news,
 not the problem said again, even where it says something stays the same (the product page "continua igual", as
 asked)."""
+WORKED = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|yes|yeah|nice|good|great|cool)\W+)?(?:(?!(?:not|no|never|nothing|none|if|when|whether|unless|"
+    r"once|until|sure|see|check|should|must|might|may|maybe|hopefully|barely|kinda|half|only|still|first|1st|time|"
+    r"\w+n'?t)\b)"
+    r"[\w'/#-]+(?:\.[\w'/#-]+)*\s+)"
+    r"{1,4}(?:(?:is|are)\s+)?(?:works|working|fixed|fine|ok|okay|correct)(?:\s+now)?(?:[.!]+(?=\s|$)|\s*$)",
+    re.I,
+)
+"""What the attempt was for, said first to work, as a sentence of its own ("error filter works. 207 rows. can u ...",
+"login fixed. now the avatar"): its failure word names what works ("error" is the filter's), so it is no report; what
+follows is news."""

@@ -136,7 +136,8 @@ def _read_head(raw: str) -> Word:
         return after  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
     if asking.BETTER.match(head):
         return Word(None, 0, None, text)  # "better. still slow-ish though": the attempt moved it; what is left is news
-    if praised := asking.PRAISED.match(head):  # praise first: what follows is news, or what was to stay the same
+    if praised := asking.PRAISED.match(head) or asking.WORKED.match(head):  # praise or "X works." first: what
+        # follows is news, or what was to stay the same
         rest = head[praised.end() :]
         moved = _persist(rest) or BROKEN.search(rest) or _BUT.match(rest)
         return Word(None, 0, None, text) if moved else Word("pass", 0, None, text)

@@ -130,9 +130,10 @@ def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
     return state is not None and len(states) >= 2 and state in states[:-1] and state != states[-1]
 
 
-def _elsewhere(cur: TurnFacts, passed: TurnFacts) -> bool:
-    """Whether a passing check says nothing of the failing one: a local build passing while a CI run fails."""
-    return readback.ci_failure(cur.ftext) and passed.step != cur.step and passed.actor == "agent"
+def _judges(cur: TurnFacts, passed: TurnFacts) -> bool:
+    """Whether a pass ends the count of ``cur``'s failures: the same check passing, or the person approving. Another
+    command passing (a local ``cargo build`` between failing ``docker build`` runs) says nothing of this one."""
+    return passed.actor == "person" or passed.step == cur.step
 
 
 def guessed(f: TurnFacts, cur: TurnFacts) -> bool:
@@ -149,11 +150,15 @@ def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnF
     cur = w[-1]
     same: list[TurnFacts] = []
     status = not step_run and readback.shown_failing(cur.ftext)  # workloads failing: their logs name the cause
+    passed: set[str] = set()  # steps that passed since: their failures before that were dealt with
     for f in reversed(since_cause(w[-window:]) if status else w[-window:]):
-        if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and not _elsewhere(cur, f)):
+        if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and _judges(cur, f)):
             if same and f.step == same[-1].step and not any(f.i < e.i < same[-1].i and e.edited for e in w):
                 continue
             break
+        if f.verdict == "pass":
+            passed.add(f.step)
+            continue
         if step_run and f.step == cur.step and f.kind == "run" and (not f.failed or f.prog == "new output"):
             if f is cur:
                 return [cur]  # it printed something new: a reproduction being worked on
@@ -163,7 +168,7 @@ def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnF
         if (
             (f.step == cur.step and f.failed and f.err == cur.err)
             if step_run
-            else (f.verdict == "fail" and f.fsig == cur.fsig)
+            else (f.verdict == "fail" and f.fsig == cur.fsig and (f is cur or f.step not in passed))
         ):
             same.append(f)
     same.reverse()
