@@ -299,12 +299,17 @@ REPORTS += [
     "cache still old",
 ]
 CIRCLING += [
+    "colori giusti ma il GPS c'\u00e8 ancora!! siamo punto e a capo.",  # it: colours right but ...: back to square one
     "cron: ImportError: attempted relative import with no known parent package. thats literally what i started with",
     "this is where we began",
     "stop reading. this is the 4th lap over the same 4 files",  # a lap: a circle
     "this is the third time you ran the same search",
 ]
 NOT_REPORTS += [
+    "todav\u00eda falta el footer",  # es: the footer is still missing (work not done yet)
+    "ainda falta o rodap\u00e9",  # pt: the same
+    "c'\u00e8 ancora tempo, fai con calma",  # it: there is still time, take it easy
+    "prova un'altra volta.",  # it: try once more (a request)
     "I told you, the port is 5433, so set it in .env",  # a reminder of a fact, no complaint
     "masih perlu satu fitur lagi: export ke excel",  # id: one more feature still needed
     "sempre pi\u00f9 veloce, grazie",  # it: faster and faster, thanks
@@ -1124,6 +1129,10 @@ def test_dont_do_that_again_bans_the_command_the_message_names_of_what_the_agent
             1,
         ),  # ja: the same error this time too
         ("still broken, same 413 this time too", 1),
+        ('still crashes but diff error now\n\n  File "import_csv.py", line 48\nValueError: bad amount', 0),
+        ("sigue sin funcionar, ahora sale 'Internal Server Error'", 0),  # es: now it says ...
+        ("continua sem funcionar, agora d\u00e1 404", 0),  # pt: now it gives 404
+        ("sigue sin funcionar, sale lo mismo", 1),  # es: it shows the same
     ],
 )
 def test_a_failure_the_person_marks_as_new_counts_only_if_it_is_the_same_as_before(text, weight):
@@ -1139,3 +1148,21 @@ def test_what_the_attempt_was_for_said_to_work_is_an_approval_though_a_failure_w
 @pytest.mark.parametrize("text", ["still climbing. this isnt working", "nothing works.", "it no longer works"])
 def test_what_no_longer_or_never_works_is_no_approval(text):
     assert person.read(text).verdict != "pass"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "niente, ancora 12 miniature. \u00e8 la stessa cosa dell'altra volta",  # it: nothing, still 12 thumbnails
+        "di nuovo slavati, uguale alla prima volta.",  # it: washed out again, as the first time
+        "slavati un'altra volta.",  # it: washed out once more
+        "todav\u00eda 12 miniaturas",  # es: still 12 thumbnails
+        "nada, a\u00fan en blanco",  # es: nothing, still blank
+        "ainda 12 miniaturas",  # pt: still 12 thumbnails
+        "css ok. links now go to /blog/2024/11/week-6/ which looks right but its STILL 404",  # the 404 said before
+        "links ok. css gone. again.",
+    ],
+)
+def test_still_said_first_in_the_persons_language_or_after_what_works_is_a_report(text):
+    word = person.read(text)
+    assert word.verdict == "fail" and word.weight >= 1, word

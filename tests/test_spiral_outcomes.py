@@ -259,6 +259,22 @@ def test_looks_after_long_waits_that_show_nothing_new_whisper_whatever_command_l
     assert "waited" in check_claims(verdict, turns)
 
 
+def test_a_wait_after_sourcing_what_it_looks_with_is_a_look_all_the_same():
+    """``source .env && sleep 60; cast rpc ...``: the environment set up before the wait changes nothing of it."""
+    from strict_loop.monitor import polls
+
+    command = (
+        "source .env && export RPC=$SEPOLIA && sleep 120; cast rpc eth_getTransactionReceipt 0x91d4 --rpc-url $RPC"
+    )
+    assert polls.waits(command) and polls.slept(command) == 120.0
+    assert not polls.waits("source .env && cast rpc eth_getTransactionReceipt 0x91d4")
+    turns = [
+        {**t, "args": {"command": "cd ~/infra && . ./env.sh && " + t["args"]["command"]}} if "args" in t else t
+        for t in _dns_waits("")
+    ]
+    assert play([*turns[:-1], _dig(1200, f"{_SOA}; {_A}", f"{_SERIAL}\n203.0.113.7")])[0].fired_at == 5
+
+
 def test_a_look_after_a_wait_that_shows_the_change_is_no_stall():
     assert play(_dns_waits("198.51.100.23"))[0].fired_at is None  # the new address: the change arrived
 
@@ -951,6 +967,21 @@ def test_a_pasted_failure_is_read_by_its_cause_not_by_the_wrapper_line_every_pas
     same += [_compose_paste('syntax error at or near "user"')]
     verdict, _ = play(same)
     assert verdict.fired_at is not None and verdict.signals[0].kind in ("person_reports", "same_failure")
+
+
+def test_a_pasted_exception_is_its_cause_whatever_line_around_it_changes():
+    """The same TypeError pasted after each deploy, under a log line with a new request id each time: the exception
+    raised is the cause, never a wrapper around another (the request line is what changes)."""
+
+    def paste(at: str, request: str) -> dict:
+        trace = (
+            "TypeError: Cannot read properties of undefined (reading 'map')\n    at buildWidgets (dashboard.js:47:31)"
+        )
+        return person(f"still happening:\n\n2024-06-03T{at}Z ERROR [dashboard] request {request} failed\n{trace}")
+
+    turns = [paste("07:41:19.882", "a1c9f0"), write("src/routes/dashboard.ts", 0), paste("09:02:44.107", "7be24d")]
+    window = window_of(turns)
+    assert window[0].fsig == window[2].fsig and window[2].ftext.startswith("TypeError: Cannot read")
 
 
 def _mocha(failing: int, title: str) -> str:

@@ -288,6 +288,23 @@ def test_a_cycle_broken_by_a_success_or_an_edit_does_not_fire():
     assert "error_cycle" not in {s.kind for st in play(same)[1] for s in st[2]}
 
 
+def test_errors_that_come_back_while_the_failures_fall_are_no_cycle():
+    """Edits chained before each run (``sed -i ... && pytest``) while the failures fall 6, 3, 2, 1: the error a
+    narrower run showed before showing again is the last failure left, not a cycle."""
+
+    def run(edit: str, fails: int, error: str) -> dict:
+        tail = f"FAILED tests/test_report.py::test_summary - {error}\n{fails} failed, {24 - fails} passed in 0.4s"
+        return bash(f"sed -i 's/{edit}/Decimal/' budget/report.py && python -m pytest -q", tail, 1)
+
+    narrow = bash("python -m pytest -q tests/test_envelopes.py::test_rollover", "E       " + TYPE_ERROR, 1)
+    turns = [run("float", 6, TYPE_ERROR), run("0.0", 3, "InvalidOperation"), narrow, run("sum", 2, TYPE_ERROR)]
+    turns += [run("carry", 1, TYPE_ERROR), bash("python -m pytest -q tests/test_report.py", "E       " + TYPE_ERROR, 1)]
+    assert "error_cycle" not in {s.kind for st in play(turns)[1] for s in st[2]}
+
+
+TYPE_ERROR = "TypeError: unsupported operand type(s) for +: 'float' and 'decimal.Decimal'"
+
+
 # --- noise never makes a loop look like progress ---------------------------------------------
 
 

@@ -84,7 +84,7 @@ def _outcome(
     """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged
     it). ``checked``: the turn reads how a check started in the background ended, which is that check's verdict."""
     if word is not None and word.verdict == "fail":
-        return "fail", word.failure or ("the person refused this call" if word.refused else person.SAYS_FAILS)
+        return "fail", word.failure or (person.REFUSED_CALL if word.refused else person.SAYS_FAILS)
     if word is not None and word.verdict == "pass" and turn.actor == "person":
         return "pass", None
     diag = outcomes.diagnostics(turn.output)

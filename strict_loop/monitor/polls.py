@@ -18,11 +18,11 @@ from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, readback
 
 WAIT = re.compile(
-    r"^\s*(?:cd\s+[^\s;&|]+\s*(?:&&|;)\s*)?(?:sleep\s+(\d+(?:\.\d+)?)([smh]?)\s*(?:&&|;)|watch\s+-n\s*(\d+)|"
+    r"^\s*(?:(?:cd|source|\.|export)\s+[^;&|]+?\s*(?:&&|;)\s*){0,3}(?:sleep\s+(\d+(?:\.\d+)?)([smh]?)\s*(?:&&|;)|watch\s+-n\s*(\d+)|"
     r"timeout\s+\d+\S*\s+\S+.*\bwait\b)"
 )
-"""A command that waits before it looks (``sleep 60 && tail build.log``, after a ``cd`` to where it looks): the agent is
-polling something."""
+"""A command that waits before it looks (``sleep 60 && tail build.log``, after a ``cd`` to where it looks or a ``source
+.env`` of what it looks with): the agent is polling something."""
 _SLEEP = re.compile(r"^\s*sleep\s+(\d+(?:\.\d+)?)([smh]?)\s*$")
 """A call that only waits (``sleep 120`` between two looks at a background job)."""
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}

@@ -33,7 +33,7 @@ def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:
     """A pasted failure read from the line that carries its cause: a line the person's previous paste showed too
     (``dependency failed to start: container db is unhealthy``), while this paste shows an error line of its own, is
     the wrapper around both (as an agent's failing step is read, ``novelty._error``)."""
-    if not word.failure or word.refused:
+    if not word.failure or word.refused or fp.raised(word.failure):  # an exception raised is a cause, never a wrapper
         return word
     before = next((e for e in reversed(window) if e.actor == "person" and e.verdict == "fail" and e.lines), None)
     if before is None or fp.digest(fp.strict(word.failure)) not in before.lines:

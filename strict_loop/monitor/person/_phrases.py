@@ -69,7 +69,9 @@ CIRCLES = fp.Later(
     r"(?:es|ya es|por) la (?:segunda|tercera|cuarta|quinta) vez|c'est la (?:deuxi|troisi|quatri|cinqui)\u00e8me fois|"
     r"(?:pela|\u00e9 a) (?:segunda|terceira|quarta|quinta) vez|(?:\u00e8|e') la (?:seconda|terza|quarta|quinta) volta|"
     r"(?:is|dit is) (?:nu )?de (?:tweede|derde|"
-    r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|draaien (?:echt )?in (?:rondjes|cirkels))\b|"
+    r"vierde|vijfde) keer|girando in (?:tondo|cerchio)|"
+    r"(?:siamo )?punto e a capo|siamo (?:di nuovo )?da capo|al punto di partenza|"
+    r"draaien (?:echt )?in (?:rondjes|cirkels))\b|"
     # "dreimal jetzt", "schon dreimal", "déjà trois fois", "ya van tres veces", "já são três vezes"
     r"\b(?:(?:zwei|drei|vier|f\u00fcnf|[2-9]) ?mal (?:jetzt|schon)(?=\s*(?:[.!?,;]|$))|"
     r"schon (?:zwei|drei|vier|f\u00fcnf|[2-9]) ?mal|d[\u00e9e]j[\u00e0a] (?:deux|trois|quatre|cinq|[2-9]) fois|"
@@ -166,6 +168,7 @@ CIRCLES_GATES = (
     + ("started", "began")
     + ("nowhere", "loop", "between", "ping", "introduc", "back", "try", "tries", "attempt", "fix", "deploy", "change")
     + ("iteration", "versuch", "mal", "vez", "fois", "vueltas", "tourne", "kreis", "volta", "keer", "tondo", "cerchio")
+    + ("a capo", "da capo", "partenza")
     + ("seen", "visto", "vimos", "same", "veces", "here before", "wieder", "ndig", "dauernd", "sigues", "mesm")
     + ("m\u00eame", "meme", "\u0440\u0430\u0437")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")

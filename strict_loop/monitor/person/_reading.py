@@ -46,6 +46,8 @@ to persist), unlike "still does not work", a verdict on something said before, w
 _PASTED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b:.*")
 SAYS_FAILS = "the person says it still fails"
 """The failure signature of a report in the person's own words: the failure they reported before, if any."""
+REFUSED_CALL = "the person refused this call"
+"""The failure a refusal with no words of the person's reports."""
 
 
 TYPOS = {"sitll": "still", "stlil": "still", "stll": "still", "stilll": "still", "borken": "broken", "brokne": "broken"}
@@ -86,13 +88,16 @@ def read(raw: str) -> Word:
 _BUT = re.compile(r"\W*(?:but|mas|pero|aber|mais|ma)\b", re.I)
 _THIS_TIME = re.compile(
     r"\b(?:this time (?:it|i|we|the|a|an)\b|now it (?:says|shows|gives|throws)\b|now (?:i get|i'm getting) a "
-    r"different\b|(?:diesmal|dieses mal) (?:kommt|steht|sagt|ist|zeigt)\b|"
+    r"different\b|(?:diff|different|new|another|other) (?:error|exception|traceback)(?: now)?\b|"
+    r"(?:diesmal|dieses mal) (?:kommt|steht|sagt|ist|zeigt)\b|"
     r"cette fois(?:-ci)?,? (?:c'est|\u00e7a|il|j'ai)\b|esta vez (?:sale|dice|da|es|aparece)\b|"
-    r"desta vez (?:d[\u00e1a]|diz|aparece|[\u00e9e])\b)|\u4eca\u5ea6\u306f",
+    r"desta vez (?:d[\u00e1a]|diz|aparece|[\u00e9e])\b|ahora (?:me )?(?:sale|dice|da|aparece)\b|"
+    r"agora (?:d[\u00e1a]|diz|aparece)\b|(?:ora|adesso) (?:d[\u00e0a]|dice|esce|compare)\b|"
+    r"jetzt (?:kommt|steht|sagt|zeigt)\b|maintenant (?:c'est|il (?:dit|affiche))\b)|\u4eca\u5ea6\u306f",
     re.I,
 )
-"""The person marking what they see as new ("this time it says 'not_accepted'", 今度は, diesmal, cette fois, esta vez):
-a failure they saw, a repeat only if it is the same as one before."""
+"""The person marking what they see as new ("this time it says 'not_accepted'", "diff error now", "ahora sale ...",
+今度は, diesmal, cette fois, esta vez): a failure they saw, a repeat only if it is the same as one before."""
 
 
 def _marked_new(head: str) -> bool:
@@ -136,11 +141,11 @@ def _read_head(raw: str) -> Word:
         return after  # "how's it going?", "still pending?": asks how it stands, asks for nothing new
     if asking.BETTER.match(head):
         return Word(None, 0, None, text)  # "better. still slow-ish though": the attempt moved it; what is left is news
-    if praised := asking.PRAISED.match(head) or asking.WORKED.match(head):  # praise or "X works." first: what
-        # follows is news, or what was to stay the same
-        rest = head[praised.end() :]
-        moved = _persist(rest) or BROKEN.search(rest) or _BUT.match(rest)
-        return Word(None, 0, None, text) if moved else Word("pass", 0, None, text)
+    if praised := asking.PRAISED.match(head):  # praise first: what follows is news, or what was to stay the same
+        return Word(None, 0, None, text) if _moved_on(head[praised.end() :]) else Word("pass", 0, None, text)
+    if (worked := asking.WORKED.match(head)) and not _moved_on(head[worked.end() :]):
+        return Word("pass", 0, None, text)  # "error filter works. 207 rows. can u ...": what it was for works; a
+        # failure said after it ("css ok. links ... STILL 404") is read as any report is (it may be one said before)
     brief = _short_opening(head)  # a short first sentence that says it persists carries the news
     short = brief is not None and (brief == head or _persist(brief))
     if persists and not requested and (BROKEN.search(head) or pasted or short or said_first or again or complaint):
@@ -163,6 +168,11 @@ _HEDGE = re.compile(
     r"in case|so that|to avoid|never)\b",
     re.I,
 )
+
+
+def _moved_on(rest: str) -> bool:
+    """Whether what follows the person's first words says a failure is there (still, broken, but ...)."""
+    return bool(_persist(rest) or BROKEN.search(rest) or _BUT.match(rest))
 
 
 def _status_question(text: str) -> bool:

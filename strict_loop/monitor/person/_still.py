@@ -11,19 +11,24 @@ from __future__ import annotations
 # fmt: off
 # a row per language: its name, its gates (lowercase literals its pattern cannot match without), its pattern
 STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("es", ("sigue", "otra vez", "todav", "a\u00fan no", "aun no", "mismo", "funcion", "igual", "nada", "cambi",
-            "probaste"),
+    ("es", ("sigue", "otra vez", "todav", "a\u00fan", "aun ", "mismo", "funcion", "igual", "nada", "cambi", "probaste"),
         r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo |un )?(?:error|\d{3})|diciendo|mostrando|saliendo|"
         r"apareciendo)\b|\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
         r"(?:^|[.!?]\s+)\W*(?:otra vez|sigue|(?:nada\W+)?igual)\b"
         r"(?!,? (?:por favor|con|para|adelante|as[i\u00ed]|de)\b)|"
         r"\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b|"
+        # "todavía 12 miniaturas", "nada, aún en blanco": still, said first (not "todavía falta el footer")
+        r"^\W*(?:(?:nada|no)\W+)?(?:todav[i\u00ed]a|a[u\u00fa]n)\b(?!\s+(?:no|falta\w*|quiero|necesito|tengo|hay|m[a\u00e1]s|"
+        r"un|una|unos|unas|puedes|podr\w+|estoy|estamos|me|sin prisa)\b)|"
         # "nada." alone (not "nada más"), "mismo resultado", "y lo mismo", "no cambió nada", "¿lo probaste siquiera?"
         r"(?:^|[.!?]\s+)\W*nada\s*(?:[.!]|$)|\bmismo resultado\b|\by lo mismo\b|\bigualito\b|"
         r"\bno (?:ha )?cambi[o\u00f3a]do? nada\b|\bsin cambios\b|\bprobaste siquiera\b|\bsiquiera lo probaste\b"),
     ("pt", ("continua", "ainda", "mesm", "funcionou", "de novo", "igual", "fez isso", "nada mudou", "mudou nada",
             "tentado", "tentei"),
         r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
+        # "ainda 12 miniaturas", "nada, ainda em branco": still, said first (not "ainda falta o rodapé")
+        r"^\W*(?:(?:nada|n[a\u00e3]o)\W+)?ainda\b(?!\s+(?:n[a\u00e3]o|falta\w*|quero|preciso|tenho|tem|h[a\u00e1]|mais|um|uma|"
+        r"pode|podes|estou|estamos|bem|me|sem pressa)\b)|"
         r"\bmesmo (?:erro|resultado|espa[c\u00e7]o em branco)\b|\bmesma tela\b|\bn[a\u00e3]o funcionou\b|"
         r"\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
         r"o mesmo)\b|(?:^|[.!?]\s+)\W*(?:de novo|igual)\b(?!,? (?:por favor|com|pra|para|a|ao|de)\b)|\bmesma coisa\b|"
@@ -94,18 +99,25 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         # again: またエラー, また落ちた, また動かない; the agent doing it again: また skip にしてる, また書き換えてます
         r"また\S{0,12}?(?:エラー|落ち|失敗|壊れ|動かな|止ま|クラッシュ|固ま|ダメ|だめ|同じ|書き換え|して(?:る|ます|いる|います))"),
     ("it", ("ancora", "sempre", "niente da fare", "non funziona", "stesso", "identic", "di nuovo", "stessa cosa",
-            "uguale", "resta", "rimane", "rimast"),
-        r"^\W*ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|meglio|prima)\b)|"
+            "uguale", "resta", "rimane", "rimast", "un'altra volta"),
+        r"^\W*(?:(?:niente|no)\W+)?ancora\b(?!\s+(?:una|un|uno|qualche|due|tre|da|del|della|dei|delle|di|pi\u00f9|"
+        r"meglio|prima)\b)|"
         r"\bancora (?:non|niente|lo stesso|la stessa|uguale)\b|\bsempre (?:lo stesso|la stessa|uguale)\b|"
         # "niente, sempre 404", "di nuovo 404": a status or an error again
         r"\b(?:sempre|di nuovo) (?:\d{3}\b|errore|bianc|vuot)|\bdi nuovo (?:lo stesso|la stessa)\b|"
         r"\bniente da fare\b|\bnon funziona (?:ancora|pi\u00f9)\b|\bstesso errore\b|\bidentic[oa]\b|"
         # "stessa cosa di prima" (not "fai la stessa cosa di prima": a request), "uguale." or "sempre chiaro." first,
         # "resta bianco", "è rimasto vuoto": a state that stays
-        r"(?<!la )\bstessa cosa di prima\b|"
+        r"(?<!fai la )(?<!fare la )\bstessa cosa (?:di prima|dell'altra volta|di ieri)\b|"
         r"^\W*(?:(?:niente|no)\W+)?(?:stessa cosa|uguale)\b(?!\s+(?:per|anche|su|con|a|al|alla|nel|nella)\b)|"
         r"^\W*(?:(?:niente|no)\W+)?sempre (?!(?:meglio|pi\u00f9|con|quando|se|per|cos\u00ec)\b|\w+[aei]re\b)\w+|"
-        r"\b(?:resta|rimane|[e\u00e8] rimast[oa])\s+(?:tutt[oa]\s+)?(?:bianc|vuot|ugual|ferm|bloccat|ner[oa]\b)"),
+        r"\b(?:resta|rimane|[e\u00e8] rimast[oa])\s+(?:tutt[oa]\s+)?(?:bianc|vuot|ugual|ferm|bloccat|ner[oa]\b)|"
+        # "di nuovo slavati" said first (not "di nuovo, lancia i test"), "il GPS c'è ancora", "uguale alla prima volta",
+        # "slavati un'altra volta." (not "prova un'altra volta.")
+        r"^\W*di nuovo\b(?!,)(?!\s+(?:per favore|con|per|da)\b)|"
+        r"\bc'[e\u00e8] ancora\b(?!\s+(?:da|un|una|qualche|tempo)\b)|"
+        r"\bci sono ancora\b(?!\s+(?:da|dei|delle|due|tre|altri|altre)\b)|\buguale (?:a prima|alla prima volta)\b|"
+        r"(?<!\S)(?!(?:prova|riprova|fallo|rifallo|lancialo|controlla|fai|lancia|esegui)\s)\w+ un'altra volta\s*[.!]"),
     ("nl", ("nog ", "hetzelfde", "weer", "dezelfde"),
         r"\bnog steeds\b|\bnog altijd (?:niet|hetzelfde)\b|\b(?:precies )?hetzelfde\b|^\W*(?:nee\W+)?weer\b|"
         r"\bdezelfde fout\b"),

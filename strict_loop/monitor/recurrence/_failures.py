@@ -54,6 +54,9 @@ def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
         if not f.failed:
             break  # the step succeeded: what came before is not part of this cycle
         chain.append(f)
+        if f is not cur and f.prog in ("fewer failures", "higher score"):
+            break  # its failures fell (edits chained before the run: sed, then pytest): what came before was improved
+            # on
     chain.reverse()
     previous = [k for k, f in enumerate(chain[:-1]) if f.err == cur.err]
     if not previous:
