@@ -137,6 +137,10 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         slept = sum(polls.slept(t.get("args", {}).get("command")) for t in span)
         assert abs(slept / 60 - int(m.group(1))) <= 1, (slept, m.group(1))
         checked.append("waited")
+    if m := re.search(r"while the person asked (\d+) times how it stands", evidence):
+        asked = [f for f in window if involved[0].i < f.i < involved[-1].i and f.actor == "person"]
+        assert int(m.group(1)) == len([f for f in asked if not (f.asks or f.verdict)]) >= 2
+        checked.append("asked")
     if m := re.search(r"was put back to an earlier version (\d+) times \(turns ([\d, ]+)\)", evidence):
         listed = [int(x) for x in m.group(2).split(", ")]
         assert int(m.group(1)) == len(listed) and all(window[i].edited for i in listed)

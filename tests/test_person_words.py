@@ -344,6 +344,7 @@ NOT_REPORTS += [
 ]
 STATUS_QUESTIONS = ["how's it going?", "is it green yet", "any luck?", "still pending?", "is the deploy done yet?"]
 STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webhooks on staging are queueing up"]
+STATUS_QUESTIONS += ["how long", "is it stuck??", "eta?", "its been 20 min", "are you still alive?"]
 STATUS_QUESTIONS += ["??", "hello??", "and?"]  # the person's impatience: neither a report nor a new request
 STATUS_QUESTIONS += ["it's been like 15 min?? that index took 20 seconds on staging and staging has more rows"]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]

@@ -275,6 +275,39 @@ def test_a_wait_after_sourcing_what_it_looks_with_is_a_look_all_the_same():
     assert play([*turns[:-1], _dig(1200, f"{_SOA}; {_A}", f"{_SERIAL}\n203.0.113.7")])[0].fired_at == 5
 
 
+def _reindex(asked: list[str]) -> list[dict]:
+    """A background reindex read back after each sleep, its output silent since batch 61/118, the person speaking
+    between the looks."""
+    stalled = "<status>running</status>\n\n<stdout>\n</stdout>"
+    turns = [
+        {
+            "tool": "Bash",
+            "args": {"command": "uv run kb reindex --all", "run_in_background": True},
+            "output": "Command running in background with ID: bash_1",
+            "exit_code": 0,
+        },
+        {"tool": "BashOutput", "args": {"bash_id": "bash_1"}, "output": "embedding: 52%| 61/118 [03:01<02:50]"},
+    ]
+    for k, words in enumerate([*asked, None, None]):
+        turns += [{"tool": "Bash", "args": {"command": f"sleep {90 + 30 * k}"}, "output": "", "exit_code": 0}]
+        turns += [{"tool": "BashOutput", "args": {"bash_id": "bash_1"}, "output": stalled}]
+        if words:
+            turns.append({"tool": "user_prompt", "actor": "person", "output": words})
+    return turns
+
+
+def test_looks_that_bring_nothing_while_the_person_asks_whether_it_is_stuck_whisper():
+    """The person asking twice how it stands ("is it stuck??") while the agent's looks at a silent job bring nothing
+    new: they see the stall too, long before ten looks or half an hour of sleeps."""
+    turns = _reindex(["how long", "is it stuck??"])
+    verdict, steps = play(turns)
+    assert verdict.fired_at is not None and steps[0][2][0].kind == "stalled_poll"
+    assert "while the person asked 2 times how it stands" in steps[0][2][0].evidence
+    seen = turns[: verdict.fired_at + 1]
+    assert "asked" in check_claims(play(seen)[0], seen)
+    assert play(_reindex(["how long", "also add the arxiv folder to the index next"]))[0].fired_at is None
+
+
 def test_a_look_after_a_wait_that_shows_the_change_is_no_stall():
     assert play(_dns_waits("198.51.100.23"))[0].fired_at is None  # the new address: the change arrived
 

@@ -78,9 +78,10 @@ def count(turn: Turn, f: TurnFacts, window: list[TurnFacts], fresh: int) -> Poll
 
 
 def _ends(f: TurnFacts) -> bool:
-    """Whether a turn between two looks ends their run: something was changed or restarted, the person spoke, or a
-    check passed."""
-    return f.edited or f.restart or f.actor == "person" or f.prog in ("check passes", "fewer failures", "higher score")
+    """Whether a turn between two looks ends their run: something was changed or restarted, the person asked for
+    something or said how it stands, or a check passed."""
+    person = f.actor == "person" and bool(f.asks or f.verdict)  # "is it stuck??" asks nothing new: the looks go on
+    return f.edited or f.restart or person or f.prog in ("check passes", "fewer failures", "higher score")
 
 
 class Stall(NamedTuple):
@@ -91,16 +92,20 @@ class Stall(NamedTuple):
 
 def stalled(w: list[TurnFacts], t: SpiralThresholds) -> Optional[Stall]:
     """Looks in a row with nothing new: ``poll_whisper`` of them, or three after ``poll_wait_s`` of the agent's own
-    waits (``sleep 900`` between looks at a DNS record that never changes). A whisper; the ladder climbs only after a
+    waits (``sleep 900`` between looks at a DNS record that never changes), or three while the person asked twice how
+    it stands ("is it stuck??"). A whisper; the ladder climbs only after a
     long stretch, in looks and (when turns carry times) in wall time, so a long build is never paused for being long."""
     cur = w[-1]
-    if cur.polls < t.poll_whisper and not (cur.polls >= 3 and cur.waited >= t.poll_wait_s):
+    if cur.polls < 3:
         return None
     by_i = {f.i: f for f in w}
     looks = [cur]
     while looks[-1].prior is not None and looks[-1].prior in by_i:  # the run of looks, back to its first
         looks.append(by_i[looks[-1].prior])
     looks.reverse()
+    asked = [f for f in w if looks[0].i < f.i < cur.i and f.actor == "person" and not (f.asks or f.verdict)]
+    if cur.polls < t.poll_whisper and not (cur.waited >= t.poll_wait_s or len(asked) >= 2):
+        return None
     if cur.polls < t.poll_whisper and _moved_meanwhile(w, looks):
         return None
     span = cur.ts - cur.since if cur.ts is not None and cur.since is not None else None
@@ -110,6 +115,8 @@ def stalled(w: list[TurnFacts], t: SpiralThresholds) -> Optional[Stall]:
         said = f"a running job was polled {cur.polls} times in a row{wall} with nothing new coming back"
     else:
         said = f"the agent waited {cur.waited / 60:.0f} min over {cur.polls} looks in a row and nothing new came back"
+    if len(asked) >= 2:  # "is it stuck??", "how long": the person sees the stall too
+        said += f", while the person asked {len(asked)} times how it stands"
     return Stall([f.i for f in looks], long, f"{said}: {cur.brief}")
 
 

@@ -44,9 +44,13 @@ STATUS_QUESTION = re.compile(
     r"(?:is|are|did|does|has)\s+(?:it|we|that|this|the \w+)\s+(?:\w+\s+)?(?:yet|now|done|green|working|fixed|up|"
     r"running|ready|deployed|passing|finished|complete|through)|(?:done|ready|green|up|fixed|working|finished) yet|"
     r"status|what(?:'s| is) the status|where are we(?: at)?|"
-    r"(?:what'?s|what is|why is (?:it|this|that)) taking (?:so|this|that) long)\s*(?:yet|now|so far)?\s*\?*\s*$|"
+    r"(?:what'?s|what is|why is (?:it|this|that)) taking (?:so|this|that) long|"
+    r"how (?:much )?long(?:er)?(?: now| still| left)?|"
+    r"eta|(?:is|are) (?:it|you|this|that) (?:still )?(?:stuck|hung|frozen|alive|doing anything))"
+    r"\s*(?:yet|now|so far)?\s*\?*\s*$|"
     r"^\W*still\s+(?:pending|running|building|deploying|waiting|queued|going|in progress|on it|at it)\s*\?\s*$|"
-    r"^\W*(?:it'?s|it has|that'?s|this has|you'?ve)\s+been\s+(?:\w+\s+)?(?:like|about|almost|over|nearly|more than)?\s*"
+    r"^\W*(?:it'?s|its|it has|that'?s|this has|you'?ve)\s+been\s+(?:\w+\s+)?(?:like|about|almost|over|nearly|"
+    r"more than)?\s*"
     r"\d+\s*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b(?:\s+(?:now|already))?\s*\?*\s*$|"
     r"^\s*(?:(?:hello|hey|and|so|well|um+|uh+|hm+)\s*)?[?!.\u2026]*\?[?!.\u2026]*\s*$",
     re.I,
