@@ -548,6 +548,38 @@ def test_oscillation_fires_on_the_second_revert_not_the_first():
     assert "undoing and redoing" in verdict.whisper
 
 
+def _cgo(old: str, new: str) -> dict:
+    """A setting flipped by ``sed -i`` alone (no output: a write by the shell, whatever runs after it)."""
+    command = f"sed -i 's/CGO_ENABLED={old}/CGO_ENABLED={new}/' .goreleaser.yaml"
+    return {"tool": "Bash", "args": {"command": command}, "output": ""}
+
+
+def test_a_setting_flipped_by_sed_alone_between_builds_is_going_back_and_forth():
+    build = {"tool": "Bash", "args": {"command": "goreleaser release --snapshot --clean"}}
+    cross = {**build, "output": "gcc: error: unrecognized command-line option '-arch'"}
+    stub = {**build, "output": "Error: open store: Binary was compiled with 'CGO_ENABLED=0', this is a stub"}
+    turns = [_cgo("1", "0"), stub, _cgo("0", "1"), cross, _cgo("1", "0")]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 4 and "file_oscillation" in {s.kind for s in steps[0][2]}
+    assert ".goreleaser.yaml was put back" in verdict.diagnosis and "reverted" in check_claims(verdict, turns)
+
+
+def test_an_edit_put_back_once_to_compare_then_applied_again_is_no_oscillation():
+    """The agent takes its change out to see how its script fares without it (the run prints what it never had), then
+    puts it back: a comparison. Taking it out once more is going back and forth."""
+
+    def show(output: str) -> dict:  # a script of the agent's that exits 1 when the method is off: no error line
+        return {"tool": "Bash", "args": {"command": "python show_method.py"}, "output": output, "exit_code": 1}
+
+    with_it = show("unicode method: <class 'str'> POST\nbytes method: <class 'str'> POST\nheaders: str\nbody: 12 bytes")
+    without = show("unicode method: <class 'str'> POST\nbytes method: <class 'bytes'> b'POST'\nheaders: bytes\nbody: 0")
+    turns = [replace("upper()", "native(upper())"), with_it, replace("native(upper())", "upper()"), without]
+    turns += [replace("upper()", "native(upper())")]
+    assert "file_oscillation" not in {s.kind for _, _, signals in play(turns)[1] for s in signals}
+    turns += [with_it, replace("native(upper())", "upper()")]
+    assert play(turns)[0].fired_at == len(turns) - 1
+
+
 def patch(old: list[str], new: list[str]) -> dict:
     """Codex's ``apply_patch``, its patch in ``command`` as its hooks send it, one hunk per pin changed."""
     hunks = "".join(f"@@\n-{a}\n+{b}\n" for a, b in zip(old, new, strict=True))

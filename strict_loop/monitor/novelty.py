@@ -370,7 +370,7 @@ def _effects(
     after = kind == "run" and (restart or any(e.restart for e in window[-8:]))
     return {
         "writes": shellwork.writes(command),
-        "swaps": _swaps(command) if kind == "run" else [],
+        "swaps": _swaps(command),
         "restart": restart,
         "checkout": shellwork.checks_out(command),
         **(printed.measure(turn.output)._asdict() if kind == "run" else {}),

@@ -117,9 +117,19 @@ def reverted(w: list[TurnFacts], minimum: int) -> Optional[tuple[str, list[TurnF
     for path in cur.paths or cur.writes or [""]:
         writes = [f for f in w if f.edited and (not path or path in f.paths or path in f.writes)]
         reverts = [f for k, f in enumerate(writes) if _reverts(f, writes[:k], path)]
-        if reverts and reverts[-1] is cur and len(reverts) >= minimum:
+        if reverts and reverts[-1] is cur and len(reverts) >= minimum and not _compared(w, reverts, minimum):
             return path, writes, reverts
     return None
+
+
+def _compared(w: list[TurnFacts], reverts: list[TurnFacts], minimum: int) -> bool:
+    """Whether the reverts are one comparison: an edit put back once to compare (a run without it printed what it
+    never had, neither a failure read nor a pass: a script showing what the code does), then applied again. Going back
+    and forth once more is no comparison."""
+    last = reverts[-2:]
+    return len(reverts) == minimum == 2 and any(
+        last[0].i < f.i < last[1].i and f.kind == "run" and f.actor == "agent" and f.prog == "new output" for f in w
+    )
 
 
 def _reverts(f: TurnFacts, earlier: list[TurnFacts], path: str) -> bool:
