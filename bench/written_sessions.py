@@ -109,7 +109,14 @@ CY-07), the person's praise and thanks (CS-13, CX-13), and rows of the person's 
 (Rails, Laravel and Phoenix with a person in French or Japanese; Codex with a person on analytics; research computing;
 authentication and networking) were written after the round's last changes and measured on arrival, before they were
 read: 15 of 32 caught (11 early) with 2 false alarms in 32, 15 (11 early) with 1 on the round's start code; then
-DH-12 (a wait sent to the background is no look) and DF-14 (今度は marks a new failure) shaped readings.
+DH-12 (a wait sent to the background is no look) and DF-14 (今度は marks a new failure) shaped readings. In the round
+after, twelve sets were written blind in three waves (DJ to DM at its start, DN to DQ and DR to DU after its first
+and second commits) and measured on arrival, before they were read: 76 of 96 caught (13 early) with 4 false alarms in
+96, the same on the round's start code; after the round's changes 80 (13 early), none. They shaped: another command
+passing says nothing of a failing check (CC-01, DM-02), a runner's tally is no cause (DK-09, BW-04), the person's
+"still" in Italian, Spanish and Portuguese (DL-03, DL-13), a failure marked as new ("diff error now", "ahora sale":
+DN-13, DQ-16), errors coming back while failures fall are no cycle (DO-10), a ``sed -i`` alone flips a file (DO-06),
+and looks while the person asks whether it is stuck (DP-15).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -238,6 +245,18 @@ SETS = {
     "DG": "Codex with a person on analytics and SQL (dbt, BigQuery, Snowflake, pandas, dashboards), some in pt",
     "DH": "research computing (Slurm jobs, MPI and CUDA builds, conda, Snakemake, Nextflow), Gemini CLI and Claude",
     "DI": "authentication and networking with a person trying each step (OAuth, cookies, CORS, TLS, proxies, SSH)",
+    "DJ": "web scraping and browser automation (Playwright, Selenium, Scrapy, 403s, pagination), Claude Code and Codex",
+    "DK": "smart contracts and web3 tooling (Hardhat, Foundry, Anchor, RPC limits, nonces), Gemini CLI and OpenCode",
+    "DL": "media and documents a person opens (ffmpeg, ImageMagick, whisper, PDFs), in pt, it or zh; 3 harnesses",
+    "DM": "Java and .NET backends (Spring Boot, Maven, Hibernate, EF Core, Kafka), Cursor, Cline and Claude Code",
+    "DN": "everyday app work in the Aider, Cursor and Cline exports, a person steering, some in French or Korean",
+    "DO": "Codex on people's own projects (bots, extensions, a blog, a home lab), CI watched, edits by shell",
+    "DP": "a developer's own tooling in long Claude Code sessions (subagents, MCP tools, background shells)",
+    "DQ": "Gemini CLI on personal projects (Home Assistant, a Pi, a bot), a person in es, pt, de or en trying each step",
+    "DR": "front ends a person looks at in the browser (Next.js, Vue, Svelte, Tailwind), Claude Code and Cursor, es, ja",
+    "DS": "backend APIs in Cline's export (Express, Nest, FastAPI, Django REST, Go), feedback in completion results",
+    "DT": "Codex on data analysis (pandas, polars, notebooks, DuckDB), a person checking numbers and charts, de, pt",
+    "DU": "Gemini CLI headless runs (upgrades, lint and type fixes, migrations in Python, TypeScript, Go, Java)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""
