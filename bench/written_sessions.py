@@ -116,7 +116,12 @@ and second commits) and measured on arrival, before they were read: 76 of 96 cau
 passing says nothing of a failing check (CC-01, DM-02), a runner's tally is no cause (DK-09, BW-04), the person's
 "still" in Italian, Spanish and Portuguese (DL-03, DL-13), a failure marked as new ("diff error now", "ahora sale":
 DN-13, DQ-16), errors coming back while failures fall are no cycle (DO-10), a ``sed -i`` alone flips a file (DO-06),
-and looks while the person asks whether it is stuck (DP-15).
+and looks while the person asks whether it is stuck (DP-15). DV, DW, DX and DY (a person pasting logs in Russian,
+Polish, Turkish; OpenCode; a person's limits and refusals; restart and hang loops), written after the round's last
+rule changes and measured on arrival: 28 of 32 caught (7 early, 1 late) with 4 false alarms in 32, the same on the
+round's start code; then DW-10's (a dev server under ``timeout`` dying of a new cause each time) shaped a rule, and
+DV-14's ("still panics" over a new panic each time) and DX-13's (the person's reasons for two different refusals)
+are left.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -252,11 +257,15 @@ SETS = {
     "DN": "everyday app work in the Aider, Cursor and Cline exports, a person steering, some in French or Korean",
     "DO": "Codex on people's own projects (bots, extensions, a blog, a home lab), CI watched, edits by shell",
     "DP": "a developer's own tooling in long Claude Code sessions (subagents, MCP tools, background shells)",
-    "DQ": "Gemini CLI on personal projects (Home Assistant, a Pi, a bot), a person in es, pt, de or en trying each step",
-    "DR": "front ends a person looks at in the browser (Next.js, Vue, Svelte, Tailwind), Claude Code and Cursor, es, ja",
+    "DQ": "Gemini CLI on personal projects (Home Assistant, a Pi, a bot), a person in es, pt, de or en trying each",
+    "DR": "front ends a person looks at in the browser (Next.js, Vue, Svelte, Tailwind), Claude Code, Cursor, es, ja",
     "DS": "backend APIs in Cline's export (Express, Nest, FastAPI, Django REST, Go), feedback in completion results",
     "DT": "Codex on data analysis (pandas, polars, notebooks, DuckDB), a person checking numbers and charts, de, pt",
     "DU": "Gemini CLI headless runs (upgrades, lint and type fixes, migrations in Python, TypeScript, Go, Java)",
+    "DV": "a person pasting logs and traces with a few words in ru, pl, tr or terse English, Claude Code and Codex",
+    "DW": "OpenCode sessions on web apps, infrastructure scripts and CLIs, mostly the agent alone",
+    "DX": "a person setting limits and refusing calls ('no new deps', 'never force push'), three harnesses",
+    "DY": "restart and hang loops (ports held, 409s, '0 peers', compose cycles, hanging tests), five harnesses",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -1302,6 +1302,22 @@ def test_a_hang_that_prints_more_than_the_run_before_it_but_no_more_than_an_earl
     assert play([*turns[:2], _cut("cargo test --workspace -q", further, "10m 0.0s")])[0].fired_at is None
 
 
+def test_a_dev_server_cut_off_each_time_after_failing_otherwise_is_no_hang_loop():
+    """``timeout 20 npm run dev`` is cut off by design: dying of a busy port, then of a refused database connection,
+    then of a missing table, it got past what stopped it each time. The same error three times is a hang loop."""
+    dev = "timeout 20 npm run dev"
+    port, db, table = (
+        "[api] Error: listen EADDRINUSE: address already in use :::3000",
+        "[api] Error: connect ECONNREFUSED 127.0.0.1:5432",
+        '[api] error: relation "shifts" does not exist',
+    )
+    moving = [_cut(dev, ["> roster@1.2.0 dev", port], "20s"), _cut(dev, ["> roster@1.2.0 dev", db], "20s")]
+    moving.append(_cut(dev, ["> roster@1.2.0 dev", table], "20s"))
+    assert "restart_loop" not in {s.kind for _, _, signals in play(moving)[1] for s in signals}
+    same = [_cut(dev, ["> roster@1.2.0 dev", port], "20s")] * 3
+    assert play(same)[0].fired_at == 2
+
+
 def test_what_commands_chained_ahead_of_a_hung_step_print_is_not_the_step_getting_further():
     """The same migration cut off at the same line twice, then once more behind a cache clear that prints lines of its
     own: those come before the step's output and are no progress of it, so the third hang closes the loop; a run cut

@@ -81,7 +81,11 @@ def hang_loop(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
     recent = since_strong(w[-window:])
     # what a cut-off run printed before it was cut is partial, and a file read is a look, not an outcome: only strong
     # progress, a status or run of another kind that moved, or a hang that got further ends a hang loop
-    moved = [k for k, f in enumerate(recent) if (f.prog and not f.hang and f.kind != "read") or _further(f, recent[:k])]
+    moved = [
+        k
+        for k, f in enumerate(recent)
+        if (f.prog and not f.hang and f.kind != "read") or _further(f, recent[:k]) or _failed_otherwise(f, recent[:k])
+    ]
     recent = recent[moved[-1] :] if moved else recent
     hung = [f for f in recent if f.hang and f.step == cur.step]
     if len(hung) < repeats:
@@ -153,6 +157,14 @@ def _further(f: TurnFacts, before: list[TurnFacts]) -> bool:
     seen: set[str] = set().union(*(e.lines for e in prev))
     shared = next((k for k, line in enumerate(f.lines) if line in seen), -1)
     return any(line not in seen for line in f.lines[shared + 1 :])
+
+
+def _failed_otherwise(f: TurnFacts, before: list[TurnFacts]) -> bool:
+    """Whether a hang printed an error none of the step's earlier hangs did: a dev server under ``timeout`` that died
+    of a busy port, then of a refused database connection, then of a missing table is cut off each time by design,
+    and each time got past what stopped it before."""
+    prev = [e for e in before if e.hang and e.step == f.step]
+    return bool(f.hang and f.err and prev and all(e.err and e.err != f.err for e in prev))
 
 
 def rereads(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loop]:
