@@ -118,7 +118,7 @@ passing says nothing of a failing check (CC-01, DM-02), a runner's tally is no c
 DN-13, DQ-16), errors coming back while failures fall are no cycle (DO-10), a ``sed -i`` alone flips a file (DO-06),
 and looks while the person asks whether it is stuck (DP-15). DV, DW, DX and DY (a person pasting logs in Russian,
 Polish, Turkish; OpenCode; a person's limits and refusals; restart and hang loops), written after the round's last
-rule changes and measured on arrival: 28 of 32 caught (7 early, 1 late) with 4 false alarms in 32, the same on the
+rule changes and measured on arrival: 28 of 32 caught (7 early, 1 late) with 3 false alarms in 32, the same on the
 round's start code; then DW-10's (a dev server under ``timeout`` dying of a new cause each time) shaped a rule, and
 DV-14's ("still panics" over a new panic each time) and DX-13's (the person's reasons for two different refusals)
 are left.
