@@ -578,6 +578,10 @@ def test_an_edit_put_back_once_to_compare_then_applied_again_is_no_oscillation()
     assert "file_oscillation" not in {s.kind for _, _, signals in play(turns)[1] for s in signals}
     turns += [with_it, replace("native(upper())", "upper()")]
     assert play(turns)[0].fired_at == len(turns) - 1
+    passed = {**with_it, "output": "unicode method: POST\nbytes method: POST\nall good", "exit_code": 0}
+    back = [replace("upper()", "native(upper())"), passed, replace("native(upper())", "upper()"), without]
+    back += [replace("upper()", "native(upper())")]  # the check passed with it: taking it out was no comparison
+    assert play(back)[0].fired_at == len(back) - 1
 
 
 def patch(old: list[str], new: list[str]) -> dict:

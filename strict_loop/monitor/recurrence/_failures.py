@@ -123,12 +123,16 @@ def reverted(w: list[TurnFacts], minimum: int) -> Optional[tuple[str, list[TurnF
 
 
 def _compared(w: list[TurnFacts], reverts: list[TurnFacts], minimum: int) -> bool:
-    """Whether the reverts are one comparison: an edit put back once to compare (a run without it printed what it
-    never had, neither a failure read nor a pass: a script showing what the code does), then applied again. Going back
-    and forth once more is no comparison."""
+    """Whether the reverts are one comparison: an edit that did not make the check pass, taken out once to compare (a
+    run without it printed what it never had, neither a failure read nor a pass), then applied again. Going back and
+    forth once more is no comparison, nor is taking out an edit the check passed with."""
     last = reverts[-2:]
-    return len(reverts) == minimum == 2 and any(
-        last[0].i < f.i < last[1].i and f.kind == "run" and f.actor == "agent" and f.prog == "new output" for f in w
+    runs = [f for f in w if f.kind == "run" and f.actor == "agent" and f.i < last[1].i]
+    before = [f for f in runs if f.i < last[0].i][-1:]  # the check with the edit in, before it was taken out
+    return (
+        len(reverts) == minimum == 2
+        and all(f.failed for f in before)  # it failed with the edit too (a revert from a pass is no comparison)
+        and any(last[0].i < f.i and f.prog == "new output" for f in runs)
     )
 
 
