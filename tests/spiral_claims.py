@@ -59,7 +59,7 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
     message'), or a person's complaint in their own words. ``loosely``: the same failure with other numbers (a line that
     moved)."""
     output = turn.get("output", "")
-    if failure in (person.SAYS_FAILS, "the person refused this call"):
+    if failure in (person.SAYS_FAILS, person.REFUSED_CALL):
         return person.read(output).verdict == "fail"
     ci = re.fullmatch(r"CI step '(.*)' failed", failure)
     if ci:  # a CI run read back: the step is named in what it printed, and the run's output says it failed

@@ -18,7 +18,8 @@ from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, readback
 
 WAIT = re.compile(
-    r"^\s*(?:(?:cd|source|\.|export)\s+[^;&|]+?\s*(?:&&|;)\s*){0,3}(?:sleep\s+(\d+(?:\.\d+)?)([smh]?)\s*(?:&&|;)|watch\s+-n\s*(\d+)|"
+    r"^\s*(?:(?:cd|source|\.|export)\s+[^;&|]+?\s*(?:&&|;)\s*){0,3}"
+    r"(?:sleep\s+(\d+(?:\.\d+)?)([smh]?)\s*(?:&&|;)|watch\s+-n\s*(\d+)|"
     r"timeout\s+\d+\S*\s+\S+.*\bwait\b)"
 )
 """A command that waits before it looks (``sleep 60 && tail build.log``, after a ``cd`` to where it looks or a ``source

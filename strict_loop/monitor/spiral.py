@@ -193,7 +193,7 @@ class SpiralDetector:
             k
             for k, f in enumerate(recent)
             if (f.kind == cur.kind and not f.failed and (f.kind != "run" or f.step == cur.step or f.verdict == "pass"))
-            or f.prog in ("fewer failures", "higher score")
+            or f.prog in recurrence.FELL
         ]
         recent = recent[ok[-1] + 1 :] if ok else recent
         same = since_progress([f for f in recent if same_error(f)])[0]

@@ -112,10 +112,10 @@ def _moved(before: TurnFacts, after: TurnFacts, w: list[TurnFacts]) -> bool:
         return False
     checks = [e for e in w if e.actor == "agent" and e.i < after.i and (e.fsig if e.verdict == "fail" else e.err)]
     first = next((e for e in reversed(checks) if e.i < before.i), None)
-    return first is not None and checks[-1].i > before.i and _failure(checks[-1]) != _failure(first)
+    return first is not None and checks[-1].i > before.i and _failed_as(checks[-1]) != _failed_as(first)
 
 
-def _failure(f: TurnFacts) -> Optional[str]:
+def _failed_as(f: TurnFacts) -> Optional[str]:
     """How a failing check or run is known: a check's failure signature, a run's error line."""
     return f.fsig if f.verdict == "fail" else f.err
 

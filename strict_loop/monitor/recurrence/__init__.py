@@ -43,9 +43,10 @@ from strict_loop.monitor.recurrence._loops import (
     unmoved,
     watched_failure,
 )
-from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
+from strict_loop.monitor.recurrence._window import FELL, STRONG, Loop, after_last, since_progress, since_strong
 
 __all__ = [
+    "FELL",
     "MISSING",
     "STRONG",
     "Cycle",

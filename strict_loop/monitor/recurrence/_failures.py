@@ -12,7 +12,7 @@ from typing import Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import catalog, readback
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.recurrence._window import since_cause, since_progress, since_strong
+from strict_loop.monitor.recurrence._window import FELL, since_cause, since_progress, since_strong
 
 MISSING = re.compile(
     r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to "
@@ -54,7 +54,7 @@ def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
         if not f.failed:
             break  # the step succeeded: what came before is not part of this cycle
         chain.append(f)
-        if f is not cur and f.prog in ("fewer failures", "higher score"):
+        if f is not cur and f.prog in FELL:
             break  # its failures fell (edits chained before the run: sed, then pytest): what came before was improved
             # on
     chain.reverse()
@@ -169,7 +169,7 @@ def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnF
     status = not step_run and readback.shown_failing(cur.ftext)  # workloads failing: their logs name the cause
     passed: set[str] = set()  # steps that passed since: their failures before that were dealt with
     for f in reversed(since_cause(w[-window:]) if status else w[-window:]):
-        if f.prog in ("fewer failures", "higher score") or (f.verdict == "pass" and _judges(cur, f)):
+        if f.prog in FELL or (f.verdict == "pass" and _judges(cur, f)):
             if same and f.step == same[-1].step and not any(f.i < e.i < same[-1].i and e.edited for e in w):
                 continue
             break
