@@ -200,6 +200,14 @@ _OLD_STRICT = [  # the table before its patterns were led by a character class (
         lambda m: m.group(0)[:2] + m.group(1) + "<id>",
         (),
     ),
+    # a random id (newer than the class-led table, written here as it is): after a labelled id, as there
+    (
+        re.compile(
+            r"\b(?:[a-z]{1,8}_)?(?=[A-Za-z0-9]{10,}\b)(?=[A-Za-z]*\d+[A-Za-z]+\d)(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])\w+"
+        ),
+        "<id>",
+        (),
+    ),
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ()),
     (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ()),
     (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>", ()),

@@ -542,6 +542,8 @@ def test_a_run_under_timeout_that_stops_on_a_step_it_started_hung_where_no_exit_
         ("nohup python app.py > app.log 2>&1", "python app.py"),
         ("env -u DEBUG nice -n 10 cargo build --release", "cargo build"),
         ("time -- pytest -q tests/", "pytest"),
+        ("npm publish --dry-run 2>&1 | tail -5", "npm publish --dry-run"),  # a rehearsal is a step of its own
+        ("ansible-playbook site.yml --check", "ansible-playbook --check"),
     ],
 )
 def test_the_step_a_command_takes_is_the_one_its_wrappers_run(command, step):

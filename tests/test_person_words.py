@@ -347,6 +347,7 @@ STATUS_QUESTIONS += ["is it done?? its been 25 min", "hows it going? stripe webh
 STATUS_QUESTIONS += ["how long", "is it stuck??", "eta?", "its been 20 min", "are you still alive?"]
 STATUS_QUESTIONS += ["??", "hello??", "and?"]  # the person's impatience: neither a report nor a new request
 STATUS_QUESTIONS += ["it's been like 15 min?? that index took 20 seconds on staging and staging has more rows"]
+STATUS_QUESTIONS += ["whats going on, its been 10 min", "what is going on"]  # asked without a question mark
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
 
@@ -1167,3 +1168,77 @@ def test_what_no_longer_or_never_works_is_no_approval(text):
 def test_still_said_first_in_the_persons_language_or_after_what_works_is_a_report(text):
     word = person.read(text)
     assert word.verdict == "fail" and word.weight >= 1, word
+
+
+@pytest.mark.parametrize(
+    ("text", "weight"),
+    [
+        ("it's doing it again", 1),
+        ("now it overlaps again", 1),  # a symptom's verb said of the thing, with "again"
+        ("the header covers the content again", 1),
+        ("it disappears again when I scroll", 1),
+        ("again the header is hidden", 1),  # a clause opening on "again" that says what is seen
+        ("and again it shows 0 items", 1),
+        ("you keep swapping sticky and fixed", 2),
+        ("\uc774\uac70 \ub450\ubc88\uc9f8\uc608\uc694", 2),  # ko: this is the second time
+        ("\ubcf8\ubb38 \ub610 \uac00\ub824\uc694... \ucc98\uc74c\uc774\ub791 \uac19\uc740 \ubb38\uc81c", 1),  # ko
+        (
+            "\uc2a4\ud06c\ub864\ud558\uba74 \ub610 \uc5c6\uc5b4\uc838\uc694. \uacc4\uc18d \uc654\ub2e4\uac14\ub2e4 "
+            "\ud558\ub124\uc694",
+            2,
+        ),  # ko: disappears again; keeps going back and forth
+        ("dalej. screen si\u0119 nie wkleja. dok\u0142adnie jak w pierwszym te\u015bcie", 1),  # pl: still. as at first
+        ("no i znowu. kr\u0119cimy si\u0119 w k\u00f3\u0142ko, trzeci raz wysy\u0142am", 2),  # pl: going in circles
+        (
+            "אמרתי בהודעה הראשונה: לא נוגעים ב-he",
+            1,
+        ),  # he: I said in the first message: no touching  # he: I said in the first message: no
+        (
+            "\u05e9\u05d5\u05d1 \u05e0\u05d2\u05e2\u05ea \u05d1-he! \u05e4\u05e2\u05dd \u05e9\u05e0\u05d9\u05d9\u05d4.",
+            2,
+        ),
+    ],
+)
+def test_again_said_of_what_the_person_sees_and_the_nth_time_in_korean_polish_and_hebrew(text, weight):
+    word = person.read(text)
+    assert word.verdict == "fail" and word.weight == weight, word
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "run the tests again",
+        "again, run the tests",
+        "now it loads again",  # a success again
+        "please make sure it never overlaps again",
+        "reset the db again",
+        "zr\u00f3b tak samo jak w poprzednim mailu",  # pl: do it as in the previous email
+        "נסה פעם שנייה עם הדגל",  # he: try a second time with the flag
+        "why does it happen with the other file",
+    ],
+)
+def test_again_in_a_request_or_of_a_success_is_no_report(text):
+    assert person.read(text).weight == 0
+
+
+@pytest.mark.parametrize("text", ["why is it doing this, it worked yesterday", "why is this happening"])
+def test_a_why_about_what_the_person_sees_is_a_failure_seen_not_a_new_request(text):
+    assert person.read(text)[:2] == ("fail", 0)
+    window = window_of([{"tool": "user_prompt", "actor": "person", "output": text}])
+    assert window[0].asks is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no, not pypi. it's internal code",  # a correction of the plan
+        "hm. designers don't have gitlab access. no",  # a bare no after other words declines
+        "ugh. ok whatever works",  # leave to do what works: no approval
+    ],
+)
+def test_a_no_to_an_option_a_status_asked_plainly_and_whatever_works_are_neither_report_nor_approval(text):
+    assert person.read(text)[:2] == (None, 0)
+
+
+def test_no_not_fixed_is_still_a_report():
+    assert person.read("no, not fixed")[:2] == ("fail", 1)

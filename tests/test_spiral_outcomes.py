@@ -1250,3 +1250,56 @@ def test_turbos_summary_is_no_cause_so_other_failures_under_it_are_no_cycle():
     assert "src/Dialog.tsx(3,26): error TS2307" in (window[0].etext or ""), [f.etext for f in window]
     assert not any("@nw/ui#build" in (f.etext or "") for f in window)
     assert play(turns)[0].fired_at is None
+
+
+def _refund_run(flags: str, request: str) -> dict:
+    """A Codex run (no exit code) of a test whose Stripe call fails with a request id drawn anew each time."""
+    error = f"stripe._error.InvalidRequestError: Request req_{request}: No such payment_intent: 'pi_3OkDq2Ltx9AbCdEf0k'"
+    output = f"F{' ' * 40}[100%]\nE   {error}\nFAILED tests/test_refunds.py::test_partial_refund - {error}\n1 failed"
+    return {"tool": "Bash", "args": {"command": f".venv/bin/pytest tests/test_refunds.py {flags}"}, "output": output}
+
+
+def test_the_same_failure_under_varied_flags_is_one_though_each_request_id_and_the_persons_word_differ():
+    """A random request id (``req_Vn9sG3hM1dQe5c``) is no part of an error; and the person's "same error for 10 min"
+    between two runs names no error, so the run after it has not failed otherwise than the run before it did."""
+    ids = ["Vn9sG3hM1dQe5c", "Js3eK7qB4xWn8g", "Ew4pN9sL6bXc1y", "Lk2vA8eR5tNq3w", "Hd6xW1pF9bKs4m"]
+    turns = [_refund_run(flags, rid) for flags, rid in zip(["-q", "-x", "-vv", "-p no:randomly"], ids, strict=False)]
+    turns.insert(2, {"tool": "user_prompt", "actor": "person", "output": "same error for 10 min. what are you doing"})
+    window = window_of(turns)
+    runs = [f for f in window if f.actor == "agent"]
+    assert len({f.err for f in runs}) == 1, [f.err for f in runs]
+    assert window[3].prog is None, window[3].prog
+    verdict, _ = play(turns)
+    assert verdict.fired_at is not None and verdict.signals[0].kind == "repeated_error", verdict
+
+
+def test_a_name_with_one_number_in_it_stays_in_the_error():
+    """Only ids drawn at random fold: ``base64Encode`` and ``sha256Digest`` missing are two errors."""
+    turns = [
+        _sh("npm run build", f"src/a.ts(3,9): error TS2304: Cannot find name '{name}'.", 2)
+        for name in ("base64Encode", "sha256Digest")
+    ]
+    window = window_of(turns)
+    assert window[0].err != window[1].err
+
+
+def test_still_broken_while_each_run_fails_otherwise_is_no_repeat_and_now_this_starts_another_failure():
+    """The dev server fails with a missing module, another missing module, a busy port, then a schema error, the
+    person saying "still broken", "nope now this. EADDRINUSE" and "still broken?? it worked before the upgrade": each
+    failure is new, so the person's words are no problem said again, and "now this" is what the last run printed."""
+    dev = "pnpm --filter web dev"
+    turns = [
+        {"tool": "user_prompt", "actor": "person", "output": "bumped to pnpm 9 and now web wont start"},
+        _sh(dev, "Module not found: Can't resolve '@acme/ui'", 1),
+        {"tool": "Edit", "args": {"file_path": "apps/web/package.json", "old_string": "a", "new_string": "b"}},
+        _sh(dev, "Module not found: Can't resolve 'server-only'", 1),
+        {"tool": "user_prompt", "actor": "person", "output": "still broken"},
+        {"tool": "Edit", "args": {"file_path": "apps/web/package.json", "old_string": "b", "new_string": "c"}},
+        _sh(dev, "Error: listen EADDRINUSE: address already in use :::3000", 1),
+        {"tool": "user_prompt", "actor": "person", "output": "nope now this. EADDRINUSE"},
+        _sh(f"kill 71844 && {dev}", "Error: Invalid environment variables: DATABASE_URL Required", 1),
+        {"tool": "user_prompt", "actor": "person", "output": "still broken?? it worked before the upgrade"},
+    ]
+    window = window_of(turns)
+    assert window[7].fsig != window[4].fsig and "EADDRINUSE" in (window[7].ftext or ""), window[7]
+    assert play(turns)[0].fired_at is None

@@ -57,8 +57,11 @@ one never found a unit, and trying each cost a run of 16,000 digits 16,000 tries
 _EPOCH = re.compile(r"1(?<![\w.]1)[5-9]\d{8}(?:\d{3}){0,2}(?:\.\d+)?\b")
 """A Unix time in seconds, milliseconds or microseconds, 2017 to 2033 (``"time":1717412165403`` in a JSON log line)."""
 _GLUED_NUMBER = re.compile(r"(?<=[A-Za-z_])\d{7,}(?:[-_.]\d+)*")
-"""A long number glued to a name, with the numbers it leads (``patch1729001412-61733``, ``run_20240611093000``): a time
-or an id made part of a file's name, new with each run; a number on its own stays (a count, a status)."""
+"""A long number glued to a name (``patch1729001412-61733``, ``run_20240611093000``): new each run; a count stays."""
+_RANDOM_ID = re.compile(
+    r"\b(?:[a-z]{1,8}_)?(?=[A-Za-z0-9]{10,}\b)(?=[A-Za-z]*\d+[A-Za-z]+\d)(?=[a-z0-9]*[A-Z])"
+    r"(?=[A-Z0-9]*[a-z])\w+"
+)  # a random id (``req_Vn9sG3hM1dQe5c``), not ``base64Encode``
 _HEX = "[0-9a-fA-F]"
 _UUID = re.compile(rf"{_HEX}(?<!\w{_HEX}){_HEX}{{7}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\b")
 """``\\b[0-9a-f]{8}-...`` under re.I (no other character folds to a-f), led by its class: scanned for in C."""
@@ -97,6 +100,7 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"(?<=[A-Za-z0-9]-)[a-z]{24,}\b"), "<id>", ("-",)),  # a generated suffix (Xcode's DerivedData/App-x)
     # a value labelled as an id (``RequestID: EFPCNFEB088BEZFY``, ``x-request-id=...``, ``"traceId":"..."``)
     (_LABELLED_ID, lambda m: m.group(0)[:2] + m.group(1) + "<id>", _IDS),
+    (_RANDOM_ID, "<id>", ()),  # after a labelled id: a HostID's base64 is folded whole
     (re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+"), "<tmp>", ("/tmp", "/var/", "/private/")),
     (re.compile(r"\btmp[a-z0-9_]{4,}\b", re.I), "<tmp>", ("tmp", "TMP", "Tmp")),
     (re.compile(r"[pP](?<!\w[pP])(?:(?<=p)(?:id|rocess)|(?<=P)ID)[ =:]*\d+"), "pid <n>", ("pid", "PID", "process")),
@@ -119,8 +123,7 @@ def _denoise(text: str) -> str:
 
 
 _CLOCKS = [entry for entry in _STRICT if entry[1] not in (_unit, "line <n>", "[<n>]")]
-"""The noise that is no measure: times, ids, hashes, addresses, temporary paths, process ids (a duration, a size and
-a count are what a run measured)."""
+"""The noise that is no measure: times, ids, hashes, addresses, temporary paths, pids (not a duration, size, count)."""
 _MEASURE = re.compile(r"(?<!\d)-?\d{1,15}(?:\.\d{1,15})?(?!\d)")
 """A number as a run measures it: at most 15 digits either side of its point (a longer run of digits is an id, and no
 float holds it: it stays in the shape as it is)."""

@@ -239,13 +239,14 @@ def _tail(output: str) -> str:
 
 
 def _signed(
-    said: Optional[str], window: list[TurnFacts], turn: Turn, line: Optional[str], tail: str
+    said: Optional[str], window: list[TurnFacts], turn: Turn, line: Optional[str], tail: str, word: person.Word | None
 ) -> tuple[Optional[str], Optional[str]]:
     """``_failure``'s signature and text; a check that names its failing tests fails the same way only when it fails
     the same tests (a third test breaking under the same count line is another failure). A check whose output has no
     error line to read is known by what it printed, loosely, not by its last line alone: that line is often a count
     (``* staticcheck: 3``) under findings that change from run to run."""
-    fsig, ftext = _failure(said, window)
+    fresh = word is not None and word.weight == 0 and not word.failure and not word.refused  # said, not said again
+    fsig, ftext = _failure(said, window, fresh)
     if fsig is None or turn.actor != "agent":
         return fsig, ftext
     named = outcomes.failing_tests(turn.output)
@@ -254,14 +255,18 @@ def _signed(
     return (fp.digest("\0".join([fsig, *named])), ftext) if named else (fsig, ftext)
 
 
-def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str], Optional[str]]:
-    """The failure signature and its readable text; a person's "still the same error" is the failure reported last."""
+def _failure(said: Optional[str], window: list[TurnFacts], fresh: bool = False) -> tuple[Optional[str], Optional[str]]:
+    """The failure signature and its readable text; a person's "still the same error" is the failure reported last.
+    ``fresh``: the person says it fails, not that it still does ("nope now this. EADDRINUSE")."""
     if not said:
         return None, None
     said = _MARKER.sub("", said.strip())  # pytest's 'E   ' is not part of the failure
     if said == person.SAYS_FAILS:  # the failure reported last since the person's last request, else the task's own
         task = next((k for k in range(len(window) - 1, -1, -1) if window[k].asks and window[k].actor == "person"), -1)
         since = window[task + 1 :]
+        told = next((k for k in range(len(since) - 1, -1, -1) if since[k].actor == "person" and since[k].fsig), None)
+        if fresh and told is not None and (now := _failing_since(since[:told], since[told + 1 :])) is not None:
+            return now
         last = next((e for e in reversed(since) if e.actor == "person" and e.fsig), None) or next(
             (e for e in reversed(since) if e.verdict == "fail" and e.fsig), None
         )
@@ -269,6 +274,16 @@ def _failure(said: Optional[str], window: list[TurnFacts]) -> tuple[Optional[str
             return last.fsig, last.ftext
         return fp.digest(f"{said}\0{window[task].asks if task >= 0 else ''}"), said
     return fp.digest(fp.error_fingerprint(said) or fp.loose(said)), fp.readable(said)
+
+
+def _failing_since(before: list[TurnFacts], after: list[TurnFacts]) -> Optional[tuple[str, Optional[str]]]:
+    """The agent's newest failure since the person last reported one, when it fails otherwise than its last failure
+    before that report did: what the person's next report, not said to be a repeat, is about."""
+    now = next((e for e in reversed(after) if e.actor == "agent" and verdicts.failed_as(e)), None)
+    then = next((e for e in reversed(before) if e.actor == "agent" and verdicts.failed_as(e)), None)
+    if now is None or then is None or verdicts.failed_as(then) == verdicts.failed_as(now):
+        return None
+    return now.fsig if now.verdict == "fail" and now.fsig else fp.digest(now.err or ""), now.ftext or now.etext
 
 
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:
@@ -291,7 +306,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     verdict, said = _outcome(turn, kind, failed, line, word, job, shown.checked)
     tail = _tail(turn.output) if failed or verdict == "fail" else ""  # read once, for both of its readers
     fclass = fp.classify([tail]) if failed else None
-    fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line, tail)
+    fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line, tail, word)
     edit, undo, whole = _edit_keys(turn, kind, paths)
     f = TurnFacts(
         i=index,

@@ -42,7 +42,9 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
         return "a new request"
     if f.verdict == "fail" and f.actor == "agent" and not f.refused:
         failures = [e for e in window if e.verdict == "fail"]
-        if failures and (f.fsig in {e.fsig for e in failures} or set(f.errs) & set(failures[-1].errs)):
+        # the errors of the last failure that showed any: a person's word between ("same error for 10 min") shows none
+        shown = next((e.errs for e in reversed(failures) if e.errs), [])
+        if failures and (f.fsig in {e.fsig for e in failures} or set(f.errs) & set(shown)):
             return None  # the same failure, or the earlier failure's error still shows: not moved on
         if failures:
             return "different failure"

@@ -105,17 +105,17 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
 
 
 def _moved(before: TurnFacts, after: TurnFacts, w: list[TurnFacts]) -> bool:
-    """Whether the agent's checks (or runs) failed otherwise between two reports that name nothing ("still red", "still
-    red lol") than before the first: the person sees the same colour while the failure moved on (a CI run failing at a
-    later step each push), so the second is a report of another failure, not the first said again."""
-    if any(f.reports != 1 or f.refused or f.defied or f.topic for f in (before, after)):
-        return False
+    """Whether the agent's checks (or runs) last failed, before the second of two reports (the first naming nothing:
+    "still red", "still red lol"), in a way none failed before the first: the person sees the same colour while the
+    failure moved on (a CI run failing at a later step each push), so the second reports another failure."""
+    if any(f.reports != 1 or f.refused or f.defied for f in (before, after)) or before.topic:
+        return False  # the first report named what fails ("the badge is still old"): a "still" after it is of that
     checks = [e for e in w if e.actor == "agent" and e.i < after.i and (e.fsig if e.verdict == "fail" else e.err)]
-    first = next((e for e in reversed(checks) if e.i < before.i), None)
-    return first is not None and checks[-1].i > before.i and _failed_as(checks[-1]) != _failed_as(first)
+    earlier = {failed_as(e) for e in checks if e.i < before.i}  # a failure seen before comes back: not moved on
+    return bool(earlier) and checks[-1].i > before.i and failed_as(checks[-1]) not in earlier
 
 
-def _failed_as(f: TurnFacts) -> Optional[str]:
+def failed_as(f: TurnFacts) -> Optional[str]:
     """How a failing check or run is known: a check's failure signature, a run's error line."""
     return f.fsig if f.verdict == "fail" else f.err
 
@@ -254,6 +254,9 @@ _COMMON = frozenset(
     + ("correctly", "instead", "within", "without", "folder", "update", "updated", "shouldn", "couldn", "wouldn")
     + ("failing", "failed", "failure", "showing", "button", "screen", "server", "function", "doesnt", "didnt")
     + ("returns", "return", "output", "result", "results", "message", "script", "command", "running")
+    + ("thought", "worked", "seriously", "happening", "supposed", "finally", "honestly", "literally", "basically")
+    + ("expected", "earlier", "yesterday", "minutes", "getting", "trying", "tested", "checked", "restarted")
+    + ("refreshed", "reloaded", "anymore", "though", "exactly", "anyway", "strange", "pretty")
 )
 """Words of six letters or more that say nothing of what a message is about."""
 

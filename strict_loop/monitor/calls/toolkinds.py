@@ -110,8 +110,7 @@ PATH_KEYS = (
 _CHAIN = re.compile(r"&&|\|\||;")
 MAX_WORDS_TEXT = 2000
 """Characters of a command's first line read for its words (callers use the first three): ``shlex`` takes about a
-microsecond a character, and an agent's one-line command can be 15,000 characters (no command of the corpora has a
-first line this long)."""
+microsecond a character, and an agent's one-line command can be 15,000 characters."""
 
 
 _SUBSTITUTION = re.compile(r"\$\([^()]*\)")
@@ -213,10 +212,14 @@ def _shows_log(words: list[str], before: str) -> bool:
     return words[0] in ("tail", "head", "cat") and any(f">{w}" in wrote for w in words[1:] if "." in w)
 
 
+_REHEARSALS = frozenset(("--dry-run", "--dryrun", "--noop", "--simulate", "--what-if", "-WhatIf", "--check"))
+
+
 def step_words(command: str) -> str:
     """The step a command takes, without the arguments an agent varies: `docker build`, `python build.py`,
-    `python -m pytest`, `make` (targets are arguments), `./build.sh`."""
-    return step_parts(command)[0]
+    `python -m pytest`, `make` (targets are arguments), `./build.sh`; `npm publish --dry-run` is another."""
+    step, rest = step_parts(command)
+    return " ".join([step, *sorted(_REHEARSALS.intersection(rest))])
 
 
 def step_parts(command: str) -> tuple[str, list[str]]:

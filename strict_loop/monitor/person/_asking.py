@@ -43,7 +43,7 @@ STATUS_QUESTION = re.compile(
     r"(?:\s+(?:going|looking|doing|coming along))?|any\s+(?:luck|progress|news|updates?)(?:\s+(?:yet|so far))?|"
     r"(?:is|are|did|does|has)\s+(?:it|we|that|this|the \w+)\s+(?:\w+\s+)?(?:yet|now|done|green|working|fixed|up|"
     r"running|ready|deployed|passing|finished|complete|through)|(?:done|ready|green|up|fixed|working|finished) yet|"
-    r"status|what(?:'s| is) the status|where are we(?: at)?|"
+    r"status|what(?:'s| is) the status|where are we(?: at)?|what(?:'?s| is) (?:going on|happening)|"
     r"(?:what'?s|what is|why is (?:it|this|that)) taking (?:so|this|that) long|"
     r"how (?:much )?long(?:er)?(?: now| still| left)?|"
     r"eta|(?:is|are) (?:it|you|this|that) (?:still )?(?:stuck|hung|frozen|alive|doing anything))"
@@ -73,7 +73,8 @@ BETTER = re.compile(
 but the header still overlaps", "ok rows now. but it's still wrong: ..."): the problem moved, so what follows is no
 repeat of it."""
 APPROVAL = re.compile(
-    r"(?<!\bstill )(?<!\bshould )(?<!\bmust )(?<!\bnothing )(?<!\bnever )(?<!\blonger )\b(?:works(?: now)?|"
+    r"(?<!\bstill )(?<!\bshould )(?<!\bmust )(?<!\bnothing )(?<!\bnever )(?<!\blonger )(?<!\bwhatever )"
+    r"(?<!\bwhichever )\b(?:works(?: now)?|"
     r"working now|that fixed it|fixed now|it'?s fixed|"
     r"perfect|looks good|lgtm|all good|great,? thanks?|thank you|nice,? (?:it )?works|did the trick|"
     r"(?:are|is|all) green(?: now)?|\w+s fine now|(?:that|this) did it|confirmed (?:fixed|working)|"
@@ -105,6 +106,7 @@ asked)."""
 WORKED = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|nice|good|great|cool)\W+)?(?:(?!(?:not|no|never|nothing|none|if|when|whether|unless|"
     r"once|until|sure|see|check|should|must|might|may|maybe|hopefully|barely|kinda|half|only|still|first|1st|time|"
+    r"whatever|whichever|do|try|use|pick|anything|something|"
     r"\w+n'?t)\b)"
     r"[\w'/#-]+(?:\.[\w'/#-]+)*\s+)"
     r"{1,4}(?:(?:is|are)\s+)?(?:works|working|fixed|fine|ok|okay|correct)(?:\s+now)?(?:[.!]+(?=\s|$)|\s*$)",

@@ -105,6 +105,18 @@ PERSIST = fp.Later(
     r"\bevery\W{1,3}single\W{1,3}(?:time|run|build|job|attempt)\b|"
     r"\b(?:fail\w*|broken|errors?|crash\w*|happen\w*|same|back|wrong|stuck|blank|empty|missing|gone|down) again\b|"
     r"\b(?:broke|breaks|breaking|fails|failing|crashes|crashing)(?: \w+)? again\b|"
+    # a symptom the person sees, said of it with "again" ("it overlaps again", "the header covers the content again",
+    # "it disappears again when I scroll"): a symptom's verb as said of the thing, never the bare verb of a request;
+    # not a hang ("it's hanging again, ..."), said as often of the run still going as of a new one
+    r"\b(?:overlaps|overlapping|covers|covering|hides|hiding|disappears|disappeared|disappearing|vanish(?:es|ed|ing)|"
+    r"flickers|flickering|freezes|freezing|froze|spins|spinning|disconnects|disconnected|dies|"
+    r"died|timed out|times out|loops|looping|resets|drops|dropped|duplicates|duplicated|jumps|jumping|shifts|shifting|"
+    r"glitches|glitching|lags|lagging|logs (?:me )?out|logged (?:me )?out|kicks (?:me )?out|kicked (?:me )?out|"
+    r"redirects|redirected|overflows|overflowing|scrolls away|cuts off|cut off)\b[^.!?\n]{0,40}?\bagain\b|"
+    # a clause opening on "again" that tells what is seen ("again the header is hidden", "and again it shows 0
+    # items"); not "again, run the tests"; "it's doing it again"
+    rf"{_CLAUSE_START}(?:(?:and|but|now|so)\s+)?again,?\s+(?:it|it'?s|this|that|they|the|my|our|same|still|nothing|"
+    r"no)\b(?!\s+(?:way|one|next)\b)|\b(?:it'?s|its|it is|it keeps) doing (?:it|that|this|the same(?: thing)?) again\b|"
     r"\b(?:errors?|issues?|problems?|bugs?|crash(?:es)?|failures?|exceptions?)\s+(?:is|are|was|were|came|comes|has "
     r"come|have come) back\b(?!\s+(?:in|on|online|to|from|up)\b)|"
     r"\b(?:it|errors?|bugs?|issues?|problems?|crash(?:es)?)\s+(?:has\s+|have\s+)?(?:reappeared|reappears|keeps "
@@ -163,7 +175,8 @@ SEEN_AGAIN_GATES = ("same", "what it", "like ", " as ", "n't", " not ", "nothing
 NOPE = re.compile(
     r"^\W*(?:(?:lol|haha|ugh|hmm+|ok|well)\W+)?(?:nope|nah|no)\b(?=[\s,.!-]*(?:$|[^\w\s,.!-]+\s*$|it|still|same|also "
     r"same|again|doesn|didn|the|that|this|"
-    r"not(?!\s+(?:that|this|the|those|these|there|here|in|on|yet)\b)|"
+    r"not(?=\W*$|\s+(?:fixed|working|work|works|loading|showing|rendering|displaying|gone|better|changed|resolved|"
+    r"solved|really|quite|even|at all|happening|it|yet fixed)\b)|"  # "no, not fixed"; not "no, not pypi" (a correction)
     r"nothing|that didn)|(?<=nope)\s*[.!]+(?:\s|$))",
     re.I,
 )

@@ -18,8 +18,10 @@ CLAUSE_START = r"(?:^|(?<=[.!?;,:\n(])|(?<=[.!?;,:(]\s))\W*"
 CIRCLES = fp.Later(
     r"\b(?:(?:going|go|run(?:ning)?|turning) (?:a)?round in circles|in circles|"
     r"(?<!\bi've )(?<!\bi have )(?<!\bi )(?:doing|done|tried) this "
-    r"(?:\d+|two|three|four|several|many) times|you keep (?:doing|trying|making|breaking|suggesting|proposing|"
-    r"changing|adding|saying)|stop (?:guessing|speculating|fighting (?:the|with) )|same mistake|"
+    r"(?:\d+|two|three|four|several|many) times|you keep (?:on )?(?:doing|trying|making|breaking|suggesting|proposing|"
+    r"changing|adding|saying|swapping|switching|flipping|toggling|reverting|undoing|rewriting|reintroducing|removing|"
+    r"deleting|moving|restarting|rerunning|editing|looping)\b|stop (?:guessing|speculating|fighting (?:the|with) )|"
+    r"same mistake|"
     r"i(?:'ve| have)? (?:already )?told you "
     r"(?:twice|(?:three|four|\d+) times)|(?:we're |we are |i'm |i am |it's |it is |this is |that's )back to square one|"
     r"(?:we'?re|we are|i'?m|i am|it'?s|it is|this is|that'?s) (?:right |just )?back (?:to )?where (?:we|i) "
@@ -113,7 +115,7 @@ CIRCLES = fp.Later(
     r"(?:\u3053\u308c\u3067|\u3082\u3046|\u3059\u3067\u306b|\u65e2\u306b)\s*[2-9\uff12-\uff19\u4e8c\u4e09\u56db\u4e94"
     r"\u516d\u4e03\u516b\u4e5d]\s*\u56de\u76ee|[2-9\uff12-\uff19\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d]"
     r"\s*\u56de\u76ee(?:\u3067\u3059|\u3060\u3088|\u3067\u3059\u3088)|"
-    r"(?:\uc774\ubc88\uc774|\ubc8c\uc368|\uc774\uac8c)\s*(?:[2-9]|\ub450|\uc138|\ub124|\ub2e4\uc12f)\s*\ubc88\uc9f8|"
+    r"(?:\uc774\ubc88\uc774|\ubc8c\uc368|\uc774\uac8c|이거|이번에)\s*(?:[2-9]|\ub450|\uc138|\ub124|\ub2e4\uc12f)\s*\ubc88\uc9f8|왔다\s?갔다|제자리걸음|"
     r"\u7b2c[\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d2-9]\u6b21\u4e86|(?:\u8fd9\u662f|\u5df2\u7ecf\u662f?)"
     r"\u7b2c[\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d2-9]\u6b21|"
     # hi (Latin script): circle me ghoom rahe, gol gol ghoom, teen baar bola, kitni baar bolun
@@ -126,12 +128,15 @@ CIRCLES = fp.Later(
     # he: פעם שלישית, זו הפעם הרביעית, כבר שלוש פעמים, במעגלים; th: ครั้งที่สาม, วนไปวนมา, สามรอบแล้ว
     r"(?<!\w)(?:פעם |הפעם ה)(?:שלישית|רביעית|חמישית)(?!\w)|(?<!\w)הפעם השנייה(?!\w)|"
     r"כבר (?:פעמיים|שלוש פעמים|ארבע פעמים)|(?<!\w)במעגלים(?!\w)|"
+    r"(?:^|[.!?,]\s*)(?:זו |זאת |זה )?פעם (?:שנייה|שניה)(?=\s*(?:[.!]|$))|"
     r"ครั้งที่\s*(?:สาม|สี่|ห้า|[3-9])|วนไปวนมา|วนอยู่ที่เดิม|(?:สาม|สี่|ห้า|[3-9])\s*(?:ครั้ง|รอบ)แล้ว|"
     # uk: втретє, вже четвертий раз, по колу, в котрий раз; fa: بار سوم, سه بار گفتم, دور خودمون
     r"\b(?:втретє|вчетверте|вп'?яте)\b|\b(?:третій|четвертий|п'?ятий) раз\b|\bпо колу\b|\bв котрий раз\b|"
     r"(?<!\w)بار (?:سوم|چهارم|پنجم)(?!\w)|(?<!\w)(?:دو|سه|چهار) بار (?:گفتم|گفته\u200c?ام)|دور خود(?:مون|مان)|"
     # ms: kali ketiga; ro: a treia oară, ți-am zis de două ori, ne învârtim în cerc; hu: harmadszor, körbe-körbe
     r"\bkali (?:ketiga|keempat|kelima|ke-?[3-9])\b|\bberpusing-pusing\b|"
+    # pl: kręcimy się w kółko, trzeci raz, po raz czwarty
+    r"\bw k\u00f3\u0142ko\b|\b(?:po raz )?(?:trzeci|czwarty|pi\u0105ty|sz\u00f3sty) raz\b|"
     r"\ba (?:treia|patra|cincea) oar[a\u0103]\b|\b(?:[\u021bt]i-am|v-am) (?:zis|spus) de (?:dou[a\u0103]|trei|patru|"
     r"[2-9]) ori\b|\bne [\u00eei]nv[\u00e2a]rtim [\u00eei]n cerc\b|"
     # ar: بنلف في دواير, حلقة مفرغة, تالت مرة; hi: गोल गोल घूम, तीसरी बार; bn: ঘুরে ফিরে একই, ৪ বার হয়ে গেল; sw:
@@ -174,13 +179,14 @@ CIRCLES_GATES = (
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
     + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
+    + ("왔다", "제자리")
     + ("\u7b2c", "ghoom", "baar")
     + ("run", "job", "build", "launch", "submission", "restarts", "deploys", "intento", "terceira", "quarta", "quinta")
     + ("sexta", "tentativa")
     + ("פעם", "פעמים", "פעמיים", "במעגלים", "ครั้งที่", "วน", "แล้ว", "втретє", "вчетверте", "вп", "раз", "колу")
     + ("بار", "دور خود", "kali ke", "pusing", "oar", " ori", "cerc", "szor", "sz\u00f6r", "alkalommal", "rbe")
     + ("في د", "في ح", "حلقة", "مرة", "गोल", "चक्कर", "बार", "ঘুর", "বার", "tunazunguka", "mara ya", "ikot", "beses")
-    + ("ulit",)
+    + ("ulit", "k\u00f3\u0142ko", "raz")
 )
 """Lowercase literals one of which ``CIRCLES`` cannot match without."""
 
@@ -240,7 +246,7 @@ TOLD_BEFORE = (
     r"\b(?:ya )?te dije (?:que )?no\b|"  # es: "ya te dije que no ..."
     # he: "כתבתי בלי לגעת", "אמרתי לך במפורש: לא"; ro: "am zis clar să NU"; uk: "я ж казав"; fa: "بهت گفتم";
     # hu: "mondtam, hogy ne"; th: "บอกแล้วว่าอย่า"; ms: "saya dah cakap jangan"
-    r"(?<!\w)(?:אמרתי|כתבתי|ביקשתי)(?: לך| לכם)?(?: כבר)?(?: במפורש| בפירוש)?:?\s+(?:בלי|לא|אל|אין)(?!\w)|"
+    r"(?<!\w)(?:אמרתי|כתבתי|ביקשתי)(?:\s+[^\s:]+){0,3}?:?\s+(?:בלי|לא|אל|אין)(?!\w)|"
     r"(?<!\w)כבר אמרתי לך(?!\w)|\b(?:am zis|am spus|[\u021bt]i-am (?:zis|spus))(?: clar| deja)? "
     r"(?:s[a\u0103]|c[a\u0103]) nu\b|\bя ж (?:казав|казала|писав|писала|просив|просила)\b|"
     r"(?<!\w)(?:بهت|بهتون) (?:گفتم|گفته بودم)(?!\w)|(?<!\w)مگه نگفتم(?!\w)|"

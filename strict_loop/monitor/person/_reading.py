@@ -119,7 +119,8 @@ def _read_head(raw: str) -> Word:
     if refusal(raw[:MAX_PERSON_TEXT]):  # a refusal counts by the words the person gave with it
         words = feedback(raw[:MAX_PERSON_TEXT])
         inner = read(words) if words else Word(None, 0, None, "")
-        return Word("fail", inner.weight, inner.failure, inner.text, refused=True)
+        said_no = any(NOPE.match(clause) for clause in _CLAUSE.split(words))  # "... IS the full reindex. no"
+        return Word("fail", inner.weight or int(said_no), inner.failure, inner.text, refused=True)
     text = _TYPO.sub(lambda m: TYPOS.get(m.group(0).lower(), m.group(0)), text_of(raw))  # "agıan" matches too
     if not text:
         return Word(None, 0, None, "")
@@ -156,13 +157,20 @@ def _read_head(raw: str) -> Word:
         asking.RESOLVED.search(head) or asking.APPROVAL.search(head) and not BROKEN.search(NEGATED.sub(" ", head))
     ) and not requested:
         return Word("pass", 0, None, text)
-    if (pasted or _reported_broken(head)) and not requested:
+    if (pasted or _reported_broken(head)) and not requested or _WHY_SO.match(head):
         return Word("fail", 0, pasted, text)  # a failure they saw: a repeat only if it is the same as before
     if len(text.split()) <= 4 and PLACEHOLDER.search(raw[:MAX_PERSON_TEXT]):
         return Word(None, 0, None, "")  # "now this [Image #1]": what they see, which is unknown; no new request
     return Word(None, 0, None, text)
 
 
+_WHY_SO = re.compile(
+    r"^\W*(?:but\s+)?why\s+(?:is|does)\s+(?:it|this|that)\s+(?:(?:still|keep)\s+)?(?:doing|happening|happen)"
+    r"(?:\s+(?:this|that|it|again))?\b(?!\s+(?:to|with|for|in|on|when|if|here)\b)",
+    re.I,
+)
+"""A why that complains of what the person sees ("why is it doing this, it worked yesterday", "why does it keep doing
+that"): a failure seen, neither a new request nor, by itself, a repeat."""
 _HEDGE = re.compile(
     r"\b(?:should(?:n'?t)?|must(?:n'?t)?|needs? to|(?:don'?t |do not )?want\w*|once|unless|"
     r"in case|so that|to avoid|never)\b",
@@ -205,7 +213,14 @@ def _status_first(text: str) -> Optional[tuple[str, str]]:
     """A message that opens with a question how the work stands, split after its first question mark: the question and
     what follows (None for any other message)."""
     asked, mark, rest = text.partition("?")
-    return (asked, rest) if mark and asking.STATUS_QUESTION.match(asked + "?") else None
+    if mark and asking.STATUS_QUESTION.match(asked + "?"):
+        return asked, rest
+    said = _SAID_FIRST.match(text)  # asked without a question mark: "whats going on, its been 10 min"
+    return (said.group(1), said.group(2)) if said and asking.STATUS_QUESTION.match(said.group(1)) else None
+
+
+_SAID_FIRST = re.compile(r"([^,.!?\n]{2,60})[,.!]+\s+(.+)", re.S)
+"""A message's first clause, ended by a comma or a full stop, and the rest."""
 
 
 def _reported_broken(head: str) -> bool:
@@ -257,7 +272,8 @@ def _reported_aside(head: str) -> bool:
     X"): a short clause of its own that is neither an instruction nor a question."""
     for clause in _CLAUSE.split(_ASIDE.sub("", head))[1:]:  # an aside's own "?" ends no clause
         words = _CONNECTOR.sub("", clause).strip()
-        if not _persist(words) or NEGATED.search(words) or asking.INSTRUCTION.match(words) or words.endswith("?"):
+        persists = _says(PERSIST, PERSIST_GATES, words)  # a bare "no" after other words declines, it reports nothing
+        if not persists or NEGATED.search(words) or asking.INSTRUCTION.match(words) or words.endswith("?"):
             continue
         if len(words.split()) <= SHORT_WORDS:
             return True

@@ -123,14 +123,20 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\bdezelfde fout\b"),
     ("sv", ("fortfarande", "samma fel", "precis som", "igen"),
         r"\bfortfarande\b|\bsamma fel\b|\bprecis som (?:innan|f\u00f6rut)\b|^\W*(?:nej\W+)?igen\b"),
-    ("pl", ("nadal", "wci\u0105\u017c", "dalej", "znowu", "zn\u00f3w", "ten sam", "to samo"),
+    ("pl", ("nadal", "wci\u0105\u017c", "dalej", "znowu", "zn\u00f3w", "ten sam", "to samo", "jak w", "jak wcze",
+            "identycznie", "tak samo"),
         r"\b(?:nadal|wci\u0105\u017c|dalej) nie\b|^\W*znowu\b|\bten sam b\u0142\u0105d\b|\bto samo\b|"
         # "nadal 404", "znowu biała strona"; "znowu wciągnąłeś Reacta" (you did it again)
         r"\b(?:nadal|wci\u0105\u017c|dalej|znowu|zn\u00f3w) (?:\d{3}\b|bia\u0142|pust|b\u0142\u0105d)|"
         r"\b(?:znowu|zn\u00f3w) \w+(?:\u0142e\u015b|\u0142a\u015b)\b|"
         # "dalej się kręci" (still spinning), "nadal tak samo", "wciąż wisi"
         r"\b(?:nadal|wci\u0105\u017c|dalej) (?:si\u0119 (?:kr\u0119ci|wiesza|\u0142aduje|sypie|wysypuje|zawiesza)|"
-        r"tak samo|wisi)\b"),
+        r"tak samo|wisi)\b|"
+        # "dalej." or "no i znowu." said first as a sentence of its own; "dokładnie jak w pierwszym teście",
+        # "identycznie jak o 10:40", "tak samo jak wcześniej" (the same as before)
+        r"^\W*(?:(?:no|a|i|nie)\W+){0,2}(?:nadal|wci\u0105\u017c|dalej|znowu|zn\u00f3w)\s*[.!]|"
+        r"(?:^|[.!?]\s+)\W*(?:dok\u0142adnie|identycznie|tak samo) jak (?:w |przy |o |za )?"
+        r"(?:pierwsz|poprzedni|wcze\u015bniej|ostatni|przedtem|rano|wczoraj|\d)"),
     ("cs", ("po\u0159\u00e1d", "zase to", "st\u00e1le", "nezm\u011bnilo", "stejn\u00e9"),
         r"\bpo\u0159\u00e1d (?:stejn|to sam|rozbit|nefung|nic)|\bzase to (?:sam|stejn)|\bst\u00e1le (?:stejn|"
         r"nefung|rozbit)|\bnic se nezm\u011bnilo\b|^\W*stejn\u00e9\b"),
@@ -150,9 +156,11 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\bayn\u0131 hata\b"),
     ("vi", ("v\u1eabn", "l\u1ea1i l\u1ed7i"),
         r"\bv\u1eabn (?:l\u1ed7i|v\u1eady|nh\u01b0 c\u0169|b\u1ecb|kh\u00f4ng)|\bl\u1ea1i l\u1ed7i\b"),
-    ("ko", ("\uc5ec\uc804", "\uc544\uc9c1\ub3c4", "\ub611\uac19", "또"),
+    ("ko", ("\uc5ec\uc804", "\uc544\uc9c1\ub3c4", "\ub611\uac19", "또", "같"),
         r"\uc5ec\uc804\ud788|\uc544\uc9c1\ub3c4 (?:\uc548|\uac19|\uc5d0\ub7ec|\uc624\ub958)|\ub611\uac19|"
-        r"또 (?:에러|오류|안 ?[돼되]|같은|실패|죽|멈|깨|터|튕)"),  # again: 또 에러, 또 안돼요, 또 같은 오류
+        r"또 (?:에러|오류|안 ?[돼되]|같은|실패|죽|멈|깨|터|튕)|"  # again: 또 에러, 또 안돼요, 또 같은 오류
+        # the same as before or at first: 아까랑 똑같음, 처음이랑 같은 문제, 저번이랑 같아요
+        r"(?:아까|처음|저번|이전|전)(?:이랑|랑|하고|과|와) (?:똑)?같"),
     # ar, MSA and spoken: نفس الخطأ/الايرور/الرسالة, لسه نفس, مش شغال, ما زبط, ما تغير شي; "نفس الشي" said first
     ("ar", ("\u0646\u0641\u0633", "\u0632\u0627\u0644", "لسه", "لسا", "لسة", "شغال", "اشتغل", "زبط", "ظبط", "نفع",
             "تغير", "اتغير", "يعمل"),
@@ -185,11 +193,11 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\b(?:ganun|ganon|ganoon|same|sira|error|ayaw|hindi|di|pareho|wala) (?:pa rin|pa din|parin|padin)\b|"
         r"\b(?:walang|wala pa ring|wala paring) (?:nagbago|pagbabago)\b|\bpareho lang\b"),
     # he: עדיין לא עובד, עדיין אותו דבר, אותה שגיאה, לא עזר, שום דבר לא השתנה
-    ("he", ("עדיין", "אותה", "אותו", "עזר", "השתנה"),
+    ("he", ("עדיין", "אותה", "אותו", "עזר", "השתנה", "שוב"),
         r"עדיין (?:לא (?:עובד|עובדת|עובדים|עבד|תקין|נפתח|נטען|מופיע|מתחבר|נשמר)|אותו (?:דבר|מצב|באג)|"
         r"אותה (?:שגיאה|בעיה|תקלה)|שבור|תקוע)|(?<!\w)אותה (?:שגיאה|בעיה|תקלה)(?!\w)|(?:שוב|בדיוק) אותו דבר|"
         r"^\W*(?:לא\W+)?אותו דבר(?=\s*(?:[.!?,]|$))|(?<!\w)לא עזר(?!\w)|(?:שום דבר|כלום) לא השתנה|"
-        r"לא השתנה כלום"),
+        r"לא השתנה כלום|(?<!\w)שוב (?:נגעת|שברת|מחקת|שינית|הרצת|עשית|הוספת|ערכת|דרסת)(?!\w)"),
     # th: ยังไม่หาย, ยังเหมือนเดิม, เหมือนเดิมเลย, error เดิม, ไม่ได้ผล, ไม่มีอะไรเปลี่ยน (no spaces between words: no \b)
     ("th", ("ยัง", "เดิม", "ไม่ได้ผล", "เปลี่ยน"),
         r"ยัง(?:ไม่(?:หาย|ได้ผล|ทำงาน|ดีขึ้น)|เหมือนเดิม|(?:โดน|ถูก)?(?:ตัด|พัง|ค้าง)|เป็นเหมือนเดิม|error|เออเร่อ)|"
