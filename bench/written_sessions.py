@@ -121,7 +121,15 @@ Polish, Turkish; OpenCode; a person's limits and refusals; restart and hang loop
 rule changes and measured on arrival: 28 of 32 caught (7 early, 1 late) with 3 false alarms in 32, the same on the
 round's start code; then DW-10's (a dev server under ``timeout`` dying of a new cause each time) shaped a rule, and
 DV-14's ("still panics" over a new panic each time) and DX-13's (the person's reasons for two different refusals)
-are left.
+are left. In the round after, twelve sets were written blind in three waves (DZ to EC at its start, ED to EG and EH
+to EK after) and measured on arrival on the code of that moment and on the round's start code, before they were read:
+65 of 96 caught (11 early, 1 late) with 7 false alarms in 96, the same on the round's start code. They shaped: a
+random request id is no part of an error (DZ-08), a person's word that names no error is no failure for the next run
+to differ from (DZ-08), a report not said to be a repeat is about the agent's newest failure ("nope now this": EB-11),
+"again" said of a symptom, a why that complains, "whats going on" (EB-02, EG-01, DN-05), "youve opened X 5 times"
+(EB-04), Polish and Hebrew rows (EC-01, EC-09), "no, not pypi" and a bare "no" after other words (EF-16), "whatever
+works" (EG-06), a registry's denial wrapped by each client (EG-06), a rehearsal (``--dry-run``) as a step of its own
+(EG-01), ``ERROR:`` under a tool's hint (EI-08), a query's empty answer (EK-06) and "X works now but Y" (EJ-14).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -266,6 +274,18 @@ SETS = {
     "DW": "OpenCode sessions on web apps, infrastructure scripts and CLIs, mostly the agent alone",
     "DX": "a person setting limits and refusing calls ('no new deps', 'never force push'), three harnesses",
     "DY": "restart and hang loops (ports held, 409s, '0 peers', compose cycles, hanging tests), five harnesses",
+    "DZ": "payments and shops (Stripe webhooks, checkout, tax rounding, Shopify sync), a person testing, fr, nl",
+    "EA": "language tooling, the agent alone (tree-sitter, LSP servers, Babel and SWC plugins, LLVM passes, a VM)",
+    "EB": "developers' own repositories in long Claude Code sessions, a terse person; some in Cursor's, Cline's form",
+    "EC": "accessibility, i18n and email (screen readers, RTL, plurals, Outlook), a person in ar, he, pl or ja",
+    "ED": "self-hosting at home (Nextcloud, Jellyfin, Pi-hole, Traefik, restic), a hobbyist in de, es or English",
+    "EE": "charts, notebooks and dashboards a person judges by eye (matplotlib, plotly, D3, Grafana), es, it",
+    "EF": "the person's word in English in its subtle forms (sarcasm, one word, rhetorical questions, 'but')",
+    "EG": "publishing and releases, mostly alone (npm, PyPI, cargo, GHCR, notarization, Homebrew taps)",
+    "EH": "a person refusing calls and setting rules ('don't touch X', 'no new deps'), some in fr or es",
+    "EI": "database migrations and ORMs, mostly alone (Prisma, Alembic, Flyway, Liquibase, Django, sqlx)",
+    "EJ": "long Gemini CLI and OpenCode sessions on people's own products, the spiral after a productive stretch",
+    "EK": "observability and incidents (alerts, Loki and Elasticsearch queries, Sentry, collectors), an SRE by",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

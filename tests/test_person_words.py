@@ -118,6 +118,7 @@ REPORTS = [
     "hmm, I'd love to say it works but it's the same white page on refresh for me, only the toggle remembers",
 ]
 CIRCLING = [
+    "hello?? youve opened cartSlice like 5 times. whats the actual problem",  # "youve" read as meant
     "dude. Vec. clone. please. stop fighting the borrow checker",
     "we've been here before, that's the webhook file again. think about the ORDER things happen in",
     "thats 3 times the exact same thing, i don't think it's flaky after all",
@@ -348,6 +349,7 @@ STATUS_QUESTIONS += ["how long", "is it stuck??", "eta?", "its been 20 min", "ar
 STATUS_QUESTIONS += ["??", "hello??", "and?"]  # the person's impatience: neither a report nor a new request
 STATUS_QUESTIONS += ["it's been like 15 min?? that index took 20 seconds on staging and staging has more rows"]
 STATUS_QUESTIONS += ["whats going on, its been 10 min", "what is going on"]  # asked without a question mark
+STATUS_QUESTIONS += ["dude you've been waiting for like 25 min, is it actually doing anything?"]  # twice over
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
 
@@ -1242,3 +1244,12 @@ def test_a_no_to_an_option_a_status_asked_plainly_and_whatever_works_are_neither
 
 def test_no_not_fixed_is_still_a_report():
     assert person.read("no, not fixed")[:2] == ("fail", 1)
+
+
+def test_what_was_fixed_said_to_work_now_then_another_problem_approves_the_fix_unless_it_says_still():
+    """ "login works on android now 👍 but avatar upload fails, same toast": the login fix approved, the upload new
+    work; "the build works now but the page is still blank" reports the old problem again."""
+    said = 'login works on android now \U0001f44d but avatar upload fails on android, same "something went wrong" toast'
+    assert person.read(said).verdict == "pass"
+    assert person.read("the build works now but the page is still blank")[:2] == ("fail", 1)
+    assert person.read("nothing works now but whatever").verdict != "pass"

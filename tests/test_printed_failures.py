@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from spiral_claims import play, window_of
 
-from strict_loop.monitor import printed
+from strict_loop.model.turns import Turn
+from strict_loop.monitor import outcomes, printed
 
 FAILING = {
     # prisma's schema engine: its error, then a span trace of indented frames (`   0: module::fn`, `at path:line`)
@@ -1273,3 +1274,45 @@ def test_another_command_passing_between_failures_of_a_check_ends_no_count_but_i
     built = {**docker, "output": "#14 DONE 41.2s\nnaming to docker.io/library/svc done", "exit_code": 0}
     after = play([docker, edit(1), docker, built, edit(2), docker, edit(3), docker])[1]
     assert all(len(signal.turns) < 3 for _, _, signals in after for signal in signals if signal.kind == "same_failure")
+
+
+_FLYWAY = (
+    "Flyway Community Edition 10.8.1 by Redgate\n\nDatabase: jdbc:postgresql://localhost:5432/inventory (PostgreSQL "
+    "15.5)\nERROR: Validate failed: Migrations have failed validation\nDetected failed migration to version 7.3.\n"
+    "Please remove any half-completed changes then run repair to fix the schema history.\n"
+    "Need more flexibility with validation rules? Learn more: https://rd.gt/3AbJUZE"
+)
+
+
+def test_a_tools_own_error_in_capitals_under_its_hint_is_a_failure_where_no_exit_code_comes():
+    """Codex sends no exit code: Flyway's ``ERROR: Validate failed`` followed by its hint and a docs link failed; the
+    same words in a log read back (``docker logs``) are no failure of the reading command."""
+    assert printed.failed(
+        Turn(tool="Bash", args={"command": "flyway migrate"}, output=_FLYWAY), "run", "flyway migrate"
+    )
+    logs = "docker logs flyway-job --tail 20"
+    assert not printed.failed(Turn(tool="Bash", args={"command": logs}, output=_FLYWAY), "run", logs)
+    runs = [{"tool": "Bash", "args": {"command": f"flyway {flag} migrate"}, "output": _FLYWAY} for flag in _FLAGS]
+    verdict, _ = play(runs)
+    assert verdict.fired_at is not None and verdict.signals[0].kind in ("repeated_error", "error_cycle"), verdict
+
+
+_FLAGS = ["-outOfOrder=true", "-validateOnMigrate=false", "-X", "-target=7.2", "-cleanDisabled=true"]
+
+
+def _count(query: str, count: int) -> dict:
+    """An Elasticsearch count by curl: its whole answer one line of JSON."""
+    command = f"curl -s 'https://es.internal:9200/logs-*/_count' -d '{query}'"
+    return {"tool": "Bash", "args": {"command": command}, "output": f'{{"count":{count},"_shards":{{"total":24}}}}'}
+
+
+def test_a_query_that_keeps_answering_nothing_is_looking_in_the_wrong_place_and_an_answer_ends_it():
+    """``{"count":0}`` five times through varied queries is a lookup that keeps finding nothing (a term query on an
+    analysed field); a query that answers ends the count."""
+    queries = ['{"term":{"level":"ERROR"}}', '{"term":{"level":"error"}}', '{"match":{"level":"ERROR"}}']
+    queries += ['{"term":{"level.keyword":"ERR"}}', '{"term":{"lvl":"ERROR"}}']
+    verdict, _ = play([_count(q, 0) for q in queries])
+    assert verdict.fired_at == 4 and verdict.signals[0].kind == "nothing_found", verdict
+    turns = [_count(q, 0) for q in queries[:3]] + [_count(queries[3], 412)] + [_count(q, 0) for q in queries[:2]]
+    assert play(turns)[0].fired_at is None
+    assert not outcomes.found_nothing("0", "run") and outcomes.found_nothing("0", "search")  # `echo $?` says 0

@@ -1303,3 +1303,21 @@ def test_still_broken_while_each_run_fails_otherwise_is_no_repeat_and_now_this_s
     window = window_of(turns)
     assert window[7].fsig != window[4].fsig and "EADDRINUSE" in (window[7].ftext or ""), window[7]
     assert play(turns)[0].fired_at is None
+
+
+def test_a_registrys_denial_wrapped_by_each_client_is_one_error_through_docker_and_crane():
+    """``docker push`` prints the registry's ``denied: permission_denied: The token provided ...``; crane wraps the same
+    answer in ``Error: POST https://...: DENIED: ...``: one cause, pushed four ways, is one error repeated."""
+    denied = "permission_denied: The token provided does not match expected scopes."
+    docker = (
+        "docker push ghcr.io/acme/api:1.8.0",
+        f"The push refers to repository [ghcr.io/acme/api]\ndenied: {denied}",
+    )
+    crane = (
+        "crane push /tmp/api.tar ghcr.io/acme/api:1.8.0",
+        f"Error: POST https://ghcr.io/v2/acme/api/blobs/uploads/: DENIED: {denied}",
+    )
+    login = _sh("gh auth token | docker login ghcr.io -u me --password-stdin", "Login Succeeded", 0)
+    turns = [_sh(*docker, 1), login, _sh(*crane, 1), login, _sh(*docker, 1), _sh(*crane, 1)]
+    verdict, _ = play(turns)
+    assert verdict.fired_at == 5 and verdict.signals[0].kind == "repeated_error", verdict

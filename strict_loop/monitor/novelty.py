@@ -319,7 +319,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         lines=lines[-80:],
         novel=bool(new) and len(new) >= min(NOVEL_LINES, len(lines)),
         empty=not turn.output.strip() or bool(outcomes.NO_OUTPUT.match(turn.output[:80])),
-        found_nothing=kind in ("search", "read") and turn.actor == "agent" and outcomes.found_nothing(turn.output),
+        found_nothing=turn.actor == "agent" and outcomes.found_nothing(turn.output, kind, failed),
         failed=failed,
         err=err,
         etpl=fp.error_template(err, given_words(command)) if err else None,

@@ -306,26 +306,33 @@ SCORE = re.compile(r"\b(?:score|reward|accuracy|pass@1)\b\s*[:=]\s*(-?\d{1,15}(?
 is no score of 3), at most 15 digits either side of its point (no float holds more)."""
 
 
-def found_nothing(output: str) -> bool:
+def found_nothing(output: str, kind: str = "search", failed: bool = False) -> bool:
     """Whether a lookup's whole output says it found nothing: no match, no such file, a glob with no match, a count of
-    0 (short outputs only: one that lists anything found something). An empty output is not read so: an export may
-    have lost it."""
-    if len(output) > 600:
+    0, a query's empty answer (short outputs only: one that lists anything found something). An empty output is not
+    read so: an export may have lost it. A run that did not fail counts by its answer alone (``{"count":0}``,
+    ``Scraped 0 items``): a bare ``0`` is as often ``echo $?``."""
+    run = kind == "run"
+    if len(output) > 600 or (kind not in ("search", "read") and not (run and not failed)):
         return False
     said = [line for line in output.splitlines() if line.strip() and not _EXIT_LINE.match(line)]
-    return bool(said) and all(_NOTHING.match(line) for line in said)
+    return bool(said) and all(_NOTHING.match(line) and not (run and line.strip() == "0") for line in said)
 
 
 _EXIT_LINE = re.compile(r"^(?:Exit code \d+|Command executed(?: successfully \(exit code 0\))?\.|Output:)\s*$")
 """A harness's own line around what a command printed (Claude Code's exit code, Cline's ``Command executed.``)."""
 _NOTHING = re.compile(
     r"^\s*(?:No (?:files|matches|results)(?: found)?\b.*|Found 0 \w+.*|0|File (?:does not exist|not found)\b.*|"
-    r"\S.*?\bNo such file or directory\W*|\S.*?\bno matches found: .*)$",
+    r"\S.*?\bNo such file or directory\W*|\S.*?\bno matches found: .*|"
+    # a query's empty answer: Elasticsearch's hits or count, Prometheus's result, SQL's rows, "0 items", [], null
+    r"\{.*\"(?:hits|result|results|items|data)\"\s*:\s*\[\s*\]\s*\}+|\{\s*\"count\"\s*:\s*0\s*[,}].*|\[\s*\]|null|"
+    r"\{.*\"hits\"\s*:\s*\{\s*\"total\"\s*:\s*(?:\{\s*\"value\"\s*:\s*)?0\s*[,}].*|"
+    r"\(0 rows\)|Empty set\b.*|0 rows in set\b.*|\S.*?\b0 (?:items|results|records|rows|entries|documents|hits|"
+    r"products|listings|posts|events)\b.*)$",
     re.I,
 )
 """A line of a lookup that found nothing: Claude Code's ``No files found`` and ``File does not exist.``, Gemini CLI's
 ``No matches found for pattern``, Cline's ``Found 0 results.``, ``ls: cannot access 'x': No such file or directory``,
-zsh's ``no matches found: *.json``, ``grep -c``'s ``0``."""
+zsh's ``no matches found: *.json``, ``grep -c``'s ``0``; a query that answered nothing."""
 
 
 def score(output: str, failed: bool) -> Optional[float]:

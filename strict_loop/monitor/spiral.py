@@ -177,14 +177,17 @@ class SpiralDetector:
             if (cur.err is not None and f.err == cur.err) or (cur.fclass is not None and f.fclass == cur.fclass):
                 return True
             # The same command failing alike with other details (a module, a path), or one step but for the name tried.
-            return (f.sig == cur.sig and cur.etpl is not None and f.etpl == cur.etpl) or recurrence.guessed(f, cur)
+            same_step = f.sig == cur.sig and cur.etpl is not None and f.etpl == cur.etpl
+            return same_step or recurrence.guessed(f, cur) or recurrence.told_alike(f, cur)
 
         failing = self._failing_runs(w, same_error)
         if failing is not None:
             return failing
         recent = w[-self.t.error_window :]
         classed = cur.fclass is not None and sum(f.fclass == cur.fclass for f in recent) >= self.t.error_repeats
-        known = cur.err in {f.err for f in w[:-1]} or any(recurrence.guessed(f, cur) for f in w[:-1])
+        known = cur.err in {f.err for f in w[:-1]} or any(
+            recurrence.guessed(f, cur) or recurrence.told_alike(f, cur) for f in w[:-1]
+        )
         if cur.novel and not known and not classed:
             return None  # news, unless only the details (or name tried) of a known error changed, or its class recurs
         # A success of the same kind of action (an accepted edit; the failing step, or a check, passing) means things

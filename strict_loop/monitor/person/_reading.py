@@ -53,7 +53,9 @@ REFUSED_CALL = "the person refused this call"
 TYPOS = {"sitll": "still", "stlil": "still", "stll": "still", "stilll": "still", "borken": "broken", "brokne": "broken"}
 TYPOS |= {"agian": "again", "agin": "again", "smae": "same", "saem": "same", "wokring": "working", "workign": "working"}
 TYPOS |= {"wroking": "working", "fiexd": "fixed", "fixd": "fixed", "eror": "error", "erorr": "error", "errror": "error"}
-"""Slips of the keys a person in a hurry makes in the words that carry the news ("sitll borken"), read as meant."""
+TYPOS |= {"youve": "you've", "youre": "you're", "weve": "we've", "ive": "i've", "havent": "haven't", "isnt": "isn't"}
+"""Slips of the keys a person in a hurry makes in the words that carry the news ("sitll borken", "youve"), read as
+meant."""
 _TYPO = re.compile(r"\b(?:" + "|".join(sorted(TYPOS, key=len, reverse=True)) + r")\b", re.I)
 
 
@@ -147,6 +149,8 @@ def _read_head(raw: str) -> Word:
     if (worked := asking.WORKED.match(head)) and not _moved_on(head[worked.end() :]):
         return Word("pass", 0, None, text)  # "error filter works. 207 rows. can u ...": what it was for works; a
         # failure said after it ("css ok. links ... STILL 404") is read as any report is (it may be one said before)
+    if _WORKS_NOW_BUT.match(head) and not _STILL_AGAIN.search(head):
+        return Word("pass", 0, None, text)  # "login works on android now 👍 but avatar upload fails": then new work
     brief = _short_opening(head)  # a short first sentence that says it persists carries the news
     short = brief is not None and (brief == head or _persist(brief))
     if persists and not requested and (BROKEN.search(head) or pasted or short or said_first or again or complaint):
@@ -164,6 +168,14 @@ def _read_head(raw: str) -> Word:
     return Word(None, 0, None, text)
 
 
+_WORKS_NOW_BUT = re.compile(
+    r"^\W*[^.!?\n]{0,60}?(?<!nothing )(?<!never )(?<!longer )(?<!not )\b(?:works|working|fixed)\b"
+    r"(?:\s+[\w-]+){0,3}?\s+now\b[^\w\n]{0,12}(?:but|though|however)\b",
+    re.I,
+)
+"""What the attempt was for, said to work now, then another problem: the old one approved, the next one new work
+(reported again, it is counted from there)."""
+_STILL_AGAIN = re.compile(r"\b(?:still|again|anymore|same (?:problem|issue|bug) as)\b", re.I)
 _WHY_SO = re.compile(
     r"^\W*(?:but\s+)?why\s+(?:is|does)\s+(?:it|this|that)\s+(?:(?:still|keep)\s+)?(?:doing|happening|happen)"
     r"(?:\s+(?:this|that|it|again))?\b(?!\s+(?:to|with|for|in|on|when|if|here)\b)",
@@ -192,8 +204,10 @@ def _status_question(text: str) -> bool:
     if split is None:
         return False
     asked, rest = split[0], split[1].lstrip("? ").strip()
-    if not (rest and len(asked.split()) <= 8 and len(rest.split()) <= SHORT_WORDS) or "?" in rest:
+    if not (rest and len(asked.split()) <= 8 and len(rest.split()) <= SHORT_WORDS):
         return False
+    if "?" in rest:  # a second question: how it stands again ("..., is it actually doing anything?"), or news
+        return bool(asking.STATUS_QUESTION.match(rest))
     return not (asking.INSTRUCTION.match(rest) or asking.ASKED.match(rest) or read(rest).verdict is not None)
 
 

@@ -34,6 +34,7 @@ from strict_loop.monitor.recurrence._failures import (
     missing_again,
     reverted,
     same_failures,
+    told_alike,
 )
 from strict_loop.monitor.recurrence._loops import (
     found_nothing,
@@ -64,6 +65,7 @@ __all__ = [
     "same_failures",
     "since_progress",
     "since_strong",
+    "told_alike",
     "unmoved",
     "watched_failure",
 ]

@@ -159,6 +159,17 @@ def guessed(f: TurnFacts, cur: TurnFacts) -> bool:
     return f.failed and f.step == cur.step and cur.etpl is not None and fp.GIVEN in cur.etpl and f.etpl == cur.etpl
 
 
+def told_alike(f: TurnFacts, cur: TurnFacts) -> bool:
+    """Whether ``f`` failed with ``cur``'s cause in other words around it: one error line ends the other, as tools wrap
+    a server's answer (``denied: permission_denied: The token ...`` in crane's ``Error: POST https://...: DENIED:
+    permission_denied: The token ...``). A cause that short says little; it must be long enough to name one."""
+    if not (f.failed and f.err and cur.err):
+        return False
+    short, long = sorted((f.err.lower(), cur.err.lower()), key=len)
+    cause = short.split(": ", 1)[-1]  # past the class an error line is filed under
+    return len(cause) >= 30 and long.endswith(cause)
+
+
 def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:
     """The failures like the newest one since the last progress, oldest first (the newest included): a check's by
     its failure signature; a command's that is no check (``step_run``) by its step and error line, until it succeeds.

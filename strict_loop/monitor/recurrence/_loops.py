@@ -203,7 +203,8 @@ def found_nothing(w: list[TurnFacts], repeats: int, window: int) -> Optional[Loo
     if not w[-1].found_nothing:
         return None
     calls = after_last(
-        [f for f in w if f.actor == "agent"][-window:], lambda f: f.edited or (f.kind == "run" and not f.failed)
+        [f for f in w if f.actor == "agent"][-window:],
+        lambda f: f.edited or (f.kind == "run" and not f.failed and not f.found_nothing),  # a query's empty answer
     )
     dry = [f for f in calls if f.found_nothing]
     if len(dry) < repeats:
