@@ -129,7 +129,12 @@ to differ from (DZ-08), a report not said to be a repeat is about the agent's ne
 "again" said of a symptom, a why that complains, "whats going on" (EB-02, EG-01, DN-05), "youve opened X 5 times"
 (EB-04), Polish and Hebrew rows (EC-01, EC-09), "no, not pypi" and a bare "no" after other words (EF-16), "whatever
 works" (EG-06), a registry's denial wrapped by each client (EG-06), a rehearsal (``--dry-run``) as a step of its own
-(EG-01), ``ERROR:`` under a tool's hint (EI-08), a query's empty answer (EK-06) and "X works now but Y" (EJ-14).
+(EG-01), ``ERROR:`` under a tool's hint (EI-08), a query's empty answer (EK-06), "X works now but Y" (EJ-14) and
+axe's count of violated rules (EC-06). After the round's changes the twelve: 73 caught (11 early, 1 late) with 3
+false alarms. EL, EM, EN and EO (a person in German, Italian, Portuguese or Dutch; build and test failures in ten
+languages; servers and jobs restarted and watched; looking for things), written after the round's last rule changes
+and measured on arrival: 19 of 32 caught (8 early, 2 late) with no false alarm in 32, the same on the round's start
+code.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -286,6 +291,10 @@ SETS = {
     "EI": "database migrations and ORMs, mostly alone (Prisma, Alembic, Flyway, Liquibase, Django, sqlx)",
     "EJ": "long Gemini CLI and OpenCode sessions on people's own products, the spiral after a productive stretch",
     "EK": "observability and incidents (alerts, Loki and Elasticsearch queries, Sentry, collectors), an SRE by",
+    "EL": "a person in de, it, pt or nl trying product work themselves (a booking site, a plugin, a theme, a tool)",
+    "EM": "build and test failures in ten languages, the agent alone (Codex without exit codes, and Claude Code)",
+    "EN": "servers, containers and jobs started, restarted and watched (background shells, compose, pods, cron)",
+    "EO": "looking for things (the wrong folder, a moved file, a copy never loaded, another shell's variable)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

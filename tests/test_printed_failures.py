@@ -1316,3 +1316,27 @@ def test_a_query_that_keeps_answering_nothing_is_looking_in_the_wrong_place_and_
     turns = [_count(q, 0) for q in queries[:3]] + [_count(queries[3], 412)] + [_count(q, 0) for q in queries[:2]]
     assert play(turns)[0].fired_at is None
     assert not outcomes.found_nothing("0", "run") and outcomes.found_nothing("0", "search")  # `echo $?` says 0
+
+
+def _axe(rules: str, count: int) -> dict:
+    """A Playwright accessibility test whose one failing test prints axe's violated rules above the same assertion."""
+    output = (
+        f"[chromium] > tests/a11y/axe.spec.ts:6:3 > /products has no detectable a11y violations\naxe: {count} rule(s) "
+        f"violated: {rules}\n  1) /products\n    Error: expect(received).toEqual(expected) // deep equality\n\n"
+        "    Expected: []\n    Received: [{...}]\n\n  1 failed\n  2 passed (5.1s)"
+    )
+    return {"tool": "Bash", "args": {"command": "npm run test:a11y"}, "output": output, "exit_code": 1}
+
+
+def test_rules_violated_falling_under_one_failing_assertion_is_progress_not_the_same_failure():
+    """axe's ``3 rule(s) violated`` then 2 then 1 under the same ``toEqual`` assertion: the count of what is wrong
+    fell each time, so the edits between are fixes that work, not attempts that change nothing."""
+    edit = {"tool": "Edit", "args": {"file_path": "src/Card.tsx", "old_string": "a", "new_string": "b"}}
+    turns = [_axe("button-name (5 nodes), label (3 nodes), image-alt (1 node)", 3), edit]
+    turns += [
+        _axe("button-name (2 nodes), image-alt (1 node)", 2),
+        {**edit, "args": {**edit["args"], "new_string": "c"}},
+    ]
+    turns += [_axe("aria-prohibited-attr (1 node)", 1)]
+    assert [outcomes.failing_count(t["output"]) for t in turns[::2]] == [3, 2, 1]
+    assert play(turns)[0].fired_at is None

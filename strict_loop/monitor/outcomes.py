@@ -22,7 +22,8 @@ FAILS = re.compile(
     r"\bfail(?:ed|ures?)? = (\d+)\b|"  # a tally's key and value: Zephyr's ztest "pass = 7, fail = 4, skip = 0"
     r"(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)|"
     r"\b(?:Failures|Failed|Errors):[ \t]*(\d+)\b|"  # the count after its word: dotnet test, surefire, PHPUnit
-    r"\b\d\d:\d\d \+\d+(?: ~\d+)? -(\d+): Some tests failed"  # dart and flutter test's last line: passed, failed
+    r"\b\d\d:\d\d \+\d+(?: ~\d+)? -(\d+): Some tests failed|"  # dart and flutter test's last line: passed, failed
+    r"(?<![\d/.,:])(\d+) (?:rule\(s\) |rules? |accessibility )?violat(?:ed|ions?)\b"  # axe's rules violated
 )
 PASSED = re.compile(r"\b(\d+) passed\b|^OK\b|\bAll tests passed\b", re.I | re.M)
 GO_FAIL = re.compile(r"^--- FAIL: ", re.M)
@@ -81,7 +82,7 @@ def failing_count(output: str) -> Optional[int]:
     low = fp.folded(output)
     if running(output):
         return None
-    fails = FAILS.finditer(output) if fp.may_match(low, (" fail", " error", "s=")) else ()
+    fails = FAILS.finditer(output) if fp.may_match(low, (" fail", " error", "s=", " violat")) else ()
     counts = [int(g) for m in fails for g in m.groups() if g]
     if counts:
         return max(counts)
