@@ -1253,3 +1253,20 @@ def test_what_was_fixed_said_to_work_now_then_another_problem_approves_the_fix_u
     assert person.read(said).verdict == "pass"
     assert person.read("the build works now but the page is still blank")[:2] == ("fail", 1)
     assert person.read("nothing works now but whatever").verdict != "pass"
+
+
+@pytest.mark.parametrize(
+    "text", ["/add app/views/user_mailer/welcome_email.html.erb", "/add a.ts\n/add b.ts", "/compact"]
+)
+def test_a_harness_command_that_sets_what_the_agent_sees_is_no_new_request(text):
+    """Aider's ``/add`` and Claude Code's ``/compact`` set the context; ``/ask`` and ``/architect`` carry a request."""
+    window = window_of([{"tool": "user_prompt", "actor": "person", "output": text}])
+    assert window[0].asks is None and window[0].verdict is None
+    asked = window_of([{"tool": "user_prompt", "actor": "person", "output": "/architect add a cache"}])
+    assert asked[0].asks is not None
+
+
+def test_a_thing_said_to_work_as_a_reason_approves_nothing():
+    """ "go build works so its obviously there" argues where to look; "it works so well now" approves."""
+    assert person.read("any luck? go build works so its obviously there").verdict != "pass"
+    assert person.read("it works so well now").verdict == "pass"

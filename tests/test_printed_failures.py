@@ -1340,3 +1340,21 @@ def test_rules_violated_falling_under_one_failing_assertion_is_progress_not_the_
     turns += [_axe("aria-prohibited-attr (1 node)", 1)]
     assert [outcomes.failing_count(t["output"]) for t in turns[::2]] == [3, 2, 1]
     assert play(turns)[0].fired_at is None
+
+
+_NODE_CRASH = (
+    "\n> relnotes@2.3.0 build\n> tsc -p tsconfig.json\n\n/home/dev/relnotes/dist/cli.js:7\nconst chalk_1 = "
+    '__importDefault(require("chalk"));\n                                ^\n\nError [ERR_REQUIRE_ESM]: require() of ES '
+    "Module /home/dev/relnotes/node_modules/chalk/source/index.js not supported.\n    at Object.<anonymous> "
+    "(/home/dev/relnotes/dist/cli.js:7:33) {\n  code: 'ERR_REQUIRE_ESM'\n}\n\nNode.js v18.19.0"
+)
+
+
+def test_nodes_uncaught_error_then_its_version_line_is_a_failure_where_no_exit_code_comes():
+    """A build that passed, then ``node dist/cli.js`` dying on ``Error [ERR_REQUIRE_ESM]`` with Node's closing
+    ``Node.js v18.19.0``: the run failed, though Codex sends no exit code; a version printed alone is no failure."""
+    command = "npm run build && node dist/cli.js --help"
+    assert printed.failed(Turn(tool="Bash", args={"command": command}, output=_NODE_CRASH), "run", command)
+    assert not printed.failed(
+        Turn(tool="Bash", args={"command": "node -v"}, output="Node.js v18.19.0"), "run", "node -v"
+    )

@@ -115,8 +115,10 @@ def reads_failed(command: str, output: str) -> bool:
         return False  # a log shown or searched is not a command failing, unless the reader itself says it failed
     if _tallied(tail) or _FAILED_ANYWHERE.search(tail):
         return True  # a tally of failures, or a unit of the run that failed (a package, a crate, a monorepo task)
-    if _OWN_ERROR.search("\n".join(tail.splitlines()[-_NEAR_END:])):
-        return True  # `ERROR: Validate failed: ...` under a hint or a link the tool adds after it
+    if _OWN_ERROR.search("\n".join(tail.splitlines()[-_NEAR_END:])) or (
+        _NODE_FOOTER.match(end) and _THROWN.search(tail)
+    ):
+        return True  # `ERROR: Validate failed: ...` under a hint the tool adds; Node's uncaught error, then its version
     says = _LAST_SAYS.search(last) or (end != last and _LAST_SAYS.search(end))  # its own last words too, indented
     said_failed = fp.raised(last) or bool(_LAST_ERROR.match(last)) or bool(says)
     return said_failed and not _NONE.search(last)
@@ -251,6 +253,9 @@ _OWN_ERROR = re.compile(r"^(?:ERROR|FATAL):[ \t]+\S", re.M)
 """A command's own error in capitals, at a line's start (Flyway's, psql's, Liquibase's ``ERROR: ...``)."""
 _NEAR_END = 5
 """How many last lines may follow it (a hint, a link to the docs)."""
+_NODE_FOOTER = re.compile(r"Node\.js v\d+\.\d+\.\d+\s*$")
+"""The line Node prints last after an uncaught exception's stack."""
+_THROWN = re.compile(r"^\w*Error(?: \[[A-Z][A-Z0-9_]+\])?: \S", re.M)
 _LAST_ERROR = re.compile(
     r"(?:(?!No |Zero |no |zero )[A-Za-z][a-z]+ )?(?:error|fatal|Error|FATAL|ERROR)(?:\[\w+\])?:\s|"
     r"[\w.\-/()@]{1,80}(?::[\w-]{1,20}){0,3}: (?:.{0,300}?[: ] ?)?"

@@ -76,7 +76,8 @@ but the header still overlaps", "ok rows now. but it's still wrong: ..."): the p
 repeat of it."""
 APPROVAL = re.compile(
     r"(?<!\bstill )(?<!\bshould )(?<!\bmust )(?<!\bnothing )(?<!\bnever )(?<!\blonger )(?<!\bwhatever )"
-    r"(?<!\bwhichever )\b(?:works(?: now)?|"
+    # "go build works so its there" gives a reason, approves nothing
+    r"(?<!\bwhichever )\b(?:works(?: now)?(?!,?\s+so\s+(?:it|its|it's|that|the|this|i|we|you)\b)|"
     r"working now|that fixed it|fixed now|it'?s fixed|"
     r"perfect|looks good|lgtm|all good|great,? thanks?|thank you|nice,? (?:it )?works|did the trick|"
     r"(?:are|is|all) green(?: now)?|\w+s fine now|(?:that|this) did it|confirmed (?:fixed|working)|"

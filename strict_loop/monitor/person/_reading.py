@@ -124,8 +124,8 @@ def _read_head(raw: str) -> Word:
         said_no = any(NOPE.match(clause) for clause in _CLAUSE.split(words))  # "... IS the full reindex. no"
         return Word("fail", inner.weight or int(said_no), inner.failure, inner.text, refused=True)
     text = _TYPO.sub(lambda m: TYPOS.get(m.group(0).lower(), m.group(0)), text_of(raw))  # "agıan" matches too
-    if not text:
-        return Word(None, 0, None, "")
+    if not text or all(_HARNESS_COMMAND.match(line) for line in text.splitlines() if line.strip()):
+        return Word(None, 0, None, "")  # "/add app/views/x.erb": what the harness reads, no new direction
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = _head(text)
     again = _says(SEEN_AGAIN, SEEN_AGAIN_GATES, head)
@@ -168,6 +168,12 @@ def _read_head(raw: str) -> Word:
     return Word(None, 0, None, text)
 
 
+_HARNESS_COMMAND = re.compile(
+    r"^\s*/(?:add|drop|read-only|ls|tokens|map|add-dir|clear|compact|model|cost|context|exit|help|config|status)"
+    r"(?:\s+\S+)*\s*$"
+)
+"""A harness's own command that only sets what the agent sees or runs on (Aider's ``/add``, Claude Code's ``/compact``):
+a request is ``/architect ...`` or ``/ask ...``, or words."""
 _WORKS_NOW_BUT = re.compile(
     r"^\W*[^.!?\n]{0,60}?(?<!nothing )(?<!never )(?<!longer )(?<!not )\b(?:works|working|fixed)\b"
     r"(?:\s+[\w-]+){0,3}?\s+now\b[^\w\n]{0,12}(?:but|though|however)\b",
