@@ -161,7 +161,7 @@ def _read_head(raw: str) -> Word:
         asking.RESOLVED.search(head) or asking.APPROVAL.search(head) and not BROKEN.search(NEGATED.sub(" ", head))
     ) and not requested:
         return Word("pass", 0, None, text)
-    if (pasted or _reported_broken(head)) and not requested or _WHY_SO.match(head):
+    if ((pasted or _reported_broken(head)) and not requested) or _WHY_SO.match(head):
         return Word("fail", 0, pasted, text)  # a failure they saw: a repeat only if it is the same as before
     if len(text.split()) <= 4 and PLACEHOLDER.search(raw[:MAX_PERSON_TEXT]):
         return Word(None, 0, None, "")  # "now this [Image #1]": what they see, which is unknown; no new request

@@ -162,12 +162,16 @@ def guessed(f: TurnFacts, cur: TurnFacts) -> bool:
 def told_alike(f: TurnFacts, cur: TurnFacts) -> bool:
     """Whether ``f`` failed with ``cur``'s cause in other words around it: one error line ends the other, as tools wrap
     a server's answer (``denied: permission_denied: The token ...`` in crane's ``Error: POST https://...: DENIED:
-    permission_denied: The token ...``). A cause that short says little; it must be long enough to name one."""
+    permission_denied: The token ...``)."""
     if not (f.failed and f.err and cur.err):
         return False
     short, long = sorted((f.err.lower(), cur.err.lower()), key=len)
     cause = short.split(": ", 1)[-1]  # past the class an error line is filed under
-    return len(cause) >= 30 and long.endswith(cause)
+    return len(cause) >= _CAUSE_CHARS and long.endswith(cause)
+
+
+_CAUSE_CHARS = 30
+"""How long a cause must be to be told alike inside another line: a short one (``not found``) ends many lines."""
 
 
 def same_failures(w: list[TurnFacts], step_run: bool, window: int) -> list[TurnFacts]:
