@@ -1270,3 +1270,11 @@ def test_a_thing_said_to_work_as_a_reason_approves_nothing():
     """ "go build works so its obviously there" argues where to look; "it works so well now" approves."""
     assert person.read("any luck? go build works so its obviously there").verdict != "pass"
     assert person.read("it works so well now").verdict == "pass"
+
+
+def test_a_measure_said_first_to_have_fallen_is_the_attempt_moving_it_not_the_problem_said_again():
+    """ "down to 3.1%, still firing" after a fix: the rate fell, what is left is news; "down to the wire, still
+    broken" is no measure."""
+    assert person.read("down to 3.1%, still firing")[:2] == (None, 0)
+    assert person.read("dropped to 19s but still slow on new folders")[:2] == (None, 0)
+    assert person.read("down to the wire, still broken")[:2] == ("fail", 1)

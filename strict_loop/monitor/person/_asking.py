@@ -68,7 +68,9 @@ BETTER = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|nice|good|great)\W+)?(?:(?!(?:not|no|never|nothing|none|\w+n't)\b)[\w']+\W+){0,3}?"
     r"(?:(?:is|are)\s+)?(?:ok|okay|fine|fixed|correct|works|working)(?:\s+now)?\s*[.,;:!]+\s*(?:but\s+)?"
     r"(?:(?:it|its|it's|that's|thats)\s+|(?:the\s+)?[\w/.-]+(?:\s+[\w/.-]+)?\s+(?:is\s+|are\s+)?)?still\b|"
-    r"^\W*ok(?:ay)?\W+(?:(?!(?:not|no|never|nothing|still)\b)[\w']+\W+){0,3}?[\w']+\s+now\b\W+but\b",
+    r"^\W*ok(?:ay)?\W+(?:(?!(?:not|no|never|nothing|still)\b)[\w']+\W+){0,3}?[\w']+\s+now\b\W+but\b|"
+    # a measure said first to have fallen: "down to 3.1%, still firing", "dropped to 19s"
+    r"^\W*(?:(?:ok(?:ay)?|nice|good|hm+)\W+)?(?:it'?s\s+|its\s+)?(?:down|dropped|fell|went down)\s+to\s+~?\d",
     re.I,
 )
 """The person saying first that the attempt helped, whatever is still left ("better. still slow-ish though", "closer,
