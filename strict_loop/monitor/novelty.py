@@ -267,8 +267,10 @@ def _failure(said: Optional[str], window: list[TurnFacts], fresh: bool = False) 
         told = next((k for k in range(len(since) - 1, -1, -1) if since[k].actor == "person" and since[k].fsig), None)
         if fresh and told is not None and (now := _failing_since(since[:told], since[told + 1 :])) is not None:
             return now
-        last = next((e for e in reversed(since) if e.actor == "person" and e.fsig), None) or next(
-            (e for e in reversed(since) if e.verdict == "fail" and e.fsig), None
+        last = (
+            since[told]
+            if told is not None
+            else next((e for e in reversed(since) if e.verdict == "fail" and e.fsig), None)
         )
         if last is not None:
             return last.fsig, last.ftext

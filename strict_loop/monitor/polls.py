@@ -16,6 +16,7 @@ from strict_loop.model.settings import SpiralThresholds
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, readback
+from strict_loop.monitor.progress import FELL
 
 WAIT = re.compile(
     r"^\s*(?:(?:cd|source|\.|export)\s+[^;&|]+?\s*(?:&&|;)\s*){0,3}"
@@ -82,7 +83,7 @@ def _ends(f: TurnFacts) -> bool:
     """Whether a turn between two looks ends their run: something was changed or restarted, the person asked for
     something or said how it stands, or a check passed."""
     person = f.actor == "person" and bool(f.asks or f.verdict)  # "is it stuck??" asks nothing new: the looks go on
-    return f.edited or f.restart or person or f.prog in ("check passes", "fewer failures", "higher score")
+    return f.edited or f.restart or person or f.prog == "check passes" or f.prog in FELL
 
 
 class Stall(NamedTuple):

@@ -18,6 +18,8 @@ from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts, TurnProgress
 
+FELL = frozenset({"fewer failures", "higher score"})
+"""Progress on the failures themselves: fewer of them, or a higher score."""
 NOVEL_LINES = 3
 """How many never-seen output lines make a turn carry new information (all of them, for a shorter output)."""
 

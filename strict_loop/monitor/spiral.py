@@ -96,7 +96,7 @@ class SpiralDetector:
 
     def _progressing(self, w: list[TurnFacts]) -> bool:
         cur = w[-1]
-        return cur.prog in ("higher score", "fewer failures")
+        return cur.prog in recurrence.FELL
 
     # -- one method per pattern -----------------------------------------------------------
 

@@ -27,6 +27,7 @@ from strict_loop.monitor.person import (
     read,
     recalled,
 )
+from strict_loop.monitor.progress import FELL
 
 
 def recaused(word: Word, raw: str, window: list[TurnFacts]) -> Word:
@@ -61,7 +62,7 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
     asked = False
     for k in range(len(span) - 1, -1, -1):
         f = span[k]
-        if (f.verdict == "pass" and f.actor == "person") or (f.said and f.prog in ("fewer failures", "higher score")):
+        if (f.verdict == "pass" and f.actor == "person") or (f.said and f.prog in FELL):
             break
         reason = k > 0 and _wordless_refusal(span[k - 1]) and f.actor == "person"  # why they refused the call before
         asked = asked or (f.prog in RESETS and not reason and not _hint(f, cur, span[:k]))
@@ -110,7 +111,7 @@ def _moved(before: TurnFacts, after: TurnFacts, w: list[TurnFacts]) -> bool:
     failure moved on (a CI run failing at a later step each push), so the second reports another failure."""
     if any(f.reports != 1 or f.refused or f.defied for f in (before, after)) or before.topic:
         return False  # the first report named what fails ("the badge is still old"): a "still" after it is of that
-    checks = [e for e in w if e.actor == "agent" and e.i < after.i and (e.fsig if e.verdict == "fail" else e.err)]
+    checks = [e for e in w if e.actor == "agent" and e.i < after.i and failed_as(e)]
     earlier = {failed_as(e) for e in checks if e.i < before.i}  # a failure seen before comes back: not moved on
     return bool(earlier) and checks[-1].i > before.i and failed_as(checks[-1]) not in earlier
 

@@ -25,6 +25,7 @@ progress, and the run after it succeeds, but it prints the same report with numb
 1.7 s after every index). The remedy is to find where the time or memory goes before changing anything else.
 """
 
+from strict_loop.monitor.progress import FELL
 from strict_loop.monitor.recurrence._failures import (
     MISSING,
     Cycle,
@@ -44,7 +45,7 @@ from strict_loop.monitor.recurrence._loops import (
     unmoved,
     watched_failure,
 )
-from strict_loop.monitor.recurrence._window import FELL, STRONG, Loop, after_last, since_progress, since_strong
+from strict_loop.monitor.recurrence._window import STRONG, Loop, after_last, since_progress, since_strong
 
 __all__ = [
     "FELL",

@@ -12,7 +12,8 @@ from typing import Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import catalog, readback
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.recurrence._window import FELL, since_cause, since_progress, since_strong
+from strict_loop.monitor.progress import FELL
+from strict_loop.monitor.recurrence._window import since_cause, since_progress, since_strong
 
 MISSING = re.compile(
     r"no module named|not found|no such file|missing|cannot find|can't find|could not find|unable to "

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from strict_loop.model.monitoring import TurnFacts
+from strict_loop.monitor.progress import FELL
 
-FELL = frozenset({"fewer failures", "higher score"})
-"""Progress on the failures themselves: fewer of them, or a higher score."""
 STRONG = FELL | {"check passes", "a new request"}
 """Progress that ends a restart loop or a thing missing again: a check passing, a person's new request. New output
 does not (a restarted process has a new pid, which a status check prints)."""
