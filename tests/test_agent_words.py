@@ -20,6 +20,7 @@ from test_hermes_plugin import load
 from strict_loop import Workspace
 from strict_loop.base import skillfiles
 from strict_loop.harness import handler, payloads, readers, registry
+from strict_loop.model.monitoring import MonitorState
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 HARNESSES = ("claude", "codex")
@@ -117,8 +118,8 @@ def test_words_claude_code_writes_down_after_the_calls_hook_count_at_the_session
         assert handler.handle("claude", json.dumps(payload).encode(), workspace=str(ws_dir), env={}, daemon=False) == ""
 
     def talk() -> dict[int, bool]:
-        window = json.loads((ws_dir / ".agent-loop/tasks/t1/monitor.json").read_text())["window"]
-        return {f["i"]: f["talk"] for f in window}
+        mon = MonitorState.model_validate_json((ws_dir / ".agent-loop/tasks/t1/monitor.json").read_bytes())
+        return {f.i: f.talk for f in mon.window}
 
     hook(call["payload"])
     assert talk() == {0: False}  # judged without its words: they were not written yet

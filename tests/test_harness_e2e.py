@@ -20,6 +20,7 @@ from person_rig import person_key
 
 from strict_loop import Workspace
 from strict_loop.harness import registry
+from strict_loop.model.monitoring import MonitorState
 
 pytestmark = pytest.mark.slow
 HARNESS_NAMES = ["claude", "codex", "hermes"]
@@ -192,7 +193,7 @@ def test_hooks_record_whisper_pause_deny_then_resume(harness: Harness, workspace
     assert ["resumed-marker" in json.dumps(c["args"]) for c in after] == [True, False], detail2
     said = [c.get("thought", "") for c in after]
     if not said[0] and registry.get(harness.name).late_words:  # written after the call's hook: read at the next call
-        window = json.loads((work / ".agent-loop" / "tasks" / TASK / "monitor.json").read_text())["window"]
-        said[0] = SAID if {f["i"]: f["talk"] for f in window}.get(after[0]["turn"]) else "(lost)"
+        mon = MonitorState.model_validate_json((work / ".agent-loop" / "tasks" / TASK / "monitor.json").read_bytes())
+        said[0] = SAID if {f.i: f.talk for f in mon.window}.get(after[0]["turn"]) else "(lost)"
     assert said == [SAID, ""], detail2
     assert [e["data"].get("thought", "") for e in calls] == [""] * len(calls), detail

@@ -14,6 +14,7 @@ from mcp_helpers import call, memory_client
 from strict_loop import Workspace
 from strict_loop.loop import operations
 from strict_loop.loop.monitoring import TaskMonitor
+from strict_loop.model.monitoring import MonitorState
 
 pytestmark = pytest.mark.anyio
 
@@ -112,3 +113,15 @@ async def test_detect_spiral_reads_the_monitor_window_and_not_the_ledgers(ws_dir
     assert not is_error and result["turns_seen"] == 12
     ours = {os.path.basename(p) for p in opened if p.startswith(str(task))}
     assert ours == {"monitor.json"}, ours
+
+
+def test_monitor_json_keeps_a_turn_without_its_defaults_and_the_ladder_whole(ws_dir):
+    ws = _seeded(ws_dir, 12)
+    monitor = ws_dir / ".agent-loop" / "tasks" / "t" / "monitor.json"
+    doc = json.loads(monitor.read_text())
+    assert doc["paused"] is False and doc["level"] == 0  # the hooks' gate reads these from the raw JSON
+    turns = doc["window"]
+    assert len(turns) == 12 and all("refused" not in t and "forbids" not in t for t in turns)  # left at defaults
+    mon = TaskMonitor(ws.task_store("t"), ws_dir).load()
+    assert [f.brief for f in mon.window] == [t["brief"] for t in turns] and not any(f.refused for f in mon.window)
+    assert MonitorState.model_validate_json(mon.model_dump_json()) == mon  # what is left out reads back as it was

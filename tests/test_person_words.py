@@ -1074,6 +1074,8 @@ def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_a
         # a sequence described is no count of attempts: "works first time. second time same email -> 500"
         ("first time fine. second time same email -> 500", None, 0),  # how to see it, not the nth attempt
         ("second time same error. come on", "fail", 2),
+        ("ran it again (2nd time, first run worked). now: ln: /x/nvim/nvim: File exists", None, 0),  # which run it was
+        ("2nd time i tell you: the first run is fine, fix the second", "fail", 2),
         # Portuguese: "continua." said first, still the same, the same blank space; Polish: still spinning
         ('continua. /oncall failed with the error "operation_timeout". tentei no canal #suporte', "fail", 1),
         ("ainda o mesmo 😩 operation_timeout", "fail", 1),
@@ -1081,6 +1083,8 @@ def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_a
         ("sem gráfico ainda. tem como eu mandar sem o gráfico?", "fail", 1),
         ("dalej się kręci. czekałam 5 minut [Image #1]", "fail", 1),
         ("continua funcionando, obrigado", None, 0),  # it keeps working, thanks
+        ("os botões continuam quebrados depois do deploy", "fail", 1),  # the buttons are still broken (plural)
+        ("continuam iguais", "fail", 1),  # they are still the same
         ("ainda sem pressa, pode ver amanhã", None, 0),  # no hurry yet
         ("usa o mesmo problema de exemplo do teste", None, 0),  # use the same example problem
         ("dalej się uczę Pythona", None, 0),  # I am still learning Python
@@ -1092,8 +1096,9 @@ def test_words_after_a_paste_where_the_agent_works_and_french_still_said_first(t
     as a question. French says it persists by opening on "toujours" ("Toujours Safari.") or with "pareil" alone;
     "toujours utiliser ..." (always use) and "fais pareil pour ..." (do the same for) stay requests. An attempt that
     made it worse failed ("schlimmer als vorher"); "as I said in my first message" is the person's rule said again.
-    "first time ... second time ..." describes a sequence, not the attempts counted. Portuguese opens a report on
-    "continua." or says "ainda o mesmo", "sem gráfico ainda"; Polish "dalej się kręci" (still spinning)."""
+    "first time ... second time ..." (or "2nd time, first run worked") describes a sequence, not the attempts counted.
+    Portuguese opens a report on "continua." or says "ainda o mesmo", "sem gráfico ainda", "continuam quebrados" (of
+    several); Polish "dalej się kręci" (still spinning)."""
     assert person.read(text)[:2] == (verdict, weight)
 
 

@@ -111,9 +111,12 @@ def _marked_new(head: str) -> bool:
 _SAME_WORD = re.compile(r"\b(?:same|again|identical|gleich|m\u00eame|mismo|mesmo)\b|\u540c\u3058", re.I)
 _LAST_WORDS = 8  # how short a last line after a paste is to be read as the person's own words on it
 _FIRST_THEN = re.compile(
-    r"\b(?:first|1st) (?:time|try|run|attempt)\b.{0,80}?\b(?:second|2nd) (?:time|try|run|attempt)", re.I
+    r"\b(?:first|1st) (?:time|try|run|attempt)\b.{0,80}?\b(?:second|2nd) (?:time|try|run|attempt)|"
+    r"\b(?:second|2nd) (?:time|try|run|attempt)\W{1,3}(?:the )?(?:first|1st) (?:time|try|run|attempt|one)\b",
+    re.I,
 )
-"""A sequence described ("works first time. second time same email -> 500"): its "second time" counts no attempts."""
+"""A sequence described ("works first time. second time same email -> 500", "ran it again (2nd time, first run
+worked)"): its "second time" counts no attempts."""
 
 
 def _read_head(raw: str) -> Word:

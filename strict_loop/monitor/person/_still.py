@@ -25,20 +25,20 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\bno (?:ha )?cambi[o\u00f3a]do? nada\b|\bsin cambios\b|\bprobaste siquiera\b|\bsiquiera lo probaste\b"),
     ("pt", ("continua", "ainda", "mesm", "funcionou", "de novo", "igual", "fez isso", "nada mudou", "mudou nada",
             "tentado", "tentei"),
-        r"\bcontinua (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
+        r"\bcontinuam? (?:sem funcionar|dando (?:o mesmo )?erro|falhando)\b|\bainda n[a\u00e3]o funciona\b|"
         # "ainda 12 miniaturas", "nada, ainda em branco": still, said first (not "ainda falta o rodapé")
         r"^\W*(?:(?:nada|n[a\u00e3]o)\W+)?ainda\b(?!\s+(?:n[a\u00e3]o|falta\w*|quero|preciso|tenho|tem|h[a\u00e1]|mais|um|uma|"
         r"pode|podes|estou|estamos|bem|me|sem pressa)\b)|"
         r"\bmesmo (?:erro|resultado|espa[c\u00e7]o em branco)\b|\bmesma tela\b|\bn[a\u00e3]o funcionou\b|"
-        r"\bde novo (?:o mesmo|a mesma)\b|\bcontinua (?:igual|"
+        r"\bde novo (?:o mesmo|a mesma)\b|\bcontinuam? (?:igua(?:l|is)|"
         r"o mesmo)\b|(?:^|[.!?]\s+)\W*(?:de novo|igual)\b(?!,? (?:por favor|com|pra|para|a|ao|de)\b)|\bmesma coisa\b|"
         r"\bde novo(?=\s*(?:[.!?]|$))|\b(?:vc|voc[e\u00ea]) j[a\u00e1] fez isso\b|"
         # "igualzinho", "nada mudou", "não mudou nada", "mesmíssimo", "eu já tinha tentado" (the person tried it before)
         r"\bigualzinh[oa]\b|\bnada mudou\b|\bn[a\u00e3]o mudou nada\b|\bmesm[i\u00ed]ssim[oa]\b|"
         r"\bj[a\u00e1] (?:tinha )?(?:tentei|tentado)\b|"
         # "continua." said first, "continua em branco", "ainda o mesmo", "sem gráfico ainda"
-        r"(?:^|[.!?]\s+)\W*continua\b(?!\s+(?:funcionando|a funcionar|ok|bem|certo|normal|com|a|o|no|na|de|do|da|pra|"
-        r"para)\b)|\bcontinua (?:em branco|vazi[oa]|travad[oa]|quebrad[oa]|girando|carregando|sem)\b|"
+        r"(?:^|[.!?]\s+)\W*continuam?\b(?!\s+(?:funcionando|a funcionar|ok|bem|certo|normal|com|a|o|no|na|de|do|da|pra|"
+        r"para)\b)|\bcontinuam? (?:em branco|vazi[oa]s?|travad[oa]s?|quebrad[oa]s?|girando|carregando|sem)\b|"
         r"\bainda (?:o mesmo|a mesma|igual|est[a\u00e1] (?:em branco|vazi|quebrad|travad|dando)|d[a\u00e1] (?:erro|o "
         r"mesmo))\b|\bsem [\w\u00e0-\u00fa]+ ainda\b"),
     ("fr", ("toujours", "encore", "m\u00eame", "meme", "n'a pas", "pareil"),
