@@ -1142,11 +1142,35 @@ def test_dont_do_that_again_bans_the_command_the_message_names_of_what_the_agent
         ("sigue sin funcionar, ahora sale 'Internal Server Error'", 0),  # es: now it says ...
         ("continua sem funcionar, agora d\u00e1 404", 0),  # pt: now it gives 404
         ("sigue sin funcionar, sale lo mismo", 1),  # es: it shows the same
+        ("still broken. now clicking gives the 'Something went wrong' alert", 0),  # what it does now
+        ("still broken. different thing in the network tab now, the PUT gets 403", 0),
+        ("still broken!! it goes to stripe now, and then it lands on /undefined/success which 404s", 0),  # got further
+        ("still not working!! the upload itself goes through now but the POST fails with 400", 0),
+        ("still broken, now the page shows the same error", 1),
     ],
 )
 def test_a_failure_the_person_marks_as_new_counts_only_if_it_is_the_same_as_before(text, weight):
     word = person.read(text)
     assert word.verdict == "fail" and word.weight == weight, word
+
+
+def test_a_failure_said_to_be_new_is_never_the_failure_reported_before():
+    """ "still broken. now clicking gives ...", then "still broken!! it goes to stripe now, then ... 404s": each stage
+    the person reaches is known by their words (the agent's curl calls show no failure to name it by), so two fixes that
+    each got further are no 'same failure' after edits; "still broken" said again, with nothing new, stays the same."""
+    edit = {"tool": "Edit", "args": {"file_path": "app/route.ts", "old_string": "a", "new_string": "b"}, "output": "ok"}
+    reports = [
+        "the Buy now button does nothing",
+        "still broken. now clicking gives the 'Something went wrong' alert and POST /api/checkout 500",
+        "still broken!! it goes to stripe now, and then it lands on localhost:3000/undefined/success which 404s",
+    ]
+    window = window_of([t for said in reports for t in (_said(said), edit)])
+    told = [f for f in window if f.actor == "person"]
+    assert len({f.fsig for f in told[1:]}) == 2 and told[0].fsig not in {f.fsig for f in told[1:]}
+    verdict, _ = play([t for said in reports for t in (_said(said), edit)])
+    assert verdict.fired_at is None
+    again = window_of([t for said in [*reports[:2], "still broken"] for t in (_said(said), edit)])
+    assert again[4].fsig == again[2].fsig  # nothing said to be new: the failure reported last
 
 
 @pytest.mark.parametrize("text", ["error filter works.", "the 404 page works now", "crash reporter fixed!"])

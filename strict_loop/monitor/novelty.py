@@ -246,7 +246,7 @@ def _signed(
     error line to read is known by what it printed, loosely, not by its last line alone: that line is often a count
     (``* staticcheck: 3``) under findings that change from run to run."""
     fresh = word is not None and word.weight == 0 and not word.failure and not word.refused  # said, not said again
-    fsig, ftext = _failure(said, window, fresh)
+    fsig, ftext = _failure(said, window, fresh, word.text if fresh and word is not None and word.new else None)
     if fsig is None or turn.actor != "agent":
         return fsig, ftext
     named = outcomes.failing_tests(turn.output)
@@ -255,9 +255,13 @@ def _signed(
     return (fp.digest("\0".join([fsig, *named])), ftext) if named else (fsig, ftext)
 
 
-def _failure(said: Optional[str], window: list[TurnFacts], fresh: bool = False) -> tuple[Optional[str], Optional[str]]:
+def _failure(
+    said: Optional[str], window: list[TurnFacts], fresh: bool = False, new: Optional[str] = None
+) -> tuple[Optional[str], Optional[str]]:
     """The failure signature and its readable text; a person's "still the same error" is the failure reported last.
-    ``fresh``: the person says it fails, not that it still does ("nope now this. EADDRINUSE")."""
+    ``fresh``: the person says it fails, not that it still does ("nope now this. EADDRINUSE"); ``new``: their words,
+    where they say the failure is another ("different thing in the network tab now"): unless the agent's own runs
+    show which, it is known by those words, never taken for the failure reported before."""
     if not said:
         return None, None
     said = _MARKER.sub("", said.strip())  # pytest's 'E   ' is not part of the failure
@@ -265,8 +269,10 @@ def _failure(said: Optional[str], window: list[TurnFacts], fresh: bool = False) 
         task = next((k for k in range(len(window) - 1, -1, -1) if window[k].asks and window[k].actor == "person"), -1)
         since = window[task + 1 :]
         told = next((k for k in range(len(since) - 1, -1, -1) if since[k].actor == "person" and since[k].fsig), None)
-        if fresh and told is not None and (now := _failing_since(since[:told], since[told + 1 :])) is not None:
+        if fresh and told is not None and (now := verdicts.failing_since(since[:told], since[told + 1 :])) is not None:
             return now
+        if new:
+            return fp.digest(fp.loose(new)), fp.readable(new[:300])
         last = (
             since[told]
             if told is not None
@@ -276,16 +282,6 @@ def _failure(said: Optional[str], window: list[TurnFacts], fresh: bool = False) 
             return last.fsig, last.ftext
         return fp.digest(f"{said}\0{window[task].asks if task >= 0 else ''}"), said
     return fp.digest(fp.error_fingerprint(said) or fp.loose(said)), fp.readable(said)
-
-
-def _failing_since(before: list[TurnFacts], after: list[TurnFacts]) -> Optional[tuple[str, Optional[str]]]:
-    """The agent's newest failure since the person last reported one, when it fails otherwise than its last failure
-    before that report did: what the person's next report, not said to be a repeat, is about."""
-    now = next((e for e in reversed(after) if e.actor == "agent" and verdicts.failed_as(e)), None)
-    then = next((e for e in reversed(before) if e.actor == "agent" and verdicts.failed_as(e)), None)
-    if now is None or then is None or verdicts.failed_as(then) == verdicts.failed_as(now):
-        return None
-    return now.fsig if now.verdict == "fail" and now.fsig else fp.digest(now.err or ""), now.ftext or now.etext
 
 
 def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict[str, str]] = None) -> TurnFacts:

@@ -121,6 +121,16 @@ def failed_as(f: TurnFacts) -> Optional[str]:
     return f.fsig if f.verdict == "fail" else f.err
 
 
+def failing_since(before: list[TurnFacts], after: list[TurnFacts]) -> Optional[tuple[str, Optional[str]]]:
+    """The agent's newest failure since the person last reported one, when it fails otherwise than its last failure
+    before that report did: what the person's next report, not said to be a repeat, is about (its signature, text)."""
+    now = next((e for e in reversed(after) if e.actor == "agent" and failed_as(e)), None)
+    then = next((e for e in reversed(before) if e.actor == "agent" and failed_as(e)), None)
+    if now is None or then is None or failed_as(then) == failed_as(now):
+        return None
+    return now.fsig if now.verdict == "fail" and now.fsig else fp.digest(now.err or ""), now.ftext or now.etext
+
+
 def _unanswered(last: TurnFacts, f: TurnFacts, w: list[TurnFacts]) -> bool:
     """Whether ``f`` is the person's first word after the breach ``last`` (their objection to it), or adds a dependency
     after ``last`` added one with no word from the person between them (the manifest edited, the package installed,

@@ -67,6 +67,7 @@ class Word(NamedTuple):
     failure: Optional[str]  # a pasted error (its line), else None
     text: str  # the words, without placeholders, on one line
     refused: bool = False
+    new: bool = False  # a failure the person says is new ("different thing now"): never the one reported before
 
 
 def read(raw: str) -> Word:
@@ -75,7 +76,7 @@ def read(raw: str) -> Word:
     saw)."""
     word = _read_head(raw)
     if word.weight == 1 and not word.refused and _marked_new(word.text[:HEAD_CHARS]):
-        return word._replace(weight=0)  # "still no good. this time 'not_accepted'": a failure seen, said to be new
+        return word._replace(weight=0, new=True)  # "still no good. this time 'not_accepted'": said to be new
     if word.verdict is not None:
         return word
     lines = [line for line in raw[:MAX_PERSON_TEXT].splitlines() if line.strip()]
@@ -90,7 +91,9 @@ def read(raw: str) -> Word:
 _BUT = re.compile(r"\W*(?:but|mas|pero|aber|mais|ma)\b", re.I)
 _THIS_TIME = re.compile(
     r"\b(?:this time (?:it|i|we|the|a|an)\b|now it (?:says|shows|gives|throws)\b|now (?:i get|i'm getting) a "
-    r"different\b|(?:diff|different|new|another|other) (?:error|exception|traceback)(?: now)?\b|"
+    r"different\b|(?:diff|different|new|another|other) (?:error|exception|traceback|thing|problem|issue|message|"
+    r"status|response)(?: now)?\b|now (?:\w+\s+){1,2}(?:gives|shows|says|throws|returns)\b|"
+    r"\b(?:goes|gets|got|went|makes it|made it) (?:through|past|further|farther|to [\w.-]+)(?: \w+)?\s+now\b|"
     r"(?:diesmal|dieses mal) (?:kommt|steht|sagt|ist|zeigt)\b|"
     r"cette fois(?:-ci)?,? (?:c'est|\u00e7a|il|j'ai)\b|esta vez (?:sale|dice|da|es|aparece)\b|"
     r"desta vez (?:d[\u00e1a]|diz|aparece|[\u00e9e])\b|ahora (?:me )?(?:sale|dice|da|aparece)\b|"
@@ -98,8 +101,9 @@ _THIS_TIME = re.compile(
     r"jetzt (?:kommt|steht|sagt|zeigt)\b|maintenant (?:c'est|il (?:dit|affiche))\b)|\u4eca\u5ea6\u306f",
     re.I,
 )
-"""The person marking what they see as new ("this time it says 'not_accepted'", "diff error now", "ahora sale ...",
-今度は, diesmal, cette fois, esta vez): a failure they saw, a repeat only if it is the same as one before."""
+"""The person marking what they see as new ("this time it says 'not_accepted'", "diff error now", "now clicking gives
+...", "it goes to stripe now, then ...", "ahora sale ...", 今度は, diesmal, cette fois, esta vez): a failure they saw
+(where the attempt got further, what stops it there), a repeat only if it is the same as one before."""
 
 
 def _marked_new(head: str) -> bool:
