@@ -135,7 +135,16 @@ axe's count of violated rules (EC-06) and "down to 3.1%" (EK-09). After the roun
 and test failures in ten languages; servers and jobs restarted and watched; looking for things), written after the
 round's last rule changes and measured on arrival: 19 of 32 caught (8 early, 2 late) with no false alarm in 32, the
 same on the round's start code; then EM-03 (Node's uncaught error), EO-08 (Aider's ``/add``) and EO-05 ("X works so
-it's there") shaped readings: 20 (9 early, 1 late), none.
+it's there") shaped readings: 20 (9 early, 1 late), none. In the round after, EP to EV (editor and shell set-ups;
+Codex on web apps with a person; Claude Code's busy tooling; tuning a person judges; SaaS apps where the words and the
+failure part ways; Codex restarting long-lived processes; Gemini CLI and OpenCode hangs) were written blind in two
+waves and measured on arrival: 39 of 55 caught (9 early) with 10 false alarms in 57, the same on the round's start
+code. They shaped: "(2nd time, first run worked)" names a run (EP-14), a failure the person says is new ("different
+thing in the network tab now", "it goes to stripe now, then ...") is never the one reported before (EQ-09, EQ-11),
+Portuguese "continuam", pip's ``Successfully installed`` before a restart is the agent's attempt (EU-13), "the same
+problem, just looks different each time" and "couldn't load" (ET-04). After: 41 caught (9 early) with 7 false
+alarms, all ET's (its healthy sessions hear "still broken" of a new failure twice, which the agent's runs show only
+after the report).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -296,6 +305,13 @@ SETS = {
     "EM": "build and test failures in ten languages, the agent alone (Codex without exit codes, and Claude Code)",
     "EN": "servers, containers and jobs started, restarted and watched (background shells, compose, pods, cron)",
     "EO": "looking for things (the wrong folder, a moved file, a copy never loaded, another shell's variable)",
+    "EP": "editor, shell and terminal set-ups a person tries (Neovim, tmux, zsh, VS Code, dotfiles), English or es",
+    "EQ": "long Codex sessions on web apps, the person trying each claimed fix in their browser and reporting back",
+    "ER": "Claude Code's busy tooling (TodoWrite, Task, background shells, WebSearch, MCP tools) on own repositories",
+    "ES": "tuning a person judges round by round (copy, spacing, timing, levels, ranking, a prompt), en, it, pt",
+    "ET": "SaaS web apps with a person: the same failure behind new words, or 'still broken' of a new one each time",
+    "EU": "Codex alone restarting long-lived processes (uvicorn, celery, nodemon, compose, Kafka, websockets)",
+    "EV": "Gemini CLI and OpenCode on everyday work: hangs, timeouts, searches in the wrong place; es, de, fr",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

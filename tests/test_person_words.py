@@ -1076,6 +1076,10 @@ def test_reports_circles_and_rebukes_in_arabic_as_spoken_hindi_bengali_swahili_a
         ("second time same error. come on", "fail", 2),
         ("ran it again (2nd time, first run worked). now: ln: /x/nvim/nvim: File exists", None, 0),  # which run it was
         ("2nd time i tell you: the first run is fine, fix the second", "fail", 2),
+        # the same problem in another guise is going in circles; "couldn't load" is a failure seen
+        ("still all zeros. feels like the same problem as the empty chart, just looks different each time", "fail", 2),
+        ("use the same error handler, it looks different in dark mode", None, 0),
+        ("logged out/in. Couldn't load metrics.", "fail", 0),
         # Portuguese: "continua." said first, still the same, the same blank space; Polish: still spinning
         ('continua. /oncall failed with the error "operation_timeout". tentei no canal #suporte', "fail", 1),
         ("ainda o mesmo 😩 operation_timeout", "fail", 1),

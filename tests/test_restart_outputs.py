@@ -546,3 +546,24 @@ def test_the_same_fatal_read_from_other_pods_with_and_without_their_prefix_after
     assert [fp.strict(line) for line in _fatal(1, "[pod/orders-5f7d-qq8zr/orders] ").splitlines()] == [
         fp.strict(line) for line in _fatal(1).splitlines()
     ]
+
+
+def test_a_package_installed_before_each_restart_is_the_agents_attempt_not_news_in_the_log():
+    """Codex: ``pip install X | tail -n 1; kill ...; ./run.sh & sleep 4; grep ... log`` three times, each install a
+    package the service's own interpreter never sees: pip's ``Successfully installed`` is what the agent did, and the
+    worker failing to boot on the same missing module after each restart is a restart loop."""
+    boot = (
+        "ModuleNotFoundError: No module named 'websockets'\n"
+        "[2024-05-14 16:{k}:02 +0000] [{pid}] [ERROR] Reason: Worker failed to boot."
+    )
+    restart = "kill -TERM $(cat /tmp/app.pid); ./run.sh > /tmp/g.log 2>&1 & sleep 4; grep -E 'Error|Reason' /tmp/g.log"
+    installs = ("", "pip install --force-reinstall websockets==12.0 2>&1 | tail -n 1; ", "pip install websockets; ")
+    said = ("", "Successfully installed websockets-12.0\n", "Requirement already satisfied: websockets in /usr/lib\n")
+    turns = [
+        {"tool": "Bash", "args": {"command": pip + restart}, "output": out + boot.format(k=10 + k, pid=20800 + k)}
+        for k, (pip, out) in enumerate(zip(installs, said, strict=True))
+    ]
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "restart_loop"
+    assert "restarts" in check_claims(verdict, turns)
+    assert readback.log_lines(said[1] + boot.format(k=11, pid=1)) == readback.log_lines(boot.format(k=12, pid=2))

@@ -235,13 +235,17 @@ _ERROR_STATUS = re.compile(r"^HTTP/[\d.]+ [45]\d\d\b[^\n]{0,80}", re.M)
 _OWN_REPORT = re.compile(
     r"^\s*(?:\[\+\]|[\u2714\u2713\u2717\u283f]|=>|#\d+\s)|\b(?:(?:creat|remov|start|stopp|restart|recreat|kill|delet|configur|"
     r"patch|updat|scal|pull|wait)(?:ed|ing)|running|healthy|unchanged|built|recreate)\s*(?:[\d.]+m?s)?\s*$|"
-    r"\bhas been (?:upgraded|installed|rolled back)\b|^(?:LAST DEPLOYED|REVISION|TEST SUITE):",
+    r"\bhas been (?:upgraded|installed|rolled back)\b|^(?:LAST DEPLOYED|REVISION|TEST SUITE):|"
+    r"^Successfully (?:installed|uninstalled|built) \S|^(?:added|removed|changed) \d+ packages?\b|"
+    r"^Requirement already satisfied:",
     re.I,
 )
 """A line where a restart reports what it did, not what the restarted thing said: Compose's and BuildKit's progress
 lines (``[+] Running 2/2``, ``\u2714 Container api-1  Removed  0.2s``, ``Container db-1  Starting``, ``=> exporting to
 image``), kubectl's ``deployment.apps/api restarted``, ``pod "api-6c8d" deleted`` and Helm's release block (``Release
-"api" has been upgraded``, ``REVISION: 17``). They differ with the way it was restarted."""
+"api" has been upgraded``, ``REVISION: 17``), and a package install chained before it (pip's ``Successfully installed
+websockets-12.0``, npm's ``added 3 packages``): the agent's attempt, not the restarted thing's word. They differ with
+the way it was restarted."""
 
 
 def log_lines(output: str, loose: bool = False) -> list[str]:

@@ -35,6 +35,8 @@ CIRCLES = fp.Later(
     r"(?:you|we)(?:'re| are)? (?:just |keep )?(?:going|flip-?flopping|flipping|switching|swapping|toggling)"
     r"(?: [\w.()-]+){0,3}? back and forth|"
     r"round and round|going nowhere|"
+    # the same problem in another guise: "feels like the same problem, just looks different each time"
+    r"same (?:problem|issue|bug|error|thing)\b[^.!?\n]{0,40}?\b(?:just |only )?(?:looks|shows up|appears) different|"
     r"(?:you(?:'ve| have)? been|you keep(?: on)?|you(?:'re| are)(?: just| still)?) (?:re-?)?(?:reading|opening|"
     r"grepping|searching|checking|looking at|running|editing|changing|trying|doing|making) (?:the )?same (?:\d+ |two |"
     r"three |few |couple of )?\w+|"

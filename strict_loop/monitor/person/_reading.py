@@ -31,7 +31,8 @@ BROKEN = re.compile(
     r"keeps? (?:restarting|crashing|dying)|(?:connection|permission) (?:refused|"
     r"denied)|"
     r"failed|crash(?:es|ed|ing)?|errors?|exception|wrong|nope|no luck|blank|empty|missing|unpopulated|stuck|hangs?|"
-    r"broke|disappeared|(?:won'?t|can'?t|isn'?t|aren'?t|doesn'?t|didn'?t) (?:start|load|open|close|save|respond|"
+    r"broke|disappeared|(?:won'?t|can'?t|isn'?t|aren'?t|doesn'?t|didn'?t|couldn'?t) (?:start|load|open|close|save|"
+    r"respond|"
     r"update|work|show|render|compile|build|run|connect|clickable|responsive|running|starting|working|loading)|"
     r"does nothing|white screen|dies|died|oom|ooms|oomed|out of memory|"
     r"(?:getting|get|got|gives?|gave|returns?|returning|throws?|with) (?:an? |http |status )?[45]\d\d)\b",
