@@ -144,7 +144,15 @@ thing in the network tab now", "it goes to stripe now, then ...") is never the o
 Portuguese "continuam", pip's ``Successfully installed`` before a restart is the agent's attempt (EU-13), "the same
 problem, just looks different each time" and "couldn't load" (ET-04). After: 41 caught (9 early) with 7 false
 alarms, all ET's (its healthy sessions hear "still broken" of a new failure twice, which the agent's runs show only
-after the report).
+after the report). EW to EZ (data a person checks by its numbers; infrastructure with long waits; phones, in
+Japanese, Korean, Chinese, Vietnamese or Thai; hard healthy look-alikes), written blind in a second wave after the
+round's first two commits and measured on arrival: 13 of 29 caught (2 early) with 1 false alarm in 35, the same on
+the round's start code. They shaped: a status question followed by why it is asked ("any update? ..., need this
+before the demo") and "how long does this usually take??" ask nothing new (EX-05), a program's options before its step
+(``kubectl --context x -n y rollout``) are no step, a wait that gives up by its own limit (``kubectl wait``) hung
+(EX-09), "tried incognito, same" (ET-05), and the Chinese, Japanese, Vietnamese and Thai rows ("还是旧的", "まだ送信
+される", "vẫn trắng", "ล้นอีกแล้ว": EY). After: 17 caught (5 early), the same false alarm; EX's other misses (a
+challenge or a rollout that stays pending through restarts and longer waits) are left.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -312,6 +320,10 @@ SETS = {
     "ET": "SaaS web apps with a person: the same failure behind new words, or 'still broken' of a new one each time",
     "EU": "Codex alone restarting long-lived processes (uvicorn, celery, nodemon, compose, Kafka, websockets)",
     "EV": "Gemini CLI and OpenCode on everyday work: hangs, timeouts, searches in the wrong place; es, de, fr",
+    "EW": "data work a person checks by its numbers (SQL, pandas, polars, dbt, an ETL job), Codex, Claude, Gemini",
+    "EX": "infrastructure with long waits (terraform, rollouts, jobs, DNS and certificates, restores), a person by",
+    "EY": "front ends a person tries on a phone, writing in Japanese, Korean, Chinese, Vietnamese or Thai",
+    "EZ": "hard healthy look-alikes in all harnesses (TDD, falling counts, bisects, flaky rates, benchmarks)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

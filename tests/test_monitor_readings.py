@@ -544,10 +544,17 @@ def test_a_run_under_timeout_that_stops_on_a_step_it_started_hung_where_no_exit_
         ("time -- pytest -q tests/", "pytest"),
         ("npm publish --dry-run 2>&1 | tail -5", "npm publish --dry-run"),  # a rehearsal is a step of its own
         ("ansible-playbook site.yml --check", "ansible-playbook --check"),
+        ("kubectl --context gke_prod -n checkout rollout status deploy/api --timeout=5m", "kubectl rollout"),
+        ("kubectl --context gke_prod -n checkout get pods -o wide", "kubectl get"),  # another step, same options
+        ("git --no-pager -C /srv/app log -3", "git log"),
+        ("aws --region eu-west-1 elbv2 create-listener --protocol HTTPS", "aws elbv2"),
+        ("npm --prefix web run build", "npm run"),
+        ("docker --version", "docker"),
     ],
 )
 def test_the_step_a_command_takes_is_the_one_its_wrappers_run(command, step):
-    """``timeout 300 alembic`` and ``timeout 180 psql`` are two steps, not one called ``timeout``."""
+    """``timeout 300 alembic`` and ``timeout 180 psql`` are two steps, not one called ``timeout``; a program's options
+    before its step (``kubectl --context prod -n shop``) and their values are no step."""
     assert toolkinds.step_words(command) == step
 
 
@@ -1318,6 +1325,27 @@ def test_a_dev_server_cut_off_each_time_after_failing_otherwise_is_no_hang_loop(
     assert "restart_loop" not in {s.kind for _, _, signals in play(moving)[1] for s in signals}
     same = [_cut(dev, ["> roster@1.2.0 dev", port], "20s")] * 3
     assert play(same)[0].fired_at == 2
+
+
+def test_a_wait_that_gives_up_by_its_own_limit_hung_and_three_of_them_are_a_loop():
+    """``kubectl wait --for=condition=complete --timeout=300s`` printing "timed out waiting for the condition" was cut
+    off by its own limit, as ``timeout`` cuts a command off: the job recreated and waited on three times, its init
+    container stuck each time, is a hang loop. ``kubectl rollout status`` is not read so (its count of replicas moves
+    between two timeouts while a rollout goes on), nor is another command that prints those words."""
+    gave_up = "error: timed out waiting for the condition on jobs/billing-migrate"
+    wait = "kubectl --context staging -n billing wait --for=condition=complete job/billing-migrate --timeout={}s"
+    assert outcomes.hung(gave_up, wait.format(300), 1) and outcomes.hung(gave_up, "helm upgrade x ./c --wait", 1)
+    assert not outcomes.hung("error: timed out waiting for the condition", "kubectl -n b rollout status deploy/x", 1)
+    assert not outcomes.hung(gave_up, "kubectl -n billing get jobs", 1)
+    recreate = "kubectl -n billing delete job billing-migrate && kubectl apply -f deploy/jobs/migrate.yaml && "
+    turns = [
+        {"tool": "Bash", "args": {"command": (recreate if k else "") + wait.format(300 * (k + 1))}, "output": gave_up}
+        for k in range(3)
+    ]
+    for turn in turns:
+        turn["exit_code"] = 1
+    verdict, steps = play(turns)
+    assert verdict.fired_at == 2 and "hung and was cut off 3 times" in steps[0][2][0].evidence
 
 
 def test_what_commands_chained_ahead_of_a_hung_step_print_is_not_the_step_getting_further():

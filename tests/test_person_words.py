@@ -277,6 +277,16 @@ REPORTS += [
     "\u307e\u305f\u30a8\u30e9\u30fc\u304c\u51fa\u307e\u3057\u305f",  # ja: the error came up again
 ]
 REPORTS += [
+    "tried incognito, same",  # what the person tried on their side, then "same"
+    "ok no spinner now, it says 'Still processing' and then the badge is Free. tried incognito, same",
+    "\u8fd8\u662f\u65e7\u7684 [Image #1]",  # zh: still the old one
+    "\u6e05\u4e86\u3002\u91cd\u65b0\u4e0a\u4f20\u3002\u6ca1\u53d8\u5316\uff0c\u8fd8\u662f\u6a2a\u7684",  # zh: no change
+    "\u307e\u3060\u9001\u4fe1\u3055\u308c\u308b\u3002Safari\u3060\u3051",  # ja: it still gets sent
+    "\u5909\u308f\u3089\u305a\u3002\u78ba\u5b9a\u306eEnter\u3067\u9001\u3089\u308c\u308b",  # ja: unchanged
+    "v\u1eabn tr\u1eafng. b\u1ea5m th\u00ec icon \u0111\u1ed5i",  # vi: still white
+    "nh\u01b0 c\u0169, icon \u0111\u1ed5i m\u00e0 n\u1ec1n tr\u1eafng",  # vi: as before
+    "\u0e25\u0e49\u0e19\u0e2d\u0e35\u0e01\u0e41\u0e25\u0e49\u0e27!!",  # th: overflows again
+    "ตัดกลางคำ เหมือนรอบแรก",  # th: cut mid-word, as the first time
     "I clicked No. I told you, NO defender changes, not paths, not processes, nothing",
     "NO. I said twice, no newer lme4, and now you changed renv.lock too",
     "masih 419 mas. udah ctrl shift r.",  # id, spoken: still 419
@@ -307,6 +317,11 @@ CIRCLING += [
     "this is the third time you ran the same search",
 ]
 NOT_REPORTS += [
+    "restarted it, same for the footer please",  # a request: do the same for the footer
+    "any update? also add a dark mode toggle to the settings page while you wait",  # a request after the question
+    "\u8fd8\u662f\u7528\u7ea2\u8272\u7684\uff1f",  # zh: or use the red one?
+    "\u307e\u3060\u7d42\u308f\u3063\u3066\u306a\u3044\uff1f",  # ja: not done yet?
+    "v\u1eabn c\u1ea7n th\u00eam n\u00fat",  # vi: (it) still needs a button
     "todav\u00eda falta el footer",  # es: the footer is still missing (work not done yet)
     "ainda falta o rodap\u00e9",  # pt: the same
     "c'\u00e8 ancora tempo, fai con calma",  # it: there is still time, take it easy
@@ -350,6 +365,11 @@ STATUS_QUESTIONS += ["??", "hello??", "and?"]  # the person's impatience: neithe
 STATUS_QUESTIONS += ["it's been like 15 min?? that index took 20 seconds on staging and staging has more rows"]
 STATUS_QUESTIONS += ["whats going on, its been 10 min", "what is going on"]  # asked without a question mark
 STATUS_QUESTIONS += ["dude you've been waiting for like 25 min, is it actually doing anything?"]  # twice over
+STATUS_QUESTIONS += ["how long does this usually take?? its been like 40 min", "how long does this take", "is prod ok?"]
+STATUS_QUESTIONS += [
+    "still pending??",
+    "any update? http is redirecting to a dead https now, need this before the demo",
+]
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
 

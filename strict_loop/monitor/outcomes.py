@@ -224,7 +224,20 @@ def hung(output: str, command: str = "", exit_code: Optional[int] = None) -> boo
     code = exit_code if echoed is None else echoed
     if (code == 124 or (code is None and unfinished(output))) and _UNDER_TIMEOUT.search(command[:2000]):
         return True
+    if _WAITS.search(command[:2000]) and _WAITED_OUT.search(output[-500:]):
+        return True  # `kubectl wait --for=condition=complete --timeout=300s` giving up: cut off by its own limit
     return bool(HANG.search(output[:500]) or HANG.search(output[-500:]))
+
+
+_WAITS = re.compile(
+    r"\bkubectl\b[^|;&\n]*\swait\b|\b(?:aws|gcloud|az)\b[^|;&\n]*\swait\b|"
+    r"\s--wait\b(?=[^|;&\n]*$)|\s--wait\s"
+)
+"""A command whose work is to wait for a condition elsewhere (``kubectl wait``, ``aws ... wait``, ``helm upgrade
+--wait``, ``docker compose up --wait``). Not ``kubectl rollout status``: its count of replicas updated moves between
+two such timeouts (3 of 12, then 6) while the rollout goes on."""
+_WAITED_OUT = re.compile(r"timed out waiting for|Max attempts exceeded|context deadline exceeded", re.I)
+"""Its own word that it gave up waiting: what a timeout does to a command that hangs."""
 
 
 def echoed_exit(output: str, command: str = "") -> Optional[int]:

@@ -172,32 +172,15 @@ def command_word(command: str) -> str:
 
 
 SUBCOMMANDS = frozenset(
-    {
-        "docker",
-        "podman",
-        "git",
-        "npm",
-        "yarn",
-        "pnpm",
-        "cargo",
-        "go",
-        "kubectl",
-        "pip",
-        "pip3",
-        "uv",
-        "poetry",
-        "conda",
-        "apt",
-        "apt-get",
-        "brew",
-        "helm",
-        "terraform",
-        "gh",
-        "dotnet",
-        "bazel",
-        "nix",
-    }
+    ("docker", "podman", "git", "npm", "yarn", "pnpm", "cargo", "go", "kubectl", "pip", "pip3", "uv", "poetry", "conda")
+    + ("apt", "apt-get", "brew", "helm", "terraform", "gh", "dotnet", "bazel", "nix", "aws", "gcloud", "az")
 )
+"""Programs whose first word after them is the step (``git log``, ``kubectl rollout``, ``aws elbv2``)."""
+_GLOBAL_VALUED = frozenset(("-C", "-c", "-n", "--namespace", "--context", "--kube-context", "--kubeconfig", "-H"))
+_GLOBAL_VALUED |= frozenset(("--host", "--config", "--region", "--profile", "--project", "--account", "--prefix", "-w"))
+_GLOBAL_VALUED |= frozenset(("--workspace", "--filter", "-F", "--log-level", "--subscription", "--resource-group"))
+"""Their options given before the step that take a value (``kubectl --context prod -n shop rollout status``): the
+value is no step."""
 INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
 
 
@@ -235,14 +218,22 @@ def step_parts(command: str) -> tuple[str, list[str]]:
         return "", []
     head = words[0].rsplit("/", 1)[-1]
     rest = words[1:]
-    if head in SUBCOMMANDS and rest and not rest[0].startswith("-"):
-        return f"{head} {rest[0]}", rest[1:]
+    if head in SUBCOMMANDS and (at := _step_at(rest)) is not None:
+        return f"{head} {rest[at]}", rest[at + 1 :]
     if head in INTERPRETERS or head.startswith("python"):
         if len(rest) >= 2 and rest[0] == "-m":
             return f"{head} -m {rest[1]}", rest[2:]
         if rest and not rest[0].startswith("-"):
             return f"{head} {rest[0]}", rest[1:]
     return head, rest
+
+
+def _step_at(rest: list[str]) -> Optional[int]:
+    """Where a program's step is among the words after it: past its options (and the values of those that take one)."""
+    k = 0
+    while k < len(rest) and rest[k].startswith("-") and rest[k] != "--":
+        k += 1 + (rest[k] in _GLOBAL_VALUED)
+    return k if k < len(rest) and not rest[k].startswith("-") else None
 
 
 def given_words(command: str) -> list[str]:

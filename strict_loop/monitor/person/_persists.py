@@ -164,7 +164,11 @@ SEEN_AGAIN = re.compile(
     r"\b(?:didn'?t|did not) do (?:anything|a thing)\b|\bbut not the (?:problem|issue|bug|behaviou?r)\b|"
     r"\bsame (?:\w+\s+){0,2}as (?:the |my |our )?(?:overnight|first|last|previous|original|earlier) (?:run|time|one|"
     r"build|job|attempt)\b|"
-    r"\b(?:it'?s|it is|they'?re) back\b(?! (?:up|to|in|on|online|end|from)\b)|\b(?:you said|you claimed|tu as dit "
+    r"\b(?:it'?s|it is|they'?re) back\b(?! (?:up|to|in|on|online|end|from)\b)|"
+    # what the person tried on their side, then "same": "tried incognito, same", "hard refresh -> same thing"
+    r"\b(?:tried|retried|restarted|reloaded|refreshed|hard[- ]?refresh\w*|cleared|rebuilt|reinstalled|redeployed|"
+    r"incognito|logged (?:out|in))\b[^.!?\n]{0,40}?(?:,|->|\u2192|\s-|\u2014|:)\s*(?:still\s+)?(?:the\s+)?same"
+    r"(?:\s+(?:thing|result|error|page|screen))?(?=\s*(?:[.!;,]|$))|\b(?:you said|you claimed|tu as dit "
     r"que)\b[^.!?]{0,40}?(?:fixed|resolved|working|sorted|solved|corrig|r[\u00e9e]gl)",
     re.I,
 )

@@ -218,11 +218,17 @@ def _status_question(text: str) -> bool:
     if split is None:
         return False
     asked, rest = split[0], split[1].lstrip("? ").strip()
-    if not (rest and len(asked.split()) <= 8 and len(rest.split()) <= SHORT_WORDS):
+    if not (rest and len(asked.split()) <= 8 and len(rest.split()) <= 2 * SHORT_WORDS):
         return False
     if "?" in rest:  # a second question: how it stands again ("..., is it actually doing anything?"), or news
         return bool(asking.STATUS_QUESTION.match(rest))
-    return not (asking.INSTRUCTION.match(rest) or asking.ASKED.match(rest) or read(rest).verdict is not None)
+    clauses = [c.strip() for c in _REMARK.split(rest) if c.strip()]  # "..., need this before the demo at 3": why
+    asks = any(asking.INSTRUCTION.match(c) or asking.ASKED.match(c) for c in clauses)
+    return not (asks or read(rest).verdict is not None)
+
+
+_REMARK = re.compile(r"[,.;!]+\s+|\s+[-\u2013\u2014]+\s+")
+"""Where a remark after a status question splits into clauses, each of which may ask for something."""
 
 
 def _after_status_question(text: str) -> Optional[Word]:
