@@ -152,7 +152,13 @@ before the demo") and "how long does this usually take??" ask nothing new (EX-05
 (``kubectl --context x -n y rollout``) are no step, a wait that gives up by its own limit (``kubectl wait``) hung
 (EX-09), "tried incognito, same" (ET-05), and the Chinese, Japanese, Vietnamese and Thai rows ("还是旧的", "まだ送信
 される", "vẫn trắng", "ล้นอีกแล้ว": EY). After: 17 caught (5 early), the same false alarm; EX's other misses (a
-challenge or a rollout that stays pending through restarts and longer waits) are left.
+challenge or a rollout that stays pending through restarts and longer waits) are left. FA to FD (a person steering
+design closely; hobbyists' servers and bots; looking things up; Codex on infrastructure with waits), written blind
+in a third wave after the round's third commit and measured on arrival: 15 of 29 caught (1 early, 2 late) with no
+false alarm in 35, where the round's start code caught 13 (FD-13 and FD-15 came from the readings EX had shaped);
+then "partner team is asking for the hostname, eta?" (a status question asked last, after why) asks nothing new
+(FD-09, not caught for it: what stays pending through a restart and an edit is left, with FC's lookups of an option the
+installed version lacks).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -324,6 +330,10 @@ SETS = {
     "EX": "infrastructure with long waits (terraform, rollouts, jobs, DNS and certificates, restores), a person by",
     "EY": "front ends a person tries on a phone, writing in Japanese, Korean, Chinese, Vietnamese or Thai",
     "EZ": "hard healthy look-alikes in all harnesses (TDD, falling counts, bisects, flaky rates, benchmarks)",
+    "FA": "a person steering design closely ('no, not like that', 'closer', 'go back to the first'), mostly healthy",
+    "FB": "hobbyists' servers and bots (Minecraft, Discord, Home Assistant, a Pi), non-native English, pt-BR, es",
+    "FC": "looking things up (docs fetched, node_modules grepped, --help, an option the installed version lacks)",
+    "FD": "Codex alone on infrastructure with waits (terraform, kubectl, cloud CLIs, registries, DNS, queues)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -318,6 +318,7 @@ CIRCLING += [
 ]
 NOT_REPORTS += [
     "restarted it, same for the footer please",  # a request: do the same for the footer
+    "add a dark mode toggle, eta?",  # a request, then when
     "any update? also add a dark mode toggle to the settings page while you wait",  # a request after the question
     "\u8fd8\u662f\u7528\u7ea2\u8272\u7684\uff1f",  # zh: or use the red one?
     "\u307e\u3060\u7d42\u308f\u3063\u3066\u306a\u3044\uff1f",  # ja: not done yet?
@@ -370,6 +371,7 @@ STATUS_QUESTIONS += [
     "still pending??",
     "any update? http is redirecting to a dead https now, need this before the demo",
 ]
+STATUS_QUESTIONS += ["partner team is asking for the hostname, eta?"]  # asked last, after why
 PERSON_SAYS = [("report", t) for t in REPORTS] + [("circles", t) for t in CIRCLING] + [("no", t) for t in NOT_REPORTS]
 
 
@@ -1331,3 +1333,10 @@ def test_a_measure_said_first_to_have_fallen_is_the_attempt_moving_it_not_the_pr
     assert person.read("down to 3.1%, still firing")[:2] == (None, 0)
     assert person.read("dropped to 19s but still slow on new folders")[:2] == (None, 0)
     assert person.read("down to the wire, still broken")[:2] == ("fail", 1)
+
+
+def test_a_request_before_a_status_question_stays_a_request():
+    """ "add a dark mode toggle, eta?" asks for work and when it comes: a new request, unlike "partner team is asking
+    for the hostname, eta?", which only says why the person asks how it stands."""
+    assert window_of([_said("add a dark mode toggle, eta?")])[0].asks is not None
+    assert window_of([_said("partner team is asking for the hostname, eta?")])[0].asks is None

@@ -214,6 +214,9 @@ def _status_question(text: str) -> bool:
     reports ("is it done?? its been 25 min", "hows it going? the webhooks are queueing up")."""
     if len(text.split()) <= 8 and asking.STATUS_QUESTION.match(text):
         return True
+    said = _REMARK.split(text.strip())  # "partner team is asking for the hostname, eta?": asked last
+    if len(said) > 1 and len(text.split()) <= 2 * SHORT_WORDS and asking.STATUS_QUESTION.match(said[-1]):
+        return not _asks_or_reports(text[: text.rindex(said[-1])])
     split = _status_first(text)
     if split is None:
         return False
@@ -222,9 +225,14 @@ def _status_question(text: str) -> bool:
         return False
     if "?" in rest:  # a second question: how it stands again ("..., is it actually doing anything?"), or news
         return bool(asking.STATUS_QUESTION.match(rest))
-    clauses = [c.strip() for c in _REMARK.split(rest) if c.strip()]  # "..., need this before the demo at 3": why
+    return not _asks_or_reports(rest)  # "any update? need this before the demo at 3": why they ask
+
+
+def _asks_or_reports(remark: str) -> bool:
+    """Whether the remark beside a status question asks for something or says what fails: then it is no mere why."""
+    clauses = [c.strip() for c in _REMARK.split(remark) if c.strip()]
     asks = any(asking.INSTRUCTION.match(c) or asking.ASKED.match(c) for c in clauses)
-    return not (asks or read(rest).verdict is not None)
+    return asks or read(remark).verdict is not None
 
 
 _REMARK = re.compile(r"[,.;!]+\s+|\s+[-\u2013\u2014]+\s+")
