@@ -32,8 +32,7 @@ BROKEN = re.compile(
     r"denied)|"
     r"failed|crash(?:es|ed|ing)?|errors?|exception|wrong|nope|no luck|blank|empty|missing|unpopulated|stuck|hangs?|"
     r"broke|disappeared|(?:won'?t|can'?t|isn'?t|aren'?t|doesn'?t|didn'?t|couldn'?t) (?:start|load|open|close|save|"
-    r"respond|"
-    r"update|work|show|render|compile|build|run|connect|clickable|responsive|running|starting|working|loading)|"
+    r"respond|update|work|show|render|compile|build|run|connect|clickable|responsive|running|starting|working|loading)|"
     r"does nothing|white screen|dies|died|oom|ooms|oomed|out of memory|"
     r"(?:getting|get|got|gives?|gave|returns?|returning|throws?|with) (?:an? |http |status )?[45]\d\d)\b",
     re.I,
@@ -210,8 +209,9 @@ def _moved_on(rest: str) -> bool:
 
 
 def _status_question(text: str) -> bool:
-    """A short question how the work stands, alone or with a short remark after it that neither asks for anything nor
-    reports ("is it done?? its been 25 min", "hows it going? the webhooks are queueing up")."""
+    """A short question how the work stands, alone or with a short remark before or after it that neither asks for
+    anything nor reports ("is it done?? its been 25 min", "hows it going? the webhooks are queueing up", "partner team
+    is asking for the hostname, eta?")."""
     if len(text.split()) <= 8 and asking.STATUS_QUESTION.match(text):
         return True
     said = _REMARK.split(text.strip())  # "partner team is asking for the hostname, eta?": asked last
@@ -236,7 +236,7 @@ def _asks_or_reports(remark: str) -> bool:
 
 
 _REMARK = re.compile(r"[,.;!]+\s+|\s+[-\u2013\u2014]+\s+")
-"""Where a remark after a status question splits into clauses, each of which may ask for something."""
+"""Where a remark beside a status question splits into clauses, each of which may ask for something."""
 
 
 def _after_status_question(text: str) -> Optional[Word]:
