@@ -158,7 +158,8 @@ in a third wave after the round's third commit and measured on arrival: 15 of 29
 false alarm in 35, where the round's start code caught 13 (FD-13 and FD-15 came from the readings EX had shaped);
 then "partner team is asking for the hostname, eta?" (a status question asked last, after why) asks nothing new
 (FD-09, not caught for it: what stays pending through a restart and an edit is left, with FC's lookups of an option the
-installed version lacks).
+installed version lacks); and a bisect's checkout between two runs ends an error cycle as an edit does (EZ-03's false
+alarm).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing

@@ -1529,6 +1529,28 @@ def test_the_same_benchmark_after_each_bisect_step_runs_other_code_and_is_no_rep
     assert not shellwork.checks_out("git checkout -- src/app.py") and not shellwork.checks_out("git checkout -b feat/x")
 
 
+def test_failures_that_alternate_across_bisect_steps_are_no_error_cycle():
+    """A bisect runs the same test on each revision it checks out: failing, then an import error on a revision that
+    cannot run, then failing again is three revisions, no cycle of one attempt's errors. Without the checkouts, the
+    same test failing A, B, A under varied arguments is one."""
+    test = "python -m pytest tests/test_export.py::test_quoting -q {}"
+    failing = "E   AssertionError: assert 'a\\nb' == '\"a\\nb\"'\nFAILED tests/test_export.py::test_quoting"
+    broken = "ImportError while loading conftest 'tests/conftest.py'.\nE   ImportError: cannot import name 'read_ipc'"
+
+    def run(flags: str, output: str) -> dict:
+        return {"tool": "Bash", "args": {"command": test.format(flags)}, "output": output, "exit_code": 1}
+
+    def step(verdict: str, left: int) -> dict:
+        said = f"Bisecting: {left} revisions left to test after this\n[{left:040x}] step {left}"
+        return {"tool": "Bash", "args": {"command": f"git bisect {verdict}"}, "output": said, "exit_code": 0}
+
+    bisect = [run("-x", failing), step("bad", 11), run("--tb=line", broken), step("skip", 11), run("--lf", failing)]
+    assert play(bisect)[0].fired_at is None
+    varied = [run("-x", failing), run("-p no:cacheprovider", broken), run("--tb=short", failing)]
+    verdict, steps = play(varied)
+    assert verdict.fired_at == 2 and steps[0][2][0].kind == "error_cycle"
+
+
 @pytest.mark.parametrize(
     ("output", "score"),
     [

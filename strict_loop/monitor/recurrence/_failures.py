@@ -48,8 +48,8 @@ def error_cycle(w: list[TurnFacts], window: int) -> Optional[Cycle]:
         return None
     chain: list[TurnFacts] = []
     for f in reversed(w[-window:]):
-        if f.edited and not f.failed and f.step != cur.step:
-            break  # the code changed: what failed before is not the same attempt
+        if (f.edited or f.checkout) and not f.failed and f.step != cur.step:
+            break  # the code changed (an edit, another revision checked out: a bisect's step): another attempt
         if f.step != cur.step:
             continue
         if not f.failed:
