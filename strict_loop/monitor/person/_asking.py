@@ -41,7 +41,7 @@ the cache"): the message asks, whatever it names."""
 STATUS_QUESTION = re.compile(
     r"^\W*(?:(?:so|and|hey|ok(?:ay)?|well|hmm+)\W+)?(?:how(?:'?s| is| are)\s+(?:it|things|we|that|everything|the \w+)"
     r"(?:\s+(?:going|looking|doing|coming along))?|any\s+(?:luck|progress|news|updates?)(?:\s+(?:yet|so far))?|"
-    r"(?:is|are|did|does|has)\s+(?:it|we|that|this|the \w+|\w+)\s+(?:\w+\s+)?(?:yet|now|done|green|working|fixed|up|"
+    r"(?:is|are|did|does|has)\s+(?:the \w+|\w+)\s+(?:\w+\s+)?(?:yet|now|done|green|working|fixed|up|"
     r"running|ready|deployed|passing|finished|complete|through|ok|okay|healthy|alive)|"
     r"(?:done|ready|green|up|fixed|working|finished) yet|"
     r"status|what(?:'s| is) the status|where are we(?: at)?|what(?:'?s| is) (?:going on|happening)|"

@@ -90,7 +90,7 @@ def read(raw: str) -> Word:
 
 _BUT = re.compile(r"\W*(?:but|mas|pero|aber|mais|ma)\b", re.I)
 _THIS_TIME = re.compile(
-    r"\b(?:this time (?:it|i|we|the|a|an)\b|now it (?:says|shows|gives|throws)\b|now (?:i get|i'm getting) a "
+    r"\b(?:this time (?:it|i|we|the|a|an)\b|now (?:i get|i'm getting) a "
     r"different\b|(?:diff|different|new|another|other) (?:error|exception|traceback|thing|problem|issue|message|"
     r"status|response)(?: now)?\b|now (?:\w+\s+){1,2}(?:gives|shows|says|throws|returns)\b|"
     r"\b(?:goes|gets|got|went|makes it|made it) (?:through|past|further|farther|to [\w.-]+)(?: \w+)?\s+now\b|"
