@@ -61,6 +61,8 @@ def failure_said(failure: str, turn: dict, loosely: bool = False) -> bool:
     output = turn.get("output", "")
     if failure in (person.SAYS_FAILS, person.REFUSED_CALL):
         return person.read(output).verdict == "fail"
+    if listed := re.fullmatch(r"files written into (.+) are not in its listing", failure):
+        return listed.group(1) in json.dumps(turn.get("args", {}))  # a listing of that folder (what it lacks: below)
     ci = re.fullmatch(r"CI step '(.*)' failed", failure)
     if ci:  # a CI run read back: the step is named in what it printed, and the run's output says it failed
         return ci.group(1) in output and ("##[error]" in output or bool(re.search(r"^\s*X ", output, re.M)))
@@ -86,6 +88,19 @@ holds one."""
 def spans(pattern: str, text: str) -> list[str]:
     """What the code spans in ``pattern`` (``{}`` where a span stands) hold, each match's."""
     return [m.group("code") for m in re.finditer(pattern.format(CODE), text)]
+
+
+def lacks_a_write(turns: list[dict], at: int) -> bool:
+    """Whether the listing at ``at`` lacks the name of a file a file tool wrote since the same listing before it."""
+    names = set(re.findall(r"[^\s/]+", turns[at].get("output", "")))
+    written = []
+    for t in reversed(turns[:at]):
+        if t.get("tool") == turns[at].get("tool") and t.get("args") == turns[at].get("args"):
+            break
+        path = next((t.get("args", {}).get(k) for k in ("path", "file_path", "filePath") if k in t.get("args", {})), "")
+        if toolkinds.classify_tool(t.get("tool", ""), t.get("args", {})) == "write" and path:
+            written.append(path.rsplit("/", 1)[-1])
+    return any(name not in names for name in written)
 
 
 def says_still_failing(turn: dict) -> bool:
@@ -114,6 +129,8 @@ def check_outcomes(evidence: str, involved: list[TurnFacts], window: list[TurnFa
         assert all(
             failure_said(m.group(2), turns[f.i], loosely=True) or says_still_failing(turns[f.i]) for f in involved
         )
+        if re.fullmatch(r"files written into (.+) are not in its listing", m.group(2)):
+            assert all(lacks_a_write(turns, f.i) for f in involved)
         edits = [f for f in window if involved[0].i < f.i <= involved[-1].i and f.edited and f.actor == "agent"]
         assert int(m.group(3)) == len(edits) > 0
         named = [p for p in (m.group(4) or "").replace(" and more", "").split(", ") if p]

@@ -68,7 +68,7 @@ SIGNALS: tuple[SignalSpec, ...] = (
     SignalSpec(
         "same_failure",
         "a check (test, build, lint or type-check run, an editor's diagnostics, a person's report, a CI run read "
-        "back, pods or containers a status read shows failing) "
+        "back, pods or containers a status read shows failing, a folder's listing lacking files just written into it) "
         "failing with the same failure signature 3 times with an edit before each repeat (2 or more different edits), "
         "and no passing check of it; any other command (a plan, a deploy, a script) failing with the same error line "
         "4 times so, and not succeeding between",

@@ -15,7 +15,7 @@ from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import catalog, missing, outcomes, person, polls, printed, readback, verdicts
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.calls import jobs, shellwork
+from strict_loop.monitor.calls import jobs, listing, shellwork
 from strict_loop.monitor.calls.jobs import JobAct
 from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, classify_tool, given_words, step_words, turn_paths
 from strict_loop.monitor.progress import NOVEL_LINES, progress
@@ -80,14 +80,16 @@ def _outcome(
     word: Optional[person.Word],
     job: Optional[JobAct],
     checked: bool,
+    unlisted: Optional[str] = None,
 ) -> tuple[Optional[Verdict], Optional[str]]:
     """The verdict of whatever judged the work in this turn, and the failure it reported (None, None: nothing judged
-    it). ``checked``: the turn reads how a check started in the background ended, which is that check's verdict."""
+    it). ``checked``: the turn reads how a check started in the background ended, which is that check's verdict;
+    ``unlisted``: a listing lacks files just written into its folder (``listing.unlisted``), which did not take."""
     if word is not None and word.verdict == "fail":
         return "fail", word.failure or (person.REFUSED_CALL if word.refused else person.SAYS_FAILS)
     if word is not None and word.verdict == "pass" and turn.actor == "person":
         return "pass", None
-    diag = outcomes.diagnostics(turn.output)
+    diag = outcomes.diagnostics(turn.output) or (None if failed else unlisted)
     if diag:
         return "fail", diag
     command = turn.args.get("command")
@@ -301,7 +303,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     step = shown.hung or _step(turn, kind, paths, sig, job)
     line, err = _error(turn, kind, step, window) if failed else (None, None)
     word, said_digest = verdicts.heard(turn.actor, turn.output, window)
-    verdict, said = _outcome(turn, kind, failed, line, word, job, shown.checked)
+    verdict, said = _outcome(turn, kind, failed, line, word, job, shown.checked, listing.unlisted(turn, step, window))
     tail = _tail(turn.output) if failed or verdict == "fail" else ""  # read once, for both of its readers
     fclass = fp.classify([tail]) if failed else None
     fsig, ftext = _signed(said if verdict == "fail" else None, window, turn, line, tail, word)
