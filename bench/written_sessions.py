@@ -159,7 +159,14 @@ false alarm in 35, where the round's start code caught 13 (FD-13 and FD-15 came 
 then "partner team is asking for the hostname, eta?" (a status question asked last, after why) asks nothing new
 (FD-09, not caught for it: what stays pending through a restart and an edit is left, with FC's lookups of an option the
 installed version lacks); and a bisect's checkout between two runs ends an error cycle as an edit does (EZ-03's false
-alarm).
+alarm). FE to FH (Gemini CLI and OpenCode on web and backend work; Codex editing through the shell; operations in
+Claude Code and Cline; data science and numerics with a person writing in Spanish, German, Korean, Russian, French or
+Indonesian), written blind in the next round's first wave and measured on arrival: 26 of 32 caught (2 early, 1 late)
+with 2 false alarms in 32, the same on that round's start code. They shaped: "ok list shows. but the times r wrong"
+grants the fix and reports something new (FE-09), a build's error lines fewer than every run of it since it last
+passed are progress though its last error stays (FF-09: GCC 14's errors fixed a few at a time), and the person's word
+("pero marzo SIGUE siendo el doble", "gleiche kurve.", "ändern gar nix", the Russian row: FH-01, FH-04, FH-07). After:
+29 caught (2 early) with none.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -335,6 +342,10 @@ SETS = {
     "FB": "hobbyists' servers and bots (Minecraft, Discord, Home Assistant, a Pi), non-native English, pt-BR, es",
     "FC": "looking things up (docs fetched, node_modules grepped, --help, an option the installed version lacks)",
     "FD": "Codex alone on infrastructure with waits (terraform, kubectl, cloud CLIs, registries, DNS, queues)",
+    "FE": "Gemini CLI and OpenCode on web and backend work: a person's reports, builds, dev servers, hangs",
+    "FF": "Codex editing through the shell (sed -i, heredocs, git checkout --) on Python, TypeScript and C/C++",
+    "FG": "operations in Claude Code and Cline (compose, systemd, nginx, Kubernetes, Terraform, bots, queues)",
+    "FH": "data science, ML and numerics in Claude Code, Cursor and Aider, a person writing es, de, ko, ru, fr, id",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

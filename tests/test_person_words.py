@@ -1340,3 +1340,45 @@ def test_a_request_before_a_status_question_stays_a_request():
     for the hostname, eta?", which only says why the person asks how it stands."""
     assert window_of([_said("add a dark mode toggle, eta?")])[0].asks is not None
     assert window_of([_said("partner team is asking for the hostname, eta?")])[0].asks is None
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        # what the fix was for granted ("ok list shows."), then another problem: the fix approved, the next one new
+        ("ok list shows. but the times r wrong, everything 2h early", "pass", 0),
+        ("good, the modal renders but the button does nothing", "pass", 0),
+        ("ok list shows nothing. but whatever", None, 0),
+        ("okay the page loads now, but the chart is still empty", None, 0),
+        # what changed granted, what was reported said to persist after a "but"
+        ("the chart looks different now (no weird border) but march is STILL double!! its not the chart", "fail", 1),
+        ("el grafico se ve distinto (ya no tiene ese borde raro) pero marzo SIGUE siendo el doble!!", "fail", 1),
+        ("looks different but still double", "fail", 1),
+        ("thanks! but we still need to support IE11", None, 0),
+        ("great but the old button should still be there", None, 0),
+        # Spanish: still being, still at a number; not "sigue con la parte 2" (go on with part 2)
+        ("ahora solo sale marzo?? y sigue en 2.47M. para ya de cambiar cosas al azar", "fail", 1),
+        ("sigue con la parte 2", None, 0),
+        # German: the same curve, changes nothing; not the same colour asked for, nor what a change leaves alone
+        ("gleiche kurve. min x = -41.2703 (t = 61.8). toleranzen ändern gar nix", "fail", 1),
+        ("hat nichts gebracht", "fail", 1),
+        ("gleiche Farbe wie der Header bitte", None, 0),
+        ("ändert nichts an der API, nur intern", None, 0),
+        # Russian: nothing changed, the numbers did not change, the same thing, still, again the same error
+        ("странно, цифры вообще не поменялись. AIC тот же до десятых", "fail", 1),
+        ("третий раз одно и то же выводит", "fail", 1),
+        ("опять. ничего не поменялось вообще, ни одной цифры", "fail", 1),
+        ("до сих пор пусто", "fail", 1),
+        ("по-прежнему 500", "fail", 1),
+        ("снова та же ошибка", "fail", 1),
+        ("сделай то же самое для users", None, 0),
+        ("опять же, добавь тесты", None, 0),
+        ("снова запусти тесты", None, 0),
+        ("убедись, что результат не изменился", None, 0),
+        ("до сих пор не понимаю как это работает, объясни", None, 0),
+    ],
+)
+def test_a_fix_granted_then_another_problem_and_still_after_a_but_in_english_spanish_german_and_russian(
+    text, verdict, weight
+):
+    assert person.read(text)[:2] == (verdict, weight)

@@ -1358,3 +1358,68 @@ def test_nodes_uncaught_error_then_its_version_line_is_a_failure_where_no_exit_c
     assert not printed.failed(
         Turn(tool="Bash", args={"command": "node -v"}, output="Node.js v18.19.0"), "run", "node -v"
     )
+
+
+@pytest.mark.parametrize(
+    ("output", "count"),
+    [
+        # gcc, clang, mypy; tsc's and MSBuild's form; a line said twice (make -j) counts once, a note or a warning not
+        # at all, an error line quoted inside another line not
+        (
+            "src/net.c:88:9: error: implicit declaration of function 'close'\nsrc/net.c: In function 'dial':\n"
+            "src/net.c:121:33: note: expected 'int'\nsrc/util.c:19:8: error: return type defaults to 'int'\n"
+            "src/util.c:19:8: error: return type defaults to 'int'\nsrc/a.c:3:1: warning: unused",
+            2,
+        ),
+        ("src/app.ts(7,3): error TS2307: Cannot find module './x'", 1),
+        ("make: *** [Makefile:12: build] Error 2\nlog: see src/a.c:3:1: error: x", None),
+        ("3 failed, 12 passed", None),
+    ],
+)
+def test_a_build_that_prints_no_count_is_counted_by_its_error_lines(output, count):
+    from strict_loop.monitor import printed
+
+    assert printed.error_lines(output) == count
+
+
+@pytest.mark.parametrize(
+    ("command", "whole"),
+    [
+        ("make -k 2>&1 | grep -E 'error:'", True),
+        ("cargo build 2>&1 | grep -i Error | sort | uniq", True),
+        ("make", True),
+        ("npx tsc --noEmit 2>&1 | grep 'src/api/client.ts' | head -9", False),
+        ("npx tsc --noEmit --pretty 2>&1 | tail -16", False),
+        ("make 2>&1 | grep -v error", False),
+        ("make 2>&1 | grep -c error", False),
+    ],
+)
+def test_error_lines_are_counted_only_where_no_filter_kept_some_of_them(command, whole):
+    from strict_loop.monitor.calls import shellwork
+
+    assert shellwork.whole_errors(command) is whole
+
+
+def _make_k(errors: list[str]) -> dict:
+    """``make -k`` filtered to its error lines, as a Codex session runs it (no exit code)."""
+    return {"tool": "Bash", "args": {"command": "make -k 2>&1 | grep -E 'error:'"}, "output": "\n".join(errors)}
+
+
+def test_a_build_whose_error_lines_fall_after_each_edit_is_progress_though_its_last_error_stays():
+    """GCC 14's new errors fixed a few at a time: the last line (the one not reached yet) is in every run, but each run
+    shows fewer errors, which is the work moving, not the same failure after edits."""
+    from spiral_claims import play
+
+    last = "src/main.c:77:24: error: passing argument 2 of 'signal' from incompatible pointer type"
+    others = [f"src/net.c:{10 * k}:9: error: implicit declaration of function 'f{k}'" for k in range(1, 9)]
+    turns = []
+    for shown in (8, 5, 4, 2, 1):
+        turns.append(_make_k([*others[:shown], last]))
+        turns.append({"tool": "Bash", "args": {"command": f"sed -i '{shown}d' src/net.c"}, "output": ""})
+    assert play(turns)[0].fired_at is None
+    stuck = []
+    for k in range(4):  # the same error after each edit: the same failure
+        stuck.append(_make_k([last]))
+        stuck.append({"tool": "Bash", "args": {"command": f"sed -i 's/a{k}/b{k}/' src/main.c"}, "output": ""})
+    verdict, steps = play(stuck)
+    assert steps and steps[0][2][0].kind == "same_failure"

@@ -73,6 +73,9 @@ class TurnFacts(BaseModel):
     talk: bool = False
     score: Optional[float] = None
     fails: Optional[int] = Field(None, description="failing-test count read from the output, if any")
+    diags: Optional[int] = Field(
+        None, description="distinct error lines a build printed in file:line form, all of them (no filter cut some)"
+    )
     brief: str = ""
     actor: Literal["agent", "person"] = "agent"
     verdict: Optional[Verdict] = Field(

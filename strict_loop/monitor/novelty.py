@@ -377,8 +377,9 @@ def _effects(
     turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int, shown: jobs.Shown
 ) -> dict[str, Any]:
     """What a shell command did besides printing (files written, its ``sed -i`` substitutions, a restart, a hang: a
-    background check stopped while it hung too), and soon after a restart the error a run printed though it succeeded
-    (a log tail showing the same 409 after each redeploy); the background job it concerns."""
+    background check stopped while it hung too), how many error lines it printed (no filter cut some), and soon after
+    a restart the error a run printed though it succeeded (a log tail showing the same 409 after each redeploy); the
+    background job it concerns."""
     if kind not in ("run", "write") or not (command or shown.act):
         return {}
     restart = shellwork.restarts(command) or shown.act in ("start", "stop")
@@ -389,6 +390,7 @@ def _effects(
         "restart": restart,
         "checkout": shellwork.checks_out(command),
         **(printed.measure(turn.output)._asdict() if kind == "run" else {}),
+        "diags": printed.error_lines(turn.output) if kind == "run" and shellwork.whole_errors(command) else None,
         "hang": shown.hung is not None
         or (kind == "run" and outcomes.hung(turn.output, command, turn.exit_code) and not polls.waits(command)),
         "logerr": (logerr := readback.logged_error(turn.output) if after else None),

@@ -330,3 +330,17 @@ def measure(output: str) -> Measure:
     said = [" ".join(line.split()) for line in lines if any(c.isdigit() for c in line)]
     reading = next((line for line in reversed(said) if _DECIMAL.search(line)), said[-1] if said else None)
     return Measure(fp.digest(shape), numbers[-24:], reading[:120] if reading else None)
+
+
+DIAGNOSTIC = re.compile(
+    r"^[^\s:(]{1,300}(?::\d{1,7}){1,2}: (?:fatal )?error\b|^[^\s:(]{1,300}\(\d{1,7},\d{1,7}\): error\b", re.M
+)
+"""A compiler's or checker's own error line, by the file and line it is at (gcc, clang, mypy: ``src/a.c:7:3: error:``;
+tsc, MSBuild: ``src/a.ts(7,3): error TS2307``): a build that prints no count is counted by these (``error_lines``)."""
+
+
+def error_lines(output: str) -> Optional[int]:
+    """How many distinct error lines a build or checker printed in its own file:line form (None: none): what a build
+    that prints no count of its errors is counted by, apart from a test runner's count of failing tests."""
+    errors = len(set(DIAGNOSTIC.findall(output))) if fp.may_match(fp.folded(output), (" error",)) else 0
+    return errors or None

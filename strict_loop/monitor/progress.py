@@ -38,6 +38,8 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     since = counted[max((k for k, e in enumerate(counted) if not e.fails), default=-1) + 1 :]  # since it was last 0
     if f.fails is not None and since and f.fails < min(e.fails or 0 for e in since):
         return "fewer failures"  # a new low: a count back down where it was (a flaky test's repeats) has not moved
+    if f.diags and _fewer_errors(f, alike):
+        return "fewer failures"  # a build's error lines, fewer than any run of it printed since it last passed
     if f.verdict == "pass" and not f.logerr and not _passed_before(f, window):  # a build that passed and then
         return "check passes"  # showed the restarted thing's error (`up --build && logs`) passed nothing it was for
     if f.asks is not None and f.asks not in {e.asks for e in window}:
@@ -58,6 +60,15 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
     if earlier and f.out not in earlier and fresh >= _needed(f, window):
         return "new output"
     return None
+
+
+def _fewer_errors(f: TurnFacts, alike: list[TurnFacts]) -> bool:
+    """Whether a build printed fewer error lines than every run of the same step since it last passed (a new low:
+    GCC 14's new errors fixed a few at a time, the one not reached yet in every run). Apart from a test runner's count
+    of failing tests, which counts other things."""
+    since = alike[max((k for k, e in enumerate(alike) if e.verdict == "pass"), default=-1) + 1 :]
+    counts = [e.diags for e in since if e.diags]
+    return bool(counts) and (f.diags or 0) < min(counts)
 
 
 def _passed_before(f: TurnFacts, window: list[TurnFacts]) -> bool:

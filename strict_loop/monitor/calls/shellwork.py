@@ -105,6 +105,18 @@ def filtered(command: str) -> bool:
 
 
 _FILTER = re.compile(r"\s*(?:e?grep|rg|head|cut|awk|sed\s+-n|wc|sort|uniq)\b")
+_ERROR_GREP = re.compile(
+    r"\s*(?:e?grep|rg)\s+(?:-[EiP]{1,3}\s+)*(?:['\"][^'\"]{0,200}?\berror|(?!-)[^\s'\"]{0,100}?\berror)", re.I
+)
+"""A ``grep`` that keeps every line naming an error (``grep -E 'error:|warning:'``): not ``-v``, ``-c``, nor a path."""
+
+
+def whole_errors(command: str) -> bool:
+    """Whether a check's error lines reach the call all of them: no filter after it, or only a ``grep`` for errors
+    (``make -k 2>&1 | grep -E 'error:'``); ``| head``, ``| tail -5`` or ``| grep src/api`` keep some of them."""
+    parts = last_pipeline(command)[1:] if "|" in command else []
+    kept = [p for p in parts if not re.match(r"\s*(?:sort|uniq)\b", p)]  # every line still there, in another order
+    return not any((_FILTER.match(p) or p.lstrip().startswith("tail")) and not _ERROR_GREP.match(p) for p in kept)
 
 
 def last_pipeline(command: str) -> list[str]:

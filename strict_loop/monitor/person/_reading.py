@@ -98,12 +98,14 @@ _THIS_TIME = re.compile(
     r"cette fois(?:-ci)?,? (?:c'est|\u00e7a|il|j'ai)\b|esta vez (?:sale|dice|da|es|aparece)\b|"
     r"desta vez (?:d[\u00e1a]|diz|aparece|[\u00e9e])\b|ahora (?:me )?(?:sale|dice|da|aparece)\b|"
     r"agora (?:d[\u00e1a]|diz|aparece)\b|(?:ora|adesso) (?:d[\u00e0a]|dice|esce|compare)\b|"
-    r"jetzt (?:kommt|steht|sagt|zeigt)\b|maintenant (?:c'est|il (?:dit|affiche))\b)|\u4eca\u5ea6\u306f",
+    r"jetzt (?:kommt|steht|sagt|zeigt)\b|maintenant (?:c'est|il (?:dit|affiche))\b)|\u4eca\u5ea6\u306f|"
+    r"(?:уже|теперь) (?:друг(?:ая|ой|ое)|вот так)|друг(?:ая|ой|ое) (?:ошибка|проблема)",
     re.I,
 )
 """The person marking what they see as new ("this time it says 'not_accepted'", "diff error now", "now clicking gives
-...", "it goes to stripe now, then ...", "ahora sale ...", 今度は, diesmal, cette fois, esta vez): a failure they saw
-(where the attempt got further, what stops it there), a repeat only if it is the same as one before."""
+...", "it goes to stripe now, then ...", "ahora sale ...", 今度は, diesmal, cette fois, esta vez, "уже другая",
+"теперь вот так"): a failure they saw (where the attempt got further, what stops it there), a repeat only if it is the
+same as one before."""
 
 
 def _marked_new(head: str) -> bool:
@@ -136,7 +138,8 @@ def _read_head(raw: str) -> Word:
     pasted = _pasted_error(raw[:MAX_PERSON_TEXT])
     head = _head(text)
     again = _says(SEEN_AGAIN, SEEN_AGAIN_GATES, head)
-    persists = (again or _persist(head)) and not NEGATED.search(head)
+    contrasted = _contrasted(head)  # "looks different now, but march is STILL double": said after the change granted
+    persists = (again or _persist(head) or contrasted) and not NEGATED.search(head)
     question = text[:HEAD_CHARS].rstrip().endswith("?")  # the message's end, not where its head was cut
     opening = _DANGLING.sub("", head[:40])  # a cut that ends on "still" says nothing yet
     said_first = _persist(opening) and not asking.ASKED.match(head)  # "still the same... debug it": the news first
@@ -159,7 +162,7 @@ def _read_head(raw: str) -> Word:
     if _WORKS_NOW_BUT.match(head) and not _STILL_AGAIN.search(head):
         return Word("pass", 0, None, text)  # "login works on android now 👍 but avatar upload fails": then new work
     brief = _short_opening(head)  # a short first sentence that says it persists carries the news
-    short = brief is not None and (brief == head or _persist(brief))
+    short = brief is not None and (brief == head or _persist(brief)) or contrasted
     if persists and not requested and (BROKEN.search(head) or pasted or short or said_first or again or complaint):
         return Word("fail", 1, pasted, text)
     if _reported_aside(head):
@@ -182,12 +185,14 @@ _HARNESS_COMMAND = re.compile(
 """A harness's own command that only sets what the agent sees or runs on (Aider's ``/add``, Claude Code's ``/compact``):
 a request is ``/architect ...`` or ``/ask ...``, or words."""
 _WORKS_NOW_BUT = re.compile(
-    r"^\W*[^.!?\n]{0,60}?(?<!nothing )(?<!never )(?<!longer )(?<!not )\b(?:works|working|fixed)\b"
-    r"(?:\s+[\w-]+){0,3}?\s+now\b[^\w\n]{0,12}(?:but|though|however)\b",
+    r"^\W*(?:[^.!?\n]{0,60}?(?<!nothing )(?<!never )(?<!longer )(?<!not )\b(?:works|working|fixed)\b"
+    r"(?:\s+[\w-]+){0,3}?\s+now\b|(?:ok(?:ay)?|good|nice|cool|great)\W{1,3}(?:the |that |it )?[\w-]+(?: [\w-]+)?\s+"
+    r"(?:works|shows|loads|renders|appears|displays|passes|is back|is fixed)(?:\s+now)?)[^\w\n]{0,12}"
+    r"(?:but|though|however)\b",
     re.I,
 )
-"""What the attempt was for, said to work now, then another problem: the old one approved, the next one new work
-(reported again, it is counted from there)."""
+"""What the attempt was for, said to work now ("login works on android now", "ok list shows."), then another problem:
+the old one approved, the next one new work (reported again, it is counted from there)."""
 _STILL_AGAIN = re.compile(r"\b(?:still|again|anymore|same (?:problem|issue|bug) as)\b", re.I)
 _WHY_SO = re.compile(
     r"^\W*(?:but\s+)?why\s+(?:is|does)\s+(?:it|this|that)\s+(?:(?:still|keep)\s+)?(?:doing|happening|happen)"
@@ -283,6 +288,19 @@ def _short_opening(head: str) -> Optional[str]:
 
 SHORT_WORDS = 12
 """The most words of a clause read as a report said in brief."""
+_CONTRAST = re.compile(r"\b(?:but|pero|aber|mais)\b", re.I)
+
+
+def _contrasted(head: str) -> bool:
+    """A short clause after a "but" that says it persists: what changed granted, what was reported still there ("the
+    chart looks different now (no border) but march is STILL double", "se ve distinto pero marzo SIGUE siendo ...")."""
+    for m in _CONTRAST.finditer(head):
+        clause = _SENTENCE_END.split(head[m.end() :], 1)[0].rstrip(".!?, ")
+        if 0 < len(clause.split()) <= SHORT_WORDS and _persist(clause):
+            return True
+    return False
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
 

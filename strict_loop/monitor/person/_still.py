@@ -13,7 +13,8 @@ from __future__ import annotations
 STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("es", ("sigue", "otra vez", "todav", "a\u00fan", "aun ", "mismo", "funcion", "igual", "nada", "cambi", "probaste"),
         r"\bsigue (?:sin funcionar|fallando|igual|dando (?:el mismo |un )?(?:error|\d{3})|diciendo|mostrando|saliendo|"
-        r"apareciendo)\b|\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
+        r"apareciendo|siendo|mal|rot[oa]|vac[i\u00ed][oa])\b|\bsigue en [\d$\u20ac]|"
+        r"\botra vez (?:lo mismo|igual|el mismo|la misma)\b|"
         r"(?:^|[.!?]\s+)\W*(?:otra vez|sigue|(?:nada\W+)?igual)\b"
         r"(?!,? (?:por favor|con|para|adelante|as[i\u00ed]|de)\b)|"
         r"\b(?:todav[i\u00ed]a|a[u\u00fa]n) no (?:funciona|anda|sirve|carga)\b|\bmismo error\b|\bno funcion\u00f3\b|"
@@ -47,16 +48,34 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         # a sentence opening on "toujours" says it is still so ("Toujours Safari."); "pareil" alone, "c'est pareil"
         r"(?:^|[.!?]\s+)\W*toujours\b(?!\s+(?:plus|moins|faire|utiliser|mettre|garder|v[e\u00e9]rifier)\b)|"
         r"(?:^|[.!?,]\s+)\W*(?:c'est\s+)?(?:toujours\s+|exactement\s+)?pareil\b(?!\s+(?:pour|que|qu')\b)"),
-    ("de", ("immer noch", "fehler", "hat nicht", "wieder", "gleich", "kaputt", "schlimmer", "schlechter"),
+    ("de", ("immer noch", "fehler", "hat nicht", "wieder", "gleich", "kaputt", "schlimmer", "schlechter", "selbe",
+            "nichts", "nix"),
         r"\bimmer noch (?:nicht|kaputt|falsch|leer)\b|\b(?:der )?(?:gleicher?|selber?|derselbe) fehler\b|"
         r"\bhat nicht (?:funktioniert|geklappt)\b|^\W*(?:nein\W+)?(?:immer noch|(?:schon )?wieder)\b|"
         # "gleich.", "exakt das gleiche im excel", "alles kaputt"; not "das gleiche für die Tabelle" (a request)
         r"^\W*(?:(?:nein|nope)\W+)?(?:(?:genau|exakt)\s+)?(?:das\s+)?gleiche?(?=\s*(?:[.!,;:]|$)|\s+(?:im|in|wie "
         r"vorher|wie davor)\b)|\b(?:genau|exakt|immer noch|wieder) das gleiche\b|"
         r"\b(?:alles|wieder|noch immer) kaputt\b|\b(?:schlimmer|schlechter) als (?:vorher|davor|zuvor)\b|"
-        r"\bnoch schlimmer\b"),
+        r"\bnoch schlimmer\b|"
+        # "gleiche kurve.", "derselbe Plot!", "ändern gar nix.", "hat nichts gebracht"; not "gleiche Farbe wie der
+        # Header", "ändert nichts an der API"
+        r"^\W*(?:(?:nein|nope)\W+)?(?:genau |exakt )?(?:die |der |das )?"
+        r"(?:gleiche|selbe|dieselbe|derselbe|dasselbe)\s+\w+(?=\s*(?:[.!,;:]|$))|"
+        r"\b(?:[\u00e4a]ndert|[\u00e4a]ndern|bringt|bringen) (?:gar |\u00fcberhaupt )?(?:nichts|nix)"
+        r"(?=\s*(?:[.!,;:]|$))|"
+        r"\bhat (?:gar |\u00fcberhaupt )?(?:nichts|nix) (?:ge[\u00e4a]ndert|gebracht)\b"),
+    # ru: всё ещё падает, до сих пор пусто, опять та же ошибка, одно и то же, ничего не поменялось, цифры не
+    # поменялись; not "опять же, ..." (then again), "снова запусти" (run it again), "что результат не изменился",
+    # "опять ошибка" (an error again: which one, its paste says)
     ("ru", ("\u0435\u0449", "\u0442\u0430 \u0436\u0435", "\u0442\u043e\u0439 \u0436\u0435",
-            "\u043f\u043e\u043c\u043e\u0433"),
+            "\u043f\u043e\u043c\u043e\u0433", "до сих пор", "по-прежнему", "опять", "снова", "одно и то же",
+            "тот же", "поменял", "изменил"),
+        r"(?:до сих пор|по-прежнему) (?:не (?:работа|груз|открыва|видн|показыва|сохраня|запуска|собира|проход|"
+        r"исправ|почин|отобража|появля|меня)|то же|та же|тот же|пуст|пада|висит|ошибк|сломан|0\b|ноль|[1-5]\d\d\b)|"
+        r"(?:опять|снова) (?:то же|та же|тот же|одно и то же|не |пуст|ничего|сломал)|"
+        r"(?:^|[.!?]\s*)\W*(?:опять|снова)(?! же)\W*(?:[.!]|$)|\bодно и то же\b|"
+        r"\bтот же (?:результат|вывод|график|экран|AIC|ответ)|\bничего не (?:поменял|изменил)\w*|"
+        r"(?:^|[.!?,;]\s*)(?:цифры|числа|результат\w*|вывод|график) (?:вообще |совсем )?не (?:поменял|изменил)\w*|"
         r"\b(?:\u0432\u0441[\u0435\u0451] \u0435\u0449[\u0435\u0451] (?:\u043d\u0435|\u043f\u0430\u0434\u0430|"
         r"\u043e\u0448\u0438\u0431|\u0441\u043b\u043e\u043c\u0430\u043d)|"
         r"\u0442\u043e\u0439 \u0436\u0435 \u043e\u0448\u0438\u0431\u043a|"
