@@ -166,7 +166,15 @@ with 2 false alarms in 32, the same on that round's start code. They shaped: "ok
 grants the fix and reports something new (FE-09), a build's error lines fewer than every run of it since it last
 passed are progress though its last error stays (FF-09: GCC 14's errors fixed a few at a time), and the person's word
 ("pero marzo SIGUE siendo el doble", "gleiche kurve.", "ändern gar nix", the Russian row: FH-01, FH-04, FH-07). After:
-29 caught (2 early) with none.
+29 caught (2 early) with none. FI to FL (Claude Code's background jobs with a person writing in Japanese, Chinese or
+Portuguese; front-end work in Aider's and Cursor's exports; OpenCode and Codex on Go, Rust and the JVM; mobile and
+desktop apps), written blind in that round's second wave after its first two commits and measured on arrival: 18 of 32
+caught (7 early, 1 late) with no false alarm. They shaped: a background check read once showing where an earlier run
+of it hung, then stopped, hangs there too (FI-09: a build blocked on a lock, killed and restarted); a stop's notice is
+no log of the job's; a short question how it stands in the person's language ("まだ？", "好了吗", "terminou?", "ist es
+fertig?") asks nothing new; Japanese, Chinese and Portuguese reports ("同じテストのまま", "何回やるの", "一直都是", "é
+o mesmo diff"). After: 21 (7 early, 2 late). And from the earlier sets: "still 500" with another exception pasted each
+time, naming none of the last one's words, is the failure changing, not the same one again (DV-14).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -346,6 +354,10 @@ SETS = {
     "FF": "Codex editing through the shell (sed -i, heredocs, git checkout --) on Python, TypeScript and C/C++",
     "FG": "operations in Claude Code and Cline (compose, systemd, nginx, Kubernetes, Terraform, bots, queues)",
     "FH": "data science, ML and numerics in Claude Code, Cursor and Aider, a person writing es, de, ko, ru, fr, id",
+    "FI": "Claude Code's background jobs, CI watched and backfills polled, a person writing ja, zh or pt",
+    "FJ": "front-end work in Aider's and Cursor's exports, the person's words about what the browser shows",
+    "FK": "OpenCode and Codex on Go, Rust and the JVM: dependency conflicts, scaffolds listed, generators, hangs",
+    "FL": "mobile and desktop apps in Gemini CLI and Claude Code (Expo, Flutter, Xcode, Android, Electron)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

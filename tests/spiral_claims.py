@@ -346,7 +346,32 @@ def stopped_while_silent(turns: list[dict], at: int) -> bool:
         return False
     reads = [t for t in turns[begun[-1] + 1 : at] if job in json.dumps(t["args"])]
     lines = [{x for x in jobs.job_output(t.get("output", "")).splitlines() if x.strip()} for t in reads]
+    if len(reads) == 1:  # read once: where an earlier run of the same command, stopped while silent, stood
+        command = turns[begun[-1]]["args"]["command"]
+        before = [
+            _job_lines(turns, k)
+            for k in range(begun[-1])
+            if jobs.job_act(turns[k].get("tool", ""), turns[k].get("args", {})) == "stop"
+            and stopped_while_silent(turns, k)
+            and _started_by(turns, k) == command
+        ]
+        return bool(lines[0]) and any(lines[0] <= seen for seen in before)
     return len(reads) >= 2 and lines[-1] <= set().union(*lines[:-1])
+
+
+def _started_by(turns: list[dict], at: int) -> str:
+    """The command that started the job the turn at ``at`` stops."""
+    job = str(next(iter(turns[at]["args"].values()), ""))
+    begun = [k for k in range(at) if f"ID: {job}" in turns[k].get("output", "")]
+    return turns[begun[-1]]["args"].get("command", "") if begun else ""
+
+
+def _job_lines(turns: list[dict], at: int) -> set[str]:
+    """Every line the reads of the job that the turn at ``at`` stops showed."""
+    job = str(next(iter(turns[at]["args"].values()), ""))
+    begun = [k for k in range(at) if f"ID: {job}" in turns[k].get("output", "")]
+    reads = [t for t in turns[begun[-1] + 1 : at] if job in json.dumps(t["args"])] if begun else []
+    return {x for t in reads for x in jobs.job_output(t.get("output", "")).splitlines() if x.strip()}
 
 
 def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:

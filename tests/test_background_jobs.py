@@ -369,3 +369,22 @@ def test_how_a_check_run_in_the_background_ended_is_that_checks_verdict():
     assert passed.verdict == "pass" and passed.prog == "check passes"
     served = window_of([start(9, "npm run dev"), suite_ended("bash_9", 1, failure)])[-1]
     assert served.verdict is None  # a server that ended is no check's verdict
+
+
+def test_a_check_restarted_each_time_it_shows_where_the_run_before_it_hung_is_a_hang_loop():
+    """A release build blocked on a lock another process holds: the first run read twice unchanged and stopped hung;
+    each run after it, read once showing only what that one showed, hangs at the same place (a second look would show
+    no more), so three stops are a hang loop. The harness's notice of a stop is no log of the job's."""
+    blocked = "    Blocking waiting for file lock on build directory"
+    build = "cargo build --release -p ingest-core 2>&1"
+    turns = [start(1, build), bash_output(1, blocked, "30:12"), bash_output(1, blocked, "31:40"), kill(1)]
+    for k in (2, 3):
+        turns += [start(k, build), bash_output(k, blocked, f"3{k}:25"), kill(k)]
+    window = window_of(turns)
+    assert [f.hang for f in window if f.tool == "KillShell"] == [True, True, True]
+    assert not any(f.logerr for f in window)
+    verdict, steps = play(turns)
+    assert steps and steps[0][0] == len(turns) - 1 and steps[0][2][0].kind == "restart_loop"
+    assert "hangs" in check_claims(verdict, turns)
+    moved = [*turns[:4], start(2, build), bash_output(2, "   Compiling ingest-core v0.4.1", "32:25"), kill(2)]
+    assert not window_of(moved)[-1].hang  # it got further this time: stopped, not hung

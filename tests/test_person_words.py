@@ -1350,6 +1350,10 @@ def test_a_request_before_a_status_question_stays_a_request():
         ("good, the modal renders but the button does nothing", "pass", 0),
         ("ok list shows nothing. but whatever", None, 0),
         ("okay the page loads now, but the chart is still empty", None, 0),
+        # an "ok" alone names nothing that works: what follows is the report ("refunds ok. still wrong" grants refunds)
+        ("ok. but it still fails", "fail", 1),
+        ("ok, still the same", "fail", 1),
+        ("refunds ok. still wrong though - the tax line", None, 0),
         # what changed granted, what was reported said to persist after a "but"
         ("the chart looks different now (no weird border) but march is STILL double!! its not the chart", "fail", 1),
         ("el grafico se ve distinto (ya no tiene ese borde raro) pero marzo SIGUE siendo el doble!!", "fail", 1),
@@ -1382,3 +1386,98 @@ def test_a_fix_granted_then_another_problem_and_still_after_a_but_in_english_spa
     text, verdict, weight
 ):
     assert person.read(text)[:2] == (verdict, weight)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "まだ？",
+        "まだ終わらない？もう10分くらい経ってるけど",
+        "全部まわった？",
+        "好了吗？",
+        "怎么还没好？",
+        "还要多久？",
+        "进度怎么样了",
+        "terminou?",
+        "e aí, terminou?",
+        "e agora, terminou?",
+        "já faz uns 25 min... tá travado?",
+        "passou?",
+        "ainda não terminou?",
+        "¿ya terminó?",
+        "ist es fertig?",
+        "ça avance ?",
+        "готово?",
+        "다 됐어?",
+        "why is it not done yet?",
+    ],
+)
+def test_a_question_how_the_work_stands_in_the_persons_language_is_no_new_request(text):
+    window = window_of(
+        [_said("build the thing"), {"tool": "Bash", "args": {"command": "make"}, "output": "ok"}, _said(text)]
+    )
+    assert window[-1].asks is None and window[-1].verdict is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "terminou? agora adiciona o footer",  # a remark beside it is read in English only: a request stays one
+        "termina el login por favor",
+        "fertig machen bitte",
+        "同じ設定のままでいいです",
+        "止まってるサービスを再起動して",
+        "ずっと同じ設定で動かして",
+        "默认一直是关闭的，帮我打开",
+        "まだテストがないので追加して",
+    ],
+)
+def test_requests_that_use_those_words_stay_requests(text):
+    window = window_of(
+        [_said("build the thing"), {"tool": "Bash", "args": {"command": "make"}, "output": "ok"}, _said(text)]
+    )
+    assert window[-1].asks is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "weight"),
+    [
+        ("ねえ、それ止まってない？ 同じテストのままじゃん", "fail", 1),
+        ("いや、だから止まってるって。timeoutつけるとかして原因見てよ", "fail", 1),
+        ("まだ18412のままだよ。何回回しても同じじゃない？", "fail", 2),
+        ("同じスクリプト何回も回してるだけじゃん", "fail", 2),
+        ("ずっとbuilderの5/5で落ちてるよね？ 何回やるの", "fail", 2),
+        ("一直都是 3:30 啊，你到底改了啥", "fail", 1),
+        ("你一直在kill和重启...到底卡在哪", "fail", 2),
+        ("cara, é o mesmo diff. olha a data e o valor", "fail", 1),
+    ],
+)
+def test_still_the_same_and_going_in_circles_in_japanese_chinese_and_portuguese(text, verdict, weight):
+    assert person.read(text)[:2] == (verdict, weight)
+
+
+def _paste(exception: str, detail: str, said: str = "まだ500です") -> str:
+    return f"{said}\n\n{exception}\n{detail}\nvendor/laravel/framework/src/Illuminate/Foundation/Application.php:1204"
+
+
+def test_still_failing_with_another_failure_pasted_each_time_is_the_failure_changing_not_a_repeat():
+    """ "still 500" over a new exception each time (an app key missing, then a log file it cannot open, then the
+    database refusing): the failure moves as the agent works; the same exception pasted again is a repeat."""
+    fix = {"tool": "Edit", "args": {"file_path": ".env", "old_string": "a", "new_string": "b"}, "output": "updated"}
+    moving = [
+        _said(
+            _paste("Illuminate\\Encryption\\MissingAppKeyException", "No application encryption key", "500になります")
+        ),
+        fix,
+        _said(
+            _paste("UnexpectedValueException", "The stream or file laravel.log could not be opened: Permission denied")
+        ),
+        {**fix, "args": {**fix["args"], "new_string": "c"}},
+        _said(_paste("Illuminate\\Database\\QueryException", "SQLSTATE[HY000] [2002] Connection refused")),
+    ]
+    assert [f.reports for f in window_of(moving) if f.actor == "person"] == [0, 0, 0]
+    assert play(moving)[0].fired_at is None
+    again = _said(_paste("Illuminate\\Encryption\\MissingAppKeyException", "No application encryption key"))
+    same = [moving[0], fix, again, {**fix, "args": {**fix["args"], "new_string": "c"}}, again]
+    assert all(f.reports >= 1 for f in window_of(same)[2:] if f.actor == "person")
+    assert play(same)[0].fired_at == 4

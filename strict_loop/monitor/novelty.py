@@ -376,14 +376,14 @@ def _missing(line: Optional[str], output: str) -> Optional[str]:
 def _effects(
     turn: Turn, kind: Kind, command: str, window: list[TurnFacts], index: int, shown: jobs.Shown
 ) -> dict[str, Any]:
-    """What a shell command did besides printing (files written, its ``sed -i`` substitutions, a restart, a hang: a
-    background check stopped while it hung too), how many error lines it printed (no filter cut some), and soon after
-    a restart the error a run printed though it succeeded (a log tail showing the same 409 after each redeploy); the
-    background job it concerns."""
+    """What a shell command did besides printing (files written, ``sed -i`` edits, a restart, a hang: a background check
+    stopped while it hung too), its error lines (none cut by a filter), soon after a restart the error a run printed
+    though it succeeded (a log tail showing the same 409 after each redeploy); the background job it concerns."""
     if kind not in ("run", "write") or not (command or shown.act):
         return {}
     restart = shellwork.restarts(command) or shown.act in ("start", "stop")
-    after = kind == "run" and (restart or any(e.restart for e in window[-8:]))
+    # a job started or stopped prints the harness's own notice ("Successfully killed shell: ..."), never a log
+    after = kind == "run" and shown.act not in ("start", "stop") and (restart or any(e.restart for e in window[-8:]))
     return {
         "writes": shellwork.writes(command),
         "swaps": _swaps(command),

@@ -20,12 +20,15 @@ from strict_loop.monitor.person import (
     DEPS,
     HEAD_CHARS,
     OBSERVED,
+    REFUSED_CALL,
+    SAYS_FAILS,
     Word,
     breach,
     forbidden,
     lifted_by,
     read,
     recalled,
+    says_same,
 )
 from strict_loop.monitor.progress import FELL
 
@@ -238,9 +241,35 @@ def _reports(
         again = any(e.refused and (e.asig == asig or (kind == "write" and e.step == step)) for e in window)
         return max(word.weight, int(again)), quote(word.text) or None
     if word is not None and word.verdict == "fail":
+        if word.weight == 1 and _pasted_anew(word, fsig, window):
+            return 0, quote(word.text) or None  # "still 500" with another exception pasted: the failure changed
         again = word.weight == 0 and any(e.actor == "person" and e.fsig == fsig for e in window)
         return (word.weight or int(again)), quote(word.text) or None
     return 0, None  # a call made again that the person let run this time is their approval, not a report
+
+
+def _pasted_anew(word: Word, fsig: Optional[str], window: list[TurnFacts]) -> bool:
+    """Whether the person, saying it still fails, pasted a failure never seen before where their last report pasted
+    another one, naming none of its words: "still 500" over a new exception each time (``MissingAppKeyException``,
+    then ``Permission denied``) is the failure changing, not the same one again."""
+    failure = word.failure
+    if not failure or says_same(word.text) or word.text.startswith(failure[:40].strip()):
+        return False  # no paste (the failure read is their own words), or they call it the same
+    last = next((e for e in reversed(window) if e.actor == "person" and e.verdict == "fail"), None)
+    if last is None or last.ftext in (None, SAYS_FAILS, REFUSED_CALL) or last.fsig == fsig:
+        return False
+    # a new paste shares no word of what it names with the last one (a wrapper's noise aside): another failure
+    now, then = _named(failure), _named(last.ftext)
+    return bool(now and then) and not now & then and not _seen(failure, fsig, window)
+
+
+def _named(failure: str) -> set[str]:
+    """The longer words a failure line names, a dotted or slashed name split into its parts (``com.app.RouteDetail``:
+    ``routedetail``), without the words every failure says."""
+    return {w.lower() for w in _WORD.findall(failure[:HEAD_CHARS]) if len(w) >= 6} - _COMMON
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
 
 def _seen(failure: str, fsig: Optional[str], window: list[TurnFacts]) -> bool:

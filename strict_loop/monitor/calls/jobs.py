@@ -156,11 +156,24 @@ def check_start(window: list[TurnFacts], ref: Optional[str]) -> Optional[TurnFac
 def hung(ref: Optional[str], window: list[TurnFacts]) -> Optional[str]:
     """The step of a check started in the background that this stop cuts off while it hangs: read twice or more since
     it started, the last read showing no line the job's earlier reads did not (a job that stopped printing, stopped:
-    what a timeout does to a command run in the foreground). A server is no check: its log idles while it serves."""
+    what a timeout does to a command run in the foreground), or read once showing what an earlier run of it showed
+    when it was cut off. A server is no check: its log idles while it serves."""
     start = check_start(window, ref)
     if start is None:
         return None
     reads = [f for f in window if f.job == ref and f.i > start.i]
+    if len(reads) == 1 and _stuck_as_before(start, reads[0], window):
+        return start.step
     if len(reads) < 2 or not set(reads[-1].lines) <= set().union(*(f.lines for f in reads[:-1])):
         return None
     return start.step
+
+
+def _stuck_as_before(start: TurnFacts, read: TurnFacts, window: list[TurnFacts]) -> bool:
+    """Whether a run read once shows nothing an earlier run of the same command, cut off while it hung, had not shown
+    (``Blocking waiting for file lock`` again): it hangs where that one did, and a second look would show no more."""
+    cut = [f for f in window if f.hang and f.step == start.step and f.job not in (None, start.job)]
+    return bool(read.lines) and any(
+        set(read.lines) <= set().union(*(f.lines for f in window if f.job == stop.job and f.i < stop.i and not f.check))
+        for stop in cut
+    )

@@ -15,7 +15,7 @@ approve or say it helped in ``_asking``, what they say not to do and whether a c
 from strict_loop.monitor.person._bans import DEPS, FORCE_FLAGS, breach, defied, forbidden, lifted_by, recalled
 from strict_loop.monitor.person._persists import PERSIST
 from strict_loop.monitor.person._phrases import CIRCLES
-from strict_loop.monitor.person._reading import HEAD_CHARS, OBSERVED, REFUSED_CALL, SAYS_FAILS, Word, read
+from strict_loop.monitor.person._reading import HEAD_CHARS, OBSERVED, REFUSED_CALL, SAYS_FAILS, Word, read, says_same
 
 __all__ = ["CIRCLES", "DEPS", "FORCE_FLAGS", "HEAD_CHARS", "OBSERVED", "PERSIST", "REFUSED_CALL", "SAYS_FAILS", "Word"]
-__all__ += ["breach", "defied", "forbidden", "lifted_by", "read", "recalled"]
+__all__ += ["breach", "defied", "forbidden", "lifted_by", "read", "recalled", "says_same"]

@@ -57,19 +57,51 @@ STATUS_QUESTION = re.compile(
     r"(?:\w+\s+){0,3}?(?:like|about|almost|over|nearly|"
     r"more than)?\s*"
     r"\d+\s*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b(?:\s+(?:now|already))?\s*\?*\s*$|"
-    r"^\s*(?:(?:hello|hey|and|so|well|um+|uh+|hm+)\s*)?[?!.\u2026]*\?[?!.\u2026]*\s*$",
+    r"^\s*(?:(?:hello|hey|and|so|well|um+|uh+|hm+)\s*)?[?!.\u2026]*\?[?!.\u2026]*\s*$|"
+    r"^\W*(?:why (?:is|isn'?t) (?:it|this|that) (?:not )?(?:done|finished|ready) yet|(?:still )?not (?:done|finished) "
+    r"yet)\s*\?+\s*$",
     re.I,
 )
 """A short question about how the work stands: not a report (nothing was seen) and not a new request. "still
 broken?" after a claimed fix is a report said as a question; "still pending?" asks how a job stands, and "it's been
 like 15 min??" is the same question said as impatience, as is "??" alone."""
+STATUS_ELSEWHERE = re.compile(
+    r"^\W*(?:(?:y|e|und|alors|\u043d\u0443|\u0438|e a[i\u00ed]|e agora|y ahora)\W+)?"
+    # "já faz uns 25 min... tá travado?": how long it has been, said first
+    r"(?:(?:j[a\u00e1] faz|ya van|ya son|schon|d[e\u00e9]j[a\u00e0]|\u0443\u0436\u0435) (?:uns |unos |like )?\d{1,3} ?"
+    r"(?:min\w*|h|horas?|Stunden?|heures?|\u043c\u0438\u043d\w*)\W+)?"
+    r"(?:(?:ya |j[a\u00e1] |ainda n[a\u00e3]o |todav[i\u00ed]a no |"
+    r"a[u\u00fa]n no )?(?:termin[o\u00f3]u?|terminaste|acab[o\u00f3]u?|acabaste|est[a\u00e1] list[oa]|"
+    r"t[a\u00e1] pronto|est[a\u00e1] pronto|passou|rodou|travou|(?:t[a\u00e1]|est[a\u00e1]) travad[oa])|"
+    r"c[o\u00f3]mo va(?:s| eso)?|como (?:est[a\u00e1]|t[a\u00e1]) indo|"
+    r"cu[a\u00e1]nto (?:falta|tarda|m[a\u00e1]s)|quanto (?:tempo )?falta|alg[u\u00fa]n avance|alguma novidade|"
+    r"e a[i\u00ed]|(?:ist es|bist du|seid ihr) (?:schon |jetzt )?fertig|schon fertig|wie weit bist du|"
+    r"wie lange (?:noch|dauert (?:das|es))|wie sieht'?s aus|c'est (?:bon|fini|pr[e\u00ea]t)|(?:tu as|t'as) fini|"
+    r"[c\u00e7]a avance|o[u\u00f9] en est-on|combien de temps (?:encore|[c\u00e7]a prend)|(?:hai )?finito|"
+    r"a che punto (?:sei|siamo)|quanto manca|(?:\u043d\u0443 )?(?:\u0447\u0442\u043e|\u043a\u0430\u043a) "
+    r"\u0442\u0430\u043c|\u0433\u043e\u0442\u043e\u0432\u043e|"
+    r"\u0434\u043e\u043b\u0433\u043e(?: \u0435\u0449[\u0435\u0451])?|"
+    r"\u0441\u043a\u043e\u043b\u044c\u043a\u043e \u0435\u0449[\u0435\u0451])\s*\?+\s*$|"
+    r"^\W*(?:\u600e\u4e48)?(?:\u8fd8\u6ca1(?:\u597d|\u5b8c|\u8dd1\u5b8c)\u5417?|"
+    r"(?:\u597d|\u5b8c|\u8dd1\u5b8c|\u641e\u5b9a|\u5f04\u597d|\u5b8c\u6210)\u4e86(?:\u5417|\u6ca1\u6709?)|"
+    r"\u8fd8\u8981\u591a\u4e45|\u8fdb\u5ea6(?:\u600e\u4e48\u6837|\u5982\u4f55)\u4e86?|\u600e\u4e48\u6837\u4e86|"
+    r"まだ(?:終わらない|かかる|ですか)?|(?:全部)?(?:終わった|まわった|回った|通った)|どうなった|あと(?:どのくらい|何分)|"
+    r"進捗(?:は|どう)|다 ?됐어|끝났어|아직이야|얼마나 (?:더|걸려))\W*"
+    # "まだ終わらない？もう10分くらい経ってるけど": how long it has been, said after
+    r"(?:(?:もう|已经)\d{1,3}(?:分|分钟|時間|小时)(?:くらい|ぐらい|了)?(?:経って(?:る|ます)(?:けど|よ)?|了)?\W*)?$",
+    re.I,
+)
+"""The same short question in the person's own language ("¿ya terminó?", "ainda não terminou?", "ist es fertig?",
+"ça avance ?", "a che punto sei?", "готово?", "怎么还没好", "还要多久", "まだ終わらない？", "다 됐어?"), asked alone: a
+remark beside it is read in English only, so "terminou? agora adiciona o footer" stays a request."""
 BETTER = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|hm+|nice|good|great)\W+)?(?:(?:much|a (?:bit|lot|little)|way|slightly|somewhat|"
     r"definitely|clearly)\s+)?(?:better|improved|faster|closer|progress|getting (?:there|closer)|almost(?: there)?)\b"
     r"(?!\s+(?:to|if|would|not)\b)|"
-    # what the attempt was for works now, and the rest is said after it ("refunds ok. still wrong though - ...")
+    # what the attempt was for works now, and the rest is said after it ("refunds ok. still wrong though - ..."); an
+    # "ok" alone names nothing that works ("ok, still the same", "ok. but it still fails")
     r"^\W*(?:(?:ok(?:ay)?|yes|yeah|nice|good|great)\W+)?(?:(?!(?:not|no|never|nothing|none|\w+n't)\b)[\w']+\W+){0,3}?"
-    r"(?:(?:is|are)\s+)?(?:ok|okay|fine|fixed|correct|works|working)(?:\s+now)?\s*[.,;:!]+\s*(?:but\s+)?"
+    r"(?:(?:is|are)\s+)?(?:(?<=\w )(?:ok|okay)|fine|fixed|correct|works|working)(?:\s+now)?\s*[.,;:!]+\s*(?:but\s+)?"
     r"(?:(?:it|its|it's|that's|thats)\s+|(?:the\s+)?[\w/.-]+(?:\s+[\w/.-]+)?\s+(?:is\s+|are\s+)?)?still\b|"
     r"^\W*ok(?:ay)?\W+(?:(?!(?:not|no|never|nothing|still)\b)[\w']+\W+){0,3}?[\w']+\s+now\b\W+but\b|"
     # a measure said first to have fallen: "down to 3.1%, still firing", "dropped to 19s"

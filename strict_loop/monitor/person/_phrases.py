@@ -93,7 +93,7 @@ CIRCLES = fp.Later(
     r"\b(?:vueltas en c[i\u00ed]rculos?|(?:dando|damos) vueltas|dando voltas|on tourne en rond|"
     r"(?:drehen uns|dreht sich) im kreis)\b|"
     r"\b(?:andando|rodando|girando|vamos|estamos) (?:em|en) c[i\u00ed]rculos?\b|"
-    r"原地打转|兜圈子|又回到原点|"
+    r"原地打转|兜圈子|又回到原点|何回(?:やる|やって|回して|回す|やっても|回しても)|同じ(?:スクリプト|こと|コマンド)を?何回も|你(?:一直|总是|老是)在?(?:kill|重启|重试|改|试|删|换|猜|回滚)|改来改去|来回(?:改|切换|折腾)|"
     r"\b(?:been through this (?:already|before)|(?:we'?ve|we have|i'?ve|i have) been here before|done this dance|"
     r"d[\u00e9e]j[\u00e0a] vu|groundhog day|"
     r"(?:the )?same loop|repeating yourself|you'?re repeating|for the (?:nth|umpteenth|\w+th) time|"
@@ -179,7 +179,7 @@ CIRCLES_GATES = (
     + ("seen", "visto", "vimos", "same", "veces", "here before", "wieder", "ndig", "dauernd", "sigues", "mesm")
     + ("m\u00eame", "meme", "\u0440\u0430\u0437")
     + ("rondjes", "cirkels", "second", "third", "fourth", "fifth", "sixth", "2nd", "3rd", "4th", "5th", "6th", "7th")
-    + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230")
+    + ("8th", "9th", "\u539f\u5730", "\u515c\u5708", "\u56de\u5230", "一直", "总是", "老是", "改来改去", "来回", "何回")
     + ("\u3050\u308b\u3050\u308b", "\u5802\u3005", "\u632f\u308a\u51fa\u3057", "\u56de\u76ee", "\ubc88\uc9f8")
     + ("왔다", "제자리")
     + ("\u7b2c", "ghoom", "baar")

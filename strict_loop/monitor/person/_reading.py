@@ -115,6 +115,13 @@ def _marked_new(head: str) -> bool:
 
 
 _SAME_WORD = re.compile(r"\b(?:same|again|identical|gleich|m\u00eame|mismo|mesmo)\b|\u540c\u3058", re.I)
+
+
+def says_same(text: str) -> bool:
+    """Whether the person's words call what they see the same as before ("same error", "mismo", "同じ")."""
+    return bool(_SAME_WORD.search(text[:HEAD_CHARS]))
+
+
 _LAST_WORDS = 8  # how short a last line after a paste is to be read as the person's own words on it
 _FIRST_THEN = re.compile(
     r"\b(?:first|1st) (?:time|try|run|attempt)\b.{0,80}?\b(?:second|2nd) (?:time|try|run|attempt)|"
@@ -217,7 +224,7 @@ def _status_question(text: str) -> bool:
     """A short question how the work stands, alone or with a short remark before or after it that neither asks for
     anything nor reports ("is it done?? its been 25 min", "hows it going? the webhooks are queueing up", "partner team
     is asking for the hostname, eta?")."""
-    if len(text.split()) <= 8 and asking.STATUS_QUESTION.match(text):
+    if len(text.split()) <= 8 and (asking.STATUS_QUESTION.match(text) or asking.STATUS_ELSEWHERE.match(text)):
         return True
     said = _REMARK.split(text.strip())  # "partner team is asking for the hostname, eta?": asked last
     if len(said) > 1 and len(text.split()) <= 2 * SHORT_WORDS and asking.STATUS_QUESTION.match(said[-1]):

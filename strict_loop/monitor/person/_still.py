@@ -30,7 +30,8 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         # "ainda 12 miniaturas", "nada, ainda em branco": still, said first (not "ainda falta o rodapé")
         r"^\W*(?:(?:nada|n[a\u00e3]o)\W+)?ainda\b(?!\s+(?:n[a\u00e3]o|falta\w*|quero|preciso|tenho|tem|h[a\u00e1]|mais|um|uma|"
         r"pode|podes|estou|estamos|bem|me|sem pressa)\b)|"
-        r"\bmesmo (?:erro|resultado|espa[c\u00e7]o em branco)\b|\bmesma tela\b|\bn[a\u00e3]o funcionou\b|"
+        r"\bmesmo (?:erro|resultado|espa[c\u00e7]o em branco|diff)\b|\bmesma tela\b|"
+        r"\bn[a\u00e3]o funcionou\b|"
         r"\bde novo (?:o mesmo|a mesma)\b|\bcontinuam? (?:igua(?:l|is)|"
         r"o mesmo)\b|(?:^|[.!?]\s+)\W*(?:de novo|igual)\b(?!,? (?:por favor|com|pra|para|a|ao|de)\b)|\bmesma coisa\b|"
         r"\bde novo(?=\s*(?:[.!?]|$))|\b(?:vc|voc[e\u00ea]) j[a\u00e1] fez isso\b|"
@@ -83,8 +84,8 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\u043f\u0440\u043e\u0431\u043b\u0435\u043c\u0430)|"
         r"\u043d\u0435 \u043f\u043e\u043c\u043e\u0433\u043b\u043e)"),
     ("zh", ("\u8fd8\u662f", "\u4ecd\u7136", "\u4f9d\u7136", "\u540c\u6837", "\u4e00\u6837", "还在", "没用",
-            "没有用", "到底", "又", "没变", "没有变"),
-        r"(?:\u8fd8\u662f|\u4ecd\u7136|\u4f9d\u7136)(?:\u4e0d\u884c|\u62a5\u9519|\u5931\u8d25|\u4e00\u6837|"
+            "没有用", "到底", "又", "没变", "没有变", "一直"),
+        r"一直都是(?:\s*\d|这样|这个|同样|一样)|(?:\u8fd8\u662f|\u4ecd\u7136|\u4f9d\u7136)(?:\u4e0d\u884c|\u62a5\u9519|\u5931\u8d25|\u4e00\u6837|"
         r"\u6ca1\u6709?(?:\u7528|\u53cd\u5e94|\u53d8\u5316))|(?:\u540c\u6837|"
         r"\u4e00\u6837)\u7684(?:\u9519\u8bef|\u95ee\u9898)|"
         r"还在(?=\s*(?:[。！!，,；;]|$))|(?:也|都|还是|根本)?没(?:有)?用(?=\s*(?:[。！!，,；;]|$))|"
@@ -95,7 +96,7 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?:还是|仍然|依然|一样)[^，。！？,.!?\s]{1,6}?(?:的|着)(?![^，。！？]*[吗？?])|没(?:有)?变(?:化)?(?=\s*(?:[。！!，,；;]|$))"),
     ("ja", ("\u307e\u3060", "\u540c\u3058", "\u5909\u308f", "\u5909\u5316", "\u76f4\u3089", "\u76f4\u308a",
             "\u76f4\u3063", "\u52b9\u679c", "\u76f8\u5909\u308f\u3089\u305a", "\u307e\u307e", "\u304a\u306a\u3058",
-            "また", "だめ", "ダメ"),
+            "また", "だめ", "ダメ", "止まって", "ずっと"),
         # まだ動かない/エラー/直ってない/同じ/変わらない, 同じエラー/結果, さっきと同じ, ...が同じです, 変わらないです,
         # 直りません, 変わってないね, 効果なし, 相変わらず
         r"\u307e\u3060(?:\u52d5\u304b\u306a\u3044|\u52d5\u304d\u307e\u305b\u3093|\u30a8\u30e9\u30fc|"
@@ -113,6 +114,10 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?=[\u3002\uff01!\u3001\s]|$)|\u5909\u5316(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
         r"\u52b9\u679c(?:\u306a\u3057|\u304c?\u306a\u3044|\u3042\u308a\u307e\u305b\u3093)|"
         r"\u76f8\u5909\u308f\u3089\u305a|"
+        # まだ18412のまま, まだNULL残ってる, 同じテストのまま, 止まってるって, ずっと5/5で落ちてる
+        r"まだ(?:\d|\S{0,12}?(?:残って|のまま))|同じ\S{0,8}?のまま(?!で(?:いい|お願い|OK|大丈夫|よい))|"
+        r"止まって(?:る|ます)(?:って|よ|ね|けど|じゃん)?(?=[\u3002\uff01!\uff1f?\u3001\s]|$)|"
+        r"ずっと\S{0,20}?(?:落ちて|失敗|エラー|止まって|同じ(?:エラー|結果|まま|画面))|"
         # 被ったまま (still overlapping: a state that remains), 全く同じ。, おなじ。 said alone
         r"[\u305f\u3060]\u307e\u307e(?=\s*(?:\u3067\u3059|\u3060|[\u3002\uff01!\u3001]|$))|"
         r"(?:\u5168\u304f|\u307e\u3063\u305f\u304f)\u540c\u3058(?=\s*(?:[\u3002\uff01!\u3001]|$))|"
