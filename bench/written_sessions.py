@@ -175,6 +175,12 @@ no log of the job's; a short question how it stands in the person's language ("�
 fertig?") asks nothing new; Japanese, Chinese and Portuguese reports ("同じテストのまま", "何回やるの", "一直都是", "é
 o mesmo diff"). After: 21 (7 early, 2 late). And from the earlier sets: "still 500" with another exception pasted each
 time, naming none of the last one's words, is the failure changing, not the same one again (DV-14).
+A background job whose command ends in a pipe (``docker build . 2>&1 | tail -45``) is judged by what it printed, not
+by its pipe's 0 (FI-13). FM to FP (Codex on web backends with CI and a person writing Spanish, Italian or Polish;
+Cline's export on Python packaging and data pipelines; tool-heavy Claude Code with MCP tools and subagents; hard
+healthy look-alikes), written blind in that round's third wave after its third commit and measured on arrival: 23 of
+28 caught (1 early) with 1 false alarm in 36 (FM-13: "ancora rosso" twice while the agent's runs show the failure
+moving, as in ET); nothing shaped by them.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -358,6 +364,10 @@ SETS = {
     "FJ": "front-end work in Aider's and Cursor's exports, the person's words about what the browser shows",
     "FK": "OpenCode and Codex on Go, Rust and the JVM: dependency conflicts, scaffolds listed, generators, hangs",
     "FL": "mobile and desktop apps in Gemini CLI and Claude Code (Expo, Flutter, Xcode, Android, Electron)",
+    "FM": "Codex on web backends whose CI runs on GitHub Actions, a person writing es, it or pl",
+    "FN": "Cline's export on Python packaging and data pipelines (poetry, uv, conda, Airflow, dbt, notebooks)",
+    "FO": "tool-heavy Claude Code: MCP tools (SQL, a browser, GitHub, files), subagents, docs fetched and searched",
+    "FP": "hard healthy look-alikes in all harnesses, 4 subtle spirals among 12 healthy sessions",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

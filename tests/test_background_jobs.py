@@ -388,3 +388,38 @@ def test_a_check_restarted_each_time_it_shows_where_the_run_before_it_hung_is_a_
     assert "hangs" in check_claims(verdict, turns)
     moved = [*turns[:4], start(2, build), bash_output(2, "   Compiling ingest-core v0.4.1", "32:25"), kill(2)]
     assert not window_of(moved)[-1].hang  # it got further this time: stopped, not hung
+
+
+def _finished(k: int, text: str) -> dict:
+    """``BashOutput`` of a job that ended with 0: the 0 of the `tail` it was piped into."""
+    return {
+        "tool": "BashOutput",
+        "args": {"bash_id": f"bash_{k}"},
+        "output": f"<status>completed</status>\n\n<exit_code>0</exit_code>\n\n<stdout>\n{text}\n</stdout>",
+    }
+
+
+BUILD_FAILED = (
+    '#8 2.821       Error: pg_config executable not found.\n#8 ERROR: process "/bin/sh -c pip install -r '
+    'requirements.txt" did not complete successfully: exit code: 1\nERROR: failed to solve: process "/bin/sh -c pip '
+    'install -r requirements.txt" did not complete successfully: exit code: 1'
+)
+
+
+def test_a_background_check_piped_into_tail_is_judged_by_what_it_printed_not_by_the_pipes_zero():
+    """``docker build . 2>&1 | tail -45`` in the background ends with tail's 0: the build failed as its output says,
+    and the same failure after each edit is the same failure; without the pipe the job's own 0 is a pass."""
+    build = "docker build --progress=plain -t api . 2>&1 | tail -45"
+    turns = []
+    for k in range(1, 4):
+        turns += [start(k, build), _finished(k, BUILD_FAILED), edit(f"libpq{k}", f"libpq{k + 1}")]
+    window = window_of(turns)
+    assert [f.verdict for f in window if f.tool == "BashOutput"] == ["fail", "fail", "fail"]
+    verdict, steps = play(turns[:-1])
+    assert steps and any(s.kind == "same_failure" for s in steps[0][2])
+    assert "same failure" in check_claims(verdict, turns[:-1])
+    unpiped = [
+        start(1, "docker build --progress=plain -t api ."),
+        _finished(1, "#9 naming to docker.io/library/api done"),
+    ]
+    assert window_of(unpiped)[-1].verdict == "pass"

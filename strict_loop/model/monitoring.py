@@ -123,6 +123,9 @@ class TurnFacts(BaseModel):
     hang: bool = Field(False, description="the command timed out or was cancelled while it hung")
     job: Optional[str] = Field(None, description="the background job this call starts, reads or stops: its id")
     check: bool = Field(False, description="it starts a check in the background (tests, a build): a job meant to end")
+    piped: Optional[str] = Field(
+        None, description="it starts a background job whose command ends in a pipe: that command (its 0 is the pipe's)"
+    )
     checkout: bool = Field(False, description="the command checked out another revision (a git bisect step)")
     shape: Optional[str] = Field(None, description="digest of what a run printed with its numbers masked")
     nums: list[float] = Field(default_factory=list, description="the numbers it printed there (the last 24)")

@@ -122,13 +122,6 @@ def _errs(turn: Turn, verdict: Optional[Verdict], said: Optional[str]) -> list[s
     return outcomes.error_digests(turn.output)
 
 
-def _swaps(command: str) -> list[tuple[str, str]]:
-    """(edit, undo) digests of a command's own ``sed -i 's/a/b/' f`` edits: undone by ``s/b/a/``, as a file tool's."""
-    if "sed" not in command:
-        return []
-    return [(fp.digest(f"{f}\0{a}\0{b}"), fp.digest(f"{f}\0{b}\0{a}")) for f, a, b in shellwork.substitutions(command)]
-
-
 def _edit_keys(turn: Turn, kind: Kind, paths: list[str]) -> tuple[Optional[str], Optional[str], dict[str, str]]:
     """A write's edit digest, the digest of the edit that undoes it, and (a whole-file write) the file's new content
     digest."""
@@ -294,7 +287,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
     command = given if isinstance(given := turn.args.get("command"), str) else ""
     if command and kind == "run" and (bare := outcomes.without_echo(command, turn.output)) is not turn.output:
         turn = turn.model_copy(update={"output": bare})
-    failed = printed.failed(turn, kind, command)
+    failed = printed.failed(turn, kind, command or shown.piped or "")
     seen: set[str] = set().union(*(f.lines for f in window))  # every output line of the window
     unknown = outcomes.unknown_content(kind, turn.args, turn.output)
     sig, asig, out_digest, lines = _digests(turn, kind, index, unknown, job)
@@ -386,11 +379,17 @@ def _effects(
     after = kind == "run" and shown.act not in ("start", "stop") and (restart or any(e.restart for e in window[-8:]))
     return {
         "writes": shellwork.writes(command),
-        "swaps": _swaps(command),
+        # (edit, undo) digests of its own ``sed -i 's/a/b/' f`` edits: undone by ``s/b/a/``, as a file tool's
+        "swaps": [
+            (fp.digest(f"{f}\0{a}\0{b}"), fp.digest(f"{f}\0{b}\0{a}")) for f, a, b in shellwork.substitutions(command)
+        ]
+        if "sed" in command
+        else [],
         "restart": restart,
         "checkout": shellwork.checks_out(command),
         **(printed.measure(turn.output)._asdict() if kind == "run" else {}),
         "diags": printed.error_lines(turn.output) if kind == "run" and shellwork.whole_errors(command) else None,
+        "piped": command if shown.act == "start" and shellwork.piped(command) else None,
         "hang": shown.hung is not None
         or (kind == "run" and outcomes.hung(turn.output, command, turn.exit_code) and not polls.waits(command)),
         "logerr": (logerr := readback.logged_error(turn.output) if after else None),

@@ -125,6 +125,9 @@ class Shown(NamedTuple):
     """It reads how such a check ended: that check's verdict."""
     hung: Optional[str] = None
     """It stops such a check while it hung: the step of the command that started it."""
+    piped: Optional[str] = None
+    """It reads a job whose command ends in a pipe (``docker build . 2>&1 | tail -45``): that command, by which what
+    the job printed says whether it failed (the 0 it ended with is its last pipe's)."""
 
 
 def as_shown(turn: Turn, window: list[TurnFacts]) -> Shown:
@@ -138,13 +141,16 @@ def as_shown(turn: Turn, window: list[TurnFacts]) -> Shown:
         return Shown(turn, act)
     ref = job_of(act, turn.args, turn.output)
     said = job_exit(turn.output) if act == "read" else None
+    piped = next((f.piped for f in reversed(window) if f.job == ref and f.piped), None) if act == "read" else None
     if act == "read":
         code = said if said is not None else turn.exit_code
-        turn = turn.model_copy(update={"output": job_output(turn.output), "exit_code": code})
+        unsaid = code == 0 and piped is not None  # the pipe's 0: what the job printed says how it ended
+        update = {"output": job_output(turn.output), "exit_code": None if unsaid else code}
+        turn = turn.model_copy(update={**update, "error": None} if unsaid else update)
     command = turn.args.get("command")
     check = act == "start" and isinstance(command, str) and is_verifier(command)
     checked = said is not None and check_start(window, ref) is not None
-    return Shown(turn, act, ref, check, checked, hung(ref, window) if act == "stop" else None)
+    return Shown(turn, act, ref, check, checked, hung(ref, window) if act == "stop" else None, piped)
 
 
 def check_start(window: list[TurnFacts], ref: Optional[str]) -> Optional[TurnFacts]:
