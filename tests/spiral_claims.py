@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from typing import Optional
 
 from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
@@ -339,39 +340,37 @@ def check_tried(d: str, kind: str, involved: list[TurnFacts], window: list[TurnF
 
 
 def stopped_while_silent(turns: list[dict], at: int) -> bool:
-    """Whether the turn at ``at`` stops a background check whose last read brought no line its earlier reads had not."""
-    job = str(next(iter(turns[at]["args"].values())))
-    begun = [k for k in range(at) if f"ID: {job}" in turns[k].get("output", "")]
-    if not begun or not outcomes.is_verifier(turns[begun[-1]]["args"]["command"]):
+    """Whether the turn at ``at`` stops a background check whose last read brought no line its earlier reads had not,
+    or, read once, no line an earlier run of the same command, stopped while silent, had not shown."""
+    begun, reads = _job_run(turns, at)
+    if begun is None or not outcomes.is_verifier(turns[begun]["args"]["command"]):
         return False
-    reads = [t for t in turns[begun[-1] + 1 : at] if job in json.dumps(t["args"])]
-    lines = [{x for x in jobs.job_output(t.get("output", "")).splitlines() if x.strip()} for t in reads]
-    if len(reads) == 1:  # read once: where an earlier run of the same command, stopped while silent, stood
-        command = turns[begun[-1]]["args"]["command"]
+    lines = [_job_lines(t) for t in reads]
+    if len(reads) == 1:
+        command = turns[begun]["args"]["command"]
         before = [
-            _job_lines(turns, k)
-            for k in range(begun[-1])
+            set().union(*map(_job_lines, _job_run(turns, k)[1]))
+            for k in range(begun)
             if jobs.job_act(turns[k].get("tool", ""), turns[k].get("args", {})) == "stop"
             and stopped_while_silent(turns, k)
-            and _started_by(turns, k) == command
+            and turns[_job_run(turns, k)[0] or 0]["args"].get("command") == command
         ]
         return bool(lines[0]) and any(lines[0] <= seen for seen in before)
     return len(reads) >= 2 and lines[-1] <= set().union(*lines[:-1])
 
 
-def _started_by(turns: list[dict], at: int) -> str:
-    """The command that started the job the turn at ``at`` stops."""
+def _job_run(turns: list[dict], at: int) -> tuple[Optional[int], list[dict]]:
+    """Where the job the turn at ``at`` stops was started (None: not in ``turns``), and its reads since."""
     job = str(next(iter(turns[at]["args"].values()), ""))
     begun = [k for k in range(at) if f"ID: {job}" in turns[k].get("output", "")]
-    return turns[begun[-1]]["args"].get("command", "") if begun else ""
+    if not begun:
+        return None, []
+    return begun[-1], [t for t in turns[begun[-1] + 1 : at] if job in json.dumps(t["args"])]
 
 
-def _job_lines(turns: list[dict], at: int) -> set[str]:
-    """Every line the reads of the job that the turn at ``at`` stops showed."""
-    job = str(next(iter(turns[at]["args"].values()), ""))
-    begun = [k for k in range(at) if f"ID: {job}" in turns[k].get("output", "")]
-    reads = [t for t in turns[begun[-1] + 1 : at] if job in json.dumps(t["args"])] if begun else []
-    return {x for t in reads for x in jobs.job_output(t.get("output", "")).splitlines() if x.strip()}
+def _job_lines(read: dict) -> set[str]:
+    """The lines a read of a background job showed of the job's output."""
+    return {x for x in jobs.job_output(read.get("output", "")).splitlines() if x.strip()}
 
 
 def check_claims(v: SpiralVerdict, turns: list[dict]) -> list[str]:

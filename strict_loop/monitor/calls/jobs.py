@@ -144,9 +144,10 @@ def as_shown(turn: Turn, window: list[TurnFacts]) -> Shown:
     piped = next((f.piped for f in reversed(window) if f.job == ref and f.piped), None) if act == "read" else None
     if act == "read":
         code = said if said is not None else turn.exit_code
-        unsaid = code == 0 and piped is not None  # the pipe's 0: what the job printed says how it ended
-        update = {"output": job_output(turn.output), "exit_code": None if unsaid else code}
-        turn = turn.model_copy(update={**update, "error": None} if unsaid else update)
+        update = {"output": job_output(turn.output), "exit_code": code}
+        if code == 0 and piped is not None:  # the pipe's 0: what the job printed says how it ended
+            update |= {"exit_code": None, "error": None}
+        turn = turn.model_copy(update=update)
     command = turn.args.get("command")
     check = act == "start" and isinstance(command, str) and is_verifier(command)
     checked = said is not None and check_start(window, ref) is not None
