@@ -180,7 +180,16 @@ by its pipe's 0 (FI-13). FM to FP (Codex on web backends with CI and a person wr
 Cline's export on Python packaging and data pipelines; tool-heavy Claude Code with MCP tools and subagents; hard
 healthy look-alikes), written blind in that round's third wave after its third commit and measured on arrival: 23 of
 28 caught (1 early) with 1 false alarm in 36 (FM-13: "ancora rosso" twice while the agent's runs show the failure
-moving, as in ET); nothing shaped by them.
+moving, as in ET); nothing shaped by them. FQ to FT (test and lint loops in Aider and Claude Code; a person
+code-switching or swearing; dependency and version trouble; long unattended sessions with a subtle spiral late),
+written blind in a next round's first wave and measured on arrival: 28 of 32 fired (5 early) with 2 false alarms in
+32, the same on that round's start code. FT-12 shaped a reading: cargo's and rustc's ``due to 17 previous errors`` is
+a failing count, so clippy's lints fixed a file at a time are progress (1 false alarm after: FR-16's "ok login can
+already but still cannot book", each "still" about a later step). FU to FW (dashboards checked by screenshots and a
+word; sessions resumed after a compaction; the harness's own tool errors), the second wave: 19 of 24 fired (6 early)
+with 1 false alarm in 24. FW shaped: an MCP tool is one step whatever it is given, its one-word arguments masked in
+its error (FW-06: a pull request refused for each branch tried); a deny rule OpenCode quotes bans its command, and
+``bash -c 'git push ...'`` breaks it (FW-04). After: 21 (6 early) with 1.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -368,6 +377,13 @@ SETS = {
     "FN": "Cline's export on Python packaging and data pipelines (poetry, uv, conda, Airflow, dbt, notebooks)",
     "FO": "tool-heavy Claude Code: MCP tools (SQL, a browser, GitHub, files), subagents, docs fetched and searched",
     "FP": "hard healthy look-alikes in all harnesses, 4 subtle spirals among 12 healthy sessions",
+    "FQ": "test and lint loops in Aider and Claude Code (/test, /lint, failed SEARCH blocks), a person in en or de",
+    "FR": "a person code-switching or swearing (Hinglish, Spanglish, Taglish, Singlish, Franglais, ALL CAPS)",
+    "FS": "dependency and version trouble, mostly alone (pip, uv, poetry, npm, cargo, Maven, NuGet, Go, images)",
+    "FT": "long unattended Claude Code and OpenCode sessions, a subtle spiral after a productive stretch",
+    "FU": "a developer's dashboards checked by screenshots and a word or two ('nope', 'same', 'still 0')",
+    "FV": "sessions resumed after a compaction or a handoff, in Claude Code, Codex and Gemini CLI",
+    "FW": "the harness's own tool errors (edits not matching, files not read, denials, timeouts, MCP errors)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

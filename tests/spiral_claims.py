@@ -11,7 +11,7 @@ from strict_loop.model.monitoring import SpiralVerdict, TurnFacts
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, person, polls, printed
-from strict_loop.monitor.calls import jobs, toolkinds
+from strict_loop.monitor.calls import jobs, toolkinds, wrappings
 from strict_loop.monitor.ladder import replay
 from strict_loop.monitor.spiral import SpiralDetector, facts
 
@@ -107,7 +107,7 @@ def lacks_a_write(turns: list[dict], at: int) -> bool:
 def says_still_failing(turn: dict) -> bool:
     """A person saying, in their own words, that it still fails the same way ("nope, still the same error"), in a
     message or in the feedback a harness hands back in a tool's result (Cline's ``<feedback>``)."""
-    said = turn.get("output", "") if turn.get("actor") == "person" else toolkinds.feedback(turn.get("output", ""))
+    said = turn.get("output", "") if turn.get("actor") == "person" else wrappings.feedback(turn.get("output", ""))
     return bool(said) and person.read(said).verdict == "fail"
 
 
@@ -185,7 +185,7 @@ def check_loops(evidence: str, involved: list[TurnFacts], window: list[TurnFacts
             or len([f for f in involved if f.defied]) == int(m.group(2) or 0) >= 3
         )
         quoted = re.findall(r"“(.*?)”", m.group(3))
-        said = [toolkinds.spoken(f.actor, turns[f.i].get("output", "")) for f in involved]
+        said = [wrappings.spoken(f.actor, turns[f.i].get("output", "")) for f in involved]
         texts = [person.read(text).text for text in said if text is not None]
         assert all(any(q.removesuffix("...").rstrip(".") in t for t in texts) for q in quoted), (quoted, texts)
         for ran in spans(r"ran {} after being told not to", m.group(3)):  # a run the person had forbidden

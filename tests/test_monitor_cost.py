@@ -26,7 +26,7 @@ from strict_loop.model.settings import MonitorSettings
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import catalog, ladder, missing, outcomes, person
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.calls import shellwork, toolkinds
+from strict_loop.monitor.calls import shellwork, toolkinds, wrappings
 
 MB = 1_000_000
 _JSON = json.dumps(
@@ -326,7 +326,7 @@ def test_refusals_and_failing_counts_read_behind_their_literal_gates_as_before()
     refusals += ["The user rejected permission to use this", "The user has specified a rule which prevents you from"]
     refusals += ["user canceled to", "were denied by the user", "doesnt want to take this action", " "]
     for text in _cased(refusals, 800, seed=9):
-        assert bool(toolkinds.refusal(text)) == bool(toolkinds.REFUSAL.search(text)), text
+        assert bool(wrappings.refusal(text)) == bool(wrappings.REFUSAL.search(text)), text
     counts = ["3 failed", "12 failing", "1 failure", "2 errors", "FAILED (failures=2)", "FAILED (errors=1, ", "x"]
     counts += ["failures=4", "10 passed", "OK", "ok", "All tests passed", "--- FAIL: ", "\n", " ", "1", "s="]
     for text in _cased(counts, 500, seed=10):

@@ -14,7 +14,7 @@ from spiral_claims import check_claims, play, window_of
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor import outcomes, person, printed, readback
-from strict_loop.monitor.calls import shellwork, toolkinds
+from strict_loop.monitor.calls import shellwork, toolkinds, wrappings
 
 
 @pytest.mark.parametrize(
@@ -550,6 +550,11 @@ def test_a_run_under_timeout_that_stops_on_a_step_it_started_hung_where_no_exit_
         ("aws --region eu-west-1 elbv2 create-listener --protocol HTTPS", "aws elbv2"),
         ("npm --prefix web run build", "npm run"),
         ("docker --version", "docker"),
+        # a shell given the script whole runs the script's step, the last of its chain
+        ("bash -c 'git push -u origin release/0.14.0'", "git push"),
+        ("sh -c \"GIT_SSH_COMMAND='ssh -i ~/.ssh/k' git push -u origin main\"", "git push"),
+        ("/bin/bash -lc 'cd app && pytest -q'", "pytest"),
+        ("bash scripts/deploy.sh", "bash scripts/deploy.sh"),  # a script file is its own step
     ],
 )
 def test_the_step_a_command_takes_is_the_one_its_wrappers_run(command, step):
@@ -1147,7 +1152,7 @@ def test_any_command_is_read_without_an_error_and_within_bounds(command):
 @settings(max_examples=EXAMPLES * 2, deadline=None)
 @given(text=WORDS, actor=st.sampled_from(["person", "agent"]))
 def test_any_words_are_read_without_an_error_and_a_weight_of_at_most_two(text, actor):
-    spoken = toolkinds.spoken(actor, text)
+    spoken = wrappings.spoken(actor, text)
     word = person.read(spoken if spoken is not None else text)
     assert word.verdict in (None, "pass", "fail") and 0 <= word.weight <= 2
     assert word.weight == 0 or word.verdict == "fail"
@@ -1216,7 +1221,7 @@ def test_a_long_message_cut_where_it_is_read_is_not_taken_to_end_there():
         "the legend shows them anyway, in each of them."
     )
     text = f"{lead} The TestOnlinePattern node is still the only blue one, which is what we wanted"
-    assert toolkinds.text_of(text)[:300].endswith("node is still")
+    assert wrappings.text_of(text)[:300].endswith("node is still")
     assert person.read(text).verdict is None
 
 
@@ -1259,6 +1264,49 @@ def test_opencodes_refusals_are_the_persons_no_with_their_words():
     make = {"tool": "bash", "args": {"command": "make"}, "output": "ok", "exit_code": 0}
     verdict, _ = play([refused, make, refused, make, refused])  # as Claude Code's refusals count
     assert verdict.fired_at == 4 and verdict.signals[0].kind == "person_reports", verdict.signals
+
+
+_RULED = (
+    "Error: The user has specified a rule which prevents you from using this specific tool call. Here are some of the "
+    'relevant rules [{"permission":"bash","pattern":"git push *","action":"deny"},{"permission":"bash","pattern":"git '
+    'push","action":"deny"}]'
+)
+
+
+def test_a_deny_rule_opencode_quotes_is_the_persons_ban_and_a_shell_wrapper_breaks_it():
+    """OpenCode quotes the person's deny rules in its refusal: ``git push *`` bans ``git push``, so ``bash -c 'git push
+    ...'``, which the rule's pattern does not catch, goes against the person's word; a wrapped command the rules do not
+    name does not."""
+    assert person.read(_RULED).rules == ("git push",)
+    assert person.read(_RULED.replace("git push", "*")).rules == ()  # a rule on everything names no command
+    push = {"tool": "bash", "args": {"command": "git push -u origin release/0.14.0"}, "output": _RULED, "error": True}
+    wrapped = {"tool": "bash", "args": {"command": "bash -c 'git push -u origin release/0.14.0'"}}
+    failed = {**wrapped, "output": "fatal: could not read Username for 'https://github.com'", "exit_code": 128}
+    facts = window_of([push, failed])
+    assert facts[0].forbids == ["git push"] and facts[1].defied == "git push"
+    other = {"tool": "bash", "args": {"command": "bash -c 'git status -sb'"}, "output": "## release/0.14.0"}
+    assert window_of([push, {**other, "exit_code": 0}])[1].defied is None
+    verdict, _ = play([push, failed, {**failed, "args": {"command": "sh -c 'git push origin HEAD'"}}, failed])
+    assert verdict.fired_at is not None and verdict.signals[0].kind == "person_reports", verdict.signals
+
+
+def _pull_request(head: str, base: str, message: str) -> dict:
+    """The GitHub MCP server's answer to a pull request it cannot open: its message names the branches it was given."""
+    args = {"owner": "acme", "repo": "api", "title": "Backoff with jitter for retries", "head": head, "base": base}
+    output = f"failed to create pull request: POST https://api.github.com/repos/acme/api/pulls: 422 {message}"
+    return {"tool": "mcp__github__create_pull_request", "args": args, "output": output, "error": True}
+
+
+def test_an_mcp_tool_failing_alike_for_each_value_it_is_given_is_one_step_failing_the_same_way():
+    """An MCP tool is one step whatever it is given, as a program is, and the values it was given are masked in its
+    error: ``No commits between main and fix/retry``, then ``... develop and fix/retry``, is one failure."""
+    tries = [("fix/retry", "main"), ("acme:fix/retry", "main"), ("fix/retry", "develop"), ("retry", "release")]
+    turns = [_pull_request(h, b, f"Validation Failed: No commits between {b} and {h}") for h, b in tries]
+    facts = window_of(turns)
+    assert len({f.step for f in facts}) == 1 and len({f.etpl for f in facts}) == 1
+    assert play(turns)[0].fired_at == 3
+    causes = ["Validation Failed: head invalid", "Not Found", "Resource not accessible by token", "Bad credentials"]
+    assert play([_pull_request("fix/retry", "main", cause) for cause in causes])[0].fired_at is None
 
 
 def test_opencodes_edits_are_known_by_their_text_and_file():

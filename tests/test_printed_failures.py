@@ -832,6 +832,9 @@ def test_edits_and_builds_chained_in_one_command_each_failing_the_same_way_are_a
             None,
         ),
         ("Found 3 errors in 2 files (checked 40 source files)", 3),
+        # cargo's and rustc's own count, under whatever a filter kept of the errors above it
+        ('error: could not compile `logslice` (bin "logslice") due to 17 previous errors', 17),
+        ("error: aborting due to 1 previous error", 1),
     ],
 )
 def test_a_failing_count_said_after_its_word_is_read(output, count):
@@ -1340,6 +1343,30 @@ def test_rules_violated_falling_under_one_failing_assertion_is_progress_not_the_
     turns += [_axe("aria-prohibited-attr (1 node)", 1)]
     assert [outcomes.failing_count(t["output"]) for t in turns[::2]] == [3, 2, 1]
     assert play(turns)[0].fired_at is None
+
+
+def _clippy(count: int) -> dict:
+    """``cargo clippy`` filtered to one file's lints, then its last line: cargo's count of every error it found."""
+    output = (
+        "error: this expression creates a reference which is immediately dereferenced by the compiler\n"
+        "  --> src/filter.rs:87:27\n"
+        f'error: could not compile `logslice` (bin "logslice") due to {count} previous errors'
+    )
+    command = "cargo clippy --all-targets -- -D warnings 2>&1 | grep -A8 'src/filter.rs' ; cargo clippy 2>&1 | tail -1"
+    return {"tool": "Bash", "args": {"command": command}, "output": output, "exit_code": 0}
+
+
+def test_cargos_count_of_previous_errors_falling_is_progress_and_held_is_the_same_failure():
+    """Lints fixed a file at a time: the same first error line each run, cargo's ``due to N previous errors`` falling
+    23, 17, 11, 6 is work that moves; the count held through the same edits is the same failure again."""
+    edits = [
+        {"tool": "Edit", "args": {"file_path": f"src/{name}.rs", "old_string": "a", "new_string": "b"}}
+        for name in ("parse", "filter", "output", "main")
+    ]
+    falling = [turn for n, edit in zip((23, 17, 11, 6), edits, strict=True) for turn in (_clippy(n), edit)]
+    assert play(falling)[0].fired_at is None
+    held = [turn for edit in edits for turn in (_clippy(17), edit)]
+    assert play(held + [_clippy(17)])[0].fired_at is not None
 
 
 _NODE_CRASH = (

@@ -15,9 +15,9 @@ from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.model.turns import Turn
 from strict_loop.monitor import catalog, missing, outcomes, person, polls, printed, readback, verdicts
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.calls import jobs, listing, shellwork
+from strict_loop.monitor.calls import jobs, listing, shellwork, toolkinds, wrappings
 from strict_loop.monitor.calls.jobs import JobAct
-from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, classify_tool, given_words, step_words, turn_paths
+from strict_loop.monitor.calls.toolkinds import classify_tool, given_words, step_words, turn_paths
 from strict_loop.monitor.progress import NOVEL_LINES, progress
 
 _LINE_RANGE = re.compile(r"\b\d+:\d+\b")
@@ -62,7 +62,7 @@ def _step(turn: Turn, kind: Kind, paths: list[str], sig: str, job: Optional[JobA
         return fp.digest(f"{turn.tool}\0run\0{step_words(command)}")
     if paths:
         return fp.digest(f"{turn.tool}\0path\0{paths[0]}")
-    return sig
+    return fp.digest(f"{turn.tool}\0mcp") if toolkinds.mcp_tool(turn.tool) else sig
 
 
 def _epoch(ts: Optional[str]) -> Optional[float]:
@@ -149,7 +149,7 @@ def _digests(
         # Two edits are equivalent only if they write the same text (wherever in the file).
         asig = fp.digest(turn.tool + "\0" + _LINE_RANGE.sub("<range>", " ".join(canonical.split())))
     else:  # a person's message is read to its MAX_PERSON_TEXT (their words come first; a paste keeps its head)
-        shown = turn.output[:MAX_PERSON_TEXT] if kind == "person" else turn.output
+        shown = turn.output[: wrappings.MAX_PERSON_TEXT] if kind == "person" else turn.output
         strict_text, lines = fp.strict_with_lines(shown)
         out_digest = fp.digest(strict_text)
         asig = fp.digest(turn.tool + "\0" + fp.loose(canonical))
@@ -315,7 +315,7 @@ def facts(turn: Turn, index: int, window: list[TurnFacts], fstate: Optional[dict
         found_nothing=turn.actor == "agent" and outcomes.found_nothing(turn.output, kind, failed),
         failed=failed,
         err=err,
-        etpl=fp.error_template(err, given_words(command)) if err else None,
+        etpl=fp.error_template(err, given_words(command, turn.args)) if err else None,
         etext=(fp.readable(line) or None) if line else (_unnamed(turn.output) if failed else None),
         fclass=fclass.name if fclass and fclass.name in catalog.SPECIFIC_CLASSES else None,
         paths=paths,

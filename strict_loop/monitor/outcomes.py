@@ -18,7 +18,7 @@ from strict_loop.monitor import fingerprint as fp
 # level (``08:52:03,118 ERROR``); unittest's FAILED (...) by its key=count pairs: linear
 FAILS = re.compile(
     # CTest's "4 tests failed out of 11"; not a count heading its message ("     11 Error: x" of `uniq -c`)
-    r"(?i)(?<![\d/.,:])(\d+) (?:tests? )?(?:fail(?:ed|ing|ures?)|errors?)\b(?!:[ \t]+\S)|"
+    r"(?i)(?<![\d/.,:])(\d+) (?:tests? |previous )?(?:fail(?:ed|ing|ures?)|errors?)\b(?!:[ \t]+\S)|"
     r"\bfail(?:ed|ures?)? = (\d+)\b|"  # a tally's key and value: Zephyr's ztest "pass = 7, fail = 4, skip = 0"
     r"(?:failure|FAILED \((?:\w+=\d+, )*?(?:failure|error))s=(\d+)|"
     r"\b(?:Failures|Failed|Errors):[ \t]*(\d+)\b|"  # the count after its word: dotnet test, surefire, PHPUnit

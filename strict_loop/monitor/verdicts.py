@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind, TurnFacts, Verdict
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, spoken
+from strict_loop.monitor.calls.wrappings import MAX_PERSON_TEXT, spoken
 from strict_loop.monitor.person import (
     DEPS,
     HEAD_CHARS,
@@ -204,7 +204,8 @@ def voice(
     if word is not None and word.text and not word.refused and window and _wordless_refusal(window[-1]):
         reports, quoted = max(reports, 1), quoted or quote(word.text)  # their words on the call they just refused
     asks = fp.digest(fp.loose(word.text)) if word is not None and verdict is None and word.text else None
-    forbids = list(dict.fromkeys(forbidden(word.text) + recalled(word.text, window)))[:6] if word is not None else []
+    said_not = forbidden(word.text) + list(word.rules) + recalled(word.text, window) if word is not None else []
+    forbids = list(dict.fromkeys(said_not))[:6]
     return {
         "asks": asks,
         "reports": reports,

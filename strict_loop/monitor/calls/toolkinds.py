@@ -13,7 +13,6 @@ from typing import Any, Optional
 
 from strict_loop.model.monitoring import Kind
 from strict_loop.model.turns import Turn
-from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.calls import jobs, shellwork
 from strict_loop.monitor.outcomes import is_verifier
 
@@ -137,6 +136,8 @@ WRAPPERS = {
 WRAPPERS |= {"time": "fo", "stdbuf": "ioe", "exec": "a", "command": "", "caffeinate": "tw", "unbuffer": ""}
 """Programs that run the next word as the command (``timeout 300 alembic upgrade``: the step is ``alembic upgrade``),
 each with its options that take a value; ``timeout``'s duration is its first argument."""
+_SHELL_SCRIPT = re.compile(r"\s*(?:\S*/)?(?:ba|z|da|k)?sh\s+-[a-z]*c[a-z]*\s+(?P<q>['\"])(?P<script>.+)(?P=q)\s*")
+"""A shell run on a script given whole (``bash -c 'git push -u origin main'``): the step is the script's."""
 
 
 def _unwrapped(words: list[str]) -> list[str]:
@@ -208,7 +209,10 @@ def step_words(command: str) -> str:
 def step_parts(command: str) -> tuple[str, list[str]]:
     """The step a command takes (``step_words``) and the words it is given after it, from the command a wrapper runs
     (``sudo make deploy``: ``make`` and ``deploy``), in the last of a chain (``cd dir && make x``: ``make``)."""
-    chain = _CHAIN.split(command.strip().splitlines()[0] if command.strip() else "")
+    line = command.strip().splitlines()[0] if command.strip() else ""
+    if shell := _SHELL_SCRIPT.fullmatch(line[:MAX_WORDS_TEXT]):
+        return step_parts(shell.group("script"))
+    chain = _CHAIN.split(line)
     words = _unwrapped(_words(chain[-1]))
     for k in range(len(chain) - 2, -1, -1):  # `pytest -x | tail -4; echo "exit=$?"`: the step is pytest's
         if not words or not (words[0] in _SAYS_ONLY or _shows_log(words, "".join(chain[: k + 1]))):
@@ -236,12 +240,20 @@ def _step_at(rest: list[str]) -> Optional[int]:
     return k if k < len(rest) and not rest[k].startswith("-") else None
 
 
-def given_words(command: str) -> list[str]:
-    """What a command was given after its step, up to a pipe, flags and numbers left out (at most 12 words, each
-    at most 200 characters): what an agent varies when it guesses (``docker logs api``, then ``docker logs web-1``)."""
-    rest = step_parts(command)[1]
+def given_words(command: str, args: Optional[dict[str, Any]] = None) -> list[str]:
+    """What a command was given after its step, up to a pipe, flags and numbers left out (at most 12 words, each at
+    most 200 characters): what an agent varies when it guesses (``docker logs api``, then ``docker logs web-1``); an
+    MCP tool's, its arguments' one-word values (``head: fix/retry``, then ``base: develop``)."""
+    one_word = [v for v in (args or {}).values() if isinstance(v, str) and len(v.split()) == 1]
+    rest = step_parts(command)[1] if command or args is None else one_word
     rest = rest[: rest.index("|")] if "|" in rest else rest
     return [w[:200] for w in rest if len(w) >= 3 and not w.startswith("-") and not w.isdigit()][:12]
+
+
+def mcp_tool(tool: str) -> bool:
+    """Whether a tool is an MCP server's as Claude Code and Codex name them (``mcp__github__create_pull_request``): one
+    step, as a program is, whatever it is given."""
+    return tool.startswith("mcp__")
 
 
 def classify_tool(tool: str, args: dict[str, Any]) -> Kind:
@@ -300,92 +312,3 @@ def turn_paths(turn: Turn) -> list[str]:
         if len(parts) >= 2:
             out.append(parts[1].strip("\"'"))
     return out[:20]
-
-
-# --- what each harness puts around the person's words ---------------------------------------------------
-
-MAX_PERSON_TEXT = 4000
-"""A person's message is read up to here (a pasted log keeps its head, where people put their words)."""
-
-PLACEHOLDER = re.compile(
-    r"\[(?:Image|Pasted text|File|Screenshot)\b[^\]\n]{0,60}\]|\[Request interrupted by user[^\]\n]{0,60}\]", re.I
-)
-"""What a harness puts where the person's content is not text (a screenshot, a collapsed paste, an interruption)."""
-REFUSAL = re.compile(
-    r"The user denied this operation|The user doesn'?t want to (?:proceed with this tool use|take this action)|"
-    r"tool use was rejected|(?:was|were) (?:rejected|declined|denied) by the user|rejected by (?:the )?user|"
-    r"user (?:declined|rejected|denied|cancelled|canceled) (?:this|the|to)|Permission for this tool use was denied|"
-    r"User denied this command|Command denied by user|rejected by user|The user rejected permission to use this|"
-    r"The user has specified a rule which prevents you from using this",
-    re.I,
-)
-"""A refusal the harness reports in a tool's result: the person said no to this very call, at the prompt or by a rule
-of theirs (Claude Code, Cline, Codex, Gemini CLI, OpenCode word it differently)."""
-_REFUSAL_GATES = ("denied", "doesn", "rejected", "declined", "cancelled", "canceled", "specified a rule")
-"""Lowercase literals one of which ``REFUSAL`` cannot match without: an agent's every output is searched for one."""
-
-
-def refusal(text: str) -> Optional[re.Match[str]]:
-    """``REFUSAL`` in ``text``, read behind its literals first (in C)."""
-    return REFUSAL.search(text) if fp.may_match(fp.folded(text), _REFUSAL_GATES) else None
-
-
-_FEEDBACK = re.compile(r"<feedback>\s*(?P<text>.*?)\s*</feedback>", re.S | re.I)
-_SAID = re.compile(
-    r"(?:the user said|the user provided the following feedback|with the following feedback)\W*:?\s*(?P<text>.+)",
-    re.S | re.I,
-)
-
-
-def feedback(raw: str) -> str:
-    """The person's own words beside a refusal (Cline's ``<feedback>``, Claude Code's "the user said:"), or ''."""
-    m = _FEEDBACK.search(raw) or _SAID.search(raw)
-    return m.group("text").strip() if m else ""
-
-
-_REQUEST_MARK = "## My request for Codex:"
-"""What Codex's IDE extension and app put before the person's own words, after the editor's context (the active file,
-the open tabs, the files mentioned): the words are what follows it."""
-_HARNESS_BLOCKS = ("ide_opened_file", "ide_selection", "system-reminder", "task-notification")
-"""What Claude Code puts beside the person's words, each in its tag: the file open in their editor, its selection, a
-reminder."""
-
-
-def own_words(message: str) -> str:
-    """A person's message without what the harness wraps around their words (the editor's context, a reminder), as
-    much of it as is read (``MAX_PERSON_TEXT``). By ``str.find``: a tag opened and never closed costs one scan."""
-    at = message.find(_REQUEST_MARK)
-    words = message[at + len(_REQUEST_MARK) :] if at >= 0 else message
-    for tag in _HARNESS_BLOCKS:
-        start = words.find(f"<{tag}>", 0, MAX_PERSON_TEXT)
-        while start >= 0:
-            end = words.find(f"</{tag}>", start)
-            if end < 0:
-                break
-            words = words[:start] + " " + words[end + len(tag) + 3 :]
-            start = words.find(f"<{tag}>", start, MAX_PERSON_TEXT)
-    return words[:MAX_PERSON_TEXT]
-
-
-def spoken(actor: str, output: str) -> Optional[str]:
-    """What a person said in this turn: a person turn's text (its own words: ``own_words``), the feedback an agent's
-    result embeds (Cline), or the refusal a harness reports in the result of a call the person said no to; None when
-    the person said nothing."""
-    if actor == "person":
-        return own_words(output)
-    head = output[:MAX_PERSON_TEXT]
-    found = refusal(head)
-    if found:
-        return head[found.start() :]  # the refusal, with any feedback that follows it
-    m = _FEEDBACK.search(head) if "<feedback>" in head.lower() else None
-    return m.group("text") if m else None
-
-
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\uff07": "'"})
-"""Typographic apostrophes a phone, a Mac or a chat box puts in "didn’t", read as the ASCII one the patterns name."""
-
-
-def text_of(raw: str) -> str:
-    """The person's words on one line, bounded, with a harness's placeholders (images, interruptions) taken out and
-    typographic apostrophes made plain."""
-    return " ".join(PLACEHOLDER.sub(" ", raw[:MAX_PERSON_TEXT]).translate(_APOSTROPHES).split())

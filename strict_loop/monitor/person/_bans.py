@@ -15,7 +15,8 @@ from typing import Any, Optional
 from strict_loop.model.monitoring import TurnFacts
 from strict_loop.monitor import fingerprint as fp
 from strict_loop.monitor.calls import shellwork
-from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, WRAPPERS, step_parts, step_words
+from strict_loop.monitor.calls.toolkinds import WRAPPERS, step_parts, step_words
+from strict_loop.monitor.calls.wrappings import MAX_PERSON_TEXT
 
 FORBID = re.compile(
     r"(?:^|[.!;,:]\s*|\b(?:and|but|also|so|please)\s+)(?:please\s+)?(?:don'?t|do not|never|stop|no more)\s+(?:ever\s+)?"
@@ -101,6 +102,23 @@ def forbidden(text: str) -> list[str]:
         verb = (m.group("verb") or _VERB_OF.get(m.group("noverb").lower(), m.group("noverb"))).lower()
         forced = m.group("force") or m.group("noforce")
         found += [f"{_VERB}{verb} {flag}" for flag in FORCE_FLAGS] if forced else [_VERB + verb]
+    return list(dict.fromkeys(found))[:6]
+
+
+_RULE = re.compile(r'\{"permission":"bash","pattern":"(?P<pattern>[^"\n]{1,200})","action":"deny"\}')
+"""A shell rule of the person's that denied a call, as OpenCode quotes it in the refusal (``The user has specified a
+rule which prevents you from using this specific tool call. Here are some of the relevant rules [...]``)."""
+
+
+def ruled(text: str) -> list[str]:
+    """The commands the person's own deny rules ban, as ``forbidden`` names them (``git push *``: ``git push``), from
+    the rules a refusal quotes (at most six; ``*`` alone bans no command of its own)."""
+    found: list[str] = []
+    for m in _RULE.finditer(text[:MAX_PERSON_TEXT]):
+        what = m.group("pattern").rstrip("* ")
+        step, given = step_parts(what) if what and "*" not in what.split()[0] else ("", [])
+        if step:
+            found.append(" ".join([step, *_targets(given), *(w for w in what.split() if w.startswith("-"))]))
     return list(dict.fromkeys(found))[:6]
 
 

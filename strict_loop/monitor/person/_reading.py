@@ -7,8 +7,9 @@ import re
 from typing import NamedTuple, Optional
 
 from strict_loop.monitor import fingerprint as fp
-from strict_loop.monitor.calls.toolkinds import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
+from strict_loop.monitor.calls.wrappings import MAX_PERSON_TEXT, PLACEHOLDER, feedback, refusal, text_of
 from strict_loop.monitor.person import _asking as asking
+from strict_loop.monitor.person._bans import ruled
 from strict_loop.monitor.person._persists import NOPE, PERSIST, PERSIST_GATES, SEEN_AGAIN, SEEN_AGAIN_GATES
 from strict_loop.monitor.person._phrases import CIRCLES, TOLD_BEFORE
 from strict_loop.monitor.person._phrases import CIRCLES_GATES as _CIRCLES_GATES
@@ -68,6 +69,7 @@ class Word(NamedTuple):
     text: str  # the words, without placeholders, on one line
     refused: bool = False
     new: bool = False  # a failure the person says is new ("different thing now"): never the one reported before
+    rules: tuple[str, ...] = ()  # the commands the person's deny rules ban, as a refusal quotes them (``_bans.ruled``)
 
 
 def read(raw: str) -> Word:
@@ -138,7 +140,7 @@ def _read_head(raw: str) -> Word:
         words = feedback(raw[:MAX_PERSON_TEXT])
         inner = read(words) if words else Word(None, 0, None, "")
         said_no = any(NOPE.match(clause) for clause in _CLAUSE.split(words))  # "... IS the full reindex. no"
-        return Word("fail", inner.weight or int(said_no), inner.failure, inner.text, refused=True)
+        return Word("fail", inner.weight or int(said_no), inner.failure, inner.text, True, rules=tuple(ruled(raw)))
     text = _TYPO.sub(lambda m: TYPOS.get(m.group(0).lower(), m.group(0)), text_of(raw))  # "agıan" matches too
     if not text or all(_HARNESS_COMMAND.match(line) for line in text.splitlines() if line.strip()):
         return Word(None, 0, None, "")  # "/add app/views/x.erb": what the harness reads, no new direction
