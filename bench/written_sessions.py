@@ -189,7 +189,14 @@ already but still cannot book", each "still" about a later step). FU to FW (dash
 word; sessions resumed after a compaction; the harness's own tool errors), the second wave: 19 of 24 fired (6 early)
 with 1 false alarm in 24. FW shaped: an MCP tool is one step whatever it is given, its one-word arguments masked in
 its error (FW-06: a pull request refused for each branch tried); a deny rule OpenCode quotes bans its command, and
-``bash -c 'git push ...'`` breaks it (FW-04). After: 21 (6 early) with 1.
+``bash -c 'git push ...'`` breaks it (FW-04). After: 21 (6 early) with 1. FX to GA (Cline's export on web and mobile
+apps; Gemini CLI on data and ML with a person in German, French or Italian; Claude Code heavy with TodoWrite and
+subagents; Cursor's export), the third wave: 31 of 32 fired (5 early, 1 late) with 3 false alarms in 32, the same on
+that round's start code. They shaped: going in circles asked ("are you going in circles? thats the 4th check run",
+while the errors fall) is the person's doubt, one report (GA-06, and DD-14 of the earlier sets); the same said hedged
+("18,263. barely moved", "pretty much the same", "no real change": FY-05); jest's failing test is known by the
+assertion that failed under its title (FZ-11: one test failing at a later assertion after each fix). After: 31 (5
+early) with 1 (FZ-14: a failure shown to be there before the work, run on the stashed tree).
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -384,6 +391,10 @@ SETS = {
     "FU": "a developer's dashboards checked by screenshots and a word or two ('nope', 'same', 'still 0')",
     "FV": "sessions resumed after a compaction or a handoff, in Claude Code, Codex and Gemini CLI",
     "FW": "the harness's own tool errors (edits not matching, files not read, denials, timeouts, MCP errors)",
+    "FX": "Cline's export on web and mobile apps, the person answering each completion, a third in es or pt",
+    "FY": "Gemini CLI on data and ML scripts, a person checking numbers and charts in de, fr, it or English",
+    "FZ": "Claude Code heavy with TodoWrite and subagents on refactors, mostly alone after the request",
+    "GA": "Cursor's export on everyday app work: the person's words and the terminal's output are what shows",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

@@ -84,6 +84,17 @@ from strict_loop.monitor.calls import shellwork, toolkinds, wrappings
         ("nope, still broken", "fail", 1),
         ("the old badge is still shown on the status line", "fail", 1),
         ("we're going in circles", "fail", 2),
+        # going in circles asked is the person's doubt, one report ("thats the 4th check run" while errors fall)
+        ("are you going in circles? thats the 4th check run", "fail", 1),
+        ("third failure. are we going in circles?", "fail", 1),
+        ("you are going in circles. are you even reading the error?", "fail", 2),
+        # the same, hedged: a number that barely moved is a report; "pretty much the same as the figma" approves
+        ("18,263. barely moved. expected ~12.9k", "fail", 1),
+        ("hardly any difference", "fail", 1),
+        ("pretty much the same", "fail", 1),
+        ("no real change on mobile", "fail", 1),
+        ("its pretty much the same as the figma now, great", None, 0),
+        ("barely moved to the left, move it more", None, 0),
         (
             "proceed to implement the plan - also, I still see the old badge on the status line (did you remove it?)",
             "fail",
@@ -1288,6 +1299,7 @@ def test_a_deny_rule_opencode_quotes_is_the_persons_ban_and_a_shell_wrapper_brea
     assert window_of([push, {**other, "exit_code": 0}])[1].defied is None
     verdict, _ = play([push, failed, {**failed, "args": {"command": "sh -c 'git push origin HEAD'"}}, failed])
     assert verdict.fired_at is not None and verdict.signals[0].kind == "person_reports", verdict.signals
+    assert "do not do it another way" in verdict.recommended_action  # no failure to fix: the person decides
 
 
 def _pull_request(head: str, base: str, message: str) -> dict:

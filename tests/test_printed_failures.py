@@ -1369,6 +1369,29 @@ def test_cargos_count_of_previous_errors_falling_is_progress_and_held_is_the_sam
     assert play(held + [_clippy(17)])[0].fired_at is not None
 
 
+def _jest(matcher: str, expected: str, received: str, line: int) -> dict:
+    """jest's report of one failing test: its title, then the assertion that failed and where."""
+    output = (
+        " FAIL  test/import/csv.test.ts\n  parseBankCsv\n    \u2715 parses the sample bank export (5 ms)\n\n"
+        f"  \u25cf parseBankCsv \u203a parses the sample bank export\n\n    expect(received).{matcher}(expected)\n\n"
+        f"    Expected: {expected}\n    Received: {received}\n\n      at Object.<anonymous> (test/import/csv.test.ts:"
+        f"{line}:18)\n\nTest Suites: 1 failed, 1 total\nTests:       1 failed, 1 passed, 2 total"
+    )
+    return {"tool": "Bash", "args": {"command": "npx jest test/import/csv"}, "output": output, "exit_code": 1}
+
+
+def test_jests_failing_test_is_known_by_the_assertion_that_failed_not_by_its_title_alone():
+    """One test failing at a later assertion after each fix (its length, then an amount, then a date) is work that
+    moves; the same assertion failing with another received value each time is the same failure."""
+    edit = {"tool": "Edit", "args": {"file_path": "src/import/csv.ts", "old_string": "a", "new_string": "b"}}
+    later = [("toHaveLength", "3", "4", 22), ("toBe", "-1234.56", "-1.23456", 25), ("toBe", '"2025-03-01"', '"x"', 26)]
+    moving = [turn for a in later for turn in (_jest(*a), {**edit, "args": {**edit["args"], "new_string": a[1]}})]
+    assert len({f.err for f in window_of(moving) if f.failed}) == 3
+    assert play(moving + [_jest("toBe", "true", "false", 31)])[0].fired_at is None
+    same = [turn for n in (4, 5, 6, 7) for turn in (_jest("toBe", "3", str(n), 22), {**edit, "args": {**edit["args"]}})]
+    assert play(same)[0].fired_at is not None
+
+
 _NODE_CRASH = (
     "\n> relnotes@2.3.0 build\n> tsc -p tsconfig.json\n\n/home/dev/relnotes/dist/cli.js:7\nconst chalk_1 = "
     '__importDefault(require("chalk"));\n                                ^\n\nError [ERR_REQUIRE_ESM]: require() of ES '

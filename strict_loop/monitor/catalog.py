@@ -185,6 +185,13 @@ OUTSIDE = {"job_failure": "[JOB FAILED]", "budget_spent": "[BUDGET SPENT]"}
 """Pauses decided outside the detector, with their alert's heading: the diagnosis is their evidence alone."""
 
 
+BREACH_REMEDY = (
+    "The person said not to do this, or a rule of theirs denies it: do not do it another way (a wrapper such as "
+    "`bash -c`, a script, another tool or command). Stop, say what you need and why, and let them decide."
+)
+"""The remedy when what the person reported includes a call made against their word (a ban, a deny rule)."""
+
+
 PERSON_FIRST = frozenset({"person_reports"})
 """Signals that are the person's own verdict: after the agent was told once, the next one pauses (the second
 whisper only warns of a pause, and the person has said it more than once already)."""

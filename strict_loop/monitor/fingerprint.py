@@ -79,6 +79,7 @@ _LABELLED_ID = re.compile(
 _IDS = tuple(f"{i}{q}{s}" for i in ("id", "Id", "ID") for q in ("", '"', "'") for s in "=:")
 
 
+_POD = re.compile(r"-(?:<hex>-[a-z0-9]{5}|[a-z0-9]{8,10}-(?=[a-z0-9]*\d)[a-z0-9]{5})\b")
 _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     # (pattern, replacement, substrings one of which must be in the text for the pattern to be tried: a cheap gate)
     (re.compile(r"\.\.\.\[(clipped|truncated) \d+ char(?:acter)?s\]"), r"...[\1]", ("...[",)),
@@ -92,11 +93,7 @@ _STRICT: list[tuple[re.Pattern[str], Any, tuple[str, ...]]] = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>", ("0x",)),
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b"), "<hex>", ()),
     (_GLUED_NUMBER, "<n>", ()),  # after the hex ids: a hash is folded whole
-    (
-        re.compile(r"-(?:<hex>-[a-z0-9]{5}|[a-z0-9]{8,10}-(?=[a-z0-9]*\d)[a-z0-9]{5})\b"),
-        "-<pod>",
-        ("-",),
-    ),  # a pod's generated suffix
+    (_POD, "-<pod>", ("-",)),  # a pod's generated suffix
     (re.compile(r"(?<=[A-Za-z0-9]-)[a-z]{24,}\b"), "<id>", ("-",)),  # a generated suffix (Xcode's DerivedData/App-x)
     # a value labelled as an id (``RequestID: EFPCNFEB088BEZFY``, ``x-request-id=...``, ``"traceId":"..."``)
     (_LABELLED_ID, lambda m: m.group(0)[:2] + m.group(1) + "<id>", _IDS),
@@ -271,6 +268,8 @@ def error_line(output: str, ambient: frozenset[str] = frozenset()) -> Optional[s
                 if not (ambient and digest(strict(line)) in ambient):
                     if len(line) <= 12 and k + 1 < len(lines):  # a bare marker ("ERROR:"): its message is next
                         line = f"{line} {lines[k + 1]}"
+                    elif line.startswith("\u25cf ") and k + 2 < len(lines) and lines[k + 1].startswith("expect("):
+                        line = f"{line}: {lines[k + 2]}"  # jest's test title, then which of its assertions failed
                     return line[:300]
     return None
 

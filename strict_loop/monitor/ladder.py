@@ -188,6 +188,9 @@ def _remedy(state: MonitorState, signals: list[Signal]) -> str:
     """The remedy that fits the pattern that fired (``catalog``); a recognised failure class's own remedy for
     failures."""
     kinds = {s.kind for s in signals}
+    said = {i for s in signals if s.kind == "person_reports" for i in s.turns}
+    if any(f.defied for f in state.window if f.i in said):  # a ban broken is no failure to fix: the person decides
+        return catalog.BREACH_REMEDY
     cls = _failure_class(state, signals) if kinds & catalog.FAILURE_CLASS_FIRST else None
     if cls:
         return f"This looks like a {cls.name} problem: {cls.remedy}."

@@ -93,6 +93,12 @@ PERSIST = fp.Later(
     r"(?:nothing|not help|n'?t help)\b|"
     r"\b(?:does|did|do|is|has)(?:n'?t|nt| not) (?:even )?(?:budge|budged|wiggle|wiggled|move|moved)\b"
     r"(?!\s+(?:to|into|the|it|them|this|that|on|up|down|over)\b)|"
+    # the same, hedged: "18,263. barely moved", "hardly changed", "pretty much the same", "no real change"
+    r"\b(?:barely|hardly|scarcely) (?:moved|moves|changed|changes|budged|any (?:change|difference))\b"
+    r"(?!\s+(?:to|into|the|it|them|this|that|on|up|down|over)\b)|"
+    r"(?:^|[.!?;,]\s*|\b(?:is|are|was|looks?|stays?|stayed)\s+)(?:pretty much|basically|practically|virtually|"
+    r"essentially|more or less) (?:the same|identical|unchanged)\b(?!\s+(?:as|to|for|in|across|between|when)\b)|"
+    r"\bno real (?:change|difference|improvement)\b|"
     # what it is said not even to do, as a person sees it: "the button doesnt even change", "it doesn't even open"
     r"\b(?:does|did|do|is|has)(?:n'?t|nt| not) even (?:change|changed|open|opened|show|showed|load|loaded|render|"
     r"rendered|respond|responded|react|reacted|register|registered|fire|fired|trigger|triggered|start|started|"
@@ -192,7 +198,8 @@ PERSIST_GATES = (
     + ("no difference", "no improvement", "no effect", "persist", "remain", "keep")
     + ("didn", "did not", "did nothing", "has not", "hasn", "nothing", "isn", "is not")
     + ("doesn", "does not", "no luck", "no dice", "no joy", "identical", "unchanged")
-    + ("does nothing", "help", "budge", "wiggle", "move", "single", "none of", "worse")
+    + ("does nothing", "help", "budge", "wiggle", "move", "single", "none of", "worse", "barely", "hardly", "scarcely")
+    + ("pretty much", "basically", "practically", "virtually", "essentially", "more or less", "no real")
     + TOLD_GATES
     + tuple(gate for _, gates, _ in STILL_FAILING for gate in gates)
 )

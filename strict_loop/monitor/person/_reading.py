@@ -125,6 +125,11 @@ def says_same(text: str) -> bool:
 
 
 _LAST_WORDS = 8  # how short a last line after a paste is to be read as the person's own words on it
+_CIRCLES_ASKED = re.compile(
+    r"(?:^|[.!?]\s+)(?:are|aren'?t|r) (?:we|you|u)\b[^.!?\n]{0,40}?\b(?:circles?|loop|round)\b[^.!?\n]{0,30}\?", re.I
+)
+"""Going in circles asked, not said ("are you going in circles? thats the 4th check run"): the person's doubt counts as
+one report, not as the two that "we're going in circles" is."""
 _FIRST_THEN = re.compile(
     r"\b(?:first|1st) (?:time|try|run|attempt)\b.{0,80}?\b(?:second|2nd) (?:time|try|run|attempt)|"
     r"\b(?:second|2nd) (?:time|try|run|attempt)\W{1,3}(?:the )?(?:first|1st) (?:time|try|run|attempt|one)\b",
@@ -156,7 +161,7 @@ def _read_head(raw: str) -> Word:
     instructed = bool(asking.INSTRUCTION.match(head))
     requested = instructed or ((bool(asking.ASKED.match(head)) or question) and not complaint)
     if _says(CIRCLES, _CIRCLES_GATES, head) and not instructed and not _FIRST_THEN.search(head):
-        return Word("fail", 2, pasted, text)
+        return Word("fail", 1 if _CIRCLES_ASKED.search(head) else 2, pasted, text)  # asked: a doubt, said once
     if _status_question(text):
         return Word(None, 0, None, "")
     if (after := _after_status_question(text)) is not None:
