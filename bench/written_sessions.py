@@ -197,6 +197,12 @@ while the errors fall) is the person's doubt, one report (GA-06, and DD-14 of th
 ("18,263. barely moved", "pretty much the same", "no real change": FY-05); jest's failing test is known by the
 assertion that failed under its title (FZ-11: one test failing at a later assertion after each fix). After: 31 (5
 early) with 1 (FZ-14: a failure shown to be there before the work, run on the stashed tree).
+GB to GE (long Gemini CLI sessions with a person; production incidents with an on-call engineer; hard healthy
+look-alikes in the export forms; infrastructure as code with a person writing Dutch, Swedish, Polish, Czech, Turkish,
+Indonesian or Vietnamese), the fourth wave: 24 of 28 fired (9 early) with 2 false alarms in 36, the same on that
+round's start code. They shaped: "still" said of a measure the attempts moved by a sixth or more ("p99 dropped to
+1.1s. still way off", then "p99 now 420ms. still higher than normal": GC-10, GD-10) says how it stands now, not that
+nothing changed. After: 24 (9 early) with none.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -395,6 +401,10 @@ SETS = {
     "FY": "Gemini CLI on data and ML scripts, a person checking numbers and charts in de, fr, it or English",
     "FZ": "Claude Code heavy with TodoWrite and subagents on refactors, mostly alone after the request",
     "GA": "Cursor's export on everyday app work: the person's words and the terminal's output are what shows",
+    "GB": "long Gemini CLI sessions on a person's own repositories, the person trying each change, terse English",
+    "GC": "production incidents with an on-call engineer pasting numbers and logs, in Codex and Claude Code",
+    "GD": "hard healthy look-alikes in the export forms, 4 subtle spirals among 12 healthy sessions",
+    "GE": "OpenCode and Codex on infrastructure as code, a person writing nl, sv, pl, cs, tr, id or vi",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

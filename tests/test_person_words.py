@@ -1481,3 +1481,22 @@ def test_still_failing_with_another_failure_pasted_each_time_is_the_failure_chan
     same = [moving[0], fix, again, {**fix, "args": {**fix["args"], "new_string": "c"}}, again]
     assert all(f.reports >= 1 for f in window_of(same)[2:] if f.actor == "person")
     assert play(same)[0].fired_at == 4
+
+
+def _said(text: str) -> dict:
+    return {"actor": "person", "tool": "user_prompt", "args": {}, "output": text}
+
+
+def test_still_said_of_a_measure_the_attempts_moved_is_how_it_stands_now_not_the_same_again():
+    """An incident worked down: "p99 dropped to 1.1s. still way off", then "p99 now 420ms. still higher than normal":
+    each mitigation moved the number the person watches, so the second "still" is no repeat. The same number again
+    ("still ~2s", "2.1s. no change") after the attempts is."""
+    index = {"tool": "Bash", "args": {"command": "psql -c 'CREATE INDEX CONCURRENTLY ...'"}, "output": "CREATE INDEX"}
+    deploy = {"tool": "Bash", "args": {"command": "kubectl rollout restart deploy/api"}, "output": "restarted"}
+    moving = [index, _said("p99 dropped to 1.1s. better but still way off 250ms"), deploy]
+    moving += [_said("deployed. p99 now 420ms. still higher than normal tho"), index]
+    assert play(moving)[0].fired_at is None
+    stays = [index, _said("p99 still ~2s, no change"), deploy, _said("2.1s. still the same"), index]
+    assert play(stays)[0].fired_at is not None
+    percent = [index, _said("error rate still 6%"), deploy, _said("still 6.2% errors"), index]
+    assert play(percent)[0].fired_at is not None  # a percentage that stays is the same too

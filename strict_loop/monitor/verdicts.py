@@ -70,8 +70,8 @@ def reports(w: list[TurnFacts], repeats: int, window: int) -> Optional[tuple[lis
         reason = k > 0 and _wordless_refusal(span[k - 1]) and f.actor == "person"  # why they refused the call before
         asked = asked or (f.prog in RESETS and not reason and not _hint(f, cur, span[:k]))
         if f.reports and not asked:
-            if counted and _moved(f, counted[-1], w):
-                break  # "still red" of a failure that moved on since: a report of another failure
+            if counted and (_moved(f, counted[-1], w) or _measured_apart(f, counted[-1])):
+                break  # "still red" of a failure that moved on since, "p99 now 420ms" after "1.1s": another state
             counted.append(f)
         elif f.defied and asked:
             earlier.append(f)
@@ -117,6 +117,27 @@ def _moved(before: TurnFacts, after: TurnFacts, w: list[TurnFacts]) -> bool:
     checks = [e for e in w if e.actor == "agent" and e.i < after.i and failed_as(e)]
     earlier = {failed_as(e) for e in checks if e.i < before.i}  # a failure seen before comes back: not moved on
     return bool(earlier) and checks[-1].i > before.i and failed_as(checks[-1]) not in earlier
+
+
+_MEASURE = re.compile(r"(?<![\w.,])(\d{1,9}(?:\.\d{1,6})?)\s?(ms|s|secs?|seconds?|mins?|minutes?|%)(?!\w)", re.I)
+_SECONDS = {"ms": 0.001, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0}
+
+
+def _measure(text: Optional[str]) -> Optional[tuple[float, str]]:
+    """The first duration or percentage a person's words quote, in seconds or percent, and which of the two."""
+    m = _MEASURE.search(text or "")
+    if m is None:
+        return None
+    unit = m.group(2).lower()
+    return (float(m.group(1)), "%") if unit == "%" else (float(m.group(1)) * _SECONDS.get(unit, 1.0), "s")
+
+
+def _measured_apart(before: TurnFacts, after: TurnFacts) -> bool:
+    """Whether two reports quote a measure of one kind that moved by a sixth or more ("p99 dropped to 1.1s. still way
+    off", then "p99 now 420ms. still higher than normal"): the attempts between moved it, so the second says how it
+    stands now, not that nothing changed ("still ~850ms" after "850ms" is the same)."""
+    a, b = _measure(before.quote), _measure(after.quote)
+    return a is not None and b is not None and a[1] == b[1] and abs(a[0] - b[0]) > max(a[0], b[0]) / 6
 
 
 def failed_as(f: TurnFacts) -> Optional[str]:
