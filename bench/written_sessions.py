@@ -202,7 +202,14 @@ look-alikes in the export forms; infrastructure as code with a person writing Du
 Indonesian or Vietnamese), the fourth wave: 24 of 28 fired (9 early) with 2 false alarms in 36, the same on that
 round's start code. They shaped: "still" said of a measure the attempts moved by a sixth or more ("p99 dropped to
 1.1s. still way off", then "p99 now 420ms. still higher than normal": GC-10, GD-10) says how it stands now, not that
-nothing changed. After: 24 (9 early) with none.
+nothing changed; and Czech as it is spoken ("pořád:" or "pořád." said first, "furt to samý", "stejná chyba": GE-11).
+After: 25 (10 early) with none. GF to GI (external services with limits and outages; long Cline sessions with a
+person writing Chinese, Japanese or Korean; specifications and data files checked by validators; reading and
+searching without acting), the fifth wave: 21 of 32 fired with no false alarm in 32, the same on that round's start
+code. GF-04 shaped a reading: a failure of the same specific class as the last one (a timeout after a timeout, in
+other words: Docker's ``TLS handshake timeout``, Go's ``i/o timeout``) has not moved on. After: 22. GI's eight
+spirals (the same files read again at other offsets, searches reworded, subagents asked the same question, for many
+turns with nothing edited or run) are all missed: exact re-reads are caught (``rereads``), these are not.
 
     python bench/written_sessions.py              # every set, a line each, then the total
     python bench/written_sessions.py --set G -v   # one set, with each session's first firing
@@ -405,6 +412,10 @@ SETS = {
     "GC": "production incidents with an on-call engineer pasting numbers and logs, in Codex and Claude Code",
     "GD": "hard healthy look-alikes in the export forms, 4 subtle spirals among 12 healthy sessions",
     "GE": "OpenCode and Codex on infrastructure as code, a person writing nl, sv, pl, cs, tr, id or vi",
+    "GF": "external services with limits and outages (429s, quotas, 503s, TLS timeouts, DNS), mostly alone",
+    "GG": "long Cline export sessions on full-stack work, a person writing zh, ja or ko",
+    "GH": "specifications and data files checked by validators (spectral, kubeconform, actionlint, buf, squawk)",
+    "GI": "reading and searching without acting (re-reads, reworded searches, subagents asked again)",
 }
 EARLY = 2
 """How many turns before the reviewer's onset a first firing still counts as caught."""

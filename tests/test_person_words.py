@@ -994,6 +994,11 @@ def test_what_the_attempts_did_counting_the_runs_and_a_report_after_a_status_que
         ("一样。你到底有没有在容器里面看过？", "fail", 1),
         ("还是用 pnpm 吧", None, 0),  # better use pnpm
         ("这个函数没用过", None, 0),  # this function was never used
+        # Czech as spoken: "pořád:" or "pořád." said first, "furt to samý", the same error; "furt" before a request
+        ("po\u0159\u00e1d:\n./deploy.sh: line 20: syntax error near unexpected token", "fail", 1),
+        ("furt to sam\u00fd, jen jin\u00fd \u0159\u00e1dek", "fail", 1),
+        ("nic. stejn\u00e1 chyba", "fail", 1),
+        ("furt pot\u0159ebuju export do CSV", None, 0),  # I still need a CSV export
         # English: an interjection before "still"
         ("lol still jumping. did u look at it on a real phone", "fail", 1),
         ("ok still need the dark mode toggle", None, 0),

@@ -1392,6 +1392,35 @@ def test_jests_failing_test_is_known_by_the_assertion_that_failed_not_by_its_tit
     assert play(same)[0].fired_at is not None
 
 
+_TIMEOUTS = [
+    '#2 ERROR: failed to do request: Head "https://registry-1.docker.io/v2/library/python/manifests/3.12-slim": '
+    "net/http: TLS handshake timeout",
+    'Error response from daemon: Get "https://registry-1.docker.io/v2/": net/http: request canceled while waiting for '
+    "connection (Client.Timeout exceeded while awaiting headers)",
+    "ERROR: failed to solve: python:3.12-slim: failed to resolve source metadata: dial tcp 44.205.64.79:443: "
+    "i/o timeout",
+    '#2 ERROR: failed to do request: Head "https://public.ecr.aws/v2/docker/library/python/manifests/3.12-slim": '
+    "net/http: TLS handshake timeout",
+]
+
+
+def test_a_timeout_after_a_timeout_in_other_words_has_not_moved_on():
+    """Docker's pulls timing out behind a network that drops every TLS handshake, worded anew by each tool and mirror
+    tried: one wall, not failures that change (Go's ``i/o timeout``, ``handshake timeout``, ``Timeout exceeded`` are
+    timeouts). A timeout, then another failure, then a timeout is work that moved."""
+    build = {"tool": "Bash", "args": {"command": "docker build -t api ."}, "exit_code": 1}
+
+    def edit(k: int) -> dict:
+        return {"tool": "Edit", "args": {"file_path": "Dockerfile", "old_string": "FROM", "new_string": f"FROM {k}"}}
+
+    walls = [turn for k, text in enumerate(_TIMEOUTS) for turn in ({**build, "output": text}, edit(k))]
+    assert all(f.fclass == "timeout" for f in window_of(walls) if f.failed)
+    assert play(walls)[0].fired_at is not None
+    other = 'ERROR: failed to solve: process "/bin/sh -c pip install -r requirements.txt" did not complete: exit code 1'
+    mixed = [{**build, "output": _TIMEOUTS[0]}, edit(0), {**build, "output": other}, edit(1)]
+    assert play([*mixed, {**build, "output": _TIMEOUTS[3]}])[0].fired_at is None
+
+
 _NODE_CRASH = (
     "\n> relnotes@2.3.0 build\n> tsc -p tsconfig.json\n\n/home/dev/relnotes/dist/cli.js:7\nconst chalk_1 = "
     '__importDefault(require("chalk"));\n                                ^\n\nError [ERR_REQUIRE_ESM]: require() of ES '

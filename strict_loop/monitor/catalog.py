@@ -273,10 +273,17 @@ FAILURES: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [  # name, p
     ),
     (
         "timeout",
-        re.compile(r"timed out|timeout expired|TimeoutError|deadline exceeded", re.I),
+        # and Go's network errors as Docker, kubectl and go itself print them ("net/http: TLS handshake timeout",
+        # "dial tcp 10.0.0.5:443: i/o timeout", "(Client.Timeout exceeded while awaiting headers)")
+        re.compile(
+            r"timed out|timeout expired|TimeoutError|deadline exceeded|handshake timeout|i/o timeout|"
+            r"Timeout exceeded",
+            re.I,
+        ),
         "find why it hangs (a prompt for input, a lock, the network) or raise the timeout deliberately; do "
         "not just retry",
-        ("timed out", "timeout expired", "timeouterror", "deadline exceeded"),
+        ("timed out", "timeout expired", "timeouterror", "deadline exceeded", "handshake timeout", "i/o timeout")
+        + ("timeout exceeded",),
     ),
     (
         "authentication failed",

@@ -50,6 +50,8 @@ def progress(f: TurnFacts, window: list[TurnFacts], outputs: dict[str, set[str]]
         shown = next((e.errs for e in reversed(failures) if e.errs), [])
         if failures and (f.fsig in {e.fsig for e in failures} or set(f.errs) & set(shown)):
             return None  # the same failure, or the earlier failure's error still shows: not moved on
+        if failures and f.fclass is not None and failures[-1].fclass == f.fclass:
+            return None  # a timeout after a timeout, in other words: the same kind of wall, not moved on
         if failures:
             return "different failure"
     if f.kind in ("write", "person") or f.unknown or f.reports:

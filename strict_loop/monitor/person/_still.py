@@ -166,9 +166,11 @@ STILL_FAILING: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"^\W*(?:(?:no|a|i|nie)\W+){0,2}(?:nadal|wci\u0105\u017c|dalej|znowu|zn\u00f3w)\s*[.!]|"
         r"(?:^|[.!?]\s+)\W*(?:dok\u0142adnie|identycznie|tak samo) jak (?:w |przy |o |za )?"
         r"(?:pierwsz|poprzedni|wcze\u015bniej|ostatni|przedtem|rano|wczoraj|\d)"),
-    ("cs", ("po\u0159\u00e1d", "zase to", "st\u00e1le", "nezm\u011bnilo", "stejn\u00e9"),
-        r"\bpo\u0159\u00e1d (?:stejn|to sam|rozbit|nefung|nic)|\bzase to (?:sam|stejn)|\bst\u00e1le (?:stejn|"
-        r"nefung|rozbit)|\bnic se nezm\u011bnilo\b|^\W*stejn\u00e9\b"),
+    ("cs", ("po\u0159\u00e1d", "furt", "zase to", "st\u00e1le", "nezm\u011bnilo", "stejn"),
+        # "pořád stejné", "furt to samý", "pořád to padá", "stejná chyba", "pořád:" or "pořád." said first
+        r"\b(?:po\u0159\u00e1d|furt) (?:stejn|to sam|to pad|ta sam|rozbit|nefung|nic|pad\u00e1)|\bzase to (?:sam|"
+        r"stejn|pad)|\bst\u00e1le (?:stejn|nefung|rozbit|pad)|\bnic se nezm\u011bnilo\b|^\W*stejn[\u00e9\u00fd]\b|"
+        r"\bstejn[\u00e1\u00e9] chyb|^\W*(?:po\u0159\u00e1d|furt)\s*[.:!]"),
     ("el", ("\u03af\u03b4\u03b9\u03bf", "\u03ac\u03bb\u03bb\u03b1\u03be\u03b5"),
         r"\u03b1\u03ba\u03cc\u03bc[\u03b1\u03b7] \u03c4\u03bf \u03af\u03b4\u03b9\u03bf|"
         r"\u03af\u03b4\u03b9\u03bf \u03bb\u03ac\u03b8\u03bf\u03c2|"
