@@ -244,8 +244,10 @@ def given_words(command: str, args: Optional[dict[str, Any]] = None) -> list[str
     """What a command was given after its step, up to a pipe, flags and numbers left out (at most 12 words, each at
     most 200 characters): what an agent varies when it guesses (``docker logs api``, then ``docker logs web-1``); an
     MCP tool's, its arguments' one-word values (``head: fix/retry``, then ``base: develop``)."""
-    one_word = [v for v in (args or {}).values() if isinstance(v, str) and len(v.split()) == 1]
-    rest = step_parts(command)[1] if command or args is None else one_word
+    if command or args is None:
+        rest = step_parts(command)[1]
+    else:  # an MCP tool's arguments, read only for one (a command's are its words)
+        rest = [v for v in args.values() if isinstance(v, str) and len(v.split()) == 1]
     rest = rest[: rest.index("|")] if "|" in rest else rest
     return [w[:200] for w in rest if len(w) >= 3 and not w.startswith("-") and not w.isdigit()][:12]
 

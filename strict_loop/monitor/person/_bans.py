@@ -93,10 +93,7 @@ def forbidden(text: str) -> list[str]:
         return found
     named = [m.group("what").strip("`") for m in FORBID.finditer(text[:MAX_PERSON_TEXT])]
     named += [q for m in FORBID_QUOTED.finditer(text[:MAX_PERSON_TEXT]) for q in _QUOTE.findall(m.group("quoted"))]
-    for what in named:
-        step, given = step_parts(what)
-        if step:
-            found.append(" ".join([step, *_targets(given), *(w for w in what.split() if w.startswith("-"))]))
+    found += [ban for ban in map(_command_ban, named) if ban]
     found += [_PLACE + m.group("path").strip("/") for m in FORBID_EDIT.finditer(text[:MAX_PERSON_TEXT])]
     for m in FORBID_VERB.finditer(text[:MAX_PERSON_TEXT]):
         verb = (m.group("verb") or _VERB_OF.get(m.group("noverb").lower(), m.group("noverb"))).lower()
@@ -113,13 +110,16 @@ rule which prevents you from using this specific tool call. Here are some of the
 def ruled(text: str) -> list[str]:
     """The commands the person's own deny rules ban, as ``forbidden`` names them (``git push *``: ``git push``), from
     the rules a refusal quotes (at most six; ``*`` alone bans no command of its own)."""
-    found: list[str] = []
-    for m in _RULE.finditer(text[:MAX_PERSON_TEXT]):
-        what = m.group("pattern").rstrip("* ")
-        step, given = step_parts(what) if what and "*" not in what.split()[0] else ("", [])
-        if step:
-            found.append(" ".join([step, *_targets(given), *(w for w in what.split() if w.startswith("-"))]))
-    return list(dict.fromkeys(found))[:6]
+    patterns = [m.group("pattern").rstrip("* ") for m in _RULE.finditer(text[:MAX_PERSON_TEXT])]
+    found = [_command_ban(what) for what in patterns if what and "*" not in what.split()[0]]
+    return list(dict.fromkeys(ban for ban in found if ban))[:6]
+
+
+def _command_ban(what: str) -> Optional[str]:
+    """A command said not to be run, as a ban: its step, the targets it names and the flags it was said with (``sed
+    -i``: ``sed -n`` is not banned); None when it names no command."""
+    step, given = step_parts(what)
+    return " ".join([step, *_targets(given), *(w for w in what.split() if w.startswith("-"))]) if step else None
 
 
 THAT_AGAIN = re.compile(
